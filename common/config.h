@@ -1,0 +1,99 @@
+/*
+ * config.h - the daemon's configuration: one YAML file, parsed with libyaml.
+ *
+ * Owns struct config and its key table. Each key is declared once in
+ * config.c (name, type, default, one-line documentation); the parser, the
+ * sample etc/codeexecd.yaml and codeexecd.yaml(5) all follow that table, and
+ * tests/unit/test_config checks that they agree.
+ */
+#ifndef COMMON_CONFIG_H
+#define COMMON_CONFIG_H
+
+#include <stddef.h>
+
+enum env_type {
+	ENV_PIP,
+	ENV_UV,
+	ENV_CONDA,
+};
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+/* Ordered name -> value pairs. */
+struct strmap {
+	char **keys;
+	char **values;
+	size_t n;
+};
+
+struct config {
+	char *file; /* path it was read from */
+
+	/* identity (seed 000) */
+	char *name;
+	char *description;
+	char *server_description;
+
+	/* environment (seed 000) */
+	enum env_type type;
+	char *dependency_file;	 /* content, not a path */
+	int auto_build;
+	char *build_dir;	 /* "~" and "{name}" expanded */
+	char *python;		 /* base interpreter of a pip venv */
+	int system_site_packages;
+	struct strlist additional_commands;
+	struct strmap kernel_environment;
+
+	/* execution (seed 000) */
+	double default_timeout;
+	double max_timeout;
+
+	/* daemon */
+	char *listen_host;	 /* from `listen: host:port` */
+	int listen_port;	 /* 0: any free port */
+	int allow_external_network_boundary;
+	struct strlist allowed_origins;
+	long max_request_bytes;
+	char *state_dir;
+	char *runtime_dir;
+	int pool_warm;
+	int pool_max_sessions;
+	char *log_facility;
+};
+
+/* What a key holds, for the table and the documentation checks. */
+enum config_kind {
+	CFG_STRING,
+	CFG_BOOL,
+	CFG_INT,
+	CFG_NUMBER,
+	CFG_ENUM,
+	CFG_LIST,   /* sequence of strings */
+	CFG_MAP,    /* mapping of string to string */
+};
+
+struct config_key {
+	const char *name;	/* dotted for nested keys: "pool.warm" */
+	enum config_kind kind;
+	const char *def;	/* default as written in the sample file, or NULL */
+	const char *doc;	/* one line */
+};
+
+/* Fill `c` with every default. The caller owns it (config_free). */
+void config_defaults(struct config *c);
+/*
+ * Read `path` into `c` (which config_load initializes). Returns 0, or -1
+ * with a message of the form "FILE:LINE:COLUMN: what is wrong" in err.
+ */
+int config_load(const char *path, struct config *c, char *err, size_t errlen);
+/* Release everything `c` owns. */
+void config_free(struct config *c);
+/* The key table, terminated by an entry whose name is NULL. */
+const struct config_key *config_keys(void);
+/* "pip", "uv", "conda". */
+const char *config_env_type_name(enum env_type t);
+
+#endif

@@ -1,0 +1,212 @@
+/* ipc.c - see ipc.h. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc.h"
+
+static const char *const type_names[] = {
+	[IPC_START] = "START",
+	[IPC_EXECUTE] = "EXECUTE",
+	[IPC_INTERRUPT] = "INTERRUPT",
+	[IPC_RESTART_KERNEL] = "RESTART_KERNEL",
+	[IPC_SHUTDOWN] = "SHUTDOWN",
+	[IPC_READY] = "READY",
+	[IPC_OUTPUT] = "OUTPUT",
+	[IPC_RESULT] = "RESULT",
+	[IPC_KERNEL_DIED] = "KERNEL_DIED",
+	[IPC_LOG] = "LOG",
+	[IPC_START_FAILED] = "START_FAILED",
+};
+
+int
+ipc_type_valid(unsigned type)
+{
+	return type < sizeof(type_names) / sizeof(type_names[0]) && type_names[type] != NULL;
+}
+
+const char *
+ipc_type_name(unsigned type)
+{
+	return ipc_type_valid(type) ? type_names[type] : "unknown";
+}
+
+void
+ipc_hdr_encode(const struct ipc_hdr *h, unsigned char *out)
+{
+	uint16_t v16;
+	uint32_t v32;
+
+	v16 = htons(h->version);
+	memcpy(out, &v16, 2);
+	v16 = htons(h->type);
+	memcpy(out + 2, &v16, 2);
+	v32 = htonl(h->flags);
+	memcpy(out + 4, &v32, 4);
+	v32 = htonl(h->id);
+	memcpy(out + 8, &v32, 4);
+	v32 = htonl(h->len);
+	memcpy(out + 12, &v32, 4);
+}
+
+int
+ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, const char **err)
+{
+	uint16_t v16;
+	uint32_t v32;
+
+	memcpy(&v16, in, 2);
+	h->version = ntohs(v16);
+	memcpy(&v16, in + 2, 2);
+	h->type = ntohs(v16);
+	memcpy(&v32, in + 4, 4);
+	h->flags = ntohl(v32);
+	memcpy(&v32, in + 8, 4);
+	h->id = ntohl(v32);
+	memcpy(&v32, in + 12, 4);
+	h->len = ntohl(v32);
+
+	if (h->version != IPC_VERSION) {
+		*err = "wrong protocol version";
+		return -1;
+	}
+	if (!ipc_type_valid(h->type)) {
+		*err = "unknown message type";
+		return -1;
+	}
+	if (h->len > IPC_MAX_PAYLOAD) {
+		*err = "oversized payload";
+		return -1;
+	}
+	return 0;
+}
+
+int
+ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *payload,
+	  const char **err)
+{
+	const char *text = "";
+	size_t len = 0;
+	unsigned char hdr[IPC_HDR_LEN];
+
+	if (payload) {
+		text = json_object_to_json_string_length(payload, JSON_C_TO_STRING_PLAIN, &len);
+		if (len > IPC_MAX_PAYLOAD) {
+			*err = "oversized payload";
+			return -1;
+		}
+	}
+	struct ipc_hdr h = {IPC_VERSION, (uint16_t)type, 0, id, (uint32_t)len};
+	ipc_hdr_encode(&h, hdr);
+	buf_add(out, hdr, sizeof(hdr));
+	buf_add(out, text, len);
+	return 0;
+}
+
+int
+ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload)
+{
+	struct buf frame;
+	const char *err;
+	size_t off = 0;
+
+	buf_init(&frame);
+	if (ipc_frame(&frame, type, id, payload, &err) == -1) {
+		buf_free(&frame);
+		errno = EMSGSIZE;
+		return -1;
+	}
+	while (off < frame.len) {
+		ssize_t n = write(fd, frame.data + off, frame.len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int saved = errno;
+			buf_free(&frame);
+			errno = saved;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	buf_free(&frame);
+	return 0;
+}
+
+void
+ipc_reader_init(struct ipc_reader *r, int fd)
+{
+	r->fd = fd;
+	buf_init(&r->in);
+}
+
+void
+ipc_reader_free(struct ipc_reader *r)
+{
+	buf_free(&r->in);
+}
+
+ssize_t
+ipc_reader_fill(struct ipc_reader *r)
+{
+	ssize_t n;
+
+	buf_reserve(&r->in, 65536);
+	do
+		n = read(r->fd, r->in.data + r->in.len, r->in.cap - r->in.len - 1);
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		r->in.len += (size_t)n;
+		r->in.data[r->in.len] = '\0';
+	}
+	return n;
+}
+
+ssize_t
+ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, const char **err)
+{
+	struct json_tokener *tok;
+	struct json_object *obj = NULL;
+
+	msg->payload = NULL;
+	if (len < IPC_HDR_LEN)
+		return 0;
+	if (ipc_hdr_decode(data, &msg->hdr, err) == -1)
+		return -1;
+	if (len - IPC_HDR_LEN < msg->hdr.len)
+		return 0;
+	if (msg->hdr.len > 0) {
+		tok = json_tokener_new();
+		obj = json_tokener_parse_ex(tok, (const char *)data + IPC_HDR_LEN,
+					    (int)msg->hdr.len);
+		int complete = json_tokener_get_error(tok) == json_tokener_success &&
+			       (size_t)json_tokener_get_parse_end(tok) == msg->hdr.len;
+		json_tokener_free(tok);
+		if (!complete || !json_object_is_type(obj, json_type_object)) {
+			json_object_put(obj);
+			*err = "payload is not a JSON object";
+			return -1;
+		}
+	}
+	msg->payload = obj;
+	return (ssize_t)(IPC_HDR_LEN + msg->hdr.len);
+}
+
+int
+ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, const char **err)
+{
+	ssize_t used = ipc_decode((const unsigned char *)r->in.data, r->in.len, msg, err);
+	if (used <= 0)
+		return (int)used;
+	buf_consume(&r->in, (size_t)used);
+	return 1;
+}
+
+void
+ipc_msg_clear(struct ipc_msg *msg)
+{
+	json_object_put(msg->payload);
+	msg->payload = NULL;
+}

@@ -1,0 +1,126 @@
+/*
+ * ipc.h - the whole supervisor <-> worker protocol.
+ *
+ * One AF_UNIX stream socketpair per worker; the worker's end is fd 3
+ * (IPC_WORKER_FD). Every frame is a 16-byte header in network byte order
+ * followed by `len` bytes of JSON payload (a JSON object, or empty).
+ * A frame that is truncated, oversized, of unknown type, of the wrong
+ * version or with an unparsable payload is a protocol error: the supervisor
+ * then kills that worker, the worker exits.
+ *
+ * Bump IPC_VERSION whenever a message type or a payload changes. Retired
+ * type numbers stay in the enum, marked unused, and are never reused.
+ */
+#ifndef COMMON_IPC_H
+#define COMMON_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+
+#define IPC_VERSION 1
+#define IPC_HDR_LEN 16
+/* Large enough for a result holding several big images. */
+#define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
+#define IPC_WORKER_FD 3
+
+enum ipc_type {
+	/* supervisor -> worker: 1..31 */
+	IPC_START = 1,		/* launch the kernel: see "START payload" below */
+	IPC_EXECUTE = 2,	/* {code, timeout_s}; id names the request */
+	IPC_INTERRUPT = 3,	/* {}; interrupt request `id` */
+	IPC_RESTART_KERNEL = 4, /* {}; kill the kernel and start a fresh one */
+	IPC_SHUTDOWN = 5,	/* {}; end the kernel and exit */
+
+	/* worker -> supervisor: 32..63 */
+	IPC_READY = 32,	       /* {kernel_pid, language, restarted} */
+	IPC_OUTPUT = 33,       /* {name: "stdout"|"stderr", text}; a chunk of request id */
+	IPC_RESULT = 34,       /* the result of request id (seed 003 shape, below) */
+	IPC_KERNEL_DIED = 35,  /* {pid, exit_code|signal, message}; kernel died while idle */
+	IPC_LOG = 36,	       /* {priority, message}; a log line of the worker */
+	IPC_START_FAILED = 37, /* {message}; the kernel could not be started */
+};
+
+/*
+ * START payload:
+ *   argv         [string]  kernel command; "{connection_file}" is replaced
+ *   env          {name: value}  the kernel's complete environment
+ *   cwd          string    working directory of the kernel (exists)
+ *   runtime_dir  string    private 0700 directory for the connection file
+ *                          and the ipc sockets (created by the worker)
+ *   allow_mime   [string]  MIME types kept in rich_outputs
+ *   interrupt_mode "signal" | "message"
+ *   startup_timeout_s number
+ *
+ * RESULT payload:
+ *   success bool, stdout string, stderr string,
+ *   rich_outputs [{mime_type, data}], error {type, message, traceback}|null,
+ *   execution_time number (seconds), kernel_restarted bool (this call ran in a
+ *   fresh kernel because the previous one died: variables were lost)
+ */
+
+struct ipc_hdr {
+	uint16_t version;
+	uint16_t type;
+	uint32_t flags; /* reserved, 0 */
+	uint32_t id;
+	uint32_t len;
+};
+
+/* One decoded frame. The caller owns `payload` (json_object_put). */
+struct ipc_msg {
+	struct ipc_hdr hdr;
+	struct json_object *payload;
+};
+
+/* Incremental reader of one stream socket. */
+struct ipc_reader {
+	int fd;
+	struct buf in;
+};
+
+/* Printable name of a message type, "unknown" if not one. */
+const char *ipc_type_name(unsigned type);
+/* Nonzero if `type` is a known message type. */
+int ipc_type_valid(unsigned type);
+
+/* Encode a header into out[IPC_HDR_LEN]. */
+void ipc_hdr_encode(const struct ipc_hdr *h, unsigned char *out);
+/* Decode and check a header; 0 if valid, else -1 with *err set. */
+int ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, const char **err);
+
+/*
+ * Build a complete frame into `out` (appended). `payload` is borrowed and may
+ * be NULL. Returns 0, or -1 with *err set if the payload is too large.
+ */
+int ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *payload,
+	      const char **err);
+/* Send one frame, blocking until written. 0, or -1 with errno set. */
+int ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload);
+
+void ipc_reader_init(struct ipc_reader *r, int fd);
+void ipc_reader_free(struct ipc_reader *r);
+/*
+ * Read what the socket has now (one read). Returns bytes read, 0 at EOF,
+ * -1 with errno on error (EAGAIN included when non-blocking).
+ */
+ssize_t ipc_reader_fill(struct ipc_reader *r);
+/*
+ * Take the next complete frame from what was read. Returns 1 and fills *msg,
+ * 0 if more bytes are needed, -1 on a protocol error with *err set.
+ */
+int ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, const char **err);
+/*
+ * Decode one frame from a byte string: the same checks as the reader, for
+ * callers and tests that hold whole frames. Returns bytes used, 0 if
+ * incomplete, -1 with *err on a protocol error.
+ */
+ssize_t ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, const char **err);
+/* Release a message's payload. */
+void ipc_msg_clear(struct ipc_msg *msg);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * log.h - logging for both processes.
+ *
+ * Owns the process-wide log destination: stderr (foreground), syslog
+ * (detached) or a caller-provided sink (the worker forwards its lines to the
+ * supervisor over IPC). Functions ending in "x" do not append errno.
+ */
+#ifndef COMMON_LOG_H
+#define COMMON_LOG_H
+
+#include <stdarg.h>
+#include <syslog.h>
+
+/* A sink receives every formatted line, already prefixed with nothing. */
+typedef void (*log_sink_fn)(int priority, const char *line);
+
+/* Start logging as `ident`; to stderr when `foreground`, else to syslog. */
+void log_init(const char *ident, int foreground, int facility);
+/* Messages above this priority (LOG_INFO by default) are dropped. */
+void log_set_level(int priority);
+int log_get_level(void);
+/* Route every line to `sink` instead of stderr/syslog (NULL restores). */
+void log_set_sink(log_sink_fn sink);
+/* Facility by name ("daemon", "local0".."local7", "user"); -1 if unknown. */
+int log_facility_from_name(const char *name);
+
+void log_msg(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_vmsg(int priority, const char *fmt, va_list ap);
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

@@ -1,0 +1,40 @@
+/* rand.c - see rand.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <sys/random.h>
+
+#include "log.h"
+#include "rand.h"
+
+void
+rand_bytes(void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	while (n > 0) {
+		ssize_t got = getrandom(p, n, 0);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			fatal("getrandom");
+		}
+		p += got;
+		n -= (size_t)got;
+	}
+}
+
+void
+rand_hex(char *out, size_t nbytes)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char raw[64];
+
+	if (nbytes > sizeof(raw))
+		fatalx("rand_hex: %zu bytes is too many", nbytes);
+	rand_bytes(raw, nbytes);
+	for (size_t i = 0; i < nbytes; i++) {
+		out[2 * i] = digits[raw[i] >> 4];
+		out[2 * i + 1] = digits[raw[i] & 15];
+	}
+	out[2 * nbytes] = '\0';
+}
