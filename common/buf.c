@@ -1,5 +1,5 @@
 /* buf.c - see buf.h. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

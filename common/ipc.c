@@ -1,5 +1,5 @@
 /* ipc.c - see ipc.h. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

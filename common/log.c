@@ -1,5 +1,5 @@
 /* log.c - see log.h. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /* rand.c - see rand.h. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <errno.h>
 #include <sys/random.h>

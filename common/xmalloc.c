@@ -1,5 +1,5 @@
 /* xmalloc.c - see xmalloc.h. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* main.c - codeexecd entry point (placeholder). */
-#include "config.h"
+#include "autoconf.h"
 
 int
 main(void)

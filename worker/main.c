@@ -1,5 +1,5 @@
 /* main.c - codeexec-worker entry point (placeholder until the worker lands). */
-#include "config.h"
+#include "autoconf.h"
 
 int
 main(void)

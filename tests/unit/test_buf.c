@@ -1,7 +1,8 @@
 /* test_buf.c - the growable buffer and the random identifiers. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"

@@ -1,5 +1,5 @@
 /* test_ipc.c - frame round trips and every rejection of the IPC decoder. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <check.h>
 #include <string.h>
