@@ -1,8 +1,256 @@
-/* main.c - codeexecd entry point (placeholder). */
+/*
+ * main.c - codeexecd: the supervisor's entry point and main loop.
+ *
+ * Start-up in a fixed order: configuration, safety checks, directories,
+ * the environment, detaching, the pool, HTTP; then one poll() loop that
+ * reads the workers and acts on the flags the signal handlers set.
+ */
 #include "autoconf.h"
 
-int
-main(void)
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "envbuild.h"
+#include "fsutil.h"
+#include "http.h"
+#include "log.h"
+#include "mcp.h"
+#include "pool.h"
+#include "session.h"
+#include "xmalloc.h"
+
+#define MAX_POLL 1024
+/* Sessions unused this long are closed and their kernels ended. */
+#define SESSION_IDLE_S 1800
+
+static volatile sig_atomic_t got_term, got_chld;
+static int sig_pipe[2] = {-1, -1};
+
+static void
+usage(FILE *f)
 {
+	fprintf(f, "usage: codeexecd [-dnv] [-f file] [-W worker] [--warm]\n"
+		   "       codeexecd -V | -h\n");
+}
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (sig == SIGCHLD)
+		got_chld = 1;
+	else
+		got_term = 1;
+	(void)!write(sig_pipe[1], &c, 1);
+	errno = saved;
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		fatal("pipe2 for signals");
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Refuse to serve beyond loopback without authentication (seed 000). */
+static void
+check_network_boundary(const struct config *cfg)
+{
+	if (http_host_is_loopback(cfg->listen_host))
+		return;
+	if (!cfg->allow_external_network_boundary)
+		fatalx("refusing to listen on %s without authentication: codeexecd runs "
+		       "arbitrary code for anyone who reaches it. Listen on loopback, or set "
+		       "allow_external_network_boundary: true if a trusted boundary (firewall, "
+		       "authenticating proxy) protects this address",
+		       cfg->listen_host);
+	log_warnx("listening on %s with no authentication: everyone who can reach this "
+		  "address can run code here (allow_external_network_boundary is true)",
+		  cfg->listen_host);
+}
+
+/* Create the state and runtime directories the daemon writes into. */
+static void
+make_directories(const struct config *cfg)
+{
+	char err[512];
+	char *sessions = xasprintf("%s/sessions", cfg->state_dir);
+
+	if (fs_mkdir_p(sessions, 0700, err, sizeof(err)) == -1 ||
+	    fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	free(sessions);
+}
+
+/* Detach from the terminal: the usual double fork, stdio to /dev/null. */
+static void
+daemonize(void)
+{
+	pid_t pid = fork();
+	if (pid == -1)
+		fatal("fork");
+	if (pid > 0)
+		_exit(0);
+	if (setsid() == -1)
+		fatal("setsid");
+	pid = fork();
+	if (pid == -1)
+		fatal("fork");
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") == -1)
+		fatal("chdir /");
+	int fd = open("/dev/null", O_RDWR);
+	if (fd == -1)
+		fatal("open /dev/null");
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (fd > 2)
+		close(fd);
+}
+
+static char *
+write_pidfile(const struct config *cfg)
+{
+	char *path = xasprintf("%s/codeexecd.pid", cfg->runtime_dir);
+	FILE *f = fopen(path, "we");
+	if (f == NULL || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) == EOF)
+		fatal("write pid file %s", path);
+	return path;
+}
+
+/* Poll the workers until a termination signal arrives. */
+static void
+main_loop(void)
+{
+	static struct pollfd pfd[MAX_POLL];
+	time_t last_expiry = 0;
+
+	while (!got_term) {
+		pfd[0] = (struct pollfd){.fd = sig_pipe[0], .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = pool_wake_fd(), .events = POLLIN};
+		pool_lock();
+		int n = pool_pollfds(pfd + 2, MAX_POLL - 2);
+		pool_unlock();
+		if (poll(pfd, (nfds_t)n + 2, 1000) == -1 && errno != EINTR)
+			fatal("poll");
+		if (pfd[0].revents) {
+			char drain[64];
+			while (read(sig_pipe[0], drain, sizeof(drain)) > 0)
+				;
+		}
+		pool_lock();
+		pool_handle(pfd + 2, n);
+		if (got_chld) {
+			got_chld = 0;
+			pool_reap();
+		}
+		if (time(NULL) != last_expiry) {
+			last_expiry = time(NULL);
+			session_expire(SESSION_IDLE_S);
+		}
+		pool_tick();
+		pool_unlock();
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{"warm", no_argument, NULL, 'w'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *conffile = CONFIG_PATH;
+	const char *worker = WORKER_PATH;
+	int foreground = 0, check_only = 0, warm = 0, verbose = 0, ch;
+	struct config cfg;
+	char err[1024];
+
+	while ((ch = getopt_long(argc, argv, "df:hnvVW:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'd': foreground = 1; break;
+		case 'f': conffile = optarg; break;
+		case 'n': check_only = 1; break;
+		case 'v': verbose++; break;
+		case 'W': worker = optarg; break;
+		case 'w': warm = 1; break;
+		case 'V': printf("codeexecd %s\n", PACKAGE_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init("codeexecd", 1, LOG_DAEMON);
+	if (verbose)
+		log_set_level(LOG_DEBUG);
+	if (config_load(conffile, &cfg, err, sizeof(err)) == -1) {
+		fprintf(stderr, "codeexecd: %s\n", err);
+		return 1;
+	}
+	if (check_only) {
+		fprintf(stderr, "codeexecd: configuration %s OK\n", conffile);
+		return 0;
+	}
+	check_network_boundary(&cfg);
+	prctl(PR_SET_DUMPABLE, 0);
+	make_directories(&cfg);
+	if (envbuild_ensure(&cfg, err, sizeof(err)) == -1)
+		fatalx("environment: %s", err);
+	if (warm) {
+		log_info("environment ready; --warm done");
+		return 0;
+	}
+	if (!foreground) {
+		daemonize();
+		log_init("codeexecd", 0, log_facility_from_name(cfg.log_facility));
+	}
+	install_signals();
+	char *pidfile = write_pidfile(&cfg);
+	pool_init(&cfg, worker, verbose);
+	mcp_init(&cfg);
+	int port = http_start(&cfg, err, sizeof(err));
+	if (port == -1)
+		fatalx("%s", err);
+	log_info("listening on %s:%d (MCP at /mcp)", cfg.listen_host, port);
+	pool_start();
+
+	main_loop();
+
+	log_info("shutting down");
+	pool_lock();
+	session_close_all();
+	pool_unlock();
+	pool_stop();
+	http_stop();
+	unlink(pidfile);
+	free(pidfile);
+	config_free(&cfg);
+	log_info("stopped");
 	return 0;
 }

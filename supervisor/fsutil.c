@@ -1,0 +1,50 @@
+/* fsutil.c - see fsutil.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsutil.h"
+#include "xmalloc.h"
+
+int
+fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen)
+{
+	char *p = xstrdup(dir);
+	int rc = 0;
+
+	for (char *s = p + 1; *s && rc == 0; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
+			rc = -1;
+		}
+		*s = '/';
+	}
+	if (rc == 0 && mkdir(p, mode) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
+		rc = -1;
+	}
+	free(p);
+	return rc;
+}
+
+static int
+remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+int
+fs_remove_tree(const char *dir)
+{
+	if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == -1 && errno != ENOENT)
+		return -1;
+	return 0;
+}

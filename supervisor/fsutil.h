@@ -1,0 +1,16 @@
+/*
+ * fsutil.h - directory helpers of the supervisor.
+ */
+#ifndef SUPERVISOR_FSUTIL_H
+#define SUPERVISOR_FSUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* mkdir -p: create `dir` and missing parents (parents 0755, `dir` with
+ * `mode`). Returns 0, or -1 with the path and errno text in err. */
+int fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen);
+/* rm -rf without following symlinks. Returns 0, or -1 with errno set. */
+int fs_remove_tree(const char *dir);
+
+#endif

@@ -1,0 +1,283 @@
+/* http.c - see http.h. */
+#include "autoconf.h"
+
+#include <civetweb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "mcp.h"
+#include "pool.h"
+#include "session.h"
+#include "xmalloc.h"
+
+/* Handler threads: each running execution holds one. */
+#define HTTP_THREADS "64"
+
+static struct mg_context *ctx;
+static const struct config *cfg;
+
+int
+http_host_is_loopback(const char *host)
+{
+	return strcasecmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+	       strcmp(host, "::1") == 0;
+}
+
+/*
+ * Split "host:port" or "[v6]:port" (port optional) into the bare host.
+ * Returns 0, or -1 if it does not parse.
+ */
+static int
+authority_host(const char *authority, char *host, size_t len)
+{
+	const char *end;
+
+	if (authority[0] == '[') {
+		end = strchr(authority, ']');
+		if (end == NULL)
+			return -1;
+		authority++;
+	} else {
+		end = strchr(authority, ':');
+		if (end == NULL)
+			end = authority + strlen(authority);
+	}
+	if ((size_t)(end - authority) >= len)
+		return -1;
+	memcpy(host, authority, (size_t)(end - authority));
+	host[end - authority] = '\0';
+	return 0;
+}
+
+/* Nonzero if `origin` is listed in allowed_origins. */
+static int
+origin_listed(const char *origin)
+{
+	for (size_t i = 0; i < cfg->allowed_origins.n; i++)
+		if (strcasecmp(origin, cfg->allowed_origins.v[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Nonzero if `authority` (a Host header) is that of a listed origin. */
+static int
+authority_listed(const char *authority)
+{
+	for (size_t i = 0; i < cfg->allowed_origins.n; i++) {
+		const char *o = strstr(cfg->allowed_origins.v[i], "://");
+		if (o && strcasecmp(o + 3, authority) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The defence against DNS rebinding: a browser page may only reach us from
+ * a loopback or listed origin, and on a loopback listener only under a
+ * loopback Host name. Returns NULL if allowed, else why not.
+ */
+static const char *
+check_origin_and_host(struct mg_connection *conn)
+{
+	const char *origin = mg_get_header(conn, "Origin");
+	const char *host_hdr = mg_get_header(conn, "Host");
+	char host[256];
+
+	if (origin && !origin_listed(origin)) {
+		const char *auth = strstr(origin, "://");
+		if (auth == NULL || authority_host(auth + 3, host, sizeof(host)) == -1 ||
+		    !http_host_is_loopback(host))
+			return "Origin not allowed";
+	}
+	if (host_hdr && http_host_is_loopback(cfg->listen_host) && !authority_listed(host_hdr)) {
+		if (authority_host(host_hdr, host, sizeof(host)) == -1 ||
+		    !http_host_is_loopback(host))
+			return "Host not allowed";
+	}
+	return NULL;
+}
+
+/* Send a complete response. */
+static void
+send_response(struct mg_connection *conn, int status, const char *type, const char *body,
+	      const char *session_id, const char *allow)
+{
+	char len[32];
+	size_t n = body ? strlen(body) : 0;
+
+	snprintf(len, sizeof(len), "%zu", n);
+	mg_response_header_start(conn, status);
+	if (body)
+		mg_response_header_add(conn, "Content-Type", type, -1);
+	mg_response_header_add(conn, "Content-Length", len, -1);
+	mg_response_header_add(conn, "Cache-Control", "no-store", -1);
+	if (session_id && session_id[0])
+		mg_response_header_add(conn, "Mcp-Session-Id", session_id, -1);
+	if (allow)
+		mg_response_header_add(conn, "Allow", allow, -1);
+	mg_response_header_send(conn);
+	if (n)
+		mg_write(conn, body, n);
+}
+
+/* A plain JSON error for failures before MCP sees the request. */
+static int
+send_http_error(struct mg_connection *conn, int status, const char *message)
+{
+	char body[512];
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"%s\"}}",
+		 message);
+	send_response(conn, status, "application/json", body, NULL, NULL);
+	return status;
+}
+
+/*
+ * Read the request body, refusing (with 413) one larger than
+ * max_request_bytes before reading it. Returns the body (caller frees) or
+ * NULL after answering.
+ */
+static char *
+read_body(struct mg_connection *conn, size_t *len)
+{
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	size_t max = (size_t)cfg->max_request_bytes;
+	size_t cap = ri->content_length >= 0 ? (size_t)ri->content_length : 65536;
+	size_t used = 0;
+
+	if (ri->content_length > (long long)max) {
+		send_http_error(conn, 413, "request body exceeds max_request_bytes");
+		return NULL;
+	}
+	char *body = xmalloc(cap + 1);
+	for (;;) {
+		if (used == cap) {
+			if (cap >= max + 1)
+				break;
+			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+			body = xreallocarray(body, cap + 1, 1);
+		}
+		int n = mg_read(conn, body + used, cap - used);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	if (used > max) {
+		free(body);
+		send_http_error(conn, 413, "request body exceeds max_request_bytes");
+		return NULL;
+	}
+	body[used] = '\0';
+	*len = used;
+	return body;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int
+mcp_handler(struct mg_connection *conn, void *unused)
+{
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	struct mcp_request rq = {.method = ri->request_method};
+	struct mcp_response rs;
+	char *body = NULL;
+	const char *denied;
+	double start = now_ms();
+
+	if ((denied = check_origin_and_host(conn)) != NULL) {
+		log_info("%s /mcp from %s refused: %s", ri->request_method, ri->remote_addr, denied);
+		return send_http_error(conn, 403, denied);
+	}
+	rq.session_id = mg_get_header(conn, "Mcp-Session-Id");
+	rq.protocol_version = mg_get_header(conn, "MCP-Protocol-Version");
+	if (strcmp(ri->request_method, "POST") == 0) {
+		if ((body = read_body(conn, &rq.body_len)) == NULL)
+			return 413;
+		rq.body = body;
+	}
+	mcp_handle(&rq, &rs);
+	send_response(conn, rs.status, "application/json", rs.body, rs.session_id, rs.allow);
+	log_debug("%s /mcp session %.8s: %d in %.1f ms", ri->request_method,
+		  rs.session_id[0] ? rs.session_id : (rq.session_id ? rq.session_id : "-"),
+		  rs.status, now_ms() - start);
+	mcp_response_free(&rs);
+	free(body);
+	return rs.status;
+}
+
+static int
+health_handler(struct mg_connection *conn, void *unused)
+{
+	char body[512];
+
+	pool_lock();
+	int ready = pool_ready();
+	int sessions = session_count();
+	int idle = pool_idle_count();
+	pool_unlock();
+	snprintf(body, sizeof(body),
+		 "{\"status\":\"%s\",\"name\":\"%s\",\"sessions\":%d,\"idle_kernels\":%d}",
+		 ready ? "ok" : "starting", cfg->name, sessions, idle);
+	send_response(conn, ready ? 200 : 503, "application/json", body, NULL, NULL);
+	return ready ? 200 : 503;
+}
+
+static int
+log_civetweb(const struct mg_connection *conn, const char *message)
+{
+	log_warnx("http: %s", message);
+	return 1;
+}
+
+int
+http_start(const struct config *c, char *err, size_t errlen)
+{
+	struct mg_callbacks cb = {.log_message = log_civetweb};
+	struct mg_server_port ports[4];
+	char listen[300];
+	int v6 = strchr(c->listen_host, ':') != NULL;
+
+	cfg = c;
+	snprintf(listen, sizeof(listen), v6 ? "[%s]:%d" : "%s:%d", c->listen_host,
+		 c->listen_port);
+	const char *options[] = {
+		"listening_ports", listen,
+		"num_threads", HTTP_THREADS,
+		"enable_keep_alive", "yes",
+		"request_timeout_ms", "60000",
+		NULL,
+	};
+	mg_init_library(v6 ? MG_FEATURES_IPV6 : 0);
+	ctx = mg_start(&cb, NULL, options);
+	if (ctx == NULL) {
+		snprintf(err, errlen, "cannot listen on %s (in use, or not a local address?)",
+			 listen);
+		return -1;
+	}
+	mg_set_request_handler(ctx, "/mcp$", mcp_handler, NULL);
+	mg_set_request_handler(ctx, "/health$", health_handler, NULL);
+	int n = mg_get_server_ports(ctx, 4, ports);
+	return n > 0 ? ports[0].port : c->listen_port;
+}
+
+void
+http_stop(void)
+{
+	if (ctx) {
+		mg_stop(ctx);
+		ctx = NULL;
+	}
+	mg_exit_library();
+}

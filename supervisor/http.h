@@ -1,0 +1,23 @@
+/*
+ * http.h - the HTTP front: civetweb serving /mcp and /health.
+ *
+ * Owns the civetweb context, the checks that come before MCP sees a request
+ * (Origin and Host against DNS rebinding, the body size limit) and the
+ * translation between HTTP and struct mcp_request/mcp_response.
+ */
+#ifndef SUPERVISOR_HTTP_H
+#define SUPERVISOR_HTTP_H
+
+struct config;
+
+/*
+ * Bind the configured listen address and start serving. Returns the bound
+ * port, or -1 with a message in err.
+ */
+int http_start(const struct config *cfg, char *err, size_t errlen);
+/* Stop accepting and wait for the handler threads to finish. */
+void http_stop(void);
+/* Nonzero if `host` (no port, no brackets) names the loopback interface. */
+int http_host_is_loopback(const char *host);
+
+#endif

@@ -1,0 +1,89 @@
+/* kernel_env.c - see kernel_env.h. */
+#include "autoconf.h"
+
+#include <libgen.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "kernel_env.h"
+#include "xmalloc.h"
+
+/* Daemon variables a kernel may see, for locale and time zone only. */
+static const char *const passed_through[] = {
+	"LANG", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE",
+	"LC_MONETARY", "LC_MESSAGES", "TZ",
+};
+
+static const char *const allowed_mime[] = {
+	"text/plain", "text/html", "text/markdown", "text/latex", "image/png",
+	"image/svg+xml", "image/jpeg", "application/json", "application/javascript",
+	"application/pdf",
+};
+
+char *
+kernel_env_python(const struct config *cfg)
+{
+	return xasprintf("%s/bin/python", cfg->build_dir);
+}
+
+char *
+kernel_env_asset_dir(const struct config *cfg)
+{
+	char *copy = xstrdup(cfg->build_dir);
+	char *dir = xstrdup(dirname(copy));
+	free(copy);
+	return dir;
+}
+
+/* Home directory of the user the daemon runs as. */
+static const char *
+daemon_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] ? pw->pw_dir : "/";
+}
+
+static void
+put(struct json_object *env, const char *name, const char *value)
+{
+	json_object_object_add(env, name, json_object_new_string(value));
+}
+
+struct json_object *
+kernel_env_build(const struct config *cfg)
+{
+	struct json_object *env = json_object_new_object();
+
+	char *path = xasprintf("%s/bin:/usr/local/bin:/usr/bin:/bin", cfg->build_dir);
+	put(env, "PATH", path);
+	free(path);
+	put(env, "HOME", daemon_home());
+	put(env, "LANG", "C.UTF-8");
+	for (size_t i = 0; i < sizeof(passed_through) / sizeof(passed_through[0]); i++) {
+		const char *v = getenv(passed_through[i]);
+		if (v && v[0])
+			put(env, passed_through[i], v);
+	}
+	put(env, "TMPDIR", "/tmp");
+	put(env, "VIRTUAL_ENV", cfg->build_dir);
+	char *assets = kernel_env_asset_dir(cfg);
+	put(env, "MCP_ASSET_CACHE_DIR", assets);
+	free(assets);
+	/* Without authentication every caller is the same anonymous identity. */
+	put(env, "USER_IDENTITY", "anonymous");
+	for (size_t i = 0; i < cfg->kernel_environment.n; i++)
+		put(env, cfg->kernel_environment.keys[i], cfg->kernel_environment.values[i]);
+	return env;
+}
+
+struct json_object *
+kernel_env_allow_mime(void)
+{
+	struct json_object *a = json_object_new_array();
+	for (size_t i = 0; i < sizeof(allowed_mime) / sizeof(allowed_mime[0]); i++)
+		json_object_array_add(a, json_object_new_string(allowed_mime[i]));
+	return a;
+}

@@ -1,0 +1,25 @@
+/*
+ * kernel_env.h - what a kernel is started with: its interpreter, its
+ * complete process environment and the MIME types it may return.
+ *
+ * Kernels never inherit the daemon's environment (seed 000, "Kernel process
+ * environment"): they get a sanitized baseline, the framework's own values
+ * and the configured kernel_environment, nothing else.
+ */
+#ifndef SUPERVISOR_KERNEL_ENV_H
+#define SUPERVISOR_KERNEL_ENV_H
+
+#include <json-c/json.h>
+
+struct config;
+
+/* Path of the environment's interpreter. Caller owns. */
+char *kernel_env_python(const struct config *cfg);
+/* The kernel's whole environment as {name: value}. Caller owns. */
+struct json_object *kernel_env_build(const struct config *cfg);
+/* The MIME types kept in rich_outputs (seed 003's allow list). Caller owns. */
+struct json_object *kernel_env_allow_mime(void);
+/* Directory of provisioned assets: the parent of build_dir. Caller owns. */
+char *kernel_env_asset_dir(const struct config *cfg);
+
+#endif

@@ -1,0 +1,348 @@
+/* mcp.c - see mcp.h. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "config.h"
+#include "log.h"
+#include "mcp.h"
+#include "pool.h"
+#include "tools.h"
+#include "xmalloc.h"
+
+/* Newest first: the first is offered when a client asks for another. */
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+#define ERR_PARSE -32700
+#define ERR_INVALID_REQUEST -32600
+#define ERR_METHOD -32601
+#define ERR_PARAMS -32602
+#define ERR_SERVER -32000
+
+static const struct config *cfg;
+
+void
+mcp_init(const struct config *c)
+{
+	cfg = c;
+}
+
+int
+mcp_version_supported(const char *version)
+{
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (strcmp(version, versions[i]) == 0)
+			return 1;
+	return 0;
+}
+
+void
+mcp_response_free(struct mcp_response *rs)
+{
+	free(rs->body);
+	rs->body = NULL;
+}
+
+/* Serialize `msg` (consumed) as the response body. */
+static void
+set_body(struct mcp_response *rs, int status, struct json_object *msg)
+{
+	rs->status = status;
+	rs->body = xstrdup(json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN));
+	json_object_put(msg);
+}
+
+/* A JSON-RPC error response for request `id` (borrowed, may be NULL). */
+static void
+set_error(struct mcp_response *rs, int status, struct json_object *id, int code,
+	  const char *message)
+{
+	struct json_object *msg = json_object_new_object();
+	struct json_object *err = json_object_new_object();
+
+	json_object_object_add(err, "code", json_object_new_int(code));
+	json_object_object_add(err, "message", json_object_new_string(message));
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "id", id ? json_object_get(id) : NULL);
+	json_object_object_add(msg, "error", err);
+	set_body(rs, status, msg);
+}
+
+/* A JSON-RPC success response carrying `result` (consumed). */
+static void
+set_result(struct mcp_response *rs, struct json_object *id, struct json_object *result)
+{
+	struct json_object *msg = json_object_new_object();
+
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "id", json_object_get(id));
+	json_object_object_add(msg, "result", result);
+	set_body(rs, 200, msg);
+}
+
+static struct json_object *
+initialize_result(const char *version)
+{
+	struct json_object *r = json_object_new_object();
+	struct json_object *caps = json_object_new_object();
+	struct json_object *tools = json_object_new_object();
+	struct json_object *info = json_object_new_object();
+
+	json_object_object_add(r, "protocolVersion", json_object_new_string(version));
+	json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
+	json_object_object_add(caps, "tools", tools);
+	json_object_object_add(caps, "logging", json_object_new_object());
+	json_object_object_add(r, "capabilities", caps);
+	json_object_object_add(info, "name", json_object_new_string("codeexecd"));
+	json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(r, "serverInfo", info);
+	if (cfg->server_description && cfg->server_description[0])
+		json_object_object_add(r, "instructions",
+				       json_object_new_string(cfg->server_description));
+	return r;
+}
+
+static void
+do_initialize(struct json_object *id, struct json_object *params, struct mcp_response *rs)
+{
+	struct json_object *v;
+	const char *why;
+
+	if (!json_object_is_type(params, json_type_object) ||
+	    !json_object_object_get_ex(params, "protocolVersion", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		set_error(rs, 400, id, ERR_PARAMS, "initialize needs params.protocolVersion");
+		return;
+	}
+	const char *version = json_object_get_string(v);
+	if (!mcp_version_supported(version))
+		version = versions[0];
+	pool_lock();
+	struct session *s = session_create(version, cfg->pool_max_sessions, &why);
+	if (s) {
+		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
+		session_put(s);
+	}
+	pool_unlock();
+	if (s == NULL) {
+		set_error(rs, 503, id, ERR_SERVER, why);
+		return;
+	}
+	log_info("session %.8s initialized (protocol %s)", rs->session_id, version);
+	set_result(rs, id, initialize_result(version));
+}
+
+/* logging/setLevel: MCP's level names, mapped to syslog priorities. */
+static void
+do_set_level(struct session *s, struct json_object *id, struct json_object *params,
+	     struct mcp_response *rs)
+{
+	static const char *const levels[] = {"emergency", "alert",  "critical", "error",
+					     "warning",	  "notice", "info",	"debug"};
+	struct json_object *v;
+
+	if (json_object_is_type(params, json_type_object) &&
+	    json_object_object_get_ex(params, "level", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		for (int i = 0; i < 8; i++) {
+			if (strcmp(json_object_get_string(v), levels[i]) == 0) {
+				s->log_level = i;
+				set_result(rs, id, json_object_new_object());
+				return;
+			}
+		}
+	}
+	set_error(rs, 200, id, ERR_PARAMS,
+		  "params.level must be one of debug, info, notice, warning, error, "
+		  "critical, alert, emergency");
+}
+
+static void
+do_tools_call(struct session *s, struct json_object *id, struct json_object *params,
+	      struct mcp_response *rs)
+{
+	struct json_object *name, *args = NULL;
+
+	if (!json_object_is_type(params, json_type_object) ||
+	    !json_object_object_get_ex(params, "name", &name) ||
+	    !json_object_is_type(name, json_type_string)) {
+		set_error(rs, 200, id, ERR_PARAMS, "tools/call needs params.name");
+		return;
+	}
+	const struct tool *t = tools_find(cfg, json_object_get_string(name));
+	if (t == NULL) {
+		char msg[300];
+		snprintf(msg, sizeof(msg), "unknown tool: %.200s", json_object_get_string(name));
+		set_error(rs, 200, id, ERR_PARAMS, msg);
+		return;
+	}
+	json_object_object_get_ex(params, "arguments", &args);
+	if (args != NULL && !json_object_is_type(args, json_type_object)) {
+		set_error(rs, 200, id, ERR_PARAMS, "params.arguments must be an object");
+		return;
+	}
+	struct json_object *empty = json_object_new_object();
+	struct tool_call tc = {.cfg = cfg, .session = s, .args = args ? args : empty};
+	struct json_object *result = t->call(&tc);
+	json_object_put(empty);
+	if (result == NULL)
+		set_error(rs, 200, id, tc.error_code, tc.error_message);
+	else
+		set_result(rs, id, result);
+}
+
+/* A request of an initialized session; the lock is held. */
+static void
+dispatch(struct session *s, const char *method, struct json_object *id,
+	 struct json_object *params, struct mcp_response *rs)
+{
+	s->last_used = time(NULL);
+	if (strcmp(method, "ping") == 0)
+		set_result(rs, id, json_object_new_object());
+	else if (strcmp(method, "tools/list") == 0) {
+		struct json_object *r = json_object_new_object();
+		json_object_object_add(r, "tools", tools_list(cfg));
+		set_result(rs, id, r);
+	} else if (strcmp(method, "tools/call") == 0)
+		do_tools_call(s, id, params, rs);
+	else if (strcmp(method, "logging/setLevel") == 0)
+		do_set_level(s, id, params, rs);
+	else if (strcmp(method, "initialize") == 0)
+		set_error(rs, 400, id, ERR_INVALID_REQUEST,
+			  "this session is already initialized; send initialize without "
+			  "Mcp-Session-Id to start a new one");
+	else
+		set_error(rs, 200, id, ERR_METHOD, "method not found");
+}
+
+/* Look up the request's session; answers 400/404 itself when it cannot. */
+static struct session *
+find_session(const struct mcp_request *rq, struct mcp_response *rs, struct json_object *id)
+{
+	if (rq->session_id == NULL) {
+		set_error(rs, 400, id, ERR_SERVER, "Mcp-Session-Id header is required");
+		return NULL;
+	}
+	struct session *s = session_get(rq->session_id);
+	if (s == NULL)
+		set_error(rs, 404, id, -32001, "session not found");
+	return s;
+}
+
+/* Check the shape of a JSON-RPC message; answers itself and returns -1 if bad. */
+static int
+check_message(struct json_object *msg, struct mcp_response *rs, const char **method,
+	      struct json_object **id)
+{
+	struct json_object *v;
+
+	*method = NULL;
+	*id = NULL;
+	if (json_object_is_type(msg, json_type_array)) {
+		set_error(rs, 400, NULL, ERR_INVALID_REQUEST, "batch requests are not supported");
+		return -1;
+	}
+	if (!json_object_is_type(msg, json_type_object) ||
+	    !json_object_object_get_ex(msg, "jsonrpc", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "2.0") != 0) {
+		set_error(rs, 400, NULL, ERR_INVALID_REQUEST, "not a JSON-RPC 2.0 message");
+		return -1;
+	}
+	if (json_object_object_get_ex(msg, "id", id)) {
+		if (!json_object_is_type(*id, json_type_string) &&
+		    !json_object_is_type(*id, json_type_int)) {
+			*id = NULL;
+			set_error(rs, 400, NULL, ERR_INVALID_REQUEST,
+				  "id must be a string or an integer");
+			return -1;
+		}
+	}
+	if (json_object_object_get_ex(msg, "method", &v)) {
+		if (!json_object_is_type(v, json_type_string)) {
+			set_error(rs, 400, *id, ERR_INVALID_REQUEST, "method must be a string");
+			return -1;
+		}
+		*method = json_object_get_string(v);
+	} else if (*id == NULL || (!json_object_object_get_ex(msg, "result", NULL) &&
+				   !json_object_object_get_ex(msg, "error", NULL))) {
+		set_error(rs, 400, *id, ERR_INVALID_REQUEST, "method is required");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+handle_post(const struct mcp_request *rq, struct mcp_response *rs)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *msg, *id, *params = NULL;
+	const char *method;
+
+	msg = json_tokener_parse_ex(tok, rq->body, (int)rq->body_len);
+	int parsed = json_tokener_get_error(tok) == json_tokener_success &&
+		     (size_t)json_tokener_get_parse_end(tok) == rq->body_len;
+	json_tokener_free(tok);
+	if (!parsed) {
+		json_object_put(msg);
+		set_error(rs, 400, NULL, ERR_PARSE, "parse error: the body is not valid JSON");
+		return;
+	}
+	if (check_message(msg, rs, &method, &id) == -1)
+		goto out;
+	json_object_object_get_ex(msg, "params", &params);
+	if (method && id && strcmp(method, "initialize") == 0 && rq->session_id == NULL) {
+		do_initialize(id, params, rs);
+		goto out;
+	}
+	if (rq->protocol_version && !mcp_version_supported(rq->protocol_version)) {
+		set_error(rs, 400, id, ERR_INVALID_REQUEST, "unsupported MCP-Protocol-Version");
+		goto out;
+	}
+	pool_lock();
+	struct session *s = find_session(rq, rs, id);
+	if (s) {
+		if (method && id)
+			dispatch(s, method, id, params, rs);
+		else
+			rs->status = 202; /* notifications and responses need no answer */
+		session_put(s);
+	}
+	pool_unlock();
+out:
+	json_object_put(msg);
+}
+
+static void
+handle_delete(const struct mcp_request *rq, struct mcp_response *rs)
+{
+	pool_lock();
+	struct session *s = find_session(rq, rs, NULL);
+	if (s) {
+		session_close(s);
+		session_put(s);
+		rs->status = 200;
+		log_info("session %.8s ended by the client", rq->session_id);
+	}
+	pool_unlock();
+}
+
+void
+mcp_handle(const struct mcp_request *rq, struct mcp_response *rs)
+{
+	rs->status = 500;
+	rs->body = NULL;
+	rs->session_id[0] = '\0';
+	rs->allow = NULL;
+	if (strcmp(rq->method, "POST") == 0) {
+		handle_post(rq, rs);
+	} else if (strcmp(rq->method, "DELETE") == 0) {
+		handle_delete(rq, rs);
+	} else {
+		rs->status = 405;
+		rs->allow = "POST, DELETE";
+	}
+}

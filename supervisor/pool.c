@@ -1,0 +1,606 @@
+/* pool.c - see pool.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "kernel_env.h"
+#include "log.h"
+#include "pool.h"
+#include "rand.h"
+#include "result.h"
+#include "xmalloc.h"
+
+/* Seconds a worker gets to start its kernel before it is killed. */
+#define STARTUP_TIMEOUT_S 60
+/* After this many workers in a row die before READY, refills back off. */
+#define EARLY_DEATHS_BEFORE_BACKOFF 3
+#define BACKOFF_MAX_S 60
+/* Extra time, beyond the worker's own timeout and grace, before a silent
+ * worker is declared broken and killed. */
+#define EXECUTE_SLACK_S 30
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static struct worker *workers;
+static int wake_pipe[2] = {-1, -1};
+static uint32_t next_call_id = 1;
+
+static const struct config *cfg;
+static const char *worker_path;
+static int worker_verbose;
+static int early_deaths;
+static time_t backoff_until;
+static int stopping;
+
+void
+pool_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+pthread_mutex_t *
+pool_mutex(void)
+{
+	return &lock;
+}
+
+void
+pool_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+void
+pool_init(const struct config *c, const char *path, int verbose)
+{
+	cfg = c;
+	worker_path = path;
+	worker_verbose = verbose;
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		fatal("pipe2 for the pool's wake pipe");
+}
+
+int
+pool_wake_fd(void)
+{
+	return wake_pipe[0];
+}
+
+void
+pool_wake(void)
+{
+	char c = 1;
+	/* A full pipe already means "wake up"; nothing to do on EAGAIN. */
+	if (write(wake_pipe[1], &c, 1) == -1 && errno != EAGAIN)
+		log_warn("write to the pool's wake pipe");
+}
+
+/* Make a fresh, private working directory for a future session. Caller
+ * owns the returned path. */
+static char *
+make_workdir(void)
+{
+	char id[17];
+	rand_hex(id, 8);
+	char *dir = xasprintf("%s/sessions/%s", cfg->state_dir, id);
+	if (mkdir(dir, 0700) == -1) {
+		log_warn("mkdir %s", dir);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+/* The START payload for a worker whose kernel runs in `workdir`. Caller owns. */
+static struct json_object *
+start_payload(const char *workdir)
+{
+	struct json_object *p = json_object_new_object();
+	struct json_object *argv = json_object_new_array();
+	char id[17];
+
+	char *python = kernel_env_python(cfg);
+	json_object_array_add(argv, json_object_new_string(python));
+	free(python);
+	json_object_array_add(argv, json_object_new_string("-m"));
+	json_object_array_add(argv, json_object_new_string("ipykernel_launcher"));
+	json_object_array_add(argv, json_object_new_string("-f"));
+	json_object_array_add(argv, json_object_new_string("{connection_file}"));
+	json_object_object_add(p, "argv", argv);
+	json_object_object_add(p, "env", kernel_env_build(cfg));
+	json_object_object_add(p, "cwd", json_object_new_string(workdir));
+	rand_hex(id, 8);
+	char *rundir = xasprintf("%s/k-%s", cfg->runtime_dir, id);
+	json_object_object_add(p, "runtime_dir", json_object_new_string(rundir));
+	free(rundir);
+	json_object_object_add(p, "allow_mime", kernel_env_allow_mime());
+	json_object_object_add(p, "interrupt_mode", json_object_new_string("signal"));
+	json_object_object_add(p, "startup_timeout_s", json_object_new_int(STARTUP_TIMEOUT_S));
+	return p;
+}
+
+/* fork+exec one worker with its socket as fd 3. NULL on failure (logged). */
+static struct worker *
+spawn_worker(void)
+{
+	int sv[2];
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	char *argv[] = {(char *)"codeexec-worker", worker_verbose ? (char *)"-v" : NULL, NULL};
+	char *envp[] = {(char *)"PATH=/usr/bin:/bin", NULL};
+
+	char *workdir = make_workdir();
+	if (workdir == NULL)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("socketpair for a worker");
+		free(workdir);
+		return NULL;
+	}
+	if (sv[1] == IPC_WORKER_FD) {
+		/* dup2 onto itself would keep close-on-exec set. */
+		int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, IPC_WORKER_FD + 1);
+		close(sv[1]);
+		sv[1] = moved;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], IPC_WORKER_FD);
+	int rc = posix_spawn(&pid, worker_path, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	close(sv[1]);
+	if (rc != 0) {
+		errno = rc;
+		log_warn("spawn worker %s", worker_path);
+		close(sv[0]);
+		rmdir(workdir);
+		free(workdir);
+		return NULL;
+	}
+
+	struct worker *w = xcalloc(1, sizeof(*w));
+	w->pid = pid;
+	w->fd = sv[0];
+	w->state = WORKER_STARTING;
+	w->workdir = workdir;
+	ipc_reader_init(&w->reader, w->fd);
+	w->next = workers;
+	workers = w;
+
+	struct json_object *start = start_payload(workdir);
+	if (ipc_send(w->fd, IPC_START, 0, start) == -1)
+		log_warn("send START to worker %d", (int)pid);
+	json_object_put(start);
+	log_debug("worker %d started for %s", (int)pid, workdir);
+	return w;
+}
+
+void
+pool_start(void)
+{
+	pool_lock();
+	for (int i = 0; i < cfg->pool_warm; i++)
+		spawn_worker();
+	pool_unlock();
+}
+
+int
+pool_idle_count(void)
+{
+	int n = 0;
+	for (struct worker *w = workers; w; w = w->next)
+		n += w->state == WORKER_IDLE;
+	return n;
+}
+
+int
+pool_ready(void)
+{
+	return cfg->pool_warm == 0 || pool_idle_count() > 0;
+}
+
+/* Workers that are, or will soon be, available to a new session. */
+static int
+pool_spare_count(void)
+{
+	int n = 0;
+	for (struct worker *w = workers; w; w = w->next)
+		n += w->state == WORKER_IDLE || w->state == WORKER_STARTING;
+	return n;
+}
+
+static int
+pool_live_count(void)
+{
+	int n = 0;
+	for (struct worker *w = workers; w; w = w->next)
+		n += w->state != WORKER_DEAD;
+	return n;
+}
+
+/* Start workers until the warm target is met, unless refills back off. */
+static void
+pool_refill(void)
+{
+	int want = cfg->pool_warm > 0 ? cfg->pool_warm : 0;
+	int limit = cfg->pool_max_sessions + want;
+
+	if (stopping || time(NULL) < backoff_until)
+		return;
+	while (pool_spare_count() < want && pool_live_count() < limit)
+		if (spawn_worker() == NULL)
+			break;
+}
+
+struct worker *
+pool_take(double wait_s, const char **why)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += (time_t)wait_s;
+
+	for (;;) {
+		for (struct worker *w = workers; w; w = w->next) {
+			if (w->state == WORKER_IDLE) {
+				w->state = WORKER_ASSIGNED;
+				w->owned = 1;
+				pool_wake();
+				return w;
+			}
+		}
+		/* With no warm pool, or a pool drained by a burst, start one now. */
+		if (pool_spare_count() == 0 && !stopping && spawn_worker() == NULL) {
+			*why = "cannot start a kernel worker (see the daemon's log)";
+			return NULL;
+		}
+		if (pthread_cond_timedwait(&ready_cond, &lock, &deadline) == ETIMEDOUT) {
+			*why = "no kernel became ready in time";
+			return NULL;
+		}
+		if (stopping) {
+			*why = "the server is shutting down";
+			return NULL;
+		}
+	}
+}
+
+/* Forget a worker that has exited and that no session holds. */
+static void
+worker_free(struct worker *w)
+{
+	for (struct worker **pp = &workers; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	}
+	ipc_reader_free(&w->reader);
+	free(w->workdir);
+	free(w->death);
+	free(w);
+}
+
+void
+pool_release(struct worker *w)
+{
+	w->owned = 0;
+	if (w->state == WORKER_DEAD) {
+		worker_free(w);
+		return;
+	}
+	if (ipc_send(w->fd, IPC_SHUTDOWN, 0, NULL) == -1)
+		log_warn("send SHUTDOWN to worker %d", (int)w->pid);
+	w->state = WORKER_CLOSING;
+}
+
+/* Complete the call in flight on `w` with `result` (consumed). */
+static void
+call_complete(struct worker *w, struct json_object *result)
+{
+	struct call *c = w->call;
+	if (c == NULL) {
+		json_object_put(result);
+		return;
+	}
+	c->result = result;
+	c->done = 1;
+	w->call = NULL;
+	pthread_cond_broadcast(&c->cond);
+}
+
+struct json_object *
+pool_execute(struct worker *w, const char *code, double timeout_s)
+{
+	struct call c = {.id = next_call_id++};
+	struct timespec deadline;
+
+	if (w->state == WORKER_DEAD) {
+		char *msg = xasprintf("the session's kernel worker is gone (%s); "
+				      "start a new session", w->death ? w->death : "exited");
+		struct json_object *r = result_failed("WorkerDied", msg);
+		free(msg);
+		return r;
+	}
+	pthread_cond_init(&c.cond, NULL);
+	buf_init(&c.stream);
+	w->call = &c;
+
+	struct json_object *p = json_object_new_object();
+	json_object_object_add(p, "code", json_object_new_string(code));
+	json_object_object_add(p, "timeout_s", json_object_new_double(timeout_s));
+	int sent = ipc_send(w->fd, IPC_EXECUTE, c.id, p);
+	json_object_put(p);
+	if (sent == -1) {
+		log_warn("send EXECUTE to worker %d", (int)w->pid);
+		w->call = NULL;
+		c.result = result_failed("WorkerDied", "cannot reach the session's kernel worker");
+		c.done = 1;
+	}
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += (time_t)timeout_s + EXECUTE_SLACK_S;
+	while (!c.done) {
+		if (pthread_cond_timedwait(&c.cond, &lock, &deadline) == ETIMEDOUT) {
+			log_warnx("worker %d gave no result in time; killing it", (int)w->pid);
+			kill(w->pid, SIGKILL);
+			w->call = NULL;
+			c.result = result_failed("WorkerDied",
+						 "the kernel worker stopped answering and was killed");
+			break;
+		}
+	}
+	pthread_cond_destroy(&c.cond);
+	buf_free(&c.stream);
+	return c.result;
+}
+
+void
+pool_interrupt(struct worker *w)
+{
+	if (w->call && w->state != WORKER_DEAD &&
+	    ipc_send(w->fd, IPC_INTERRUPT, w->call->id, NULL) == -1)
+		log_warn("send INTERRUPT to worker %d", (int)w->pid);
+}
+
+/* Describe a wait status for people: "exited with status 1", "killed by
+ * signal 9 (SIGKILL)". Caller owns. */
+static char *
+describe_status(int status)
+{
+	if (WIFEXITED(status))
+		return xasprintf("exited with status %d", WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return xasprintf("killed by signal %d (SIG%s)", WTERMSIG(status),
+				 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status))
+								: "?");
+	return xasprintf("stopped with wait status %d", status);
+}
+
+/* The worker `w` has exited with `status`: settle everything that hung on it. */
+static void
+worker_exited(struct worker *w, int status)
+{
+	free(w->death);
+	w->death = describe_status(status);
+	log_msg(w->state == WORKER_CLOSING ? LOG_DEBUG : LOG_WARNING, "worker %d %s",
+		(int)w->pid, w->death);
+	if (w->fd != -1) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	/* The kernel is in its own process group; never leave it behind. */
+	if (w->kernel_pid > 0)
+		kill(-w->kernel_pid, SIGKILL);
+	if (w->call) {
+		char *msg = xasprintf("the kernel worker %s", w->death);
+		call_complete(w, result_failed("WorkerDied", msg));
+		free(msg);
+	}
+	if (w->state == WORKER_STARTING && !w->ever_ready) {
+		early_deaths++;
+		if (early_deaths >= EARLY_DEATHS_BEFORE_BACKOFF) {
+			int delay = 1 << (early_deaths - EARLY_DEATHS_BEFORE_BACKOFF);
+			if (delay > BACKOFF_MAX_S)
+				delay = BACKOFF_MAX_S;
+			backoff_until = time(NULL) + delay;
+			log_warnx("%d workers died before their first job; next start in %d s",
+				  early_deaths, delay);
+		}
+	}
+	w->state = WORKER_DEAD;
+	if (!w->owned)
+		worker_free(w);
+	pthread_cond_broadcast(&ready_cond);
+}
+
+void
+pool_reap(void)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (struct worker *w = workers; w; w = w->next) {
+			if (w->pid == pid && w->state != WORKER_DEAD) {
+				worker_exited(w, status);
+				break;
+			}
+		}
+	}
+}
+
+/* A worker broke the protocol: it is not trusted again. */
+static void
+worker_kill(struct worker *w, const char *why)
+{
+	log_warnx("worker %d: %s; killing it", (int)w->pid, why);
+	kill(w->pid, SIGKILL);
+	if (w->fd != -1) {
+		close(w->fd);
+		w->fd = -1;
+	}
+}
+
+/* Act on one message from worker `w`. */
+static void
+worker_message(struct worker *w, struct ipc_msg *m)
+{
+	struct json_object *v;
+
+	switch (m->hdr.type) {
+	case IPC_READY:
+		if (json_object_object_get_ex(m->payload, "kernel_pid", &v))
+			w->kernel_pid = json_object_get_int(v);
+		w->ever_ready = 1;
+		early_deaths = 0;
+		if (w->state == WORKER_STARTING) {
+			w->state = WORKER_IDLE;
+			pthread_cond_broadcast(&ready_cond);
+		}
+		break;
+	case IPC_START_FAILED:
+		v = json_object_object_get(m->payload, "message");
+		log_warnx("worker %d could not start its kernel: %s", (int)w->pid,
+			  v ? json_object_get_string(v) : "no reason given");
+		break;
+	case IPC_OUTPUT:
+		if (w->call && w->call->id == m->hdr.id &&
+		    json_object_object_get_ex(m->payload, "text", &v))
+			buf_adds(&w->call->stream, json_object_get_string(v));
+		break;
+	case IPC_RESULT:
+		if (w->call && w->call->id == m->hdr.id) {
+			call_complete(w, m->payload);
+			m->payload = NULL;
+		} else {
+			log_debug("worker %d: result for request %u nobody waits for",
+				  (int)w->pid, m->hdr.id);
+		}
+		break;
+	case IPC_KERNEL_DIED:
+		v = json_object_object_get(m->payload, "message");
+		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,
+			  v ? json_object_get_string(v) : "?");
+		break;
+	case IPC_LOG:
+		v = json_object_object_get(m->payload, "message");
+		log_msg(json_object_get_int(json_object_object_get(m->payload, "priority")),
+			"worker %d: %s", (int)w->pid, v ? json_object_get_string(v) : "");
+		break;
+	default:
+		worker_kill(w, "sent a message only the supervisor may send");
+	}
+}
+
+/* Read and dispatch everything worker `w` has sent. */
+static void
+worker_readable(struct worker *w)
+{
+	struct ipc_msg m;
+	const char *err;
+	int rc;
+
+	ssize_t n = ipc_reader_fill(&w->reader);
+	if (n == 0 || (n < 0 && errno != EAGAIN)) {
+		/* Its exit status, via SIGCHLD, says what happened. */
+		close(w->fd);
+		w->fd = -1;
+		return;
+	}
+	while (w->fd != -1 && (rc = ipc_reader_next(&w->reader, &m, &err)) == 1) {
+		worker_message(w, &m);
+		ipc_msg_clear(&m);
+	}
+	if (w->fd != -1 && rc == -1)
+		worker_kill(w, err);
+}
+
+int
+pool_pollfds(struct pollfd *pfd, int max)
+{
+	int n = 0;
+	for (struct worker *w = workers; w && n < max; w = w->next) {
+		if (w->fd == -1)
+			continue;
+		pfd[n].fd = w->fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+void
+pool_handle(const struct pollfd *pfd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!pfd[i].revents)
+			continue;
+		for (struct worker *w = workers; w; w = w->next) {
+			if (w->fd == pfd[i].fd) {
+				worker_readable(w);
+				break;
+			}
+		}
+	}
+}
+
+void
+pool_tick(void)
+{
+	char drain[64];
+	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	pool_refill();
+}
+
+void
+pool_stop(void)
+{
+	pool_lock();
+	stopping = 1;
+	pthread_cond_broadcast(&ready_cond);
+	for (struct worker *w = workers; w; w = w->next) {
+		if (w->state == WORKER_DEAD || w->fd == -1)
+			continue;
+		if (ipc_send(w->fd, IPC_SHUTDOWN, 0, NULL) == -1)
+			log_warn("send SHUTDOWN to worker %d", (int)w->pid);
+		w->state = WORKER_CLOSING;
+	}
+	pool_unlock();
+
+	/* Workers end their kernels within about a second; then force it. */
+	for (int i = 0; i < 50; i++) {
+		pool_lock();
+		pool_reap();
+		int live = pool_live_count();
+		pool_unlock();
+		if (live == 0)
+			return;
+		usleep(100000);
+	}
+	pool_lock();
+	for (struct worker *w = workers; w; w = w->next) {
+		if (w->state == WORKER_DEAD)
+			continue;
+		log_warnx("worker %d did not stop; killing it", (int)w->pid);
+		kill(w->pid, SIGKILL);
+		if (w->kernel_pid > 0)
+			kill(-w->kernel_pid, SIGKILL);
+		int status;
+		if (waitpid(w->pid, &status, 0) == w->pid)
+			worker_exited(w, status);
+	}
+	pool_unlock();
+}

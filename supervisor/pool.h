@@ -1,0 +1,105 @@
+/*
+ * pool.h - the worker processes: spawning, the warm pool, IPC dispatch,
+ * reaping and throttled refill.
+ *
+ * Owns every struct worker and the supervisor's one lock (pool_lock), which
+ * also guards the session table: the main loop and the HTTP threads take it
+ * for every change to workers or sessions. An HTTP thread that runs code
+ * waits on its struct call's condition variable; the main loop, which alone
+ * reads worker sockets, completes the call.
+ */
+#ifndef SUPERVISOR_POOL_H
+#define SUPERVISOR_POOL_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "ipc.h"
+
+struct config;
+
+enum worker_state {
+	WORKER_STARTING, /* spawned, kernel not ready yet */
+	WORKER_IDLE,	 /* READY, waiting in the pool */
+	WORKER_ASSIGNED, /* serving one session */
+	WORKER_CLOSING,	 /* SHUTDOWN sent */
+	WORKER_DEAD,	 /* exited and reaped; kept while a session points at it */
+};
+
+/* One execution waiting for its RESULT. Lives on the waiting thread's stack. */
+struct call {
+	uint32_t id;
+	int done;
+	struct json_object *result; /* owned by the waiter once done */
+	struct buf stream;	    /* stdout/stderr chunks seen so far */
+	pthread_cond_t cond;
+};
+
+struct worker {
+	struct worker *next;
+	pid_t pid;
+	pid_t kernel_pid;
+	int fd;
+	struct ipc_reader reader;
+	enum worker_state state;
+	int owned;	     /* a session holds this worker */
+	int ever_ready;
+	char *workdir;	     /* the kernel's working directory (owned) */
+	char *death;	     /* how it died, once it did (owned) */
+	struct call *call;   /* the execution in flight, or NULL */
+};
+
+/* Copy what the pool needs from the configuration; call before pool_start. */
+void pool_init(const struct config *cfg, const char *worker_path, int verbose);
+/* Spawn the warm workers. */
+void pool_start(void);
+/* Ask every worker to shut down and wait (bounded) for them to exit. */
+void pool_stop(void);
+
+void pool_lock(void);
+void pool_unlock(void);
+/* The lock itself, for condition variables that wait under it. */
+pthread_mutex_t *pool_mutex(void);
+
+/*
+ * Take a READY worker for a session, waiting at most `wait_s` seconds for
+ * one. Caller holds the lock. Returns NULL with *why set when none came.
+ */
+struct worker *pool_take(double wait_s, const char **why);
+/* A session is done with `w`: shut it down and forget it. Lock held. */
+void pool_release(struct worker *w);
+/*
+ * Run `code` on `w` and wait for its result. Lock held on entry and exit
+ * (released while waiting). Returns the RESULT payload (caller owns) or a
+ * result object describing why there is none.
+ */
+struct json_object *pool_execute(struct worker *w, const char *code, double timeout_s);
+/* Ask the kernel of `w` to interrupt the execution in flight. Lock held. */
+void pool_interrupt(struct worker *w);
+
+/* Numbers for /health. Lock held. */
+int pool_idle_count(void);
+int pool_ready(void);
+
+/* Wake the main loop (from any thread) so it re-reads the pool's state. */
+void pool_wake(void);
+
+/*
+ * Main loop helpers. pool_pollfds() fills up to `max` entries (lock held)
+ * and returns how many; pool_handle() processes the revents (lock held);
+ * pool_reap() collects exited workers; pool_tick() refills the pool and
+ * runs timers.
+ */
+int pool_pollfds(struct pollfd *pfd, int max);
+void pool_handle(const struct pollfd *pfd, int n);
+void pool_reap(void);
+void pool_tick(void);
+/* Read end of the wake pipe, for the main loop's poll set. */
+int pool_wake_fd(void);
+
+#endif

@@ -1,0 +1,160 @@
+/* result.c - see result.h. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "result.h"
+
+struct json_object *
+result_failed(const char *type, const char *message)
+{
+	struct json_object *r = json_object_new_object();
+	struct json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "type", json_object_new_string(type));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	json_object_object_add(e, "traceback", json_object_new_string(""));
+	json_object_object_add(r, "success", json_object_new_boolean(0));
+	json_object_object_add(r, "stdout", json_object_new_string(""));
+	json_object_object_add(r, "stderr", json_object_new_string(""));
+	json_object_object_add(r, "rich_outputs", json_object_new_array());
+	json_object_object_add(r, "error", e);
+	json_object_object_add(r, "execution_time", json_object_new_double(0));
+	return r;
+}
+
+static const char *
+get_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return "";
+	return json_object_get_string(v);
+}
+
+/* Append `s` as its own paragraph of the text item. */
+static void
+add_part(struct buf *text, const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0)
+		return;
+	if (text->len > 0 && text->data[text->len - 1] != '\n')
+		buf_adds(text, "\n");
+	buf_add(text, s, n);
+}
+
+/* The readable text of a result: output, values, then the error. */
+static char *
+render_text(struct json_object *result)
+{
+	struct buf text;
+	struct json_object *rich, *err;
+
+	buf_init(&text);
+	add_part(&text, get_str(result, "stdout"));
+	if (get_str(result, "stderr")[0]) {
+		add_part(&text, "[stderr]\n");
+		add_part(&text, get_str(result, "stderr"));
+	}
+	if (json_object_object_get_ex(result, "rich_outputs", &rich)) {
+		for (size_t i = 0; i < json_object_array_length(rich); i++) {
+			struct json_object *o = json_object_array_get_idx(rich, i);
+			if (strcmp(get_str(o, "mime_type"), "text/plain") == 0)
+				add_part(&text, get_str(o, "data"));
+		}
+	}
+	if (json_object_object_get_ex(result, "error", &err) &&
+	    json_object_is_type(err, json_type_object)) {
+		const char *tb = get_str(err, "traceback");
+		if (tb[0]) {
+			add_part(&text, tb);
+		} else {
+			char *line = NULL;
+			if (asprintf(&line, "%s: %s", get_str(err, "type"),
+				     get_str(err, "message")) >= 0)
+				add_part(&text, line);
+			free(line);
+		}
+	}
+	if (text.len == 0)
+		buf_adds(&text, "(no output)");
+	return buf_release(&text);
+}
+
+static struct json_object *
+text_item(const char *text)
+{
+	struct json_object *t = json_object_new_object();
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(text));
+	return t;
+}
+
+/* Add one image item per PNG or JPEG in rich_outputs to `content`. */
+static void
+add_images(struct json_object *content, struct json_object *result)
+{
+	struct json_object *rich;
+
+	if (!json_object_object_get_ex(result, "rich_outputs", &rich))
+		return;
+	for (size_t i = 0; i < json_object_array_length(rich); i++) {
+		struct json_object *o = json_object_array_get_idx(rich, i);
+		const char *mime = get_str(o, "mime_type");
+		if (strcmp(mime, "image/png") != 0 && strcmp(mime, "image/jpeg") != 0)
+			continue;
+		struct json_object *img = json_object_new_object();
+		json_object_object_add(img, "type", json_object_new_string("image"));
+		json_object_object_add(img, "data", json_object_new_string(get_str(o, "data")));
+		json_object_object_add(img, "mimeType", json_object_new_string(mime));
+		json_object_array_add(content, img);
+	}
+}
+
+struct json_object *
+result_to_tool(struct json_object *result, const char *session_id)
+{
+	struct json_object *tool = json_object_new_object();
+	struct json_object *content = json_object_new_array();
+	struct json_object *success;
+
+	char *text = render_text(result);
+	json_object_array_add(content, text_item(text));
+	free(text);
+	add_images(content, result);
+
+	json_object_object_add(result, "session_id", json_object_new_string(session_id));
+	int ok = json_object_object_get_ex(result, "success", &success) &&
+		 json_object_get_boolean(success);
+	json_object_object_add(tool, "content", content);
+	json_object_object_add(tool, "structuredContent", result);
+	json_object_object_add(tool, "isError", json_object_new_boolean(!ok));
+	return tool;
+}
+
+struct json_object *
+result_output_schema(void)
+{
+	static const char schema[] =
+		"{\"type\":\"object\",\"properties\":{"
+		"\"session_id\":{\"type\":\"string\"},"
+		"\"success\":{\"type\":\"boolean\"},"
+		"\"stdout\":{\"type\":\"string\"},"
+		"\"stderr\":{\"type\":\"string\"},"
+		"\"rich_outputs\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+		"\"properties\":{\"mime_type\":{\"type\":\"string\"},\"data\":{}},"
+		"\"required\":[\"mime_type\",\"data\"]}},"
+		"\"error\":{\"anyOf\":[{\"type\":\"null\"},{\"type\":\"object\","
+		"\"properties\":{\"type\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"},"
+		"\"traceback\":{\"type\":\"string\"}},"
+		"\"required\":[\"type\",\"message\",\"traceback\"]}]},"
+		"\"execution_time\":{\"type\":\"number\"},"
+		"\"kernel_restarted\":{\"type\":\"boolean\"}},"
+		"\"required\":[\"session_id\",\"success\",\"stdout\",\"stderr\","
+		"\"rich_outputs\",\"error\",\"execution_time\"]}";
+	return json_tokener_parse(schema);
+}

@@ -1,0 +1,21 @@
+/*
+ * result.h - execution results: the seed 003 shape, and how an MCP client
+ * sees one (content items plus structuredContent).
+ */
+#ifndef SUPERVISOR_RESULT_H
+#define SUPERVISOR_RESULT_H
+
+#include <json-c/json.h>
+
+/* A failed result with no output and error {type, message}. Caller owns. */
+struct json_object *result_failed(const char *type, const char *message);
+/*
+ * The CallToolResult for `result` (consumed) of session `session_id`:
+ * a text item, one image item per PNG/JPEG, structuredContent and isError.
+ * Caller owns.
+ */
+struct json_object *result_to_tool(struct json_object *result, const char *session_id);
+/* JSON Schema of structuredContent, for the tool's outputSchema. Caller owns. */
+struct json_object *result_output_schema(void);
+
+#endif

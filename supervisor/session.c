@@ -1,0 +1,154 @@
+/* session.c - see session.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pool.h"
+#include "rand.h"
+#include "result.h"
+#include "session.h"
+#include "xmalloc.h"
+
+/* How long a first execution may wait for a kernel from the pool. */
+#define TAKE_WAIT_S 60
+
+static struct session *sessions;
+
+int
+session_count(void)
+{
+	int n = 0;
+	for (struct session *s = sessions; s; s = s->next)
+		n++;
+	return n;
+}
+
+struct session *
+session_create(const char *protocol_version, int max_sessions, const char **why)
+{
+	if (session_count() >= max_sessions) {
+		*why = "the server has reached pool.max_sessions; close a session or retry later";
+		return NULL;
+	}
+	struct session *s = xcalloc(1, sizeof(*s));
+	rand_hex(s->id, SESSION_ID_LEN / 2);
+	snprintf(s->protocol_version, sizeof(s->protocol_version), "%s", protocol_version);
+	s->created = s->last_used = time(NULL);
+	s->refs = 1;
+	s->log_level = LOG_INFO;
+	pthread_cond_init(&s->turn, NULL);
+	s->next = sessions;
+	sessions = s;
+	return s;
+}
+
+struct session *
+session_get(const char *id)
+{
+	for (struct session *s = sessions; s; s = s->next) {
+		if (strcmp(s->id, id) == 0) {
+			s->refs++;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* Free `s` once it is closed and nobody holds it. */
+static void
+session_maybe_free(struct session *s)
+{
+	if (!s->closed || s->refs > 0)
+		return;
+	if (s->worker)
+		pool_release(s->worker);
+	pthread_cond_destroy(&s->turn);
+	free(s);
+}
+
+void
+session_put(struct session *s)
+{
+	s->refs--;
+	session_maybe_free(s);
+}
+
+void
+session_close(struct session *s)
+{
+	if (s->closed)
+		return;
+	for (struct session **pp = &sessions; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	s->closed = 1;
+	/* A running execution is stopped; its thread frees the session after. */
+	if (s->busy && s->worker)
+		pool_interrupt(s->worker);
+	pthread_cond_broadcast(&s->turn);
+	log_debug("session %.8s closed", s->id);
+	s->refs++;
+	session_put(s);
+}
+
+void
+session_expire(double idle_s)
+{
+	time_t now = time(NULL);
+	struct session *s = sessions, *next;
+
+	if (idle_s <= 0)
+		return;
+	for (; s; s = next) {
+		next = s->next;
+		if (!s->busy && difftime(now, s->last_used) > idle_s) {
+			log_info("session %.8s idle for %.0f s: closed", s->id, idle_s);
+			session_close(s);
+		}
+	}
+}
+
+void
+session_close_all(void)
+{
+	while (sessions)
+		session_close(sessions);
+}
+
+struct json_object *
+session_execute(struct session *s, const char *code, double timeout_s)
+{
+	const char *why;
+	struct json_object *r;
+	struct timespec deadline;
+
+	/* Waiting for the previous execution counts against this call's timeout. */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += (time_t)timeout_s;
+	while (s->busy && !s->closed) {
+		if (pthread_cond_timedwait(&s->turn, pool_mutex(), &deadline) == ETIMEDOUT)
+			return result_failed("TimeoutError",
+					     "an earlier execution of this session was still "
+					     "running when this call's timeout expired");
+	}
+	if (s->closed)
+		return result_failed("SessionClosed", "the session was closed");
+	s->busy = 1;
+	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, &why)) == NULL) {
+		s->busy = 0;
+		pthread_cond_signal(&s->turn);
+		return result_failed("NoKernel", why);
+	}
+	r = pool_execute(s->worker, code, timeout_s);
+	s->last_used = time(NULL);
+	s->busy = 0;
+	pthread_cond_signal(&s->turn);
+	return r;
+}
