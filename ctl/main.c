@@ -1,0 +1,8 @@
+/* main.c - codeexecctl (placeholder). */
+#include "autoconf.h"
+
+int
+main(void)
+{
+	return 0;
+}
