@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <civetweb.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #define HTTP_THREADS "64"
 
 static struct mg_context *ctx;
+static atomic_int draining;
 static const struct config *cfg;
 
 int
@@ -139,15 +141,14 @@ send_http_error(struct mg_connection *conn, int status, const char *message)
 }
 
 /*
- * Read the request body, refusing (with 413) one larger than
- * max_request_bytes before reading it. Returns the body (caller frees) or
+ * Read the request body, refusing (with 413) one larger than `max` bytes
+ * before reading it. Returns the body (caller frees) or
  * NULL after answering.
  */
 static char *
-read_body(struct mg_connection *conn, size_t *len)
+read_body(struct mg_connection *conn, size_t max, size_t *len)
 {
 	const struct mg_request_info *ri = mg_get_request_info(conn);
-	size_t max = (size_t)cfg->max_request_bytes;
 	size_t cap = ri->content_length >= 0 ? (size_t)ri->content_length : 65536;
 	size_t used = 0;
 
@@ -196,14 +197,21 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	const char *denied;
 	double start = now_ms();
 
-	if ((denied = check_origin_and_host(conn)) != NULL) {
+	if (draining)
+		return send_http_error(conn, 503, "the server is shutting down");
+	/* Reload swaps allowed_origins under the lock. */
+	pool_lock();
+	denied = check_origin_and_host(conn);
+	size_t max_body = (size_t)cfg->max_request_bytes;
+	pool_unlock();
+	if (denied != NULL) {
 		log_info("%s /mcp from %s refused: %s", ri->request_method, ri->remote_addr, denied);
 		return send_http_error(conn, 403, denied);
 	}
 	rq.session_id = mg_get_header(conn, "Mcp-Session-Id");
 	rq.protocol_version = mg_get_header(conn, "MCP-Protocol-Version");
 	if (strcmp(ri->request_method, "POST") == 0) {
-		if ((body = read_body(conn, &rq.body_len)) == NULL)
+		if ((body = read_body(conn, max_body, &rq.body_len)) == NULL)
 			return 413;
 		rq.body = body;
 	}
@@ -270,6 +278,12 @@ http_start(const struct config *c, char *err, size_t errlen)
 	mg_set_request_handler(ctx, "/health$", health_handler, NULL);
 	int n = mg_get_server_ports(ctx, 4, ports);
 	return n > 0 ? ports[0].port : c->listen_port;
+}
+
+void
+http_drain(void)
+{
+	draining = 1;
 }
 
 void

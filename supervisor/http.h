@@ -15,6 +15,8 @@ struct config;
  * port, or -1 with a message in err.
  */
 int http_start(const struct config *cfg, char *err, size_t errlen);
+/* From now on answer new MCP requests 503: the daemon is stopping. */
+void http_drain(void);
 /* Stop accepting and wait for the handler threads to finish. */
 void http_stop(void);
 /* Nonzero if `host` (no port, no brackets) names the loopback interface. */

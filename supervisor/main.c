@@ -20,20 +20,24 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "control.h"
 #include "envbuild.h"
 #include "fsutil.h"
 #include "http.h"
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
+#include "reload.h"
 #include "session.h"
 #include "xmalloc.h"
 
 #define MAX_POLL 1024
 /* Sessions unused this long are closed and their kernels ended. */
 #define SESSION_IDLE_S 1800
+/* How long a stopping daemon lets running executions finish. */
+#define SHUTDOWN_GRACE_S 10
 
-static volatile sig_atomic_t got_term, got_chld;
+static volatile sig_atomic_t got_term, got_chld, got_hup, got_usr1;
 static int sig_pipe[2] = {-1, -1};
 
 static void
@@ -49,10 +53,12 @@ on_signal(int sig)
 	int saved = errno;
 	char c = (char)sig;
 
-	if (sig == SIGCHLD)
-		got_chld = 1;
-	else
-		got_term = 1;
+	switch (sig) {
+	case SIGCHLD: got_chld = 1; break;
+	case SIGHUP: got_hup = 1; break;
+	case SIGUSR1: got_usr1 = 1; break;
+	default: got_term = 1;
+	}
 	(void)!write(sig_pipe[1], &c, 1);
 	errno = saved;
 }
@@ -68,6 +74,8 @@ install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -139,39 +147,99 @@ write_pidfile(const struct config *cfg)
 	return path;
 }
 
-/* Poll the workers until a termination signal arrives. */
+/* SIGUSR1: one status line for the daemon, one per worker. */
 static void
-main_loop(void)
+log_status(void)
+{
+	pool_lock();
+	struct json_object *st = control_status();
+	pool_unlock();
+	struct json_object *workers = json_object_object_get(st, "workers");
+	log_info("status: %d sessions, %d idle kernels, %zu workers, up %lld s",
+		 json_object_get_int(json_object_object_get(st, "sessions")),
+		 json_object_get_int(json_object_object_get(st, "idle_kernels")),
+		 json_object_array_length(workers),
+		 (long long)json_object_get_int64(json_object_object_get(st, "uptime_s")));
+	for (size_t i = 0; i < json_object_array_length(workers); i++)
+		log_info("status: worker %s",
+			 json_object_to_json_string_ext(json_object_array_get_idx(workers, i),
+							JSON_C_TO_STRING_PLAIN));
+	json_object_put(st);
+}
+
+/* Act on the flags the signal handlers set, except termination. */
+static void
+handle_signal_flags(struct config *cfg)
+{
+	char drain[64];
+
+	while (read(sig_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	if (got_hup) {
+		got_hup = 0;
+		reload_config(cfg);
+	}
+	if (got_usr1) {
+		got_usr1 = 0;
+		log_status();
+	}
+}
+
+/* One turn of the loop: wait up to a second, then serve what is ready. */
+static void
+loop_once(struct config *cfg, int control_fd)
 {
 	static struct pollfd pfd[MAX_POLL];
-	time_t last_expiry = 0;
+	static time_t last_expiry;
 
-	while (!got_term) {
-		pfd[0] = (struct pollfd){.fd = sig_pipe[0], .events = POLLIN};
-		pfd[1] = (struct pollfd){.fd = pool_wake_fd(), .events = POLLIN};
-		pool_lock();
-		int n = pool_pollfds(pfd + 2, MAX_POLL - 2);
-		pool_unlock();
-		if (poll(pfd, (nfds_t)n + 2, 1000) == -1 && errno != EINTR)
-			fatal("poll");
-		if (pfd[0].revents) {
-			char drain[64];
-			while (read(sig_pipe[0], drain, sizeof(drain)) > 0)
-				;
-		}
-		pool_lock();
-		pool_handle(pfd + 2, n);
-		if (got_chld) {
-			got_chld = 0;
-			pool_reap();
-		}
-		if (time(NULL) != last_expiry) {
-			last_expiry = time(NULL);
-			session_expire(SESSION_IDLE_S);
-		}
-		pool_tick();
-		pool_unlock();
+	pfd[0] = (struct pollfd){.fd = sig_pipe[0], .events = POLLIN};
+	pfd[1] = (struct pollfd){.fd = pool_wake_fd(), .events = POLLIN};
+	pfd[2] = (struct pollfd){.fd = control_fd, .events = POLLIN};
+	pool_lock();
+	int n = pool_pollfds(pfd + 3, MAX_POLL - 3);
+	pool_unlock();
+	if (poll(pfd, (nfds_t)n + 3, 1000) == -1 && errno != EINTR)
+		fatal("poll");
+	if (pfd[0].revents)
+		handle_signal_flags(cfg);
+	if (pfd[2].revents)
+		control_accept(control_fd);
+	pool_lock();
+	pool_handle(pfd + 3, n);
+	if (got_chld) {
+		got_chld = 0;
+		pool_reap();
 	}
+	if (time(NULL) != last_expiry) {
+		last_expiry = time(NULL);
+		session_expire(SESSION_IDLE_S);
+	}
+	pool_tick();
+	pool_unlock();
+}
+
+/* Stop: refuse new requests, let running executions finish (bounded), end all. */
+static void
+shut_down(struct config *cfg, int control_fd)
+{
+	time_t deadline = time(NULL) + SHUTDOWN_GRACE_S;
+
+	log_info("shutting down: refusing new requests, waiting up to %d s for running "
+		 "executions", SHUTDOWN_GRACE_S);
+	http_drain();
+	for (;;) {
+		pool_lock();
+		int busy = session_any_busy();
+		pool_unlock();
+		if (!busy || time(NULL) >= deadline)
+			break;
+		loop_once(cfg, control_fd);
+	}
+	pool_lock();
+	session_close_all();
+	pool_unlock();
+	pool_stop();
+	http_stop();
 }
 
 int
@@ -240,14 +308,11 @@ main(int argc, char *argv[])
 	log_info("listening on %s:%d (MCP at /mcp)", cfg.listen_host, port);
 	pool_start();
 
-	main_loop();
-
-	log_info("shutting down");
-	pool_lock();
-	session_close_all();
-	pool_unlock();
-	pool_stop();
-	http_stop();
+	int control_fd = control_open(&cfg);
+	while (!got_term)
+		loop_once(&cfg, control_fd);
+	shut_down(&cfg, control_fd);
+	control_close(control_fd);
 	unlink(pidfile);
 	free(pidfile);
 	config_free(&cfg);

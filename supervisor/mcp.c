@@ -125,14 +125,13 @@ do_initialize(struct json_object *id, struct json_object *params, struct mcp_res
 	if (s) {
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
 		session_put(s);
+		set_result(rs, id, initialize_result(version));
+	} else {
+		set_error(rs, 503, id, ERR_SERVER, why);
 	}
 	pool_unlock();
-	if (s == NULL) {
-		set_error(rs, 503, id, ERR_SERVER, why);
-		return;
-	}
-	log_info("session %.8s initialized (protocol %s)", rs->session_id, version);
-	set_result(rs, id, initialize_result(version));
+	if (s)
+		log_info("session %.8s initialized (protocol %s)", rs->session_id, version);
 }
 
 /* logging/setLevel: MCP's level names, mapped to syslog priorities. */

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -210,6 +211,31 @@ pool_ready(void)
 	return cfg->pool_warm == 0 || pool_idle_count() > 0;
 }
 
+struct json_object *
+pool_describe(void)
+{
+	static const char *const names[] = {
+		[WORKER_STARTING] = "starting", [WORKER_IDLE] = "idle",
+		[WORKER_ASSIGNED] = "assigned", [WORKER_CLOSING] = "closing",
+		[WORKER_DEAD] = "dead",
+	};
+	struct json_object *list = json_object_new_array();
+
+	for (struct worker *w = workers; w; w = w->next) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(w->pid));
+		json_object_object_add(o, "state", json_object_new_string(names[w->state]));
+		json_object_object_add(o, "kernel_pid", json_object_new_int(w->kernel_pid));
+		if (w->owned && w->session) {
+			char prefix[9];
+			snprintf(prefix, sizeof(prefix), "%s", w->session);
+			json_object_object_add(o, "session", json_object_new_string(prefix));
+		}
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
 /* Workers that are, or will soon be, available to a new session. */
 static int
 pool_spare_count(void)
@@ -295,6 +321,7 @@ void
 pool_release(struct worker *w)
 {
 	w->owned = 0;
+	w->session = NULL;
 	if (w->state == WORKER_DEAD) {
 		worker_free(w);
 		return;

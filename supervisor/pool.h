@@ -48,6 +48,7 @@ struct worker {
 	struct ipc_reader reader;
 	enum worker_state state;
 	int owned;	     /* a session holds this worker */
+	const char *session; /* id of that session, for status reports (borrowed) */
 	int ever_ready;
 	char *workdir;	     /* the kernel's working directory (owned) */
 	char *death;	     /* how it died, once it did (owned) */
@@ -82,6 +83,8 @@ struct json_object *pool_execute(struct worker *w, const char *code, double time
 /* Ask the kernel of `w` to interrupt the execution in flight. Lock held. */
 void pool_interrupt(struct worker *w);
 
+/* [{pid, state, kernel_pid, session}] for every worker. Lock held; caller owns. */
+struct json_object *pool_describe(void);
 /* Numbers for /health. Lock held. */
 int pool_idle_count(void);
 int pool_ready(void);

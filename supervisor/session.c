@@ -27,6 +27,24 @@ session_count(void)
 	return n;
 }
 
+struct json_object *
+session_describe(void)
+{
+	struct json_object *list = json_object_new_array();
+
+	for (struct session *s = sessions; s; s = s->next) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "id", json_object_new_string(s->id));
+		json_object_object_add(o, "created", json_object_new_int64(s->created));
+		json_object_object_add(o, "last_used", json_object_new_int64(s->last_used));
+		json_object_object_add(o, "busy", json_object_new_boolean(s->busy));
+		json_object_object_add(o, "worker_pid",
+				       json_object_new_int(s->worker ? s->worker->pid : 0));
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
 struct session *
 session_create(const char *protocol_version, int max_sessions, const char **why)
 {
@@ -115,6 +133,15 @@ session_expire(double idle_s)
 	}
 }
 
+int
+session_any_busy(void)
+{
+	for (struct session *s = sessions; s; s = s->next)
+		if (s->busy)
+			return 1;
+	return 0;
+}
+
 void
 session_close_all(void)
 {
@@ -146,6 +173,7 @@ session_execute(struct session *s, const char *code, double timeout_s)
 		pthread_cond_signal(&s->turn);
 		return result_failed("NoKernel", why);
 	}
+	s->worker->session = s->id;
 	r = pool_execute(s->worker, code, timeout_s);
 	s->last_used = time(NULL);
 	s->busy = 0;

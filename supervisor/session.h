@@ -41,9 +41,13 @@ void session_put(struct session *s);
 void session_close(struct session *s);
 /* Close every session idle longer than `idle_s` seconds (0: never). */
 void session_expire(double idle_s);
+/* Nonzero while an execution runs in any session. */
+int session_any_busy(void);
 /* Close every session (shutdown). */
 void session_close_all(void);
 int session_count(void);
+/* [{id, created, last_used, busy, worker_pid}] of every session. Caller owns. */
+struct json_object *session_describe(void);
 
 /*
  * Run `code` in the session's kernel, waiting for an earlier execution of

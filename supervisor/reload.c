@@ -1,0 +1,111 @@
+/* reload.c - see reload.h. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "pool.h"
+#include "reload.h"
+
+#define SWAP(a, b)                                                                                 \
+	do {                                                                                       \
+		__typeof__(a) tmp_ = (a);                                                          \
+		(a) = (b);                                                                         \
+		(b) = tmp_;                                                                        \
+	} while (0)
+
+static int
+str_differs(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+static int
+list_differs(const struct strlist *a, const struct strlist *b)
+{
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return 1;
+	return 0;
+}
+
+static int
+map_differs(const struct strmap *a, const struct strmap *b)
+{
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->keys[i], b->keys[i]) != 0 || strcmp(a->values[i], b->values[i]) != 0)
+			return 1;
+	return 0;
+}
+
+/* Warn about every setting that changed but only takes effect on restart. */
+static void
+report_restart_needed(const struct config *run, const struct config *new)
+{
+	struct {
+		const char *key;
+		int changed;
+	} fixed[] = {
+		{"name", str_differs(run->name, new->name)},
+		{"type", run->type != new->type},
+		{"dependency_file", str_differs(run->dependency_file, new->dependency_file)},
+		{"build_dir", str_differs(run->build_dir, new->build_dir)},
+		{"python", str_differs(run->python, new->python)},
+		{"system_site_packages", run->system_site_packages != new->system_site_packages},
+		{"additional_commands",
+		 list_differs(&run->additional_commands, &new->additional_commands)},
+		{"kernel_environment",
+		 map_differs(&run->kernel_environment, &new->kernel_environment)},
+		{"listen", str_differs(run->listen_host, new->listen_host) ||
+				   run->listen_port != new->listen_port},
+		{"allow_external_network_boundary",
+		 run->allow_external_network_boundary != new->allow_external_network_boundary},
+		{"state_dir", str_differs(run->state_dir, new->state_dir)},
+		{"runtime_dir", str_differs(run->runtime_dir, new->runtime_dir)},
+		{"log_facility", str_differs(run->log_facility, new->log_facility)},
+	};
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (fixed[i].changed)
+			log_warnx("reload: %s changed; it takes effect only after a restart",
+				  fixed[i].key);
+}
+
+/* Move the live settings of `new` into `run`; `new` gets the old ones. */
+static void
+apply_live(struct config *run, struct config *new)
+{
+	SWAP(run->description, new->description);
+	SWAP(run->server_description, new->server_description);
+	SWAP(run->default_timeout, new->default_timeout);
+	SWAP(run->max_timeout, new->max_timeout);
+	SWAP(run->allowed_origins, new->allowed_origins);
+	SWAP(run->max_request_bytes, new->max_request_bytes);
+	SWAP(run->pool_warm, new->pool_warm);
+	SWAP(run->pool_max_sessions, new->pool_max_sessions);
+}
+
+int
+reload_config(struct config *running)
+{
+	struct config fresh;
+	char err[1024];
+
+	if (config_load(running->file, &fresh, err, sizeof(err)) == -1) {
+		log_warnx("reload rejected, running configuration kept: %s", err);
+		return -1;
+	}
+	report_restart_needed(running, &fresh);
+	pool_lock();
+	apply_live(running, &fresh);
+	pool_unlock();
+	config_free(&fresh);
+	pool_wake();
+	log_info("configuration %s reloaded", running->file);
+	return 0;
+}
