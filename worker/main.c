@@ -1,8 +1,836 @@
-/* main.c - codeexec-worker entry point (placeholder until the worker lands). */
+/*
+ * main.c - codeexec-worker: entry point, IPC dispatch and the main loop.
+ *
+ * Owns the worker's state: the START parameters, the one kernel and its
+ * life cycle (starting, ready, dead), the one execution in flight, and the
+ * conversation with the supervisor on fd 3 (ipc.h). One zmq_poll loop
+ * watches fd 3, the signal pipe, the kernel's sockets, its output pipe and
+ * its pidfd. Setup order: not dumpable, log to the supervisor, signals,
+ * ZeroMQ, loop; leaving the loop always ends the kernel.
+ */
 #include "autoconf.h"
 
-int
-main(void)
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "clock.h"
+#include "execute.h"
+#include "ipc.h"
+#include "jupyter.h"
+#include "kernel.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define DEFAULT_STARTUP_TIMEOUT_S 60.0
+
+enum kstate {
+	K_NONE,	    /* before START */
+	K_STARTING, /* spawned, handshake running */
+	K_READY,
+	K_DEAD,	    /* died or was killed; the next EXECUTE starts a new one */
+};
+
+/* What to tell the supervisor once a starting kernel is ready. */
+enum after_start {
+	AFTER_INITIAL,	   /* READY {restarted: false}; failure ends the worker */
+	AFTER_RESTART_CMD, /* READY {restarted: true}; failure ends the worker */
+	AFTER_QUIET,	   /* a restart for an execution or after a timeout kill */
+};
+
+struct worker {
+	struct ipc_reader rd;
+	struct kernel_spec spec;
+	struct json_object *allow_mime; /* NULL: keep every MIME type */
+	int runtime_made;
+	void *zctx;
+	struct jupyter_session sess;
+	struct kernel *k;
+	enum kstate kstate;
+	enum after_start after;
+	struct exec *ex;     /* running, or waiting for a starting kernel */
+	int state_lost;	     /* a kernel died: the next result says kernel_restarted */
+	unsigned long dropped; /* kernel messages dropped for a bad signature */
+	int quit;
+	int graceful;	     /* on quit: shutdown_request before the kill */
+	int exit_code;
+};
+
+static volatile sig_atomic_t got_term;
+static int sig_pipe[2] = {-1, -1};
+/* Where log lines go; -1 once the supervisor is gone. */
+static int log_fd = IPC_WORKER_FD;
+
+/* The log sink: each line becomes IPC_LOG; stderr if that cannot work. */
+static void
+log_to_supervisor(int priority, const char *line)
 {
-	return 0;
+	static int busy;
+
+	if (busy || log_fd == -1) {
+		fprintf(stderr, "codeexec-worker[%d]: %s\n", (int)getpid(), line);
+		return;
+	}
+	busy = 1; /* ipc_send failing must not log through us again */
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "priority", json_object_new_int(priority));
+	json_object_object_add(o, "message", json_object_new_string(line));
+	if (ipc_send(log_fd, IPC_LOG, 0, o) == -1)
+		fprintf(stderr, "codeexec-worker[%d]: %s\n", (int)getpid(), line);
+	json_object_put(o);
+	busy = 0;
+}
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	got_term = 1;
+	if (write(sig_pipe[1], &c, 1) == -1) {
+		/* full pipe: the flag is enough */
+	}
+	errno = saved;
+}
+
+/* Catch the signals that end us; ignore SIGPIPE (fd 3 errors come as EPIPE). */
+static void
+setup_signals(void)
+{
+	struct sigaction sa;
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		fatal("pipe");
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Send a frame to the supervisor; `payload` is consumed. */
+static void
+send_msg(struct worker *w, unsigned type, uint32_t id, struct json_object *payload)
+{
+	if (log_fd != -1 && ipc_send(IPC_WORKER_FD, type, id, payload) == -1) {
+		log_fd = -1; /* the supervisor is gone: stop talking to it */
+		log_warn("send %s to the supervisor", ipc_type_name(type));
+		w->quit = 1;
+	}
+	json_object_put(payload);
+}
+
+/* End the worker because the supervisor broke the protocol. */
+static void
+protocol_error(struct worker *w, const char *what)
+{
+	log_warnx("protocol error from the supervisor: %s", what);
+	w->quit = 1;
+	w->graceful = 0;
+	w->exit_code = 1;
+}
+
+/* ---- Executions ---- */
+
+/* 1 if the execution's error is of `type`. */
+static int
+error_is(const struct exec *ex, const char *type)
+{
+	struct json_object *t;
+
+	return ex->error && json_object_object_get_ex(ex->error, "type", &t) &&
+	       strcmp(json_object_get_string(t), type) == 0;
+}
+
+/* Send the RESULT of the current execution and forget it. */
+static void
+finish_exec(struct worker *w)
+{
+	struct exec *ex = w->ex;
+
+	if (ex->timed_out && !error_is(ex, "TimeoutError")) {
+		/* The interrupt's KeyboardInterrupt is our doing: report the timeout. */
+		char *m = xasprintf("Execution exceeded %g seconds", ex->timeout_s);
+		exec_set_error(ex, "TimeoutError", m);
+		free(m);
+	}
+	if (ex->kernel_restarted)
+		w->state_lost = 0;
+	struct json_object *r = exec_result(ex, clock_mono());
+	const char *err;
+	struct buf probe;
+	buf_init(&probe);
+	/* A result too big for one frame still has to answer the call. */
+	if (ipc_frame(&probe, IPC_RESULT, ex->id, r, &err) == -1) {
+		json_object_put(r);
+		r = exec_error_result("OutputTooLarge", "the result exceeds the IPC frame limit");
+	}
+	buf_free(&probe);
+	send_msg(w, IPC_RESULT, ex->id, r);
+	exec_free(&w->ex);
+}
+
+/* Send execute_request for the waiting execution. */
+static void
+send_execute(struct worker *w)
+{
+	char msg_id[JUPYTER_MSG_ID_MAX];
+	struct json_object *c = exec_request_content(w->ex);
+	int rc = jupyter_send(w->k->shell, &w->sess, "execute_request", c, msg_id);
+
+	json_object_put(c);
+	if (rc == -1) {
+		exec_set_error(w->ex, "KernelDied", "cannot send the code to the kernel");
+		finish_exec(w);
+		return;
+	}
+	exec_started(w->ex, msg_id, clock_mono());
+}
+
+/* Answer a call that cannot run with an error of `type`. */
+static void
+reply_error(struct worker *w, uint32_t id, const char *type, const char *message)
+{
+	send_msg(w, IPC_RESULT, id, exec_error_result(type, message));
+}
+
+/* ---- Kernel life cycle ---- */
+
+static void start_kernel(struct worker *w, enum after_start after);
+
+/* A kernel failed to start; `why` is consumed. */
+static void
+start_failed(struct worker *w, char *why)
+{
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	if (w->after != AFTER_QUIET) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "message", json_object_new_string(why));
+		log_warnx("%s", why);
+		send_msg(w, IPC_START_FAILED, 0, o);
+		w->quit = 1;
+		w->exit_code = 1;
+	} else {
+		log_warnx("kernel restart failed: %s", why);
+		if (w->ex) {
+			char *m = xasprintf("the kernel could not be restarted: %s", why);
+			exec_set_error(w->ex, "KernelDied", m);
+			free(m);
+			finish_exec(w);
+		}
+	}
+	free(why);
+}
+
+static void
+start_kernel(struct worker *w, enum after_start after)
+{
+	char *why = NULL;
+
+	w->after = after;
+	w->k = kernel_start(&w->spec, w->zctx, &w->sess, &why);
+	if (w->k == NULL) {
+		start_failed(w, why);
+		return;
+	}
+	w->kstate = K_STARTING;
+}
+
+/* The handshake finished: announce the kernel and run what waited. */
+static void
+kernel_now_ready(struct worker *w)
+{
+	w->kstate = K_READY;
+	log_info("kernel %d ready (%s)", (int)w->k->pid, w->k->language);
+	if (w->after != AFTER_QUIET) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "kernel_pid", json_object_new_int(w->k->pid));
+		json_object_object_add(o, "language", json_object_new_string(w->k->language));
+		json_object_object_add(o, "restarted",
+				       json_object_new_boolean(w->after == AFTER_RESTART_CMD));
+		send_msg(w, IPC_READY, 0, o);
+	}
+	if (w->ex)
+		send_execute(w);
+}
+
+/* KERNEL_DIED payload for the reaped kernel. */
+static struct json_object *
+died_payload(const struct kernel *k, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "pid", json_object_new_int(k->pid));
+	if (WIFSIGNALED(k->wstatus))
+		json_object_object_add(o, "signal", json_object_new_int(WTERMSIG(k->wstatus)));
+	else
+		json_object_object_add(o, "exit_code",
+				       json_object_new_int(WEXITSTATUS(k->wstatus)));
+	json_object_object_add(o, "message", json_object_new_string(text));
+	return o;
+}
+
+static void drain_iopub(struct worker *w);
+
+/* The kernel process has exited (and was reaped). */
+static void
+kernel_died(struct worker *w)
+{
+	struct kernel *k = w->k;
+	char *text = kernel_exit_text(k);
+
+	kernel_read_output(k);
+	if (w->kstate == K_STARTING) {
+		char *why = xasprintf("%s during start-up; its last output:\n%s", text,
+				      kernel_output_tail(k));
+		free(text);
+		start_failed(w, why);
+		return;
+	}
+	log_warnx("kernel %d: %s", (int)k->pid, text);
+	drain_iopub(w); /* output it sent before dying belongs to the result */
+	if (w->ex) {
+		exec_set_error(w->ex, "KernelDied", text);
+		finish_exec(w);
+	} else {
+		send_msg(w, IPC_KERNEL_DIED, 0, died_payload(k, text));
+	}
+	free(text);
+	w->state_lost = 1;
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+}
+
+/* A timed-out execution ignored the interrupt: kill, answer, restart. */
+static void
+kill_after_timeout(struct worker *w)
+{
+	char *m = xasprintf("Execution exceeded %g seconds and the kernel did not stop when "
+			    "interrupted, so it was killed and restarted: its state (variables, "
+			    "imports) is lost",
+			    w->ex->timeout_s);
+
+	log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
+	drain_iopub(w);
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	exec_set_error(w->ex, "TimeoutError", m);
+	free(m);
+	finish_exec(w);
+	start_kernel(w, AFTER_QUIET);
+}
+
+/* ---- Kernel messages ---- */
+
+/* One message received on iopub. */
+static void
+on_iopub(struct worker *w, const struct jupyter_msg *m)
+{
+	if (w->kstate == K_STARTING) {
+		kernel_handshake_msg(w->k, "iopub", m);
+		return;
+	}
+	if (w->ex == NULL)
+		return;
+	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_get(json_object_object_get(
+							  m->content, "name")));
+		json_object_object_add(o, "text", json_object_get(json_object_object_get(
+							  m->content, "text")));
+		send_msg(w, IPC_OUTPUT, w->ex->id, o);
+	}
+}
+
+/* One message received on shell. */
+static void
+on_shell(struct worker *w, const struct jupyter_msg *m)
+{
+	if (w->kstate == K_STARTING)
+		kernel_handshake_msg(w->k, "shell", m);
+	else if (w->ex)
+		exec_on_shell(w->ex, m);
+}
+
+/* Log a dropped kernel message. */
+static void
+dropped(struct worker *w, const char *channel, enum jupyter_status st, const char *err)
+{
+	if (st == JUPYTER_EBADSIG)
+		w->dropped++;
+	log_warnx("dropped a message on %s: %s (%lu badly signed so far)", channel, err,
+		  w->dropped);
+}
+
+/*
+ * Receive every waiting message on `sock` and hand it to `fn`. Stops when
+ * the kernel changes (restart) or the worker quits.
+ */
+static void
+drain(struct worker *w, void *sock, const char *channel,
+      void (*fn)(struct worker *, const struct jupyter_msg *))
+{
+	struct kernel *k = w->k;
+	struct jupyter_msg m;
+	const char *err;
+
+	while (w->k == k && !w->quit) {
+		enum jupyter_status st = jupyter_recv(sock, k->signer, &m, &err);
+		if (st == JUPYTER_EIO) {
+			if (errno != EAGAIN)
+				log_warnx("receive on %s: %s", channel, err);
+			return;
+		}
+		if (st != JUPYTER_OK) {
+			dropped(w, channel, st, err);
+			continue;
+		}
+		if (fn)
+			fn(w, &m);
+		jupyter_msg_clear(&m);
+		if (w->kstate == K_STARTING && kernel_ready(k))
+			kernel_now_ready(w);
+		else if (w->ex && exec_done(w->ex))
+			finish_exec(w);
+	}
+}
+
+static void
+drain_iopub(struct worker *w)
+{
+	drain(w, w->k->iopub, "iopub", on_iopub);
+}
+
+/* ---- Supervisor messages ---- */
+
+/* Array of strings `key` of o as a NULL-terminated vector; NULL if not one. */
+static char **
+str_vector(struct json_object *o, const char *key)
+{
+	struct json_object *a;
+
+	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array))
+		return NULL;
+	size_t n = json_object_array_length(a);
+	char **v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(s, json_type_string)) {
+			for (size_t j = 0; j < i; j++)
+				free(v[j]);
+			free(v);
+			return NULL;
+		}
+		v[i] = xstrdup(json_object_get_string(s));
+	}
+	return v;
+}
+
+/* The env object as "NAME=value" strings; NULL if malformed. */
+static char **
+env_vector(struct json_object *o)
+{
+	struct json_object *env;
+	size_t i = 0;
+
+	if (!json_object_object_get_ex(o, "env", &env) || !json_object_is_type(env, json_type_object))
+		return NULL;
+	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
+	json_object_object_foreach(env, name, val)
+	{
+		if (!json_object_is_type(val, json_type_string) || *name == '\0' ||
+		    strchr(name, '=')) {
+			while (i > 0)
+				free(v[--i]);
+			free(v);
+			return NULL;
+		}
+		v[i++] = xasprintf("%s=%s", name, json_object_get_string(val));
+	}
+	return v;
+}
+
+/* String member `key`, or NULL. */
+static const char *
+get_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* Number member `key` into *out; 0 if absent, -1 if not a number. */
+static int
+get_num(struct json_object *o, const char *key, double *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return -1;
+	*out = json_object_get_double(v);
+	return isfinite(*out) && *out >= 0 ? 0 : -1;
+}
+
+/* Fill w->spec from a START payload; NULL, or why it is malformed. */
+static const char *
+parse_start(struct worker *w, struct json_object *p)
+{
+	struct kernel_spec *s = &w->spec;
+	const char *cwd = get_str(p, "cwd"), *rt = get_str(p, "runtime_dir");
+	const char *mode = get_str(p, "interrupt_mode");
+	struct json_object *allow;
+
+	if (p == NULL)
+		return "START without payload";
+	if ((s->argv = str_vector(p, "argv")) == NULL || s->argv[0] == NULL)
+		return "argv must be a non-empty array of strings";
+	if ((s->envp = env_vector(p)) == NULL)
+		return "env must be an object of strings";
+	if (cwd == NULL || rt == NULL || *rt != '/')
+		return "cwd and an absolute runtime_dir are required";
+	s->cwd = xstrdup(cwd);
+	s->runtime_dir = xstrdup(rt);
+	if (mode && strcmp(mode, "signal") != 0 && strcmp(mode, "message") != 0)
+		return "interrupt_mode must be \"signal\" or \"message\"";
+	s->interrupt_by_message = mode && strcmp(mode, "message") == 0;
+	s->startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S;
+	if (get_num(p, "startup_timeout_s", &s->startup_timeout_s) == -1)
+		return "startup_timeout_s must be a non-negative number";
+	if (json_object_object_get_ex(p, "allow_mime", &allow)) {
+		if (!json_object_is_type(allow, json_type_array))
+			return "allow_mime must be an array";
+		w->allow_mime = json_object_get(allow);
+	}
+	return NULL;
+}
+
+static void
+on_start(struct worker *w, struct ipc_msg *m)
+{
+	const char *bad;
+
+	if (w->kstate != K_NONE) {
+		protocol_error(w, "second START");
+		return;
+	}
+	if ((bad = parse_start(w, m->payload)) != NULL) {
+		w->after = AFTER_INITIAL;
+		start_failed(w, xasprintf("bad START payload: %s", bad));
+		return;
+	}
+	if (kernel_runtime_create(w->spec.runtime_dir) == -1) {
+		w->after = AFTER_INITIAL;
+		start_failed(w, xasprintf("cannot create runtime_dir %s: %s",
+					  w->spec.runtime_dir, strerror(errno)));
+		return;
+	}
+	w->runtime_made = 1;
+	start_kernel(w, AFTER_INITIAL);
+}
+
+static void
+on_execute(struct worker *w, struct ipc_msg *m)
+{
+	const char *code = m->payload ? get_str(m->payload, "code") : NULL;
+	double timeout = 0;
+
+	if (code == NULL || get_num(m->payload, "timeout_s", &timeout) == -1) {
+		protocol_error(w, "EXECUTE needs code (string) and timeout_s (number)");
+		return;
+	}
+	if (w->ex) {
+		reply_error(w, m->hdr.id, "Busy",
+			    "another execution is running in this session; wait for it or "
+			    "interrupt it");
+		return;
+	}
+	w->ex = exec_new(m->hdr.id, code, timeout);
+	if (w->kstate == K_READY) {
+		send_execute(w);
+	} else if (w->kstate == K_DEAD) {
+		w->ex->kernel_restarted = w->state_lost;
+		start_kernel(w, AFTER_QUIET);
+	} /* K_STARTING: runs once the kernel is ready */
+}
+
+static void
+on_interrupt(struct worker *w, struct ipc_msg *m)
+{
+	if (w->ex == NULL || w->ex->id != m->hdr.id || w->ex->msg_id[0] == '\0' ||
+	    w->kstate != K_READY) {
+		log_debug("INTERRUPT for request %u: not running", m->hdr.id);
+		return;
+	}
+	kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+}
+
+static void
+on_restart(struct worker *w)
+{
+	if (w->k)
+		drain_iopub(w);
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	if (w->ex) {
+		exec_set_error(w->ex, "KernelDied", "kernel died: restarted on request");
+		finish_exec(w);
+	}
+	w->state_lost = 0; /* the supervisor asked for it: nothing to report */
+	start_kernel(w, AFTER_RESTART_CMD);
+}
+
+/* Act on one frame from the supervisor. */
+static void
+dispatch(struct worker *w, struct ipc_msg *m)
+{
+	unsigned type = m->hdr.type;
+
+	log_debug("received %s id %u", ipc_type_name(type), m->hdr.id);
+	if (type == IPC_SHUTDOWN) {
+		w->quit = 1;
+	} else if (type == IPC_START) {
+		on_start(w, m);
+	} else if (w->kstate == K_NONE) {
+		protocol_error(w, "a request before START");
+	} else if (type == IPC_EXECUTE) {
+		on_execute(w, m);
+	} else if (type == IPC_INTERRUPT) {
+		on_interrupt(w, m);
+	} else if (type == IPC_RESTART_KERNEL) {
+		on_restart(w);
+	} else {
+		protocol_error(w, "a worker-to-supervisor message type");
+	}
+}
+
+/* fd 3 is readable: read and act on every complete frame. */
+static void
+read_supervisor(struct worker *w)
+{
+	struct ipc_msg m;
+	const char *err;
+	ssize_t n = ipc_reader_fill(&w->rd);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN)) {
+		if (n < 0)
+			log_warn("read from the supervisor");
+		log_fd = -1;
+		log_debug("the supervisor closed the connection");
+		w->quit = 1;
+		return;
+	}
+	while (!w->quit) {
+		int r = ipc_reader_next(&w->rd, &m, &err);
+		if (r == 0)
+			return;
+		if (r == -1) {
+			protocol_error(w, err);
+			return;
+		}
+		dispatch(w, &m);
+		ipc_msg_clear(&m);
+	}
+}
+
+/* ---- The loop ---- */
+
+/* Act on deadlines; the milliseconds until the next one, -1 if none. */
+static long
+run_timers(struct worker *w)
+{
+	double now = clock_mono(), next = -1;
+
+	if (w->kstate == K_STARTING) {
+		next = kernel_handshake_tick(w->k, &w->sess, now);
+		if (next < 0) {
+			start_failed(w, xasprintf("the kernel did not answer within %g seconds; "
+						  "its last output:\n%s",
+						  w->spec.startup_timeout_s,
+						  kernel_output_tail(w->k)));
+			return 0;
+		}
+	}
+	struct exec *ex = w->ex;
+	if (ex && w->kstate == K_READY && ex->msg_id[0]) {
+		if (ex->deadline > 0 && now >= ex->deadline) {
+			log_info("request %u exceeded %g s; interrupting", ex->id, ex->timeout_s);
+			ex->deadline = 0;
+			ex->timed_out = 1;
+			ex->grace_deadline = now + EXEC_GRACE_S;
+			kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+		}
+		if (ex->grace_deadline > 0 && now >= ex->grace_deadline) {
+			kill_after_timeout(w);
+			return 0;
+		}
+		double d = ex->deadline > 0 ? ex->deadline : ex->grace_deadline;
+		if (d > 0 && (next < 0 || d - now < next))
+			next = d - now;
+	}
+	return next < 0 ? -1 : (long)ceil(next * 1000);
+}
+
+enum { SLOT_IPC, SLOT_SIG, SLOT_SHELL, SLOT_CONTROL, SLOT_IOPUB, SLOT_OUT, SLOT_PID, SLOT_MAX };
+
+/* Fill the poll set; kernel items only while there is a kernel. */
+static int
+poll_items(struct worker *w, zmq_pollitem_t *it, int *slot)
+{
+	int n = 0;
+
+	for (int i = 0; i < SLOT_MAX; i++)
+		slot[i] = -1;
+	slot[SLOT_IPC] = n;
+	it[n++] = (zmq_pollitem_t){NULL, IPC_WORKER_FD, ZMQ_POLLIN, 0};
+	slot[SLOT_SIG] = n;
+	it[n++] = (zmq_pollitem_t){NULL, sig_pipe[0], ZMQ_POLLIN, 0};
+	if (w->k == NULL)
+		return n;
+	slot[SLOT_SHELL] = n;
+	it[n++] = (zmq_pollitem_t){w->k->shell, 0, ZMQ_POLLIN, 0};
+	slot[SLOT_CONTROL] = n;
+	it[n++] = (zmq_pollitem_t){w->k->control, 0, ZMQ_POLLIN, 0};
+	slot[SLOT_IOPUB] = n;
+	it[n++] = (zmq_pollitem_t){w->k->iopub, 0, ZMQ_POLLIN, 0};
+	if (w->k->out_fd != -1) {
+		slot[SLOT_OUT] = n;
+		it[n++] = (zmq_pollitem_t){NULL, w->k->out_fd, ZMQ_POLLIN, 0};
+	}
+	slot[SLOT_PID] = n;
+	it[n++] = (zmq_pollitem_t){NULL, w->k->pidfd, ZMQ_POLLIN, 0};
+	return n;
+}
+
+/* Did item `which` of this round fire (and is its kernel still ours)? */
+static int
+fired(zmq_pollitem_t *it, int *slot, int which)
+{
+	return slot[which] != -1 && (it[slot[which]].revents & (ZMQ_POLLIN | ZMQ_POLLERR));
+}
+
+/* Handle the kernel's events of one round, output before death. */
+static void
+kernel_events(struct worker *w, zmq_pollitem_t *it, int *slot)
+{
+	struct kernel *k = w->k;
+
+	if (fired(it, slot, SLOT_OUT))
+		kernel_read_output(k);
+	if (fired(it, slot, SLOT_IOPUB))
+		drain(w, k->iopub, "iopub", on_iopub);
+	if (w->k == k && fired(it, slot, SLOT_SHELL))
+		drain(w, k->shell, "shell", on_shell);
+	if (w->k == k && fired(it, slot, SLOT_CONTROL))
+		drain(w, k->control, "control", NULL);
+	if (w->k == k && !w->quit && fired(it, slot, SLOT_PID) && kernel_reap(k))
+		kernel_died(w);
+}
+
+static void
+loop(struct worker *w)
+{
+	zmq_pollitem_t it[SLOT_MAX];
+	int slot[SLOT_MAX];
+
+	while (!w->quit) {
+		long timeout = run_timers(w);
+		if (w->quit)
+			break;
+		int n = poll_items(w, it, slot);
+		if (zmq_poll(it, n, timeout) == -1) {
+			if (zmq_errno() == EINTR)
+				continue;
+			fatalx("zmq_poll: %s", zmq_strerror(zmq_errno()));
+		}
+		if (got_term) {
+			log_info("terminating on a signal");
+			w->quit = 1;
+			break;
+		}
+		if (w->k)
+			kernel_events(w, it, slot);
+		if (!w->quit && fired(it, slot, SLOT_IPC))
+			read_supervisor(w);
+	}
+}
+
+/* End the kernel, remove the runtime directory, release everything. */
+static void
+cleanup(struct worker *w)
+{
+	kernel_destroy(&w->k, &w->sess, w->graceful);
+	if (w->runtime_made)
+		kernel_runtime_remove(w->spec.runtime_dir);
+	exec_free(&w->ex);
+	for (char **p = w->spec.argv; p && *p; p++)
+		free(*p);
+	for (char **p = w->spec.envp; p && *p; p++)
+		free(*p);
+	free(w->spec.argv);
+	free(w->spec.envp);
+	free(w->spec.cwd);
+	free(w->spec.runtime_dir);
+	json_object_put(w->allow_mime);
+	ipc_reader_free(&w->rd);
+	if (w->zctx)
+		zmq_ctx_term(w->zctx);
+}
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: codeexec-worker [-v]\n"
+			"Started by codeexecd with its IPC socket as fd 3.\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct worker w;
+	int ch;
+
+	log_init("codeexec-worker", 1, LOG_DAEMON);
+	while ((ch = getopt(argc, argv, "v")) != -1) {
+		if (ch != 'v')
+			usage();
+		log_set_level(LOG_DEBUG);
+	}
+	if (optind != argc)
+		usage();
+	/* Keys and code live in our memory: no core dumps, no ptrace by peers. */
+	if (prctl(PR_SET_DUMPABLE, 0) == -1)
+		fatal("prctl PR_SET_DUMPABLE");
+	if (fcntl(IPC_WORKER_FD, F_SETFD, FD_CLOEXEC) == -1)
+		fatal("fd %d is not the supervisor's socket", IPC_WORKER_FD);
+	log_set_sink(log_to_supervisor);
+	setup_signals();
+
+	memset(&w, 0, sizeof(w));
+	w.graceful = 1;
+	ipc_reader_init(&w.rd, IPC_WORKER_FD);
+	if ((w.zctx = zmq_ctx_new()) == NULL)
+		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+	loop(&w);
+	cleanup(&w);
+	log_debug("exiting with status %d", w.exit_code);
+	return w.exit_code;
 }

@@ -1,0 +1,80 @@
+/*
+ * execute.h - one execution: from EXECUTE to its RESULT.
+ *
+ * Owns what an execution collects from iopub and shell (stdout, stderr,
+ * rich outputs filtered by MIME type, the error with an ANSI-free
+ * traceback, clear_output), its deadlines, and the RESULT payload of
+ * ipc.h. It sends nothing itself: main.c moves messages in and out.
+ */
+#ifndef WORKER_EXECUTE_H
+#define WORKER_EXECUTE_H
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "jupyter.h"
+
+/* Grace period between an interrupt for a timeout and the kill. */
+#define EXEC_GRACE_S 5.0
+
+struct exec {
+	uint32_t id;		/* the supervisor's request id */
+	char *code;
+	double timeout_s;	/* 0: none */
+	int kernel_restarted;	/* runs in a fresh kernel after a death */
+	char msg_id[JUPYTER_MSG_ID_MAX]; /* of execute_request; "" until sent */
+	double t_start;		/* when execute_request was sent (monotonic) */
+	double deadline;	/* timeout; 0 if none or already passed */
+	double grace_deadline;	/* kill if still busy then; 0 if not timing out */
+	int timed_out;
+	int got_reply, got_idle;
+	char *reply_status;	/* "ok", "error", "aborted" */
+	struct json_object *reply_content;
+
+	struct buf out, err;
+	struct json_object *rich;  /* array of {mime_type, data} */
+	struct json_object *error; /* {type, message, traceback} or NULL */
+	size_t rich_bytes;
+	int clear_pending;	   /* clear_output(wait=True) seen */
+	int truncated;
+};
+
+/* What exec_on_iopub() made of a message. */
+enum exec_event {
+	EXEC_IGNORED,	/* not ours, or nothing to collect */
+	EXEC_COLLECTED,
+	EXEC_STREAM,	/* a stream chunk: forward content name/text as OUTPUT */
+};
+
+/* A new execution of `code` (copied). Caller owns it: exec_free(). */
+struct exec *exec_new(uint32_t id, const char *code, double timeout_s);
+void exec_free(struct exec **exp);
+/* The content of its execute_request; caller owns it (json_object_put). */
+struct json_object *exec_request_content(const struct exec *ex);
+/* Record that execute_request `msg_id` was sent now. */
+void exec_started(struct exec *ex, const char *msg_id, double now);
+
+/* Collect an iopub message; `allow_mime` (array of strings) is borrowed. */
+enum exec_event exec_on_iopub(struct exec *ex, const struct jupyter_msg *m,
+			      struct json_object *allow_mime);
+/* Collect a shell message; 1 if it was our execute_reply. */
+int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
+/* 1 once both execute_reply and status idle have arrived. */
+int exec_done(const struct exec *ex);
+
+/* Replace the error (type and message copied; the traceback is kept). */
+void exec_set_error(struct exec *ex, const char *type, const char *message);
+/*
+ * The RESULT payload (ipc.h) as of `now`. Caller owns it. The collected
+ * outputs move into it: call once.
+ */
+struct json_object *exec_result(struct exec *ex, double now);
+/*
+ * A RESULT payload with no output, only an error of `type` and `message`.
+ * Caller owns it.
+ */
+struct json_object *exec_error_result(const char *type, const char *message);
+
+#endif

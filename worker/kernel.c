@@ -1,0 +1,641 @@
+/* kernel.c - see kernel.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "clock.h"
+#include "kernel.h"
+#include "log.h"
+#include "rand.h"
+#include "xmalloc.h"
+
+#define PLACEHOLDER "{connection_file}"
+#define KEY_BYTES 32
+#define MAX_MSG_SIZE ((int64_t)64 * 1024 * 1024)
+#define TAIL_MAX 2048
+#define LINE_MAX_LOG 4000
+/* How often kernel_info is resent while iopub is not yet subscribed. */
+#define INFO_RESEND_S 0.1
+#define SHUTDOWN_WAIT_MS 1000
+
+/* Channel -> port, as written in the connection file. */
+enum { PORT_SHELL = 1, PORT_IOPUB = 2, PORT_STDIN = 3, PORT_CONTROL = 4, PORT_HB = 5 };
+
+/* The signals main.c catches or ignores: the kernel gets them back at default. */
+static const int reset_signals[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
+
+int
+kernel_runtime_create(const char *dir)
+{
+	if (mkdir(dir, 0700) == -1) {
+		log_warn("mkdir %s", dir);
+		return -1;
+	}
+	/* mkdir honours the umask; be sure of 0700 whatever it was. */
+	if (chmod(dir, 0700) == -1) {
+		log_warn("chmod %s", dir);
+		return -1;
+	}
+	return 0;
+}
+
+void
+kernel_runtime_remove(const char *dir)
+{
+	if (rmdir(dir) == -1 && errno != ENOENT)
+		log_warn("rmdir %s", dir);
+}
+
+/* Write the connection file for k with key `key`. 0, or -1 logged. */
+static int
+write_connection_file(const struct kernel *k, const char *key)
+{
+	struct json_object *o = json_object_new_object();
+	size_t len;
+	int fd, rc = -1;
+
+	json_object_object_add(o, "shell_port", json_object_new_int(PORT_SHELL));
+	json_object_object_add(o, "iopub_port", json_object_new_int(PORT_IOPUB));
+	json_object_object_add(o, "stdin_port", json_object_new_int(PORT_STDIN));
+	json_object_object_add(o, "control_port", json_object_new_int(PORT_CONTROL));
+	json_object_object_add(o, "hb_port", json_object_new_int(PORT_HB));
+	json_object_object_add(o, "ip", json_object_new_string(k->ip));
+	json_object_object_add(o, "key", json_object_new_string(key));
+	json_object_object_add(o, "transport", json_object_new_string("ipc"));
+	json_object_object_add(o, "signature_scheme", json_object_new_string("hmac-sha256"));
+	json_object_object_add(o, "kernel_name", json_object_new_string(""));
+	const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY, &len);
+
+	if (unlink(k->conn_path) == -1 && errno != ENOENT)
+		log_warn("unlink %s", k->conn_path);
+	fd = open(k->conn_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		log_warn("open %s", k->conn_path);
+		goto out;
+	}
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_warn("write %s", k->conn_path);
+			close(fd);
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) == -1) {
+		log_warn("close %s", k->conn_path);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_object_put(o);
+	return rc;
+}
+
+/* Value of NAME in a NULL-terminated envp, or NULL. */
+static const char *
+env_get(char **envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/*
+ * The program to execve: argv0 itself if it holds a slash, else its first
+ * match on the kernel's own PATH (not ours). Caller owns the result.
+ */
+static char *
+resolve_program(const char *argv0, char **envp)
+{
+	const char *path = env_get(envp, "PATH");
+
+	if (strchr(argv0, '/') || *argv0 == '\0')
+		return xstrdup(argv0);
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char *cand = xasprintf("%.*s/%s", (int)n, n ? path : ".", argv0);
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		path += n + (path[n] == ':');
+	}
+	return xstrdup(argv0); /* execve reports ENOENT */
+}
+
+/* argv with the placeholder replaced by conn_path. Caller frees each and the array. */
+static char **
+build_argv(char **argv, const char *conn_path)
+{
+	size_t n = 0;
+
+	while (argv[n])
+		n++;
+	char **out = xreallocarray(NULL, n + 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		struct buf b;
+		const char *s = argv[i], *p;
+		buf_init(&b);
+		while ((p = strstr(s, PLACEHOLDER)) != NULL) {
+			buf_add(&b, s, (size_t)(p - s));
+			buf_adds(&b, conn_path);
+			s = p + strlen(PLACEHOLDER);
+		}
+		buf_adds(&b, s);
+		out[i] = buf_release(&b);
+	}
+	out[n] = NULL;
+	return out;
+}
+
+static void
+free_argv(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+/* In the child: report errno on the exec-error pipe and exit. */
+static void __attribute__((noreturn))
+child_fail(int errfd, int err)
+{
+	ssize_t n = write(errfd, &err, sizeof(err));
+	(void)n;
+	_exit(127);
+}
+
+/*
+ * In the child, after fork: only async-signal-safe calls, because libzmq's
+ * threads exist in the parent. Never returns.
+ */
+static void __attribute__((noreturn))
+child_exec(const struct kernel_spec *spec, const char *prog, char **argv, int devnull, int out_w,
+	   int errfd, pid_t parent)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	if (setsid() == -1)
+		child_fail(errfd, errno);
+	/* If the worker dies without cleaning up, the kernel must not outlive it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+		child_fail(errfd, ESRCH);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (size_t i = 0; i < sizeof(reset_signals) / sizeof(reset_signals[0]); i++)
+		sigaction(reset_signals[i], &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(devnull, 0) == -1 || dup2(out_w, 1) == -1 || dup2(out_w, 2) == -1)
+		child_fail(errfd, errno);
+	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit. */
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	if (chdir(spec->cwd) == -1)
+		child_fail(errfd, errno);
+	execve(prog, argv, spec->envp);
+	child_fail(errfd, errno);
+}
+
+/*
+ * Fork and exec the kernel with stdout+stderr into out_w. Returns its pid,
+ * or -1 with *why set (caller frees).
+ */
+static pid_t
+spawn(const struct kernel_spec *spec, char **argv, int out_w, char **why)
+{
+	int ep[2], devnull, err = 0;
+	sigset_t all, old;
+	pid_t pid, parent = getpid();
+	char *prog = resolve_program(argv[0], spec->envp);
+
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull == -1 || pipe2(ep, O_CLOEXEC) == -1) {
+		*why = xasprintf("cannot spawn the kernel: %s", strerror(errno));
+		if (devnull != -1)
+			close(devnull);
+		free(prog);
+		return -1;
+	}
+	/* No handler of ours may run in the child between fork and exec. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		child_exec(spec, prog, argv, devnull, out_w, ep[1], parent);
+	int fork_errno = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(ep[1]);
+	close(devnull);
+	if (pid == -1) {
+		*why = xasprintf("cannot fork the kernel: %s", strerror(fork_errno));
+	} else {
+		ssize_t n;
+		do
+			n = read(ep[0], &err, sizeof(err));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(err)) {
+			*why = xasprintf("cannot execute %s (cwd %s): %s", prog, spec->cwd,
+					 strerror(err));
+			while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+				;
+			pid = -1;
+		}
+	}
+	close(ep[0]);
+	free(prog);
+	return pid;
+}
+
+/* A socket of `type` connected to <ip>-<port>, with our limits. NULL on error. */
+static void *
+open_socket(struct kernel *k, void *zctx, int type, int port)
+{
+	int linger = 0;
+	int64_t maxmsg = MAX_MSG_SIZE;
+	char *ep = xasprintf("ipc://%s-%d", k->ip, port);
+	void *s = zmq_socket(zctx, type);
+
+	if (s == NULL || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger)) == -1 ||
+	    zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) == -1 ||
+	    (type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0) == -1) ||
+	    zmq_connect(s, ep) == -1) {
+		log_warnx("zmq socket %s: %s", ep, zmq_strerror(zmq_errno()));
+		if (s)
+			zmq_close(s);
+		s = NULL;
+	}
+	free(ep);
+	return s;
+}
+
+/* Make the kernel struct and its paths; NULL with *why if they cannot fit. */
+static struct kernel *
+kernel_alloc(const struct kernel_spec *spec, char **why)
+{
+	struct sockaddr_un sun;
+	struct kernel *k;
+
+	/* An ipc endpoint is a Unix socket path: "<ip>-N" must fit in sun_path. */
+	if (strlen(spec->runtime_dir) + strlen("/k-5") >= sizeof(sun.sun_path)) {
+		*why = xasprintf("runtime_dir %s is too long for Unix socket paths",
+				 spec->runtime_dir);
+		return NULL;
+	}
+	k = xcalloc(1, sizeof(*k));
+	k->pid = -1;
+	k->pidfd = -1;
+	k->out_fd = -1;
+	k->conn_path = xasprintf("%s/kernel.json", spec->runtime_dir);
+	k->ip = xasprintf("%s/k", spec->runtime_dir);
+	buf_init(&k->out_line);
+	buf_init(&k->out_tail);
+	return k;
+}
+
+/* Spawn the process of k with its output pipe and pidfd; 0 or -1 with *why. */
+static int
+kernel_launch(struct kernel *k, const struct kernel_spec *spec, char **why)
+{
+	int op[2];
+	char **argv = build_argv(spec->argv, k->conn_path);
+
+	if (pipe2(op, O_CLOEXEC) == -1) {
+		*why = xasprintf("cannot spawn the kernel: pipe: %s", strerror(errno));
+		free_argv(argv);
+		return -1;
+	}
+	k->pid = spawn(spec, argv, op[1], why);
+	free_argv(argv);
+	close(op[1]);
+	k->out_fd = op[0];
+	if (k->pid == -1)
+		return -1;
+	if (fcntl(k->out_fd, F_SETFL, O_NONBLOCK) == -1)
+		log_warn("fcntl kernel output pipe");
+	/* pidfds are always close-on-exec. */
+	k->pidfd = (int)syscall(SYS_pidfd_open, k->pid, 0);
+	if (k->pidfd == -1) {
+		*why = xasprintf("pidfd_open %d: %s", (int)k->pid, strerror(errno));
+		return -1;
+	}
+	log_debug("kernel %d started: %s", (int)k->pid, spec->argv[0]);
+	return 0;
+}
+
+struct kernel *
+kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session *sess,
+	     char **why)
+{
+	char key[2 * KEY_BYTES + 1];
+	struct kernel *k = kernel_alloc(spec, why);
+
+	if (k == NULL)
+		return NULL;
+	rand_hex(key, KEY_BYTES);
+	k->signer = jupyter_signer_new(key, strlen(key));
+	if (k->signer == NULL) {
+		*why = xstrdup("cannot set up HMAC-SHA256 signing");
+		goto fail;
+	}
+	if (write_connection_file(k, key) == -1) {
+		*why = xasprintf("cannot write the connection file %s", k->conn_path);
+		goto fail;
+	}
+	if (kernel_launch(k, spec, why) == -1)
+		goto fail;
+	/* ipc connect works before the kernel binds: zmq retries until it does. */
+	k->shell = open_socket(k, zctx, ZMQ_DEALER, PORT_SHELL);
+	k->control = open_socket(k, zctx, ZMQ_DEALER, PORT_CONTROL);
+	k->iopub = open_socket(k, zctx, ZMQ_SUB, PORT_IOPUB);
+	if (!k->shell || !k->control || !k->iopub) {
+		*why = xstrdup("cannot create the ZeroMQ sockets");
+		goto fail;
+	}
+	jupyter_session_init(sess, k->signer);
+	k->start_deadline = clock_mono() + spec->startup_timeout_s;
+	k->next_info = clock_mono() + INFO_RESEND_S;
+	if (jupyter_send(k->shell, sess, "kernel_info_request", NULL, NULL) == -1) {
+		*why = xstrdup("cannot send kernel_info_request");
+		goto fail;
+	}
+	return k;
+fail:
+	kernel_destroy(&k, sess, 0);
+	return NULL;
+}
+
+/* Wait up to ms milliseconds for the kernel to exit; 1 if it did. */
+static int
+wait_exit(struct kernel *k, int ms)
+{
+	double end = clock_mono() + ms / 1000.0;
+	struct pollfd p = {k->pidfd, POLLIN, 0};
+
+	while (!kernel_reap(k)) {
+		int left = (int)((end - clock_mono()) * 1000);
+		if (left <= 0)
+			return 0;
+		if (poll(&p, 1, left) == -1 && errno != EINTR) {
+			log_warn("poll kernel pidfd");
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Remove the connection file and the ipc socket files of k. */
+static void
+remove_files(struct kernel *k)
+{
+	if (unlink(k->conn_path) == -1 && errno != ENOENT)
+		log_warn("unlink %s", k->conn_path);
+	for (int port = PORT_SHELL; port <= PORT_HB; port++) {
+		char *p = xasprintf("%s-%d", k->ip, port);
+		if (unlink(p) == -1 && errno != ENOENT)
+			log_warn("unlink %s", p);
+		free(p);
+	}
+}
+
+/* SIGKILL the process group and wait for the kernel itself. */
+static void
+kill_and_reap(struct kernel *k)
+{
+	/* The zombie keeps its pid, so the group id cannot have been reused. */
+	if (killpg(k->pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("kill process group %d", (int)k->pid);
+	while (!k->reaped) {
+		if (waitpid(k->pid, &k->wstatus, 0) == k->pid)
+			k->reaped = 1;
+		else if (errno != EINTR) {
+			log_warn("waitpid %d", (int)k->pid);
+			break;
+		}
+	}
+}
+
+/* Ask the kernel to shut down on control and give it a second. */
+static void
+shutdown_gently(struct kernel *k, struct jupyter_session *sess)
+{
+	struct json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "restart", json_object_new_boolean(0));
+	if (jupyter_send(k->control, sess, "shutdown_request", c, NULL) == 0)
+		wait_exit(k, SHUTDOWN_WAIT_MS);
+	json_object_put(c);
+}
+
+static void
+close_socket(void **sp)
+{
+	if (*sp)
+		zmq_close(*sp);
+	*sp = NULL;
+}
+
+void
+kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
+{
+	struct kernel *k = *kp;
+
+	if (k == NULL)
+		return;
+	if (k->pid > 0 && !k->reaped) {
+		if (graceful && k->control && k->pidfd != -1)
+			shutdown_gently(k, sess);
+		kill_and_reap(k);
+	}
+	if (k->out_fd != -1)
+		kernel_read_output(k); /* the kernel's last words, if any */
+	close_socket(&k->shell);
+	close_socket(&k->control);
+	close_socket(&k->iopub);
+	if (k->pidfd != -1)
+		close(k->pidfd);
+	if (k->out_fd != -1)
+		close(k->out_fd);
+	remove_files(k);
+	/* The session must not keep signing with a freed key. */
+	if (sess->signer == k->signer)
+		sess->signer = NULL;
+	jupyter_signer_free(&k->signer);
+	buf_free(&k->out_line);
+	buf_free(&k->out_tail);
+	free(k->conn_path);
+	free(k->ip);
+	free(k->language);
+	free(k);
+	*kp = NULL;
+}
+
+void
+kernel_handshake_msg(struct kernel *k, const char *channel, const struct jupyter_msg *m)
+{
+	struct json_object *li, *name;
+
+	if (strcmp(channel, "iopub") == 0) {
+		k->got_iopub = 1;
+		return;
+	}
+	if (strcmp(m->msg_type, "kernel_info_reply") != 0 || k->got_info_reply)
+		return;
+	k->got_info_reply = 1;
+	if (json_object_object_get_ex(m->content, "language_info", &li) &&
+	    json_object_object_get_ex(li, "name", &name) &&
+	    json_object_is_type(name, json_type_string))
+		k->language = xstrdup(json_object_get_string(name));
+	else
+		k->language = xstrdup("unknown");
+}
+
+int
+kernel_ready(const struct kernel *k)
+{
+	return k->got_info_reply && k->got_iopub;
+}
+
+double
+kernel_handshake_tick(struct kernel *k, struct jupyter_session *sess, double now)
+{
+	if (now >= k->start_deadline)
+		return -1;
+	/*
+	 * Until the reply, one request waits in the DEALER queue. After it,
+	 * resend until a status on iopub proves the subscription is live.
+	 */
+	if (k->got_info_reply && !k->got_iopub && now >= k->next_info) {
+		jupyter_send(k->shell, sess, "kernel_info_request", NULL, NULL);
+		k->next_info = now + INFO_RESEND_S;
+	}
+	double left = k->start_deadline - now;
+	if (k->got_info_reply && !k->got_iopub && k->next_info - now < left)
+		left = k->next_info - now;
+	return left > 0 ? left : 0;
+}
+
+void
+kernel_interrupt(struct kernel *k, struct jupyter_session *sess, int by_message)
+{
+	if (by_message) {
+		jupyter_send(k->control, sess, "interrupt_request", NULL, NULL);
+		return;
+	}
+	/* Like jupyter_client: the whole group, so child processes stop too. */
+	if (killpg(k->pid, SIGINT) == -1)
+		log_warn("interrupt kernel %d", (int)k->pid);
+}
+
+/* Log one complete line of kernel output and keep it in the tail. */
+static void
+output_line(struct kernel *k, const char *line, size_t len)
+{
+	log_debug("kernel %d: %.*s", (int)k->pid, (int)(len > LINE_MAX_LOG ? LINE_MAX_LOG : len),
+		  line);
+	buf_add(&k->out_tail, line, len);
+	buf_add(&k->out_tail, "\n", 1);
+	if (k->out_tail.len > TAIL_MAX)
+		buf_consume(&k->out_tail, k->out_tail.len - TAIL_MAX);
+}
+
+/* Emit every complete line held in out_line; all of it when `flush`. */
+static void
+output_lines(struct kernel *k, int flush)
+{
+	char *nl;
+
+	while ((nl = memchr(k->out_line.data, '\n', k->out_line.len)) != NULL) {
+		size_t n = (size_t)(nl - k->out_line.data);
+		output_line(k, k->out_line.data, n);
+		buf_consume(&k->out_line, n + 1);
+	}
+	if (k->out_line.len > 0 && (flush || k->out_line.len > LINE_MAX_LOG)) {
+		output_line(k, k->out_line.data, k->out_line.len);
+		buf_consume(&k->out_line, k->out_line.len);
+	}
+}
+
+void
+kernel_read_output(struct kernel *k)
+{
+	char chunk[4096];
+
+	while (k->out_fd != -1) {
+		ssize_t n = read(k->out_fd, chunk, sizeof(chunk));
+		if (n > 0) {
+			buf_add(&k->out_line, chunk, (size_t)n);
+			output_lines(k, 0);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n < 0)
+			log_warn("read kernel output");
+		output_lines(k, 1);
+		close(k->out_fd);
+		k->out_fd = -1;
+	}
+}
+
+int
+kernel_reap(struct kernel *k)
+{
+	siginfo_t info;
+
+	if (k->reaped)
+		return 1;
+	/* Peek first: while it is a zombie its group id cannot be reused. */
+	memset(&info, 0, sizeof(info));
+	if (waitid(P_PID, (id_t)k->pid, &info, WEXITED | WNOHANG | WNOWAIT) == -1) {
+		log_warn("waitid %d", (int)k->pid);
+		return 0;
+	}
+	if (info.si_pid == 0)
+		return 0;
+	kill_and_reap(k); /* its children (subprocesses) must not outlive it */
+	return k->reaped;
+}
+
+char *
+kernel_exit_text(const struct kernel *k)
+{
+	if (WIFSIGNALED(k->wstatus)) {
+		int sig = WTERMSIG(k->wstatus);
+		const char *abbrev = sigabbrev_np(sig);
+		return xasprintf("kernel died: killed by signal %d (SIG%s)", sig,
+				 abbrev ? abbrev : "?");
+	}
+	if (WIFEXITED(k->wstatus))
+		return xasprintf("kernel exited with status %d", WEXITSTATUS(k->wstatus));
+	return xasprintf("kernel ended with wait status %#x", (unsigned)k->wstatus);
+}
+
+const char *
+kernel_output_tail(const struct kernel *k)
+{
+	return k->out_tail.data ? k->out_tail.data : "";
+}

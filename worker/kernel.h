@@ -1,0 +1,95 @@
+/*
+ * kernel.h - one Jupyter kernel process and its sockets.
+ *
+ * Owns the runtime directory's contents for one kernel (connection file,
+ * ipc socket files), the kernel's process (spawned in its own session and
+ * process group, reaped through a pidfd), the pipe carrying its stdout and
+ * stderr, the ZeroMQ sockets (shell, control, iopub) and the start-up
+ * handshake (kernel_info until iopub is live). It does not interpret
+ * executions: execute.c does.
+ */
+#ifndef WORKER_KERNEL_H
+#define WORKER_KERNEL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "jupyter.h"
+
+/* What START asked for; owned by main.c, borrowed by every kernel. */
+struct kernel_spec {
+	char **argv;	   /* NULL-terminated; "{connection_file}" is replaced */
+	char **envp;	   /* NULL-terminated "NAME=value": the complete environment */
+	char *cwd;
+	char *runtime_dir; /* created by kernel_runtime_create() */
+	int interrupt_by_message; /* interrupt_mode "message" rather than "signal" */
+	double startup_timeout_s;
+};
+
+struct kernel {
+	pid_t pid;	/* also its process group and session id */
+	int pidfd;	/* readable once the kernel has exited */
+	int out_fd;	/* read end of its stdout+stderr; -1 after EOF */
+	int reaped;	/* waitpid collected it; status in wstatus */
+	int wstatus;
+	char *conn_path;
+	char *ip;	/* "<runtime_dir>/k": sockets are <ip>-1 .. <ip>-5 */
+	struct jupyter_signer *signer;
+	void *shell, *control, *iopub;
+	struct buf out_line; /* partial output line */
+	struct buf out_tail; /* the last lines, quoted when start-up fails */
+
+	/* Start-up handshake. */
+	double start_deadline;
+	double next_info;    /* when to resend kernel_info_request */
+	int got_info_reply;
+	int got_iopub;
+	char *language;
+};
+
+/* Create runtime_dir 0700 (its parent exists). 0, or -1 logged. */
+int kernel_runtime_create(const char *dir);
+/* Remove runtime_dir once empty; failures are logged. */
+void kernel_runtime_remove(const char *dir);
+
+/*
+ * Write a connection file with a fresh key, spawn the kernel, connect its
+ * sockets and send the first kernel_info_request; `sess` gets the new
+ * signer. Returns the kernel (caller owns it: kernel_destroy), or NULL with
+ * *why set to a message the caller owns (free).
+ */
+struct kernel *kernel_start(const struct kernel_spec *spec, void *zctx,
+			    struct jupyter_session *sess, char **why);
+/*
+ * End the kernel: when `graceful`, ask it to shut down on control and wait
+ * up to a second; then SIGKILL its process group, reap it, close everything
+ * and remove its files. Sets *kp to NULL; NULL is fine.
+ */
+void kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful);
+
+/* Feed one start-up message (channel "shell" or "iopub"); borrowed. */
+void kernel_handshake_msg(struct kernel *k, const char *channel, const struct jupyter_msg *m);
+/* 1 once kernel_info_reply arrived and iopub delivers. */
+int kernel_ready(const struct kernel *k);
+/*
+ * Resend kernel_info_request when due. Returns the seconds until the next
+ * timer, or -1 if the start-up deadline passed.
+ */
+double kernel_handshake_tick(struct kernel *k, struct jupyter_session *sess, double now);
+
+/* Interrupt the running code: SIGINT, or interrupt_request on control. */
+void kernel_interrupt(struct kernel *k, struct jupyter_session *sess, int by_message);
+/* Read what the kernel printed and log it line by line (debug). */
+void kernel_read_output(struct kernel *k);
+/* Reap the kernel if it has exited: 1 if it has, else 0. */
+int kernel_reap(struct kernel *k);
+/*
+ * How the reaped kernel ended, e.g. "kernel died: killed by signal 9
+ * (SIGKILL)" or "kernel exited with status 1". Caller owns the string.
+ */
+char *kernel_exit_text(const struct kernel *k);
+/* The last lines the kernel printed (borrowed, maybe empty). */
+const char *kernel_output_tail(const struct kernel *k);
+
+#endif
