@@ -1,14 +1,363 @@
-/* config.c - placeholder; the libyaml parser replaces this. */
+/*
+ * config.c - the configuration file: libyaml events, a small tree, then
+ * struct config.
+ *
+ * The key table below is the only list of keys: config_defaults() applies
+ * its defaults, the loader accepts exactly its names and nothing else, and
+ * tests/unit/test_config checks that codeexecd.yaml(5) and the sample
+ * etc/codeexecd.yaml name the same keys.
+ *
+ * What the loader accepts, in short (the man page says it at length):
+ * one YAML document whose top level is a mapping; plain, quoted and block
+ * scalars; no anchors, aliases or explicit tags; no duplicated keys. Every
+ * error is reported as "FILE:LINE:COLUMN: message", 1-based.
+ */
 #include "autoconf.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
 
+#include "buf.h"
 #include "config.h"
+#include "log.h"
 #include "xmalloc.h"
 
-static const struct config_key keys[] = {{NULL, CFG_STRING, NULL, NULL}};
+#define CONFIG_MAX_BYTES (4 * 1024 * 1024) /* a larger file is refused */
+#define CONFIG_MAX_DEPTH 16		   /* so is deeper nesting */
+/* The longest tool name, NAME_parallel_execute, must fit MCP's 64. */
+#define NAME_MAX_LEN 47
+#define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+#define WHY_LEN 256
+#define SHOWN_LEN 64
+
+_Static_assert(sizeof(enum env_type) == sizeof(int), "CFG_ENUM fields are stored as int");
+
+/* A value as a message shows it: quoted, control bytes escaped, cut short. */
+static const char *
+shown(const char *s, char out[SHOWN_LEN])
+{
+	size_t o = 0;
+
+	out[o++] = '"';
+	for (; *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (o + 8 >= SHOWN_LEN) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (ch < 0x20 || ch == 0x7f)
+			o += (size_t)snprintf(out + o, SHOWN_LEN - o, "\\x%02x", ch);
+		else if (ch == '"' || ch == '\\')
+			o += (size_t)snprintf(out + o, SHOWN_LEN - o, "\\%c", ch);
+		else
+			out[o++] = (char)ch;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+	return out;
+}
+
+static int
+why_set(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Write a reason into `why`; always returns -1, for `return why_set(...)`. */
+static int
+why_set(char *why, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The value checks of the key table. Each returns 0, or -1 and a reason. */
+
+static int
+check_name(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+	size_t len = strlen(v);
+
+	if (len == 0)
+		return why_set(why, n, "must not be empty");
+	if (strspn(v, NAME_CHARS) != len)
+		return why_set(why, n,
+			       "%s may hold only letters, digits, _ and -, "
+			       "since it becomes part of the MCP tool names",
+			       shown(v, sh));
+	if (len > NAME_MAX_LEN)
+		return why_set(why, n, "is %zu characters long; at most %d are allowed", len,
+			       NAME_MAX_LEN);
+	return 0;
+}
+
+static int
+check_nonempty(struct config *c, const char *v, char *why, size_t n)
+{
+	return v[0] == '\0' ? why_set(why, n, "must not be empty") : 0;
+}
+
+static int
+check_absolute(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+
+	if (v[0] != '/')
+		return why_set(why, n, "%s is not an absolute path", shown(v, sh));
+	return 0;
+}
+
+static int
+check_python(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+
+	if (v[0] == '\0')
+		return why_set(why, n, "must not be empty");
+	if (strchr(v, '/') != NULL && v[0] != '/')
+		return why_set(why, n,
+			       "%s must be a command name found in PATH or an absolute path",
+			       shown(v, sh));
+	return 0;
+}
+
+static int
+check_facility(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+
+	if (log_facility_from_name(v) < 0)
+		return why_set(why, n,
+			       "unknown syslog facility %s (daemon, user, auth or local0..local7)",
+			       shown(v, sh));
+	return 0;
+}
+
+/* Parse "host:port" or "[v6addr]:port" and store both parts. */
+static int
+check_listen(struct config *c, const char *v, char *why, size_t n)
+{
+	static const char hostchars[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-";
+	char sh[SHOWN_LEN];
+	char host[256];
+	const char *port;
+	size_t hostlen;
+
+	if (v[0] == '[') {
+		const char *end = strchr(v, ']');
+		struct in6_addr a6;
+		if (end == NULL || end[1] != ':')
+			return why_set(why, n, "%s: expected [IPV6-ADDRESS]:PORT", shown(v, sh));
+		hostlen = (size_t)(end - v - 1);
+		if (hostlen == 0 || hostlen >= sizeof(host))
+			return why_set(why, n, "%s: bad IPv6 address", shown(v, sh));
+		memcpy(host, v + 1, hostlen);
+		host[hostlen] = '\0';
+		if (inet_pton(AF_INET6, host, &a6) != 1)
+			return why_set(why, n, "%s: bad IPv6 address", shown(v, sh));
+		port = end + 2;
+	} else {
+		const char *colon = strrchr(v, ':');
+		if (colon == NULL)
+			return why_set(why, n, "%s: expected HOST:PORT", shown(v, sh));
+		hostlen = (size_t)(colon - v);
+		if (hostlen == 0)
+			return why_set(why, n, "%s: the host is empty", shown(v, sh));
+		if (memchr(v, ':', hostlen) != NULL)
+			return why_set(why, n,
+				       "%s: write an IPv6 address in brackets, as [::1]:8000",
+				       shown(v, sh));
+		if (hostlen >= sizeof(host) || strspn(v, hostchars) != hostlen)
+			return why_set(why, n, "%s: bad host name or address", shown(v, sh));
+		memcpy(host, v, hostlen);
+		host[hostlen] = '\0';
+		port = colon + 1;
+	}
+	size_t plen = strlen(port);
+	if (plen == 0 || plen > 5 || strspn(port, "0123456789") != plen || atol(port) > 65535)
+		return why_set(why, n, "the port of %s must be a number from 0 to 65535",
+			       shown(v, sh));
+	free(c->listen_host);
+	c->listen_host = xstrdup(host);
+	c->listen_port = (int)atol(port);
+	return 0;
+}
+
+/* An origin as browsers send it: scheme://host[:port], nothing more. */
+static int
+check_origin(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+	const char *rest;
+
+	if (strncmp(v, "http://", 7) == 0)
+		rest = v + 7;
+	else if (strncmp(v, "https://", 8) == 0)
+		rest = v + 8;
+	else
+		return why_set(why, n, "%s is not an origin: it must start with http:// or https://",
+			       shown(v, sh));
+	size_t len = strlen(rest);
+	if (len == 0 || strspn(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				     "0123456789.-:[]") != len)
+		return why_set(why, n,
+			       "%s is not an origin: expected scheme://host[:port], "
+			       "with no path or trailing /",
+			       shown(v, sh));
+	return 0;
+}
+
+static int
+check_command(struct config *c, const char *v, char *why, size_t n)
+{
+	return v[0] == '\0' ? why_set(why, n, "an empty command") : 0;
+}
+
+#define CONTROLLED "codeexecd sets it for every kernel"
+#define INJECTS "it injects code before kernel isolation applies"
+
+/* kernel_environment names refused, as seed 000 lists them, with the reason. */
+static const struct {
+	const char *name;
+	const char *why;
+} env_rejected[] = {
+	{"PATH", CONTROLLED},
+	{"MCP_ASSET_CACHE_DIR", CONTROLLED},
+	{"USER_IDENTITY", CONTROLLED},
+	{"VIRTUAL_ENV", CONTROLLED},
+	{"CONDA_PREFIX", CONTROLLED},
+	{"CONDA_DEFAULT_ENV", CONTROLLED},
+	{"IPYTHONDIR", CONTROLLED},
+	{"JUPYTER_CONFIG_DIR", CONTROLLED},
+	{"JUPYTER_DATA_DIR", CONTROLLED},
+	{"JUPYTER_RUNTIME_DIR", CONTROLLED},
+	{"JUPYTER_PATH", CONTROLLED},
+	{"JUPYTER_CONFIG_PATH", CONTROLLED},
+	{"PYTHONPATH", INJECTS},
+	{"PYTHONHOME", INJECTS},
+	{"PYTHONSTARTUP", INJECTS},
+	{"PYTHONUSERBASE", INJECTS},
+	{"PYTHONNOUSERSITE", INJECTS},
+	{"LD_PRELOAD", INJECTS},
+	{"LD_AUDIT", INJECTS},
+	{"DYLD_INSERT_LIBRARIES", INJECTS},
+};
+
+static int
+check_env_name(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+	size_t len = strlen(v);
+
+	if (len == 0 || (v[0] >= '0' && v[0] <= '9') ||
+	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != len)
+		return why_set(why, n,
+			       "%s is not a valid environment variable name "
+			       "(letters, digits and _, not starting with a digit)",
+			       shown(v, sh));
+	for (size_t i = 0; i < sizeof(env_rejected) / sizeof(env_rejected[0]); i++)
+		if (strcmp(v, env_rejected[i].name) == 0)
+			return why_set(why, n, "%s is rejected: %s", v, env_rejected[i].why);
+	return 0;
+}
+
+static const char *const env_types[] = {"pip", "uv", "conda", NULL};
+
+#define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
+
+/* Every key, once. Groups follow seed 000, plus the daemon's own. */
+static const struct config_key keys[] = {
+	/* Identity */
+	{.name = "name", .kind = CFG_STRING, .def = NULL, .group = "Identity", FIELD(name),
+	 .check = check_name,
+	 .doc = "Environment name; the MCP tools are named after it (execute_NAME_code)."},
+	{.name = "description", .kind = CFG_STRING, .group = "Identity", FIELD(description),
+	 .def = "Execute Python code in a persistent Jupyter kernel.", .check = check_nonempty,
+	 .doc = "What the environment offers; the agent reads it in the tool description."},
+	{.name = "server_description", .kind = CFG_STRING, .def = "", .group = "Identity",
+	 FIELD(server_description),
+	 .doc = "Server-level instructions sent to MCP clients at initialization."},
+
+	/* Environment */
+	{.name = "type", .kind = CFG_ENUM, .def = "pip", .group = "Environment", FIELD(type),
+	 .choices = env_types, .doc = "How the Python environment is built: pip, uv or conda."},
+	{.name = "dependency_file", .kind = CFG_STRING, .def = "", .group = "Environment",
+	 FIELD(dependency_file),
+	 .doc = "Content of the dependency file (requirements.txt for pip and uv)."},
+	{.name = "auto_build", .kind = CFG_BOOL, .def = "true", .group = "Environment",
+	 FIELD(auto_build), .doc = "Build the environment at start-up if missing or incomplete."},
+	{.name = "build_dir", .kind = CFG_STRING, .def = "~/.cache/mcp-envs/{name}",
+	 .group = "Environment", FIELD(build_dir), .check = check_nonempty,
+	 .doc = "Directory of the environment; ~ and {name} are expanded."},
+	{.name = "python", .kind = CFG_STRING, .def = "python3", .group = "Environment",
+	 FIELD(python), .check = check_python,
+	 .doc = "Base interpreter the pip environment is created from."},
+	{.name = "system_site_packages", .kind = CFG_BOOL, .def = "false", .group = "Environment",
+	 FIELD(system_site_packages),
+	 .doc = "Let the environment see the base interpreter's installed packages."},
+	{.name = "additional_commands", .kind = CFG_LIST, .def = "[]", .group = "Environment",
+	 FIELD(additional_commands), .check = check_command,
+	 .doc = "Shell commands run in the environment after the dependencies are installed."},
+	{.name = "kernel_environment", .kind = CFG_MAP, .def = "{}", .group = "Environment",
+	 FIELD(kernel_environment), .check = check_env_name,
+	 .doc = "Non-secret environment variables set in every kernel process."},
+
+	/* Execution */
+	{.name = "default_timeout", .kind = CFG_NUMBER, .def = "300", .group = "Execution",
+	 FIELD(default_timeout), .min = 0, .max = 2592000,
+	 .doc = "Seconds an execution may run when the call names no timeout."},
+	{.name = "max_timeout", .kind = CFG_NUMBER, .def = "600", .group = "Execution",
+	 FIELD(max_timeout), .min = 0, .max = 2592000,
+	 .doc = "Largest timeout, in seconds, a call may ask for."},
+
+	/* Daemon */
+	{.name = "listen", .kind = CFG_STRING, .def = "127.0.0.1:8000", .group = "Daemon",
+	 .offset = 0, .size = 0, .check = check_listen,
+	 .doc = "Address and TCP port of the MCP HTTP endpoint, HOST:PORT or [V6]:PORT."},
+	{.name = "allow_external_network_boundary", .kind = CFG_BOOL, .def = "false",
+	 .group = "Daemon", FIELD(allow_external_network_boundary),
+	 .doc = "Acknowledge that a non-loopback listen address without authentication is "
+		"protected by an external network boundary."},
+	{.name = "allowed_origins", .kind = CFG_LIST, .def = "[]", .group = "Daemon",
+	 FIELD(allowed_origins), .check = check_origin,
+	 .doc = "Browser origins allowed besides loopback ones (scheme://host[:port])."},
+	{.name = "max_request_bytes", .kind = CFG_INT, .def = "4194304", .group = "Daemon",
+	 FIELD(max_request_bytes), .min = 1, .max = 1073741824,
+	 .doc = "Largest HTTP request body accepted; larger ones get HTTP 413."},
+	{.name = "state_dir", .kind = CFG_STRING, .def = "/var/lib/codeexecd", .group = "Daemon",
+	 FIELD(state_dir), .check = check_absolute,
+	 .doc = "Persistent state: session working directories and artifacts."},
+	{.name = "runtime_dir", .kind = CFG_STRING, .def = "/run/codeexecd", .group = "Daemon",
+	 FIELD(runtime_dir), .check = check_absolute,
+	 .doc = "Runtime files: sockets, kernel connection files, the pid file."},
+	{.name = "pool.warm", .kind = CFG_INT, .def = "2", .group = "Daemon", FIELD(pool_warm),
+	 .min = 0, .max = 1024, .doc = "Kernels kept started and idle, ready for new sessions."},
+	{.name = "pool.max_sessions", .kind = CFG_INT, .def = "100", .group = "Daemon",
+	 FIELD(pool_max_sessions), .min = 1, .max = 65536,
+	 .doc = "Most sessions (each with its own kernel) open at once."},
+	{.name = "log_facility", .kind = CFG_STRING, .def = "daemon", .group = "Daemon",
+	 FIELD(log_facility), .check = check_facility,
+	 .doc = "Syslog facility used when codeexecd runs detached."},
+
+	{.name = NULL},
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]) - 1)
 
 const struct config_key *
 config_keys(void)
@@ -16,28 +365,798 @@ config_keys(void)
 	return keys;
 }
 
+const char *
+config_env_type_name(enum env_type t)
+{
+	return t == ENV_PIP ? "pip" : t == ENV_UV ? "uv" : "conda";
+}
+
+/* Index of the key called `name`, or -1. */
+static int
+key_index(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Whether `name` is a section, the first part of some dotted key. */
+static int
+is_section(const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strncmp(keys[i].name, name, len) == 0 && keys[i].name[len] == '.')
+			return 1;
+	return 0;
+}
+
+static void *
+field_of(struct config *c, const struct config_key *k)
+{
+	return (char *)c + k->offset;
+}
+
+static int
+is_null_word(const char *s)
+{
+	return s[0] == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+	       strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+}
+
+/* A YAML 1.1 boolean word: 1 true, 0 false, -1 not a boolean. */
+static int
+bool_word(const char *s)
+{
+	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
+					  "on",	  "On",	  "ON",	  NULL};
+	static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO",
+					 "off",	  "Off",   "OFF",   NULL};
+
+	for (size_t i = 0; yes[i] != NULL; i++)
+		if (strcmp(s, yes[i]) == 0)
+			return 1;
+	for (size_t i = 0; no[i] != NULL; i++)
+		if (strcmp(s, no[i]) == 0)
+			return 0;
+	return -1;
+}
+
+/* A decimal integer, no leading zeros (YAML 1.1 reads 010 as octal). */
+static int
+parse_long(const char *s, long *out)
+{
+	const char *d = s + (s[0] == '-' || s[0] == '+');
+	size_t len = strlen(d);
+	char *end;
+
+	if (len == 0 || strspn(d, "0123456789") != len || (d[0] == '0' && len > 1))
+		return -1;
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return errno != 0 || *end != '\0' ? -1 : 0;
+}
+
+/* A finite decimal number: digits, sign, point and exponent only. */
+static int
+parse_double(const char *s, double *out)
+{
+	size_t len = strlen(s);
+	char *end;
+
+	if (len == 0 || strspn(s, "0123456789+-.eE") != len)
+		return -1;
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno != 0 || end == s || *end != '\0' || !isfinite(*out) ? -1 : 0;
+}
+
+/* Whether a text value is acceptable where a string is expected. */
+static int
+string_ok(const char *s, int plain, char *why, size_t n)
+{
+	if (plain && is_null_word(s))
+		return why_set(why, n, "has no value");
+	if (plain && bool_word(s) >= 0)
+		return why_set(why, n,
+			       "expected a string, got the YAML boolean %s; "
+			       "quote it if you mean the text",
+			       s);
+	return 0;
+}
+
+static void
+strlist_add(struct strlist *l, const char *s)
+{
+	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	l->v[l->n++] = xstrdup(s);
+}
+
+static void
+strlist_free(struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static void
+strmap_add(struct strmap *m, const char *key, const char *value)
+{
+	m->keys = xreallocarray(m->keys, m->n + 1, sizeof(*m->keys));
+	m->values = xreallocarray(m->values, m->n + 1, sizeof(*m->values));
+	m->keys[m->n] = xstrdup(key);
+	m->values[m->n] = xstrdup(value);
+	m->n++;
+}
+
+static void
+strmap_free(struct strmap *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->keys[i]);
+		free(m->values[i]);
+	}
+	free(m->keys);
+	free(m->values);
+	m->keys = m->values = NULL;
+	m->n = 0;
+}
+
+/*
+ * Set a key of scalar kind from its text; `plain` says the text was written
+ * unquoted (only plain text can be a boolean, number or null). The default
+ * texts of the table go through here too.
+ */
+static int
+set_scalar(struct config *c, const struct config_key *k, const char *s, int plain, char *why,
+	   size_t n)
+{
+	char sh[SHOWN_LEN];
+	void *f = field_of(c, k);
+	long lv;
+	double dv;
+	int iv;
+
+	switch (k->kind) {
+	case CFG_STRING:
+		if (string_ok(s, plain, why, n) < 0)
+			return -1;
+		if (k->check != NULL && k->check(c, s, why, n) < 0)
+			return -1;
+		if (k->size != 0) {
+			char **p = f;
+			free(*p);
+			*p = xstrdup(s);
+		}
+		return 0;
+	case CFG_BOOL:
+		if (!plain || (iv = bool_word(s)) < 0)
+			return why_set(why, n, "expected true or false, got %s", shown(s, sh));
+		memcpy(f, &iv, sizeof(iv));
+		return 0;
+	case CFG_INT:
+		if (!plain || parse_long(s, &lv) < 0)
+			return why_set(why, n, "expected an integer, got %s", shown(s, sh));
+		if (lv < k->min || lv > k->max)
+			return why_set(why, n, "must be between %.0f and %.0f, got %ld", k->min,
+				       k->max, lv);
+		if (k->size == sizeof(int)) {
+			iv = (int)lv;
+			memcpy(f, &iv, sizeof(iv));
+		} else {
+			memcpy(f, &lv, sizeof(lv));
+		}
+		return 0;
+	case CFG_NUMBER:
+		if (!plain || parse_double(s, &dv) < 0)
+			return why_set(why, n, "expected a number, got %s", shown(s, sh));
+		if (!(dv > k->min) || dv > k->max)
+			return why_set(why, n, "must be greater than %.0f and at most %.0f, got %s",
+				       k->min, k->max, s);
+		memcpy(f, &dv, sizeof(dv));
+		return 0;
+	case CFG_ENUM:
+		for (iv = 0; k->choices[iv] != NULL; iv++)
+			if (strcmp(s, k->choices[iv]) == 0) {
+				memcpy(f, &iv, sizeof(iv));
+				return 0;
+			}
+		{
+			struct buf b;
+			buf_init(&b);
+			for (size_t i = 0; k->choices[i] != NULL; i++)
+				buf_printf(&b, "%s%s", i ? ", " : "", k->choices[i]);
+			why_set(why, n, "expected one of %s; got %s", b.data, shown(s, sh));
+			buf_free(&b);
+		}
+		return -1;
+	case CFG_LIST:
+	case CFG_MAP:
+		break;
+	}
+	return why_set(why, n, "internal error: not a scalar key");
+}
+
 void
 config_defaults(struct config *c)
 {
-	memset(c, 0, sizeof(*c));
-}
+	char why[WHY_LEN];
 
-int
-config_load(const char *path, struct config *c, char *err, size_t errlen)
-{
-	config_defaults(c);
-	snprintf(err, errlen, "%s: not implemented", path);
-	return -1;
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct config_key *k = &keys[i];
+		if (k->def == NULL || k->kind == CFG_LIST || k->kind == CFG_MAP)
+			continue;
+		/* A string default is text as written, even "" or "true". */
+		if (set_scalar(c, k, k->def, k->kind != CFG_STRING, why, sizeof(why)) < 0)
+			fatalx("config: bad default of %s: %s", k->name, why);
+	}
 }
 
 void
 config_free(struct config *c)
 {
-	(void)c;
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct config_key *k = &keys[i];
+		if (k->size == 0)
+			continue;
+		if (k->kind == CFG_STRING)
+			free(*(char **)field_of(c, k));
+		else if (k->kind == CFG_LIST)
+			strlist_free(field_of(c, k));
+		else if (k->kind == CFG_MAP)
+			strmap_free(field_of(c, k));
+	}
+	free(c->file);
+	free(c->listen_host);
+	memset(c, 0, sizeof(*c));
 }
 
-const char *
-config_env_type_name(enum env_type t)
+/* The YAML tree the loader builds from libyaml's events. */
+
+enum ynode_type {
+	YN_SCALAR,
+	YN_SEQ,
+	YN_MAP,
+};
+
+struct ynode {
+	enum ynode_type type;
+	yaml_mark_t mark;     /* where the node starts */
+	char *text;	      /* YN_SCALAR: the value, NUL-terminated */
+	size_t len;	      /* its length in bytes, which may hide a NUL */
+	int plain;	      /* YN_SCALAR written without quotes or | > */
+	struct ynode **kids;  /* YN_SEQ: items; YN_MAP: key, value, key, value... */
+	size_t n;
+};
+
+static void
+ynode_free(struct ynode *nd)
 {
-	return t == ENV_PIP ? "pip" : t == ENV_UV ? "uv" : "conda";
+	if (nd == NULL)
+		return;
+	for (size_t i = 0; i < nd->n; i++)
+		ynode_free(nd->kids[i]);
+	free(nd->kids);
+	free(nd->text);
+	free(nd);
+}
+
+/* What a message says it got instead: "a list", "no value", or the text. */
+static const char *
+ynode_what(const struct ynode *nd, char out[SHOWN_LEN])
+{
+	if (nd->type == YN_SEQ)
+		return "a list";
+	if (nd->type == YN_MAP)
+		return "a mapping";
+	if (nd->plain && is_null_word(nd->text))
+		return "no value";
+	return shown(nd->text, out);
+}
+
+struct loader {
+	const char *file;
+	const char *input;	/* the file's bytes, for reader-error positions */
+	size_t inputlen;
+	yaml_parser_t parser;
+	struct config *c;
+	char *err;
+	size_t errlen;
+	yaml_mark_t top;	/* start of the top-level mapping */
+	int seen[NKEYS];
+	yaml_mark_t marks[NKEYS]; /* where each seen key's value starts */
+};
+
+static int
+fail(struct loader *l, yaml_mark_t m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Report an error at `m`; always returns -1. */
+static int
+fail(struct loader *l, yaml_mark_t m, const char *fmt, ...)
+{
+	va_list ap;
+	int off;
+
+	off = snprintf(l->err, l->errlen, "%s:%zu:%zu: ", l->file, m.line + 1, m.column + 1);
+	if (off >= 0 && (size_t)off < l->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(l->err + off, l->errlen - (size_t)off, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int
+syntax_error(struct loader *l)
+{
+	yaml_parser_t *p = &l->parser;
+	yaml_mark_t m = p->problem_mark;
+
+	if (p->error == YAML_MEMORY_ERROR)
+		fatalx("config: libyaml is out of memory");
+	if (p->error == YAML_READER_ERROR) {
+		/* The reader reports a byte offset only. */
+		memset(&m, 0, sizeof(m));
+		for (size_t i = 0; i < p->problem_offset && i < l->inputlen; i++) {
+			if (l->input[i] == '\n') {
+				m.line++;
+				m.column = 0;
+			} else {
+				m.column++;
+			}
+		}
+	}
+	if (p->context != NULL)
+		return fail(l, m, "YAML syntax error: %s (%s at line %zu)",
+			    p->problem ? p->problem : "bad input", p->context,
+			    p->context_mark.line + 1);
+	return fail(l, m, "YAML syntax error: %s", p->problem ? p->problem : "bad input");
+}
+
+static int
+next_event(struct loader *l, yaml_event_t *ev)
+{
+	if (!yaml_parser_parse(&l->parser, ev))
+		return syntax_error(l);
+	return 0;
+}
+
+/* Build the node that `ev` starts; consumes `ev` in every case. */
+static int
+build(struct loader *l, yaml_event_t *ev, int depth, struct ynode **out)
+{
+	const yaml_char_t *anchor = NULL, *tag = NULL;
+	yaml_event_type_t end;
+	struct ynode *nd;
+	int rc = -1;
+
+	*out = NULL;
+	switch (ev->type) {
+	case YAML_ALIAS_EVENT:
+		fail(l, ev->start_mark, "aliases (*%s) are not supported: write the value out",
+		     (const char *)ev->data.alias.anchor);
+		goto done;
+	case YAML_SCALAR_EVENT:
+		anchor = ev->data.scalar.anchor;
+		tag = ev->data.scalar.tag;
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		anchor = ev->data.sequence_start.anchor;
+		tag = ev->data.sequence_start.tag;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		anchor = ev->data.mapping_start.anchor;
+		tag = ev->data.mapping_start.tag;
+		break;
+	default:
+		fail(l, ev->start_mark, "unexpected YAML structure");
+		goto done;
+	}
+	if (anchor != NULL) {
+		fail(l, ev->start_mark, "anchors (&%s) are not supported: write the value out",
+		     (const char *)anchor);
+		goto done;
+	}
+	if (tag != NULL) {
+		char sh[SHOWN_LEN];
+		fail(l, ev->start_mark, "YAML tags (%s) are not supported; quote the value instead",
+		     shown((const char *)tag, sh));
+		goto done;
+	}
+	if (depth > CONFIG_MAX_DEPTH) {
+		fail(l, ev->start_mark, "nested more than %d levels deep", CONFIG_MAX_DEPTH);
+		goto done;
+	}
+
+	nd = xcalloc(1, sizeof(*nd));
+	nd->mark = ev->start_mark;
+	if (ev->type == YAML_SCALAR_EVENT) {
+		nd->type = YN_SCALAR;
+		nd->len = ev->data.scalar.length;
+		nd->text = xmalloc(nd->len + 1);
+		memcpy(nd->text, ev->data.scalar.value, nd->len);
+		nd->text[nd->len] = '\0';
+		nd->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		*out = nd;
+		rc = 0;
+		goto done;
+	}
+	nd->type = ev->type == YAML_SEQUENCE_START_EVENT ? YN_SEQ : YN_MAP;
+	end = ev->type == YAML_SEQUENCE_START_EVENT ? YAML_SEQUENCE_END_EVENT
+						    : YAML_MAPPING_END_EVENT;
+	yaml_event_delete(ev);
+	for (;;) {
+		yaml_event_t kev;
+		struct ynode *kid;
+		if (next_event(l, &kev) < 0)
+			break;
+		if (kev.type == end) {
+			yaml_event_delete(&kev);
+			*out = nd;
+			return 0;
+		}
+		if (build(l, &kev, depth + 1, &kid) < 0)
+			break;
+		nd->kids = xreallocarray(nd->kids, nd->n + 1, sizeof(*nd->kids));
+		nd->kids[nd->n++] = kid;
+	}
+	ynode_free(nd);
+	return -1;
+done:
+	yaml_event_delete(ev);
+	return rc;
+}
+
+/* Read the one document of the stream into a tree. */
+static int
+load_tree(struct loader *l, struct ynode **root)
+{
+	yaml_event_t ev;
+
+	*root = NULL;
+	if (next_event(l, &ev) < 0)
+		return -1;
+	yaml_event_delete(&ev); /* stream start */
+	if (next_event(l, &ev) < 0)
+		return -1;
+	if (ev.type == YAML_STREAM_END_EVENT) {
+		fail(l, ev.start_mark, "the file is empty: expected a mapping of keys");
+		yaml_event_delete(&ev);
+		return -1;
+	}
+	yaml_event_delete(&ev); /* document start */
+	if (next_event(l, &ev) < 0 || build(l, &ev, 0, root) < 0)
+		return -1;
+	if (next_event(l, &ev) < 0)
+		return -1;
+	yaml_event_delete(&ev); /* document end */
+	if (next_event(l, &ev) < 0)
+		return -1;
+	if (ev.type != YAML_STREAM_END_EVENT) {
+		fail(l, ev.start_mark, "a second YAML document: the file must hold only one");
+		yaml_event_delete(&ev);
+		return -1;
+	}
+	yaml_event_delete(&ev);
+	return 0;
+}
+
+/* The text of a scalar node for a string `label`, or NULL after an error. */
+static const char *
+string_of(struct loader *l, const struct ynode *nd, const char *label)
+{
+	char why[WHY_LEN], sh[SHOWN_LEN];
+
+	if (nd->type != YN_SCALAR) {
+		fail(l, nd->mark, "%s: expected a string, got %s", label, ynode_what(nd, sh));
+		return NULL;
+	}
+	if (strlen(nd->text) != nd->len) {
+		fail(l, nd->mark, "%s: contains a NUL character", label);
+		return NULL;
+	}
+	if (string_ok(nd->text, nd->plain, why, sizeof(why)) < 0) {
+		fail(l, nd->mark, "%s: %s", label, why);
+		return NULL;
+	}
+	return nd->text;
+}
+
+/* Whether key `i` of mapping `m` repeats an earlier key (error reported). */
+static int
+is_duplicate(struct loader *l, const struct ynode *m, size_t i, const char *prefix)
+{
+	for (size_t j = 0; j < i; j += 2)
+		if (m->kids[j]->type == YN_SCALAR && strcmp(m->kids[j]->text, m->kids[i]->text) == 0) {
+			fail(l, m->kids[i]->mark, "duplicate key %s%s%s (first at line %zu)",
+			     prefix ? prefix : "", prefix ? "." : "", m->kids[i]->text,
+			     m->kids[j]->mark.line + 1);
+			return 1;
+		}
+	return 0;
+}
+
+static int
+set_list(struct loader *l, const struct config_key *k, const struct ynode *v)
+{
+	struct strlist *list = field_of(l->c, k);
+	char why[WHY_LEN], sh[SHOWN_LEN];
+
+	if (v->type != YN_SEQ)
+		return fail(l, v->mark, "%s: expected a list of strings, got %s", k->name,
+			    ynode_what(v, sh));
+	strlist_free(list);
+	for (size_t i = 0; i < v->n; i++) {
+		char label[128];
+		snprintf(label, sizeof(label), "%s item %zu", k->name, i + 1);
+		const char *s = string_of(l, v->kids[i], label);
+		if (s == NULL)
+			return -1;
+		if (k->check != NULL && k->check(l->c, s, why, sizeof(why)) < 0)
+			return fail(l, v->kids[i]->mark, "%s: %s", label, why);
+		strlist_add(list, s);
+	}
+	return 0;
+}
+
+static int
+set_map(struct loader *l, const struct config_key *k, const struct ynode *v)
+{
+	struct strmap *map = field_of(l->c, k);
+	char why[WHY_LEN], sh[SHOWN_LEN];
+
+	if (v->type != YN_MAP)
+		return fail(l, v->mark, "%s: expected a mapping of names to strings, got %s",
+			    k->name, ynode_what(v, sh));
+	strmap_free(map);
+	for (size_t i = 0; i < v->n; i += 2) {
+		char label[128];
+		const char *name = string_of(l, v->kids[i], k->name);
+		if (name == NULL || is_duplicate(l, v, i, k->name))
+			return -1;
+		if (k->check != NULL && k->check(l->c, name, why, sizeof(why)) < 0)
+			return fail(l, v->kids[i]->mark, "%s: %s", k->name, why);
+		snprintf(label, sizeof(label), "%s: %s", k->name, name);
+		const char *value = string_of(l, v->kids[i + 1], label);
+		if (value == NULL)
+			return -1;
+		strmap_add(map, name, value);
+	}
+	return 0;
+}
+
+/* Store the value node `v` of key number `i`. */
+static int
+set_key(struct loader *l, size_t i, const struct ynode *v)
+{
+	const struct config_key *k = &keys[i];
+	char why[WHY_LEN], sh[SHOWN_LEN];
+
+	l->seen[i] = 1;
+	l->marks[i] = v->mark;
+	if (k->kind == CFG_LIST)
+		return set_list(l, k, v);
+	if (k->kind == CFG_MAP)
+		return set_map(l, k, v);
+	if (v->type != YN_SCALAR)
+		return fail(l, v->mark, "%s: expected %s, got %s", k->name,
+			    k->kind == CFG_BOOL	    ? "true or false"
+			    : k->kind == CFG_INT    ? "an integer"
+			    : k->kind == CFG_NUMBER ? "a number"
+						    : "a string",
+			    ynode_what(v, sh));
+	if (strlen(v->text) != v->len)
+		return fail(l, v->mark, "%s: contains a NUL character", k->name);
+	if (set_scalar(l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
+		return fail(l, v->mark, "%s: %s", k->name, why);
+	return 0;
+}
+
+/* Walk a mapping of keys whose names start with `prefix` (NULL: top level). */
+static int
+walk(struct loader *l, const struct ynode *m, const char *prefix)
+{
+	for (size_t i = 0; i < m->n; i += 2) {
+		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
+		char sh[SHOWN_LEN];
+		char *full;
+		int idx, rc, dotted;
+
+		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
+			return fail(l, kn->mark, "keys must be plain names, not %s",
+				    kn->type == YN_SCALAR ? "text with a NUL" : ynode_what(kn, sh));
+		if (is_duplicate(l, m, i, prefix))
+			return -1;
+		full = prefix ? xasprintf("%s.%s", prefix, kn->text) : xstrdup(kn->text);
+		dotted = strchr(kn->text, '.') != NULL; /* pool.warm is written nested */
+		idx = dotted ? -1 : key_index(full);
+		if (idx >= 0)
+			rc = set_key(l, (size_t)idx, v);
+		else if (!dotted && is_section(full) && v->type == YN_MAP)
+			rc = walk(l, v, full);
+		else if (!dotted && is_section(full))
+			rc = fail(l, v->mark, "%s: expected a mapping of keys, got %s", full,
+				  ynode_what(v, sh));
+		else if (full[0] != '\0' && strspn(full, NAME_CHARS ".") == strlen(full))
+			rc = fail(l, kn->mark, "unknown key %s", full);
+		else
+			rc = fail(l, kn->mark, "unknown key %s", shown(full, sh));
+		free(full);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Where key `name` was set, or the top of the file if it was not. */
+static yaml_mark_t
+mark_of(struct loader *l, const char *name)
+{
+	int i = key_index(name);
+
+	return i >= 0 && l->seen[i] ? l->marks[i] : l->top;
+}
+
+/* Replace a leading "~" and every "{name}" in build_dir. */
+static int
+expand_build_dir(struct loader *l)
+{
+	struct config *c = l->c;
+	const char *p = c->build_dir;
+	struct buf b;
+
+	buf_init(&b);
+	if (p[0] == '~' && (p[1] == '/' || p[1] == '\0')) {
+		/* getpwuid_r: a reload may run while other threads work. */
+		struct passwd pwbuf, *pw = NULL;
+		char pwtext[4096];
+		const char *home = getenv("HOME");
+		if (home == NULL || home[0] == '\0') {
+			if (getpwuid_r(getuid(), &pwbuf, pwtext, sizeof(pwtext), &pw) != 0)
+				pw = NULL;
+			home = pw != NULL ? pw->pw_dir : NULL;
+		}
+		if (home == NULL || home[0] != '/') {
+			buf_free(&b);
+			return fail(l, mark_of(l, "build_dir"),
+				    "build_dir: cannot expand ~: HOME is not an absolute path and "
+				    "the user has no home directory in the password database");
+		}
+		buf_adds(&b, home);
+		p++;
+	}
+	for (const char *q; (q = strstr(p, "{name}")) != NULL; p = q + 6) {
+		buf_add(&b, p, (size_t)(q - p));
+		buf_adds(&b, c->name);
+	}
+	buf_adds(&b, p);
+	free(c->build_dir);
+	c->build_dir = buf_release(&b);
+	if (c->build_dir[0] != '/') {
+		char sh[SHOWN_LEN];
+		return fail(l, mark_of(l, "build_dir"),
+			    "build_dir: %s is not an absolute path (only a leading ~/ is expanded)",
+			    shown(c->build_dir, sh));
+	}
+	return 0;
+}
+
+/* The checks that involve more than one key, once all are read. */
+static int
+finish(struct loader *l)
+{
+	struct config *c = l->c;
+
+	if (!l->seen[key_index("name")])
+		return fail(l, l->top, "name is required: it names the environment and its tools");
+	if (c->type != ENV_PIP)
+		return fail(l, mark_of(l, "type"), "type %s is not supported yet",
+			    config_env_type_name(c->type));
+	if (c->default_timeout > c->max_timeout)
+		return fail(l,
+			    l->seen[key_index("default_timeout")] ? mark_of(l, "default_timeout")
+								  : mark_of(l, "max_timeout"),
+			    "default_timeout (%g) exceeds max_timeout (%g)", c->default_timeout,
+			    c->max_timeout);
+	return expand_build_dir(l);
+}
+
+/* Read all of `path`, a regular file of at most CONFIG_MAX_BYTES. */
+static int
+read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+{
+	struct buf b;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	buf_init(&b);
+	for (;;) {
+		buf_reserve(&b, 65536);
+		ssize_t r = read(fd, b.data + b.len, 65536);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		b.len += (size_t)r;
+		if (b.len > CONFIG_MAX_BYTES) {
+			snprintf(err, errlen, "%s: larger than %d bytes", path, CONFIG_MAX_BYTES);
+			goto fail;
+		}
+	}
+	close(fd);
+	b.data[b.len] = '\0';
+	*outlen = b.len;
+	*out = buf_release(&b);
+	return 0;
+fail:
+	close(fd);
+	buf_free(&b);
+	return -1;
+}
+
+int
+config_load(const char *path, struct config *c, char *err, size_t errlen)
+{
+	struct loader *l;
+	struct ynode *root = NULL;
+	char *input = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	config_defaults(c);
+	c->file = xstrdup(path);
+	if (read_file(path, &input, &len, err, errlen) < 0)
+		goto out;
+
+	l = xcalloc(1, sizeof(*l));
+	l->file = path;
+	l->input = input;
+	l->inputlen = len;
+	l->c = c;
+	l->err = err;
+	l->errlen = errlen;
+	if (!yaml_parser_initialize(&l->parser))
+		fatalx("config: cannot initialize libyaml");
+	yaml_parser_set_input_string(&l->parser, (const unsigned char *)input, len);
+	if (load_tree(l, &root) == 0) {
+		l->top = root->mark;
+		if (root->type != YN_MAP)
+			fail(l, root->mark, "the top level must be a mapping of keys, not %s",
+			     root->type == YN_SEQ ? "a list" : "a single value");
+		else if (walk(l, root, NULL) == 0 && finish(l) == 0)
+			rc = 0;
+	}
+	ynode_free(root);
+	yaml_parser_delete(&l->parser);
+	free(l);
+out:
+	free(input);
+	if (rc < 0)
+		config_free(c);
+	return rc;
 }

@@ -75,18 +75,37 @@ enum config_kind {
 	CFG_MAP,    /* mapping of string to string */
 };
 
+/* Validates (and, for keys without a field, stores) one string value. */
+typedef int (*config_check_fn)(struct config *c, const char *value, char *why, size_t whylen);
+
 struct config_key {
 	const char *name;	/* dotted for nested keys: "pool.warm" */
 	enum config_kind kind;
-	const char *def;	/* default as written in the sample file, or NULL */
+	const char *def;	/* default as text ("[]", "{}" if empty), NULL: required */
 	const char *doc;	/* one line */
+
+	/* The rest serves the parser and the documentation checks. */
+	const char *group;	/* section of codeexecd.yaml(5): "Identity", ... */
+	size_t offset;		/* of the field in struct config */
+	size_t size;		/* of that field; 0: `check` stores the value */
+	double min, max;	/* CFG_INT: inclusive; CFG_NUMBER: min < v <= max */
+	const char *const *choices; /* CFG_ENUM: NULL-terminated, index = value */
+	/*
+	 * CFG_STRING: the value; CFG_LIST: each item; CFG_MAP: each name. Returns 0, or -1 with the reason in `why`. May be NULL.
+	 */
+	config_check_fn check;
 };
 
-/* Fill `c` with every default. The caller owns it (config_free). */
+/*
+ * Fill `c` with every default of the key table. The caller owns it
+ * (config_free). build_dir keeps its "~" and "{name}" until config_load.
+ */
 void config_defaults(struct config *c);
 /*
  * Read `path` into `c` (which config_load initializes). Returns 0, or -1
- * with a message of the form "FILE:LINE:COLUMN: what is wrong" in err.
+ * with a message of the form "FILE:LINE:COLUMN: what is wrong" in err
+ * ("FILE: why" when the file cannot be read at all). The first error found
+ * is reported. On failure `c` is left empty; config_free on it is harmless.
  */
 int config_load(const char *path, struct config *c, char *err, size_t errlen);
 /* Release everything `c` owns. */

@@ -1,0 +1,676 @@
+/*
+ * test_config.c - the configuration loader, and the drift test that keeps
+ * the key table, codeexecd.yaml(5) and etc/codeexecd.yaml in agreement.
+ *
+ * Drift-test conventions (the man page and the sample must keep to them):
+ *  - man/codeexecd.yaml.5 documents each key as one list item whose line
+ *    reads ".It Ic KEY ..." (dotted for nested keys: ".It Ic pool.warm"),
+ *    under the ".Ss" subsection named by the key's group ("Identity",
+ *    "Environment", "Execution", "Daemon"). No other line of the page
+ *    starts with ".It Ic". Inside its item, a key states its default as
+ *    the text line "Default:" followed by the line ".Ql VALUE" (VALUE
+ *    quoted when it holds spaces), or, for an empty default, the line
+ *    "Default: empty."; the one key without a default says "Required.".
+ *  - etc/codeexecd.yaml SETS every key (a commented "# key:" line does not
+ *    count): the dotted paths of its mappings, stopping at table keys, are
+ *    exactly the table's names. The sample must also load without error.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "config.h"
+#include "xmalloc.h"
+
+static char srcdir[PATH_MAX];
+
+/* Find the source tree: $top_srcdir, else next to this file, else nearby. */
+static void
+find_srcdir(void)
+{
+	const char *env = getenv("top_srcdir");
+	char here[PATH_MAX];
+	char probe[PATH_MAX + 64];
+	const char *cands[5];
+	size_t n = 0;
+
+	if (env != NULL && env[0] != '\0')
+		cands[n++] = env;
+	snprintf(here, sizeof(here), "%s", __FILE__);
+	char *slash = strstr(here, "/tests/unit/test_config.c");
+	if (slash != NULL) {
+		*slash = '\0';
+		cands[n++] = here[0] ? here : ".";
+	}
+	cands[n++] = "../..";
+	cands[n++] = "..";
+	cands[n++] = ".";
+	for (size_t i = 0; i < n; i++) {
+		snprintf(probe, sizeof(probe), "%s/man/codeexecd.yaml.5", cands[i]);
+		if (access(probe, R_OK) == 0) {
+			snprintf(srcdir, sizeof(srcdir), "%s", cands[i]);
+			return;
+		}
+	}
+	fprintf(stderr, "test_config: cannot find the source tree; set top_srcdir\n");
+	exit(1);
+}
+
+/* Caller frees. */
+static char *
+fixture(const char *name)
+{
+	return xasprintf("%s/tests/unit/data/config/%s", srcdir, name);
+}
+
+static const struct config_key *
+key_named(const char *name)
+{
+	for (const struct config_key *k = config_keys(); k->name != NULL; k++)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+START_TEST(defaults)
+{
+	struct config c;
+
+	config_defaults(&c);
+	ck_assert_ptr_null(c.name);
+	ck_assert_str_eq(c.description, "Execute Python code in a persistent Jupyter kernel.");
+	ck_assert_str_eq(c.server_description, "");
+	ck_assert_int_eq(c.type, ENV_PIP);
+	ck_assert_str_eq(c.dependency_file, "");
+	ck_assert_int_eq(c.auto_build, 1);
+	ck_assert_str_eq(c.build_dir, "~/.cache/mcp-envs/{name}");
+	ck_assert_str_eq(c.python, "python3");
+	ck_assert_int_eq(c.system_site_packages, 0);
+	ck_assert_uint_eq(c.additional_commands.n, 0);
+	ck_assert_uint_eq(c.kernel_environment.n, 0);
+	ck_assert(c.default_timeout == 300.0);
+	ck_assert(c.max_timeout == 600.0);
+	ck_assert_str_eq(c.listen_host, "127.0.0.1");
+	ck_assert_int_eq(c.listen_port, 8000);
+	ck_assert_int_eq(c.allow_external_network_boundary, 0);
+	ck_assert_uint_eq(c.allowed_origins.n, 0);
+	ck_assert_int_eq(c.max_request_bytes, 4194304);
+	ck_assert_str_eq(c.state_dir, "/var/lib/codeexecd");
+	ck_assert_str_eq(c.runtime_dir, "/run/codeexecd");
+	ck_assert_int_eq(c.pool_warm, 2);
+	ck_assert_int_eq(c.pool_max_sessions, 100);
+	ck_assert_str_eq(c.log_facility, "daemon");
+	config_free(&c);
+	config_free(&c); /* harmless twice */
+}
+END_TEST
+
+START_TEST(minimal_file_takes_defaults)
+{
+	struct config c;
+	char err[512];
+	char *path = fixture("minimal.yaml");
+
+	setenv("HOME", "/home/tester", 1);
+	ck_assert_msg(config_load(path, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(c.file, path);
+	ck_assert_str_eq(c.name, "python");
+	ck_assert_str_eq(c.build_dir, "/home/tester/.cache/mcp-envs/python");
+	ck_assert_str_eq(c.description, "Execute Python code in a persistent Jupyter kernel.");
+	ck_assert_int_eq(c.listen_port, 8000);
+	ck_assert_int_eq(c.pool_warm, 2);
+	config_free(&c);
+	free(path);
+}
+END_TEST
+
+START_TEST(full_file)
+{
+	struct config c;
+	char err[512];
+	char *path = fixture("full.yaml");
+
+	ck_assert_msg(config_load(path, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(c.name, "sci-py_3");
+	ck_assert_str_eq(c.description, "Python with numpy and pandas.");
+	ck_assert_str_eq(c.server_description, "Scientific Python for data analysis.");
+	ck_assert_int_eq(c.type, ENV_PIP);
+	ck_assert_str_eq(c.dependency_file, "numpy>=1.26\npandas\n");
+	ck_assert_int_eq(c.auto_build, 0);
+	ck_assert_str_eq(c.build_dir, "/opt/envs/sci-py_3");
+	ck_assert_str_eq(c.python, "/usr/bin/python3");
+	ck_assert_int_eq(c.system_site_packages, 1);
+	ck_assert_uint_eq(c.additional_commands.n, 2);
+	ck_assert_str_eq(c.additional_commands.v[0], "python -m pip check");
+	ck_assert_str_eq(c.additional_commands.v[1], "echo done");
+	ck_assert_uint_eq(c.kernel_environment.n, 3);
+	ck_assert_str_eq(c.kernel_environment.keys[0], "LD_LIBRARY_PATH");
+	ck_assert_str_eq(c.kernel_environment.values[0], "/opt/vendor/lib");
+	ck_assert_str_eq(c.kernel_environment.keys[1], "OMP_NUM_THREADS");
+	ck_assert_str_eq(c.kernel_environment.values[1], "4");
+	ck_assert_str_eq(c.kernel_environment.keys[2], "DOMAIN_ROOT");
+	ck_assert_str_eq(c.kernel_environment.values[2], "/usr/local/lib/domain");
+	ck_assert(c.default_timeout == 12.5);
+	ck_assert(c.max_timeout == 3600.0);
+	ck_assert_str_eq(c.listen_host, "::1");
+	ck_assert_int_eq(c.listen_port, 0);
+	ck_assert_int_eq(c.allow_external_network_boundary, 1);
+	ck_assert_uint_eq(c.allowed_origins.n, 2);
+	ck_assert_str_eq(c.allowed_origins.v[0], "http://localhost:3000");
+	ck_assert_str_eq(c.allowed_origins.v[1], "https://app.example.org");
+	ck_assert_int_eq(c.max_request_bytes, 1048576);
+	ck_assert_str_eq(c.state_dir, "/srv/codeexecd/state");
+	ck_assert_str_eq(c.runtime_dir, "/run/codeexecd-test");
+	ck_assert_int_eq(c.pool_warm, 0);
+	ck_assert_int_eq(c.pool_max_sessions, 8);
+	ck_assert_str_eq(c.log_facility, "local3");
+	config_free(&c);
+	free(path);
+}
+END_TEST
+
+START_TEST(tilde_and_name_expansion)
+{
+	struct config c;
+	char err[512];
+	char *path = fixture("expand.yaml");
+
+	setenv("HOME", "/home/tester", 1);
+	ck_assert_msg(config_load(path, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(c.build_dir, "/home/tester/envs/chem/chem-x");
+	config_free(&c);
+
+	/* Without HOME, the password database names the home directory. */
+	struct passwd *pw = getpwuid(getuid());
+	unsetenv("HOME");
+	if (pw != NULL && pw->pw_dir[0] == '/') {
+		char *want = xasprintf("%s/envs/chem/chem-x", pw->pw_dir);
+		ck_assert_msg(config_load(path, &c, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_str_eq(c.build_dir, want);
+		config_free(&c);
+		free(want);
+	}
+	free(path);
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+	struct config c;
+	char err[512];
+
+	ck_assert_int_eq(config_load("/nonexistent/codeexecd.yaml", &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "/nonexistent/codeexecd.yaml: No such file or directory");
+	ck_assert_ptr_null(c.name);
+	config_free(&c);
+}
+END_TEST
+
+/* Each broken fixture and the message expected after "PATH:". */
+static const struct {
+	const char *file;
+	const char *msg;
+} bad[] = {
+	{"unknown_top.yaml", "2:1: unknown key timeout"},
+	{"unknown_key.yaml", "4:3: unknown key pool.spare"},
+	{"wrong_type.yaml", "2:13: auto_build: expected true or false, got \"maybe\""},
+	{"wrong_type_list.yaml",
+	 "2:22: additional_commands: expected a list of strings, got \"pip check\""},
+	{"quoted_bool.yaml", "2:14: description: expected a string, got the YAML boolean yes; "
+			     "quote it if you mean the text"},
+	{"bad_enum.yaml", "2:7: type: expected one of pip, uv, conda; got \"venv\""},
+	{"uv.yaml", "2:7: type uv is not supported yet"},
+	{"env_pythonpath.yaml", "4:3: kernel_environment: PYTHONPATH is rejected: "
+				"it injects code before kernel isolation applies"},
+	{"env_ld_preload.yaml", "2:22: kernel_environment: LD_PRELOAD is rejected: "
+				"it injects code before kernel isolation applies"},
+	{"env_path.yaml",
+	 "3:5: kernel_environment: PATH is rejected: codeexecd sets it for every kernel"},
+	{"env_badname.yaml", "3:3: kernel_environment: \"1X\" is not a valid environment variable "
+			     "name (letters, digits and _, not starting with a digit)"},
+	{"env_value_list.yaml", "3:8: kernel_environment: FOO: expected a string, got a list"},
+	{"bad_listen.yaml",
+	 "2:9: listen: the port of \"127.0.0.1:70000\" must be a number from 0 to 65535"},
+	{"bad_listen_v6.yaml",
+	 "2:9: listen: \"::1:8000\": write an IPv6 address in brackets, as [::1]:8000"},
+	{"negative_warm.yaml", "3:9: pool.warm: must be between 0 and 1024, got -1"},
+	{"timeouts.yaml", "3:18: default_timeout (300) exceeds max_timeout (100)"},
+	{"timeouts_default.yaml", "2:14: default_timeout (300) exceeds max_timeout (100)"},
+	{"syntax.yaml", "4:1: YAML syntax error: found unexpected end of stream "
+			"(while scanning a quoted scalar at line 2)"},
+	{"syntax2.yaml", "2:14: YAML syntax error: mapping values are not allowed in this context"},
+	{"duplicate.yaml", "3:1: duplicate key name (first at line 1)"},
+	{"duplicate_section.yaml", "4:1: duplicate key pool (first at line 2)"},
+	{"empty.yaml", "2:1: the file is empty: expected a mapping of keys"},
+	{"not_mapping.yaml", "1:1: the top level must be a mapping of keys, not a list"},
+	{"missing_name.yaml", "1:1: name is required: it names the environment and its tools"},
+	{"bad_name.yaml", "1:7: name: \"my server\" may hold only letters, digits, _ and -, "
+			  "since it becomes part of the MCP tool names"},
+	{"alias.yaml", "1:7: anchors (&n) are not supported: write the value out"},
+	{"two_docs.yaml", "2:1: a second YAML document: the file must hold only one"},
+};
+
+START_TEST(errors)
+{
+	struct config c;
+	char err[512];
+	char *path = fixture(bad[_i].file);
+	char *want = xasprintf("%s:%s", path, bad[_i].msg);
+
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, want);
+	ck_assert_ptr_null(c.name); /* left empty */
+	config_free(&c);
+	free(want);
+	free(path);
+}
+END_TEST
+
+/* Write `text` to a temporary file and load it; returns config_load's result. */
+static int
+load_text(const char *text, struct config *c, char *err, size_t errlen, char **pathp)
+{
+	char tmpl[] = "/tmp/test_config.XXXXXX";
+	int fd = mkstemp(tmpl);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	int rc = config_load(tmpl, c, err, errlen);
+	unlink(tmpl);
+	*pathp = xstrdup(tmpl);
+	return rc;
+}
+
+/* Smaller cases, written inline: the text and the expected message. */
+static const struct {
+	const char *text;
+	const char *msg; /* NULL: must load */
+} inline_cases[] = {
+	{"name: x\nauto_build: \"true\"\n", "2:13: auto_build: expected true or false, got \"true\""},
+	{"name: x\nauto_build: off\n", NULL},
+	{"name: x\npool.warm: 1\n", "2:1: unknown key pool.warm"},
+	{"name: x\npool: 3\n", "2:7: pool: expected a mapping of keys, got \"3\""},
+	{"name: x\npool:\n  warm: 010\n", "3:9: pool.warm: expected an integer, got \"010\""},
+	{"name: x\npool:\n  max_sessions: 0\n",
+	 "3:17: pool.max_sessions: must be between 1 and 65536, got 0"},
+	{"name: x\nmax_request_bytes: 1e6\n",
+	 "2:20: max_request_bytes: expected an integer, got \"1e6\""},
+	{"name: x\nmax_request_bytes: 0\n",
+	 "2:20: max_request_bytes: must be between 1 and 1073741824, got 0"},
+	{"name: x\ndefault_timeout: 0\n",
+	 "2:18: default_timeout: must be greater than 0 and at most 2592000, got 0"},
+	{"name: x\ndefault_timeout: .inf\n", "2:18: default_timeout: expected a number, got \".inf\""},
+	{"name: x\ndefault_timeout: nan\n", "2:18: default_timeout: expected a number, got \"nan\""},
+	{"name: x\ndefault_timeout: 0x10\n",
+	 "2:18: default_timeout: expected a number, got \"0x10\""},
+	{"name: x\ndefault_timeout: 2.5e2\n", NULL},
+	{"name: x\nlisten: localhost\n", "2:9: listen: \"localhost\": expected HOST:PORT"},
+	{"name: x\nlisten: \":80\"\n", "2:9: listen: \":80\": the host is empty"},
+	{"name: x\nlisten: \"[::1]8000\"\n", "2:9: listen: \"[::1]8000\": expected [IPV6-ADDRESS]:PORT"},
+	{"name: x\nlisten: \"[zz::1]:80\"\n", "2:9: listen: \"[zz::1]:80\": bad IPv6 address"},
+	{"name: x\nlisten: 127.0.0.1:-1\n",
+	 "2:9: listen: the port of \"127.0.0.1:-1\" must be a number from 0 to 65535"},
+	{"name: x\nlisten: 0.0.0.0:65535\n", NULL},
+	{"name: x\nstate_dir: var/lib\n", "2:12: state_dir: \"var/lib\" is not an absolute path"},
+	{"name: x\nbuild_dir: envs/{name}\n",
+	 "2:12: build_dir: \"envs/x\" is not an absolute path (only a leading ~/ is expanded)"},
+	{"name: x\npython: bin/python3\n", "2:9: python: \"bin/python3\" must be a command name "
+					   "found in PATH or an absolute path"},
+	{"name: x\nlog_facility: kern\n", "2:15: log_facility: unknown syslog facility \"kern\" "
+					  "(daemon, user, auth or local0..local7)"},
+	{"name: x\nallowed_origins: [\"http://a.example/\"]\n",
+	 "2:19: allowed_origins item 1: \"http://a.example/\" is not an origin: "
+	 "expected scheme://host[:port], with no path or trailing /"},
+	{"name: x\nallowed_origins:\n  - ftp://a\n",
+	 "3:5: allowed_origins item 1: \"ftp://a\" is not an origin: "
+	 "it must start with http:// or https://"},
+	{"name: x\nadditional_commands: [\"\"]\n",
+	 "2:23: additional_commands item 1: an empty command"},
+	{"name: x\nkernel_environment:\n", "2:20: kernel_environment: expected a mapping of names "
+					   "to strings, got no value"},
+	{"name: x\nkernel_environment: {A: 1, A: 2}\n",
+	 "2:28: duplicate key kernel_environment.A (first at line 2)"},
+	{"name: x\nkernel_environment: {A: yes}\n",
+	 "2:25: kernel_environment: A: expected a string, got the YAML boolean yes; "
+	 "quote it if you mean the text"},
+	{"name: x\nkernel_environment: {A: \"yes\", LD_LIBRARY_PATH: /opt/lib}\n", NULL},
+	{"name: x\nkernel_environment: {JUPYTER_PATH: /x}\n",
+	 "2:22: kernel_environment: JUPYTER_PATH is rejected: codeexecd sets it for every kernel"},
+	{"name: x\ndescription: \"a\\0b\"\n", "2:14: description: contains a NUL character"},
+	{"name: x\ndescription: \"\"\n", "2:14: description: must not be empty"},
+	{"name: x\ndescription:\n", "2:13: description: has no value"},
+	{"name: !!str x\n",
+	 "1:7: YAML tags (\"tag:yaml.org,2002:str\") are not supported; quote the value instead"},
+	{"name: x\ndescription: *a\n", "2:14: aliases (*a) are not supported: write the value out"},
+	{"name: x\n[a]: 1\n", "2:1: keys must be plain names, not a list"},
+	{"name: x\n\"we ird\": 1\n", "2:1: unknown key \"we ird\""},
+	{"name: abcdefghijabcdefghijabcdefghijabcdefghijabcdefgh\n",
+	 "1:7: name: is 48 characters long; at most 47 are allowed"},
+	{"name: x\nname: x\n", "2:1: duplicate key name (first at line 1)"},
+	{"name: x\n\xff: 1\n", "2:1: YAML syntax error: invalid leading UTF-8 octet"},
+	{"---\n", "2:1: the top level must be a mapping of keys, not a single value"},
+	{"", "1:1: the file is empty: expected a mapping of keys"},
+	{"name: x\nserver_description: |\n  line one\n  line two\n", NULL},
+};
+
+START_TEST(inline_texts)
+{
+	struct config c;
+	char err[512];
+	char *path = NULL;
+	int rc = load_text(inline_cases[_i].text, &c, err, sizeof(err), &path);
+
+	if (inline_cases[_i].msg == NULL) {
+		ck_assert_msg(rc == 0, "case %d: %s", _i, err);
+		config_free(&c);
+	} else {
+		char *want = xasprintf("%s:%s", path, inline_cases[_i].msg);
+		ck_assert_msg(rc == -1, "case %d loaded", _i);
+		ck_assert_str_eq(err, want);
+		free(want);
+	}
+	free(path);
+}
+END_TEST
+
+START_TEST(block_scalar)
+{
+	struct config c;
+	char err[512];
+	char *path = NULL;
+	const char *text = "name: x\n"
+			   "dependency_file: |\n"
+			   "  # requirements.txt content\n"
+			   "  numpy==2.1.*\n"
+			   "\n"
+			   "  pandas\n"
+			   "additional_commands:\n"
+			   "  - >\n"
+			   "    python -c\n"
+			   "    'import numpy'\n";
+
+	ck_assert_msg(load_text(text, &c, err, sizeof(err), &path) == 0, "%s", err);
+	ck_assert_str_eq(c.dependency_file, "# requirements.txt content\nnumpy==2.1.*\n\npandas\n");
+	ck_assert_str_eq(c.additional_commands.v[0], "python -c 'import numpy'\n");
+	config_free(&c);
+	free(path);
+}
+END_TEST
+
+START_TEST(table_is_sound)
+{
+	for (const struct config_key *k = config_keys(); k->name != NULL; k++) {
+		ck_assert_msg(k->doc != NULL && k->doc[0] != '\0', "%s has no doc", k->name);
+		ck_assert_msg(k->group != NULL &&
+				      (strcmp(k->group, "Identity") == 0 ||
+				       strcmp(k->group, "Environment") == 0 ||
+				       strcmp(k->group, "Execution") == 0 ||
+				       strcmp(k->group, "Daemon") == 0),
+			      "%s has no known group", k->name);
+		ck_assert_msg(k->def != NULL || strcmp(k->name, "name") == 0, "%s has no default",
+			      k->name);
+		for (const struct config_key *o = k + 1; o->name != NULL; o++)
+			ck_assert_msg(strcmp(k->name, o->name) != 0, "%s twice", k->name);
+	}
+	ck_assert_ptr_nonnull(key_named("pool.warm"));
+}
+END_TEST
+
+/* A set of names, small and linear. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+static void
+names_add(struct names *s, const char *name)
+{
+	s->v = xreallocarray(s->v, s->n + 1, sizeof(*s->v));
+	s->v[s->n++] = xstrdup(name);
+}
+
+static int
+names_has(const struct names *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+names_free(struct names *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+}
+
+/* Every table key in `found`, and nothing else, each once; `where` names the source. */
+static void
+assert_same_keys(const struct names *found, const char *where)
+{
+	size_t n = 0;
+
+	for (const struct config_key *k = config_keys(); k->name != NULL; k++, n++)
+		ck_assert_msg(names_has(found, k->name), "%s does not have key %s", where, k->name);
+	for (size_t i = 0; i < found->n; i++) {
+		ck_assert_msg(key_named(found->v[i]) != NULL, "%s has %s, which is no key", where,
+			      found->v[i]);
+		for (size_t j = i + 1; j < found->n; j++)
+			ck_assert_msg(strcmp(found->v[i], found->v[j]) != 0, "%s has %s twice",
+				      where, found->v[i]);
+	}
+	ck_assert_uint_eq(found->n, n);
+}
+
+/* Read a whole text file; caller frees. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	char *data = NULL;
+	size_t len = 0, cap = 0;
+	int ch;
+	while ((ch = fgetc(f)) != EOF) {
+		if (len + 2 > cap) {
+			cap = cap ? cap * 2 : 4096;
+			data = xreallocarray(data, cap, 1);
+		}
+		data[len++] = (char)ch;
+	}
+	fclose(f);
+	if (data == NULL)
+		data = xstrdup("");
+	else
+		data[len] = '\0';
+	return data;
+}
+
+/*
+ * The first argument of a macro line, without quotes and zero-width
+ * escapes: ".Ql \"a b\&.\"" -> "a b.". Caller frees.
+ */
+static char *
+macro_arg(const char *line)
+{
+	const char *p = strchr(line, ' ');
+	char *arg, *z;
+
+	ck_assert_ptr_nonnull(p);
+	p++;
+	if (*p == '"') {
+		const char *q = strchr(p + 1, '"');
+		ck_assert_ptr_nonnull(q);
+		arg = xstrndup(p + 1, (size_t)(q - p - 1));
+	} else {
+		arg = xstrndup(p, strcspn(p, " "));
+	}
+	while ((z = strstr(arg, "\\&")) != NULL)
+		memmove(z, z + 2, strlen(z + 2) + 1);
+	return arg;
+}
+
+/* The default of `k` as the man page must state it. */
+static void
+assert_default_line(const struct config_key *k, char **lines, size_t from, size_t to)
+{
+	int found = 0;
+
+	for (size_t i = from; i < to; i++) {
+		if (k->def == NULL) {
+			found |= strcmp(lines[i], "Required.") == 0;
+		} else if (k->def[0] == '\0' || strcmp(k->def, "[]") == 0 ||
+			   strcmp(k->def, "{}") == 0) {
+			found |= strcmp(lines[i], "Default: empty.") == 0;
+		} else if (strcmp(lines[i], "Default:") == 0 && i + 1 < to &&
+			   strncmp(lines[i + 1], ".Ql ", 4) == 0) {
+			char *arg = macro_arg(lines[i + 1]);
+			ck_assert_msg(strcmp(arg, k->def) == 0,
+				      "man page: default of %s is %s, the table says %s", k->name,
+				      arg, k->def);
+			free(arg);
+			found = 1;
+		}
+	}
+	ck_assert_msg(found, "man page: %s does not state its default (%s)", k->name,
+		      k->def ? k->def : "required");
+}
+
+START_TEST(man_page_documents_every_key)
+{
+	char *path = xasprintf("%s/man/codeexecd.yaml.5", srcdir);
+	char *text = slurp(path);
+	struct names found = {NULL, 0};
+	char **lines = NULL;
+	size_t nlines = 0;
+
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l != NULL;
+	     l = strtok_r(NULL, "\n", &save)) {
+		lines = xreallocarray(lines, nlines + 1, sizeof(*lines));
+		lines[nlines++] = l;
+	}
+
+	const char *group = "";
+	for (size_t i = 0; i < nlines; i++) {
+		if (strncmp(lines[i], ".Sh ", 4) == 0)
+			group = "";
+		else if (strncmp(lines[i], ".Ss ", 4) == 0)
+			group = lines[i] + 4;
+		if (strncmp(lines[i], ".It Ic ", 7) != 0)
+			continue;
+		char *name = macro_arg(lines[i] + 4);
+		const struct config_key *k = key_named(name);
+		names_add(&found, name);
+		if (k != NULL) {
+			ck_assert_msg(strcmp(group, k->group) == 0,
+				      "man page: %s is under \"%s\", not under \"%s\"", name, group,
+				      k->group);
+			size_t end = i + 1;
+			while (end < nlines && strncmp(lines[end], ".It ", 4) != 0 &&
+			       strncmp(lines[end], ".El", 3) != 0)
+				end++;
+			assert_default_line(k, lines, i + 1, end);
+		}
+		free(name);
+	}
+	assert_same_keys(&found, path);
+	names_free(&found);
+	free(lines);
+	free(text);
+	free(path);
+}
+END_TEST
+
+/* Collect the dotted paths of mapping keys, stopping at table keys. */
+static void
+collect_paths(yaml_document_t *doc, yaml_node_t *map, const char *prefix, struct names *out)
+{
+	ck_assert_int_eq(map->type, YAML_MAPPING_NODE);
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *kn = yaml_document_get_node(doc, p->key);
+		yaml_node_t *vn = yaml_document_get_node(doc, p->value);
+		ck_assert_int_eq(kn->type, YAML_SCALAR_NODE);
+		char *path = prefix ? xasprintf("%s.%s", prefix, (char *)kn->data.scalar.value)
+				    : xstrdup((char *)kn->data.scalar.value);
+		if (key_named(path) == NULL && vn->type == YAML_MAPPING_NODE)
+			collect_paths(doc, vn, path, out);
+		else
+			names_add(out, path);
+		free(path);
+	}
+}
+
+START_TEST(sample_sets_every_key_and_loads)
+{
+	char *path = xasprintf("%s/etc/codeexecd.yaml", srcdir);
+	char *text = slurp(path);
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	struct names found = {NULL, 0};
+	struct config c;
+	char err[512];
+
+	ck_assert(yaml_parser_initialize(&parser));
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+	ck_assert_msg(yaml_parser_load(&parser, &doc), "%s: %s", path,
+		      parser.problem ? parser.problem : "?");
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	ck_assert_ptr_nonnull(root);
+	collect_paths(&doc, root, NULL, &found);
+	assert_same_keys(&found, path);
+	names_free(&found);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+
+	setenv("HOME", "/home/tester", 1);
+	ck_assert_msg(config_load(path, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(c.name, "python");
+	ck_assert_str_eq(c.listen_host, "127.0.0.1");
+	ck_assert_int_eq(c.listen_port, 8000);
+	config_free(&c);
+	free(text);
+	free(path);
+}
+END_TEST
+
+int
+main(void)
+{
+	find_srcdir();
+
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("load");
+	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, minimal_file_takes_defaults);
+	tcase_add_test(tc, full_file);
+	tcase_add_test(tc, tilde_and_name_expansion);
+	tcase_add_test(tc, missing_file);
+	tcase_add_loop_test(tc, errors, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_loop_test(tc, inline_texts, 0,
+			    (int)(sizeof(inline_cases) / sizeof(inline_cases[0])));
+	tcase_add_test(tc, block_scalar);
+	suite_add_tcase(s, tc);
+
+	TCase *td = tcase_create("drift");
+	tcase_add_test(td, table_is_sound);
+	tcase_add_test(td, man_page_documents_every_key);
+	tcase_add_test(td, sample_sets_every_key_and_loads);
+	suite_add_tcase(s, td);
+
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
