@@ -210,7 +210,8 @@ check_origin(struct config *c, const char *v, char *why, size_t n)
 	else if (strncmp(v, "https://", 8) == 0)
 		rest = v + 8;
 	else
-		return why_set(why, n, "%s is not an origin: it must start with http:// or https://",
+		return why_set(why, n,
+			       "%s is not an origin: it must start with http:// or https://",
 			       shown(v, sh));
 	size_t len = strlen(rest);
 	if (len == 0 || strspn(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -379,6 +380,50 @@ key_index(const char *name)
 		if (strcmp(keys[i].name, name) == 0)
 			return (int)i;
 	return -1;
+}
+
+/* Edit distance of two names; 64 when either is 64 bytes or longer. */
+static size_t
+distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= 64 || lb >= 64)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The key a misspelt `name` most likely meant, or NULL. */
+static const char *
+suggest(const char *name)
+{
+	const char *best = NULL;
+	size_t bestd = 3;
+
+	for (size_t i = 0; i < NKEYS; i++) {
+		size_t d = distance(name, keys[i].name);
+		if (d < bestd && strlen(keys[i].name) > 3) {
+			best = keys[i].name;
+			bestd = d;
+		}
+	}
+	return best;
 }
 
 /* Whether `name` is a section, the first part of some dotted key. */
@@ -556,7 +601,8 @@ set_scalar(struct config *c, const struct config_key *k, const char *s, int plai
 		if (!plain || parse_double(s, &dv) < 0)
 			return why_set(why, n, "expected a number, got %s", shown(s, sh));
 		if (!(dv > k->min) || dv > k->max)
-			return why_set(why, n, "must be greater than %.0f and at most %.0f, got %s",
+			return why_set(why, n,
+				       "must be greater than %.0f and at most %.0f, got %s",
 				       k->min, k->max, s);
 		memcpy(f, &dv, sizeof(dv));
 		return 0;
@@ -765,7 +811,8 @@ build(struct loader *l, yaml_event_t *ev, int depth, struct ynode **out)
 	}
 	if (tag != NULL) {
 		char sh[SHOWN_LEN];
-		fail(l, ev->start_mark, "YAML tags (%s) are not supported; quote the value instead",
+		fail(l, ev->start_mark,
+		     "YAML tags (%s) are not supported; quote the value instead",
 		     shown((const char *)tag, sh));
 		goto done;
 	}
@@ -873,7 +920,8 @@ static int
 is_duplicate(struct loader *l, const struct ynode *m, size_t i, const char *prefix)
 {
 	for (size_t j = 0; j < i; j += 2)
-		if (m->kids[j]->type == YN_SCALAR && strcmp(m->kids[j]->text, m->kids[i]->text) == 0) {
+		if (m->kids[j]->type == YN_SCALAR &&
+		    strcmp(m->kids[j]->text, m->kids[i]->text) == 0) {
 			fail(l, m->kids[i]->mark, "duplicate key %s%s%s (first at line %zu)",
 			     prefix ? prefix : "", prefix ? "." : "", m->kids[i]->text,
 			     m->kids[j]->mark.line + 1);
@@ -958,6 +1006,24 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 	return 0;
 }
 
+/* Report key `kn`, whose full dotted name is `full`, as unknown. */
+static int
+unknown_key(struct loader *l, const struct ynode *kn, const char *full)
+{
+	const char *last = strrchr(full, '.');
+	const char *hint = suggest(full);
+	char sh[SHOWN_LEN];
+
+	if (strchr(kn->text, '.') != NULL && key_index(full) >= 0)
+		return fail(l, kn->mark, "unknown key %s: write it nested, as %s: inside %.*s:",
+			    kn->text, last + 1, (int)(last - full), full);
+	if (full[0] == '\0' || strspn(full, NAME_CHARS ".") != strlen(full))
+		full = shown(full, sh);
+	if (hint != NULL)
+		return fail(l, kn->mark, "unknown key %s (did you mean %s?)", full, hint);
+	return fail(l, kn->mark, "unknown key %s", full);
+}
+
 /* Walk a mapping of keys whose names start with `prefix` (NULL: top level). */
 static int
 walk(struct loader *l, const struct ynode *m, const char *prefix)
@@ -970,7 +1036,8 @@ walk(struct loader *l, const struct ynode *m, const char *prefix)
 
 		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
 			return fail(l, kn->mark, "keys must be plain names, not %s",
-				    kn->type == YN_SCALAR ? "text with a NUL" : ynode_what(kn, sh));
+				    kn->type == YN_SCALAR ? "text with a NUL"
+							  : ynode_what(kn, sh));
 		if (is_duplicate(l, m, i, prefix))
 			return -1;
 		full = prefix ? xasprintf("%s.%s", prefix, kn->text) : xstrdup(kn->text);
@@ -983,10 +1050,8 @@ walk(struct loader *l, const struct ynode *m, const char *prefix)
 		else if (!dotted && is_section(full))
 			rc = fail(l, v->mark, "%s: expected a mapping of keys, got %s", full,
 				  ynode_what(v, sh));
-		else if (full[0] != '\0' && strspn(full, NAME_CHARS ".") == strlen(full))
-			rc = fail(l, kn->mark, "unknown key %s", full);
 		else
-			rc = fail(l, kn->mark, "unknown key %s", shown(full, sh));
+			rc = unknown_key(l, kn, full);
 		free(full);
 		if (rc < 0)
 			return -1;
@@ -1040,9 +1105,10 @@ expand_build_dir(struct loader *l)
 	c->build_dir = buf_release(&b);
 	if (c->build_dir[0] != '/') {
 		char sh[SHOWN_LEN];
-		return fail(l, mark_of(l, "build_dir"),
-			    "build_dir: %s is not an absolute path (only a leading ~/ is expanded)",
-			    shown(c->build_dir, sh));
+		return fail(
+		    l, mark_of(l, "build_dir"),
+		    "build_dir: %s is not an absolute path (only a leading ~/ is expanded)",
+		    shown(c->build_dir, sh));
 	}
 	return 0;
 }

@@ -91,7 +91,8 @@ struct config_key {
 	double min, max;	/* CFG_INT: inclusive; CFG_NUMBER: min < v <= max */
 	const char *const *choices; /* CFG_ENUM: NULL-terminated, index = value */
 	/*
-	 * CFG_STRING: the value; CFG_LIST: each item; CFG_MAP: each name. Returns 0, or -1 with the reason in `why`. May be NULL.
+	 * CFG_STRING: the value; CFG_LIST: each item; CFG_MAP: each name.
+	 * Returns 0, or -1 with the reason in `why`. May be NULL.
 	 */
 	config_check_fn check;
 };

@@ -246,7 +246,8 @@ static const struct {
 	{"timeouts_default.yaml", "2:14: default_timeout (300) exceeds max_timeout (100)"},
 	{"syntax.yaml", "4:1: YAML syntax error: found unexpected end of stream "
 			"(while scanning a quoted scalar at line 2)"},
-	{"syntax2.yaml", "2:14: YAML syntax error: mapping values are not allowed in this context"},
+	{"syntax2.yaml",
+	 "2:14: YAML syntax error: mapping values are not allowed in this context"},
 	{"duplicate.yaml", "3:1: duplicate key name (first at line 1)"},
 	{"duplicate_section.yaml", "4:1: duplicate key pool (first at line 2)"},
 	{"empty.yaml", "2:1: the file is empty: expected a mapping of keys"},
@@ -294,9 +295,14 @@ static const struct {
 	const char *text;
 	const char *msg; /* NULL: must load */
 } inline_cases[] = {
-	{"name: x\nauto_build: \"true\"\n", "2:13: auto_build: expected true or false, got \"true\""},
+	{"name: x\nauto_build: \"true\"\n",
+	 "2:13: auto_build: expected true or false, got \"true\""},
 	{"name: x\nauto_build: off\n", NULL},
-	{"name: x\npool.warm: 1\n", "2:1: unknown key pool.warm"},
+	{"name: x\npool.warm: 1\n",
+	 "2:1: unknown key pool.warm: write it nested, as warm: inside pool:"},
+	{"name: x\ndescripion: y\n", "2:1: unknown key descripion (did you mean description?)"},
+	{"name: x\npool:\n  max_session: 3\n",
+	 "3:3: unknown key pool.max_session (did you mean pool.max_sessions?)"},
 	{"name: x\npool: 3\n", "2:7: pool: expected a mapping of keys, got \"3\""},
 	{"name: x\npool:\n  warm: 010\n", "3:9: pool.warm: expected an integer, got \"010\""},
 	{"name: x\npool:\n  max_sessions: 0\n",
@@ -307,14 +313,17 @@ static const struct {
 	 "2:20: max_request_bytes: must be between 1 and 1073741824, got 0"},
 	{"name: x\ndefault_timeout: 0\n",
 	 "2:18: default_timeout: must be greater than 0 and at most 2592000, got 0"},
-	{"name: x\ndefault_timeout: .inf\n", "2:18: default_timeout: expected a number, got \".inf\""},
-	{"name: x\ndefault_timeout: nan\n", "2:18: default_timeout: expected a number, got \"nan\""},
+	{"name: x\ndefault_timeout: .inf\n",
+	 "2:18: default_timeout: expected a number, got \".inf\""},
+	{"name: x\ndefault_timeout: nan\n",
+	 "2:18: default_timeout: expected a number, got \"nan\""},
 	{"name: x\ndefault_timeout: 0x10\n",
 	 "2:18: default_timeout: expected a number, got \"0x10\""},
 	{"name: x\ndefault_timeout: 2.5e2\n", NULL},
 	{"name: x\nlisten: localhost\n", "2:9: listen: \"localhost\": expected HOST:PORT"},
 	{"name: x\nlisten: \":80\"\n", "2:9: listen: \":80\": the host is empty"},
-	{"name: x\nlisten: \"[::1]8000\"\n", "2:9: listen: \"[::1]8000\": expected [IPV6-ADDRESS]:PORT"},
+	{"name: x\nlisten: \"[::1]8000\"\n",
+	 "2:9: listen: \"[::1]8000\": expected [IPV6-ADDRESS]:PORT"},
 	{"name: x\nlisten: \"[zz::1]:80\"\n", "2:9: listen: \"[zz::1]:80\": bad IPv6 address"},
 	{"name: x\nlisten: 127.0.0.1:-1\n",
 	 "2:9: listen: the port of \"127.0.0.1:-1\" must be a number from 0 to 65535"},
@@ -349,7 +358,8 @@ static const struct {
 	{"name: x\ndescription:\n", "2:13: description: has no value"},
 	{"name: !!str x\n",
 	 "1:7: YAML tags (\"tag:yaml.org,2002:str\") are not supported; quote the value instead"},
-	{"name: x\ndescription: *a\n", "2:14: aliases (*a) are not supported: write the value out"},
+	{"name: x\ndescription: *a\n",
+	 "2:14: aliases (*a) are not supported: write the value out"},
 	{"name: x\n[a]: 1\n", "2:1: keys must be plain names, not a list"},
 	{"name: x\n\"we ird\": 1\n", "2:1: unknown key \"we ird\""},
 	{"name: abcdefghijabcdefghijabcdefghijabcdefghijabcdefgh\n",
@@ -398,7 +408,8 @@ START_TEST(block_scalar)
 			   "    'import numpy'\n";
 
 	ck_assert_msg(load_text(text, &c, err, sizeof(err), &path) == 0, "%s", err);
-	ck_assert_str_eq(c.dependency_file, "# requirements.txt content\nnumpy==2.1.*\n\npandas\n");
+	ck_assert_str_eq(c.dependency_file,
+			 "# requirements.txt content\nnumpy==2.1.*\n\npandas\n");
 	ck_assert_str_eq(c.additional_commands.v[0], "python -c 'import numpy'\n");
 	config_free(&c);
 	free(path);
@@ -461,7 +472,8 @@ assert_same_keys(const struct names *found, const char *where)
 	size_t n = 0;
 
 	for (const struct config_key *k = config_keys(); k->name != NULL; k++, n++)
-		ck_assert_msg(names_has(found, k->name), "%s does not have key %s", where, k->name);
+		ck_assert_msg(names_has(found, k->name), "%s does not have key %s", where,
+			      k->name);
 	for (size_t i = 0; i < found->n; i++) {
 		ck_assert_msg(key_named(found->v[i]) != NULL, "%s has %s, which is no key", where,
 			      found->v[i]);
@@ -573,8 +585,8 @@ START_TEST(man_page_documents_every_key)
 		names_add(&found, name);
 		if (k != NULL) {
 			ck_assert_msg(strcmp(group, k->group) == 0,
-				      "man page: %s is under \"%s\", not under \"%s\"", name, group,
-				      k->group);
+				      "man page: %s is under \"%s\", not under \"%s\"", name,
+				      group, k->group);
 			size_t end = i + 1;
 			while (end < nlines && strncmp(lines[end], ".It ", 4) != 0 &&
 			       strncmp(lines[end], ".El", 3) != 0)
