@@ -324,7 +324,7 @@ static const struct config_key keys[] = {
 	 .doc = "Seconds an execution may run when the call names no timeout."},
 	{.name = "max_timeout", .kind = CFG_NUMBER, .def = "600", .group = "Execution",
 	 FIELD(max_timeout), .min = 0, .max = 2592000,
-	 .doc = "Largest timeout, in seconds, a call may ask for."},
+	 .doc = "Largest timeout, in seconds, of one execution; longer requests get this."},
 
 	/* Daemon */
 	{.name = "listen", .kind = CFG_STRING, .def = "127.0.0.1:8000", .group = "Daemon",
