@@ -1,0 +1,72 @@
+/* cmd_status.c - codeexecctl status: the daemon, its sessions and its workers. */
+#include "autoconf.h"
+
+#include <stdio.h>
+
+#include "ctl.h"
+
+/* One row per worker process: the pool at a glance. */
+static void
+status_print_workers(struct json_object *workers)
+{
+	struct table t;
+
+	if (!json_object_is_type(workers, json_type_array) ||
+	    json_object_array_length(workers) == 0) {
+		printf("no workers\n");
+		return;
+	}
+	table_init(&t, 4);
+	table_addf(&t, "WORKER");
+	table_addf(&t, "STATE");
+	table_addf(&t, "KERNEL");
+	table_addf(&t, "SESSION");
+	for (size_t i = 0; i < json_object_array_length(workers); i++) {
+		struct json_object *w = json_object_array_get_idx(workers, i);
+		long long kernel = ctl_int(w, "kernel_pid", 0);
+		const char *session = ctl_str(w, "session", "");
+
+		table_addf(&t, "%lld", ctl_int(w, "pid", 0));
+		table_addf(&t, "%s", ctl_str(w, "state", "?"));
+		if (kernel > 0)
+			table_addf(&t, "%lld", kernel);
+		else
+			table_addf(&t, "-");
+		table_addf(&t, "%s", session[0] ? session : "-");
+	}
+	table_print(&t, stdout);
+	table_free(&t);
+}
+
+static int
+status_run(struct ctl *c, char **argv)
+{
+	struct json_object *req = json_object_new_object();
+	struct json_object *reply, *workers = NULL;
+	char up[32];
+
+	json_object_object_add(req, "cmd", json_object_new_string("status"));
+	int rc = ctl_control(c, req, &reply);
+	json_object_put(req);
+	if (rc != CTL_OK || c->json) {
+		json_object_put(reply);
+		return rc;
+	}
+	ctl_duration(ctl_int(reply, "uptime_s", 0), up, sizeof(up));
+	printf("codeexecd %s (%s), pid %lld, up %s: %s\n", ctl_str(reply, "version", "?"),
+	       ctl_str(reply, "name", "?"), ctl_int(reply, "pid", 0), up,
+	       ctl_str(reply, "status", "?"));
+	printf("%lld sessions, %lld idle kernels\n\n", ctl_int(reply, "sessions", 0),
+	       ctl_int(reply, "idle_kernels", 0));
+	json_object_object_get_ex(reply, "workers", &workers);
+	status_print_workers(workers);
+	json_object_put(reply);
+	return CTL_OK;
+}
+
+const struct ctl_cmd cmd_status = {
+	.name = "status",
+	.args = "",
+	.nargs = 0,
+	.run = status_run,
+};

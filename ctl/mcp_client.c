@@ -1,0 +1,318 @@
+/* mcp_client.c - see mcp_client.h. */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "log.h"
+#include "mcp_client.h"
+#include "xmalloc.h"
+
+/* What we ask for; the server answers with the version it speaks. */
+#define MCPC_PROTOCOL_VERSION "2025-06-18"
+/* Reaching the daemon is quick or broken; running code may take long. */
+#define MCPC_CONNECT_TIMEOUT_S 10L
+
+/* One HTTP exchange: what the server answered. */
+struct mcpc_reply {
+	long status;
+	struct buf body;
+	char content_type[128];
+};
+
+static size_t
+mcpc_on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	buf_add(arg, data, size * nmemb);
+	return size * nmemb;
+}
+
+/* Keep the Mcp-Session-Id header of the initialize response. */
+static size_t
+mcpc_on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+	static const char name[] = "Mcp-Session-Id:";
+	struct mcpc *m = arg;
+	size_t n = size * nmemb;
+
+	if (m->session_id[0] || n <= sizeof(name) - 1 ||
+	    strncasecmp(data, name, sizeof(name) - 1) != 0)
+		return n;
+	const char *v = data + sizeof(name) - 1;
+	const char *end = data + n;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && isspace((unsigned char)end[-1]))
+		end--;
+	if ((size_t)(end - v) < sizeof(m->session_id))
+		memcpy(m->session_id, v, (size_t)(end - v));
+	return n;
+}
+
+/* The headers every request carries once a session exists. Caller frees. */
+static struct curl_slist *
+mcpc_headers(const struct mcpc *m, int has_body)
+{
+	struct curl_slist *h = NULL;
+	char line[320];
+
+	if (has_body)
+		h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Accept: application/json, text/event-stream");
+	if (m->session_id[0]) {
+		snprintf(line, sizeof(line), "Mcp-Session-Id: %s", m->session_id);
+		h = curl_slist_append(h, line);
+	}
+	if (m->protocol_version[0]) {
+		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", m->protocol_version);
+		h = curl_slist_append(h, line);
+	}
+	return h;
+}
+
+/*
+ * Send one request: POST with `body`, or DELETE when body is NULL.
+ * Returns 0 with `reply` filled (caller frees reply->body), or -1 (logged).
+ */
+static int
+mcpc_send(struct mcpc *m, const char *body, struct mcpc_reply *reply)
+{
+	struct curl_slist *headers = mcpc_headers(m, body != NULL);
+	char *ctype = NULL;
+
+	buf_init(&reply->body);
+	reply->content_type[0] = '\0';
+	/* reset keeps the connection cache, so the session's requests reuse one. */
+	curl_easy_reset(m->curl);
+	curl_easy_setopt(m->curl, CURLOPT_URL, m->url);
+	curl_easy_setopt(m->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(m->curl, CURLOPT_CONNECTTIMEOUT, MCPC_CONNECT_TIMEOUT_S);
+	curl_easy_setopt(m->curl, CURLOPT_ERRORBUFFER, m->errbuf);
+	curl_easy_setopt(m->curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(m->curl, CURLOPT_WRITEFUNCTION, mcpc_on_body);
+	curl_easy_setopt(m->curl, CURLOPT_WRITEDATA, &reply->body);
+	curl_easy_setopt(m->curl, CURLOPT_HEADERFUNCTION, mcpc_on_header);
+	curl_easy_setopt(m->curl, CURLOPT_HEADERDATA, m);
+	if (body)
+		curl_easy_setopt(m->curl, CURLOPT_POSTFIELDS, body);
+	else
+		curl_easy_setopt(m->curl, CURLOPT_CUSTOMREQUEST, "DELETE");
+	m->errbuf[0] = '\0';
+	CURLcode rc = curl_easy_perform(m->curl);
+	curl_slist_free_all(headers);
+	if (rc != CURLE_OK) {
+		log_warnx("%s %s: %s", body ? "POST" : "DELETE", m->url,
+			  m->errbuf[0] ? m->errbuf : curl_easy_strerror(rc));
+		buf_free(&reply->body);
+		return -1;
+	}
+	curl_easy_getinfo(m->curl, CURLINFO_RESPONSE_CODE, &reply->status);
+	if (curl_easy_getinfo(m->curl, CURLINFO_CONTENT_TYPE, &ctype) == CURLE_OK && ctype)
+		snprintf(reply->content_type, sizeof(reply->content_type), "%s", ctype);
+	return 0;
+}
+
+/* Whether `msg` is the JSON-RPC response to request `id`. */
+static int
+mcpc_is_response(struct json_object *msg, long long id)
+{
+	struct json_object *v;
+
+	return json_object_is_type(msg, json_type_object) &&
+	       json_object_object_get_ex(msg, "id", &v) && json_object_is_type(v, json_type_int) &&
+	       json_object_get_int64(v) == id &&
+	       (json_object_object_get_ex(msg, "result", NULL) ||
+		json_object_object_get_ex(msg, "error", NULL));
+}
+
+/* Parse one SSE event's data; keep it if it answers `id`. */
+static struct json_object *
+mcpc_sse_event(struct buf *data, long long id)
+{
+	struct json_object *msg = data->len ? json_tokener_parse(data->data) : NULL;
+
+	data->len = 0;
+	if (data->data)
+		data->data[0] = '\0';
+	if (msg && mcpc_is_response(msg, id))
+		return msg;
+	json_object_put(msg);
+	return NULL;
+}
+
+/*
+ * Find the response to `id` in an event stream: events end at a blank
+ * line, and an event's data is its "data:" lines joined by newlines.
+ * Progress notifications and other events are skipped.
+ */
+static struct json_object *
+mcpc_from_sse(const char *text, long long id)
+{
+	struct json_object *found = NULL;
+	struct buf data;
+	const char *p = text;
+
+	buf_init(&data);
+	while (*p && found == NULL) {
+		size_t n = strcspn(p, "\n");
+		size_t len = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
+		if (len == 0) {
+			found = mcpc_sse_event(&data, id);
+		} else if (len >= 5 && strncmp(p, "data:", 5) == 0) {
+			size_t skip = len > 5 && p[5] == ' ' ? 6 : 5;
+			if (data.len)
+				buf_adds(&data, "\n");
+			buf_add(&data, p + skip, len - skip);
+		}
+		p += n + (p[n] == '\n');
+	}
+	if (found == NULL)
+		found = mcpc_sse_event(&data, id);
+	buf_free(&data);
+	return found;
+}
+
+/* The JSON-RPC message answering `id` in `reply`, or NULL. Caller owns. */
+static struct json_object *
+mcpc_message(const struct mcpc_reply *reply, long long id)
+{
+	if (strncasecmp(reply->content_type, "text/event-stream", 17) == 0)
+		return mcpc_from_sse(reply->body.data, id);
+	struct json_object *msg = json_tokener_parse(reply->body.data ? reply->body.data : "");
+	if (msg && (mcpc_is_response(msg, id) || json_object_object_get_ex(msg, "error", NULL)))
+		return msg;
+	json_object_put(msg);
+	return NULL;
+}
+
+/* Say why a request failed, with the server's own message when it sent one. */
+static void
+mcpc_report(const struct mcpc *m, const char *method, long status, struct json_object *msg)
+{
+	struct json_object *err, *text;
+
+	if (msg && json_object_object_get_ex(msg, "error", &err) &&
+	    json_object_object_get_ex(err, "message", &text))
+		log_warnx("%s at %s: %s (HTTP %ld)", method, m->url, json_object_get_string(text),
+			  status);
+	else
+		log_warnx("%s at %s: HTTP %ld with no JSON-RPC answer", method, m->url, status);
+}
+
+/* Build and send one request; returns its response message (caller owns) or NULL. */
+static struct json_object *
+mcpc_request(struct mcpc *m, const char *method, struct json_object *params, int notify)
+{
+	struct json_object *req = json_object_new_object();
+	struct json_object *msg = NULL;
+	struct mcpc_reply reply;
+	long long id = m->next_id++;
+
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	if (!notify)
+		json_object_object_add(req, "id", json_object_new_int64(id));
+	json_object_object_add(req, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(req, "params", params);
+	int rc = mcpc_send(m, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), &reply);
+	json_object_put(req);
+	if (rc == -1)
+		return NULL;
+	if (notify) {
+		if (reply.status != 200 && reply.status != 202 && reply.status != 204)
+			log_warnx("%s at %s: HTTP %ld", method, m->url, reply.status);
+		buf_free(&reply.body);
+		/* Any non-NULL value: a notification has no answer to return. */
+		return reply.status / 100 == 2 ? json_object_new_object() : NULL;
+	}
+	msg = mcpc_message(&reply, id);
+	if (reply.status != 200 || msg == NULL || !mcpc_is_response(msg, id) ||
+	    json_object_object_get_ex(msg, "error", NULL)) {
+		mcpc_report(m, method, reply.status, msg);
+		json_object_put(msg);
+		msg = NULL;
+	}
+	buf_free(&reply.body);
+	return msg;
+}
+
+struct json_object *
+mcpc_call(struct mcpc *m, const char *method, struct json_object *params)
+{
+	struct json_object *msg = mcpc_request(m, method, params, 0);
+	struct json_object *result = NULL;
+
+	if (msg && json_object_object_get_ex(msg, "result", &result))
+		json_object_get(result);
+	json_object_put(msg);
+	return result;
+}
+
+/* initialize's params: who we are and the protocol we speak. */
+static struct json_object *
+mcpc_initialize_params(void)
+{
+	struct json_object *p = json_object_new_object();
+	struct json_object *info = json_object_new_object();
+
+	json_object_object_add(p, "protocolVersion", json_object_new_string(MCPC_PROTOCOL_VERSION));
+	json_object_object_add(p, "capabilities", json_object_new_object());
+	json_object_object_add(info, "name", json_object_new_string("codeexecctl"));
+	json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
+	json_object_object_add(p, "clientInfo", info);
+	return p;
+}
+
+int
+mcpc_open(struct mcpc *m, const char *url)
+{
+	struct json_object *result, *v;
+
+	memset(m, 0, sizeof(*m));
+	m->url = xstrdup(url);
+	m->next_id = 1;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (m->curl = curl_easy_init()) == NULL) {
+		log_warnx("libcurl could not be initialized");
+		return -1;
+	}
+	if ((result = mcpc_call(m, "initialize", mcpc_initialize_params())) == NULL)
+		return -1;
+	if (json_object_object_get_ex(result, "protocolVersion", &v))
+		snprintf(m->protocol_version, sizeof(m->protocol_version), "%s",
+			 json_object_get_string(v));
+	json_object_put(result);
+	if (m->session_id[0] == '\0') {
+		log_warnx("initialize at %s: the answer has no Mcp-Session-Id header", m->url);
+		return -1;
+	}
+	struct json_object *ack = mcpc_request(m, "notifications/initialized", NULL, 1);
+	if (ack == NULL)
+		return -1;
+	json_object_put(ack);
+	return 0;
+}
+
+void
+mcpc_close(struct mcpc *m)
+{
+	struct mcpc_reply reply;
+
+	if (m->curl && m->session_id[0] && mcpc_send(m, NULL, &reply) == 0) {
+		/* A session the daemon already dropped is gone either way. */
+		if (reply.status != 200 && reply.status != 204 && reply.status != 404)
+			log_warnx("DELETE %s: session %.8s: HTTP %ld", m->url, m->session_id,
+				  reply.status);
+		buf_free(&reply.body);
+	}
+	if (m->curl)
+		curl_easy_cleanup(m->curl);
+	m->curl = NULL;
+	free(m->url);
+	m->url = NULL;
+	curl_global_cleanup();
+}
