@@ -166,7 +166,7 @@ control_accept(int lfd)
 		json_object_object_add(answer, "error",
 				       json_object_new_string("expected one line of JSON"));
 	}
-	const char *text = json_object_to_json_string_ext(answer, JSON_C_TO_STRING_PLAIN);
+	const char *text = json_object_to_json_string_ext(answer, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (write(fd, text, strlen(text)) == -1 || write(fd, "\n", 1) == -1)
 		log_warn("write to a control client");
 	json_object_put(answer);

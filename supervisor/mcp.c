@@ -51,7 +51,7 @@ static void
 set_body(struct mcp_response *rs, int status, struct json_object *msg)
 {
 	rs->status = status;
-	rs->body = xstrdup(json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN));
+	rs->body = xstrdup(json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(msg);
 }
 

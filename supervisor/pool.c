@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fsutil.h"
 #include "kernel_env.h"
 #include "log.h"
 #include "pool.h"
@@ -312,6 +313,9 @@ worker_free(struct worker *w)
 		}
 	}
 	ipc_reader_free(&w->reader);
+	/* What a session leaves behind ends with it; publishing keeps results. */
+	if (w->workdir && fs_remove_tree(w->workdir) == -1)
+		log_warn("remove working directory %s", w->workdir);
 	free(w->workdir);
 	free(w->death);
 	free(w);

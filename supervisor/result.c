@@ -70,12 +70,14 @@ render_text(struct json_object *result)
 	if (json_object_object_get_ex(result, "error", &err) &&
 	    json_object_is_type(err, json_type_object)) {
 		const char *tb = get_str(err, "traceback");
-		if (tb[0]) {
+		const char *type = get_str(err, "type");
+		if (tb[0])
 			add_part(&text, tb);
-		} else {
+		/* A traceback that does not name the error (a timeout shows the
+		 * kernel's KeyboardInterrupt) gets the error's own line too. */
+		if (!tb[0] || !strstr(tb, type)) {
 			char *line = NULL;
-			if (asprintf(&line, "%s: %s", get_str(err, "type"),
-				     get_str(err, "message")) >= 0)
+			if (asprintf(&line, "%s: %s", type, get_str(err, "message")) >= 0)
 				add_part(&text, line);
 			free(line);
 		}
