@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "execute.h"
 #include "xmalloc.h"
 
@@ -17,6 +18,7 @@
 
 #define RESTART_NOTE "[codeexecd] the kernel was restarted; variables from earlier calls are lost\n"
 #define TRUNCATED_NOTE "\n[codeexecd] output truncated: the execution produced more than the limit\n"
+#define LOST_NOTE "\n[codeexecd] some output was lost: the kernel sent a message over the size limit or its output channel failed\n"
 
 struct exec *
 exec_new(uint32_t id, const char *code, double timeout_s)
@@ -113,8 +115,11 @@ add_stream(struct exec *ex, const struct jupyter_msg *m)
 	size_t len = strlen(text);
 
 	if (b->len + len > TEXT_CAP) {
+		/* Keep what fits, cut at a character boundary of the UTF-8 text. */
+		len = b->len < TEXT_CAP ? TEXT_CAP - b->len : 0;
+		while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
+			len--;
 		ex->truncated = 1;
-		return;
 	}
 	buf_add(b, text, len);
 }
@@ -217,6 +222,7 @@ exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, struct json_object *
 	if (ex->msg_id[0] == '\0' || m->parent_msg_id == NULL ||
 	    strcmp(m->parent_msg_id, ex->msg_id) != 0)
 		return EXEC_IGNORED;
+	ex->quiet_since = clock_mono();
 	if (strcmp(t, "status") == 0) {
 		if (strcmp(content_str(m, "execution_state"), "idle") == 0)
 			ex->got_idle = 1;
@@ -255,6 +261,7 @@ exec_on_shell(struct exec *ex, const struct jupyter_msg *m)
 	    m->parent_msg_id == NULL || strcmp(m->parent_msg_id, ex->msg_id) != 0)
 		return 0;
 	ex->got_reply = 1;
+	ex->quiet_since = clock_mono();
 	free(ex->reply_status);
 	ex->reply_status = xstrdup(content_str(m, "status"));
 	json_object_put(ex->reply_content);
@@ -266,6 +273,14 @@ int
 exec_done(const struct exec *ex)
 {
 	return ex->got_reply && ex->got_idle;
+}
+
+double
+exec_idle_deadline(const struct exec *ex)
+{
+	if (!ex->got_reply || ex->got_idle)
+		return 0;
+	return ex->quiet_since + EXEC_IDLE_WAIT_S;
 }
 
 void
@@ -307,6 +322,8 @@ stderr_text(struct exec *ex)
 	buf_add(&b, ex->err.data ? ex->err.data : "", ex->err.len);
 	if (ex->truncated)
 		buf_adds(&b, TRUNCATED_NOTE);
+	if (ex->output_lost)
+		buf_adds(&b, LOST_NOTE);
 	struct json_object *o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
 	buf_free(&b);
 	return o;

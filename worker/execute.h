@@ -18,6 +18,12 @@
 
 /* Grace period between an interrupt for a timeout and the kill. */
 #define EXEC_GRACE_S 5.0
+/*
+ * How long iopub may stay silent after execute_reply before the execution
+ * ends without its status idle: a message over ZMQ_MAXMSGSIZE makes ZeroMQ
+ * drop the connection, and the rest of the output with it.
+ */
+#define EXEC_IDLE_WAIT_S 3.0
 
 struct exec {
 	uint32_t id;		/* the supervisor's request id */
@@ -30,6 +36,8 @@ struct exec {
 	double grace_deadline;	/* kill if still busy then; 0 if not timing out */
 	int timed_out;
 	int got_reply, got_idle;
+	double quiet_since;	/* last execute_reply or iopub message of ours */
+	int output_lost;	/* ended without status idle */
 	char *reply_status;	/* "ok", "error", "aborted" */
 	struct json_object *reply_content;
 
@@ -63,6 +71,11 @@ enum exec_event exec_on_iopub(struct exec *ex, const struct jupyter_msg *m,
 int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
 /* 1 once both execute_reply and status idle have arrived. */
 int exec_done(const struct exec *ex);
+/*
+ * When to stop waiting for status idle (monotonic), or 0 while the reply
+ * has not come. Past it, the caller sets output_lost and finishes.
+ */
+double exec_idle_deadline(const struct exec *ex);
 
 /* Replace the error (type and message copied; the traceback is kept). */
 void exec_set_error(struct exec *ex, const char *type, const char *message);

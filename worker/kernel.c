@@ -31,6 +31,8 @@
 /* How often kernel_info is resent while iopub is not yet subscribed. */
 #define INFO_RESEND_S 0.1
 #define SHUTDOWN_WAIT_MS 1000
+/* Until the kernel binds, zmq retries connecting this often (default 100). */
+#define RECONNECT_MS 20
 
 /* Channel -> port, as written in the connection file. */
 enum { PORT_SHELL = 1, PORT_IOPUB = 2, PORT_STDIN = 3, PORT_CONTROL = 4, PORT_HB = 5 };
@@ -177,11 +179,15 @@ free_argv(char **argv)
 	free(argv);
 }
 
-/* In the child: report errno on the exec-error pipe and exit. */
+/* What the child was doing when it failed, reported with errno. */
+enum child_stage { STAGE_SETUP, STAGE_CHDIR, STAGE_EXEC };
+
+/* In the child: report stage and errno on the exec-error pipe and exit. */
 static void __attribute__((noreturn))
-child_fail(int errfd, int err)
+child_fail(int errfd, int stage, int err)
 {
-	ssize_t n = write(errfd, &err, sizeof(err));
+	int report[2] = {stage, err};
+	ssize_t n = write(errfd, report, sizeof(report));
 	(void)n;
 	_exit(127);
 }
@@ -198,10 +204,10 @@ child_exec(const struct kernel_spec *spec, const char *prog, char **argv, int de
 	sigset_t none;
 
 	if (setsid() == -1)
-		child_fail(errfd, errno);
+		child_fail(errfd, STAGE_SETUP, errno);
 	/* If the worker dies without cleaning up, the kernel must not outlive it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		child_fail(errfd, ESRCH);
+		child_fail(errfd, STAGE_SETUP, ESRCH);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (size_t i = 0; i < sizeof(reset_signals) / sizeof(reset_signals[0]); i++)
@@ -209,13 +215,24 @@ child_exec(const struct kernel_spec *spec, const char *prog, char **argv, int de
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(devnull, 0) == -1 || dup2(out_w, 1) == -1 || dup2(out_w, 2) == -1)
-		child_fail(errfd, errno);
+		child_fail(errfd, STAGE_SETUP, errno);
 	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit. */
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	if (chdir(spec->cwd) == -1)
-		child_fail(errfd, errno);
+		child_fail(errfd, STAGE_CHDIR, errno);
 	execve(prog, argv, spec->envp);
-	child_fail(errfd, errno);
+	child_fail(errfd, STAGE_EXEC, errno);
+}
+
+/* The message for a child that failed at `stage`. Caller owns it. */
+static char *
+child_failure(int stage, int err, const char *prog, const char *cwd)
+{
+	if (stage == STAGE_CHDIR)
+		return xasprintf("cannot start the kernel in %s: %s", cwd, strerror(err));
+	if (stage == STAGE_EXEC)
+		return xasprintf("cannot execute %s: %s", prog, strerror(err));
+	return xasprintf("cannot set up the kernel process: %s", strerror(err));
 }
 
 /*
@@ -225,7 +242,7 @@ child_exec(const struct kernel_spec *spec, const char *prog, char **argv, int de
 static pid_t
 spawn(const struct kernel_spec *spec, char **argv, int out_w, char **why)
 {
-	int ep[2], devnull, err = 0;
+	int ep[2], devnull, report[2];
 	sigset_t all, old;
 	pid_t pid, parent = getpid();
 	char *prog = resolve_program(argv[0], spec->envp);
@@ -253,11 +270,10 @@ spawn(const struct kernel_spec *spec, char **argv, int out_w, char **why)
 	} else {
 		ssize_t n;
 		do
-			n = read(ep[0], &err, sizeof(err));
+			n = read(ep[0], report, sizeof(report));
 		while (n < 0 && errno == EINTR);
-		if (n == (ssize_t)sizeof(err)) {
-			*why = xasprintf("cannot execute %s (cwd %s): %s", prog, spec->cwd,
-					 strerror(err));
+		if (n == (ssize_t)sizeof(report)) {
+			*why = child_failure(report[0], report[1], prog, spec->cwd);
 			while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 				;
 			pid = -1;
@@ -272,13 +288,14 @@ spawn(const struct kernel_spec *spec, char **argv, int out_w, char **why)
 static void *
 open_socket(struct kernel *k, void *zctx, int type, int port)
 {
-	int linger = 0;
+	int linger = 0, reconnect_ms = RECONNECT_MS;
 	int64_t maxmsg = MAX_MSG_SIZE;
 	char *ep = xasprintf("ipc://%s-%d", k->ip, port);
 	void *s = zmq_socket(zctx, type);
 
 	if (s == NULL || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger)) == -1 ||
 	    zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) == -1 ||
+	    zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &reconnect_ms, sizeof(reconnect_ms)) == -1 ||
 	    (type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0) == -1) ||
 	    zmq_connect(s, ep) == -1) {
 		log_warnx("zmq socket %s: %s", ep, zmq_strerror(zmq_errno()));
@@ -534,6 +551,14 @@ kernel_handshake_tick(struct kernel *k, struct jupyter_session *sess, double now
 	if (k->got_info_reply && !k->got_iopub && k->next_info - now < left)
 		left = k->next_info - now;
 	return left > 0 ? left : 0;
+}
+
+int
+kernel_reopen_iopub(struct kernel *k, void *zctx)
+{
+	close_socket(&k->iopub);
+	k->iopub = open_socket(k, zctx, ZMQ_SUB, PORT_IOPUB);
+	return k->iopub ? 0 : -1;
 }
 
 void

@@ -78,6 +78,13 @@ int kernel_ready(const struct kernel *k);
  */
 double kernel_handshake_tick(struct kernel *k, struct jupyter_session *sess, double now);
 
+/*
+ * Replace the iopub socket with a fresh subscription. ZeroMQ ends, without
+ * reconnecting, a connection that delivered a message over ZMQ_MAXMSGSIZE.
+ * 0, or -1 logged (the old socket is gone either way).
+ */
+int kernel_reopen_iopub(struct kernel *k, void *zctx);
+
 /* Interrupt the running code: SIGINT, or interrupt_request on control. */
 void kernel_interrupt(struct kernel *k, struct jupyter_session *sess, int by_message);
 /* Read what the kernel printed and log it line by line (debug). */

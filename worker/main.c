@@ -67,6 +67,8 @@ struct worker {
 
 static volatile sig_atomic_t got_term;
 static int sig_pipe[2] = {-1, -1};
+/* For the atexit handler only. */
+static struct worker *exiting_worker;
 /* Where log lines go; -1 once the supervisor is gone. */
 static int log_fd = IPC_WORKER_FD;
 
@@ -97,9 +99,8 @@ on_signal(int sig)
 	char c = (char)sig;
 
 	got_term = 1;
-	if (write(sig_pipe[1], &c, 1) == -1) {
-		/* full pipe: the flag is enough */
-	}
+	ssize_t n = write(sig_pipe[1], &c, 1); /* a full pipe is fine: the flag is set */
+	(void)n;
 	errno = saved;
 }
 
@@ -170,16 +171,19 @@ finish_exec(struct worker *w)
 	if (ex->kernel_restarted)
 		w->state_lost = 0;
 	struct json_object *r = exec_result(ex, clock_mono());
-	const char *err;
-	struct buf probe;
-	buf_init(&probe);
-	/* A result too big for one frame still has to answer the call. */
-	if (ipc_frame(&probe, IPC_RESULT, ex->id, r, &err) == -1) {
-		json_object_put(r);
-		r = exec_error_result("OutputTooLarge", "the result exceeds the IPC frame limit");
+	/* ipc_send writes nothing when the frame is too big: answer anyway. */
+	int rc = log_fd == -1 ? 0 : ipc_send(IPC_WORKER_FD, IPC_RESULT, ex->id, r);
+	json_object_put(r);
+	if (rc == -1 && errno == EMSGSIZE) {
+		log_warnx("the result of request %u exceeds the IPC frame limit", ex->id);
+		send_msg(w, IPC_RESULT, ex->id,
+			 exec_error_result("OutputTooLarge",
+					   "the result exceeds the size limit of one message"));
+	} else if (rc == -1) {
+		log_fd = -1;
+		log_warn("send RESULT to the supervisor");
+		w->quit = 1;
 	}
-	buf_free(&probe);
-	send_msg(w, IPC_RESULT, ex->id, r);
 	exec_free(&w->ex);
 }
 
@@ -319,10 +323,9 @@ kernel_died(struct worker *w)
 static void
 kill_after_timeout(struct worker *w)
 {
-	char *m = xasprintf("Execution exceeded %g seconds and the kernel did not stop when "
-			    "interrupted, so it was killed and restarted: its state (variables, "
-			    "imports) is lost",
-			    w->ex->timeout_s);
+	char *m = xasprintf(
+		"Execution exceeded %g seconds and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost",
+		w->ex->timeout_s);
 
 	log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
 	drain_iopub(w);
@@ -332,6 +335,16 @@ kill_after_timeout(struct worker *w)
 	free(m);
 	finish_exec(w);
 	start_kernel(w, AFTER_QUIET);
+}
+
+/* The kernel cannot be talked to any more: kill it, restart on the next call. */
+static void
+kill_broken_kernel(struct worker *w)
+{
+	log_warnx("kernel %d: lost its sockets; killing it", (int)w->k->pid);
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	w->state_lost = 1;
 }
 
 /* ---- Kernel messages ---- */
@@ -558,8 +571,7 @@ on_execute(struct worker *w, struct ipc_msg *m)
 	}
 	if (w->ex) {
 		reply_error(w, m->hdr.id, "Busy",
-			    "another execution is running in this session; wait for it or "
-			    "interrupt it");
+			    "another execution is running in this session; wait for it or interrupt it");
 		return;
 	}
 	w->ex = exec_new(m->hdr.id, code, timeout);
@@ -585,8 +597,8 @@ on_interrupt(struct worker *w, struct ipc_msg *m)
 static void
 on_restart(struct worker *w)
 {
-	if (w->k)
-		drain_iopub(w);
+	if (w->ex && w->kstate == K_READY)
+		drain_iopub(w); /* output so far belongs to the interrupted result */
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
 	if (w->ex) {
@@ -661,10 +673,9 @@ run_timers(struct worker *w)
 	if (w->kstate == K_STARTING) {
 		next = kernel_handshake_tick(w->k, &w->sess, now);
 		if (next < 0) {
-			start_failed(w, xasprintf("the kernel did not answer within %g seconds; "
-						  "its last output:\n%s",
-						  w->spec.startup_timeout_s,
-						  kernel_output_tail(w->k)));
+			start_failed(w, xasprintf(
+				"the kernel did not answer within %g seconds; its last output:\n%s",
+				w->spec.startup_timeout_s, kernel_output_tail(w->k)));
 			return 0;
 		}
 	}
@@ -681,7 +692,19 @@ run_timers(struct worker *w)
 			kill_after_timeout(w);
 			return 0;
 		}
+		double idle = exec_idle_deadline(ex);
+		if (idle > 0 && now >= idle) {
+			log_warnx("request %u: no status idle %g s after the reply; output lost",
+				  ex->id, EXEC_IDLE_WAIT_S);
+			ex->output_lost = 1;
+			finish_exec(w);
+			if (kernel_reopen_iopub(w->k, w->zctx) == -1)
+				kill_broken_kernel(w);
+			return 0;
+		}
 		double d = ex->deadline > 0 ? ex->deadline : ex->grace_deadline;
+		if (idle > 0 && (d <= 0 || idle < d))
+			d = idle;
 		if (d > 0 && (next < 0 || d - now < next))
 			next = d - now;
 	}
@@ -794,6 +817,16 @@ cleanup(struct worker *w)
 		zmq_ctx_term(w->zctx);
 }
 
+/* fatal() exits without cleanup(): the kernel's whole group must go too. */
+static void
+kill_kernel_at_exit(void)
+{
+	struct kernel *k = exiting_worker ? exiting_worker->k : NULL;
+
+	if (k && k->pid > 0 && !k->reaped)
+		killpg(k->pid, SIGKILL);
+}
+
 static void __attribute__((noreturn))
 usage(void)
 {
@@ -821,10 +854,16 @@ main(int argc, char **argv)
 		fatal("prctl PR_SET_DUMPABLE");
 	if (fcntl(IPC_WORKER_FD, F_SETFD, FD_CLOEXEC) == -1)
 		fatal("fd %d is not the supervisor's socket", IPC_WORKER_FD);
+	/* Reads wait for zmq_poll; writes must block rather than fail half-way. */
+	int fl = fcntl(IPC_WORKER_FD, F_GETFL);
+	if (fl == -1 || fcntl(IPC_WORKER_FD, F_SETFL, fl & ~O_NONBLOCK) == -1)
+		fatal("fcntl fd %d", IPC_WORKER_FD);
 	log_set_sink(log_to_supervisor);
 	setup_signals();
 
 	memset(&w, 0, sizeof(w));
+	exiting_worker = &w;
+	atexit(kill_kernel_at_exit);
 	w.graceful = 1;
 	ipc_reader_init(&w.rd, IPC_WORKER_FD);
 	if ((w.zctx = zmq_ctx_new()) == NULL)
