@@ -376,7 +376,9 @@ kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session 
 		*why = xstrdup("cannot set up HMAC-SHA256 signing");
 		goto fail;
 	}
-	if (write_connection_file(k, key) == -1) {
+	int written = write_connection_file(k, key);
+	explicit_bzero(key, sizeof(key)); /* the signer holds its own copy */
+	if (written == -1) {
 		*why = xasprintf("cannot write the connection file %s", k->conn_path);
 		goto fail;
 	}
@@ -390,7 +392,7 @@ kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session 
 		*why = xstrdup("cannot create the ZeroMQ sockets");
 		goto fail;
 	}
-	jupyter_session_init(sess, k->signer);
+	sess->signer = k->signer;
 	k->start_deadline = clock_mono() + spec->startup_timeout_s;
 	k->next_info = clock_mono() + INFO_RESEND_S;
 	if (jupyter_send(k->shell, sess, "kernel_info_request", NULL, NULL) == -1) {
@@ -591,7 +593,8 @@ output_lines(struct kernel *k, int flush)
 {
 	char *nl;
 
-	while ((nl = memchr(k->out_line.data, '\n', k->out_line.len)) != NULL) {
+	while (k->out_line.len > 0 &&
+	       (nl = memchr(k->out_line.data, '\n', k->out_line.len)) != NULL) {
 		size_t n = (size_t)(nl - k->out_line.data);
 		output_line(k, k->out_line.data, n);
 		buf_consume(&k->out_line, n + 1);

@@ -866,10 +866,12 @@ main(int argc, char **argv)
 	atexit(kill_kernel_at_exit);
 	w.graceful = 1;
 	ipc_reader_init(&w.rd, IPC_WORKER_FD);
+	jupyter_session_init(&w.sess, NULL); /* each kernel brings its signer */
 	if ((w.zctx = zmq_ctx_new()) == NULL)
 		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
 	loop(&w);
 	cleanup(&w);
+	exiting_worker = NULL; /* w lives on this stack frame only */
 	log_debug("exiting with status %d", w.exit_code);
 	return w.exit_code;
 }
