@@ -1,0 +1,249 @@
+#!/bin/sh
+# 103-haproxy.sh - contrib/haproxy's recipe: two daemons behind HAProxy.
+#
+# Runs the shipped haproxy.cfg with only its addresses changed to free
+# loopback ports, opens six sessions through it, and checks that each
+# session keeps its variables across calls (every request reached the
+# instance holding its kernel) and that the sessions spread over both
+# instances (each instance's /health and control socket say which it holds).
+set -u
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+daemon=$top_builddir/supervisor/codeexecd
+worker=$top_builddir/worker/codeexec-worker
+recipe=$top_srcdir/contrib/haproxy/haproxy.cfg
+python=/usr/bin/python3
+
+if ! command -v haproxy >/dev/null 2>&1; then
+	echo "SKIP: haproxy not found (apt-get install haproxy)"
+	exit 77
+fi
+if ! "$python" -c 'import ipykernel' 2>/dev/null; then
+	echo "SKIP: $python cannot import ipykernel (apt-get install python3-ipykernel)"
+	exit 77
+fi
+for f in "$daemon" "$worker"; do
+	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
+done
+
+tmp=$(mktemp -d) || exit 1
+pids=
+cleanup()
+{
+	for p in $pids; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $pids; do
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port()
+{
+	"$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# write_config NAME PORT: an instance with its own directories, one shared environment.
+write_config()
+{
+	mkdir -p "$tmp/$1"
+	cat >"$tmp/$1/codeexecd.yaml" <<EOF
+name: py
+python: $python
+system_site_packages: true
+dependency_file: ""
+build_dir: $tmp/env
+state_dir: $tmp/$1/state
+runtime_dir: $tmp/$1/run
+listen: 127.0.0.1:$2
+pool:
+  warm: 1
+EOF
+}
+
+# wait_health PORT SECONDS: until GET /health answers 200.
+wait_health()
+{
+	"$python" - "$1" "$2" <<'EOF'
+import sys, time, urllib.request
+port, end = sys.argv[1], time.time() + float(sys.argv[2])
+while True:
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%s/health" % port, timeout=5):
+            sys.exit(0)
+    except Exception as e:
+        why = e
+    if time.time() > end:
+        print("health on port %s: %s" % (port, why))
+        sys.exit(1)
+    time.sleep(0.2)
+EOF
+}
+
+port_a=$(free_port)
+port_b=$(free_port)
+port_h=$(free_port)
+write_config a "$port_a"
+write_config b "$port_b"
+
+# Build the shared environment once, so the two daemons never build it together.
+if ! "$daemon" --warm -f "$tmp/a/codeexecd.yaml" >"$tmp/warm.log" 2>&1; then
+	echo "FAIL: codeexecd --warm:"
+	cat "$tmp/warm.log"
+	exit 1
+fi
+for i in a b; do
+	"$daemon" -d -f "$tmp/$i/codeexecd.yaml" -W "$worker" >"$tmp/$i.log" 2>&1 &
+	pids="$pids $!"
+done
+if ! wait_health "$port_a" 60 || ! wait_health "$port_b" 60; then
+	echo "FAIL: the daemons did not become healthy"
+	cat "$tmp/a.log" "$tmp/b.log"
+	exit 1
+fi
+
+# The recipe as shipped, with its three addresses moved to our ports.
+sed -e "s|bind 127.0.0.1:8000|bind 127.0.0.1:$port_h|" \
+    -e "s|server cx1 127.0.0.1:8001|server cx1 127.0.0.1:$port_a|" \
+    -e "s|server cx2 127.0.0.1:8002|server cx2 127.0.0.1:$port_b|" \
+    "$recipe" >"$tmp/haproxy.cfg"
+for addr in "$port_h" "$port_a" "$port_b"; do
+	grep -q "127.0.0.1:$addr\$\|127.0.0.1:$addr " "$tmp/haproxy.cfg" ||
+		{ echo "FAIL: $recipe: an address to replace has changed"; exit 1; }
+done
+if ! haproxy -c -q -f "$tmp/haproxy.cfg"; then
+	echo "FAIL: haproxy rejects $recipe"
+	exit 1
+fi
+haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
+pids="$pids $!"
+wait_health "$port_h" 30 || { echo "FAIL: no answer through haproxy"; cat "$tmp/haproxy.log"; exit 1; }
+
+"$python" - "$port_h" "$port_a" "$port_b" "$tmp/a/run/codeexecd.sock" "$tmp/b/run/codeexecd.sock" <<'EOF'
+import json, socket, sys, urllib.error, urllib.request
+
+front, port_a, port_b, sock_a, sock_b = sys.argv[1:]
+failed = False
+
+def fail(msg):
+    global failed
+    print("FAIL: " + msg)
+    failed = True
+
+def post(msg, sid=None, version=None, method="POST"):
+    """One MCP request through HAProxy; (status, session id header, message)."""
+    headers = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    if sid:
+        headers["Mcp-Session-Id"] = sid
+    if version:
+        headers["MCP-Protocol-Version"] = version
+    data = json.dumps(msg).encode() if msg is not None else None
+    req = urllib.request.Request("http://127.0.0.1:%s/mcp" % front, data=data,
+                                 headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            status, hdrs, body = r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        status, hdrs, body = e.code, e.headers, e.read().decode()
+    if "text/event-stream" in hdrs.get("Content-Type", ""):
+        datas = [l[5:].strip() for l in body.splitlines() if l.startswith("data:")]
+        body = datas[-1] if datas else ""
+    return status, hdrs.get("Mcp-Session-Id"), (json.loads(body) if body.strip() else None)
+
+def execute(sid, version, code, rid):
+    msg = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+           "params": {"name": "execute_py_code", "arguments": {"code": code}}}
+    status, _, answer = post(msg, sid, version)
+    if status != 200 or "result" not in (answer or {}):
+        fail("session %.8s: %r: HTTP %d %s" % (sid, code, status, answer))
+        return None
+    return answer["result"]["structuredContent"]
+
+def health(port):
+    """/health of one instance; 503 only says that no idle kernel is ready."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%s/health" % port, timeout=10) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        return json.load(e)
+
+def control_sessions(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(path)
+    s.sendall(b'{"cmd":"sessions"}\n')
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return {x["id"] for x in json.loads(data)["sessions"]}
+
+# Open all sessions first, then use them in an irregular order, so that no
+# run of round robin can line up with the requests by chance.
+sessions = []
+for i in range(6):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "103-haproxy", "version": "1"}}}
+    status, sid, answer = post(init)
+    if status != 200 or not sid:
+        fail("initialize %d through haproxy: HTTP %d, session %r" % (i, status, sid))
+        continue
+    sessions.append((sid, answer["result"]["protocolVersion"], i * 7 + 1))
+for sid, version, _ in sessions:
+    status, _, _ = post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid, version)
+    if status not in (200, 202, 204):
+        fail("notifications/initialized of %.8s: HTTP %d" % (sid, status))
+
+# Set a variable in every session, then read them back: a request sent to
+# the other instance would find no session there and get 404.
+for n, (sid, version, value) in enumerate(sessions):
+    execute(sid, version, "x = %d" % value, 10 + n)
+for n, k in enumerate([5, 0, 0, 3, 1, 4, 4, 4, 2, 5, 1, 3]):
+    if k >= len(sessions):
+        continue
+    sid, version, value = sessions[k]
+    r = execute(sid, version, "print(x)", 20 + n)
+    if r is not None and r.get("stdout", "").strip() != str(value):
+        fail("session %.8s: x is %r, expected %d" % (sid, r, value))
+
+ha, hb = health(port_a), health(port_b)
+print("sessions per instance: %d and %d" % (ha["sessions"], hb["sessions"]))
+if ha["sessions"] < 1 or hb["sessions"] < 1:
+    fail("sessions did not spread over both instances: %s, %s" % (ha, hb))
+if ha["sessions"] + hb["sessions"] != len(sessions):
+    fail("%d sessions opened, instances hold %d" % (len(sessions),
+                                                      ha["sessions"] + hb["sessions"]))
+try:
+    on_a, on_b = control_sessions(sock_a), control_sessions(sock_b)
+    for sid, _, _ in sessions:
+        if (sid in on_a) == (sid in on_b):
+            fail("session %.8s is on %s" % (sid, "both instances" if sid in on_a else "neither"))
+except (OSError, ValueError, KeyError) as e:
+    fail("control sockets: %s" % e)
+
+# DELETE reaches the holding instance too.
+for sid, version, _ in sessions:
+    status, _, _ = post(None, sid, version, method="DELETE")
+    if status != 200:
+        fail("DELETE of %.8s through haproxy: HTTP %d" % (sid, status))
+left = health(port_a)["sessions"] + health(port_b)["sessions"]
+if left != 0:
+    fail("%d sessions left after DELETE" % left)
+if not failed:
+    print("ok: %d sessions through haproxy kept their state on their instance" % len(sessions))
+sys.exit(1 if failed else 0)
+EOF
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	echo "--- haproxy log"
+	tail -n 30 "$tmp/haproxy.log"
+fi
+exit "$rc"
