@@ -293,7 +293,8 @@ exec_set_error(struct exec *ex, const char *type, const char *message)
 	struct json_object *e = json_object_new_object();
 	json_object_object_add(e, "type", json_object_new_string(type));
 	json_object_object_add(e, "message", json_object_new_string(message));
-	json_object_object_add(e, "traceback", tb ? json_object_get(tb) : json_object_new_string(""));
+	tb = tb ? json_object_get(tb) : json_object_new_string("");
+	json_object_object_add(e, "traceback", tb);
 	json_object_put(ex->error);
 	ex->error = e;
 }
@@ -338,8 +339,8 @@ exec_result(struct exec *ex, double now)
 	int ok = ex->got_reply && ex->reply_status && strcmp(ex->reply_status, "ok") == 0 &&
 		 ex->error == NULL;
 	json_object_object_add(r, "success", json_object_new_boolean(ok));
-	json_object_object_add(r, "stdout", json_object_new_string_len(ex->out.data ? ex->out.data : "",
-								       (int)ex->out.len));
+	json_object_object_add(r, "stdout", json_object_new_string_len(
+						    ex->out.data ? ex->out.data : "", (int)ex->out.len));
 	json_object_object_add(r, "stderr", stderr_text(ex));
 	json_object_object_add(r, "rich_outputs", ex->rich);
 	ex->rich = json_object_new_array();

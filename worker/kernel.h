@@ -56,8 +56,9 @@ void kernel_runtime_remove(const char *dir);
 /*
  * Write a connection file with a fresh key, spawn the kernel, connect its
  * sockets and send the first kernel_info_request; `sess` (initialized by
- * the caller, once per worker) signs with the new key from now on. Returns the kernel (caller owns it: kernel_destroy), or NULL with
- * *why set to a message the caller owns (free).
+ * the caller, once per worker) signs with the new key from now on.
+ * Returns the kernel (caller owns it: kernel_destroy), or NULL with *why
+ * set to a message the caller owns (free).
  */
 struct kernel *kernel_start(const struct kernel_spec *spec, void *zctx,
 			    struct jupyter_session *sess, char **why);

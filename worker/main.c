@@ -122,14 +122,22 @@ setup_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* Send a frame to the supervisor; `payload` is consumed. */
+/*
+ * Send a frame to the supervisor; `payload` is consumed. A frame over the
+ * limit is dropped (nothing was written); any other failure means the
+ * supervisor is gone.
+ */
 static void
 send_msg(struct worker *w, unsigned type, uint32_t id, struct json_object *payload)
 {
 	if (log_fd != -1 && ipc_send(IPC_WORKER_FD, type, id, payload) == -1) {
-		log_fd = -1; /* the supervisor is gone: stop talking to it */
-		log_warn("send %s to the supervisor", ipc_type_name(type));
-		w->quit = 1;
+		if (errno == EMSGSIZE) {
+			log_warnx("dropped an oversized %s frame", ipc_type_name(type));
+		} else {
+			log_fd = -1; /* stop talking to it, logging included */
+			log_warn("send %s to the supervisor", ipc_type_name(type));
+			w->quit = 1;
+		}
 	}
 	json_object_put(payload);
 }
@@ -460,7 +468,8 @@ env_vector(struct json_object *o)
 	struct json_object *env;
 	size_t i = 0;
 
-	if (!json_object_object_get_ex(o, "env", &env) || !json_object_is_type(env, json_type_object))
+	if (!json_object_object_get_ex(o, "env", &env) ||
+	    !json_object_is_type(env, json_type_object))
 		return NULL;
 	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
 	json_object_object_foreach(env, name, val)
@@ -527,6 +536,8 @@ parse_start(struct worker *w, struct json_object *p)
 	s->startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S;
 	if (get_num(p, "startup_timeout_s", &s->startup_timeout_s) == -1)
 		return "startup_timeout_s must be a non-negative number";
+	if (s->startup_timeout_s == 0) /* unset by the caller: no kernel starts in 0 s */
+		s->startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S;
 	if (json_object_object_get_ex(p, "allow_mime", &allow)) {
 		if (!json_object_is_type(allow, json_type_array))
 			return "allow_mime must be an array";
