@@ -278,6 +278,7 @@ check_env_name(struct config *c, const char *v, char *why, size_t n)
 }
 
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
+static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
 
@@ -325,6 +326,31 @@ static const struct config_key keys[] = {
 	{.name = "max_timeout", .kind = CFG_NUMBER, .def = "600", .group = "Execution",
 	 FIELD(max_timeout), .min = 0, .max = 2592000,
 	 .doc = "Largest timeout, in seconds, of one execution; longer requests get this."},
+	{.name = "execution_mode", .kind = CFG_ENUM, .def = "sync", .group = "Execution",
+	 FIELD(execution_mode), .choices = exec_modes,
+	 .doc = "sync waits for the result, async_only always backgrounds, adaptive promotes "
+		"long calls to background jobs."},
+	{.name = "promotion_threshold_s", .kind = CFG_NUMBER, .def = "60", .group = "Execution",
+	 FIELD(promotion_threshold_s), .min = 0, .max = 2592000,
+	 .doc = "In adaptive mode, seconds after which a running call becomes a job."},
+	{.name = "output_truncation_threshold", .kind = CFG_INT, .def = "50000",
+	 .group = "Execution", FIELD(output_truncation_threshold), .min = 100, .max = 100000000,
+	 .doc = "Characters of stdout and of stderr returned; the rest is saved to a file."},
+	{.name = "rich_output_max_bytes", .kind = CFG_INT, .def = "5242880", .group = "Execution",
+	 FIELD(rich_output_max_bytes), .min = 1024, .max = 33554432,
+	 .doc = "Largest rich output (image, HTML) returned; a larger one is saved to a file."},
+	{.name = "parallel_max_concurrency", .kind = CFG_INT, .def = "0", .group = "Execution",
+	 FIELD(parallel_max_concurrency), .min = 0, .max = 65536,
+	 .doc = "Most kernels one parallel_execute batch runs at once; 0 bounds it by the pool."},
+	{.name = "progress_interval_s", .kind = CFG_NUMBER, .def = "5", .group = "Execution",
+	 FIELD(progress_interval_s), .min = 0, .max = 3600,
+	 .doc = "Longest pause between progress notifications of a streamed call."},
+	{.name = "job_retention_s", .kind = CFG_INT, .def = "3600", .group = "Execution",
+	 FIELD(job_retention_s), .min = 0, .max = 2592000,
+	 .doc = "Seconds a finished background job stays available to check_job."},
+	{.name = "session_idle_timeout", .kind = CFG_INT, .def = "1800", .group = "Execution",
+	 FIELD(session_idle_timeout), .min = 0, .max = 2592000,
+	 .doc = "Seconds after which an unused session is closed; 0 keeps sessions forever."},
 
 	/* Daemon */
 	{.name = "listen", .kind = CFG_STRING, .def = "127.0.0.1:8000", .group = "Daemon",
@@ -354,6 +380,9 @@ static const struct config_key keys[] = {
 	{.name = "log_facility", .kind = CFG_STRING, .def = "daemon", .group = "Daemon",
 	 FIELD(log_facility), .check = check_facility,
 	 .doc = "Syslog facility used when codeexecd runs detached."},
+	{.name = "shutdown_grace_s", .kind = CFG_INT, .def = "10", .group = "Daemon",
+	 FIELD(shutdown_grace_s), .min = 0, .max = 3600,
+	 .doc = "Seconds a stopping daemon lets running executions finish."},
 
 	{.name = NULL},
 };

@@ -17,6 +17,12 @@ enum env_type {
 	ENV_CONDA,
 };
 
+enum exec_mode {
+	EXEC_SYNC,
+	EXEC_ASYNC_ONLY,
+	EXEC_ADAPTIVE,
+};
+
 struct strlist {
 	char **v;
 	size_t n;
@@ -50,6 +56,14 @@ struct config {
 	/* execution (seed 000) */
 	double default_timeout;
 	double max_timeout;
+	enum exec_mode execution_mode;
+	double promotion_threshold_s;
+	int output_truncation_threshold; /* characters */
+	int rich_output_max_bytes;
+	int parallel_max_concurrency;	 /* 0: bounded by the pool only */
+	double progress_interval_s;
+	int job_retention_s;
+	int session_idle_timeout;	 /* seconds; 0: never */
 
 	/* daemon */
 	char *listen_host;	 /* from `listen: host:port` */
@@ -62,6 +76,7 @@ struct config {
 	int pool_warm;
 	int pool_max_sessions;
 	char *log_facility;
+	int shutdown_grace_s;
 };
 
 /* What a key holds, for the table and the documentation checks. */

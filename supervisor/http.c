@@ -1,13 +1,19 @@
 /* http.c - see http.h. */
 #include "autoconf.h"
 
+#include <arpa/inet.h>
 #include <civetweb.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "http.h"
@@ -179,6 +185,110 @@ read_body(struct mg_connection *conn, size_t max, size_t *len)
 	return body;
 }
 
+/* One request's side of streaming: whether its SSE response has begun. */
+struct http_io {
+	struct mg_connection *conn;
+	int sse_started;
+	int fd;			/* the client's socket, once looked up; -1 unknown */
+	const char *session_id; /* to send as Mcp-Session-Id, or NULL */
+};
+
+/* Begin an SSE response: no length, the connection ends with the stream. */
+static void
+sse_begin(struct http_io *io)
+{
+	mg_response_header_start(io->conn, 200);
+	mg_response_header_add(io->conn, "Content-Type", "text/event-stream", -1);
+	mg_response_header_add(io->conn, "Cache-Control", "no-cache", -1);
+	mg_response_header_add(io->conn, "Connection", "close", -1);
+	if (io->session_id && io->session_id[0])
+		mg_response_header_add(io->conn, "Mcp-Session-Id", io->session_id, -1);
+	mg_response_header_send(io->conn);
+	io->sse_started = 1;
+}
+
+/* Write raw bytes of the stream; -1 once the client is gone. */
+static int
+sse_write(struct http_io *io, const char *text, size_t len)
+{
+	return mg_write(io->conn, text, len) == (int)len ? 0 : -1;
+}
+
+static int
+sse_send_event(void *arg, const char *json)
+{
+	struct http_io *io = arg;
+	if (!io->sse_started)
+		sse_begin(io);
+	if (sse_write(io, "event: message\ndata: ", 21) == -1 ||
+	    sse_write(io, json, strlen(json)) == -1)
+		return -1;
+	return sse_write(io, "\n\n", 2);
+}
+
+/*
+ * The socket of this connection. civetweb does not expose it, so find the
+ * descriptor whose peer is this request's client.
+ */
+static int
+conn_socket(const struct mg_request_info *ri)
+{
+	struct sockaddr_storage peer;
+	char host[INET6_ADDRSTRLEN];
+
+	for (int fd = 3; fd < 65536; fd++) {
+		socklen_t len = sizeof(peer);
+		if (getpeername(fd, (struct sockaddr *)&peer, &len) == -1) {
+			if (errno == EBADF && fd > 1024)
+				break;
+			continue;
+		}
+		int port;
+		if (peer.ss_family == AF_INET) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&peer;
+			inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+			port = ntohs(in->sin_port);
+		} else if (peer.ss_family == AF_INET6) {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&peer;
+			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+			port = ntohs(in6->sin6_port);
+		} else {
+			continue;
+		}
+		if (port == ri->remote_port && strcmp(host, ri->remote_addr) == 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* Nonzero once the client closed its side (it sends nothing while it waits). */
+static int
+http_client_gone(void *arg)
+{
+	struct http_io *io = arg;
+	if (io->fd == -1)
+		io->fd = conn_socket(mg_get_request_info(io->conn));
+	if (io->fd < 0)
+		return 0;
+	struct pollfd p = {.fd = io->fd, .events = POLLRDHUP};
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* GET /mcp: keep the session's stream open until it, the client or we end. */
+static void
+serve_session_stream(struct http_io *io, const char *session_id)
+{
+	sse_begin(io);
+	for (int tick = 0; !draining && mcp_session_alive(session_id); tick++) {
+		if (http_client_gone(io))
+			return;
+		/* A comment line every 15 s keeps proxies from closing the stream. */
+		if (tick % 15 == 14 && sse_write(io, ": keepalive\n\n", 14) == -1)
+			return;
+		sleep(1);
+	}
+}
+
 static double
 now_ms(void)
 {
@@ -210,13 +320,25 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	}
 	rq.session_id = mg_get_header(conn, "Mcp-Session-Id");
 	rq.protocol_version = mg_get_header(conn, "MCP-Protocol-Version");
+	const char *accept = mg_get_header(conn, "Accept");
+	rq.accepts_sse = accept && strstr(accept, "text/event-stream") != NULL;
+	struct http_io io = {.conn = conn, .fd = -1, .session_id = rq.session_id};
+	rq.send_event = sse_send_event;
+	rq.client_gone = http_client_gone;
+	rq.io = &io;
 	if (strcmp(ri->request_method, "POST") == 0) {
 		if ((body = read_body(conn, max_body, &rq.body_len)) == NULL)
 			return 413;
 		rq.body = body;
 	}
 	mcp_handle(&rq, &rs);
-	send_response(conn, rs.status, "application/json", rs.body, rs.session_id, rs.allow);
+	if (rs.open_stream)
+		serve_session_stream(&io, rq.session_id);
+	else if (io.sse_started && rs.body)
+		sse_send_event(&io, rs.body); /* the answer ends the stream it began */
+	else if (!io.sse_started)
+		send_response(conn, rs.status, "application/json", rs.body, rs.session_id,
+			      rs.allow);
 	log_debug("%s /mcp session %.8s: %d in %.1f ms", ri->request_method,
 		  rs.session_id[0] ? rs.session_id : (rq.session_id ? rq.session_id : "-"),
 		  rs.status, now_ms() - start);

@@ -21,9 +21,11 @@
 
 #include "config.h"
 #include "control.h"
+#include "batch.h"
 #include "envbuild.h"
 #include "fsutil.h"
 #include "http.h"
+#include "job.h"
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
@@ -32,10 +34,6 @@
 #include "xmalloc.h"
 
 #define MAX_POLL 1024
-/* Sessions unused this long are closed and their kernels ended. */
-#define SESSION_IDLE_S 1800
-/* How long a stopping daemon lets running executions finish. */
-#define SHUTDOWN_GRACE_S 10
 
 static volatile sig_atomic_t got_term, got_chld, got_hup, got_usr1;
 static int sig_pipe[2] = {-1, -1};
@@ -212,7 +210,9 @@ loop_once(struct config *cfg, int control_fd)
 	}
 	if (time(NULL) != last_expiry) {
 		last_expiry = time(NULL);
-		session_expire(SESSION_IDLE_S);
+		session_expire(cfg->session_idle_timeout);
+		job_expire(cfg->job_retention_s);
+		batch_expire(cfg->job_retention_s);
 	}
 	pool_tick();
 	pool_unlock();
@@ -222,10 +222,10 @@ loop_once(struct config *cfg, int control_fd)
 static void
 shut_down(struct config *cfg, int control_fd)
 {
-	time_t deadline = time(NULL) + SHUTDOWN_GRACE_S;
+	time_t deadline = time(NULL) + cfg->shutdown_grace_s;
 
 	log_info("shutting down: refusing new requests, waiting up to %d s for running "
-		 "executions", SHUTDOWN_GRACE_S);
+		 "executions", cfg->shutdown_grace_s);
 	http_drain();
 	for (;;) {
 		pool_lock();

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "job.h"
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
@@ -159,9 +160,56 @@ do_set_level(struct session *s, struct json_object *id, struct json_object *para
 		  "critical, alert, emergency");
 }
 
+/* What the progress callback of one tools/call needs. */
+struct progress_io {
+	const struct mcp_request *rq;
+	struct json_object *token;
+};
+
+/* Send one notifications/progress for the call's progressToken. */
+static int
+send_progress(void *io, double progress, const char *message)
+{
+	struct progress_io *p = io;
+	struct json_object *msg = json_object_new_object();
+	struct json_object *params = json_object_new_object();
+
+	json_object_object_add(params, "progressToken", json_object_get(p->token));
+	json_object_object_add(params, "progress", json_object_new_double(progress));
+	json_object_object_add(params, "message", json_object_new_string(message));
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "method", json_object_new_string("notifications/progress"));
+	json_object_object_add(msg, "params", params);
+	int rc = p->rq->send_event(p->rq->io,
+				   json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN |
+									    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(msg);
+	return rc;
+}
+
+static int
+client_gone(void *io)
+{
+	struct progress_io *p = io;
+	return p->rq->client_gone && p->rq->client_gone(p->rq->io);
+}
+
+/* The progressToken of a request, if it has one. */
+static struct json_object *
+progress_token(struct json_object *params)
+{
+	struct json_object *meta, *token;
+	if (json_object_object_get_ex(params, "_meta", &meta) &&
+	    json_object_object_get_ex(meta, "progressToken", &token) &&
+	    (json_object_is_type(token, json_type_string) ||
+	     json_object_is_type(token, json_type_int)))
+		return token;
+	return NULL;
+}
+
 static void
-do_tools_call(struct session *s, struct json_object *id, struct json_object *params,
-	      struct mcp_response *rs)
+do_tools_call(const struct mcp_request *rq, struct session *s, struct json_object *id,
+	      struct json_object *params, struct mcp_response *rs)
 {
 	struct json_object *name, *args = NULL;
 
@@ -184,10 +232,16 @@ do_tools_call(struct session *s, struct json_object *id, struct json_object *par
 		return;
 	}
 	struct json_object *empty = json_object_new_object();
-	struct tool_call tc = {.cfg = cfg, .session = s, .args = args ? args : empty};
+	struct progress_io io = {.rq = rq, .token = progress_token(params)};
+	struct tool_call tc = {.cfg = cfg, .session = s, .args = args ? args : empty,
+			       .request_id = id, .client_gone = client_gone, .io = &io};
+	if (io.token && rq->accepts_sse && rq->send_event)
+		tc.progress = send_progress;
 	struct json_object *result = t->call(&tc);
 	json_object_put(empty);
-	if (result == NULL)
+	if (tc.no_response)
+		rs->status = 204; /* cancelled: the client expects nothing */
+	else if (result == NULL)
 		set_error(rs, 200, id, tc.error_code, tc.error_message);
 	else
 		set_result(rs, id, result);
@@ -195,8 +249,8 @@ do_tools_call(struct session *s, struct json_object *id, struct json_object *par
 
 /* A request of an initialized session; the lock is held. */
 static void
-dispatch(struct session *s, const char *method, struct json_object *id,
-	 struct json_object *params, struct mcp_response *rs)
+dispatch(const struct mcp_request *rq, struct session *s, const char *method,
+	 struct json_object *id, struct json_object *params, struct mcp_response *rs)
 {
 	s->last_used = time(NULL);
 	if (strcmp(method, "ping") == 0)
@@ -206,7 +260,7 @@ dispatch(struct session *s, const char *method, struct json_object *id,
 		json_object_object_add(r, "tools", tools_list(cfg));
 		set_result(rs, id, r);
 	} else if (strcmp(method, "tools/call") == 0)
-		do_tools_call(s, id, params, rs);
+		do_tools_call(rq, s, id, params, rs);
 	else if (strcmp(method, "logging/setLevel") == 0)
 		do_set_level(s, id, params, rs);
 	else if (strcmp(method, "initialize") == 0)
@@ -215,6 +269,22 @@ dispatch(struct session *s, const char *method, struct json_object *id,
 			  "Mcp-Session-Id to start a new one");
 	else
 		set_error(rs, 200, id, ERR_METHOD, "method not found");
+}
+
+/* notifications/cancelled: stop the execution that request started. */
+static void
+cancel_request(struct session *s, struct json_object *params)
+{
+	struct json_object *rid;
+
+	if (!json_object_is_type(params, json_type_object) ||
+	    !json_object_object_get_ex(params, "requestId", &rid))
+		return;
+	struct job *j = job_find_request(s->id, rid);
+	if (j) {
+		job_cancel(j);
+		job_put(j);
+	}
 }
 
 /* Look up the request's session; answers 400/404 itself when it cannot. */
@@ -304,10 +374,13 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 	pool_lock();
 	struct session *s = find_session(rq, rs, id);
 	if (s) {
-		if (method && id)
-			dispatch(s, method, id, params, rs);
-		else
+		if (method && id) {
+			dispatch(rq, s, method, id, params, rs);
+		} else {
+			if (method && strcmp(method, "notifications/cancelled") == 0)
+				cancel_request(s, params);
 			rs->status = 202; /* notifications and responses need no answer */
+		}
 		session_put(s);
 	}
 	pool_unlock();
@@ -329,6 +402,35 @@ handle_delete(const struct mcp_request *rq, struct mcp_response *rs)
 	pool_unlock();
 }
 
+/* GET: the server-to-client stream of a session. */
+static void
+handle_get(const struct mcp_request *rq, struct mcp_response *rs)
+{
+	if (!rq->accepts_sse) {
+		set_error(rs, 406, NULL, ERR_SERVER, "GET /mcp needs Accept: text/event-stream");
+		return;
+	}
+	pool_lock();
+	struct session *s = find_session(rq, rs, NULL);
+	if (s) {
+		rs->status = 200;
+		rs->open_stream = 1;
+		session_put(s);
+	}
+	pool_unlock();
+}
+
+int
+mcp_session_alive(const char *id)
+{
+	pool_lock();
+	struct session *s = session_get(id);
+	if (s)
+		session_put(s);
+	pool_unlock();
+	return s != NULL;
+}
+
 void
 mcp_handle(const struct mcp_request *rq, struct mcp_response *rs)
 {
@@ -336,12 +438,15 @@ mcp_handle(const struct mcp_request *rq, struct mcp_response *rs)
 	rs->body = NULL;
 	rs->session_id[0] = '\0';
 	rs->allow = NULL;
+	rs->open_stream = 0;
 	if (strcmp(rq->method, "POST") == 0) {
 		handle_post(rq, rs);
 	} else if (strcmp(rq->method, "DELETE") == 0) {
 		handle_delete(rq, rs);
+	} else if (strcmp(rq->method, "GET") == 0) {
+		handle_get(rq, rs);
 	} else {
 		rs->status = 405;
-		rs->allow = "POST, DELETE";
+		rs->allow = "GET, POST, DELETE";
 	}
 }

@@ -19,6 +19,16 @@ struct mcp_request {
 	size_t body_len;
 	const char *session_id;	      /* Mcp-Session-Id header, or NULL */
 	const char *protocol_version; /* MCP-Protocol-Version header, or NULL */
+	int accepts_sse;	      /* Accept lists text/event-stream */
+	/*
+	 * The transport's side of streaming: send one JSON-RPC message as an
+	 * event on this request's stream (starting it if needed), and tell
+	 * whether the client has gone. Both return/answer -1/nonzero when the
+	 * client is gone. Called without the lock.
+	 */
+	int (*send_event)(void *io, const char *json);
+	int (*client_gone)(void *io);
+	void *io;
 };
 
 struct mcp_response {
@@ -26,6 +36,7 @@ struct mcp_response {
 	char *body;				/* JSON, or NULL for none (owned) */
 	char session_id[SESSION_ID_LEN + 1];	/* to send as Mcp-Session-Id, or "" */
 	const char *allow;			/* Allow header for 405, or NULL */
+	int open_stream;			/* GET: serve the session's event stream */
 };
 
 /* Remember the configuration (borrowed for the daemon's lifetime). */
@@ -33,6 +44,8 @@ void mcp_init(const struct config *cfg);
 /* Answer one HTTP request to /mcp. */
 void mcp_handle(const struct mcp_request *rq, struct mcp_response *rs);
 void mcp_response_free(struct mcp_response *rs);
+/* Nonzero while session `id` exists (for its GET stream). */
+int mcp_session_alive(const char *id);
 /* Nonzero if `version` is a protocol version this server speaks. */
 int mcp_version_supported(const char *version);
 

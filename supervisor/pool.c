@@ -335,6 +335,24 @@ pool_release(struct worker *w)
 	w->state = WORKER_CLOSING;
 }
 
+void
+call_init(struct call *c)
+{
+	memset(c, 0, sizeof(*c));
+	buf_init(&c->out);
+	buf_init(&c->err);
+	pthread_cond_init(&c->cond, NULL);
+}
+
+void
+call_clear(struct call *c)
+{
+	json_object_put(c->result);
+	buf_free(&c->out);
+	buf_free(&c->err);
+	pthread_cond_destroy(&c->cond);
+}
+
 /* Complete the call in flight on `w` with `result` (consumed). */
 static void
 call_complete(struct worker *w, struct json_object *result)
@@ -346,54 +364,49 @@ call_complete(struct worker *w, struct json_object *result)
 	}
 	c->result = result;
 	c->done = 1;
+	c->changes++;
 	w->call = NULL;
 	pthread_cond_broadcast(&c->cond);
 }
 
-struct json_object *
-pool_execute(struct worker *w, const char *code, double timeout_s)
+void
+pool_execute(struct worker *w, struct call *c, const char *code, double timeout_s, int silent)
 {
-	struct call c = {.id = next_call_id++};
 	struct timespec deadline;
 
+	c->id = next_call_id++;
 	if (w->state == WORKER_DEAD) {
 		char *msg = xasprintf("the session's kernel worker is gone (%s); "
 				      "start a new session", w->death ? w->death : "exited");
-		struct json_object *r = result_failed("WorkerDied", msg);
+		c->result = result_failed("WorkerDied", msg);
+		c->done = 1;
 		free(msg);
-		return r;
+		return;
 	}
-	pthread_cond_init(&c.cond, NULL);
-	buf_init(&c.stream);
-	w->call = &c;
-
+	w->call = c;
 	struct json_object *p = json_object_new_object();
 	json_object_object_add(p, "code", json_object_new_string(code));
 	json_object_object_add(p, "timeout_s", json_object_new_double(timeout_s));
-	int sent = ipc_send(w->fd, IPC_EXECUTE, c.id, p);
+	if (silent)
+		json_object_object_add(p, "silent", json_object_new_boolean(1));
+	int sent = ipc_send(w->fd, IPC_EXECUTE, c->id, p);
 	json_object_put(p);
 	if (sent == -1) {
 		log_warn("send EXECUTE to worker %d", (int)w->pid);
-		w->call = NULL;
-		c.result = result_failed("WorkerDied", "cannot reach the session's kernel worker");
-		c.done = 1;
+		call_complete(w, result_failed("WorkerDied",
+					       "cannot reach the session's kernel worker"));
 	}
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += (time_t)timeout_s + EXECUTE_SLACK_S;
-	while (!c.done) {
-		if (pthread_cond_timedwait(&c.cond, &lock, &deadline) == ETIMEDOUT) {
+	while (!c->done) {
+		if (pthread_cond_timedwait(&c->cond, &lock, &deadline) == ETIMEDOUT) {
 			log_warnx("worker %d gave no result in time; killing it", (int)w->pid);
 			kill(w->pid, SIGKILL);
-			w->call = NULL;
-			c.result = result_failed("WorkerDied",
-						 "the kernel worker stopped answering and was killed");
-			break;
+			call_complete(w, result_failed("WorkerDied", "the kernel worker stopped "
+								     "answering and was killed"));
 		}
 	}
-	pthread_cond_destroy(&c.cond);
-	buf_free(&c.stream);
-	return c.result;
 }
 
 void
@@ -507,8 +520,14 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		break;
 	case IPC_OUTPUT:
 		if (w->call && w->call->id == m->hdr.id &&
-		    json_object_object_get_ex(m->payload, "text", &v))
-			buf_adds(&w->call->stream, json_object_get_string(v));
+		    json_object_object_get_ex(m->payload, "text", &v)) {
+			const char *name = json_object_get_string(
+				json_object_object_get(m->payload, "name"));
+			int is_err = name && strcmp(name, "stderr") == 0;
+			buf_adds(is_err ? &w->call->err : &w->call->out, json_object_get_string(v));
+			w->call->changes++;
+			pthread_cond_broadcast(&w->call->cond);
+		}
 		break;
 	case IPC_RESULT:
 		if (w->call && w->call->id == m->hdr.id) {

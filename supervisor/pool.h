@@ -31,14 +31,24 @@ enum worker_state {
 	WORKER_DEAD,	 /* exited and reaped; kept while a session points at it */
 };
 
-/* One execution waiting for its RESULT. Lives on the waiting thread's stack. */
+/*
+ * One execution and what it produced so far. The caller owns it
+ * (call_init/call_clear); the main loop appends streamed output and sets
+ * the result, broadcasting `cond` at each change.
+ */
 struct call {
 	uint32_t id;
 	int done;
-	struct json_object *result; /* owned by the waiter once done */
-	struct buf stream;	    /* stdout/stderr chunks seen so far */
+	struct json_object *result; /* set when done; owned by the call */
+	struct buf out;		    /* stdout streamed so far */
+	struct buf err;		    /* stderr streamed so far */
+	unsigned long changes;	    /* bumped at every output and at the end */
+	int cancelled;		    /* do not start it if it has not started */
 	pthread_cond_t cond;
 };
+
+void call_init(struct call *c);
+void call_clear(struct call *c);
 
 struct worker {
 	struct worker *next;
@@ -75,11 +85,13 @@ struct worker *pool_take(double wait_s, const char **why);
 /* A session is done with `w`: shut it down and forget it. Lock held. */
 void pool_release(struct worker *w);
 /*
- * Run `code` on `w` and wait for its result. Lock held on entry and exit
- * (released while waiting). Returns the RESULT payload (caller owns) or a
- * result object describing why there is none.
+ * Run `code` on `w` and wait for its result, which lands in c->result
+ * (the RESULT payload, or a result describing why there is none). Lock held
+ * on entry and exit (released while waiting). `silent` runs it without
+ * history or execution count, for the daemon's own queries.
  */
-struct json_object *pool_execute(struct worker *w, const char *code, double timeout_s);
+void pool_execute(struct worker *w, struct call *c, const char *code, double timeout_s,
+		  int silent);
 /* Ask the kernel of `w` to interrupt the execution in flight. Lock held. */
 void pool_interrupt(struct worker *w);
 

@@ -88,6 +88,15 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->max_request_bytes, new->max_request_bytes);
 	SWAP(run->pool_warm, new->pool_warm);
 	SWAP(run->pool_max_sessions, new->pool_max_sessions);
+	SWAP(run->execution_mode, new->execution_mode);
+	SWAP(run->promotion_threshold_s, new->promotion_threshold_s);
+	SWAP(run->output_truncation_threshold, new->output_truncation_threshold);
+	SWAP(run->rich_output_max_bytes, new->rich_output_max_bytes);
+	SWAP(run->parallel_max_concurrency, new->parallel_max_concurrency);
+	SWAP(run->progress_interval_s, new->progress_interval_s);
+	SWAP(run->job_retention_s, new->job_retention_s);
+	SWAP(run->session_idle_timeout, new->session_idle_timeout);
+	SWAP(run->shutdown_grace_s, new->shutdown_grace_s);
 }
 
 int

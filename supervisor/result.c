@@ -139,7 +139,25 @@ result_to_tool(struct json_object *result, const char *session_id)
 }
 
 struct json_object *
-result_output_schema(void)
+result_copy(struct json_object *result)
+{
+	struct json_object *copy = NULL;
+	if (json_object_deep_copy(result, &copy, NULL) != 0)
+		return result_failed("InternalError", "cannot copy the result");
+	return copy;
+}
+
+/* Add {"name": {"type": type}} to a schema's properties. */
+static void
+add_typed_property(struct json_object *props, const char *name, const char *type)
+{
+	struct json_object *p = json_object_new_object();
+	json_object_object_add(p, "type", json_object_new_string(type));
+	json_object_object_add(props, name, p);
+}
+
+struct json_object *
+result_output_schema(int or_job)
 {
 	static const char schema[] =
 		"{\"type\":\"object\",\"properties\":{"
@@ -158,5 +176,19 @@ result_output_schema(void)
 		"\"kernel_restarted\":{\"type\":\"boolean\"}},"
 		"\"required\":[\"session_id\",\"success\",\"stdout\",\"stderr\","
 		"\"rich_outputs\",\"error\",\"execution_time\"]}";
-	return json_tokener_parse(schema);
+	struct json_object *s = json_tokener_parse(schema);
+	struct json_object *props;
+
+	if (!or_job)
+		return s;
+	/* A backgrounded call answers with the job instead of the result. */
+	json_object_object_get_ex(s, "properties", &props);
+	add_typed_property(props, "job_id", "string");
+	add_typed_property(props, "poll_tool", "string");
+	add_typed_property(props, "message", "string");
+	add_typed_property(props, "promoted", "boolean");
+	struct json_object *req = json_object_new_array();
+	json_object_array_add(req, json_object_new_string("session_id"));
+	json_object_object_add(s, "required", req);
+	return s;
 }

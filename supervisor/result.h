@@ -15,7 +15,12 @@ struct json_object *result_failed(const char *type, const char *message);
  * Caller owns.
  */
 struct json_object *result_to_tool(struct json_object *result, const char *session_id);
-/* JSON Schema of structuredContent, for the tool's outputSchema. Caller owns. */
-struct json_object *result_output_schema(void);
+/*
+ * JSON Schema of structuredContent, for the tool's outputSchema; `or_job`
+ * when the tool may answer with a background job instead. Caller owns.
+ */
+struct json_object *result_output_schema(int or_job);
+/* A deep copy of `result`, so each answer owns its own. Caller owns. */
+struct json_object *result_copy(struct json_object *result);
 
 #endif

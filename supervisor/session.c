@@ -28,6 +28,17 @@ session_count(void)
 }
 
 struct json_object *
+session_list_visible(const struct session *caller,
+		     struct json_object *(*describe)(const struct session *))
+{
+	struct json_object *list = json_object_new_array();
+	for (struct session *s = sessions; s; s = s->next)
+		if (session_visible(caller, s))
+			json_object_array_add(list, describe(s));
+	return list;
+}
+
+struct json_object *
 session_describe(void)
 {
 	struct json_object *list = json_object_new_array();
@@ -58,6 +69,7 @@ session_create(const char *protocol_version, int max_sessions, const char **why)
 	s->created = s->last_used = time(NULL);
 	s->refs = 1;
 	s->log_level = LOG_INFO;
+	snprintf(s->identity, sizeof(s->identity), "anonymous");
 	pthread_cond_init(&s->turn, NULL);
 	s->next = sessions;
 	sessions = s;
@@ -74,6 +86,20 @@ session_get(const char *id)
 		}
 	}
 	return NULL;
+}
+
+int
+session_may_use(const struct session *caller, const struct session *target)
+{
+	return strcmp(caller->identity, target->identity) == 0;
+}
+
+int
+session_visible(const struct session *caller, const struct session *target)
+{
+	if (strcmp(caller->identity, "anonymous") == 0)
+		return caller == target;
+	return session_may_use(caller, target);
 }
 
 /* Free `s` once it is closed and nobody holds it. */
@@ -149,34 +175,43 @@ session_close_all(void)
 		session_close(sessions);
 }
 
-struct json_object *
-session_execute(struct session *s, const char *code, double timeout_s)
+void
+session_execute(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
 	const char *why;
-	struct json_object *r;
 	struct timespec deadline;
 
 	/* Waiting for the previous execution counts against this call's timeout. */
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += (time_t)timeout_s;
-	while (s->busy && !s->closed) {
-		if (pthread_cond_timedwait(&s->turn, pool_mutex(), &deadline) == ETIMEDOUT)
-			return result_failed("TimeoutError",
-					     "an earlier execution of this session was still "
-					     "running when this call's timeout expired");
+	while (s->busy && !s->closed && !c->cancelled) {
+		if (pthread_cond_timedwait(&s->turn, pool_mutex(), &deadline) == ETIMEDOUT) {
+			c->result = result_failed("TimeoutError",
+						  "an earlier execution of this session was still "
+						  "running when this call's timeout expired");
+			goto done;
+		}
 	}
-	if (s->closed)
-		return result_failed("SessionClosed", "the session was closed");
+	if (s->closed) {
+		c->result = result_failed("SessionClosed", "the session was closed");
+		goto done;
+	}
+	if (c->cancelled) {
+		c->result = result_failed("Cancelled", "cancelled before it started");
+		goto done;
+	}
 	s->busy = 1;
 	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, &why)) == NULL) {
-		s->busy = 0;
-		pthread_cond_signal(&s->turn);
-		return result_failed("NoKernel", why);
+		c->result = result_failed("NoKernel", why);
+	} else {
+		s->worker->session = s->id;
+		pool_execute(s->worker, c, code, timeout_s, silent);
 	}
-	s->worker->session = s->id;
-	r = pool_execute(s->worker, code, timeout_s);
 	s->last_used = time(NULL);
 	s->busy = 0;
 	pthread_cond_signal(&s->turn);
-	return r;
+done:
+	c->done = 1;
+	c->changes++;
+	pthread_cond_broadcast(&c->cond);
 }

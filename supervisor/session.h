@@ -28,6 +28,7 @@ struct session {
 	int closed;	       /* removed from the table */
 	int refs;
 	int log_level;	       /* syslog priority set by logging/setLevel */
+	char identity[128];    /* who the client is; "anonymous" without auth */
 	pthread_cond_t turn;   /* signalled when `busy` clears */
 };
 
@@ -35,6 +36,17 @@ struct session {
 struct session *session_create(const char *protocol_version, int max_sessions, const char **why);
 /* Find a live session and take a reference, or NULL. */
 struct session *session_get(const char *id);
+/*
+ * Whether `caller` may run code in, inspect or close `target`: both belong
+ * to the same identity. Knowing a session's id is part of the proof, so an
+ * anonymous caller may resume a session whose id it holds.
+ */
+int session_may_use(const struct session *caller, const struct session *target);
+/*
+ * Whether `caller` sees `target` in list_sessions. Anonymous callers are
+ * indistinguishable, so they see only their own session.
+ */
+int session_visible(const struct session *caller, const struct session *target);
 /* Drop a reference taken by session_create or session_get. */
 void session_put(struct session *s);
 /* End a session: its kernel is shut down once no execution runs. */
@@ -46,13 +58,19 @@ int session_any_busy(void);
 /* Close every session (shutdown). */
 void session_close_all(void);
 int session_count(void);
+/* An array of describe(s) for every session `caller` sees. Caller owns. */
+struct json_object *session_list_visible(const struct session *caller,
+					 struct json_object *(*describe)(const struct session *));
 /* [{id, created, last_used, busy, worker_pid}] of every session. Caller owns. */
 struct json_object *session_describe(void);
 
+struct call;
+
 /*
  * Run `code` in the session's kernel, waiting for an earlier execution of
- * the same session to finish first. Returns the result (caller owns).
+ * the same session to finish first; the result lands in c->result.
  */
-struct json_object *session_execute(struct session *s, const char *code, double timeout_s);
+void session_execute(struct session *s, struct call *c, const char *code, double timeout_s,
+		     int silent);
 
 #endif

@@ -1,10 +1,16 @@
-/* tool_execute.c - execute_{name}_code: run code in the session's kernel. */
+/*
+ * tool_execute.c - execute_{name}_code: run code in the session's kernel,
+ * waiting for it (sync), backgrounding it (async_only), or waiting until
+ * promotion_threshold_s and then backgrounding it (adaptive).
+ */
 #include "autoconf.h"
 
-#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config.h"
+#include "job.h"
+#include "progress.h"
 #include "result.h"
 #include "session.h"
 #include "tools.h"
@@ -20,45 +26,73 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		"\"A short note on what the code does, for logs.\"},"
 		"\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":"
 		"\"Seconds before the execution is interrupted (clamped to the server's "
-		"maximum).\"}},"
+		"maximum).\"},"
+		"\"execution_session_id\":{\"type\":\"string\",\"description\":"
+		"\"Run in this earlier session's kernel (same identity) instead of this "
+		"connection's own.\"}},"
 		"\"required\":[\"code\"]}";
 
 	json_object_object_add(tool, "description", json_object_new_string(cfg->description));
-	json_object_object_add(tool, "inputSchema", json_tokener_parse(input_schema));
-	json_object_object_add(tool, "outputSchema", result_output_schema());
+	json_object_object_add(tool, "inputSchema", tool_schema(input_schema));
+	json_object_object_add(tool, "outputSchema",
+			       result_output_schema(cfg->execution_mode != EXEC_SYNC));
 }
 
-/* Set a bad-params error on `tc`; returns NULL for the caller to return. */
+/* The answer for a job that runs on in the background. Caller owns. */
 static struct json_object *
-bad_params(struct tool_call *tc, const char *message)
+job_handle(const struct config *cfg, struct job *j, int promoted)
 {
-	tc->error_code = -32602;
-	snprintf(tc->error_message, sizeof(tc->error_message), "%s", message);
-	return NULL;
+	struct json_object *o = json_object_new_object();
+	char poll_tool[128], msg[300];
+
+	snprintf(poll_tool, sizeof(poll_tool), "%s_check_job", cfg->name);
+	snprintf(msg, sizeof(msg),
+		 "The code %s in the background. Call %s with this job_id for its output and "
+		 "result.",
+		 promoted ? "is still running, now" : "runs", poll_tool);
+	json_object_object_add(o, "job_id", json_object_new_string(j->id));
+	json_object_object_add(o, "session_id", json_object_new_string(j->session_id));
+	json_object_object_add(o, "poll_tool", json_object_new_string(poll_tool));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	if (promoted)
+		json_object_object_add(o, "promoted", json_object_new_boolean(1));
+	return tool_result(o, NULL, 0);
 }
 
 static struct json_object *
 execute_call(struct tool_call *tc)
 {
-	struct json_object *code, *timeout;
-	double seconds = tc->cfg->default_timeout;
+	const char *code = tool_arg_string(tc, "code");
+	double seconds;
+	double wait_s = -1;
+	struct json_object *r;
 
-	if (!json_object_object_get_ex(tc->args, "code", &code) ||
-	    !json_object_is_type(code, json_type_string))
-		return bad_params(tc, "argument 'code' (a string) is required");
-	if (json_object_object_get_ex(tc->args, "timeout", &timeout)) {
-		if (!json_object_is_type(timeout, json_type_int) &&
-		    !json_object_is_type(timeout, json_type_double))
-			return bad_params(tc, "argument 'timeout' must be a number of seconds");
-		seconds = json_object_get_double(timeout);
-		if (!(seconds > 0) || !isfinite(seconds))
-			return bad_params(tc, "argument 'timeout' must be greater than zero");
-		if (seconds > tc->cfg->max_timeout)
-			seconds = tc->cfg->max_timeout;
+	if (code == NULL)
+		return tool_bad_params(tc, "argument 'code' (a string) is required");
+	if ((seconds = tool_arg_timeout(tc)) < 0)
+		return NULL;
+	struct session *target = tool_target_session(tc);
+	if (target == NULL)
+		return NULL;
+	struct job *j = job_start(target, tc->session->id, code, seconds, 0, tc->request_id);
+	session_put(target);
+
+	switch (tc->cfg->execution_mode) {
+	case EXEC_ASYNC_ONLY: wait_s = 0; break;
+	case EXEC_ADAPTIVE: wait_s = tc->cfg->promotion_threshold_s; break;
+	case EXEC_SYNC: wait_s = -1; break;
 	}
-	struct json_object *result =
-		session_execute(tc->session, json_object_get_string(code), seconds);
-	return result_to_tool(result, tc->session->id);
+	int done = wait_s == 0 ? 0 : progress_wait(tc, j, wait_s);
+	if (j->cancel_requested) {
+		tc->no_response = 1;
+		r = NULL;
+	} else if (!done) {
+		r = job_handle(tc->cfg, j, wait_s > 0);
+	} else {
+		r = result_to_tool(result_copy(j->call.result), j->session_id);
+	}
+	job_put(j);
+	return r;
 }
 
 const struct tool tool_execute = {

@@ -1,14 +1,18 @@
-/* tools.c - the tool table; see tools.h. */
+/* tools.c - the tool table and the helpers every tool shares; see tools.h. */
 #include "autoconf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
+#include "session.h"
 #include "tools.h"
 
 static const struct tool *const tool_table[] = {
-	&tool_execute,
+	&tool_execute,	      &tool_check_job,	       &tool_cancel_job,
+	&tool_list_sessions,  &tool_inspect_session,   &tool_close_session,
+	&tool_parallel_execute, &tool_check_batch,
 };
 
 #define TOOL_COUNT (sizeof(tool_table) / sizeof(tool_table[0]))
@@ -50,4 +54,97 @@ tools_find(const struct config *cfg, const char *name)
 			return tool_table[i];
 	}
 	return NULL;
+}
+
+struct json_object *
+tool_bad_params(struct tool_call *tc, const char *message)
+{
+	tc->error_code = -32602;
+	snprintf(tc->error_message, sizeof(tc->error_message), "%s", message);
+	return NULL;
+}
+
+const char *
+tool_arg_string(struct tool_call *tc, const char *key)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(tc->args, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+double
+tool_arg_timeout(struct tool_call *tc)
+{
+	struct json_object *v;
+	double seconds;
+
+	if (!json_object_object_get_ex(tc->args, "timeout", &v))
+		return tc->cfg->default_timeout;
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) {
+		tool_bad_params(tc, "argument 'timeout' must be a number of seconds");
+		return -1;
+	}
+	seconds = json_object_get_double(v);
+	if (!(seconds > 0) || !isfinite(seconds)) {
+		tool_bad_params(tc, "argument 'timeout' must be greater than zero");
+		return -1;
+	}
+	return seconds > tc->cfg->max_timeout ? tc->cfg->max_timeout : seconds;
+}
+
+struct json_object *
+tool_result(struct json_object *structured, const char *text, int is_error)
+{
+	struct json_object *r = json_object_new_object();
+	struct json_object *content = json_object_new_array();
+	struct json_object *item = json_object_new_object();
+
+	json_object_object_add(item, "type", json_object_new_string("text"));
+	json_object_object_add(item, "text",
+			       json_object_new_string(text ? text
+							   : json_object_to_json_string_ext(
+								     structured,
+								     JSON_C_TO_STRING_PRETTY |
+									     JSON_C_TO_STRING_NOSLASHESCAPE)));
+	json_object_array_add(content, item);
+	json_object_object_add(r, "content", content);
+	json_object_object_add(r, "structuredContent", structured);
+	json_object_object_add(r, "isError", json_object_new_boolean(is_error));
+	return r;
+}
+
+struct json_object *
+tool_job_not_found(const char *id)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "job_id", json_object_new_string(id));
+	json_object_object_add(o, "status", json_object_new_string("not_found"));
+	return tool_result(o, "No such job in this session (unknown, expired, or another "
+			      "session's).", 1);
+}
+
+struct json_object *
+tool_schema(const char *json)
+{
+	return json_tokener_parse(json);
+}
+
+struct session *
+tool_target_session(struct tool_call *tc)
+{
+	const char *id = tool_arg_string(tc, "execution_session_id");
+
+	if (id == NULL || strcmp(id, tc->session->id) == 0) {
+		tc->session->refs++;
+		return tc->session;
+	}
+	struct session *s = session_get(id);
+	if (s == NULL || !session_may_use(tc->session, s)) {
+		if (s)
+			session_put(s);
+		tool_bad_params(tc, "unknown execution_session_id");
+		return NULL;
+	}
+	return s;
 }

@@ -1,6 +1,7 @@
 /*
  * tools.h - the MCP tools: one file per tool, each exporting a table entry;
- * tools/list is generated from the table.
+ * tools/list is generated from the table. Shared argument and result
+ * helpers live in tools.c.
  */
 #ifndef SUPERVISOR_TOOLS_H
 #define SUPERVISOR_TOOLS_H
@@ -9,13 +10,24 @@
 
 struct config;
 struct session;
+struct job;
 
 /* What a tool handler gets, and how it reports a protocol-level error. */
 struct tool_call {
 	const struct config *cfg;
-	struct session *session;   /* borrowed; the caller holds a reference */
-	struct json_object *args;  /* borrowed; an object (maybe empty) */
-	int error_code;		   /* set with error_message to fail the request */
+	struct session *session;	/* the caller's; borrowed, referenced */
+	struct json_object *args;	/* borrowed; an object (maybe empty) */
+	struct json_object *request_id; /* borrowed; the tools/call id */
+	/*
+	 * Set by the transport when the client asked for progress: sends one
+	 * progress notification; -1 if the client is gone. Called unlocked.
+	 */
+	int (*progress)(void *io, double progress, const char *message);
+	/* Nonzero once the client has gone away. Called unlocked. */
+	int (*client_gone)(void *io);
+	void *io;
+	int no_response;	/* cancelled by the client: answer nothing */
+	int error_code;		/* set with error_message to fail the request */
 	char error_message[256];
 };
 
@@ -25,17 +37,50 @@ struct tool {
 	void (*describe)(const struct config *cfg, struct json_object *tool);
 	/*
 	 * Run the tool. Returns a CallToolResult (caller owns), or NULL after
-	 * setting error_code and error_message for a JSON-RPC error (bad params).
-	 * Called with pool_lock() held.
+	 * setting error_code and error_message for a JSON-RPC error, or NULL
+	 * with no_response set. Called with pool_lock() held.
 	 */
 	struct json_object *(*call)(struct tool_call *tc);
 };
 
 extern const struct tool tool_execute;
+extern const struct tool tool_check_job;
+extern const struct tool tool_cancel_job;
+extern const struct tool tool_list_sessions;
+extern const struct tool tool_inspect_session;
+extern const struct tool tool_close_session;
+extern const struct tool tool_parallel_execute;
+extern const struct tool tool_check_batch;
 
 /* The tools/list result's "tools" array. Caller owns. */
 struct json_object *tools_list(const struct config *cfg);
 /* The tool called `name`, or NULL. */
 const struct tool *tools_find(const struct config *cfg, const char *name);
+
+/* Fail `tc` with JSON-RPC "invalid params"; returns NULL to return. */
+struct json_object *tool_bad_params(struct tool_call *tc, const char *message);
+/* The string argument `key`, or NULL if absent or not a string. */
+const char *tool_arg_string(struct tool_call *tc, const char *key);
+/*
+ * The timeout argument in seconds: default_timeout when absent, clamped to
+ * max_timeout. Returns -1 after tool_bad_params when it is not a positive
+ * number.
+ */
+double tool_arg_timeout(struct tool_call *tc);
+/*
+ * A CallToolResult with one text item (the JSON of `structured`, or `text`
+ * if given) and structuredContent `structured` (consumed). Caller owns.
+ */
+struct json_object *tool_result(struct json_object *structured, const char *text, int is_error);
+/* The answer about a job the caller may not see: like one that never existed. */
+struct json_object *tool_job_not_found(const char *id);
+/* An inputSchema/outputSchema from its JSON text. Caller owns. */
+struct json_object *tool_schema(const char *json);
+/*
+ * The session a call addresses: the caller's own, or the one named by its
+ * `execution_session_id` argument when the caller may use it. Referenced;
+ * NULL after tool_bad_params when unknown or foreign.
+ */
+struct session *tool_target_session(struct tool_call *tc);
 
 #endif

@@ -1,0 +1,301 @@
+/* batch.c - see batch.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batch.h"
+#include "config.h"
+#include "log.h"
+#include "pool.h"
+#include "rand.h"
+#include "xmalloc.h"
+
+/* How long an item waits for a kernel from the pool. */
+#define ITEM_TAKE_WAIT_S 120
+/* Seconds to read the result variable back. */
+#define FETCH_TIMEOUT_S 30
+
+enum item_status { ITEM_PENDING, ITEM_RUNNING, ITEM_COMPLETED, ITEM_FAILED };
+
+struct item {
+	struct json_object *input;
+	enum item_status status;
+	struct json_object *value; /* result_variable, once completed */
+	struct json_object *error; /* {type, message}, once failed */
+	char *stdout_text;
+};
+
+struct batch {
+	struct batch *next;
+	char id[SESSION_ID_LEN + 1];
+	char owner[SESSION_ID_LEN + 1];
+	char *code;
+	char *result_variable;
+	double timeout_s;
+	int concurrency;
+	size_t n, next_item, running, finished;
+	struct item *items;
+	time_t ended; /* 0 while running */
+};
+
+static struct batch *batches;
+
+static const char *
+item_status_name(enum item_status st)
+{
+	static const char *const names[] = {"pending", "running", "completed", "failed"};
+	return names[st];
+}
+
+/* Python that binds the input's keys as globals. Caller owns. */
+static char *
+binding_code(struct json_object *input)
+{
+	const char *json = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(json);
+	unsigned char *b64 = xmalloc(4 * ((len + 2) / 3) + 1);
+
+	/* Base64 carries any JSON text into a Python literal unchanged. */
+	EVP_EncodeBlock(b64, (const unsigned char *)json, (int)len);
+	char *code = xasprintf("globals().update(__import__('json').loads("
+			       "__import__('base64').b64decode('%s')))",
+			       b64);
+	free(b64);
+	return code;
+}
+
+/* The `error` member of a failed result, or a generic one. Caller owns. */
+static struct json_object *
+result_error(struct json_object *result)
+{
+	struct json_object *err;
+	if (json_object_object_get_ex(result, "error", &err) &&
+	    json_object_is_type(err, json_type_object))
+		return json_object_get(err);
+	struct json_object *e = json_object_new_object();
+	json_object_object_add(e, "type", json_object_new_string("Error"));
+	json_object_object_add(e, "message", json_object_new_string("no result"));
+	return e;
+}
+
+static int
+result_ok(struct json_object *result)
+{
+	struct json_object *ok;
+	return json_object_object_get_ex(result, "success", &ok) && json_object_get_boolean(ok);
+}
+
+/* Run one piece of Python in `w`; returns the result (caller owns). */
+static struct json_object *
+run_in(struct worker *w, const char *code, double timeout_s, int silent, char **out)
+{
+	struct call c;
+	call_init(&c);
+	pool_execute(w, &c, code, timeout_s, silent);
+	struct json_object *r = json_object_get(c.result);
+	if (out)
+		*out = xstrdup(c.out.data ? c.out.data : "");
+	call_clear(&c);
+	return r;
+}
+
+/* Bind, run, read back: the whole of one item, in worker `w`. */
+static void
+run_item(struct batch *b, struct item *it, struct worker *w)
+{
+	char *bind = binding_code(it->input);
+	struct json_object *r = run_in(w, bind, FETCH_TIMEOUT_S, 1, NULL);
+	free(bind);
+	if (result_ok(r)) {
+		json_object_put(r);
+		r = run_in(w, b->code, b->timeout_s, 0, &it->stdout_text);
+	}
+	if (!result_ok(r)) {
+		it->error = result_error(r);
+		it->status = ITEM_FAILED;
+		json_object_put(r);
+		return;
+	}
+	json_object_put(r);
+	char *fetch = xasprintf("print(__import__('json').dumps(%s))", b->result_variable);
+	char *printed = NULL;
+	r = run_in(w, fetch, FETCH_TIMEOUT_S, 1, &printed);
+	free(fetch);
+	if (result_ok(r) && (it->value = json_tokener_parse(printed)) != NULL) {
+		it->status = ITEM_COMPLETED;
+	} else {
+		it->error = result_error(r);
+		it->status = ITEM_FAILED;
+	}
+	json_object_put(r);
+	free(printed);
+}
+
+static void start_items(struct batch *b);
+
+struct item_run {
+	struct batch *b;
+	struct item *it;
+};
+
+/* An item's thread: a kernel of its own, the item, then the kernel ends. */
+static void *
+item_thread(void *arg)
+{
+	struct item_run *run = arg;
+	const char *why;
+
+	pool_lock();
+	struct worker *w = pool_take(ITEM_TAKE_WAIT_S, &why);
+	if (w == NULL) {
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "type", json_object_new_string("NoKernel"));
+		json_object_object_add(e, "message", json_object_new_string(why));
+		run->it->error = e;
+		run->it->status = ITEM_FAILED;
+	} else {
+		run_item(run->b, run->it, w);
+		pool_release(w);
+	}
+	run->b->running--;
+	run->b->finished++;
+	start_items(run->b);
+	pool_unlock();
+	free(run);
+	return NULL;
+}
+
+/* Start pending items while fewer than `concurrency` run. Lock held. */
+static void
+start_items(struct batch *b)
+{
+	while (b->next_item < b->n && (int)b->running < b->concurrency) {
+		struct item_run *run = xmalloc(sizeof(*run));
+		pthread_attr_t attr;
+		pthread_t tid;
+
+		run->b = b;
+		run->it = &b->items[b->next_item++];
+		run->it->status = ITEM_RUNNING;
+		b->running++;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		int rc = pthread_create(&tid, &attr, item_thread, run);
+		pthread_attr_destroy(&attr);
+		if (rc != 0) {
+			errno = rc;
+			fatal("pthread_create for a batch item");
+		}
+	}
+	if (b->finished == b->n && b->ended == 0) {
+		b->ended = time(NULL);
+		log_info("batch %.8s finished: %zu items", b->id, b->n);
+	}
+}
+
+const char *
+batch_start(const struct config *cfg, const char *owner, const char *code,
+	    struct json_object *inputs, double timeout_s, const char *result_variable,
+	    int concurrency)
+{
+	struct batch *b = xcalloc(1, sizeof(*b));
+
+	rand_hex(b->id, SESSION_ID_LEN / 2);
+	snprintf(b->owner, sizeof(b->owner), "%s", owner);
+	b->code = xstrdup(code);
+	b->result_variable = xstrdup(result_variable);
+	b->timeout_s = timeout_s;
+	b->concurrency = concurrency;
+	b->n = json_object_array_length(inputs);
+	b->items = xcalloc(b->n, sizeof(*b->items));
+	for (size_t i = 0; i < b->n; i++)
+		b->items[i].input = json_object_get(json_object_array_get_idx(inputs, i));
+	b->next = batches;
+	batches = b;
+	log_info("batch %.8s started: %zu items, %d at once", b->id, b->n, concurrency);
+	start_items(b);
+	return b->id;
+}
+
+static struct json_object *
+item_report(size_t index, const struct item *it)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "index", json_object_new_int64((int64_t)index));
+	json_object_object_add(o, "status", json_object_new_string(item_status_name(it->status)));
+	if (it->status == ITEM_COMPLETED)
+		json_object_object_add(o, "result", json_object_get(it->value));
+	if (it->error)
+		json_object_object_add(o, "error", json_object_get(it->error));
+	if (it->stdout_text && it->stdout_text[0])
+		json_object_object_add(o, "stdout", json_object_new_string(it->stdout_text));
+	return o;
+}
+
+struct json_object *
+batch_report(const char *id, const char *owner)
+{
+	struct batch *b;
+	size_t failed = 0;
+
+	for (b = batches; b; b = b->next)
+		if (strcmp(b->id, id) == 0 && strcmp(b->owner, owner) == 0)
+			break;
+	if (b == NULL)
+		return NULL;
+	struct json_object *o = json_object_new_object();
+	struct json_object *items = json_object_new_array();
+	for (size_t i = 0; i < b->n; i++) {
+		failed += b->items[i].status == ITEM_FAILED;
+		json_object_array_add(items, item_report(i, &b->items[i]));
+	}
+	json_object_object_add(o, "batch_id", json_object_new_string(b->id));
+	json_object_object_add(o, "status", json_object_new_string(b->ended ? "completed"
+									      : "running"));
+	json_object_object_add(o, "total", json_object_new_int64((int64_t)b->n));
+	json_object_object_add(o, "finished", json_object_new_int64((int64_t)b->finished));
+	json_object_object_add(o, "failed", json_object_new_int64((int64_t)failed));
+	json_object_object_add(o, "running", json_object_new_int64((int64_t)b->running));
+	json_object_object_add(o, "items", items);
+	return o;
+}
+
+/* Unlink and free a finished batch. */
+static void
+batch_free(struct batch *b)
+{
+	for (struct batch **pp = &batches; *pp; pp = &(*pp)->next) {
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		json_object_put(b->items[i].input);
+		json_object_put(b->items[i].value);
+		json_object_put(b->items[i].error);
+		free(b->items[i].stdout_text);
+	}
+	free(b->items);
+	free(b->code);
+	free(b->result_variable);
+	free(b);
+}
+
+void
+batch_expire(int retention_s)
+{
+	time_t now = time(NULL);
+	struct batch *b = batches, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		if (b->ended && difftime(now, b->ended) >= retention_s)
+			batch_free(b);
+	}
+}

@@ -1,0 +1,32 @@
+/*
+ * batch.h - parallel fan-out (seed 000's parallel_max_concurrency): one
+ * piece of code run once per input, each in a fresh kernel from the pool
+ * with the input's keys bound as variables, a bounded number at once.
+ *
+ * Owns the batch table. Like jobs, a batch is visible only to the MCP
+ * session that started it, and is dropped job_retention_s after it ends.
+ * All functions run with pool_lock() held.
+ */
+#ifndef SUPERVISOR_BATCH_H
+#define SUPERVISOR_BATCH_H
+
+#include <json-c/json.h>
+
+#include "session.h"
+
+struct config;
+
+/*
+ * Start running `code` for each object of `inputs` (borrowed), at most
+ * `concurrency` at once, then reading `result_variable`. Returns the new
+ * batch's id (static storage of the batch, valid under the lock).
+ */
+const char *batch_start(const struct config *cfg, const char *owner, const char *code,
+			struct json_object *inputs, double timeout_s, const char *result_variable,
+			int concurrency);
+/* The state of batch `id` as seen by `owner`, or NULL if it may not see it. */
+struct json_object *batch_report(const char *id, const char *owner);
+/* Drop finished batches older than `retention_s`. */
+void batch_expire(int retention_s);
+
+#endif

@@ -1,0 +1,225 @@
+/* job.c - see job.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "log.h"
+#include "rand.h"
+#include "xmalloc.h"
+
+static struct job *jobs;
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *
+job_status_name(enum job_status st)
+{
+	static const char *const names[] = {
+		[JOB_RUNNING] = "running",     [JOB_COMPLETED] = "completed",
+		[JOB_FAILED] = "failed",       [JOB_CANCELLED] = "cancelled",
+		[JOB_TIMED_OUT] = "timed_out",
+	};
+	return names[st];
+}
+
+/* What a finished execution's result says about how it ended. */
+static enum job_status
+final_status(struct job *j)
+{
+	struct json_object *ok, *err, *type;
+
+	if (j->cancel_requested)
+		return JOB_CANCELLED;
+	if (json_object_object_get_ex(j->call.result, "success", &ok) &&
+	    json_object_get_boolean(ok))
+		return JOB_COMPLETED;
+	if (json_object_object_get_ex(j->call.result, "error", &err) &&
+	    json_object_object_get_ex(err, "type", &type) &&
+	    strcmp(json_object_get_string(type), "TimeoutError") == 0)
+		return JOB_TIMED_OUT;
+	return JOB_FAILED;
+}
+
+/* The job's thread: run the code, record how it ended. */
+static void *
+job_thread(void *arg)
+{
+	struct job *j = arg;
+
+	pool_lock();
+	session_execute(j->session, &j->call, j->code, j->timeout_s, j->silent);
+	j->status = final_status(j);
+	j->finished = time(NULL);
+	j->ended = mono_now();
+	session_put(j->session);
+	j->session = NULL;
+	pthread_cond_broadcast(&j->call.cond);
+	job_put(j);
+	pool_unlock();
+	return NULL;
+}
+
+struct job *
+job_start(struct session *session, const char *owner, const char *code, double timeout_s,
+	  int silent, struct json_object *request_id)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	rand_hex(j->id, SESSION_ID_LEN / 2);
+	snprintf(j->owner, sizeof(j->owner), "%s", owner);
+	snprintf(j->session_id, sizeof(j->session_id), "%s", session->id);
+	j->session = session;
+	session->refs++;
+	j->code = xstrdup(code);
+	j->timeout_s = timeout_s;
+	j->silent = silent;
+	j->request_id = request_id ? json_object_get(request_id) : NULL;
+	call_init(&j->call);
+	j->status = JOB_RUNNING;
+	j->started = mono_now();
+	j->refs = 2; /* the caller's and the thread's */
+	j->next = jobs;
+	jobs = j;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&tid, &attr, job_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		errno = rc;
+		fatal("pthread_create for a job");
+	}
+	return j;
+}
+
+struct job *
+job_get(const char *id, const char *owner)
+{
+	for (struct job *j = jobs; j; j = j->next) {
+		if (strcmp(j->id, id) == 0 && strcmp(j->owner, owner) == 0) {
+			j->refs++;
+			return j;
+		}
+	}
+	return NULL;
+}
+
+struct job *
+job_find_request(const char *owner, struct json_object *request_id)
+{
+	for (struct job *j = jobs; j; j = j->next) {
+		if (j->status == JOB_RUNNING && j->request_id && strcmp(j->owner, owner) == 0 &&
+		    json_object_equal(j->request_id, request_id)) {
+			j->refs++;
+			return j;
+		}
+	}
+	return NULL;
+}
+
+/* Unlink and free `j`; nobody holds it any more. */
+static void
+job_free(struct job *j)
+{
+	for (struct job **pp = &jobs; *pp; pp = &(*pp)->next) {
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	}
+	call_clear(&j->call);
+	json_object_put(j->request_id);
+	free(j->code);
+	free(j);
+}
+
+void
+job_put(struct job *j)
+{
+	/* A finished job stays listed, unreferenced, until job_expire drops it. */
+	j->refs--;
+}
+
+int
+job_wait(struct job *j, double seconds, int on_change)
+{
+	struct timespec deadline;
+	unsigned long seen = j->call.changes;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	if (seconds >= 0) {
+		double whole = floor(seconds);
+		deadline.tv_sec += (time_t)whole;
+		deadline.tv_nsec += (long)((seconds - whole) * 1e9);
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	while (j->status == JOB_RUNNING && !(on_change && j->call.changes != seen)) {
+		if (seconds < 0)
+			pthread_cond_wait(&j->call.cond, pool_mutex());
+		else if (pthread_cond_timedwait(&j->call.cond, pool_mutex(), &deadline) ==
+			 ETIMEDOUT)
+			break;
+	}
+	return j->status != JOB_RUNNING;
+}
+
+void
+job_cancel(struct job *j)
+{
+	if (j->status != JOB_RUNNING || j->cancel_requested)
+		return;
+	j->cancel_requested = 1;
+	j->call.cancelled = 1;
+	if (j->session == NULL)
+		return;
+	if (j->session->worker && j->session->worker->call == &j->call)
+		pool_interrupt(j->session->worker);
+	else
+		pthread_cond_broadcast(&j->session->turn); /* still waiting its turn */
+	log_info("job %.8s cancelled", j->id);
+}
+
+double
+job_elapsed(const struct job *j)
+{
+	return (j->status == JOB_RUNNING ? mono_now() : j->ended) - j->started;
+}
+
+void
+job_expire(int retention_s)
+{
+	time_t now = time(NULL);
+	struct job *j = jobs, *next;
+
+	for (; j; j = next) {
+		next = j->next;
+		if (j->status != JOB_RUNNING && j->refs == 0 &&
+		    difftime(now, j->finished) >= retention_s)
+			job_free(j);
+	}
+}
+
+int
+job_running_count(void)
+{
+	int n = 0;
+	for (struct job *j = jobs; j; j = j->next)
+		n += j->status == JOB_RUNNING;
+	return n;
+}

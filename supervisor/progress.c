@@ -1,0 +1,88 @@
+/* progress.c - see progress.h. */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "config.h"
+#include "job.h"
+#include "pool.h"
+#include "progress.h"
+#include "tools.h"
+#include "xmalloc.h"
+
+/* How often a waiting call looks at its client and its output. */
+#define PROGRESS_TICK_S 0.25
+/* The most output one notification carries; the result has all of it. */
+#define PROGRESS_MAX_CHARS 65536
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Append what `b` holds past *sent to `msg`, bounded; advance *sent. */
+static void
+take_new(struct buf *msg, const struct buf *b, size_t *sent, const char *label)
+{
+	if (b->len <= *sent)
+		return;
+	size_t n = b->len - *sent;
+	if (label)
+		buf_adds(msg, label);
+	if (n > PROGRESS_MAX_CHARS) {
+		buf_add(msg, b->data + *sent, PROGRESS_MAX_CHARS);
+		buf_printf(msg, "\n[... %zu more characters in the result]\n",
+			   n - PROGRESS_MAX_CHARS);
+	} else {
+		buf_add(msg, b->data + *sent, n);
+	}
+	*sent = b->len;
+}
+
+int
+progress_wait(struct tool_call *tc, struct job *j, double seconds)
+{
+	double start = mono_now(), last_sent = start;
+	size_t out_sent = 0, err_sent = 0;
+	double count = 0;
+
+	for (;;) {
+		double left = seconds < 0 ? PROGRESS_TICK_S : seconds - (mono_now() - start);
+		if (left <= 0)
+			return 0;
+		if (job_wait(j, left < PROGRESS_TICK_S ? left : PROGRESS_TICK_S, 0))
+			return 1;
+
+		struct buf msg;
+		buf_init(&msg);
+		if (tc->progress) {
+			take_new(&msg, &j->call.out, &out_sent, NULL);
+			take_new(&msg, &j->call.err, &err_sent, "[stderr] ");
+		}
+		int due = tc->progress && (msg.len > 0 ||
+					   mono_now() - last_sent >= tc->cfg->progress_interval_s);
+		char *text = due ? buf_release(&msg) : NULL;
+		buf_free(&msg);
+
+		/* Talking to the client may block: never with the lock held. */
+		pool_unlock();
+		int gone = tc->client_gone && tc->client_gone(tc->io);
+		if (!gone && text)
+			gone = tc->progress(tc->io, ++count, text) == -1;
+		pool_lock();
+		free(text);
+		if (due)
+			last_sent = mono_now();
+		if (gone) {
+			job_cancel(j);
+			job_wait(j, 10, 0);
+			return 1;
+		}
+	}
+}

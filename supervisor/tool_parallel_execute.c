@@ -1,0 +1,103 @@
+/* tool_parallel_execute.c - {name}_parallel_execute: fan one piece of code out over inputs. */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#include "batch.h"
+#include "config.h"
+#include "session.h"
+#include "tools.h"
+
+/* The most inputs one batch may hold. */
+#define BATCH_MAX_INPUTS 10000
+
+static void
+parallel_describe(const struct config *cfg, struct json_object *tool)
+{
+	json_object_object_add(
+		tool, "description",
+		json_object_new_string(
+			"Run the same code once per input, each in a fresh kernel with the "
+			"input's keys bound as variables, several at once. Returns a batch_id; "
+			"poll it with the check_batch tool for each item's result_variable."));
+	json_object_object_add(
+		tool, "inputSchema",
+		tool_schema("{\"type\":\"object\",\"properties\":{"
+			    "\"code\":{\"type\":\"string\"},"
+			    "\"inputs\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+			    "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0},"
+			    "\"result_variable\":{\"type\":\"string\",\"description\":"
+			    "\"Variable whose value (as JSON) is each item's result; "
+			    "default 'result'.\"}},"
+			    "\"required\":[\"code\",\"inputs\"]}"));
+}
+
+/* Nonzero if `s` is a plain Python identifier (the result is read by name). */
+static int
+is_identifier(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* Nonzero if every input is an object whose keys are identifiers. */
+static int
+inputs_valid(struct json_object *inputs)
+{
+	for (size_t i = 0; i < json_object_array_length(inputs); i++) {
+		struct json_object *o = json_object_array_get_idx(inputs, i);
+		if (!json_object_is_type(o, json_type_object))
+			return 0;
+		json_object_object_foreach(o, key, val) {
+			(void)val;
+			if (!is_identifier(key))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static struct json_object *
+parallel_call(struct tool_call *tc)
+{
+	const char *code = tool_arg_string(tc, "code");
+	const char *var = tool_arg_string(tc, "result_variable");
+	struct json_object *inputs;
+	double seconds;
+
+	if (code == NULL)
+		return tool_bad_params(tc, "argument 'code' (a string) is required");
+	if (!json_object_object_get_ex(tc->args, "inputs", &inputs) ||
+	    !json_object_is_type(inputs, json_type_array) ||
+	    json_object_array_length(inputs) > BATCH_MAX_INPUTS || !inputs_valid(inputs))
+		return tool_bad_params(tc, "argument 'inputs' must be an array (at most 10000) "
+					   "of objects whose keys are Python identifiers");
+	if (var == NULL)
+		var = "result";
+	if (!is_identifier(var))
+		return tool_bad_params(tc, "argument 'result_variable' must be a Python identifier");
+	if ((seconds = tool_arg_timeout(tc)) < 0)
+		return NULL;
+	int limit = tc->cfg->parallel_max_concurrency;
+	if (limit == 0 || limit > tc->cfg->pool_max_sessions)
+		limit = tc->cfg->pool_max_sessions;
+
+	const char *id = batch_start(tc->cfg, tc->session->id, code, inputs, seconds, var, limit);
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "batch_id", json_object_new_string(id));
+	json_object_object_add(o, "total",
+			       json_object_new_int64((int64_t)json_object_array_length(inputs)));
+	json_object_object_add(o, "concurrency", json_object_new_int(limit));
+	return tool_result(o, NULL, 0);
+}
+
+const struct tool tool_parallel_execute = {
+	.name_format = "{name}_parallel_execute",
+	.describe = parallel_describe,
+	.call = parallel_call,
+};
