@@ -170,8 +170,14 @@ finish_exec(struct worker *w)
 {
 	struct exec *ex = w->ex;
 
-	if (ex->timed_out && !error_is(ex, "TimeoutError")) {
-		/* The interrupt's KeyboardInterrupt is our doing: report the timeout. */
+	int finished_ok = ex->reply_status && strcmp(ex->reply_status, "ok") == 0;
+	/*
+	 * The interrupt's KeyboardInterrupt is our doing: report the timeout. A
+	 * run that still ended "ok" finished before the interrupt took effect; a
+	 * kernel that died meanwhile is reported as such.
+	 */
+	if (ex->timed_out && !finished_ok && !error_is(ex, "TimeoutError") &&
+	    !error_is(ex, "KernelDied")) {
 		char *m = xasprintf("Execution exceeded %g seconds", ex->timeout_s);
 		exec_set_error(ex, "TimeoutError", m);
 		free(m);
