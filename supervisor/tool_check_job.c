@@ -20,6 +20,16 @@ check_job_describe(const struct config *cfg, struct json_object *tool)
 					   "{\"type\":\"string\"}},\"required\":[\"job_id\"]}"));
 }
 
+/* job_id, session_id, status and elapsed_seconds of `j`, into `o`. */
+static void
+add_job_fields(struct json_object *o, struct job *j)
+{
+	json_object_object_add(o, "job_id", json_object_new_string(j->id));
+	json_object_object_add(o, "session_id", json_object_new_string(j->session_id));
+	json_object_object_add(o, "status", json_object_new_string(job_status_name(j->status)));
+	json_object_object_add(o, "elapsed_seconds", json_object_new_double(job_elapsed(j)));
+}
+
 static struct json_object *
 check_job_call(struct tool_call *tc)
 {
@@ -33,21 +43,18 @@ check_job_call(struct tool_call *tc)
 		return tool_job_not_found(id);
 	if (j->status == JOB_RUNNING) {
 		struct json_object *o = json_object_new_object();
+		add_job_fields(o, j);
 		json_object_object_add(o, "stdout", json_object_new_string(j->call.out.data
 										  ? j->call.out.data
 										  : ""));
 		json_object_object_add(o, "stderr", json_object_new_string(j->call.err.data
 										  ? j->call.err.data
 										  : ""));
-		json_object_object_add(o, "session_id", json_object_new_string(j->session_id));
 		r = tool_result(o, NULL, 0);
 	} else {
 		r = result_to_tool(result_copy(j->call.result), j->session_id);
+		add_job_fields(json_object_object_get(r, "structuredContent"), j);
 	}
-	struct json_object *sc = json_object_object_get(r, "structuredContent");
-	json_object_object_add(sc, "job_id", json_object_new_string(j->id));
-	json_object_object_add(sc, "status", json_object_new_string(job_status_name(j->status)));
-	json_object_object_add(sc, "elapsed_seconds", json_object_new_double(job_elapsed(j)));
 	job_put(j);
 	return r;
 }
