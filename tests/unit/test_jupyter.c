@@ -258,6 +258,30 @@ START_TEST(signed_garbage_rejected)
 }
 END_TEST
 
+START_TEST(identities_and_buffers)
+{
+	struct jupyter_frame built[6], f[10];
+	struct jupyter_msg m;
+	const char *err = NULL;
+	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
+
+	/* Routing identities before the delimiter, binary buffers after content. */
+	build_with(KEY, built);
+	f[0] = (struct jupyter_frame){"id-1", 4};
+	f[1] = (struct jupyter_frame){"<IDS|MSG", 8}; /* looks like, is not, the delimiter */
+	for (int i = 0; i < 6; i++)
+		f[2 + i] = built[i];
+	f[8] = (struct jupyter_frame){"\0\1\2", 3};
+	f[9] = (struct jupyter_frame){"", 0};
+	ck_assert_int_eq(jupyter_parse(s, f, 10, &m, &err), JUPYTER_OK);
+	ck_assert_str_eq(m.msg_type, "status");
+	ck_assert_uint_eq(m.nbuffers, 2);
+	jupyter_msg_clear(&m);
+	jupyter_frames_free(built, 6);
+	jupyter_signer_free(&s);
+}
+END_TEST
+
 START_TEST(recorded_kernel_info_reply)
 {
 	struct jupyter_msg m;
@@ -412,6 +436,8 @@ START_TEST(ansi_strip)
 	strip_eq("\033]0;title\007after", "after");
 	strip_eq("\033]8;;http://x\033\\link\033]8;;\033\\", "link");
 	strip_eq("\033(Bx\033=y", "xy");
+	strip_eq("\033[?25lhidden cursor\033[?25h", "hidden cursor");
+	strip_eq("100%\r\033[2K\033[1A done", "100%\r done");
 	strip_eq("h\xc3\xa9\033[1m\xe2\x86\x92", "h\xc3\xa9\xe2\x86\x92");
 	/* Truncated sequences at the end are dropped, never read past. */
 	strip_eq("abc\033[", "abc");
@@ -434,6 +460,7 @@ jupyter_suite(void)
 	tcase_add_test(tc, uppercase_signature_accepted);
 	tcase_add_test(tc, missing_delimiter_rejected);
 	tcase_add_test(tc, signed_garbage_rejected);
+	tcase_add_test(tc, identities_and_buffers);
 	tcase_add_test(tc, recorded_kernel_info_reply);
 	tcase_add_test(tc, recorded_stream);
 	tcase_add_test(tc, recorded_execute_result);
