@@ -32,6 +32,7 @@
 #include "xmalloc.h"
 
 #define DEFAULT_STARTUP_TIMEOUT_S 60.0
+#define DRAIN_MAX 256
 
 enum kstate {
 	K_NONE,	    /* before START */
@@ -404,23 +405,26 @@ dropped(struct worker *w, const char *channel, enum jupyter_status st, const cha
 }
 
 /*
- * Receive every waiting message on `sock` and hand it to `fn`. Stops when
- * the kernel changes (restart) or the worker quits.
+ * Receive the waiting messages on `sock` and hand each to `fn`. Stops when
+ * none is left, after DRAIN_MAX (so a flooding kernel cannot starve fd 3 and
+ * the timers: zmq_poll reports the rest at once), when the kernel changes
+ * (restart) or when the worker quits. Returns 1 if it stopped at DRAIN_MAX.
  */
-static void
+static int
 drain(struct worker *w, void *sock, const char *channel,
       void (*fn)(struct worker *, const struct jupyter_msg *))
 {
 	struct kernel *k = w->k;
 	struct jupyter_msg m;
 	const char *err;
+	int n;
 
-	while (w->k == k && !w->quit) {
+	for (n = 0; n < DRAIN_MAX && w->k == k && !w->quit; n++) {
 		enum jupyter_status st = jupyter_recv(sock, k->signer, &m, &err);
 		if (st == JUPYTER_EIO) {
 			if (errno != EAGAIN)
 				log_warnx("receive on %s: %s", channel, err);
-			return;
+			return 0;
 		}
 		if (st != JUPYTER_OK) {
 			dropped(w, channel, st, err);
@@ -434,12 +438,16 @@ drain(struct worker *w, void *sock, const char *channel,
 		else if (w->ex && exec_done(w->ex))
 			finish_exec(w);
 	}
+	return n == DRAIN_MAX;
 }
 
 static void
 drain_iopub(struct worker *w)
 {
-	drain(w, w->k->iopub, "iopub", on_iopub);
+	/* Everything already sent counts, but a kernel still flooding must not hold us. */
+	for (int rounds = 0; rounds < 16 && w->k && drain(w, w->k->iopub, "iopub", on_iopub);
+	     rounds++)
+		;
 }
 
 /* ---- Supervisor messages ---- */
