@@ -338,12 +338,14 @@ kernel_died(struct worker *w)
 static void
 kill_after_timeout(struct worker *w)
 {
+	drain_iopub(w);
+	if (w->ex == NULL)
+		return; /* it went idle at the last moment: answered, nothing to kill */
 	char *m = xasprintf(
 		"Execution exceeded %g seconds and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost",
 		w->ex->timeout_s);
 
 	log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
-	drain_iopub(w);
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
 	exec_set_error(w->ex, "TimeoutError", m);
