@@ -133,6 +133,35 @@ value_size(struct json_object *v)
 	return strlen(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 }
 
+/* 1 for MIME types whose data Jupyter carries as base64 text. */
+static int
+is_base64_mime(const char *mime)
+{
+	return strncmp(mime, "image/", 6) == 0 && strcmp(mime, "image/svg+xml") != 0;
+}
+
+/*
+ * Base64 `v` without the line breaks IPython puts in (b2a_base64 ends with
+ * "\n"): strict decoders refuse whitespace. Caller owns the result.
+ */
+static struct json_object *
+base64_clean(struct json_object *v)
+{
+	const char *s = json_object_get_string(v);
+	size_t len = (size_t)json_object_get_string_len(v);
+
+	if (strcspn(s, " \t\r\n") == len)
+		return json_object_get(v);
+	char *out = xmalloc(len + 1);
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr(" \t\r\n", s[i]))
+			out[n++] = s[i];
+	struct json_object *o = json_object_new_string_len(out, (int)n);
+	free(out);
+	return o;
+}
+
 /* Append {mime_type, data} for `mime` if `data` has it and it fits. */
 static void
 add_mime(struct exec *ex, struct json_object *data, const char *mime)
@@ -149,7 +178,11 @@ add_mime(struct exec *ex, struct json_object *data, const char *mime)
 	ex->rich_bytes += size;
 	entry = json_object_new_object();
 	json_object_object_add(entry, "mime_type", json_object_new_string(mime));
-	json_object_object_add(entry, "data", json_object_get(v));
+	if (is_base64_mime(mime) && json_object_is_type(v, json_type_string))
+		v = base64_clean(v);
+	else
+		v = json_object_get(v);
+	json_object_object_add(entry, "data", v);
 	json_object_array_add(ex->rich, entry);
 }
 
