@@ -58,8 +58,8 @@ exec_request_content(const struct exec *ex)
 	struct json_object *c = json_object_new_object();
 
 	json_object_object_add(c, "code", json_object_new_string(ex->code));
-	json_object_object_add(c, "silent", json_object_new_boolean(0));
-	json_object_object_add(c, "store_history", json_object_new_boolean(1));
+	json_object_object_add(c, "silent", json_object_new_boolean(ex->silent));
+	json_object_object_add(c, "store_history", json_object_new_boolean(!ex->silent));
 	json_object_object_add(c, "user_expressions", json_object_new_object());
 	json_object_object_add(c, "allow_stdin", json_object_new_boolean(0));
 	json_object_object_add(c, "stop_on_error", json_object_new_boolean(1));

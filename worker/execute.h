@@ -29,6 +29,7 @@ struct exec {
 	uint32_t id;		/* the supervisor's request id */
 	char *code;
 	double timeout_s;	/* 0: none */
+	int silent;		/* Jupyter's silent: no history, no execute_result */
 	int kernel_restarted;	/* runs in a fresh kernel after a death */
 	char msg_id[JUPYTER_MSG_ID_MAX]; /* of execute_request; "" until sent */
 	double t_start;		/* when execute_request was sent (monotonic) */

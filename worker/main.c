@@ -590,10 +590,13 @@ static void
 on_execute(struct worker *w, struct ipc_msg *m)
 {
 	const char *code = m->payload ? get_str(m->payload, "code") : NULL;
+	struct json_object *silent = NULL;
 	double timeout = 0;
 
-	if (code == NULL || get_num(m->payload, "timeout_s", &timeout) == -1) {
-		protocol_error(w, "EXECUTE needs code (string) and timeout_s (number)");
+	if (code == NULL || get_num(m->payload, "timeout_s", &timeout) == -1 ||
+	    (json_object_object_get_ex(m->payload, "silent", &silent) &&
+	     !json_object_is_type(silent, json_type_boolean))) {
+		protocol_error(w, "EXECUTE needs code (string), timeout_s (number), silent (bool)");
 		return;
 	}
 	if (w->ex) {
@@ -602,6 +605,8 @@ on_execute(struct worker *w, struct ipc_msg *m)
 		return;
 	}
 	w->ex = exec_new(m->hdr.id, code, timeout);
+	/* Not in ipc.h yet: the supervisor's batch fetches use it. */
+	w->ex->silent = silent && json_object_get_boolean(silent);
 	if (w->kstate == K_READY) {
 		send_execute(w);
 	} else if (w->kstate == K_DEAD) {
