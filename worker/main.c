@@ -831,7 +831,8 @@ loop(struct worker *w)
 static void
 cleanup(struct worker *w)
 {
-	kernel_destroy(&w->k, &w->sess, w->graceful);
+	/* A kernel still starting may not listen yet: asking it would only wait. */
+	kernel_destroy(&w->k, &w->sess, w->graceful && w->kstate == K_READY);
 	if (w->runtime_made)
 		kernel_runtime_remove(w->spec.runtime_dir);
 	exec_free(&w->ex);
