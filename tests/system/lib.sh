@@ -1,0 +1,344 @@
+# lib.sh - helpers sourced by every system test (tests/system/NNN-*.sh).
+#
+# A test starts the real daemon on a free loopback port with a config in
+# its own temporary directory, talks to it over HTTP, and exits 0 (pass),
+# 1 (fail) or 77 (skip: the machine lacks something, and the test says what).
+# On failure the daemon's log is printed, so `make check`'s .log file holds
+# the evidence.
+#
+# Variables a test may set before calling write_config:
+#   CFG_LISTEN   listen address       (default 127.0.0.1:$PORT)
+#   CFG_WARM     pool.warm            (default 1)
+#   CFG_EXTRA    YAML lines appended to the config
+# Environment knobs:
+#   CODEEXECD_TEST_TIMEOUT  seconds to wait for /health 200 (default 60)
+#   CODEEXECD_TEST_CLIENT_DIR  tests/client with its node_modules installed
+#                           (default $top_srcdir/tests/client)
+#   CODEEXECD_TEST_KEEP     keep the temporary directory when set
+
+set -eu
+
+test_name=$(basename "$0" .sh)
+sysdir=$(cd "$(dirname "$0")" && pwd)
+: "${top_srcdir:=$(cd "$sysdir/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+
+# `python3` on PATH may be a pyenv interpreter without Debian's packages.
+PY=/usr/bin/python3
+CODEEXECD=$top_builddir/supervisor/codeexecd
+WORKER=$top_builddir/worker/codeexec-worker
+HEALTH_TIMEOUT=${CODEEXECD_TEST_TIMEOUT:-60}
+
+DAEMON_PID=
+TMPD=
+SESSION=
+
+skip() {
+	echo "SKIP: $test_name: $*"
+	exit 77
+}
+
+fail() {
+	echo "FAIL: $test_name: $*" >&2
+	exit 1
+}
+
+ok() {
+	echo "ok - $*"
+}
+
+# Skip unless every named command exists.
+require_cmd() {
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "$c not found (apt-get install $c)"
+	done
+}
+
+# Skip unless Debian's python3 can import every named module.
+require_py() {
+	[ -x "$PY" ] || skip "$PY not found (apt-get install python3)"
+	for m in "$@"; do
+		"$PY" -c "import $m" 2>/dev/null ||
+			skip "$PY cannot import $m (apt-get install python3-$m)"
+	done
+}
+
+require_binaries() {
+	[ -x "$CODEEXECD" ] || fail "$CODEEXECD not built"
+	[ -x "$WORKER" ] || fail "$WORKER not built"
+}
+
+# A free TCP port on 127.0.0.1 (the kernel picks it; we release it at once).
+free_port() {
+	"$PY" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# Make the temporary directory (short, so Unix socket paths under it fit in
+# sun_path) and arm the cleanup trap.
+setup_tmp() {
+	TMPD=$(mktemp -d "${TMPDIR:-/tmp}/cxd-$test_name.XXXXXX")
+	mkdir -p "$TMPD/state" "$TMPD/run"
+	trap cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+}
+
+# Write $TMPD/codeexecd.yaml (or $1). Prints nothing.
+write_config() {
+	conf=${1:-$TMPD/codeexecd.yaml}
+	cat >"$conf" <<EOF
+# written by tests/system/$test_name.sh
+name: py
+description: "Run Python code in a persistent Jupyter kernel (system test)."
+server_description: "codeexecd system test server"
+type: pip
+dependency_file: ""
+auto_build: true
+build_dir: $TMPD/env
+python: /usr/bin/python3
+system_site_packages: true
+default_timeout: 30
+max_timeout: 120
+listen: "${CFG_LISTEN:-127.0.0.1:$PORT}"
+max_request_bytes: 65536
+state_dir: $TMPD/state
+runtime_dir: $TMPD/run
+pool:
+  warm: ${CFG_WARM:-1}
+  max_sessions: 10
+${CFG_EXTRA:-}
+EOF
+}
+
+# Start the daemon in the foreground mode (-d) in the background, logging
+# to $LOG. Sets DAEMON_PID. $1: config file (default $TMPD/codeexecd.yaml).
+start_daemon() {
+	conf=${1:-$TMPD/codeexecd.yaml}
+	LOG=$TMPD/daemon.log
+	"$CODEEXECD" -d -f "$conf" -W "$WORKER" >>"$LOG" 2>&1 &
+	DAEMON_PID=$!
+	BASE=http://127.0.0.1:$PORT
+	URL=$BASE/mcp
+}
+
+# HTTP status of GET /health, or 000 when nothing answers.
+health_status() {
+	curl -s -o "$TMPD/health.body" -w '%{http_code}' --max-time 5 "$BASE/health" || true
+}
+
+# Wait (bounded) until /health answers 200; fail if the daemon dies first.
+wait_ready() {
+	deadline=$(($(date +%s) + HEALTH_TIMEOUT))
+	while :; do
+		st=$(health_status)
+		[ "$st" = 200 ] && return 0
+		if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+			wait "$DAEMON_PID" && rc=0 || rc=$?
+			DAEMON_PID=
+			fail "daemon exited with status $rc before /health said 200"
+		fi
+		[ "$(date +%s)" -lt "$deadline" ] ||
+			fail "/health not 200 after ${HEALTH_TIMEOUT}s (last status $st)"
+		sleep 0.1
+	done
+}
+
+# Everything in one: temp dir, port, config, daemon, ready.
+start_ready_daemon() {
+	setup_tmp
+	PORT=$(free_port)
+	write_config
+	start_daemon
+	wait_ready
+}
+
+# Send SIGTERM (or $1) and wait up to 20 s. Sets DAEMON_RC.
+stop_daemon() {
+	sig=${1:-TERM}
+	[ -n "$DAEMON_PID" ] || return 0
+	kill -"$sig" "$DAEMON_PID" 2>/dev/null || true
+	i=0
+	while [ "$(proc_state "$DAEMON_PID")" != Z ] && [ "$(proc_state "$DAEMON_PID")" != gone ]; do
+		i=$((i + 1))
+		if [ $i -gt 200 ]; then
+			echo "daemon did not exit 20 s after SIG$sig; killing it" >&2
+			kill -KILL "$DAEMON_PID" 2>/dev/null || true
+		fi
+		sleep 0.1
+	done
+	wait "$DAEMON_PID" && DAEMON_RC=0 || DAEMON_RC=$?
+	DAEMON_PID=
+}
+
+# State letter of process $1 (R, S, Z, ...), or "gone".
+proc_state() {
+	awk '{ sub(/^.*\) /, ""); print $1 }' /proc/"$1"/stat 2>/dev/null || echo gone
+}
+
+# Pids of every descendant of process $1.
+descendants() {
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# Pids of live processes whose command line or working directory lies in
+# $TMPD (kernels, workers, anything the daemon left behind).
+leftovers() {
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		[ "$p" = $$ ] && continue
+		case $(proc_state "$p") in Z | gone) continue ;; esac
+		if tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF "$TMPD" ||
+			case $(readlink "$d/cwd" 2>/dev/null) in "$TMPD"/*) true ;; *) false ;; esac; then
+			echo "$p"
+		fi
+	done
+}
+
+# One line per pid: pid and command line.
+describe_pids() {
+	for p in "$@"; do
+		printf '%s %s\n' "$p" "$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"
+	done
+}
+
+cleanup() {
+	rc=$?
+	trap - EXIT
+	set +e
+	if [ -n "$DAEMON_PID" ]; then
+		stop_daemon TERM
+	fi
+	# Whatever is still there was started by this test's daemon: a daemon
+	# that stopped must not leave any of it. Report it, then end it.
+	if [ -n "$TMPD" ]; then
+		left=$(leftovers)
+		[ -n "$left" ] && sleep 2 && left=$(leftovers)
+		if [ -n "$left" ]; then
+			echo "processes left behind after the daemon stopped:" >&2
+			describe_pids $left >&2
+			kill -KILL $left 2>/dev/null
+			[ $rc -eq 0 ] && rc=1
+		fi
+	fi
+	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -n "$TMPD" ] && [ -f "$TMPD/daemon.log" ]; then
+		echo "---- daemon log ($TMPD/daemon.log) ----" >&2
+		tail -n 200 "$TMPD/daemon.log" >&2
+		echo "---- end of daemon log ----" >&2
+	fi
+	if [ -n "$TMPD" ] && [ -z "${CODEEXECD_TEST_KEEP:-}" ]; then
+		rm -rf "$TMPD"
+	fi
+	exit $rc
+}
+
+# --- HTTP with curl -------------------------------------------------------
+
+# http METHOD [curl args...]: request $URL; body in $TMPD/body, headers in
+# $TMPD/headers; prints the status code.
+http() {
+	m=$1
+	shift
+	curl -s -X "$m" -o "$TMPD/body" -D "$TMPD/headers" -w '%{http_code}' \
+		--max-time 120 "$@" "$URL" || echo "curl-error-$?"
+}
+
+# mcp METHOD PARAMS_JSON [ID]: a JSON-RPC request in session $SESSION;
+# prints the HTTP status; the body is in $TMPD/body.
+mcp() {
+	body=$(printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "${3:-1}" "$1" "$2")
+	set -- -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		-H 'MCP-Protocol-Version: 2025-11-25'
+	[ -n "$SESSION" ] && set -- "$@" -H "Mcp-Session-Id: $SESSION"
+	http POST "$@" --data-binary "$body"
+}
+
+# Initialize a session; sets SESSION.
+mcp_init() {
+	SESSION=
+	st=$(mcp initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"system-test","version":"0"}}')
+	[ "$st" = 200 ] || fail "initialize answered $st: $(cat "$TMPD/body")"
+	SESSION=$(header Mcp-Session-Id)
+	[ -n "$SESSION" ] || fail "initialize gave no Mcp-Session-Id header"
+	SESSION=$SESSION
+	st=$(mcp_notify notifications/initialized)
+	case $st in 200 | 202 | 204) ;; *) fail "notifications/initialized answered $st" ;; esac
+}
+
+# mcp_notify METHOD: a JSON-RPC notification; prints the HTTP status.
+mcp_notify() {
+	body=$(printf '{"jsonrpc":"2.0","method":"%s"}' "$1")
+	set -- -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		-H 'MCP-Protocol-Version: 2025-11-25'
+	[ -n "$SESSION" ] && set -- "$@" -H "Mcp-Session-Id: $SESSION"
+	http POST "$@" --data-binary "$body"
+}
+
+# header NAME: value of a header of the last response (case-insensitive).
+header() {
+	awk -v h="$1" 'BEGIN { h = tolower(h) ":" }
+		{ sub(/\r$/, "") }
+		tolower(substr($0, 1, length(h))) == h { v = substr($0, length(h) + 1); sub(/^[ \t]+/, "", v); print v }' \
+		"$TMPD/headers" | tail -n 1
+}
+
+# jq-less JSON access: jget EXPR evaluates a Python expression on d, the
+# parsed last response body; prints the result (JSON for dicts and lists).
+jget() {
+	"$PY" - "$TMPD/body" "$1" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2], {"d": d})
+print(v if isinstance(v, str) else json.dumps(v))
+EOF
+}
+
+# expect_status WANT GOT WHAT: fail with the evidence unless WANT == GOT.
+expect_status() {
+	if [ "$1" != "$2" ]; then
+		echo "request: $3" >&2
+		echo "response headers:" >&2
+		cat "$TMPD/headers" >&2 2>/dev/null
+		echo "response body:" >&2
+		head -c 2000 "$TMPD/body" >&2 2>/dev/null
+		echo >&2
+		fail "$3: HTTP status $2, want $1"
+	fi
+	ok "$3: HTTP $2"
+}
+
+# run_py [ARGS]: run a Python script from stdin with mcp.py importable.
+run_py() {
+	PYTHONPATH=$sysdir "$PY" - "$@"
+}
+
+# --- real clients (npm) ---------------------------------------------------
+
+# Set CLIENT_DIR to tests/client with node_modules, or skip. In CI .ci/run
+# installs them (npm ci), so there they always run.
+require_client() {
+	CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
+	[ -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ] ||
+		skip "no $CLIENT_DIR/node_modules (run: cd tests/client && npm ci)"
+}
+
+# Set NODE to a node binary of at least major version $1: the one npm's
+# `node` package put in node_modules first, then the one on PATH.
+require_node() {
+	NODE=
+	for n in "$CLIENT_DIR/node_modules/node/bin/node" "$(command -v node || true)"; do
+		[ -n "$n" ] && [ -x "$n" ] || continue
+		major=$("$n" -p 'process.versions.node.split(".")[0]' 2>/dev/null) || continue
+		if [ "$major" -ge "$1" ]; then
+			NODE=$n
+			break
+		fi
+	done
+	[ -n "$NODE" ] || skip "no Node.js >= $1 (cd tests/client && npm ci installs one)"
+}
