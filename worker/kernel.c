@@ -28,8 +28,10 @@
 #define MAX_MSG_SIZE ((int64_t)64 * 1024 * 1024)
 #define TAIL_MAX 2048
 #define LINE_MAX_LOG 4000
-/* How often kernel_info is resent while iopub is not yet subscribed. */
+/* How often kernel_info is resent while iopub is not yet subscribed... */
 #define INFO_RESEND_S 0.1
+/* ...and while the kernel has not answered at all. */
+#define INFO_RETRY_S 0.2
 #define SHUTDOWN_WAIT_MS 1000
 /* Until the kernel binds, zmq retries connecting this often (default 100). */
 #define RECONNECT_MS 20
@@ -394,7 +396,7 @@ kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session 
 	}
 	sess->signer = k->signer;
 	k->start_deadline = clock_mono() + spec->startup_timeout_s;
-	k->next_info = clock_mono() + INFO_RESEND_S;
+	k->next_info = clock_mono() + INFO_RETRY_S;
 	if (jupyter_send(k->shell, sess, "kernel_info_request", NULL, NULL) == -1) {
 		*why = xstrdup("cannot send kernel_info_request");
 		goto fail;
@@ -541,16 +543,20 @@ kernel_handshake_tick(struct kernel *k, struct jupyter_session *sess, double now
 {
 	if (now >= k->start_deadline)
 		return -1;
+	if (kernel_ready(k))
+		return k->start_deadline - now;
 	/*
-	 * Until the reply, one request waits in the DEALER queue. After it,
-	 * resend until a status on iopub proves the subscription is live.
+	 * Resend until both the reply and a status on iopub (which proves the
+	 * subscription is live, so no output is lost) have come. Requests sent
+	 * before the kernel binds wait in the DEALER queue; extra replies are
+	 * ignored.
 	 */
-	if (k->got_info_reply && !k->got_iopub && now >= k->next_info) {
+	if (now >= k->next_info) {
 		jupyter_send(k->shell, sess, "kernel_info_request", NULL, NULL);
-		k->next_info = now + INFO_RESEND_S;
+		k->next_info = now + (k->got_info_reply ? INFO_RESEND_S : INFO_RETRY_S);
 	}
 	double left = k->start_deadline - now;
-	if (k->got_info_reply && !k->got_iopub && k->next_info - now < left)
+	if (k->next_info - now < left)
 		left = k->next_info - now;
 	return left > 0 ? left : 0;
 }
