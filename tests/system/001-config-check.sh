@@ -61,8 +61,8 @@ check_bad "$TMPD/duplicate.yaml" $bad 'duplicate'
 
 # Replace a key in place, so the line number is that key's.
 line_of() { grep -n "^$1:" "$TMPD/good.yaml" | cut -d: -f1; }
-sed 's/^type: pip$/type: uv/' "$TMPD/good.yaml" >"$TMPD/type-uv.yaml"
-check_bad "$TMPD/type-uv.yaml" "$(line_of type)" 'not supported|uv'
+sed 's/^type: pip$/type: docker/' "$TMPD/good.yaml" >"$TMPD/type-docker.yaml"
+check_bad "$TMPD/type-docker.yaml" "$(line_of type)" 'type.*(docker|pip)'
 
 sed 's/^system_site_packages: .*/system_site_packages: [1, 2]/' "$TMPD/good.yaml" >"$TMPD/wrong-type.yaml"
 check_bad "$TMPD/wrong-type.yaml" "$(line_of system_site_packages)" 'system_site_packages.*(bool|true|expected)'
