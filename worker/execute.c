@@ -10,8 +10,10 @@
 #include "xmalloc.h"
 
 /*
- * Limits that keep a RESULT under IPC_MAX_PAYLOAD (64 MiB) even after JSON
- * escaping: beyond them output is dropped and the result says so.
+ * Limits that keep a RESULT under IPC_MAX_PAYLOAD (64 MiB) for ordinary
+ * output: beyond them output is dropped and the result says so. Text that
+ * JSON escaping inflates past the frame limit (control characters) is
+ * answered with OutputTooLarge by main.c.
  */
 #define TEXT_CAP (12u * 1024 * 1024)
 #define RICH_CAP (24u * 1024 * 1024)
