@@ -31,7 +31,7 @@
 enum ipc_type {
 	/* supervisor -> worker: 1..31 */
 	IPC_START = 1,		/* launch the kernel: see "START payload" below */
-	IPC_EXECUTE = 2,	/* {code, timeout_s}; id names the request */
+	IPC_EXECUTE = 2,	/* {code, timeout_s, silent?}; id names the request */
 	IPC_INTERRUPT = 3,	/* {}; interrupt request `id` */
 	IPC_RESTART_KERNEL = 4, /* {}; kill the kernel and start a fresh one */
 	IPC_SHUTDOWN = 5,	/* {}; end the kernel and exit */
@@ -56,11 +56,19 @@ enum ipc_type {
  *   interrupt_mode "signal" | "message"
  *   startup_timeout_s number
  *
+ * EXECUTE payload:
+ *   code string, timeout_s number (0: none), silent bool (optional: run
+ *   without history or execute_result, for the daemon's own queries; streams
+ *   still come back)
+ *
  * RESULT payload:
  *   success bool, stdout string, stderr string,
- *   rich_outputs [{mime_type, data}], error {type, message, traceback}|null,
+ *   rich_outputs [{mime_type, data}] (image data is base64 without
+ *   whitespace), error {type, message, traceback}|null,
  *   execution_time number (seconds), kernel_restarted bool (this call ran in a
- *   fresh kernel because the previous one died: variables were lost)
+ *   fresh kernel because the previous one died: variables were lost).
+ *   error.type is the Python exception's name, or one of the worker's own:
+ *   Busy, TimeoutError, KernelDied, OutputTooLarge.
  */
 
 struct ipc_hdr {

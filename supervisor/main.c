@@ -107,15 +107,31 @@ make_directories(const struct config *cfg)
 	free(sessions);
 }
 
-/* Detach from the terminal: the usual double fork, stdio to /dev/null. */
-static void
+/*
+ * Detach from the terminal: the usual double fork, stdio to /dev/null. The
+ * process that started us waits until the daemon serves (daemon_ready) and
+ * exits 0, or exits 1 if it died first, so init systems and scripts see
+ * the real outcome. Returns the descriptor to signal readiness on.
+ */
+static int
 daemonize(void)
 {
+	int ready[2];
+	char byte;
+
+	if (pipe2(ready, O_CLOEXEC) == -1)
+		fatal("pipe2 for start-up readiness");
 	pid_t pid = fork();
 	if (pid == -1)
 		fatal("fork");
-	if (pid > 0)
-		_exit(0);
+	if (pid > 0) {
+		close(ready[1]);
+		if (read(ready[0], &byte, 1) == 1)
+			_exit(0);
+		fprintf(stderr, "codeexecd: the daemon failed to start; see the system log\n");
+		_exit(1);
+	}
+	close(ready[0]);
 	if (setsid() == -1)
 		fatal("setsid");
 	pid = fork();
@@ -133,6 +149,18 @@ daemonize(void)
 	dup2(fd, 2);
 	if (fd > 2)
 		close(fd);
+	return ready[1];
+}
+
+/* Tell the process that started us that we serve now. */
+static void
+daemon_ready(int fd)
+{
+	if (fd == -1)
+		return;
+	if (write(fd, "1", 1) != 1)
+		log_warn("signal readiness to the starting process");
+	close(fd);
 }
 
 static char *
@@ -277,6 +305,10 @@ main(int argc, char *argv[])
 	log_init("codeexecd", 1, LOG_DAEMON);
 	if (verbose)
 		log_set_level(LOG_DEBUG);
+	/* Detached, we run in /: SIGHUP must find the same file. */
+	char *abs = realpath(conffile, NULL);
+	if (abs)
+		conffile = abs;
 	if (config_load(conffile, &cfg, err, sizeof(err)) == -1) {
 		fprintf(stderr, "codeexecd: %s\n", err);
 		return 1;
@@ -294,12 +326,12 @@ main(int argc, char *argv[])
 		log_info("environment ready; --warm done");
 		return 0;
 	}
+	int ready_fd = -1;
 	if (!foreground) {
-		daemonize();
+		ready_fd = daemonize();
 		log_init("codeexecd", 0, log_facility_from_name(cfg.log_facility));
 	}
 	install_signals();
-	char *pidfile = write_pidfile(&cfg);
 	pool_init(&cfg, worker, verbose);
 	mcp_init(&cfg);
 	int port = http_start(&cfg, err, sizeof(err));
@@ -307,8 +339,10 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	log_info("listening on %s:%d (MCP at /mcp)", cfg.listen_host, port);
 	pool_start();
-
 	int control_fd = control_open(&cfg);
+	char *pidfile = write_pidfile(&cfg);
+	daemon_ready(ready_fd);
+
 	while (!got_term)
 		loop_once(&cfg, control_fd);
 	shut_down(&cfg, control_fd);
@@ -316,6 +350,7 @@ main(int argc, char *argv[])
 	unlink(pidfile);
 	free(pidfile);
 	config_free(&cfg);
+	free(abs);
 	log_info("stopped");
 	return 0;
 }

@@ -209,7 +209,12 @@ pool_idle_count(void)
 int
 pool_ready(void)
 {
-	return cfg->pool_warm == 0 || pool_idle_count() > 0;
+	/* Once a kernel has come up, an empty pool means "busy", not "down":
+	 * load balancers must not drop an instance that serves many sessions. */
+	static int ever;
+	if (!ever)
+		ever = cfg->pool_warm == 0 || pool_idle_count() > 0;
+	return ever;
 }
 
 struct json_object *
