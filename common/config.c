@@ -277,6 +277,149 @@ check_env_name(struct config *c, const char *v, char *why, size_t n)
 	return 0;
 }
 
+/* conda_executable: empty, a command name or an absolute path. */
+static int
+check_conda_exe(struct config *c, const char *v, char *why, size_t n)
+{
+	return v[0] == '\0' ? 0 : check_python(c, v, why, n);
+}
+
+/* Whether the authority `host[:port]` of an http:// URL names loopback. */
+static int
+is_loopback_authority(const char *a, size_t len)
+{
+	char host[256];
+	struct in_addr a4;
+
+	if (len == 0 || len >= sizeof(host) || memchr(a, '@', len) != NULL)
+		return 0;
+	memcpy(host, a, len);
+	host[len] = '\0';
+	if (host[0] == '[') {
+		char *end = strchr(host, ']');
+		if (end == NULL || (end[1] != '\0' && end[1] != ':'))
+			return 0;
+		*end = '\0';
+		return strcmp(host + 1, "::1") == 0;
+	}
+	char *colon = strchr(host, ':');
+	if (colon != NULL)
+		*colon = '\0';
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	return inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/* An asset source: https://, http:// to loopback, file:///PATH or /PATH. */
+static int
+check_source(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+
+	if (strncmp(v, "https://", 8) == 0) {
+		if (strcspn(v + 8, "/?#") == 0)
+			return why_set(why, n, "%s has no host", shown(v, sh));
+		return 0;
+	}
+	if (strncmp(v, "http://", 7) == 0) {
+		if (!is_loopback_authority(v + 7, strcspn(v + 7, "/?#")))
+			return why_set(why, n,
+				       "%s: plain http:// is allowed only to a loopback address "
+				       "(127.0.0.1, [::1], localhost); use https://",
+				       shown(v, sh));
+		return 0;
+	}
+	if (strncmp(v, "file://", 7) == 0) {
+		const char *p = v + 7;
+		if (strncmp(p, "localhost/", 10) == 0)
+			p += 9;
+		if (p[0] != '/')
+			return why_set(why, n, "%s: a file URL must be file:///ABSOLUTE/PATH",
+				       shown(v, sh));
+		return 0;
+	}
+	if (v[0] == '/')
+		return 0;
+	return why_set(why, n,
+		       "%s must be an https:// URL, an http:// URL to loopback, a file:// URL "
+		       "or an absolute path",
+		       shown(v, sh));
+}
+
+/* An asset destination: a relative path that stays inside the cache. */
+static int
+check_destination(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+
+	if (v[0] == '\0')
+		return why_set(why, n, "must not be empty");
+	if (v[0] == '/')
+		return why_set(why, n, "%s is absolute: it must be relative to asset_cache_dir",
+			       shown(v, sh));
+	for (const char *p = v;;) {
+		size_t len = strcspn(p, "/");
+		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && strncmp(p, "..", 2) == 0))
+			return why_set(why, n,
+				       "%s: every part of the path must be a name "
+				       "(no \"..\", \".\", empty part or trailing /)",
+				       shown(v, sh));
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
+	}
+}
+
+/* A sha256 checksum: 64 hexadecimal digits, maybe after "sha256:". */
+static int
+check_checksum(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+	const char *hex = strncmp(v, "sha256:", 7) == 0 ? v + 7 : v;
+
+	if (strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
+		return why_set(why, n, "%s is not a sha256 checksum (64 hexadecimal digits)",
+			       shown(v, sh));
+	return 0;
+}
+
+/* Two assets may not share a name or a destination. */
+static int
+check_asset_unique(struct config *c, size_t i, char *why, size_t n)
+{
+	const struct config_asset *a = config_asset_at(c, i);
+
+	for (size_t j = 0; j < i; j++) {
+		const struct config_asset *o = config_asset_at(c, j);
+		if (strcmp(a->name, o->name) == 0)
+			return why_set(why, n, "name %s is already used by item %zu", a->name,
+				       j + 1);
+		if (strcmp(a->destination, o->destination) == 0)
+			return why_set(why, n, "destination %s is already used by item %zu",
+				       a->destination, j + 1);
+	}
+	return 0;
+}
+
+#define AFIELD(f)                                                                                  \
+	.offset = offsetof(struct config_asset, f),                                                \
+	.size = sizeof(((struct config_asset *)0)->f)
+
+/* The fields of one `assets` entry. */
+static const struct config_key asset_fields[] = {
+	{.name = "name", .kind = CFG_STRING, .def = NULL, AFIELD(name), .check = check_nonempty,
+	 .doc = "Name of the asset, used in messages."},
+	{.name = "source", .kind = CFG_STRING, .def = NULL, AFIELD(source), .check = check_source,
+	 .doc = "Where to fetch it from."},
+	{.name = "destination", .kind = CFG_STRING, .def = NULL, AFIELD(destination),
+	 .check = check_destination, .doc = "Path of the file under asset_cache_dir."},
+	{.name = "checksum", .kind = CFG_STRING, .def = NULL, AFIELD(checksum),
+	 .check = check_checksum, .doc = "sha256 of the file's content."},
+	{.name = "size_hint_mb", .kind = CFG_INT, .def = "0", AFIELD(size_hint_mb), .min = 0,
+	 .max = 16777216, .doc = "Expected size in MiB; 0: unknown."},
+	{.name = NULL},
+};
+
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 
@@ -318,6 +461,29 @@ static const struct config_key keys[] = {
 	{.name = "kernel_environment", .kind = CFG_MAP, .def = "{}", .group = "Environment",
 	 FIELD(kernel_environment), .check = check_env_name,
 	 .doc = "Non-secret environment variables set in every kernel process."},
+	{.name = "asset_cache_dir", .kind = CFG_STRING, .def = "", .group = "Environment",
+	 FIELD(asset_cache_dir),
+	 .doc = "Directory of provisioned assets; empty: the parent of build_dir."},
+	{.name = "build_timeout_s", .kind = CFG_INT, .def = "1800", .group = "Environment",
+	 FIELD(build_timeout_s), .min = 1, .max = 604800,
+	 .doc = "Seconds the whole environment build may take before it is killed."},
+	{.name = "conda_executable", .kind = CFG_STRING, .def = "", .group = "Environment",
+	 FIELD(conda_executable), .check = check_conda_exe,
+	 .doc = "Program that builds a conda environment; empty: micromamba, mamba or conda."},
+
+	/* Assets */
+	{.name = "assets", .kind = CFG_RECORDS, .def = "[]", .group = "Assets", FIELD(assets),
+	 .fields = asset_fields, .record_size = sizeof(struct config_asset),
+	 .check_record = check_asset_unique,
+	 .doc = "Files fetched into asset_cache_dir at start-up, each checked by its sha256."},
+	{.name = "auto_provision", .kind = CFG_BOOL, .def = "true", .group = "Assets",
+	 FIELD(auto_provision), .doc = "Fetch the declared assets at start-up."},
+	{.name = "asset_timeout_s", .kind = CFG_INT, .def = "600", .group = "Assets",
+	 FIELD(asset_timeout_s), .min = 1, .max = 604800,
+	 .doc = "Seconds the download of one asset may take."},
+	{.name = "asset_max_mb", .kind = CFG_INT, .def = "10240", .group = "Assets",
+	 FIELD(asset_max_mb), .min = 1, .max = 16777216,
+	 .doc = "Largest asset, in MiB; a larger download is stopped and refused."},
 
 	/* Execution */
 	{.name = "default_timeout", .kind = CFG_NUMBER, .def = "300", .group = "Execution",
@@ -581,17 +747,30 @@ strmap_free(struct strmap *m)
 	m->n = 0;
 }
 
+/* Free every string field of every record, then the array. */
+static void
+records_free(struct config_records *r, const struct config_key *k)
+{
+	for (size_t i = 0; i < r->n; i++)
+		for (const struct config_key *f = k->fields; f->name != NULL; f++)
+			if (f->kind == CFG_STRING)
+				free(*(char **)((char *)r->v + i * k->record_size + f->offset));
+	free(r->v);
+	r->v = NULL;
+	r->n = 0;
+}
+
 /*
  * Set a key of scalar kind from its text; `plain` says the text was written
  * unquoted (only plain text can be a boolean, number or null). The default
  * texts of the table go through here too.
  */
 static int
-set_scalar(struct config *c, const struct config_key *k, const char *s, int plain, char *why,
-	   size_t n)
+set_scalar(struct config *c, void *base, const struct config_key *k, const char *s, int plain,
+	   char *why, size_t n)
 {
 	char sh[SHOWN_LEN];
-	void *f = field_of(c, k);
+	void *f = (char *)base + k->offset;
 	long lv;
 	double dv;
 	int iv;
@@ -652,6 +831,7 @@ set_scalar(struct config *c, const struct config_key *k, const char *s, int plai
 		return -1;
 	case CFG_LIST:
 	case CFG_MAP:
+	case CFG_RECORDS:
 		break;
 	}
 	return why_set(why, n, "internal error: not a scalar key");
@@ -665,10 +845,11 @@ config_defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < NKEYS; i++) {
 		const struct config_key *k = &keys[i];
-		if (k->def == NULL || k->kind == CFG_LIST || k->kind == CFG_MAP)
+		if (k->def == NULL || k->kind == CFG_LIST || k->kind == CFG_MAP ||
+		    k->kind == CFG_RECORDS)
 			continue;
 		/* A string default is text as written, even "" or "true". */
-		if (set_scalar(c, k, k->def, k->kind != CFG_STRING, why, sizeof(why)) < 0)
+		if (set_scalar(c, c, k, k->def, k->kind != CFG_STRING, why, sizeof(why)) < 0)
 			fatalx("config: bad default of %s: %s", k->name, why);
 	}
 }
@@ -686,6 +867,8 @@ config_free(struct config *c)
 			strlist_free(field_of(c, k));
 		else if (k->kind == CFG_MAP)
 			strmap_free(field_of(c, k));
+		else if (k->kind == CFG_RECORDS)
+			records_free(field_of(c, k), k);
 	}
 	free(c->file);
 	free(c->listen_host);
@@ -1008,6 +1191,102 @@ set_map(struct loader *l, const struct config_key *k, const struct ynode *v)
 	return 0;
 }
 
+/* The field of `fields` called `name`, or NULL. */
+static const struct config_key *
+field_named(const struct config_key *fields, const char *name)
+{
+	for (const struct config_key *f = fields; f->name != NULL; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* Report field `kn` of a record as unknown, naming the nearest field. */
+static int
+unknown_field(struct loader *l, const struct config_key *k, const struct ynode *kn,
+	      const char *label)
+{
+	char sh[SHOWN_LEN];
+	const char *best = NULL;
+	size_t bestd = 3;
+
+	for (const struct config_key *f = k->fields; f->name != NULL; f++) {
+		size_t d = distance(kn->text, f->name);
+		if (d < bestd) {
+			best = f->name;
+			bestd = d;
+		}
+	}
+	if (best != NULL)
+		return fail(l, kn->mark, "%s: unknown field %s (did you mean %s?)", label,
+			    shown(kn->text, sh), best);
+	return fail(l, kn->mark, "%s: unknown field %s", label, shown(kn->text, sh));
+}
+
+/* Read one mapping of a CFG_RECORDS list into the record at `rec`. */
+static int
+set_record(struct loader *l, const struct config_key *k, const struct ynode *m, void *rec,
+	   const char *label)
+{
+	char why[WHY_LEN], sh[SHOWN_LEN], flabel[160];
+
+	if (m->type != YN_MAP)
+		return fail(l, m->mark, "%s: expected a mapping of fields, got %s", label,
+			    ynode_what(m, sh));
+	for (const struct config_key *f = k->fields; f->name != NULL; f++)
+		if (f->def != NULL && set_scalar(l->c, rec, f, f->def, f->kind != CFG_STRING, why,
+						 sizeof(why)) < 0)
+			fatalx("config: bad default of %s.%s: %s", k->name, f->name, why);
+	for (size_t i = 0; i < m->n; i += 2) {
+		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
+		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
+			return fail(l, kn->mark, "%s: field names must be plain names", label);
+		if (is_duplicate(l, m, i, label))
+			return -1;
+		const struct config_key *f = field_named(k->fields, kn->text);
+		if (f == NULL)
+			return unknown_field(l, k, kn, label);
+		snprintf(flabel, sizeof(flabel), "%s: %s", label, f->name);
+		if (v->type != YN_SCALAR)
+			return fail(l, v->mark, "%s: expected a single value, got %s", flabel,
+				    ynode_what(v, sh));
+		if (strlen(v->text) != v->len)
+			return fail(l, v->mark, "%s: contains a NUL character", flabel);
+		if (set_scalar(l->c, rec, f, v->text, v->plain, why, sizeof(why)) < 0)
+			return fail(l, v->mark, "%s: %s", flabel, why);
+	}
+	for (const struct config_key *f = k->fields; f->name != NULL; f++)
+		if (f->def == NULL && *(char **)((char *)rec + f->offset) == NULL)
+			return fail(l, m->mark, "%s: %s is required", label, f->name);
+	return 0;
+}
+
+/* Read a list of mappings into records (assets). */
+static int
+set_records(struct loader *l, const struct config_key *k, const struct ynode *v)
+{
+	struct config_records *r = field_of(l->c, k);
+	char why[WHY_LEN], sh[SHOWN_LEN];
+
+	if (v->type != YN_SEQ)
+		return fail(l, v->mark, "%s: expected a list of mappings, got %s", k->name,
+			    ynode_what(v, sh));
+	records_free(r, k);
+	for (size_t i = 0; i < v->n; i++) {
+		char label[128];
+		snprintf(label, sizeof(label), "%s item %zu", k->name, i + 1);
+		r->v = xreallocarray(r->v, r->n + 1, k->record_size);
+		void *rec = (char *)r->v + r->n * k->record_size;
+		memset(rec, 0, k->record_size);
+		r->n++;
+		if (set_record(l, k, v->kids[i], rec, label) < 0)
+			return -1;
+		if (k->check_record != NULL && k->check_record(l->c, i, why, sizeof(why)) < 0)
+			return fail(l, v->kids[i]->mark, "%s: %s", label, why);
+	}
+	return 0;
+}
+
 /* Store the value node `v` of key number `i`. */
 static int
 set_key(struct loader *l, size_t i, const struct ynode *v)
@@ -1021,6 +1300,8 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 		return set_list(l, k, v);
 	if (k->kind == CFG_MAP)
 		return set_map(l, k, v);
+	if (k->kind == CFG_RECORDS)
+		return set_records(l, k, v);
 	if (v->type != YN_SCALAR)
 		return fail(l, v->mark, "%s: expected %s, got %s", k->name,
 			    k->kind == CFG_BOOL	    ? "true or false"
@@ -1030,7 +1311,7 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 			    ynode_what(v, sh));
 	if (strlen(v->text) != v->len)
 		return fail(l, v->mark, "%s: contains a NUL character", k->name);
-	if (set_scalar(l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
+	if (set_scalar(l->c, l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
 		return fail(l, v->mark, "%s: %s", k->name, why);
 	return 0;
 }
@@ -1097,12 +1378,25 @@ mark_of(struct loader *l, const char *name)
 	return i >= 0 && l->seen[i] ? l->marks[i] : l->top;
 }
 
-/* Replace a leading "~" and every "{name}" in build_dir. */
+/* The directory part of an absolute path without trailing slashes. Caller owns. */
+static char *
+parent_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+}
+
+/*
+ * Replace a leading "~" and every "{name}" in the path of key `key`, held in
+ * *field; drop trailing slashes. The result must be absolute and not "/".
+ */
 static int
-expand_build_dir(struct loader *l)
+expand_path(struct loader *l, const char *key, char **field)
 {
 	struct config *c = l->c;
-	const char *p = c->build_dir;
+	const char *p = *field;
+	char sh[SHOWN_LEN];
 	struct buf b;
 
 	buf_init(&b);
@@ -1118,9 +1412,10 @@ expand_build_dir(struct loader *l)
 		}
 		if (home == NULL || home[0] != '/') {
 			buf_free(&b);
-			return fail(l, mark_of(l, "build_dir"),
-				    "build_dir: cannot expand ~: HOME is not an absolute path and "
-				    "the user has no home directory in the password database");
+			return fail(l, mark_of(l, key),
+				    "%s: cannot expand ~: HOME is not an absolute path and "
+				    "the user has no home directory in the password database",
+				    key);
 		}
 		buf_adds(&b, home);
 		p++;
@@ -1130,15 +1425,16 @@ expand_build_dir(struct loader *l)
 		buf_adds(&b, c->name);
 	}
 	buf_adds(&b, p);
-	free(c->build_dir);
-	c->build_dir = buf_release(&b);
-	if (c->build_dir[0] != '/') {
-		char sh[SHOWN_LEN];
-		return fail(
-		    l, mark_of(l, "build_dir"),
-		    "build_dir: %s is not an absolute path (only a leading ~/ is expanded)",
-		    shown(c->build_dir, sh));
-	}
+	while (b.len > 1 && b.data[b.len - 1] == '/')
+		b.data[--b.len] = '\0';
+	free(*field);
+	*field = buf_release(&b);
+	if ((*field)[0] != '/')
+		return fail(l, mark_of(l, key),
+			    "%s: %s is not an absolute path (only a leading ~/ is expanded)", key,
+			    shown(*field, sh));
+	if (strcmp(*field, "/") == 0)
+		return fail(l, mark_of(l, key), "%s: must be a directory below /", key);
 	return 0;
 }
 
@@ -1150,16 +1446,20 @@ finish(struct loader *l)
 
 	if (!l->seen[key_index("name")])
 		return fail(l, l->top, "name is required: it names the environment and its tools");
-	if (c->type != ENV_PIP)
-		return fail(l, mark_of(l, "type"), "type %s is not supported yet",
-			    config_env_type_name(c->type));
 	if (c->default_timeout > c->max_timeout)
 		return fail(l,
 			    l->seen[key_index("default_timeout")] ? mark_of(l, "default_timeout")
 								  : mark_of(l, "max_timeout"),
 			    "default_timeout (%g) exceeds max_timeout (%g)", c->default_timeout,
 			    c->max_timeout);
-	return expand_build_dir(l);
+	if (expand_path(l, "build_dir", &c->build_dir) < 0)
+		return -1;
+	if (c->asset_cache_dir[0] == '\0') {
+		free(c->asset_cache_dir);
+		c->asset_cache_dir = parent_dir(c->build_dir);
+		return 0;
+	}
+	return expand_path(l, "asset_cache_dir", &c->asset_cache_dir);
 }
 
 /* Read all of `path`, a regular file of at most CONFIG_MAX_BYTES. */

@@ -35,6 +35,21 @@ struct strmap {
 	size_t n;
 };
 
+/* A list of mappings read into records of one type (see CFG_RECORDS). */
+struct config_records {
+	void *v;	/* n records, each of the key's record_size */
+	size_t n;
+};
+
+/* One entry of `assets` (seed 000, "Assets"). */
+struct config_asset {
+	char *name;
+	char *source;	   /* https://, http:// to loopback, file:// or an absolute path */
+	char *destination; /* relative to asset_cache_dir */
+	char *checksum;	   /* sha256, 64 hex digits, maybe after "sha256:" */
+	int size_hint_mb;  /* 0: unknown */
+};
+
 struct config {
 	char *file; /* path it was read from */
 
@@ -52,6 +67,15 @@ struct config {
 	int system_site_packages;
 	struct strlist additional_commands;
 	struct strmap kernel_environment;
+	char *asset_cache_dir;	 /* expanded; "" in the file means the parent of build_dir */
+	int build_timeout_s;	 /* whole build, every step included */
+	char *conda_executable;	 /* "": the first of micromamba, mamba, conda found */
+
+	/* assets (seed 000) */
+	struct config_records assets; /* of struct config_asset */
+	int auto_provision;
+	int asset_timeout_s;
+	int asset_max_mb;
 
 	/* execution (seed 000) */
 	double default_timeout;
@@ -88,6 +112,7 @@ enum config_kind {
 	CFG_ENUM,
 	CFG_LIST,   /* sequence of strings */
 	CFG_MAP,    /* mapping of string to string */
+	CFG_RECORDS, /* sequence of mappings, each read by the key's `fields` */
 };
 
 /* Validates (and, for keys without a field, stores) one string value. */
@@ -110,6 +135,14 @@ struct config_key {
 	 * Returns 0, or -1 with the reason in `why`. May be NULL.
 	 */
 	config_check_fn check;
+	/*
+	 * CFG_RECORDS: the fields of one record (offsets within the record,
+	 * terminated by a NULL name; def NULL: required), the record's size,
+	 * and a check of record `i` against those before it (may be NULL).
+	 */
+	const struct config_key *fields;
+	size_t record_size;
+	int (*check_record)(struct config *c, size_t i, char *why, size_t whylen);
 };
 
 /*
@@ -128,6 +161,12 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen);
 void config_free(struct config *c);
 /* The key table, terminated by an entry whose name is NULL. */
 const struct config_key *config_keys(void);
+/* Record `i` of the assets list. */
+static inline const struct config_asset *
+config_asset_at(const struct config *c, size_t i)
+{
+	return (const struct config_asset *)c->assets.v + i;
+}
 /* "pip", "uv", "conda". */
 const char *config_env_type_name(enum env_type t);
 

@@ -1,219 +1,435 @@
 /* envbuild.c - see envbuild.h. */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "builder.h"
 #include "config.h"
 #include "envbuild.h"
 #include "fsutil.h"
+#include "kernel_env.h"
 #include "log.h"
+#include "rand.h"
 #include "xmalloc.h"
 
-/* The environment of every build step: nothing of the daemon's. */
-static char *const build_env[] = {
-	(char *)"PATH=/usr/local/bin:/usr/bin:/bin",
-	(char *)"LANG=C.UTF-8",
-	(char *)"PIP_DISABLE_PIP_VERSION_CHECK=1",
-	(char *)"PIP_NO_INPUT=1",
-	NULL,
+/* Daemon variables a build step keeps: proxies and certificate stores. */
+static const char *const build_passed[] = {
+	"TZ",	     "http_proxy",    "https_proxy",  "no_proxy",	  "HTTP_PROXY",
+	"HTTPS_PROXY", "NO_PROXY",    "SSL_CERT_FILE", "SSL_CERT_DIR", "MAMBA_ROOT_PREFIX",
+	"CONDA_PKGS_DIRS",
 };
 
-static int
-file_exists(const char *dir, const char *name)
+/* What envbuild_ensure found in build_dir. */
+enum env_state {
+	ENV_READY,	/* complete, built from this configuration */
+	ENV_EXTERNAL,	/* complete, no digest: prepared outside codeexecd */
+	ENV_OUTDATED,	/* complete, built from another configuration */
+	ENV_INCOMPLETE, /* bin/python without the marker, or the reverse */
+	ENV_MISSING,
+};
+
+/* Add one length-prefixed field to the digest, so fields cannot run together. */
+static void
+digest_field(EVP_MD_CTX *md, const char *s)
 {
-	char *p = xasprintf("%s/%s", dir, name);
-	int ok = access(p, F_OK) == 0;
-	free(p);
-	return ok;
+	char len[32];
+
+	snprintf(len, sizeof(len), "%zu:", strlen(s));
+	EVP_DigestUpdate(md, len, strlen(len));
+	EVP_DigestUpdate(md, s, strlen(s));
 }
 
-/* Log each line of a step's output as it comes. */
-static void
-log_lines(struct buf *pending, const char *what)
+char *
+envbuild_digest(const struct config *cfg)
 {
-	char *nl;
-	while ((nl = memchr(pending->data, '\n', pending->len)) != NULL) {
-		*nl = '\0';
-		log_info("%s: %s", what, pending->data);
-		buf_consume(pending, (size_t)(nl - pending->data) + 1);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned char sum[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	char count[32];
+
+	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		fatalx("sha256: cannot initialize a digest");
+	digest_field(md, "codeexecd-env-1");
+	digest_field(md, config_env_type_name(cfg->type));
+	if (cfg->type != ENV_CONDA) {
+		/* A conda environment brings its own interpreter. */
+		digest_field(md, cfg->python);
+		digest_field(md, cfg->system_site_packages ? "ssp" : "no-ssp");
 	}
+	digest_field(md, cfg->dependency_file);
+	snprintf(count, sizeof(count), "%zu", cfg->additional_commands.n);
+	digest_field(md, count);
+	for (size_t i = 0; i < cfg->additional_commands.n; i++)
+		digest_field(md, cfg->additional_commands.v[i]);
+	EVP_DigestFinal_ex(md, sum, &n);
+	EVP_MD_CTX_free(md);
+	char *hex = xmalloc(2 * n + 1);
+	for (unsigned int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+	return hex;
+}
+
+/* The digest recorded in `dir`, or NULL when there is none. Caller owns. */
+static char *
+read_digest(const char *dir)
+{
+	char *path = xasprintf("%s/%s", dir, ENVBUILD_DIGEST);
+	FILE *f = fopen(path, "re");
+	char line[160];
+	char *out = NULL;
+
+	free(path);
+	if (f == NULL)
+		return NULL;
+	if (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\r\n")] = '\0';
+		out = xstrdup(line);
+	} else {
+		out = xstrdup("");
+	}
+	fclose(f);
+	return out;
+}
+
+/* Classify build_dir; `want` is the digest of the configuration. */
+static enum env_state
+inspect(const struct config *cfg, const char *want)
+{
+	int python = fs_exists(cfg->build_dir, "bin/python");
+	int marker = fs_exists(cfg->build_dir, ENVBUILD_MARKER);
+
+	if (!python && !marker) {
+		struct stat st;
+		return lstat(cfg->build_dir, &st) == 0 ? ENV_INCOMPLETE : ENV_MISSING;
+	}
+	if (!python || !marker)
+		return ENV_INCOMPLETE;
+	char *have = read_digest(cfg->build_dir);
+	enum env_state s = have == NULL		    ? ENV_EXTERNAL
+			   : strcmp(have, want) == 0 ? ENV_READY
+						     : ENV_OUTDATED;
+	free(have);
+	return s;
+}
+
+static const char *
+state_text(enum env_state s)
+{
+	switch (s) {
+	case ENV_OUTDATED:
+		return "out of date (built from a different type, python, system_site_packages, "
+		       "dependency_file or additional_commands)";
+	case ENV_INCOMPLETE:
+		return "incomplete (no bin/python or no " ENVBUILD_MARKER
+		       ": an interrupted or failed build)";
+	case ENV_MISSING: return "missing";
+	default: return "ready";
+	}
+}
+
+/* Lock BUILD_DIR.lock, waiting for another daemon's build. Returns the fd, or -1. */
+static int
+lock_build(const struct config *cfg, char *err, size_t errlen)
+{
+	char *path = xasprintf("%s.lock", cfg->build_dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+	if (fd == -1) {
+		snprintf(err, errlen, "open lock file %s: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		log_info("another codeexecd holds %s: waiting for its build to end", path);
+		while (flock(fd, LOCK_EX) == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "lock %s: %s", path, strerror(errno));
+			close(fd);
+			free(path);
+			return -1;
+		}
+	}
+	free(path);
+	return fd;
+}
+
+/* The name build_dir's symlink points to, or "" if it is no symlink. Caller owns. */
+static char *
+current_target(const struct config *cfg)
+{
+	char target[4096];
+	ssize_t n = readlink(cfg->build_dir, target, sizeof(target) - 1);
+
+	if (n <= 0)
+		return xstrdup("");
+	target[n] = '\0';
+	return xstrdup(fs_basename(target));
 }
 
 /*
- * Run argv (argv[0] a path or found in the build PATH) in `cwd`, its output
- * in the log. Returns 0, or -1 with the command and its status in err.
+ * Remove what interrupted builds left beside build_dir: BUILD_DIR.gen-* and
+ * BUILD_DIR.link-* entries other than the current target. Best effort: a
+ * leftover is never used, so failing to remove it is only logged.
  */
-static int
-run_step(char *const argv[], const char *cwd, char *err, size_t errlen)
+static void
+remove_leftovers(const struct config *cfg)
 {
-	int out[2];
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	struct buf pending;
-	char chunk[4096];
-	ssize_t n;
-	int status;
+	char *parent = fs_dirname(cfg->build_dir);
+	char *gen = xasprintf("%s.gen-", fs_basename(cfg->build_dir));
+	char *link = xasprintf("%s.link-", fs_basename(cfg->build_dir));
+	char *keep = current_target(cfg);
+	DIR *d = opendir(parent);
+	struct dirent *e;
 
-	if (pipe2(out, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return -1;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, gen, strlen(gen)) != 0 &&
+		    strncmp(e->d_name, link, strlen(link)) != 0)
+			continue;
+		if (strcmp(e->d_name, keep) == 0)
+			continue;
+		char *path = xasprintf("%s/%s", parent, e->d_name);
+		log_info("removing %s, left by an earlier build", path);
+		if (fs_remove_tree(path) == -1)
+			log_warn("remove %s", path);
+		free(path);
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 2);
-	posix_spawn_file_actions_addchdir_np(&fa, cwd);
-	int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, build_env);
-	posix_spawn_file_actions_destroy(&fa);
-	close(out[1]);
-	if (rc != 0) {
-		close(out[0]);
-		snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(rc));
-		return -1;
+	if (d != NULL)
+		closedir(d);
+	free(keep);
+	free(link);
+	free(gen);
+	free(parent);
+}
+
+/* Append "NAME=value" to a NULL-terminated vector. */
+static void
+envp_add(char ***envp, size_t *n, const char *name, const char *value)
+{
+	*envp = xreallocarray(*envp, *n + 2, sizeof(**envp));
+	(*envp)[(*n)++] = xasprintf("%s=%s", name, value);
+	(*envp)[*n] = NULL;
+}
+
+/* The sanitized environment of every build step for the environment `prefix`. */
+static char **
+build_envp(const struct config *cfg, const char *prefix)
+{
+	char **envp = NULL;
+	size_t n = 0;
+	char *path = xasprintf("%s/bin:%s", prefix, BUILDER_PATH);
+	const char *tmp = getenv("TMPDIR");
+
+	envp_add(&envp, &n, "PATH", path);
+	free(path);
+	envp_add(&envp, &n, "HOME", kernel_env_home());
+	envp_add(&envp, &n, "LANG", "C.UTF-8");
+	envp_add(&envp, &n, "TMPDIR", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	for (size_t i = 0; i < sizeof(build_passed) / sizeof(build_passed[0]); i++) {
+		const char *v = getenv(build_passed[i]);
+		if (v != NULL && v[0] != '\0')
+			envp_add(&envp, &n, build_passed[i], v);
 	}
-	buf_init(&pending);
-	while ((n = read(out[0], chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR)) {
-		if (n > 0) {
-			buf_add(&pending, chunk, (size_t)n);
-			log_lines(&pending, argv[0]);
+	envp_add(&envp, &n, cfg->type == ENV_CONDA ? "CONDA_PREFIX" : "VIRTUAL_ENV", prefix);
+	envp_add(&envp, &n, "PIP_DISABLE_PIP_VERSION_CHECK", "1");
+	envp_add(&envp, &n, "PIP_NO_INPUT", "1");
+	return envp;
+}
+
+static void
+envp_free(char **envp)
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		free(envp[i]);
+	free(envp);
+}
+
+/* additional_commands, in order, each by /bin/sh -c; the first failure fails the build. */
+static int
+run_additional(struct build_ctx *b)
+{
+	for (size_t i = 0; i < b->cfg->additional_commands.n; i++) {
+		char *sh[] = {(char *)"/bin/sh", (char *)"-c", b->cfg->additional_commands.v[i],
+			      NULL};
+		if (builder_run(b, sh) == -1) {
+			size_t used = strlen(b->err);
+			snprintf(b->err + used, b->errlen - used, " (additional_commands item %zu)",
+				 i + 1);
+			return -1;
 		}
 	}
-	if (pending.len)
-		log_info("%s: %s", argv[0], pending.data);
-	buf_free(&pending);
-	close(out[0]);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	struct buf cmd;
-	buf_init(&cmd);
-	for (int i = 0; argv[i]; i++)
-		buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
-	if (WIFEXITED(status))
-		snprintf(err, errlen, "build step failed with exit status %d: %s",
-			 WEXITSTATUS(status), cmd.data);
-	else
-		snprintf(err, errlen, "build step killed by signal %d: %s", WTERMSIG(status),
-			 cmd.data);
-	buf_free(&cmd);
-	return -1;
+	return 0;
 }
 
-/* Write the dependency file's content where pip can read it. */
-static char *
-write_requirements(const struct config *cfg, char *err, size_t errlen)
-{
-	char *path = xasprintf("%s/requirements.txt", cfg->build_dir);
-	FILE *f = fopen(path, "w");
-	if (f == NULL || fputs(cfg->dependency_file, f) == EOF || fclose(f) == EOF) {
-		snprintf(err, errlen, "write %s: %s", path, strerror(errno));
-		free(path);
-		return NULL;
-	}
-	return path;
-}
-
-/* venv, pip install, the ipykernel check, then additional_commands. */
+/* Write the digest, then the marker, then sync the file system: the build is done. */
 static int
-build_pip(const struct config *cfg, char *err, size_t errlen)
+seal(struct build_ctx *b, const char *digest)
 {
-	char *python = xasprintf("%s/bin/python", cfg->build_dir);
+	char *text = xasprintf("%s\n", digest);
+	char *dpath = xasprintf("%s/%s", b->prefix, ENVBUILD_DIGEST);
+	char *mpath = xasprintf("%s/%s", b->prefix, ENVBUILD_MARKER);
+	char stamp[64];
 	int rc = -1;
 
-	char *venv[] = {cfg->python, (char *)"-m", (char *)"venv", cfg->build_dir,
-			cfg->system_site_packages ? (char *)"--system-site-packages" : NULL, NULL};
-	if (run_step(venv, "/", err, errlen) == -1)
-		goto out;
-	if (cfg->dependency_file && cfg->dependency_file[0]) {
-		char *req = write_requirements(cfg, err, errlen);
-		if (req == NULL)
-			goto out;
-		char *pip[] = {python, (char *)"-m", (char *)"pip", (char *)"install",
-			       (char *)"-r", req, NULL};
-		rc = run_step(pip, cfg->build_dir, err, errlen);
-		free(req);
-		if (rc == -1)
-			goto out;
-		rc = -1;
+	snprintf(stamp, sizeof(stamp), "built by codeexecd at %lld\n", (long long)time(NULL));
+	if (builder_write(b, dpath, text) == 0 && builder_write(b, mpath, stamp) == 0) {
+		int fd = open(b->prefix, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* Every file of the build reaches the disk before the link names it. */
+		if (fd == -1 || syncfs(fd) == -1)
+			snprintf(b->err, b->errlen, "sync %s: %s", b->prefix, strerror(errno));
+		else
+			rc = 0;
+		if (fd != -1)
+			close(fd);
 	}
-	char *check[] = {python, (char *)"-c", (char *)"import ipykernel", NULL};
-	if (run_step(check, cfg->build_dir, err, errlen) == -1) {
-		size_t used = strlen(err);
-		snprintf(err + used, errlen - used,
-			 " (ipykernel must be importable: add it to dependency_file, or use "
-			 "system_site_packages with python3-ipykernel installed)");
-		goto out;
-	}
-	for (size_t i = 0; i < cfg->additional_commands.n; i++) {
-		char *sh[] = {(char *)"/bin/sh", (char *)"-c", cfg->additional_commands.v[i],
-			      NULL};
-		if (run_step(sh, cfg->build_dir, err, errlen) == -1)
-			goto out;
-	}
-	rc = 0;
-out:
-	free(python);
+	free(mpath);
+	free(dpath);
+	free(text);
 	return rc;
 }
 
-/* The marker, written last: its presence says the whole build finished. */
+/*
+ * Point build_dir at the complete build `prefix` in one atomic step: a new
+ * symlink renamed over it, or, when build_dir is a real directory, exchanged
+ * with it (the old directory is then removed).
+ */
 static int
-write_marker(const struct config *cfg, char *err, size_t errlen)
+install_link(const struct config *cfg, const char *prefix, char *err, size_t errlen)
 {
-	char *path = xasprintf("%s/%s", cfg->build_dir, ENVBUILD_MARKER);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int rc = 0;
-	if (fd == -1 || fsync(fd) == -1) {
-		snprintf(err, errlen, "write %s: %s", path, strerror(errno));
-		rc = -1;
+	char hex[17];
+	struct stat st;
+	char *parent = fs_dirname(cfg->build_dir);
+	int rc = -1;
+
+	rand_hex(hex, 8);
+	char *tmp = xasprintf("%s.link-%s", cfg->build_dir, hex);
+	if (symlink(fs_basename(prefix), tmp) == -1) {
+		snprintf(err, errlen, "symlink %s: %s", tmp, strerror(errno));
+		goto out;
 	}
-	if (fd != -1)
-		close(fd);
-	free(path);
+	if (lstat(cfg->build_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, cfg->build_dir, RENAME_EXCHANGE) == -1) {
+			snprintf(err, errlen, "exchange %s with %s: %s", tmp, cfg->build_dir,
+				 strerror(errno));
+			unlink(tmp);
+			goto out;
+		}
+		if (fs_remove_tree(tmp) == -1)
+			log_warn("remove the replaced environment, now %s", tmp);
+	} else if (rename(tmp, cfg->build_dir) == -1) {
+		snprintf(err, errlen, "rename %s to %s: %s", tmp, cfg->build_dir, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (fs_sync_dir(parent) == -1)
+		log_warn("fsync %s", parent);
+	rc = 0;
+out:
+	free(tmp);
+	free(parent);
+	return rc;
+}
+
+/* Build into a new BUILD_DIR.gen-RANDOM and link build_dir to it. */
+static int
+build(const struct config *cfg, const char *digest, char *err, size_t errlen)
+{
+	const struct builder *bl = builder_for(cfg->type);
+	char hex[17];
+	time_t start = time(NULL);
+
+	rand_hex(hex, 8);
+	char *prefix = xasprintf("%s.gen-%s", cfg->build_dir, hex);
+	struct build_ctx b = {
+		.cfg = cfg,
+		.prefix = prefix,
+		.envp = build_envp(cfg, prefix),
+		.deadline = start + cfg->build_timeout_s,
+		.err = err,
+		.errlen = errlen,
+	};
+	char *python = xasprintf("%s/bin/python", prefix);
+	int rc = -1;
+
+	err[0] = '\0';
+	if (bl->prepare(&b) == -1)
+		goto out;
+	log_info("building the %s environment %s in %s", config_env_type_name(cfg->type),
+		 cfg->build_dir, prefix);
+	if (bl->build(&b) == -1)
+		goto out;
+	if (!builder_can_import(&b, python, "ipykernel")) {
+		snprintf(err, errlen,
+			 "the new environment cannot import ipykernel, which the kernel needs "
+			 "(name it in dependency_file, or use system_site_packages with "
+			 "python3-ipykernel installed)");
+		goto out;
+	}
+	if (run_additional(&b) == -1 || seal(&b, digest) == -1 ||
+	    install_link(cfg, prefix, err, errlen) == -1)
+		goto out;
+	log_info("environment %s built in %lld s", cfg->build_dir,
+		 (long long)(time(NULL) - start));
+	rc = 0;
+out:
+	bl->finish(&b);
+	if (rc == -1 && fs_remove_tree(prefix) == -1)
+		log_warn("remove the failed build %s", prefix);
+	free(python);
+	envp_free(b.envp);
+	free(prefix);
 	return rc;
 }
 
 int
-envbuild_ensure(const struct config *cfg, char *err, size_t errlen)
+envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen)
 {
-	int has_python = file_exists(cfg->build_dir, "bin/python");
-	int has_marker = file_exists(cfg->build_dir, ENVBUILD_MARKER);
+	char *parent = fs_dirname(cfg->build_dir);
+	char *digest = envbuild_digest(cfg);
+	int lock = -1, rc = -1;
 
-	if (has_python && has_marker) {
+	if (fs_mkdir_p(parent, 0755, err, errlen) == -1 ||
+	    (lock = lock_build(cfg, err, errlen)) == -1)
+		goto out;
+	enum env_state s = inspect(cfg, digest);
+	if (s == ENV_READY || s == ENV_EXTERNAL) {
+		if (s == ENV_EXTERNAL)
+			log_info("environment %s has no " ENVBUILD_DIGEST ": prepared outside "
+				 "codeexecd, used as it is",
+				 cfg->build_dir);
 		log_info("environment %s is ready", cfg->build_dir);
-		return 0;
+		remove_leftovers(cfg);
+		rc = 0;
+		goto out;
 	}
-	if (!cfg->auto_build) {
-		snprintf(err, errlen, "environment %s is %s and auto_build is false", cfg->build_dir,
-			 has_python ? "incomplete (no " ENVBUILD_MARKER ")" : "missing");
-		return -1;
+	if (!cfg->auto_build && !force) {
+		snprintf(err, errlen,
+			 "environment %s is %s and auto_build is false (codeexecd --warm builds it)",
+			 cfg->build_dir, state_text(s));
+		goto out;
 	}
-	if (access(cfg->build_dir, F_OK) == 0) {
-		log_warnx("environment %s is stale or incomplete: removing and rebuilding",
-			  cfg->build_dir);
-		if (fs_remove_tree(cfg->build_dir) == -1) {
-			snprintf(err, errlen, "cannot remove stale environment %s: %s",
-				 cfg->build_dir, strerror(errno));
-			return -1;
-		}
+	if (s != ENV_MISSING)
+		log_warnx("environment %s is %s: rebuilding it", cfg->build_dir, state_text(s));
+	remove_leftovers(cfg);
+	if (build(cfg, digest, err, errlen) == 0) {
+		remove_leftovers(cfg); /* the build it replaced */
+		rc = 0;
 	}
-	if (fs_mkdir_p(cfg->build_dir, 0755, err, errlen) == -1)
-		return -1;
-	log_info("building %s environment in %s", config_env_type_name(cfg->type),
-		 cfg->build_dir);
-	if (build_pip(cfg, err, errlen) == -1 || write_marker(cfg, err, errlen) == -1)
-		return -1;
-	log_info("environment %s is ready", cfg->build_dir);
-	return 0;
+out:
+	if (lock != -1)
+		close(lock);
+	free(digest);
+	free(parent);
+	return rc;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "fsutil.h"
 #include "xmalloc.h"
@@ -35,6 +37,7 @@ fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen)
 	return rc;
 }
 
+/* nftw callback: remove one entry, children first (FTW_DEPTH). */
 static int
 remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -47,4 +50,43 @@ fs_remove_tree(const char *dir)
 	if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == -1 && errno != ENOENT)
 		return -1;
 	return 0;
+}
+
+int
+fs_sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	int rc = fsync(fd);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+const char *
+fs_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+char *
+fs_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return xstrdup(".");
+	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+}
+
+int
+fs_exists(const char *dir, const char *name)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	int ok = access(p, F_OK) == 0;
+	free(p);
+	return ok;
 }

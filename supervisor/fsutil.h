@@ -12,5 +12,13 @@
 int fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen);
 /* rm -rf without following symlinks. Returns 0, or -1 with errno set. */
 int fs_remove_tree(const char *dir);
+/* fsync the directory `dir`, so renames in it are durable. -1 with errno. */
+int fs_sync_dir(const char *dir);
+/* The last component of `path` (no trailing slash expected). Borrowed. */
+const char *fs_basename(const char *path);
+/* The directory part of `path` ("/" for "/x"). Caller owns. */
+char *fs_dirname(const char *path);
+/* Whether `dir`/`name` exists (following symlinks). */
+int fs_exists(const char *dir, const char *name);
 
 #endif

@@ -1,7 +1,6 @@
 /* kernel_env.c - see kernel_env.h. */
 #include "autoconf.h"
 
-#include <libgen.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,9 @@ static const char *const passed_through[] = {
 	"LANG", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE",
 	"LC_MONETARY", "LC_MESSAGES", "TZ",
 };
+
+/* The temporary-directory variables, all set to the same directory. */
+static const char *const temp_vars[] = {"TMPDIR", "TMP", "TEMP"};
 
 static const char *const allowed_mime[] = {
 	"text/plain", "text/html", "text/markdown", "text/latex", "image/png",
@@ -32,18 +34,14 @@ kernel_env_python(const struct config *cfg)
 char *
 kernel_env_asset_dir(const struct config *cfg)
 {
-	char *copy = xstrdup(cfg->build_dir);
-	char *dir = xstrdup(dirname(copy));
-	free(copy);
-	return dir;
+	return xstrdup(cfg->asset_cache_dir);
 }
 
-/* Home directory of the user the daemon runs as. */
-static const char *
-daemon_home(void)
+const char *
+kernel_env_home(void)
 {
 	struct passwd *pw = getpwuid(getuid());
-	return pw && pw->pw_dir && pw->pw_dir[0] ? pw->pw_dir : "/";
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/";
 }
 
 static void
@@ -52,6 +50,19 @@ put(struct json_object *env, const char *name, const char *value)
 	json_object_object_add(env, name, json_object_new_string(value));
 }
 
+/* The daemon's TMPDIR when it is an absolute path, else /tmp. */
+static const char *
+temp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+	return t && t[0] == '/' ? t : "/tmp";
+}
+
+/*
+ * The baseline, the framework's values, then kernel_environment. config.c
+ * has refused every kernel_environment name set here before it, so the
+ * configured values cannot replace the framework's.
+ */
 struct json_object *
 kernel_env_build(const struct config *cfg)
 {
@@ -60,18 +71,22 @@ kernel_env_build(const struct config *cfg)
 	char *path = xasprintf("%s/bin:/usr/local/bin:/usr/bin:/bin", cfg->build_dir);
 	put(env, "PATH", path);
 	free(path);
-	put(env, "HOME", daemon_home());
+	put(env, "HOME", kernel_env_home());
 	put(env, "LANG", "C.UTF-8");
 	for (size_t i = 0; i < sizeof(passed_through) / sizeof(passed_through[0]); i++) {
 		const char *v = getenv(passed_through[i]);
 		if (v && v[0])
 			put(env, passed_through[i], v);
 	}
-	put(env, "TMPDIR", "/tmp");
-	put(env, "VIRTUAL_ENV", cfg->build_dir);
-	char *assets = kernel_env_asset_dir(cfg);
-	put(env, "MCP_ASSET_CACHE_DIR", assets);
-	free(assets);
+	for (size_t i = 0; i < sizeof(temp_vars) / sizeof(temp_vars[0]); i++)
+		put(env, temp_vars[i], temp_dir());
+	if (cfg->type == ENV_CONDA) {
+		put(env, "CONDA_PREFIX", cfg->build_dir);
+		put(env, "CONDA_DEFAULT_ENV", cfg->build_dir);
+	} else {
+		put(env, "VIRTUAL_ENV", cfg->build_dir);
+	}
+	put(env, "MCP_ASSET_CACHE_DIR", cfg->asset_cache_dir);
 	/* Without authentication every caller is the same anonymous identity. */
 	put(env, "USER_IDENTITY", "anonymous");
 	for (size_t i = 0; i < cfg->kernel_environment.n; i++)

@@ -320,7 +320,7 @@ main(int argc, char *argv[])
 	check_network_boundary(&cfg);
 	prctl(PR_SET_DUMPABLE, 0);
 	make_directories(&cfg);
-	if (envbuild_ensure(&cfg, err, sizeof(err)) == -1)
+	if (envbuild_ensure(&cfg, warm, err, sizeof(err)) == -1)
 		fatalx("environment: %s", err);
 	if (warm) {
 		log_info("environment ready; --warm done");

@@ -108,6 +108,13 @@ START_TEST(defaults)
 	ck_assert_int_eq(c.pool_warm, 2);
 	ck_assert_int_eq(c.pool_max_sessions, 100);
 	ck_assert_str_eq(c.log_facility, "daemon");
+	ck_assert_str_eq(c.asset_cache_dir, "");
+	ck_assert_int_eq(c.build_timeout_s, 1800);
+	ck_assert_str_eq(c.conda_executable, "");
+	ck_assert_uint_eq(c.assets.n, 0);
+	ck_assert_int_eq(c.auto_provision, 1);
+	ck_assert_int_eq(c.asset_timeout_s, 600);
+	ck_assert_int_eq(c.asset_max_mb, 10240);
 	config_free(&c);
 	config_free(&c); /* harmless twice */
 }
@@ -124,6 +131,7 @@ START_TEST(minimal_file_takes_defaults)
 	ck_assert_str_eq(c.file, path);
 	ck_assert_str_eq(c.name, "python");
 	ck_assert_str_eq(c.build_dir, "/home/tester/.cache/mcp-envs/python");
+	ck_assert_str_eq(c.asset_cache_dir, "/home/tester/.cache/mcp-envs");
 	ck_assert_str_eq(c.description, "Execute Python code in a persistent Jupyter kernel.");
 	ck_assert_int_eq(c.listen_port, 8000);
 	ck_assert_int_eq(c.pool_warm, 2);
@@ -172,6 +180,46 @@ START_TEST(full_file)
 	ck_assert_int_eq(c.pool_warm, 0);
 	ck_assert_int_eq(c.pool_max_sessions, 8);
 	ck_assert_str_eq(c.log_facility, "local3");
+	ck_assert_str_eq(c.asset_cache_dir, "/srv/assets/sci-py_3");
+	ck_assert_int_eq(c.build_timeout_s, 60);
+	ck_assert_str_eq(c.conda_executable, "/opt/conda/bin/mamba");
+	ck_assert_uint_eq(c.assets.n, 2);
+	const struct config_asset *a = config_asset_at(&c, 0);
+	ck_assert_str_eq(a->name, "model");
+	ck_assert_str_eq(a->source, "https://models.example.org/m.bin");
+	ck_assert_str_eq(a->destination, "models/m.bin");
+	ck_assert_str_eq(a->checksum,
+			 "sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08");
+	ck_assert_int_eq(a->size_hint_mb, 12);
+	a = config_asset_at(&c, 1);
+	ck_assert_str_eq(a->name, "table");
+	ck_assert_str_eq(a->source, "file:///srv/data/t.csv");
+	ck_assert_str_eq(a->destination, "t.csv");
+	ck_assert_int_eq(a->size_hint_mb, 0);
+	ck_assert_int_eq(c.auto_provision, 0);
+	ck_assert_int_eq(c.asset_timeout_s, 30);
+	ck_assert_int_eq(c.asset_max_mb, 100);
+	config_free(&c);
+	free(path);
+}
+END_TEST
+
+/* uv and conda are built, so a file may select them. */
+START_TEST(uv_and_conda_types)
+{
+	struct config c;
+	char err[512];
+	char *path = fixture("uv.yaml");
+
+	ck_assert_msg(config_load(path, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.type, ENV_UV);
+	ck_assert_str_eq(c.dependency_file, "numpy\n");
+	config_free(&c);
+	free(path);
+	path = fixture("conda.yaml");
+	ck_assert_msg(config_load(path, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.type, ENV_CONDA);
+	ck_assert_str_eq(c.conda_executable, "micromamba");
 	config_free(&c);
 	free(path);
 }
@@ -227,7 +275,12 @@ static const struct {
 	{"quoted_bool.yaml", "2:14: description: expected a string, got the YAML boolean yes; "
 			     "quote it if you mean the text"},
 	{"bad_enum.yaml", "2:7: type: expected one of pip, uv, conda; got \"venv\""},
-	{"uv.yaml", "2:7: type uv is not supported yet"},
+	{"asset_traversal.yaml", "7:18: assets item 1: destination: \"../etc/passwd\": every part "
+				 "of the path must be a name (no \"..\", \".\", empty part or "
+				 "trailing /)"},
+	{"asset_http.yaml", "5:13: assets item 1: source: \"http://example.org/a\": plain http:// "
+			    "is allowed only to a loopback address (127.0.0.1, [::1], localhost); "
+			    "use https://"},
 	{"env_pythonpath.yaml", "4:3: kernel_environment: PYTHONPATH is rejected: "
 				"it injects code before kernel isolation applies"},
 	{"env_ld_preload.yaml", "2:22: kernel_environment: LD_PRELOAD is rejected: "
@@ -289,6 +342,8 @@ load_text(const char *text, struct config *c, char *err, size_t errlen, char **p
 	*pathp = xstrdup(tmpl);
 	return rc;
 }
+
+#define SUM "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 /* Smaller cases, written inline: the text and the expected message. */
 static const struct {
@@ -369,6 +424,53 @@ static const struct {
 	{"---\n", "2:1: the top level must be a mapping of keys, not a single value"},
 	{"", "1:1: the file is empty: expected a mapping of keys"},
 	{"name: x\nserver_description: |\n  line one\n  line two\n", NULL},
+	{"name: x\nassets: {}\n", "2:9: assets: expected a list of mappings, got a mapping"},
+	{"name: x\nassets: [a]\n", "2:10: assets item 1: expected a mapping of fields, got \"a\""},
+	{"name: x\nassets: [{name: a, source: /a, destination: a}]\n",
+	 "2:10: assets item 1: checksum is required"},
+	{"name: x\nassets: [{name: a, sorce: /a}]\n",
+	 "2:20: assets item 1: unknown field \"sorce\" (did you mean source?)"},
+	{"name: x\nassets: [{name: a, source: /a, destination: /etc/a, checksum: " SUM "}]\n",
+	 "2:45: assets item 1: destination: \"/etc/a\" is absolute: it must be relative to "
+	 "asset_cache_dir"},
+	{"name: x\nassets: [{name: a, source: /a, destination: a//b, checksum: " SUM "}]\n",
+	 "2:45: assets item 1: destination: \"a//b\": every part of the path must be a name "
+	 "(no \"..\", \".\", empty part or trailing /)"},
+	{"name: x\nassets: [{name: a, source: a.bin, destination: a, checksum: " SUM "}]\n",
+	 "2:28: assets item 1: source: \"a.bin\" must be an https:// URL, an http:// URL to "
+	 "loopback, a file:// URL or an absolute path"},
+	{"name: x\nassets: [{name: a, source: /a, destination: a, checksum: abc}]\n",
+	 "2:58: assets item 1: checksum: \"abc\" is not a sha256 checksum (64 hexadecimal "
+	 "digits)"},
+	{"name: x\nassets: [{name: a, source: /a, destination: a, checksum: " SUM "},\n"
+	 "  {name: a, source: /b, destination: b, checksum: " SUM "}]\n",
+	 "3:3: assets item 2: name a is already used by item 1"},
+	{"name: x\nassets: [{name: a, source: /a, destination: a, checksum: " SUM "},\n"
+	 "  {name: b, source: /b, destination: a, checksum: " SUM "}]\n",
+	 "3:3: assets item 2: destination a is already used by item 1"},
+	{"name: x\nassets: [{name: a, source: \"http://127.0.0.1:8080/a\", destination: a, "
+	 "checksum: " SUM "}, {name: b, source: \"http://[::1]/b\", destination: b, checksum: "
+	 SUM "}, {name: c, source: \"http://localhost/c\", destination: c/d, checksum: "
+	 SUM ", size_hint_mb: 3}]\n", NULL},
+	{"name: x\nassets: [{name: a, source: \"http://127.0.0.1@evil.example/a\", "
+	 "destination: a, checksum: " SUM "}]\n",
+	 "2:28: assets item 1: source: \"http://127.0.0.1@evil.example/a\": plain http:// is "
+	 "allowed only to a loopback address (127.0.0.1, [::1], localhost); use https://"},
+	{"name: x\nassets: [{name: a, source: \"file://host/a\", destination: a, "
+	 "checksum: " SUM "}]\n",
+	 "2:28: assets item 1: source: \"file://host/a\": a file URL must be "
+	 "file:///ABSOLUTE/PATH"},
+	{"name: x\nassets: [{name: a, source: /a, destination: a, checksum: " SUM
+	 ", size_hint_mb: -1}]\n",
+	 "2:138: assets item 1: size_hint_mb: must be between 0 and 16777216, got -1"},
+	{"name: x\nbuild_timeout_s: 0\n", "2:18: build_timeout_s: must be between 1 and 604800, got 0"},
+	{"name: x\nconda_executable: bin/conda\n",
+	 "2:19: conda_executable: \"bin/conda\" must be a command name found in PATH or an "
+	 "absolute path"},
+	{"name: x\nasset_cache_dir: data\n",
+	 "2:18: asset_cache_dir: \"data\" is not an absolute path (only a leading ~/ is expanded)"},
+	{"name: x\nbuild_dir: /\n", "2:12: build_dir: must be a directory below /"},
+	{"name: x\nbuild_dir: /opt/envs/x/\nasset_cache_dir: /srv/a/\n", NULL},
 };
 
 START_TEST(inline_texts)
@@ -423,11 +525,17 @@ START_TEST(table_is_sound)
 		ck_assert_msg(k->group != NULL &&
 				      (strcmp(k->group, "Identity") == 0 ||
 				       strcmp(k->group, "Environment") == 0 ||
+				       strcmp(k->group, "Assets") == 0 ||
 				       strcmp(k->group, "Execution") == 0 ||
 				       strcmp(k->group, "Daemon") == 0),
 			      "%s has no known group", k->name);
 		ck_assert_msg(k->def != NULL || strcmp(k->name, "name") == 0, "%s has no default",
 			      k->name);
+		ck_assert_msg((k->kind == CFG_RECORDS) == (k->fields != NULL),
+			      "%s: fields go with CFG_RECORDS", k->name);
+		for (const struct config_key *f = k->fields; f && f->name; f++)
+			ck_assert_msg(f->doc != NULL && f->kind != CFG_RECORDS && f->size != 0,
+				      "%s.%s: bad field", k->name, f->name);
 		for (const struct config_key *o = k + 1; o->name != NULL; o++)
 			ck_assert_msg(strcmp(k->name, o->name) != 0, "%s twice", k->name);
 	}
@@ -666,6 +774,7 @@ main(void)
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, minimal_file_takes_defaults);
 	tcase_add_test(tc, full_file);
+	tcase_add_test(tc, uv_and_conda_types);
 	tcase_add_test(tc, tilde_and_name_expansion);
 	tcase_add_test(tc, missing_file);
 	tcase_add_loop_test(tc, errors, 0, (int)(sizeof(bad) / sizeof(bad[0])));
