@@ -104,13 +104,13 @@ make_workdir(void)
 	return dir;
 }
 
-/* The START payload for a worker whose kernel runs in `workdir`. Caller owns. */
+/* The START payload for a worker whose kernel runs in `workdir` with its
+ * sockets in `rundir`. Caller owns. */
 static struct json_object *
-start_payload(const char *workdir)
+start_payload(const char *workdir, const char *rundir)
 {
 	struct json_object *p = json_object_new_object();
 	struct json_object *argv = json_object_new_array();
-	char id[17];
 
 	char *python = kernel_env_python(cfg);
 	json_object_array_add(argv, json_object_new_string(python));
@@ -122,10 +122,7 @@ start_payload(const char *workdir)
 	json_object_object_add(p, "argv", argv);
 	json_object_object_add(p, "env", kernel_env_build(cfg));
 	json_object_object_add(p, "cwd", json_object_new_string(workdir));
-	rand_hex(id, 8);
-	char *rundir = xasprintf("%s/k-%s", cfg->runtime_dir, id);
 	json_object_object_add(p, "runtime_dir", json_object_new_string(rundir));
-	free(rundir);
 	json_object_object_add(p, "allow_mime", kernel_env_allow_mime());
 	json_object_object_add(p, "interrupt_mode", json_object_new_string("signal"));
 	json_object_object_add(p, "startup_timeout_s", json_object_new_int(STARTUP_TIMEOUT_S));
@@ -172,15 +169,18 @@ spawn_worker(void)
 	}
 
 	struct worker *w = xcalloc(1, sizeof(*w));
+	char id[17];
 	w->pid = pid;
 	w->fd = sv[0];
 	w->state = WORKER_STARTING;
 	w->workdir = workdir;
+	rand_hex(id, 8);
+	w->rundir = xasprintf("%s/k-%s", cfg->runtime_dir, id);
 	ipc_reader_init(&w->reader, w->fd);
 	w->next = workers;
 	workers = w;
 
-	struct json_object *start = start_payload(workdir);
+	struct json_object *start = start_payload(workdir, w->rundir);
 	if (ipc_send(w->fd, IPC_START, 0, start) == -1)
 		log_warn("send START to worker %d", (int)pid);
 	json_object_put(start);
@@ -322,6 +322,10 @@ worker_free(struct worker *w)
 	if (w->workdir && fs_remove_tree(w->workdir) == -1)
 		log_warn("remove working directory %s", w->workdir);
 	free(w->workdir);
+	/* A worker killed outright leaves its sockets and connection file. */
+	if (fs_remove_tree(w->rundir) == -1)
+		log_warn("remove runtime directory %s", w->rundir);
+	free(w->rundir);
 	free(w->death);
 	free(w);
 }

@@ -61,6 +61,7 @@ struct worker {
 	const char *session; /* id of that session, for status reports (borrowed) */
 	int ever_ready;
 	char *workdir;	     /* the kernel's working directory (owned) */
+	char *rundir;	     /* its private runtime directory (owned) */
 	char *death;	     /* how it died, once it did (owned) */
 	struct call *call;   /* the execution in flight, or NULL */
 };

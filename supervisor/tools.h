@@ -83,4 +83,14 @@ struct json_object *tool_schema(const char *json);
  */
 struct session *tool_target_session(struct tool_call *tc);
 
+/* inputSchema of the session tools: an optional session_id. */
+extern const char tool_session_id_schema[];
+/*
+ * The session named by the `session_id` argument, or the caller's own;
+ * referenced. NULL after tool_bad_params when unknown or foreign.
+ */
+struct session *tool_named_session(struct tool_call *tc);
+/* Id, times, state and working directory (with its size) of `s`. Caller owns. */
+struct json_object *tool_session_summary(const struct session *s);
+
 #endif

@@ -9,12 +9,12 @@ PORT=$(free_port)
 
 # check_ok FILE: -n must exit 0.
 check_ok() {
-	if "$CODEEXECD" -n -f "$1" >"$TMPD/out" 2>&1; then
-		ok "accepted $(basename "$1")"
-	else
+	"$CODEEXECD" -n -f "$1" >"$TMPD/out" 2>&1 && rc=0 || rc=$?
+	if [ $rc -ne 0 ]; then
 		cat "$TMPD/out" >&2
-		fail "codeexecd -n rejected $1 (status $?)"
+		fail "codeexecd -n rejected $1 (exit status $rc)"
 	fi
+	ok "accepted $(basename "$1")"
 }
 
 # check_bad FILE LINE PATTERN: -n must exit 1 with FILE:LINE:COL: on stderr

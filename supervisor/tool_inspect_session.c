@@ -1,0 +1,94 @@
+/* tool_inspect_session.c - {name}_inspect_session: variables, files, kernel state. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "job.h"
+#include "pool.h"
+#include "session.h"
+#include "tools.h"
+
+/* Seconds inspect_session's variable listing may take in the kernel. */
+#define INSPECT_TIMEOUT_S 10
+
+/* Lists globals by name and type without leaving a name behind. */
+static const char inspect_code[] =
+	"(lambda j: print(j.dumps({k: type(v).__name__ for k, v in globals().items() "
+	"if not k.startswith('_') and k not in ('In', 'Out', 'exit', 'quit', "
+	"'get_ipython')})))(__import__('json'))";
+
+/* Files at the top of the working directory, with sizes. */
+static struct json_object *
+list_files(const char *dir)
+{
+	struct json_object *files = json_object_new_array();
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	while (d && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct json_object *f = json_object_new_object();
+		json_object_object_add(f, "name", json_object_new_string(e->d_name));
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			json_object_object_add(f, "bytes", json_object_new_int64(st.st_size));
+			json_object_object_add(f, "directory",
+					       json_object_new_boolean(S_ISDIR(st.st_mode)));
+		}
+		json_object_array_add(files, f);
+	}
+	if (d)
+		closedir(d);
+	return files;
+}
+
+/* Names and types of the kernel's variables, asked of the kernel itself. */
+static struct json_object *
+kernel_variables(struct tool_call *tc, struct session *s)
+{
+	struct job *j = job_start(s, tc->session->id, inspect_code, INSPECT_TIMEOUT_S, 1, NULL);
+	job_wait(j, -1, 0);
+	struct json_object *vars = NULL;
+	if (j->status == JOB_COMPLETED && j->call.out.data)
+		vars = json_tokener_parse(j->call.out.data);
+	job_put(j);
+	return vars ? vars : json_object_new_object();
+}
+
+static void
+inspect_describe(const struct config *cfg, struct json_object *tool)
+{
+	json_object_object_add(tool, "description",
+			       json_object_new_string("Inspect a session: its variables by name "
+						      "and type, the files in its working "
+						      "directory, and its kernel's state."));
+	json_object_object_add(tool, "inputSchema", tool_schema(tool_session_id_schema));
+}
+
+static struct json_object *
+inspect_call(struct tool_call *tc)
+{
+	struct session *s = tool_named_session(tc);
+	if (s == NULL)
+		return NULL;
+	struct json_object *o = tool_session_summary(s);
+	/* A busy kernel cannot answer now; a missing one has nothing to tell. */
+	if (!s->busy && s->worker && s->worker->state != WORKER_DEAD)
+		json_object_object_add(o, "variables", kernel_variables(tc, s));
+	if (s->worker && s->worker->workdir)
+		json_object_object_add(o, "files", list_files(s->worker->workdir));
+	session_put(s);
+	return tool_result(o, NULL, 0);
+}
+
+const struct tool tool_inspect_session = {
+	.name_format = "{name}_inspect_session",
+	.describe = inspect_describe,
+	.call = inspect_call,
+};
+
