@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "assets.h"
 #include "config.h"
 #include "control.h"
 #include "batch.h"
@@ -322,8 +323,10 @@ main(int argc, char *argv[])
 	make_directories(&cfg);
 	if (envbuild_ensure(&cfg, warm, err, sizeof(err)) == -1)
 		fatalx("environment: %s", err);
+	if (assets_provision(&cfg, warm, err, sizeof(err)) == -1)
+		fatalx("assets: %s", err);
 	if (warm) {
-		log_info("environment ready; --warm done");
+		log_info("environment and assets ready; --warm done");
 		return 0;
 	}
 	int ready_fd = -1;

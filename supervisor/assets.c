@@ -1,0 +1,454 @@
+/* assets.c - see assets.h. */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "assets.h"
+#include "config.h"
+#include "fsutil.h"
+#include "log.h"
+#include "rand.h"
+#include "xmalloc.h"
+
+#define MIB (1024ULL * 1024ULL)
+#define CONNECT_TIMEOUT_S 30
+#define MAX_REDIRECTS 5
+
+/* Where fetched bytes go: the temporary file and the running digest. */
+struct sink {
+	int fd;
+	EVP_MD_CTX *md;
+	uint64_t total;
+	uint64_t cap;
+	int too_big;
+	int write_errno;
+};
+
+/* One asset being provisioned. */
+struct job {
+	const struct config *cfg;
+	const struct config_asset *a;
+	int dirfd;		/* the destination's directory */
+	const char *leaf;	/* the destination's file name in it */
+	char *err;
+	size_t errlen;
+};
+
+static int
+fail(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Set err to "asset NAME: ..."; always returns -1. */
+static int
+fail(struct job *j, const char *fmt, ...)
+{
+	va_list ap;
+	int off = snprintf(j->err, j->errlen, "asset %s: ", j->a->name);
+
+	if (off >= 0 && (size_t)off < j->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(j->err + off, j->errlen - (size_t)off, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Add bytes to the file and the digest; 0, or -1 when the cap or a write fails. */
+static int
+sink_add(struct sink *s, const void *data, size_t len)
+{
+	const char *p = data;
+
+	if (s->total + len > s->cap) {
+		s->too_big = 1;
+		return -1;
+	}
+	EVP_DigestUpdate(s->md, data, len);
+	s->total += len;
+	while (len > 0) {
+		ssize_t n = write(s->fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			s->write_errno = errno;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The hex SHA-256 of what went into `s`. */
+static void
+sink_hex(struct sink *s, char hex[65])
+{
+	unsigned char sum[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	EVP_DigestFinal_ex(s->md, sum, &n);
+	for (unsigned int i = 0; i < n && i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+	hex[64] = '\0';
+}
+
+/* The configured checksum as 64 lower-case hex digits. */
+static void
+expected_hex(const struct config_asset *a, char hex[65])
+{
+	const char *s = strncmp(a->checksum, "sha256:", 7) == 0 ? a->checksum + 7 : a->checksum;
+
+	for (int i = 0; i < 64; i++)
+		hex[i] = (char)tolower((unsigned char)s[i]);
+	hex[64] = '\0';
+}
+
+/* Hash everything `fd` still has to read into `s` (a local source or a present file). */
+static int
+read_all(int fd, struct sink *s)
+{
+	char chunk[65536];
+
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (int)n;
+		if (sink_add(s, chunk, (size_t)n) == -1)
+			return -1;
+	}
+}
+
+/* Whether the file already at the destination has the expected checksum. */
+static int
+present_and_valid(struct job *j)
+{
+	struct sink s = {.fd = -1, .md = EVP_MD_CTX_new(), .cap = UINT64_MAX};
+	char have[65], want[65];
+	int fd = openat(j->dirfd, j->leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int ok = 0;
+
+	if (fd == -1 || s.md == NULL || EVP_DigestInit_ex(s.md, EVP_sha256(), NULL) != 1)
+		goto out;
+	/* A sink with no file: only the digest. */
+	s.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (s.fd != -1 && read_all(fd, &s) == 0) {
+		sink_hex(&s, have);
+		expected_hex(j->a, want);
+		ok = strcmp(have, want) == 0;
+		if (!ok)
+			log_warnx("asset %s: %s has sha256 %s, not %s: fetching it again",
+				  j->a->name, j->a->destination, have, want);
+	}
+out:
+	if (s.fd != -1)
+		close(s.fd);
+	if (fd != -1)
+		close(fd);
+	EVP_MD_CTX_free(s.md);
+	return ok;
+}
+
+/* A file:// URL's path, percent-decoded, or a bare path as it is. Caller owns. */
+static char *
+local_path(const char *source)
+{
+	if (strncmp(source, "file://", 7) != 0)
+		return xstrdup(source);
+	const char *p = source + 7;
+	if (strncmp(p, "localhost/", 10) == 0)
+		p += 9;
+	char *out = xmalloc(strlen(p) + 1), *o = out;
+	for (; *p != '\0'; p++) {
+		if (p[0] == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+			char hex[3] = {p[1], p[2], '\0'};
+			*o++ = (char)strtol(hex, NULL, 16);
+			p += 2;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Copy a local file into the sink. */
+static int
+fetch_local(struct job *j, struct sink *s)
+{
+	char *path = local_path(j->a->source);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc = -1;
+
+	if (fd == -1)
+		fail(j, "open %s: %s", path, strerror(errno));
+	else if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+		fail(j, "%s is not a regular file", path);
+	else if (read_all(fd, s) == -1 && !s->too_big && !s->write_errno)
+		fail(j, "read %s: %s", path, strerror(errno));
+	else
+		rc = 0;
+	if (fd != -1)
+		close(fd);
+	free(path);
+	return rc;
+}
+
+static size_t
+curl_write(char *data, size_t size, size_t nmemb, void *arg)
+{
+	return sink_add(arg, data, size * nmemb) == 0 ? size * nmemb : 0;
+}
+
+/*
+ * Download an https:// (or loopback http://) source into the sink: TLS
+ * verified, at most MAX_REDIRECTS redirects and only to https://, bounded
+ * in size and time, never through a proxy for loopback.
+ */
+static int
+fetch_url(struct job *j, struct sink *s)
+{
+	char curlerr[CURL_ERROR_SIZE] = "";
+	int http = strncmp(j->a->source, "http://", 7) == 0;
+	CURL *c = curl_easy_init();
+
+	if (c == NULL)
+		return fail(j, "cannot initialize libcurl");
+	curl_easy_setopt(c, CURLOPT_URL, j->a->source);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, http ? "http" : "https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)MAX_REDIRECTS);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)j->cfg->asset_timeout_s);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s->cap);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "codeexecd/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	if (http)
+		curl_easy_setopt(c, CURLOPT_PROXY, "");
+	CURLcode rc = curl_easy_perform(c);
+	curl_easy_cleanup(c);
+	if (rc == CURLE_OK || s->too_big || s->write_errno)
+		return rc == CURLE_OK ? 0 : -1;
+	if (rc == CURLE_FILESIZE_EXCEEDED) {
+		s->too_big = 1;
+		return -1;
+	}
+	return fail(j, "fetch %s: %s", j->a->source, curlerr[0] ? curlerr : curl_easy_strerror(rc));
+}
+
+/* Refuse to start a download the file system has no room for. */
+static int
+check_space(struct job *j)
+{
+	struct statvfs sv;
+
+	if (j->a->size_hint_mb == 0 || fstatvfs(j->dirfd, &sv) == -1)
+		return 0;
+	uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (avail < (uint64_t)j->a->size_hint_mb * MIB)
+		return fail(j, "needs about %d MiB (size_hint_mb) but %s has only %llu MiB free",
+			    j->a->size_hint_mb, j->cfg->asset_cache_dir,
+			    (unsigned long long)(avail / MIB));
+	return 0;
+}
+
+/* Fetch into a temporary file, check, rename into place. */
+static int
+fetch(struct job *j)
+{
+	char hex[17], have[65], want[65];
+	struct sink s = {.md = EVP_MD_CTX_new(), .cap = (uint64_t)j->cfg->asset_max_mb * MIB};
+	int rc = -1;
+
+	rand_hex(hex, 8);
+	char *tmp = xasprintf(".%s.part-%s", j->leaf, hex);
+	s.fd = openat(j->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (s.fd == -1) {
+		fail(j, "create %s/%s: %s", j->cfg->asset_cache_dir, tmp, strerror(errno));
+		goto out;
+	}
+	if (s.md == NULL || EVP_DigestInit_ex(s.md, EVP_sha256(), NULL) != 1)
+		fatalx("sha256: cannot initialize a digest");
+	log_info("asset %s: fetching %s into %s", j->a->name, j->a->source, j->a->destination);
+	int got = strncmp(j->a->source, "http", 4) == 0 ? fetch_url(j, &s) : fetch_local(j, &s);
+	if (s.too_big) {
+		fail(j, "%s is larger than asset_max_mb (%d MiB): refused", j->a->source,
+		     j->cfg->asset_max_mb);
+		goto out;
+	}
+	if (s.write_errno) {
+		fail(j, "write %s/%s: %s", j->cfg->asset_cache_dir, tmp, strerror(s.write_errno));
+		goto out;
+	}
+	if (got == -1)
+		goto out;
+	sink_hex(&s, have);
+	expected_hex(j->a, want);
+	if (strcmp(have, want) != 0) {
+		fail(j, "checksum mismatch: %s has sha256 %s, the configuration says %s; "
+			"nothing was installed",
+		     j->a->source, have, want);
+		goto out;
+	}
+	if (fsync(s.fd) == -1 || renameat(j->dirfd, tmp, j->dirfd, j->leaf) == -1) {
+		fail(j, "install %s: %s", j->a->destination, strerror(errno));
+		goto out;
+	}
+	fsync(j->dirfd);
+	log_info("asset %s: installed %s (%llu bytes, sha256 %s)", j->a->name,
+		 j->a->destination, (unsigned long long)s.total, have);
+	rc = 0;
+out:
+	if (s.fd != -1) {
+		close(s.fd);
+		if (rc == -1)
+			unlinkat(j->dirfd, tmp, 0);
+	}
+	EVP_MD_CTX_free(s.md);
+	free(tmp);
+	return rc;
+}
+
+/*
+ * Open the directory of the destination under the cache, creating missing
+ * parts, refusing any part that is a symbolic link or not a directory.
+ * Sets j->dirfd and j->leaf.
+ */
+static int
+open_parent(struct job *j, int cachefd)
+{
+	const char *dest = j->a->destination;
+	int fd = dup(cachefd);
+
+	for (const char *p = dest;;) {
+		size_t len = strcspn(p, "/");
+		if (p[len] == '\0') {
+			j->dirfd = fd;
+			j->leaf = p;
+			return 0;
+		}
+		char *part = xstrndup(p, len);
+		if (mkdirat(fd, part, 0755) == -1 && errno != EEXIST) {
+			fail(j, "mkdir %.*s: %s", (int)(p - dest + len), dest, strerror(errno));
+			free(part);
+			close(fd);
+			return -1;
+		}
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		free(part);
+		close(fd);
+		if (next == -1)
+			return fail(j, "destination %s: %.*s %s", dest, (int)(p - dest + len), dest,
+				    saved == ELOOP || saved == ENOTDIR
+					? "is a symbolic link or not a directory: refused"
+					: strerror(saved));
+		fd = next;
+		p += len + 1;
+	}
+}
+
+/* The destination's file itself: absent, or a regular file (never a symlink). */
+static int
+check_leaf(struct job *j)
+{
+	struct stat st;
+
+	if (fstatat(j->dirfd, j->leaf, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? 0 : fail(j, "stat %s: %s", j->a->destination,
+						  strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return fail(j, "destination %s is a symbolic link: refused", j->a->destination);
+	if (!S_ISREG(st.st_mode))
+		return fail(j, "destination %s exists and is not a regular file",
+			    j->a->destination);
+	return 1;
+}
+
+/* Whether `dest` would land in the environment (when the cache is its parent). */
+static int
+inside_env(const struct config *cfg, const char *dest)
+{
+	char *parent = fs_dirname(cfg->build_dir);
+	const char *base = fs_basename(cfg->build_dir);
+	size_t blen = strlen(base);
+	int in = strcmp(parent, cfg->asset_cache_dir) == 0 && strncmp(dest, base, blen) == 0 &&
+		 (dest[blen] == '/' || dest[blen] == '.' || dest[blen] == '\0');
+
+	free(parent);
+	return in;
+}
+
+/* Provision one asset. */
+static int
+provision_one(const struct config *cfg, const struct config_asset *a, int cachefd, char *err,
+	      size_t errlen)
+{
+	struct job j = {.cfg = cfg, .a = a, .dirfd = -1, .err = err, .errlen = errlen};
+	int rc = -1;
+
+	if (inside_env(cfg, a->destination))
+		return fail(&j, "destination %s is inside the environment %s, which a rebuild "
+				"replaces: choose another",
+			    a->destination, cfg->build_dir);
+	if (open_parent(&j, cachefd) == -1)
+		return -1;
+	int present = check_leaf(&j);
+	if (present == 1 && present_and_valid(&j)) {
+		log_info("asset %s: %s is present and its checksum matches", a->name,
+			 a->destination);
+		rc = 0;
+	} else if (present != -1 && check_space(&j) == 0) {
+		rc = fetch(&j);
+	}
+	close(j.dirfd);
+	return rc;
+}
+
+int
+assets_provision(const struct config *cfg, int force, char *err, size_t errlen)
+{
+	if (cfg->assets.n == 0)
+		return 0;
+	if (!cfg->auto_provision && !force) {
+		log_info("auto_provision is false: %zu assets neither fetched nor checked",
+			 cfg->assets.n);
+		return 0;
+	}
+	if (fs_mkdir_p(cfg->asset_cache_dir, 0755, err, errlen) == -1)
+		return -1;
+	int cachefd = open(cfg->asset_cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cachefd == -1) {
+		snprintf(err, errlen, "open asset_cache_dir %s: %s", cfg->asset_cache_dir,
+			 strerror(errno));
+		return -1;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		fatalx("libcurl: global initialization failed");
+	int rc = 0;
+	for (size_t i = 0; i < cfg->assets.n && rc == 0; i++)
+		rc = provision_one(cfg, config_asset_at(cfg, i), cachefd, err, errlen);
+	curl_global_cleanup();
+	close(cachefd);
+	return rc;
+}
