@@ -10,18 +10,10 @@ require_py ipykernel
 require_binaries
 start_ready_daemon
 
-H_JSON='Content-Type: application/json'
-H_ACCEPT='Accept: application/json, text/event-stream'
 H_VER='MCP-Protocol-Version: 2025-11-25'
 INIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}'
 LIST='{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 
-# post BODY [curl args]: POST to /mcp with the usual headers.
-post() {
-	b=$1
-	shift
-	http POST -H "$H_JSON" -H "$H_ACCEPT" "$@" --data-binary "$b"
-}
 
 # expect_rpc_error CODE WHAT: the last body is a JSON-RPC error with CODE.
 expect_rpc_error() {
@@ -42,7 +34,7 @@ expect_json() {
 }
 
 # --- initialize and session ids --------------------------------------------
-st=$(post "$INIT")
+st=$(mcp_post "$INIT")
 expect_status 200 "$st" "initialize"
 expect_json initialize
 SESSION=$(header Mcp-Session-Id)
@@ -53,11 +45,11 @@ echo "$SESSION" | grep -qE '^[0-9a-fA-F]{32,}$' ||
 [ "$(jget 'd["result"]["serverInfo"]["name"] != ""')" = true ] || fail "no serverInfo.name"
 ok "initialize: session id $SESSION"
 
-st=$(post '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post '{"jsonrpc":"2.0","method":"notifications/initialized"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 202 "$st" "notifications/initialized"
 
 # Two initializes give two different ids.
-st=$(post "$INIT")
+st=$(mcp_post "$INIT")
 expect_status 200 "$st" "second initialize"
 [ "$(header Mcp-Session-Id)" != "$SESSION" ] || fail "two initializes gave the same session id"
 SESSION2=$(header Mcp-Session-Id)
@@ -65,7 +57,7 @@ SESSION2=$(header Mcp-Session-Id)
 # Version negotiation: each supported version is echoed; an unknown one gets
 # the server's latest.
 for v in 2025-06-18 2025-03-26 1999-01-01; do
-	st=$(post "$(echo "$INIT" | sed "s/2025-11-25/$v/")")
+	st=$(mcp_post "$(echo "$INIT" | sed "s/2025-11-25/$v/")")
 	expect_status 200 "$st" "initialize with protocolVersion $v"
 	want=$v
 	[ $v = 1999-01-01 ] && want=2025-11-25
@@ -74,84 +66,84 @@ for v in 2025-06-18 2025-03-26 1999-01-01; do
 	ok "initialize $v -> $got"
 done
 
-st=$(post "$LIST" -H "$H_VER")
+st=$(mcp_post "$LIST" -H "$H_VER")
 expect_status 400 "$st" "tools/list without Mcp-Session-Id"
 
-st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: 0123456789abcdef0123456789abcdef")
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: 0123456789abcdef0123456789abcdef")
 expect_status 404 "$st" "tools/list with an unknown session id"
 
-st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: not-even-hex")
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: not-even-hex")
 expect_status 404 "$st" "tools/list with a malformed session id"
 
-st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 200 "$st" "tools/list with the session id"
 expect_json tools/list
 [ "$(jget '[t["name"] for t in d["result"]["tools"]].count("execute_py_code")')" = 1 ] ||
 	fail "tools/list lacks execute_py_code: $(cat "$TMPD/body")"
 
-st=$(post '{"jsonrpc":"2.0","id":"p-1","method":"ping"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post '{"jsonrpc":"2.0","id":"p-1","method":"ping"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 200 "$st" "ping"
 [ "$(jget 'd["id"], d["result"]')" = '["p-1", {}]' ] || fail "ping answer: $(cat "$TMPD/body")"
 
 # --- MCP-Protocol-Version ---------------------------------------------------
-st=$(post "$LIST" -H 'MCP-Protocol-Version: 1999-01-01' -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post "$LIST" -H 'MCP-Protocol-Version: 1999-01-01' -H "Mcp-Session-Id: $SESSION")
 expect_status 400 "$st" "unsupported MCP-Protocol-Version"
-st=$(post "$LIST" -H 'MCP-Protocol-Version: 2025-06-18' -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post "$LIST" -H 'MCP-Protocol-Version: 2025-06-18' -H "Mcp-Session-Id: $SESSION")
 expect_status 200 "$st" "MCP-Protocol-Version 2025-06-18"
 # Absent header: the server assumes 2025-03-26 (spec, transports).
-st=$(post "$LIST" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post "$LIST" -H "Mcp-Session-Id: $SESSION")
 expect_status 200 "$st" "no MCP-Protocol-Version header"
 
 # --- Origin -------------------------------------------------------------------
-st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" -H 'Origin: http://evil.example.com')
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" -H 'Origin: http://evil.example.com')
 expect_status 403 "$st" "Origin http://evil.example.com"
-st=$(post "$INIT" -H 'Origin: http://evil.example.com')
+st=$(mcp_post "$INIT" -H 'Origin: http://evil.example.com')
 expect_status 403 "$st" "initialize from Origin http://evil.example.com"
 for o in "http://localhost:$PORT" "http://127.0.0.1:$PORT" "http://[::1]:$PORT"; do
-	st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" -H "Origin: $o")
+	st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" -H "Origin: $o")
 	expect_status 200 "$st" "Origin $o"
 done
 
 # --- body size: max_request_bytes is 65536 in the test config ----------------
 "$PY" -c 'import json; print(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
 	"params": {"name": "execute_py_code", "arguments": {"code": "#" + "x" * 200000}}}))' >"$TMPD/big.json"
-st=$(http POST -H "$H_JSON" -H "$H_ACCEPT" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" --data-binary @"$TMPD/big.json")
+st=$(mcp_post @"$TMPD/big.json" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 413 "$st" "200 kB body with Content-Length"
-st=$(http POST -H "$H_JSON" -H "$H_ACCEPT" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" \
-	-H 'Transfer-Encoding: chunked' --data-binary @"$TMPD/big.json")
+st=$(mcp_post @"$TMPD/big.json" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" \
+	-H 'Transfer-Encoding: chunked')
 expect_status 413 "$st" "200 kB chunked body"
 # The daemon still serves after refusing them.
-st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 200 "$st" "tools/list after the 413s"
 
 # --- JSON-RPC errors ------------------------------------------------------------
-st=$(post '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]' \
+st=$(mcp_post '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]' \
 	-H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 echo "batch: HTTP $st"
 expect_rpc_error -32600 "JSON array (batch) body"
 
-st=$(post '{"jsonrpc":"2.0","id":1,"method":' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post '{"jsonrpc":"2.0","id":1,"method":' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 echo "malformed: HTTP $st"
 expect_rpc_error -32700 "malformed JSON"
 [ "$(jget 'd["id"]')" = None ] || [ "$(jget 'd["id"]')" = null ] ||
 	fail "parse error id must be null: $(cat "$TMPD/body")"
 
-st=$(post '{"jsonrpc":"2.0","id":1,"method":"ping"}garbage' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post '{"jsonrpc":"2.0","id":1,"method":"ping"}garbage' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_rpc_error -32700 "JSON followed by garbage"
 
-st=$(post '"just a string"' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post '"just a string"' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_rpc_error -32600 "a JSON string instead of an object"
 
-st=$(post '{"jsonrpc":"1.0","id":5,"method":"ping"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post '{"jsonrpc":"1.0","id":5,"method":"ping"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_rpc_error -32600 "jsonrpc 1.0"
 
-st=$(post '{"jsonrpc":"2.0","id":7,"method":"no/such/method"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post '{"jsonrpc":"2.0","id":7,"method":"no/such/method"}' -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 200 "$st" "unknown method"
 expect_rpc_error -32601 "unknown method"
 [ "$(jget 'd["id"]')" = 7 ] || fail "error id must echo the request's: $(cat "$TMPD/body")"
 
 call() {
-	post "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":$1}" \
+	mcp_post "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":$1}" \
 		-H "$H_VER" -H "Mcp-Session-Id: $SESSION"
 }
 st=$(call '{"name":"execute_py_code","arguments":{"code":"1","timeout":0}}')
@@ -170,11 +162,9 @@ st=$(call '{"arguments":{"code":"1"}}')
 expect_rpc_error -32602 "tools/call without a name"
 st=$(call '"not an object"')
 expect_rpc_error -32602 "params not an object"
-st=$(post '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"loud"}}' \
-	-H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp logging/setLevel '{"level":"loud"}')
 expect_rpc_error -32602 "logging/setLevel with an unknown level"
-st=$(post '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"warning"}}' \
-	-H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp logging/setLevel '{"level":"warning"}')
 expect_status 200 "$st" "logging/setLevel warning"
 [ "$(jget 'd["result"]')" = '{}' ] || fail "logging/setLevel result: $(cat "$TMPD/body")"
 
@@ -211,7 +201,7 @@ st=$(http DELETE -H "$H_VER" -H "Mcp-Session-Id: 0123456789abcdef0123456789abcde
 expect_status 404 "$st" "DELETE of an unknown session"
 st=$(http DELETE -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 case $st in 200 | 204) ok "DELETE /mcp: HTTP $st" ;; *) expect_status 200 "$st" "DELETE /mcp" ;; esac
-st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 404 "$st" "tools/list in a deleted session"
 st=$(call '{"name":"execute_py_code","arguments":{"code":"1"}}')
 expect_status 404 "$st" "tools/call in a deleted session"
@@ -220,7 +210,7 @@ expect_status 404 "$st" "second DELETE of the same session"
 
 # The other session is untouched.
 SESSION=$SESSION2
-st=$(post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION")
 expect_status 200 "$st" "tools/list in the other session"
 
 # --- other paths ----------------------------------------------------------------

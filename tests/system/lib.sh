@@ -247,37 +247,20 @@ http() {
 		--max-time 120 "$@" "$URL" || echo "curl-error-$?"
 }
 
-# mcp METHOD PARAMS_JSON [ID]: a JSON-RPC request in session $SESSION;
-# prints the HTTP status; the body is in $TMPD/body.
+# mcp_post BODY [curl args]: POST BODY to /mcp as JSON (session and version
+# headers are the caller's); prints the HTTP status, body in $TMPD/body.
+mcp_post() {
+	b=$1
+	shift
+	http POST -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' "$@" --data-binary "$b"
+}
+
+# mcp METHOD PARAMS_JSON: a JSON-RPC request (id 1) in session $SESSION,
+# protocol 2025-11-25; prints the HTTP status, body in $TMPD/body.
 mcp() {
-	body=$(printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "${3:-1}" "$1" "$2")
-	set -- -H 'Content-Type: application/json' \
-		-H 'Accept: application/json, text/event-stream' \
-		-H 'MCP-Protocol-Version: 2025-11-25'
-	[ -n "$SESSION" ] && set -- "$@" -H "Mcp-Session-Id: $SESSION"
-	http POST "$@" --data-binary "$body"
-}
-
-# Initialize a session; sets SESSION.
-mcp_init() {
-	SESSION=
-	st=$(mcp initialize '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"system-test","version":"0"}}')
-	[ "$st" = 200 ] || fail "initialize answered $st: $(cat "$TMPD/body")"
-	SESSION=$(header Mcp-Session-Id)
-	[ -n "$SESSION" ] || fail "initialize gave no Mcp-Session-Id header"
-	SESSION=$SESSION
-	st=$(mcp_notify notifications/initialized)
-	case $st in 200 | 202 | 204) ;; *) fail "notifications/initialized answered $st" ;; esac
-}
-
-# mcp_notify METHOD: a JSON-RPC notification; prints the HTTP status.
-mcp_notify() {
-	body=$(printf '{"jsonrpc":"2.0","method":"%s"}' "$1")
-	set -- -H 'Content-Type: application/json' \
-		-H 'Accept: application/json, text/event-stream' \
-		-H 'MCP-Protocol-Version: 2025-11-25'
-	[ -n "$SESSION" ] && set -- "$@" -H "Mcp-Session-Id: $SESSION"
-	http POST "$@" --data-binary "$body"
+	mcp_post "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}" \
+		-H 'MCP-Protocol-Version: 2025-11-25' -H "Mcp-Session-Id: $SESSION"
 }
 
 # header NAME: value of a header of the last response (case-insensitive).

@@ -103,9 +103,6 @@ class Client:
     def delete(self):
         return self.http("DELETE")
 
-    def tool(self, suffix="code", name="py"):
-        return "execute_%s_%s" % (name, suffix)
-
     def execute(self, code, timeout=None, description=None, tool="execute_py_code",
                 http_timeout=120):
         """tools/call the execute tool; return the tools/call result dict."""
