@@ -1,0 +1,239 @@
+#!/bin/sh
+# 201-env-stale: the completion marker's rules. A build_dir with bin/python
+# and no marker is removed and rebuilt (auto_build: true) or reported
+# (auto_build: false), as are missing and out-of-date environments; a failing
+# additional_commands entry leaves no marker and keeps the previous build;
+# build_timeout_s kills a hanging step's whole process group; build steps run
+# in / with a sanitized environment; missing tools and bad environment.yml
+# content are start-up errors that say what to do.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl timeout
+require_py ipykernel venv
+require_binaries
+# --- helpers of the 2NN environment tests (kept in each file: lib.sh is shared) ---
+
+# make_wheel DIR VERSION: a pure-Python wheel of the tiny package tinypkg,
+# built by hand with zipfile, so nothing is downloaded.
+make_wheel() {
+	mkdir -p "$1"
+	"$PY" - "$1" "$2" <<'EOF'
+import base64, hashlib, sys, zipfile
+d, v = sys.argv[1], sys.argv[2]
+di = "tinypkg-%s.dist-info" % v
+files = {
+    "tinypkg/__init__.py": "VALUE = %r\n" % v,
+    di + "/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: %s\n" % v,
+    di + "/WHEEL": "Wheel-Version: 1.0\nGenerator: codeexecd-test\n"
+                   "Root-Is-Purelib: true\nTag: py3-none-any\n",
+}
+def rec(text):
+    b = text.encode()
+    h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+    return "sha256=%s,%d" % (h, len(b))
+files[di + "/RECORD"] = "".join("%s,%s\n" % (p, rec(c)) for p, c in files.items()) + \
+    di + "/RECORD,,\n"
+with zipfile.ZipFile("%s/tinypkg-%s-py3-none-any.whl" % (d, v), "w") as z:
+    for p, c in files.items():
+        z.writestr(p, c)
+EOF
+}
+
+# env_config [FILE]: a config whose environment lives in $TMPD/envs/py.
+# DEPS: dependency_file lines; EXTRA: more YAML lines; AUTO_BUILD; ENV_TYPE.
+env_config() {
+	{
+		echo "name: py"
+		echo "type: ${ENV_TYPE:-pip}"
+		echo "python: /usr/bin/python3"
+		echo "system_site_packages: true"
+		echo "build_dir: $TMPD/envs/py"
+		echo "auto_build: ${AUTO_BUILD:-true}"
+		echo "state_dir: $TMPD/state"
+		echo "runtime_dir: $TMPD/run"
+		echo "listen: \"127.0.0.1:${PORT:-0}\""
+		echo "pool:"
+		echo "  warm: 1"
+		if [ -n "${DEPS:-}" ]; then
+			echo "dependency_file: |"
+			printf '%s\n' "$DEPS" | sed 's/^/  /'
+		fi
+		printf '%s\n' "${EXTRA:-}"
+	} >"${1:-$TMPD/codeexecd.yaml}"
+}
+
+# warm: run codeexecd --warm on $TMPD/codeexecd.yaml; output in $TMPD/warm.log.
+warm() {
+	"$CODEEXECD" -d -f "$TMPD/codeexecd.yaml" --warm >"$TMPD/warm.log" 2>&1
+}
+
+# run_code CODE: execute CODE in a new session of the running daemon with a
+# self-contained client; prints its stdout, fails if the code raised.
+run_code() {
+	"$PY" - "$URL" "$1" <<'EOF'
+import json, sys, urllib.request
+url, code = sys.argv[1], sys.argv[2]
+def post(body, sid=None):
+    h = {"Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25",
+         "Accept": "application/json, text/event-stream"}
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    r = urllib.request.urlopen(urllib.request.Request(url, json.dumps(body).encode(), h),
+                               timeout=120)
+    raw = r.read().decode()
+    if r.headers.get("Content-Type", "").startswith("text/event-stream"):
+        msgs = [json.loads(l[5:]) for l in raw.splitlines() if l.startswith("data:")]
+        msgs = [m for m in msgs if "id" in m]
+        return r.headers.get("Mcp-Session-Id"), msgs[-1] if msgs else None
+    return r.headers.get("Mcp-Session-Id"), json.loads(raw) if raw.strip() else None
+sid, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "env-test", "version": "0"}}})
+post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+_, res = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    "name": "execute_py_code", "arguments": {"code": code}}}, sid)
+sc = res["result"]["structuredContent"]
+if not sc.get("success"):
+    sys.exit("execution failed: " + json.dumps(sc))
+sys.stdout.write(sc["stdout"])
+EOF
+}
+
+# mtime of a file (following symlinks), in nanoseconds.
+mtime() {
+	stat -L -c %.9Y "$1"
+}
+# --- end of helpers ---
+
+setup_tmp
+PORT=$(free_port)
+ENVDIR=$TMPD/envs/py
+MARKER=$ENVDIR/.env_build_complete
+
+# serve_fails WANT: starting the daemon must fail at once, its message
+# containing WANT.
+serve_fails() {
+	if timeout 60 "$CODEEXECD" -d -f "$TMPD/codeexecd.yaml" >"$TMPD/start.log" 2>&1; then
+		fail "the daemon started; expected: $1"
+	fi
+	grep -qF -- "$1" "$TMPD/start.log" || fail "start-up said: $(tail -n 3 "$TMPD/start.log"); expected: $1"
+}
+
+# auto_build false: a missing environment is reported, not built.
+AUTO_BUILD=false
+env_config
+serve_fails "environment $ENVDIR is missing and auto_build is false"
+[ ! -e "$ENVDIR" ] || fail "auto_build false created $ENVDIR"
+ok "auto_build false: missing environment reported"
+
+# bin/python without the marker: reported with auto_build false...
+mkdir -p "$ENVDIR/bin"
+ln -s /usr/bin/python3 "$ENVDIR/bin/python"
+echo stale >"$ENVDIR/sentinel"
+serve_fails "environment $ENVDIR is incomplete"
+[ -f "$ENVDIR/sentinel" ] || fail "auto_build false touched the stale directory"
+ok "auto_build false: bin/python without marker reported as incomplete"
+
+# ...and replaced by a complete build with auto_build true.
+AUTO_BUILD=true
+env_config
+start_daemon
+wait_ready
+[ -f "$MARKER" ] && [ -x "$ENVDIR/bin/python" ] || fail "no complete environment after start"
+[ ! -e "$ENVDIR/sentinel" ] || fail "the stale directory was not removed"
+grep -q "is incomplete" "$TMPD/daemon.log" || fail "the log does not report the stale directory"
+out=$(run_code 'import os; print(os.environ["VIRTUAL_ENV"])') || fail "execution failed: $out"
+[ "$out" = "$ENVDIR" ] || fail "kernel VIRTUAL_ENV is '$out'"
+stop_daemon
+ok "auto_build true: stale directory removed and rebuilt, kernel runs in it"
+
+# Out of date with auto_build false: reported, the old build kept.
+AUTO_BUILD=false
+EXTRA="additional_commands: ['true']"
+env_config
+serve_fails "is out of date"
+ok "auto_build false: out-of-date environment reported"
+
+# A failing additional_commands entry: no marker, the previous build stays.
+AUTO_BUILD=true
+t1=$(readlink "$ENVDIR")
+EXTRA="additional_commands: ['true', 'echo about to fail; exit 3']"
+env_config
+warm && fail "--warm succeeded although a command failed"
+grep -q "exit status 3: /bin/sh -c echo about to fail; exit 3 (additional_commands item 2)" \
+	"$TMPD/warm.log" || fail "the failure is not reported: $(tail -n 2 "$TMPD/warm.log")"
+grep -q "sh: about to fail" "$TMPD/warm.log" || fail "the command's output is not in the log"
+[ "$(readlink "$ENVDIR")" = "$t1" ] && [ -f "$MARKER" ] || fail "the previous build was not kept"
+ls "$TMPD/envs" | grep -v "^$t1\$" | grep -q '\.gen-' && fail "the failed build left its directory"
+ok "failing additional_commands: exit non-zero with the reason, previous build kept"
+
+# The same from nothing: nothing is left that could pass for an environment.
+rm -rf "$TMPD/envs"
+warm && fail "--warm succeeded although a command failed"
+[ ! -e "$ENVDIR" ] || fail "a failed first build left $ENVDIR"
+ls "$TMPD/envs" | grep -q '\.gen-' && fail "a failed first build left a build directory"
+ok "failing additional_commands on a first build: no build_dir, no marker"
+
+# build_timeout_s kills the hanging step and what it started.
+EXTRA="build_timeout_s: 3
+additional_commands: ['sleep 47.25 & sleep 47.5']"
+env_config
+s=$(date +%s)
+warm && fail "--warm succeeded although the build timed out"
+e=$(($(date +%s) - s))
+[ $e -le 15 ] || fail "the timed-out build took $e s"
+grep -q "took longer than build_timeout_s (3 s)" "$TMPD/warm.log" || fail "no timeout message"
+sleep 0.5
+pgrep -f 'sleep 47.[25]' >/dev/null && fail "the timed-out step's processes are still running"
+ok "build_timeout_s: step and its children killed, build failed in $e s"
+
+# A step that exits but leaves a process holding its output is not waited for.
+EXTRA="additional_commands: ['sleep 48.25 & echo left one']"
+env_config
+warm || fail "--warm failed: $(tail -n 3 "$TMPD/warm.log")"
+sleep 0.5
+pgrep -f 'sleep 48.25' >/dev/null && fail "a step's background process survived the build"
+ok "a step's leftover background process is killed with its group"
+
+# Build steps run in /, with nothing of the daemon's environment.
+EXTRA="additional_commands: ['pwd > \$VIRTUAL_ENV/cwd.txt; env > \$VIRTUAL_ENV/env.txt']"
+env_config
+SECRET_TOKEN=build-secret warm || fail "--warm failed: $(tail -n 3 "$TMPD/warm.log")"
+[ "$(cat "$ENVDIR/cwd.txt")" = / ] || fail "build step ran in $(cat "$ENVDIR/cwd.txt")"
+grep -q SECRET_TOKEN "$ENVDIR/env.txt" && fail "the daemon's SECRET_TOKEN reached a build step"
+grep -q "^PATH=$(readlink -f "$ENVDIR")/bin:" "$ENVDIR/env.txt" ||
+	fail "the step's PATH does not start with the environment: $(grep ^PATH= "$ENVDIR/env.txt")"
+ok "build steps: working directory /, sanitized environment, env bin first in PATH"
+
+# Missing tools and bad conda files stop start-up with what to do.
+rm -rf "$TMPD/envs"
+EXTRA=
+if ! command -v uv >/dev/null 2>&1; then
+	ENV_TYPE=uv
+	env_config
+	warm && fail "type uv built without uv"
+	grep -q "type uv needs the uv program, which is not in .*: install it" "$TMPD/warm.log" ||
+		fail "no clear message for missing uv: $(tail -n 1 "$TMPD/warm.log")"
+	ok "type uv without uv: $(sed -n 's/.*environment: //p' "$TMPD/warm.log" | cut -c1-60)..."
+fi
+ENV_TYPE=conda
+DEPS="name: x
+dependencies: python=3.11"
+env_config
+warm && fail "a bad environment.yml was accepted"
+grep -q "line 2: dependencies must be a list" "$TMPD/warm.log" ||
+	fail "no clear message for a bad environment.yml: $(tail -n 1 "$TMPD/warm.log")"
+ok "type conda: environment.yml checked before use"
+if ! command -v micromamba >/dev/null 2>&1 && ! command -v mamba >/dev/null 2>&1 &&
+	! command -v conda >/dev/null 2>&1; then
+	DEPS="name: x
+channels: [conda-forge]
+dependencies:
+  - python=3.11"
+	env_config
+	warm && fail "type conda built without a conda tool"
+	grep -q "type conda needs micromamba, mamba or conda, and none is in" "$TMPD/warm.log" ||
+		fail "no clear message for a missing conda tool: $(tail -n 1 "$TMPD/warm.log")"
+	ok "type conda without micromamba, mamba or conda: clear start-up error"
+fi
+[ ! -e "$ENVDIR" ] || fail "a refused build created $ENVDIR"
