@@ -60,6 +60,18 @@ enum ipc_type {
  *   code string, timeout_s number (0: none), silent bool (optional: run
  *   without history or execute_result, for the daemon's own queries; streams
  *   still come back)
+ *   output_limit number (optional, characters; 0 or absent: 50000): stdout
+ *                and stderr each keep this many characters in the RESULT;
+ *                past it the stream ends with a marker saying how many
+ *                characters were cut and naming the file under
+ *                "codeexecd-output/" in cwd that holds the whole stream
+ *                (written as the output arrives). OUTPUT chunks are cut to
+ *                the same length, with a note.
+ *   rich_limit   number (optional, bytes; 0 or absent: 5 MiB): a rich output
+ *                larger than this is saved under "codeexecd-output/" (images
+ *                base64-decoded, e.g. .png, .jpg) and replaced in
+ *                rich_outputs by a text/plain note naming the file.
+ *   Spill files belong to the kernel's uid/gid when START gave one.
  *
  * RESULT payload:
  *   success bool, stdout string, stderr string,

@@ -1,37 +1,73 @@
 /* execute.c - see execute.h. */
 #include "autoconf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "clock.h"
 #include "execute.h"
 #include "xmalloc.h"
 
 /*
- * Limits that keep a RESULT under IPC_MAX_PAYLOAD (64 MiB) for ordinary
- * output: beyond them output is dropped and the result says so. Text that
- * JSON escaping inflates past the frame limit (control characters) is
- * answered with OutputTooLarge by main.c.
+ * Whatever output_limit and rich_limit say, a RESULT must stay under
+ * IPC_MAX_PAYLOAD (64 MiB): past these totals, streams and rich outputs
+ * also go to spill files. Text that JSON escaping inflates past the frame
+ * limit (control characters) is answered with OutputTooLarge by main.c.
  */
 #define TEXT_CAP (12u * 1024 * 1024)
 #define RICH_CAP (24u * 1024 * 1024)
 
 #define RESTART_NOTE "[codeexecd] the kernel was restarted; variables from earlier calls are lost\n"
-#define TRUNCATED_NOTE "\n[codeexecd] output truncated: the execution produced more than the limit\n"
 #define LOST_NOTE "\n[codeexecd] some output was lost: the kernel sent a message over the size limit or its output channel failed\n"
 
+static void
+stream_init(struct exec_stream *st, const char *name)
+{
+	memset(st, 0, sizeof(*st));
+	st->name = name;
+	st->fd = -1;
+	buf_init(&st->kept);
+}
+
+/* Close a stream's spill file; a failure to flush it is reported. */
+static void
+stream_close(struct exec_stream *st)
+{
+	if (st->fd != -1 && close(st->fd) == -1 && st->spill_error == NULL)
+		st->spill_error = xasprintf("close %s: %s", st->file, strerror(errno));
+	st->fd = -1;
+}
+
+static void
+stream_free(struct exec_stream *st)
+{
+	stream_close(st);
+	buf_free(&st->kept);
+	free(st->file);
+	free(st->spill_error);
+}
+
 struct exec *
-exec_new(uint32_t id, const char *code, double timeout_s)
+exec_new(uint32_t id, const char *code, double timeout_s, const struct exec_limits *lim)
 {
 	struct exec *ex = xcalloc(1, sizeof(*ex));
 
 	ex->id = id;
 	ex->code = xstrdup(code);
 	ex->timeout_s = timeout_s > 0 ? timeout_s : 0;
-	buf_init(&ex->out);
-	buf_init(&ex->err);
+	if (lim)
+		ex->lim = *lim;
+	if (ex->lim.output_chars == 0)
+		ex->lim.output_chars = EXEC_OUTPUT_LIMIT;
+	if (ex->lim.rich_bytes == 0)
+		ex->lim.rich_bytes = EXEC_RICH_LIMIT;
+	stream_init(&ex->out, "stdout");
+	stream_init(&ex->err, "stderr");
 	ex->rich = json_object_new_array();
 	return ex;
 }
@@ -46,8 +82,8 @@ exec_free(struct exec **exp)
 	free(ex->code);
 	free(ex->reply_status);
 	json_object_put(ex->reply_content);
-	buf_free(&ex->out);
-	buf_free(&ex->err);
+	stream_free(&ex->out);
+	stream_free(&ex->err);
 	json_object_put(ex->rich);
 	json_object_put(ex->error);
 	free(ex);
@@ -92,8 +128,11 @@ content_str(const struct jupyter_msg *m, const char *key)
 static void
 clear_outputs(struct exec *ex)
 {
-	buf_free(&ex->out);
-	buf_free(&ex->err);
+	/* Spill files keep what they hold: the next overflow starts a new one. */
+	for (struct exec_stream *st = &ex->out; st; st = st == &ex->out ? &ex->err : NULL) {
+		stream_free(st);
+		stream_init(st, st == &ex->out ? "stdout" : "stderr");
+	}
 	json_object_put(ex->rich);
 	ex->rich = json_object_new_array();
 	ex->rich_bytes = 0;
@@ -108,22 +147,118 @@ before_output(struct exec *ex)
 		clear_outputs(ex);
 }
 
+/* Characters (UTF-8 sequences) in s[len]. */
+static size_t
+utf8_chars(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return n;
+}
+
+/*
+ * Bytes of s[len] that hold at most `chars` characters and at most `bytes`
+ * bytes, ending on a character boundary.
+ */
+static size_t
+utf8_prefix(const char *s, size_t len, size_t chars, size_t bytes)
+{
+	size_t i = 0, n = 0;
+
+	if (bytes < len)
+		len = bytes;
+	for (; i < len; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && n++ == chars)
+			break;
+	}
+	while (i > 0 && i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i--;
+	return i;
+}
+
+/* Append text to the stream's spill file; on failure, remember why and stop. */
+static void
+stream_spill(struct exec *ex, struct exec_stream *st, const char *text, size_t len)
+{
+	if (st->fd == -1)
+		return;
+	int rc = spill_write(&ex->lim.place, st->fd, &st->written, text, len);
+	if (rc == 0)
+		return;
+	if (rc == 1)
+		st->spill_error = xasprintf("%s was cut at %lld bytes by the file size limit",
+					    st->file, (long long)ex->lim.place.max_bytes);
+	else
+		st->spill_error = xasprintf("write %s: %s", st->file, strerror(errno));
+	stream_close(st);
+}
+
+/* The stream passes its limit: start its spill file with what it kept. */
+static void
+stream_overflow(struct exec *ex, struct exec_stream *st)
+{
+	char *why = NULL;
+
+	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, &why);
+	if (st->fd == -1) {
+		st->spill_error = why;
+		return;
+	}
+	stream_spill(ex, st, st->kept.data ? st->kept.data : "", st->kept.len);
+}
+
+/* One chunk of a stream: keep what fits, spill the whole stream past it. */
+static void
+stream_add(struct exec *ex, struct exec_stream *st, const char *text, size_t len)
+{
+	size_t chars = utf8_chars(text, len);
+
+	if (st->cut_chars == 0 && st->kept_chars + chars <= ex->lim.output_chars &&
+	    st->kept.len + len <= TEXT_CAP) {
+		buf_add(&st->kept, text, len);
+		st->kept_chars += chars;
+		return;
+	}
+	if (st->cut_chars == 0 && st->fd == -1 && st->spill_error == NULL)
+		stream_overflow(ex, st);
+	stream_spill(ex, st, text, len);
+	size_t room = ex->lim.output_chars - st->kept_chars;
+	size_t n = st->cut_chars ? 0 : utf8_prefix(text, len, room, TEXT_CAP - st->kept.len);
+	size_t kept = utf8_chars(text, n);
+	buf_add(&st->kept, text, n);
+	st->kept_chars += kept;
+	st->cut_chars += chars - kept;
+}
+
 static void
 add_stream(struct exec *ex, const struct jupyter_msg *m)
 {
 	const char *name = content_str(m, "name");
 	const char *text = content_str(m, "text");
-	struct buf *b = strcmp(name, "stderr") == 0 ? &ex->err : &ex->out;
-	size_t len = strlen(text);
 
-	if (b->len + len > TEXT_CAP) {
-		/* Keep what fits, cut at a character boundary of the UTF-8 text. */
-		len = b->len < TEXT_CAP ? TEXT_CAP - b->len : 0;
-		while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
-			len--;
-		ex->truncated = 1;
+	stream_add(ex, strcmp(name, "stderr") == 0 ? &ex->err : &ex->out, text, strlen(text));
+}
+
+struct json_object *
+exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m)
+{
+	struct json_object *o = json_object_new_object();
+	const char *text = content_str(m, "text");
+	size_t len = strlen(text);
+	size_t n = utf8_prefix(text, len, ex->lim.output_chars, TEXT_CAP);
+
+	json_object_object_add(o, "name", json_object_new_string(content_str(m, "name")));
+	if (n == len) {
+		json_object_object_add(o, "text", json_object_new_string_len(text, (int)len));
+		return o;
 	}
-	buf_add(b, text, len);
+	char *t = xasprintf("%.*s\n[codeexecd] %zu more characters of this chunk are not streamed; the result says where the whole output is\n",
+			    (int)n, text, utf8_chars(text + n, len - n));
+	json_object_object_add(o, "text", json_object_new_string(t));
+	free(t);
+	return o;
 }
 
 /* Bytes `v` will take in the result, roughly. */
@@ -164,7 +299,91 @@ base64_clean(struct json_object *v)
 	return o;
 }
 
-/* Append {mime_type, data} for `mime` if `data` has it and it fits. */
+/* File name extensions of the MIME types a kernel commonly sends. */
+static const struct {
+	const char *mime, *ext;
+} mime_ext[] = {
+	{"image/png", ".png"},	      {"image/jpeg", ".jpg"},	 {"image/gif", ".gif"},
+	{"image/webp", ".webp"},      {"image/bmp", ".bmp"},	 {"image/svg+xml", ".svg"},
+	{"text/html", ".html"},	      {"text/markdown", ".md"},	 {"text/latex", ".tex"},
+	{"text/plain", ".txt"},	      {"application/json", ".json"},
+	{"application/pdf", ".pdf"},  {"application/javascript", ".js"},
+};
+
+static const char *
+ext_of(const char *mime)
+{
+	for (size_t i = 0; i < sizeof(mime_ext) / sizeof(mime_ext[0]); i++)
+		if (strcmp(mime, mime_ext[i].mime) == 0)
+			return mime_ext[i].ext;
+	return ".bin";
+}
+
+/*
+ * The bytes a rich output stands for: base64 decoded for binary types, the
+ * text itself, or JSON for structured data. Caller frees; NULL if bad base64.
+ */
+static unsigned char *
+rich_bytes_of(const char *mime, struct json_object *v, size_t *len)
+{
+	if (!json_object_is_type(v, json_type_string)) {
+		const char *j = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+		*len = strlen(j);
+		return (unsigned char *)xstrdup(j);
+	}
+	if (!is_base64_mime(mime) && strcmp(mime, "application/pdf") != 0) {
+		*len = (size_t)json_object_get_string_len(v);
+		return (unsigned char *)xstrndup(json_object_get_string(v), *len);
+	}
+	struct json_object *clean = base64_clean(v);
+	const char *b64 = json_object_get_string(clean);
+	size_t n = (size_t)json_object_get_string_len(clean);
+	unsigned char *out = xmalloc(n / 4 * 3 + 3);
+	int got = n % 4 ? -1 : EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
+	if (got < 0) {
+		json_object_put(clean);
+		free(out);
+		return NULL;
+	}
+	/* EVP_DecodeBlock counts padding as zero bytes. */
+	for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
+		got--;
+	json_object_put(clean);
+	*len = (size_t)got;
+	return out;
+}
+
+/* Save rich output v of `mime` to a spill file; the note that replaces it. */
+static char *
+rich_spill(struct exec *ex, const char *mime, struct json_object *v, size_t size)
+{
+	char *rel = NULL, *why = NULL, *note, what[32];
+	size_t len;
+	unsigned char *bytes = rich_bytes_of(mime, v, &len);
+
+	snprintf(what, sizeof(what), "rich%u", ++ex->rich_saved);
+	if (bytes == NULL)
+		why = xstrdup("its base64 data is malformed");
+	else if (spill_save(&ex->lim.place, ex->id, what, ext_of(mime), bytes, len, &rel,
+			    &why) == 0)
+		why = NULL;
+	if (why == NULL)
+		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes; it was saved to %s",
+				 mime, size, ex->lim.rich_bytes, rel);
+	else
+		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes and could not be saved: %s",
+				 mime, size, ex->lim.rich_bytes, why);
+	free(bytes);
+	free(rel);
+	free(why);
+	return note;
+}
+
+/*
+ * Append {mime_type, data} for `mime` if `data` has it. An output over the
+ * rich limit (or over what one result can carry) is saved to a spill file
+ * and replaced by a text/plain note naming it.
+ */
 static void
 add_mime(struct exec *ex, struct json_object *data, const char *mime)
 {
@@ -173,12 +392,17 @@ add_mime(struct exec *ex, struct json_object *data, const char *mime)
 	if (!json_object_object_get_ex(data, mime, &v))
 		return;
 	size_t size = value_size(v);
-	if (ex->rich_bytes + size > RICH_CAP) {
-		ex->truncated = 1;
+	entry = json_object_new_object();
+	if (size > ex->lim.rich_bytes || ex->rich_bytes + size > RICH_CAP) {
+		char *note = rich_spill(ex, mime, v, size);
+		json_object_object_add(entry, "mime_type", json_object_new_string("text/plain"));
+		json_object_object_add(entry, "data", json_object_new_string(note));
+		ex->rich_bytes += strlen(note);
+		free(note);
+		json_object_array_add(ex->rich, entry);
 		return;
 	}
 	ex->rich_bytes += size;
-	entry = json_object_new_object();
 	json_object_object_add(entry, "mime_type", json_object_new_string(mime));
 	if (is_base64_mime(mime) && json_object_is_type(v, json_type_string))
 		v = base64_clean(v);
@@ -346,7 +570,39 @@ error_from_reply(struct exec *ex)
 		exec_set_error(ex, "Aborted", "the kernel aborted the execution");
 }
 
-/* The result's stderr: restart note, collected text, truncation note. */
+/* The marker that ends a cut stream: how much, and where the rest is. */
+static void
+stream_marker(struct buf *b, struct exec_stream *st, size_t limit)
+{
+	stream_close(st);
+	if (st->cut_chars == 0)
+		return;
+	buf_printf(b, "\n[codeexecd] %s truncated at %zu characters: %zu more characters were cut; ",
+		   st->name, limit, st->cut_chars);
+	if (st->spill_error == NULL)
+		buf_printf(b, "the whole %s is in %s\n", st->name, st->file);
+	else if (st->file)
+		buf_printf(b, "the whole %s should be in %s, but %s\n", st->name, st->file,
+			   st->spill_error);
+	else
+		buf_printf(b, "the whole %s could not be saved: %s\n", st->name, st->spill_error);
+}
+
+/* The result's stdout: kept text and its marker. */
+static struct json_object *
+stdout_text(struct exec *ex)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_add(&b, ex->out.kept.data ? ex->out.kept.data : "", ex->out.kept.len);
+	stream_marker(&b, &ex->out, ex->lim.output_chars);
+	struct json_object *o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
+	buf_free(&b);
+	return o;
+}
+
+/* The result's stderr: restart note, kept text, its marker, loss note. */
 static struct json_object *
 stderr_text(struct exec *ex)
 {
@@ -355,9 +611,8 @@ stderr_text(struct exec *ex)
 	buf_init(&b);
 	if (ex->kernel_restarted)
 		buf_adds(&b, RESTART_NOTE);
-	buf_add(&b, ex->err.data ? ex->err.data : "", ex->err.len);
-	if (ex->truncated)
-		buf_adds(&b, TRUNCATED_NOTE);
+	buf_add(&b, ex->err.kept.data ? ex->err.kept.data : "", ex->err.kept.len);
+	stream_marker(&b, &ex->err, ex->lim.output_chars);
 	if (ex->output_lost)
 		buf_adds(&b, LOST_NOTE);
 	struct json_object *o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
@@ -374,8 +629,7 @@ exec_result(struct exec *ex, double now)
 	int ok = ex->got_reply && ex->reply_status && strcmp(ex->reply_status, "ok") == 0 &&
 		 ex->error == NULL;
 	json_object_object_add(r, "success", json_object_new_boolean(ok));
-	json_object_object_add(r, "stdout", json_object_new_string_len(
-						    ex->out.data ? ex->out.data : "", (int)ex->out.len));
+	json_object_object_add(r, "stdout", stdout_text(ex));
 	json_object_object_add(r, "stderr", stderr_text(ex));
 	json_object_object_add(r, "rich_outputs", ex->rich);
 	ex->rich = json_object_new_array();
@@ -391,7 +645,7 @@ exec_result(struct exec *ex, double now)
 struct json_object *
 exec_error_result(const char *type, const char *message)
 {
-	struct exec *ex = exec_new(0, "", 0);
+	struct exec *ex = exec_new(0, "", 0, NULL);
 
 	exec_set_error(ex, type, message);
 	struct json_object *r = exec_result(ex, 0);

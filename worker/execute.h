@@ -15,6 +15,11 @@
 
 #include "buf.h"
 #include "jupyter.h"
+#include "spill.h"
+
+/* Defaults of EXECUTE's output_limit (characters) and rich_limit (bytes). */
+#define EXEC_OUTPUT_LIMIT 50000
+#define EXEC_RICH_LIMIT (5u * 1024 * 1024)
 
 /* Grace period between an interrupt for a timeout and the kill. */
 #define EXEC_GRACE_S 5.0
@@ -24,6 +29,29 @@
  * drop the connection, and the rest of the output with it.
  */
 #define EXEC_IDLE_WAIT_S 3.0
+
+/*
+ * One stream (stdout or stderr) of an execution. The result keeps its first
+ * `limit` characters; once it grows past them, the whole stream goes to a
+ * spill file as it arrives, so memory stays bounded whatever is printed.
+ */
+struct exec_stream {
+	const char *name;	/* "stdout" or "stderr" */
+	struct buf kept;	/* what the result shows */
+	size_t kept_chars;
+	size_t cut_chars;	/* characters seen but not kept */
+	int fd;			/* spill file, -1 until the limit is passed */
+	off_t written;
+	char *file;		/* its path relative to the kernel's cwd */
+	char *spill_error;	/* why the whole stream could not be saved */
+};
+
+/* The limits of one execution (EXECUTE) and where overflow goes. */
+struct exec_limits {
+	size_t output_chars;	/* per stream, in characters */
+	size_t rich_bytes;	/* per rich output */
+	struct spill_place place; /* borrowed from the worker's START */
+};
 
 struct exec {
 	uint32_t id;		/* the supervisor's request id */
@@ -42,12 +70,13 @@ struct exec {
 	char *reply_status;	/* "ok", "error", "aborted" */
 	struct json_object *reply_content;
 
-	struct buf out, err;
+	struct exec_limits lim;
+	struct exec_stream out, err;
 	struct json_object *rich;  /* array of {mime_type, data} */
 	struct json_object *error; /* {type, message, traceback} or NULL */
 	size_t rich_bytes;
+	unsigned rich_saved;	   /* rich outputs moved to spill files */
 	int clear_pending;	   /* clear_output(wait=True) seen */
-	int truncated;
 };
 
 /* What exec_on_iopub() made of a message. */
@@ -57,8 +86,12 @@ enum exec_event {
 	EXEC_STREAM,	/* a stream chunk: forward content name/text as OUTPUT */
 };
 
-/* A new execution of `code` (copied). Caller owns it: exec_free(). */
-struct exec *exec_new(uint32_t id, const char *code, double timeout_s);
+/*
+ * A new execution of `code` (copied) with limits `lim` (copied; its place
+ * is borrowed and must outlive the execution). Caller owns it: exec_free().
+ */
+struct exec *exec_new(uint32_t id, const char *code, double timeout_s,
+		      const struct exec_limits *lim);
 void exec_free(struct exec **exp);
 /* The content of its execute_request; caller owns it (json_object_put). */
 struct json_object *exec_request_content(const struct exec *ex);
@@ -68,6 +101,12 @@ void exec_started(struct exec *ex, const char *msg_id, double now);
 /* Collect an iopub message; `allow_mime` (array of strings) is borrowed. */
 enum exec_event exec_on_iopub(struct exec *ex, const struct jupyter_msg *m,
 			      struct json_object *allow_mime);
+/*
+ * The OUTPUT payload (ipc.h) for stream message m, its text capped at the
+ * output limit with a note saying how much of the chunk was not streamed.
+ * Caller owns it.
+ */
+struct json_object *exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m);
 /* Collect a shell message; 1 if it was our execute_reply. */
 int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
 /* 1 once both execute_reply and status idle have arrived. */

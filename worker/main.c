@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ struct worker {
 	struct ipc_reader rd;
 	struct kernel_spec spec;
 	struct json_object *allow_mime; /* NULL: keep every MIME type */
+	struct spill_place place;	/* where executions spill what they cut */
 	int runtime_made;
 	void *zctx;
 	struct jupyter_session sess;
@@ -376,14 +378,8 @@ on_iopub(struct worker *w, const struct jupyter_msg *m)
 	}
 	if (w->ex == NULL)
 		return;
-	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM) {
-		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "name", json_object_get(json_object_object_get(
-							  m->content, "name")));
-		json_object_object_add(o, "text", json_object_get(json_object_object_get(
-							  m->content, "text")));
-		send_msg(w, IPC_OUTPUT, w->ex->id, o);
-	}
+	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM)
+		send_msg(w, IPC_OUTPUT, w->ex->id, exec_output_chunk(w->ex, m));
 }
 
 /* One message received on shell. */
@@ -546,6 +542,7 @@ parse_start(struct worker *w, struct json_object *p)
 		return "cwd and an absolute runtime_dir are required";
 	s->cwd = xstrdup(cwd);
 	s->runtime_dir = xstrdup(rt);
+	w->place.cwd = s->cwd;
 	if (mode && strcmp(mode, "signal") != 0 && strcmp(mode, "message") != 0)
 		return "interrupt_mode must be \"signal\" or \"message\"";
 	s->interrupt_by_message = mode && strcmp(mode, "message") == 0;
@@ -591,20 +588,26 @@ on_execute(struct worker *w, struct ipc_msg *m)
 {
 	const char *code = m->payload ? get_str(m->payload, "code") : NULL;
 	struct json_object *silent = NULL;
-	double timeout = 0;
+	double timeout = 0, out_limit = 0, rich_limit = 0;
+	struct exec_limits lim = {.place = w->place};
 
 	if (code == NULL || get_num(m->payload, "timeout_s", &timeout) == -1 ||
+	    get_num(m->payload, "output_limit", &out_limit) == -1 ||
+	    get_num(m->payload, "rich_limit", &rich_limit) == -1 || out_limit > SIZE_MAX ||
+	    rich_limit > SIZE_MAX ||
 	    (json_object_object_get_ex(m->payload, "silent", &silent) &&
 	     !json_object_is_type(silent, json_type_boolean))) {
-		protocol_error(w, "EXECUTE needs code (string), timeout_s (number), silent (bool)");
+		protocol_error(w, "EXECUTE needs code (string), timeout_s, output_limit, rich_limit (numbers), silent (bool)");
 		return;
 	}
+	lim.output_chars = (size_t)out_limit;
+	lim.rich_bytes = (size_t)rich_limit;
 	if (w->ex) {
 		reply_error(w, m->hdr.id, "Busy",
 			    "another execution is running in this session; wait for it or interrupt it");
 		return;
 	}
-	w->ex = exec_new(m->hdr.id, code, timeout);
+	w->ex = exec_new(m->hdr.id, code, timeout, &lim);
 	/* Not in ipc.h yet: the supervisor's batch fetches use it. */
 	w->ex->silent = silent && json_object_get_boolean(silent);
 	if (w->kstate == K_READY) {
