@@ -1,0 +1,203 @@
+#!/bin/sh
+# 210-kernel-env: what a kernel process starts with (seed 000, "Kernel
+# process environment"): only the sanitized baseline, codeexecd's own values
+# and kernel_environment. A SECRET_TOKEN in the daemon's environment does not
+# reach the kernel, nor its worker; LD_LIBRARY_PATH from kernel_environment
+# is seen by the dynamic loader; rejected names stop `codeexecd -n`.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+# --- helpers of the 2NN environment tests (kept in each file: lib.sh is shared) ---
+
+# make_wheel DIR VERSION: a pure-Python wheel of the tiny package tinypkg,
+# built by hand with zipfile, so nothing is downloaded.
+make_wheel() {
+	mkdir -p "$1"
+	"$PY" - "$1" "$2" <<'EOF'
+import base64, hashlib, sys, zipfile
+d, v = sys.argv[1], sys.argv[2]
+di = "tinypkg-%s.dist-info" % v
+files = {
+    "tinypkg/__init__.py": "VALUE = %r\n" % v,
+    di + "/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: %s\n" % v,
+    di + "/WHEEL": "Wheel-Version: 1.0\nGenerator: codeexecd-test\n"
+                   "Root-Is-Purelib: true\nTag: py3-none-any\n",
+}
+def rec(text):
+    b = text.encode()
+    h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+    return "sha256=%s,%d" % (h, len(b))
+files[di + "/RECORD"] = "".join("%s,%s\n" % (p, rec(c)) for p, c in files.items()) + \
+    di + "/RECORD,,\n"
+with zipfile.ZipFile("%s/tinypkg-%s-py3-none-any.whl" % (d, v), "w") as z:
+    for p, c in files.items():
+        z.writestr(p, c)
+EOF
+}
+
+# env_config [FILE]: a config whose environment lives in $TMPD/envs/py.
+# DEPS: dependency_file lines; EXTRA: more YAML lines; AUTO_BUILD; ENV_TYPE.
+env_config() {
+	{
+		echo "name: py"
+		echo "type: ${ENV_TYPE:-pip}"
+		echo "python: /usr/bin/python3"
+		echo "system_site_packages: true"
+		echo "build_dir: $TMPD/envs/py"
+		echo "auto_build: ${AUTO_BUILD:-true}"
+		echo "state_dir: $TMPD/state"
+		echo "runtime_dir: $TMPD/run"
+		echo "listen: \"127.0.0.1:${PORT:-0}\""
+		echo "pool:"
+		echo "  warm: 1"
+		if [ -n "${DEPS:-}" ]; then
+			echo "dependency_file: |"
+			printf '%s\n' "$DEPS" | sed 's/^/  /'
+		fi
+		printf '%s\n' "${EXTRA:-}"
+	} >"${1:-$TMPD/codeexecd.yaml}"
+}
+
+# warm: run codeexecd --warm on $TMPD/codeexecd.yaml; output in $TMPD/warm.log.
+warm() {
+	"$CODEEXECD" -d -f "$TMPD/codeexecd.yaml" --warm >"$TMPD/warm.log" 2>&1
+}
+
+# run_code CODE: execute CODE in a new session of the running daemon with a
+# self-contained client; prints its stdout, fails if the code raised.
+run_code() {
+	"$PY" - "$URL" "$1" <<'EOF'
+import json, sys, urllib.request
+url, code = sys.argv[1], sys.argv[2]
+def post(body, sid=None):
+    h = {"Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25",
+         "Accept": "application/json, text/event-stream"}
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    r = urllib.request.urlopen(urllib.request.Request(url, json.dumps(body).encode(), h),
+                               timeout=120)
+    raw = r.read().decode()
+    if r.headers.get("Content-Type", "").startswith("text/event-stream"):
+        msgs = [json.loads(l[5:]) for l in raw.splitlines() if l.startswith("data:")]
+        msgs = [m for m in msgs if "id" in m]
+        return r.headers.get("Mcp-Session-Id"), msgs[-1] if msgs else None
+    return r.headers.get("Mcp-Session-Id"), json.loads(raw) if raw.strip() else None
+sid, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "env-test", "version": "0"}}})
+post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+_, res = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    "name": "execute_py_code", "arguments": {"code": code}}}, sid)
+sc = res["result"]["structuredContent"]
+if not sc.get("success"):
+    sys.exit("execution failed: " + json.dumps(sc))
+sys.stdout.write(sc["stdout"])
+EOF
+}
+
+# mtime of a file (following symlinks), in nanoseconds.
+mtime() {
+	stat -L -c %.9Y "$1"
+}
+# --- end of helpers ---
+
+setup_tmp
+PORT=$(free_port)
+ENVDIR=$TMPD/envs/py
+SECRET=sekrit-$$-value
+
+# Rejected names: each stops the configuration check with the reason.
+for case in "PYTHONPATH:it injects code before kernel isolation applies" \
+	"LD_PRELOAD:it injects code before kernel isolation applies" \
+	"LD_AUDIT:it injects code before kernel isolation applies" \
+	"PYTHONSTARTUP:it injects code before kernel isolation applies" \
+	"PATH:codeexecd sets it for every kernel" \
+	"MCP_ASSET_CACHE_DIR:codeexecd sets it for every kernel" \
+	"VIRTUAL_ENV:codeexecd sets it for every kernel" \
+	"CONDA_PREFIX:codeexecd sets it for every kernel" \
+	"JUPYTER_CONFIG_DIR:codeexecd sets it for every kernel" \
+	"IPYTHONDIR:codeexecd sets it for every kernel"; do
+	name=${case%%:*}
+	EXTRA="kernel_environment:
+  $name: /x"
+	env_config
+	"$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" >"$TMPD/check.log" 2>&1 &&
+		fail "kernel_environment $name was accepted"
+	grep -qF "kernel_environment: $name is rejected: ${case#*:}" "$TMPD/check.log" ||
+		fail "no reason for $name: $(cat "$TMPD/check.log")"
+done
+EXTRA="kernel_environment: {\"9LIVES\": x}"
+env_config
+"$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" >"$TMPD/check.log" 2>&1 && fail "9LIVES accepted"
+grep -q "is not a valid environment variable name" "$TMPD/check.log" || fail "no reason for 9LIVES"
+ok "kernel_environment: controlled, code-injecting and invalid names rejected with the reason"
+
+# A tiny native library, found only through LD_LIBRARY_PATH.
+lib=$TMPD/vendor/lib
+mkdir -p "$lib"
+have_cc=
+if command -v cc >/dev/null 2>&1; then
+	printf 'int cxd_answer(void) { return 42; }\n' >"$TMPD/vendor/answer.c"
+	cc -shared -fPIC -o "$lib/libcxdanswer.so" "$TMPD/vendor/answer.c" && have_cc=1
+fi
+
+EXTRA="kernel_environment:
+  LD_LIBRARY_PATH: $lib
+  DOMAIN_RUNTIME_ROOT: /usr/local/lib/domain-runtime/"
+env_config
+export SECRET_TOKEN=$SECRET AWS_SECRET_ACCESS_KEY=$SECRET PYTHONPATH=/nonexistent/$SECRET
+start_daemon
+unset SECRET_TOKEN AWS_SECRET_ACCESS_KEY PYTHONPATH
+wait_ready
+# The test proves something only if the daemon really has the secret.
+if [ -r "/proc/$DAEMON_PID/environ" ] && tr '\0' '\n' <"/proc/$DAEMON_PID/environ" >/dev/null 2>&1; then
+	tr '\0' '\n' <"/proc/$DAEMON_PID/environ" | grep -qx "SECRET_TOKEN=$SECRET" ||
+		fail "the daemon was started without SECRET_TOKEN"
+fi
+out=$(run_code "
+import os, ctypes
+env = dict(l.split('=', 1) for l in open('/proc/self/environ').read().split('\0') if l)
+allowed = {'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LC_NUMERIC', 'LC_TIME',
+           'LC_COLLATE', 'LC_MONETARY', 'LC_MESSAGES', 'TZ', 'TMPDIR', 'TMP', 'TEMP',
+           'VIRTUAL_ENV', 'MCP_ASSET_CACHE_DIR', 'USER_IDENTITY', 'LD_LIBRARY_PATH',
+           'DOMAIN_RUNTIME_ROOT'}
+extra = sorted(set(env) - allowed)
+leak = [k for k, v in list(env.items()) + list(os.environ.items()) if '$SECRET' in v or k == 'SECRET_TOKEN']
+parent = open('/proc/%d/environ' % os.getppid(), 'rb').read().decode()
+print('extra', extra)
+print('leak', leak)
+print('parent_leak', '$SECRET' in parent)
+print('path0', env['PATH'].split(':')[0])
+print('assets', env['MCP_ASSET_CACHE_DIR'])
+print('ld', env.get('LD_LIBRARY_PATH'), os.environ.get('DOMAIN_RUNTIME_ROOT'))
+if '$have_cc':
+    print('answer', ctypes.CDLL('libcxdanswer.so').cxd_answer())
+") || fail "execution failed: $out"
+echo "$out" | grep -qx "extra \[\]" || fail "the kernel has variables beyond the baseline: $out"
+echo "$out" | grep -qx "leak \[\]" || fail "the daemon's secret reached the kernel: $out"
+echo "$out" | grep -qx "parent_leak False" || fail "the secret is in the worker's environment"
+echo "$out" | grep -qx "path0 $ENVDIR/bin" || fail "PATH does not start with the environment: $out"
+echo "$out" | grep -qx "assets $TMPD/envs" || fail "MCP_ASSET_CACHE_DIR is not the parent of build_dir"
+echo "$out" | grep -qx "ld $lib /usr/local/lib/domain-runtime/" || fail "kernel_environment missing: $out"
+ok "SECRET_TOKEN, AWS_SECRET_ACCESS_KEY, PYTHONPATH of the daemon: not in the kernel nor its worker"
+ok "kernel environment: only the baseline, MCP_ASSET_CACHE_DIR, USER_IDENTITY, kernel_environment"
+if [ -n "$have_cc" ]; then
+	echo "$out" | grep -qx "answer 42" || fail "the loader did not find the library: $out"
+	ok "LD_LIBRARY_PATH from kernel_environment: the loader finds libcxdanswer.so"
+else
+	echo "no C compiler: LD_LIBRARY_PATH checked in the environment only"
+fi
+# The daemon itself is not dumpable, so a kernel of the same (non-root)
+# user cannot read its environment through /proc either.
+if [ "$(id -u)" != 0 ]; then
+	out=$(run_code "
+try:
+    print('$SECRET' in open('/proc/$DAEMON_PID/environ').read())
+except OSError as e:
+    print('refused', e.errno)
+") || fail "$out"
+	case $out in refused*) ok "/proc/DAEMON/environ: refused to the kernel" ;;
+	*) fail "the kernel can read the daemon's environment: $out" ;; esac
+fi

@@ -1,0 +1,241 @@
+#!/bin/sh
+# 220-assets: assets provisioned at start-up from a local HTTP server the
+# test starts (python3 -m http.server on loopback) and from file:// URLs and
+# paths: a good checksum installs the file, a second start does not fetch it
+# again, a bad one leaves nothing in place; traversal, absolute, symlinked and
+# non-loopback http destinations or sources are refused; the size cap and
+# redirects to plain http are enforced; kernels find the cache in
+# MCP_ASSET_CACHE_DIR.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl sha256sum
+require_py ipykernel http.server
+require_binaries
+# --- helpers of the 2NN environment tests (kept in each file: lib.sh is shared) ---
+
+# make_wheel DIR VERSION: a pure-Python wheel of the tiny package tinypkg,
+# built by hand with zipfile, so nothing is downloaded.
+make_wheel() {
+	mkdir -p "$1"
+	"$PY" - "$1" "$2" <<'EOF'
+import base64, hashlib, sys, zipfile
+d, v = sys.argv[1], sys.argv[2]
+di = "tinypkg-%s.dist-info" % v
+files = {
+    "tinypkg/__init__.py": "VALUE = %r\n" % v,
+    di + "/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: %s\n" % v,
+    di + "/WHEEL": "Wheel-Version: 1.0\nGenerator: codeexecd-test\n"
+                   "Root-Is-Purelib: true\nTag: py3-none-any\n",
+}
+def rec(text):
+    b = text.encode()
+    h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+    return "sha256=%s,%d" % (h, len(b))
+files[di + "/RECORD"] = "".join("%s,%s\n" % (p, rec(c)) for p, c in files.items()) + \
+    di + "/RECORD,,\n"
+with zipfile.ZipFile("%s/tinypkg-%s-py3-none-any.whl" % (d, v), "w") as z:
+    for p, c in files.items():
+        z.writestr(p, c)
+EOF
+}
+
+# env_config [FILE]: a config whose environment lives in $TMPD/envs/py.
+# DEPS: dependency_file lines; EXTRA: more YAML lines; AUTO_BUILD; ENV_TYPE.
+env_config() {
+	{
+		echo "name: py"
+		echo "type: ${ENV_TYPE:-pip}"
+		echo "python: /usr/bin/python3"
+		echo "system_site_packages: true"
+		echo "build_dir: $TMPD/envs/py"
+		echo "auto_build: ${AUTO_BUILD:-true}"
+		echo "state_dir: $TMPD/state"
+		echo "runtime_dir: $TMPD/run"
+		echo "listen: \"127.0.0.1:${PORT:-0}\""
+		echo "pool:"
+		echo "  warm: 1"
+		if [ -n "${DEPS:-}" ]; then
+			echo "dependency_file: |"
+			printf '%s\n' "$DEPS" | sed 's/^/  /'
+		fi
+		printf '%s\n' "${EXTRA:-}"
+	} >"${1:-$TMPD/codeexecd.yaml}"
+}
+
+# warm: run codeexecd --warm on $TMPD/codeexecd.yaml; output in $TMPD/warm.log.
+warm() {
+	"$CODEEXECD" -d -f "$TMPD/codeexecd.yaml" --warm >"$TMPD/warm.log" 2>&1
+}
+
+# run_code CODE: execute CODE in a new session of the running daemon with a
+# self-contained client; prints its stdout, fails if the code raised.
+run_code() {
+	"$PY" - "$URL" "$1" <<'EOF'
+import json, sys, urllib.request
+url, code = sys.argv[1], sys.argv[2]
+def post(body, sid=None):
+    h = {"Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25",
+         "Accept": "application/json, text/event-stream"}
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    r = urllib.request.urlopen(urllib.request.Request(url, json.dumps(body).encode(), h),
+                               timeout=120)
+    raw = r.read().decode()
+    if r.headers.get("Content-Type", "").startswith("text/event-stream"):
+        msgs = [json.loads(l[5:]) for l in raw.splitlines() if l.startswith("data:")]
+        msgs = [m for m in msgs if "id" in m]
+        return r.headers.get("Mcp-Session-Id"), msgs[-1] if msgs else None
+    return r.headers.get("Mcp-Session-Id"), json.loads(raw) if raw.strip() else None
+sid, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "env-test", "version": "0"}}})
+post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+_, res = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    "name": "execute_py_code", "arguments": {"code": code}}}, sid)
+sc = res["result"]["structuredContent"]
+if not sc.get("success"):
+    sys.exit("execution failed: " + json.dumps(sc))
+sys.stdout.write(sc["stdout"])
+EOF
+}
+
+# mtime of a file (following symlinks), in nanoseconds.
+mtime() {
+	stat -L -c %.9Y "$1"
+}
+# --- end of helpers ---
+
+setup_tmp
+HTTP_PID=
+# The HTTP server is the test's own: stop it before lib.sh looks for leftovers.
+trap 'st=$?; set +e; [ -n "$HTTP_PID" ] && { kill "$HTTP_PID"; wait "$HTTP_PID"; } 2>/dev/null; (exit $st); cleanup' EXIT
+PORT=$(free_port)
+WPORT=$(free_port)
+CACHE=$TMPD/cache
+SRV=$TMPD/srv
+mkdir -p "$SRV/sub"
+head -c 300000 /dev/urandom >"$SRV/model.bin"
+head -c 2200000 /dev/urandom >"$SRV/big.bin"
+echo "a,b" >"$SRV/table.csv"
+SUM=$(sha256sum "$SRV/model.bin" | cut -d' ' -f1)
+CSUM=$(sha256sum "$SRV/table.csv" | cut -d' ' -f1)
+BSUM=$(sha256sum "$SRV/big.bin" | cut -d' ' -f1)
+BAD=0000000000000000000000000000000000000000000000000000000000000000
+"$PY" -m http.server --bind 127.0.0.1 --directory "$SRV" "$WPORT" >"$TMPD/http.log" 2>&1 &
+HTTP_PID=$!
+i=0
+until curl -s -o /dev/null "http://127.0.0.1:$WPORT/table.csv"; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "the test's HTTP server did not start: $(cat "$TMPD/http.log")"
+	sleep 0.1
+done
+gets() { grep -c "GET /$1 " "$TMPD/http.log" || true; }
+
+# asset_config LINES: the config with asset_cache_dir $CACHE and these assets.
+asset_config() {
+	EXTRA="asset_cache_dir: $CACHE
+assets:
+$1
+${2:-}"
+	env_config
+}
+
+# A good checksum over http to loopback, a file:// URL and a bare path.
+asset_config "  - {name: model, source: \"http://127.0.0.1:$WPORT/model.bin\", destination: models/m.bin, checksum: \"sha256:$SUM\", size_hint_mb: 1}
+  - {name: table, source: \"file://$SRV/table.csv\", destination: data/t.csv, checksum: $CSUM}
+  - {name: table2, source: \"$SRV/table.csv\", destination: t2.csv, checksum: $CSUM}"
+warm || fail "--warm failed: $(tail -n 3 "$TMPD/warm.log")"
+cmp -s "$SRV/model.bin" "$CACHE/models/m.bin" || fail "models/m.bin is not the served file"
+cmp -s "$SRV/table.csv" "$CACHE/data/t.csv" || fail "file:// asset not installed"
+cmp -s "$SRV/table.csv" "$CACHE/t2.csv" || fail "bare-path asset not installed"
+[ "$(gets model.bin)" = 1 ] || fail "model.bin fetched $(gets model.bin) times"
+ls -a "$CACHE" "$CACHE/models" | grep -q '\.part-' && fail "a temporary file was left"
+ok "good checksums: http://127.0.0.1, file:// and a bare path installed"
+
+# Re-use: the daemon starts without fetching again, and kernels find the cache.
+start_daemon
+wait_ready
+[ "$(gets model.bin)" = 1 ] || fail "a start with the asset in place fetched it again"
+grep -q "asset model: models/m.bin is present and its checksum matches" "$TMPD/daemon.log" ||
+	fail "the log does not say the asset was re-used"
+out=$(run_code 'import os, hashlib
+d = os.environ["MCP_ASSET_CACHE_DIR"]
+print(d, hashlib.sha256(open(os.path.join(d, "models/m.bin"), "rb").read()).hexdigest())') ||
+	fail "execution failed: $out"
+[ "$out" = "$CACHE $SUM" ] || fail "kernel saw '$out'"
+stop_daemon
+ok "re-use without download; the kernel reads it through MCP_ASSET_CACHE_DIR"
+
+# A damaged file in place is fetched again.
+echo damaged >"$CACHE/models/m.bin"
+warm || fail "--warm failed: $(tail -n 3 "$TMPD/warm.log")"
+cmp -s "$SRV/model.bin" "$CACHE/models/m.bin" || fail "the damaged asset was not replaced"
+[ "$(gets model.bin)" = 2 ] || fail "the damaged asset was not fetched again"
+ok "a file with the wrong checksum in place is fetched again"
+
+# A bad checksum: start-up fails naming the asset, nothing in place.
+asset_config "  - {name: wrong, source: \"http://127.0.0.1:$WPORT/model.bin\", destination: w/m.bin, checksum: $BAD}"
+warm && fail "a bad checksum was accepted"
+grep -q "asset wrong: checksum mismatch: .* has sha256 $SUM, the configuration says $BAD" \
+	"$TMPD/warm.log" || fail "no checksum message: $(tail -n 1 "$TMPD/warm.log")"
+[ -z "$(ls -A "$CACHE/w")" ] || fail "a bad download left files: $(ls -A "$CACHE/w")"
+start_daemon
+wait "$DAEMON_PID" && fail "the daemon started with a bad asset" || true
+DAEMON_PID=
+grep -q "assets: asset wrong: checksum mismatch" "$TMPD/daemon.log" || fail "start-up did not stop"
+ok "bad checksum: --warm and start-up fail naming the asset, nothing left in place"
+
+# The size cap, an HTTP error, and a redirect to plain http are refused.
+asset_config "  - {name: big, source: \"http://127.0.0.1:$WPORT/big.bin\", destination: big.bin, checksum: $BSUM}" "asset_max_mb: 1"
+warm && fail "an asset over asset_max_mb was accepted"
+grep -q "asset big: .* is larger than asset_max_mb (1 MiB): refused" "$TMPD/warm.log" ||
+	fail "no size message: $(tail -n 1 "$TMPD/warm.log")"
+[ ! -e "$CACHE/big.bin" ] && ! ls -a "$CACHE" | grep -q '\.part-' || fail "the big download left a file"
+asset_config "  - {name: gone, source: \"http://127.0.0.1:$WPORT/nothing.bin\", destination: n.bin, checksum: $BAD}"
+warm && fail "a 404 was accepted"
+grep -q "asset gone: fetch .*nothing.bin: .*404" "$TMPD/warm.log" || fail "no 404 message"
+asset_config "  - {name: redir, source: \"http://127.0.0.1:$WPORT/sub\", destination: r.bin, checksum: $BAD}"
+warm && fail "a redirect to http was followed"
+grep -q "asset redir: fetch" "$TMPD/warm.log" || fail "no redirect message: $(tail -n 1 "$TMPD/warm.log")"
+[ "$(grep -c 'GET /sub/ ' "$TMPD/http.log")" = 0 ] || fail "the redirect to plain http was followed"
+ok "asset_max_mb, HTTP errors and redirects to plain http refused"
+
+# Destinations through symlinks are refused, and nothing is written through them.
+mkdir -p "$TMPD/elsewhere"
+ln -s "$TMPD/elsewhere" "$CACHE/linked"
+ln -s "$TMPD/elsewhere/target" "$CACHE/file-link"
+asset_config "  - {name: viadir, source: \"$SRV/table.csv\", destination: linked/t.csv, checksum: $CSUM}"
+warm && fail "a destination through a symlinked directory was accepted"
+grep -q "asset viadir: destination linked/t.csv: linked is a symbolic link or not a directory: refused" \
+	"$TMPD/warm.log" || fail "no message for the symlinked directory: $(tail -n 1 "$TMPD/warm.log")"
+asset_config "  - {name: viafile, source: \"$SRV/table.csv\", destination: file-link, checksum: $CSUM}"
+warm && fail "a symlink destination was accepted"
+grep -q "asset viafile: destination file-link is a symbolic link: refused" "$TMPD/warm.log" ||
+	fail "no message for the symlink destination: $(tail -n 1 "$TMPD/warm.log")"
+[ -z "$(ls -A "$TMPD/elsewhere")" ] || fail "something was written through a symlink"
+ok "destinations through symbolic links refused, nothing written outside the cache"
+
+# Traversal, absolute destinations and non-loopback http: configuration errors.
+for bad in "destination: ../escape.bin, source: \"$SRV/table.csv\"|every part of the path must be a name" \
+	"destination: /etc/escape.bin, source: \"$SRV/table.csv\"|is absolute: it must be relative to asset_cache_dir" \
+	"destination: a/../../b, source: \"$SRV/table.csv\"|every part of the path must be a name" \
+	"destination: x.bin, source: \"http://192.0.2.1/x.bin\"|plain http:// is allowed only to a loopback address" \
+	"destination: x.bin, source: relative/x.bin|must be an https:// URL, an http:// URL to loopback"; do
+	asset_config "  - {name: bad, ${bad%%|*}, checksum: $CSUM}"
+	"$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" >"$TMPD/check.log" 2>&1 &&
+		fail "accepted: ${bad%%|*}"
+	grep -qF "${bad#*|}" "$TMPD/check.log" || fail "for ${bad%%|*}: $(cat "$TMPD/check.log")"
+done
+[ ! -e "$TMPD/escape.bin" ] && [ ! -e /etc/escape.bin ] || fail "a traversal wrote a file"
+ok "traversal, absolute destinations, non-loopback http and relative sources refused at -n"
+
+# auto_provision false: start-up neither fetches nor checks; --warm does.
+asset_config "  - {name: later, source: \"http://127.0.0.1:$WPORT/model.bin\", destination: later.bin, checksum: $SUM}" "auto_provision: false"
+start_daemon
+wait_ready
+[ ! -e "$CACHE/later.bin" ] || fail "auto_provision false fetched the asset"
+grep -q "auto_provision is false" "$TMPD/daemon.log" || fail "the log does not say so"
+stop_daemon
+warm || fail "--warm failed: $(tail -n 3 "$TMPD/warm.log")"
+cmp -s "$SRV/model.bin" "$CACHE/later.bin" || fail "--warm did not provision with auto_provision false"
+ok "auto_provision false: nothing fetched at start-up; --warm provisions"
