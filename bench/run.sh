@@ -1,0 +1,204 @@
+#!/bin/sh
+# run.sh - benchmark a built codeexecd against jupyter_client, in one run.
+#
+# usage: bench/run.sh [-n] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py options]
+#
+# It builds nothing. Build first, out of tree, e.g. in ../build:
+#     autoreconf -fi && mkdir -p build && cd build && ../configure && make
+# (or `autoreconf -fi && ./configure && make` in the source tree, and point
+# CODEEXECD and CODEEXEC_WORKER at supervisor/codeexecd and
+# worker/codeexec-worker).
+#
+# The daemon and worker are, in this order: the arguments, $CODEEXECD and
+# $CODEEXEC_WORKER, then ../build/supervisor/codeexecd and
+# ../build/worker/codeexec-worker beside this directory.
+#
+#   -n   do not write the results into bench/README.md (print them only)
+#
+# Environment:
+#   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
+#                              and reuses on later runs
+#                              (default ~/.cache/codeexecd-bench/env-py)
+#   CODEEXECD_BENCH_KEEP       keep the temporary directory (daemon log,
+#                              results.json) when set
+#   CODEEXECD_BENCH_VERBOSE    start the daemon with -v (debug log, with the
+#                              time of every /mcp request; slows it a little)
+#   CODEEXECD_BENCH_WRAP       a command the daemon is started under, for
+#                              diagnosis: "env LD_PRELOAD=...", "perf record -g"
+#
+# Needs Debian's /usr/bin/python3 with python3-ipykernel and
+# python3-jupyter-client; `python3` on PATH may be another interpreter.
+# Takes about two minutes. Exit status 0 on success, 1 on failure.
+
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+record=1
+if [ "${1:-}" = -n ]; then
+	record=
+	shift
+fi
+daemon=${CODEEXECD:-$here/../build/supervisor/codeexecd}
+worker=${CODEEXEC_WORKER:-$here/../build/worker/codeexec-worker}
+if [ $# -gt 0 ] && [ "$1" != -- ]; then
+	daemon=$1
+	shift
+fi
+if [ $# -gt 0 ] && [ "$1" != -- ]; then
+	worker=$1
+	shift
+fi
+[ "${1:-}" = -- ] && shift
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+[ -x "$daemon" ] || die "no codeexecd at $daemon (build it, or pass its path; see the head of $0)"
+[ -x "$worker" ] || die "no codeexec-worker at $worker (build it, or pass its path)"
+[ -x "$PY" ] || die "$PY not found (apt-get install python3)"
+"$PY" -c 'import jupyter_client, ipykernel' 2>/dev/null ||
+	die "$PY cannot import jupyter_client and ipykernel (apt-get install python3-jupyter-client python3-ipykernel)"
+daemon=$(cd "$(dirname "$daemon")" && pwd)/$(basename "$daemon")
+worker=$(cd "$(dirname "$worker")" && pwd)/$(basename "$worker")
+
+build_dir=${CODEEXECD_BENCH_BUILD_DIR:-${HOME:-/tmp}/.cache/codeexecd-bench/env-py}
+mkdir -p "$(dirname "$build_dir")"
+
+# Short, so the kernels' Unix socket paths under it fit in sun_path.
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/cxb.XXXXXX")
+DAEMON_PID=
+BENCH_PID=
+
+# State letter of process $1 (R, S, Z, ...), or "gone".
+proc_state() {
+	awk '{ sub(/^.*\) /, ""); print $1 }' /proc/"$1"/stat 2>/dev/null || echo gone
+}
+
+# Pids of live processes whose command line mentions $TMPD: the daemon's
+# workers and kernels, and the kernels bench.py started (their connection
+# files live there).
+leftovers() {
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		[ "$p" = $$ ] && continue
+		case $(proc_state "$p") in Z | gone) continue ;; esac
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF "$TMPD" && echo "$p"
+	done
+	return 0
+}
+
+cleanup() {
+	rc=$?
+	trap - EXIT INT TERM HUP
+	set +e
+	if [ -n "$BENCH_PID" ] && kill -0 "$BENCH_PID" 2>/dev/null; then
+		kill -TERM "$BENCH_PID" 2>/dev/null
+		wait "$BENCH_PID" 2>/dev/null
+	fi
+	if [ -n "$DAEMON_PID" ]; then
+		kill -TERM "$DAEMON_PID" 2>/dev/null
+		i=0
+		while kill -0 "$DAEMON_PID" 2>/dev/null && [ $i -lt 150 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+		wait "$DAEMON_PID" 2>/dev/null
+	fi
+	left=$(leftovers)
+	if [ -n "$left" ]; then
+		sleep 1
+		left=$(leftovers)
+	fi
+	if [ -n "$left" ]; then
+		echo "bench: ending processes left behind: $left" >&2
+		kill -KILL $left 2>/dev/null
+	fi
+	if [ $rc -ne 0 ] && [ -f "$TMPD/daemon.log" ]; then
+		echo "---- daemon log (last 60 lines) ----" >&2
+		tail -n 60 "$TMPD/daemon.log" >&2
+	fi
+	if [ -n "${CODEEXECD_BENCH_KEEP:-}" ]; then
+		echo "bench: kept $TMPD" >&2
+	else
+		rm -rf "$TMPD"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+mkdir -p "$TMPD/state" "$TMPD/run"
+cat >"$TMPD/codeexecd.yaml" <<EOF
+# written by bench/run.sh
+name: py
+description: "Run Python code in a persistent Jupyter kernel (benchmark)."
+type: pip
+dependency_file: ""
+auto_build: true
+build_dir: $build_dir
+python: /usr/bin/python3
+system_site_packages: true
+listen: "127.0.0.1:0"
+state_dir: $TMPD/state
+runtime_dir: $TMPD/run
+pool:
+  warm: 2
+  max_sessions: 20
+EOF
+
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+v=
+[ -n "${CODEEXECD_BENCH_VERBOSE:-}" ] && v=-v
+${CODEEXECD_BENCH_WRAP:-} "$daemon" -d $v -f "$TMPD/codeexecd.yaml" -W "$worker" >"$TMPD/daemon.log" 2>&1 &
+DAEMON_PID=$!
+
+# Port 0: the daemon picks a free port and logs it. The first run builds
+# the environment (a venv over Debian's Python), which takes a while.
+port=
+deadline=$(($(date +%s) + 600))
+while [ -z "$port" ]; do
+	kill -0 "$DAEMON_PID" 2>/dev/null || die "codeexecd exited during start-up"
+	[ "$(date +%s)" -lt "$deadline" ] || die "codeexecd did not listen within 600 s"
+	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$TMPD/daemon.log" | head -n 1)
+	[ -n "$port" ] || sleep 0.1
+done
+"$PY" - "$port" "$DAEMON_PID" <<'EOF' || die "the pool did not become ready"
+import http.client, json, os, sys, time
+port, pid = int(sys.argv[1]), int(sys.argv[2])
+deadline = time.time() + 600
+while time.time() < deadline:
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("GET", "/health")
+        r = c.getresponse()
+        if r.status == 200 and json.loads(r.read()).get("idle_kernels", 0) >= 2:
+            sys.exit(0)
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        sys.exit(1)
+    time.sleep(0.1)
+sys.exit(1)
+EOF
+echo "bench: codeexecd $(basename "$daemon") pid $DAEMON_PID on 127.0.0.1:$port, pool ready" >&2
+
+commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || true)
+# ipykernel's debugger warns about frozen modules on every start; quiet it.
+PYDEVD_DISABLE_FILE_VALIDATION=1 "$PY" "$here/bench.py" --port "$port" --warm 2 \
+	--tmpdir "$TMPD" --out "$TMPD/results.json" --codeexecd "$daemon" \
+	--commit "$commit" --loadavg-start "$load_start" "$@" &
+BENCH_PID=$!
+wait "$BENCH_PID" || die "bench.py failed"
+BENCH_PID=
+
+if [ -n "$record" ]; then
+	"$PY" "$here/report.py" "$TMPD/results.json" --readme "$here/README.md"
+else
+	"$PY" "$here/report.py" "$TMPD/results.json"
+fi
