@@ -199,9 +199,11 @@ child_fail(int errfd, int stage, int err)
  * threads exist in the parent. Never returns.
  */
 static void __attribute__((noreturn))
-child_exec(const struct kernel_spec *spec, const char *prog, char **argv, int devnull, int out_w,
-	   int errfd, pid_t parent)
+child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, const char *prog,
+	   char **argv, int devnull, int out_w, int errfd, pid_t parent)
 {
+	int stage;
+
 	struct sigaction sa;
 	sigset_t none;
 
@@ -220,9 +222,11 @@ child_exec(const struct kernel_spec *spec, const char *prog, char **argv, int de
 		child_fail(errfd, STAGE_SETUP, errno);
 	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit. */
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-	if (chdir(spec->cwd) == -1)
+	if (sandbox_child(spec->sb, ln, &stage) == -1)
+		child_fail(errfd, stage, errno);
+	if (chdir(ln->start_dir ? ln->start_dir : spec->cwd) == -1)
 		child_fail(errfd, STAGE_CHDIR, errno);
-	execve(prog, argv, spec->envp);
+	execve(prog, ln->argv ? ln->argv : argv, ln->envp ? ln->envp : spec->envp);
 	child_fail(errfd, STAGE_EXEC, errno);
 }
 
@@ -234,6 +238,8 @@ child_failure(int stage, int err, const char *prog, const char *cwd)
 		return xasprintf("cannot start the kernel in %s: %s", cwd, strerror(err));
 	if (stage == STAGE_EXEC)
 		return xasprintf("cannot execute %s: %s", prog, strerror(err));
+	if (stage >= SANDBOX_STAGE_CGROUP)
+		return xasprintf("%s: %s", sandbox_stage_text(stage), strerror(err));
 	return xasprintf("cannot set up the kernel process: %s", strerror(err));
 }
 
@@ -242,12 +248,13 @@ child_failure(int stage, int err, const char *prog, const char *cwd)
  * or -1 with *why set (caller frees).
  */
 static pid_t
-spawn(const struct kernel_spec *spec, char **argv, int out_w, char **why)
+spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **argv, int out_w,
+      char **why)
 {
 	int ep[2], devnull, report[2];
 	sigset_t all, old;
 	pid_t pid, parent = getpid();
-	char *prog = resolve_program(argv[0], spec->envp);
+	char *prog = resolve_program(ln->argv ? ln->argv[0] : argv[0], spec->envp);
 
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull == -1 || pipe2(ep, O_CLOEXEC) == -1) {
@@ -262,7 +269,7 @@ spawn(const struct kernel_spec *spec, char **argv, int out_w, char **why)
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = fork();
 	if (pid == 0)
-		child_exec(spec, prog, argv, devnull, out_w, ep[1], parent);
+		child_exec(spec, ln, prog, argv, devnull, out_w, ep[1], parent);
 	int fork_errno = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(ep[1]);
@@ -327,6 +334,7 @@ kernel_alloc(const struct kernel_spec *spec, char **why)
 	k->pidfd = -1;
 	k->out_fd = -1;
 	k->conn_path = xasprintf("%s/kernel.json", spec->runtime_dir);
+	k->sb = spec->sb;
 	k->ip = xasprintf("%s/k", spec->runtime_dir);
 	buf_init(&k->out_line);
 	buf_init(&k->out_tail);
@@ -338,14 +346,23 @@ static int
 kernel_launch(struct kernel *k, const struct kernel_spec *spec, char **why)
 {
 	int op[2];
+	struct sandbox_launch ln = {.n_cg_fds = 0};
 	char **argv = build_argv(spec->argv, k->conn_path);
 
-	if (pipe2(op, O_CLOEXEC) == -1) {
-		*why = xasprintf("cannot spawn the kernel: pipe: %s", strerror(errno));
+	if (sandbox_cgroup_create(spec->sb, why) == -1 ||
+	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why) == -1) {
+		sandbox_launch_free(&ln);
 		free_argv(argv);
 		return -1;
 	}
-	k->pid = spawn(spec, argv, op[1], why);
+	if (pipe2(op, O_CLOEXEC) == -1) {
+		*why = xasprintf("cannot spawn the kernel: pipe: %s", strerror(errno));
+		sandbox_launch_free(&ln);
+		free_argv(argv);
+		return -1;
+	}
+	k->pid = spawn(spec, &ln, argv, op[1], why);
+	sandbox_launch_free(&ln);
 	free_argv(argv);
 	close(op[1]);
 	k->out_fd = op[0];
@@ -447,6 +464,9 @@ kill_and_reap(struct kernel *k)
 	/* The zombie keeps its pid, so the group id cannot have been reused. */
 	if (killpg(k->pid, SIGKILL) == -1 && errno != ESRCH)
 		log_warn("kill process group %d", (int)k->pid);
+	/* Descendants that left the process group are still in the cgroup. */
+	if (k->sb && k->sb->cg)
+		cgroup_kill_all(k->sb->cg);
 	while (!k->reaped) {
 		if (waitpid(k->pid, &k->wstatus, 0) == k->pid)
 			k->reaped = 1;

@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "jupyter.h"
+#include "sandbox.h"
 
 /* What START asked for; owned by main.c, borrowed by every kernel. */
 struct kernel_spec {
@@ -25,6 +26,7 @@ struct kernel_spec {
 	char *runtime_dir; /* created by kernel_runtime_create() */
 	int interrupt_by_message; /* interrupt_mode "message" rather than "signal" */
 	double startup_timeout_s;
+	struct sandbox *sb;	   /* identity, limits, network mode (sandbox.h) */
 };
 
 struct kernel {
@@ -46,6 +48,7 @@ struct kernel {
 	int got_info_reply;
 	int got_iopub;
 	char *language;
+	struct sandbox *sb;	/* borrowed from the spec */
 };
 
 /* Create runtime_dir 0700 (its parent exists). 0, or -1 logged. */

@@ -30,6 +30,7 @@
 #include "jupyter.h"
 #include "kernel.h"
 #include "log.h"
+#include "sandbox.h"
 #include "xmalloc.h"
 
 #define DEFAULT_STARTUP_TIMEOUT_S 60.0
@@ -38,6 +39,7 @@
 enum kstate {
 	K_NONE,	    /* before START */
 	K_STARTING, /* spawned, handshake running */
+	K_LOCKING,  /* seccomp: handshake done, the kernel installs its filter */
 	K_READY,
 	K_DEAD,	    /* died or was killed; the next EXECUTE starts a new one */
 };
@@ -54,6 +56,8 @@ struct worker {
 	struct kernel_spec spec;
 	struct json_object *allow_mime; /* NULL: keep every MIME type */
 	struct spill_place place;	/* where executions spill what they cut */
+	struct sandbox sb;		/* identity, limits, network mode */
+	char lock_msg_id[JUPYTER_MSG_ID_MAX]; /* K_LOCKING: the lock's execute_request */
 	int runtime_made;
 	void *zctx;
 	struct jupyter_session sess;
@@ -289,6 +293,61 @@ kernel_now_ready(struct worker *w)
 		send_execute(w);
 }
 
+/*
+ * The handshake finished. A seccomp kernel must first lock itself (see
+ * sandbox_seccomp.c): it is sent the lock code, silently, and is ready
+ * only once its reply and /proc say the filter is in place.
+ */
+static void
+handshake_done(struct worker *w)
+{
+	struct json_object *c;
+
+	if (w->sb.mode != SANDBOX_SECCOMP) {
+		kernel_now_ready(w);
+		return;
+	}
+	c = json_object_new_object();
+	json_object_object_add(c, "code", json_object_new_string(sandbox_seccomp_lock_code()));
+	json_object_object_add(c, "silent", json_object_new_boolean(1));
+	json_object_object_add(c, "store_history", json_object_new_boolean(0));
+	json_object_object_add(c, "user_expressions", json_object_new_object());
+	json_object_object_add(c, "allow_stdin", json_object_new_boolean(0));
+	json_object_object_add(c, "stop_on_error", json_object_new_boolean(1));
+	int rc = jupyter_send(w->k->shell, &w->sess, "execute_request", c, w->lock_msg_id);
+	json_object_put(c);
+	if (rc == -1) {
+		start_failed(w, xstrdup("seccomp: cannot send the lock request to the kernel"));
+		return;
+	}
+	w->kstate = K_LOCKING;
+}
+
+/* The kernel answered the lock request: verify, then it is ready. */
+static void
+lock_replied(struct worker *w, const struct jupyter_msg *m)
+{
+	struct json_object *st, *ev;
+	char *why = NULL;
+
+	if (strcmp(m->msg_type, "execute_reply") != 0 || m->parent_msg_id == NULL ||
+	    strcmp(m->parent_msg_id, w->lock_msg_id) != 0)
+		return;
+	if (!json_object_object_get_ex(m->content, "status", &st) ||
+	    strcmp(json_object_get_string(st), "ok") != 0) {
+		json_object_object_get_ex(m->content, "evalue", &ev);
+		start_failed(w, xasprintf("seccomp: the kernel could not lock itself: %s",
+					  ev ? json_object_get_string(ev) : "no reason given"));
+		return;
+	}
+	if (sandbox_seccomp_verify(w->k->pid, &why) == -1) {
+		start_failed(w, why);
+		return;
+	}
+	log_info("kernel %d: seccomp filter installed on every thread", (int)w->k->pid);
+	kernel_now_ready(w);
+}
+
 /* KERNEL_DIED payload for the reaped kernel. */
 static struct json_object *
 died_payload(const struct kernel *k, const char *text)
@@ -305,6 +364,21 @@ died_payload(const struct kernel *k, const char *text)
 	return o;
 }
 
+/* How the kernel's death reads, memory limit first. Caller frees. */
+static char *
+death_text(struct worker *w, int *oom)
+{
+	char *text = kernel_exit_text(w->k);
+
+	*oom = sandbox_oom_killed(&w->sb);
+	if (!*oom)
+		return text;
+	char *t = xasprintf("the kernel exceeded its memory limit of %llu MB and was killed (%s)",
+			    (unsigned long long)w->sb.limits.memory_mb, text);
+	free(text);
+	return t;
+}
+
 static void drain_iopub(struct worker *w);
 
 /* The kernel process has exited (and was reaped). */
@@ -312,10 +386,11 @@ static void
 kernel_died(struct worker *w)
 {
 	struct kernel *k = w->k;
-	char *text = kernel_exit_text(k);
+	int oom;
+	char *text = death_text(w, &oom);
 
 	kernel_read_output(k);
-	if (w->kstate == K_STARTING) {
+	if (w->kstate == K_STARTING || w->kstate == K_LOCKING) {
 		char *why = xasprintf("%s during start-up; its last output:\n%s", text,
 				      kernel_output_tail(k));
 		free(text);
@@ -325,10 +400,13 @@ kernel_died(struct worker *w)
 	log_warnx("kernel %d: %s", (int)k->pid, text);
 	drain_iopub(w); /* output it sent before dying belongs to the result */
 	if (w->ex) {
-		exec_set_error(w->ex, "KernelDied", text);
+		exec_set_error(w->ex, oom ? "MemoryLimitExceeded" : "KernelDied", text);
 		finish_exec(w);
 	} else {
-		send_msg(w, IPC_KERNEL_DIED, 0, died_payload(k, text));
+		struct json_object *o = died_payload(k, text);
+		if (oom)
+			json_object_object_add(o, "memory_limit_exceeded", json_object_new_boolean(1));
+		send_msg(w, IPC_KERNEL_DIED, 0, o);
 	}
 	free(text);
 	w->state_lost = 1;
@@ -388,6 +466,8 @@ on_shell(struct worker *w, const struct jupyter_msg *m)
 {
 	if (w->kstate == K_STARTING)
 		kernel_handshake_msg(w->k, "shell", m);
+	else if (w->kstate == K_LOCKING)
+		lock_replied(w, m);
 	else if (w->ex)
 		exec_on_shell(w->ex, m);
 }
@@ -432,7 +512,7 @@ drain(struct worker *w, void *sock, const char *channel,
 			fn(w, &m);
 		jupyter_msg_clear(&m);
 		if (w->kstate == K_STARTING && kernel_ready(k))
-			kernel_now_ready(w);
+			handshake_done(w);
 		else if (w->ex && exec_done(w->ex))
 			finish_exec(w);
 	}
@@ -529,7 +609,7 @@ parse_start(struct worker *w, struct json_object *p)
 {
 	struct kernel_spec *s = &w->spec;
 	const char *cwd = get_str(p, "cwd"), *rt = get_str(p, "runtime_dir");
-	const char *mode = get_str(p, "interrupt_mode");
+	const char *mode = get_str(p, "interrupt_mode"), *bad;
 	struct json_object *allow;
 
 	if (p == NULL)
@@ -543,6 +623,13 @@ parse_start(struct worker *w, struct json_object *p)
 	s->cwd = xstrdup(cwd);
 	s->runtime_dir = xstrdup(rt);
 	w->place.cwd = s->cwd;
+	s->sb = &w->sb;
+	if ((bad = sandbox_parse(&w->sb, p)) != NULL)
+		return bad;
+	w->place.chown = w->sb.has_id;
+	w->place.uid = w->sb.uid;
+	w->place.gid = w->sb.gid;
+	w->place.max_bytes = (off_t)w->sb.fsize;
 	if (mode && strcmp(mode, "signal") != 0 && strcmp(mode, "message") != 0)
 		return "interrupt_mode must be \"signal\" or \"message\"";
 	s->interrupt_by_message = mode && strcmp(mode, "message") == 0;
@@ -705,6 +792,14 @@ run_timers(struct worker *w)
 {
 	double now = clock_mono(), next = -1;
 
+	if (w->kstate == K_LOCKING) {
+		if (now >= w->k->start_deadline) {
+			start_failed(w, xasprintf("seccomp: the kernel did not lock itself within %g seconds",
+						  w->spec.startup_timeout_s));
+			return 0;
+		}
+		next = w->k->start_deadline - now;
+	}
 	if (w->kstate == K_STARTING) {
 		next = kernel_handshake_tick(w->k, &w->sess, now);
 		if (next < 0) {
@@ -848,6 +943,7 @@ cleanup(struct worker *w)
 	free(w->spec.cwd);
 	free(w->spec.runtime_dir);
 	json_object_put(w->allow_mime);
+	sandbox_free(&w->sb);
 	ipc_reader_free(&w->rd);
 	if (w->zctx)
 		zmq_ctx_term(w->zctx);

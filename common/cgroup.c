@@ -1,0 +1,553 @@
+/* cgroup.c - see cgroup.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "xmalloc.h"
+
+#define CPU_PERIOD_US 100000
+#define EMPTY_WAIT_MS 2000
+
+struct cgroup {
+	char *dir[CGROUP_NCTL]; /* NULL when the controller is not used */
+	int version[CGROUP_NCTL];
+	uint64_t memory_mb;
+};
+
+static const char *const ctl_names[CGROUP_NCTL] = {"memory", "pids", "cpu"};
+
+const char *
+cgroup_ctl_name(enum cgroup_ctl c)
+{
+	return ctl_names[c];
+}
+
+/* Write the string s to dir/file; 0, or -1 with errno. */
+static int
+write_file(const char *dir, const char *file, const char *s)
+{
+	char *p = xasprintf("%s/%s", dir, file);
+	int fd = open(p, O_WRONLY | O_CLOEXEC), rc = -1;
+
+	free(p);
+	if (fd == -1)
+		return -1;
+	size_t len = strlen(s);
+	if (write(fd, s, len) == (ssize_t)len)
+		rc = 0;
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+/* Read dir/file (small) into out; 0, or -1 with errno. */
+static int
+read_file(const char *dir, const char *file, char *out, size_t size)
+{
+	char *p = xasprintf("%s/%s", dir, file);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+
+	free(p);
+	if (fd == -1)
+		return -1;
+	ssize_t n = read(fd, out, size - 1);
+	int saved = errno;
+	close(fd);
+	if (n < 0) {
+		errno = saved;
+		return -1;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/*
+ * The mount point of the hierarchy of fstype "cgroup2", or of the v1
+ * hierarchy carrying controller `ctl`. Caller frees; NULL if none.
+ */
+static char *
+find_mount(const char *fstype, const char *ctl)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], *found = NULL;
+
+	if (f == NULL)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		/* id parent dev root mountpoint opts [optional...] - fstype source superopts */
+		char root[1024], mnt[1024], type[64], super[1024];
+		char *dash = strstr(line, " - ");
+		if (dash == NULL || sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2 ||
+		    sscanf(dash + 3, "%63s %*s %1023s", type, super) != 2)
+			continue;
+		if (strcmp(type, fstype) != 0 || strcmp(root, "/") != 0)
+			continue;
+		if (ctl) {
+			/* superopts is a comma list: rw,relatime,cpu,cpuacct */
+			int has = 0;
+			for (char *t = strtok(super, ","); t; t = strtok(NULL, ","))
+				has |= strcmp(t, ctl) == 0;
+			if (!has)
+				continue;
+		}
+		found = xstrdup(mnt);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Our own group in the hierarchy listing `ctl` in /proc/self/cgroup (NULL:
+ * the v2 line "0::"). Caller frees; NULL if absent.
+ */
+static char *
+own_group(const char *ctl)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096], *found = NULL;
+
+	if (f == NULL)
+		return NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (c2 == NULL)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		*c2 = '\0';
+		const char *list = c1 + 1;
+		if (ctl == NULL) {
+			if (strcmp(line, "0") == 0 && *list == '\0')
+				found = xstrdup(c2 + 1);
+			continue;
+		}
+		char *dup = xstrdup(list), *save = NULL;
+		for (char *t = strtok_r(dup, ",", &save); t && !found; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, ctl) == 0)
+				found = xstrdup(c2 + 1);
+		free(dup);
+	}
+	fclose(f);
+	return found;
+}
+
+/* 1 if the space-separated list contains word. */
+static int
+has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+			return 1;
+	return 0;
+}
+
+/* Move every process of dir to dir/daemon (v2's no-internal-process rule). */
+static int
+v2_move_to_leaf(const char *dir)
+{
+	char procs[65536];
+	char *leaf = xasprintf("%s/daemon", dir);
+	int rc = -1;
+
+	if (mkdir(leaf, 0755) == -1 && errno != EEXIST)
+		goto out;
+	if (read_file(dir, "cgroup.procs", procs, sizeof(procs)) == -1)
+		goto out;
+	rc = 0;
+	for (char *t = strtok(procs, "\n"); t && rc == 0; t = strtok(NULL, "\n"))
+		if (write_file(leaf, "cgroup.procs", t) == -1 && errno != ESRCH)
+			rc = -1;
+out:
+	free(leaf);
+	return rc;
+}
+
+/* Enable the controllers named in `want` below dir; 0 or -1 with errno. */
+static int
+v2_enable(const char *dir, const char *want)
+{
+	return write_file(dir, "cgroup.subtree_control", want);
+}
+
+/* Prepare D/kernels on cgroup v2 for the controllers D has. */
+static void
+probe_v2(struct cgroup_layout *l)
+{
+	char ctls[512], want[64] = "";
+	char *mnt = find_mount("cgroup2", NULL), *own = own_group(NULL), *dir = NULL;
+	char *kern = NULL;
+	const char *why = NULL;
+
+	if (mnt == NULL || own == NULL) {
+		why = "no cgroup v2 hierarchy is mounted";
+		goto out;
+	}
+	dir = xasprintf("%s%s", mnt, strcmp(own, "/") == 0 ? "" : own);
+	if (read_file(dir, "cgroup.controllers", ctls, sizeof(ctls)) == -1) {
+		why = "the daemon's cgroup v2 group cannot be read";
+		goto out;
+	}
+	for (int c = 0; c < CGROUP_NCTL; c++)
+		if (has_word(ctls, ctl_names[c]))
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s+%s",
+				 *want ? " " : "", ctl_names[c]);
+	if (*want == '\0') {
+		why = "the cgroup v2 hierarchy has no memory, pids or cpu controller here";
+		goto out;
+	}
+	kern = xasprintf("%s/kernels", dir);
+	if ((strcmp(own, "/") != 0 && v2_move_to_leaf(dir) == -1) || v2_enable(dir, want) == -1 ||
+	    (mkdir(kern, 0755) == -1 && errno != EEXIST) || v2_enable(kern, want) == -1) {
+		why = "the daemon's cgroup v2 group is not delegated to it (not writable)";
+		goto out;
+	}
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (!has_word(ctls, ctl_names[c]))
+			continue;
+		l->version[c] = 2;
+		l->parent[c] = xstrdup(kern);
+	}
+out:
+	for (int c = 0; c < CGROUP_NCTL; c++)
+		if (l->version[c] == 0)
+			snprintf(l->reason[c], sizeof(l->reason[c]), "%s",
+				 why ? why : "the cgroup v2 hierarchy lacks this controller");
+	free(mnt);
+	free(own);
+	free(dir);
+	free(kern);
+}
+
+/* Prepare G/codeexecd in the v1 hierarchy of controller c. */
+static void
+probe_v1(struct cgroup_layout *l, int c)
+{
+	char *mnt = find_mount("cgroup", ctl_names[c]), *own = own_group(ctl_names[c]);
+
+	if (mnt == NULL || own == NULL) {
+		snprintf(l->reason[c] + strlen(l->reason[c]),
+			 sizeof(l->reason[c]) - strlen(l->reason[c]),
+			 "; no cgroup v1 %s hierarchy is mounted", ctl_names[c]);
+	} else {
+		char *dir = xasprintf("%s%s/codeexecd", mnt, strcmp(own, "/") == 0 ? "" : own);
+		if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+			l->version[c] = 1;
+			l->parent[c] = dir;
+			l->reason[c][0] = '\0';
+		} else {
+			snprintf(l->reason[c] + strlen(l->reason[c]),
+				 sizeof(l->reason[c]) - strlen(l->reason[c]),
+				 "; cgroup v1: mkdir %s: %s", dir, strerror(errno));
+			free(dir);
+		}
+	}
+	free(mnt);
+	free(own);
+}
+
+int
+cgroup_probe(struct cgroup_layout *l)
+{
+	int n = 0;
+
+	memset(l, 0, sizeof(*l));
+	probe_v2(l);
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (l->version[c] == 0)
+			probe_v1(l, c);
+		n += l->version[c] != 0;
+	}
+	return n;
+}
+
+void
+cgroup_layout_free(struct cgroup_layout *l)
+{
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		free(l->parent[c]);
+		l->parent[c] = NULL;
+		l->version[c] = 0;
+	}
+}
+
+struct json_object *
+cgroup_layout_json(const struct cgroup_layout *l, const char *name)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", json_object_new_string(name));
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (l->version[c] == 0)
+			continue;
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "version", json_object_new_int(l->version[c]));
+		json_object_object_add(e, "parent", json_object_new_string(l->parent[c]));
+		json_object_object_add(o, ctl_names[c], e);
+	}
+	return o;
+}
+
+/* 1 if name is one path component made of [A-Za-z0-9._-], not "." or "..". */
+static int
+name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 64 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return 0;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+	       n;
+}
+
+int
+cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char **name,
+			const char **bad)
+{
+	struct json_object *v, *e;
+
+	memset(l, 0, sizeof(*l));
+	*name = NULL;
+	if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "name", &v) || !json_object_is_type(v, json_type_string) ||
+	    !name_ok(json_object_get_string(v))) {
+		*bad = "cgroup.name must be one path component of [A-Za-z0-9._-]";
+		return -1;
+	}
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		struct json_object *ver, *par;
+		if (!json_object_object_get_ex(o, ctl_names[c], &e))
+			continue;
+		if (!json_object_object_get_ex(e, "version", &ver) ||
+		    !json_object_object_get_ex(e, "parent", &par) ||
+		    !json_object_is_type(par, json_type_string) ||
+		    json_object_get_string(par)[0] != '/' ||
+		    (json_object_get_int(ver) != 1 && json_object_get_int(ver) != 2)) {
+			cgroup_layout_free(l);
+			*bad = "cgroup.<controller> must be {version: 1|2, parent: absolute path}";
+			return -1;
+		}
+		l->version[c] = json_object_get_int(ver);
+		l->parent[c] = xstrdup(json_object_get_string(par));
+	}
+	*name = xstrdup(json_object_get_string(v));
+	return 0;
+}
+
+/* The group's directory of controller c, shared with an earlier one on v2. */
+static int
+same_dir_before(const struct cgroup *g, int c)
+{
+	for (int i = 0; i < c; i++)
+		if (g->dir[i] && strcmp(g->dir[i], g->dir[c]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Set the limit of controller c in g; 0 or -1 with *why. */
+static int
+set_limit(struct cgroup *g, int c, const struct cgroup_limits *lim, char **why)
+{
+	char v[64];
+	const char *file = NULL;
+	int v2 = g->version[c] == 2;
+
+	if (c == CGROUP_MEMORY) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory_mb * 1024 * 1024);
+		file = v2 ? "memory.max" : "memory.limit_in_bytes";
+		if (write_file(g->dir[c], file, v) == -1)
+			goto fail;
+		/* Without swap limits, a kernel over its memory limit swaps instead. */
+		if (write_file(g->dir[c], v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
+			       v2 ? "0" : v) == -1 && errno != ENOENT)
+			goto fail;
+		return 0;
+	}
+	if (c == CGROUP_PIDS) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->pids);
+		file = "pids.max";
+		if (write_file(g->dir[c], file, v) == -1)
+			goto fail;
+		return 0;
+	}
+	long quota = (long)(lim->cpu * CPU_PERIOD_US);
+	if (quota < 1000)
+		quota = 1000; /* the kernel's minimum */
+	if (v2) {
+		snprintf(v, sizeof(v), "%ld %d", quota, CPU_PERIOD_US);
+		file = "cpu.max";
+		if (write_file(g->dir[c], file, v) == -1)
+			goto fail;
+		return 0;
+	}
+	snprintf(v, sizeof(v), "%d", CPU_PERIOD_US);
+	file = "cpu.cfs_period_us";
+	if (write_file(g->dir[c], file, v) == -1)
+		goto fail;
+	snprintf(v, sizeof(v), "%ld", quota);
+	file = "cpu.cfs_quota_us";
+	if (write_file(g->dir[c], file, v) == -1)
+		goto fail;
+	return 0;
+fail:
+	*why = xasprintf("cannot set %s/%s: %s", g->dir[c], file, strerror(errno));
+	return -1;
+}
+
+/* 1 if limit lim asks for controller c. */
+static int
+wants(const struct cgroup_limits *lim, int c)
+{
+	if (c == CGROUP_MEMORY)
+		return lim->memory_mb > 0;
+	if (c == CGROUP_PIDS)
+		return lim->pids > 0;
+	return lim->cpu > 0;
+}
+
+struct cgroup *
+cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgroup_limits *lim,
+	      char **why)
+{
+	struct cgroup *g = xcalloc(1, sizeof(*g));
+
+	if (!name_ok(name)) {
+		*why = xasprintf("bad cgroup name \"%s\"", name);
+		goto fail;
+	}
+	g->memory_mb = lim->memory_mb;
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (!wants(lim, c))
+			continue;
+		if (l->version[c] == 0) {
+			*why = xasprintf("limits.%s cannot be enforced: no usable %s controller",
+					 c == CGROUP_MEMORY ? "memory_mb" : ctl_names[c], ctl_names[c]);
+			goto fail;
+		}
+		g->version[c] = l->version[c];
+		g->dir[c] = xasprintf("%s/%s", l->parent[c], name);
+		if (!same_dir_before(g, c) && mkdir(g->dir[c], 0755) == -1 && errno != EEXIST) {
+			*why = xasprintf("mkdir %s: %s", g->dir[c], strerror(errno));
+			goto fail;
+		}
+	}
+	/* A group left by a crashed worker may still hold its kernel. */
+	cgroup_kill_all(g);
+	for (int c = 0; c < CGROUP_NCTL; c++)
+		if (g->dir[c] && set_limit(g, c, lim, why) == -1)
+			goto fail;
+	return g;
+fail:
+	cgroup_destroy(&g);
+	return NULL;
+}
+
+int
+cgroup_procs_fds(const struct cgroup *g, int *fds, char **why)
+{
+	int n = 0;
+
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (g->dir[c] == NULL || same_dir_before(g, c))
+			continue;
+		char *p = xasprintf("%s/cgroup.procs", g->dir[c]);
+		fds[n] = open(p, O_WRONLY | O_CLOEXEC);
+		if (fds[n] == -1) {
+			*why = xasprintf("open %s: %s", p, strerror(errno));
+			free(p);
+			while (n > 0)
+				close(fds[--n]);
+			return -1;
+		}
+		free(p);
+		n++;
+	}
+	return n;
+}
+
+/* SIGKILL every process listed in dir/cgroup.procs; how many there were. */
+static int
+kill_listed(const char *dir)
+{
+	char procs[65536];
+	int n = 0;
+
+	if (read_file(dir, "cgroup.procs", procs, sizeof(procs)) == -1)
+		return 0;
+	for (char *t = strtok(procs, "\n"); t; t = strtok(NULL, "\n")) {
+		pid_t pid = (pid_t)atol(t);
+		if (pid > 0 && kill(pid, SIGKILL) == 0)
+			n++;
+	}
+	return n;
+}
+
+void
+cgroup_kill_all(struct cgroup *g)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (g->dir[c] == NULL || same_dir_before(g, c))
+			continue;
+		/* v2 (Linux 5.14+) kills the whole group at once, forks included. */
+		if (g->version[c] == 2 && write_file(g->dir[c], "cgroup.kill", "1") == 0)
+			continue;
+		/* v1: repeat, since a process may fork while we read the list. */
+		for (int i = 0; i < EMPTY_WAIT_MS / 10 && kill_listed(g->dir[c]) > 0; i++)
+			nanosleep(&ts, NULL);
+	}
+}
+
+unsigned long
+cgroup_oom_kills(const struct cgroup *g)
+{
+	char text[4096];
+	const char *dir = g->dir[CGROUP_MEMORY];
+
+	if (dir == NULL ||
+	    read_file(dir, g->version[CGROUP_MEMORY] == 2 ? "memory.events" : "memory.oom_control",
+		      text, sizeof(text)) == -1)
+		return 0;
+	char *p = strstr(text, "oom_kill ");
+	return p ? strtoul(p + strlen("oom_kill "), NULL, 10) : 0;
+}
+
+uint64_t
+cgroup_memory_mb(const struct cgroup *g)
+{
+	return g->memory_mb;
+}
+
+void
+cgroup_destroy(struct cgroup **gp)
+{
+	struct cgroup *g = *gp;
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	if (g == NULL)
+		return;
+	cgroup_kill_all(g);
+	for (int c = CGROUP_NCTL - 1; c >= 0; c--) {
+		if (g->dir[c] == NULL || same_dir_before(g, c))
+			continue;
+		/* Killed processes leave the group once reaped: give them a moment. */
+		for (int i = 0; i < EMPTY_WAIT_MS / 10 && rmdir(g->dir[c]) == -1 && errno == EBUSY;
+		     i++)
+			nanosleep(&ts, NULL);
+	}
+	for (int c = 0; c < CGROUP_NCTL; c++)
+		free(g->dir[c]);
+	free(g);
+	*gp = NULL;
+}

@@ -1,0 +1,101 @@
+/*
+ * cgroup.h - one control group per kernel, for its memory, pids and cpu
+ * limits.
+ *
+ * Layout. The supervisor calls cgroup_probe() once at start-up; it finds
+ * where kernels' groups can live and prepares that place:
+ *
+ *   cgroup v2 (a delegated subtree of the daemon's own group D, as
+ *   systemd's Delegate=yes gives): the daemon's processes move to the leaf
+ *   D/daemon (v2 allows no processes in a group that distributes
+ *   controllers), "+memory +pids +cpu" are enabled in D and in D/kernels,
+ *   and each kernel gets D/kernels/<name>.
+ *
+ *   cgroup v1 (v1 or hybrid hosts, where the controllers are mounted one
+ *   hierarchy each): for every controller C, the daemon's own group G_C in
+ *   that hierarchy gets G_C/codeexecd, and each kernel gets
+ *   G_C/codeexecd/<name> there.
+ *
+ * v2 is used when it can enforce every controller it has; a controller it
+ * lacks is taken from v1 when mounted. The supervisor and the workers stay
+ * in their own groups, outside every kernel's, so they keep answering while
+ * a kernel burns CPU or memory. The layout travels to the worker inside
+ * START (cgroup_layout_json); the worker creates, fills, kills and removes
+ * its kernel's group.
+ */
+#ifndef COMMON_CGROUP_H
+#define COMMON_CGROUP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+enum cgroup_ctl { CGROUP_MEMORY, CGROUP_PIDS, CGROUP_CPU, CGROUP_NCTL };
+
+/* What a kernel may use; 0 means no limit. */
+struct cgroup_limits {
+	uint64_t memory_mb;
+	uint64_t pids;	/* tasks: processes and threads */
+	double cpu;	/* share of one core, e.g. 0.5 */
+};
+
+/* Where kernels' groups go, per controller. Owns its strings. */
+struct cgroup_layout {
+	int version[CGROUP_NCTL];   /* 2, 1, or 0 when the controller is unusable */
+	char *parent[CGROUP_NCTL];  /* directory holding the kernels' groups */
+	char reason[CGROUP_NCTL][200]; /* why a controller is unusable */
+};
+
+/* One kernel's group. Opaque. */
+struct cgroup;
+
+/* "memory", "pids" or "cpu". */
+const char *cgroup_ctl_name(enum cgroup_ctl c);
+
+/*
+ * Find and prepare the place for kernels' groups (see above); may move the
+ * calling process to D/daemon on cgroup v2. Fills *l (caller frees with
+ * cgroup_layout_free) and returns how many controllers are usable; each
+ * unusable one has its reason.
+ */
+int cgroup_probe(struct cgroup_layout *l);
+void cgroup_layout_free(struct cgroup_layout *l);
+
+/*
+ * START's "cgroup" member for a kernel group called `name`:
+ * {"name": name, "memory": {"version": 1|2, "parent": dir}, "pids": ...,
+ * "cpu": ...}, each controller only when usable. Caller owns it.
+ */
+struct json_object *cgroup_layout_json(const struct cgroup_layout *l, const char *name);
+/*
+ * Parse that object into *l and *name (caller frees both). 0, or -1 with
+ * *bad saying what is wrong.
+ */
+int cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char **name,
+			    const char **bad);
+
+/*
+ * Create the group `name` under the layout and set the limits. A limit
+ * whose controller is unusable fails: limits are never silently dropped.
+ * Returns the group (caller owns: cgroup_destroy), or NULL with *why set
+ * (caller frees).
+ */
+struct cgroup *cgroup_create(const struct cgroup_layout *l, const char *name,
+			     const struct cgroup_limits *lim, char **why);
+/*
+ * Open the cgroup.procs files a process writes "0" to in order to enter the
+ * group (one per hierarchy; at most CGROUP_NCTL), close-on-exec. Returns how
+ * many, or -1 with *why set. The caller closes them.
+ */
+int cgroup_procs_fds(const struct cgroup *g, int *fds, char **why);
+/* SIGKILL every process in the group and wait (briefly) until it is empty. */
+void cgroup_kill_all(struct cgroup *g);
+/* How many times the memory limit made the kernel's OOM killer act. */
+unsigned long cgroup_oom_kills(const struct cgroup *g);
+/* The memory limit in MB, 0 if none. */
+uint64_t cgroup_memory_mb(const struct cgroup *g);
+/* Kill what is left, remove the group, free it; *gp becomes NULL. */
+void cgroup_destroy(struct cgroup **gp);
+
+#endif

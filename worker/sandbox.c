@@ -1,0 +1,322 @@
+/* sandbox.c - see sandbox.h: START's sandbox fields and the steps every mode shares. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cap-ng.h>
+
+#include "log.h"
+#include "sandbox.h"
+#include "xmalloc.h"
+
+#define MB (1024ull * 1024)
+
+static const char *const mode_names[] = {"inherit", "isolated", "seccomp"};
+
+const char *
+sandbox_mode_name(enum sandbox_mode m)
+{
+	return mode_names[m];
+}
+
+/* Non-negative integer member `key` of o into *out (absent: 0). 0 or -1. */
+static int
+get_count(struct json_object *o, const char *key, double max, double *out)
+{
+	struct json_object *v;
+
+	*out = 0;
+	if (o == NULL || !json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return -1;
+	*out = json_object_get_double(v);
+	return isfinite(*out) && *out >= 0 && *out <= max ? 0 : -1;
+}
+
+/* START's "limits" object. */
+static const char *
+parse_limits(struct sandbox *sb, struct json_object *p)
+{
+	struct json_object *l = NULL;
+	double mem, pids, cpu, nofile, fsize;
+
+	if (json_object_object_get_ex(p, "limits", &l) && !json_object_is_type(l, json_type_object))
+		return "limits must be an object";
+	if (get_count(l, "memory_mb", 1 << 30, &mem) == -1 ||
+	    get_count(l, "pids", 1 << 22, &pids) == -1 || get_count(l, "cpu", 4096, &cpu) == -1 ||
+	    get_count(l, "nofile", 1 << 20, &nofile) == -1 ||
+	    get_count(l, "fsize_mb", 1 << 30, &fsize) == -1)
+		return "limits.memory_mb, pids, cpu, nofile and fsize_mb must be non-negative numbers";
+	sb->limits.memory_mb = (uint64_t)mem;
+	sb->limits.pids = (uint64_t)pids;
+	sb->limits.cpu = cpu;
+	sb->nofile = (rlim_t)nofile;
+	sb->fsize = (rlim_t)fsize * MB;
+	return NULL;
+}
+
+/* START's "uid"/"gid". */
+static const char *
+parse_identity(struct sandbox *sb, struct json_object *p)
+{
+	double uid, gid;
+	int has_uid = json_object_object_get_ex(p, "uid", NULL);
+	int has_gid = json_object_object_get_ex(p, "gid", NULL);
+
+	if (!has_uid && !has_gid)
+		return NULL;
+	if (!has_uid || !has_gid || get_count(p, "uid", (double)UINT32_MAX - 1, &uid) == -1 ||
+	    get_count(p, "gid", (double)UINT32_MAX - 1, &gid) == -1 || uid != floor(uid) ||
+	    gid != floor(gid))
+		return "uid and gid must come together, as non-negative integers";
+	if (uid == 0 || gid == 0)
+		return "uid and gid must not be 0: a kernel never runs as root";
+	sb->has_id = 1;
+	sb->uid = (uid_t)uid;
+	sb->gid = (gid_t)gid;
+	return NULL;
+}
+
+const char *
+sandbox_parse(struct sandbox *sb, struct json_object *p)
+{
+	struct json_object *m, *cg;
+	const char *bad;
+
+	if (json_object_object_get_ex(p, "network_mode", &m)) {
+		const char *s = json_object_get_string(m);
+		int found = 0;
+		for (int i = 0; i < 3; i++)
+			if (json_object_is_type(m, json_type_string) && strcmp(s, mode_names[i]) == 0) {
+				sb->mode = (enum sandbox_mode)i;
+				found = 1;
+			}
+		if (!found)
+			return "network_mode must be \"inherit\", \"isolated\" or \"seccomp\"";
+	}
+	if ((bad = parse_identity(sb, p)) || (bad = parse_limits(sb, p)))
+		return bad;
+	if (json_object_object_get_ex(p, "cgroup", &cg)) {
+		if (cgroup_layout_from_json(cg, &sb->layout, &sb->cgroup_name, &bad) == -1)
+			return bad;
+		sb->has_cgroup = 1;
+	}
+	if ((sb->limits.memory_mb || sb->limits.pids || sb->limits.cpu > 0) && !sb->has_cgroup)
+		return "limits.memory_mb, pids and cpu need a cgroup layout in START";
+	if (sb->has_id && geteuid() != 0)
+		return "uid/gid need the worker to run as root";
+	return NULL;
+}
+
+void
+sandbox_free(struct sandbox *sb)
+{
+	cgroup_destroy(&sb->cg);
+	cgroup_layout_free(&sb->layout);
+	free(sb->cgroup_name);
+	free(sb->helper);
+	sb->cgroup_name = sb->helper = NULL;
+}
+
+int
+sandbox_cgroup_create(struct sandbox *sb, char **why)
+{
+	if (!sb->has_cgroup)
+		return 0;
+	if (sb->cg == NULL) {
+		sb->cg = cgroup_create(&sb->layout, sb->cgroup_name, &sb->limits, why);
+		if (sb->cg == NULL)
+			return -1;
+	} else {
+		cgroup_kill_all(sb->cg); /* what the last kernel left behind */
+	}
+	sb->oom_base = cgroup_oom_kills(sb->cg);
+	return 0;
+}
+
+int
+sandbox_oom_killed(struct sandbox *sb)
+{
+	return sb->cg && cgroup_oom_kills(sb->cg) > sb->oom_base;
+}
+
+/* Give path (in a directory we own) to the kernel's identity, never through a link. */
+static int
+give(const char *dir, const char *name, const struct sandbox *sb, char **why)
+{
+	if (fchownat(AT_FDCWD, name ? name : dir, sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) == -1) {
+		*why = xasprintf("chown %s%s%s: %s", dir, name ? "/" : "", name ? name : "",
+				 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
+		const char *runtime_dir, struct sandbox_launch *ln, char **why)
+{
+	memset(ln, 0, sizeof(*ln));
+	if (sb->has_id) {
+		/* The kernel reads its connection file and binds its sockets there. */
+		char *conn = xasprintf("%s/kernel.json", runtime_dir);
+		int rc = give(runtime_dir, NULL, sb, why) == -1 ? -1 : give(runtime_dir, conn, sb, why);
+		free(conn);
+		if (rc == -1)
+			return -1;
+	}
+	if (sb->cg && (ln->n_cg_fds = cgroup_procs_fds(sb->cg, ln->cg_fds, why)) == -1) {
+		ln->n_cg_fds = 0;
+		return -1;
+	}
+	if (sb->mode == SANDBOX_SECCOMP)
+		return sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why);
+	return 0;
+}
+
+static void
+free_vector(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
+sandbox_launch_free(struct sandbox_launch *ln)
+{
+	for (int i = 0; i < ln->n_cg_fds; i++)
+		close(ln->cg_fds[i]);
+	ln->n_cg_fds = 0;
+	free_vector(ln->argv);
+	free_vector(ln->envp);
+	free(ln->start_dir);
+	ln->argv = ln->envp = NULL;
+	ln->start_dir = NULL;
+}
+
+/* The texts of the child's failure stages. */
+static const struct {
+	int stage;
+	const char *text;
+} stage_texts[] = {
+	{SANDBOX_STAGE_CGROUP, "cannot enter the kernel's cgroup"},
+	{SANDBOX_STAGE_RLIMIT, "cannot set RLIMIT_NOFILE/RLIMIT_FSIZE"},
+	{SANDBOX_STAGE_IDENTITY, "cannot switch to the kernel's uid/gid"},
+	{SANDBOX_STAGE_USERNS, "kernel_network_mode isolated: cannot create user and network namespaces"},
+	{SANDBOX_STAGE_MAPS, "kernel_network_mode isolated: cannot write the user namespace's uid/gid maps"},
+	{SANDBOX_STAGE_LOOPBACK, "kernel_network_mode isolated: cannot bring up loopback in the network namespace"},
+	{SANDBOX_STAGE_CAPS, "cannot drop the kernel's capabilities and bounding set"},
+	{SANDBOX_STAGE_NNP, "cannot set no_new_privs"},
+};
+
+const char *
+sandbox_stage_text(int stage)
+{
+	for (size_t i = 0; i < sizeof(stage_texts) / sizeof(stage_texts[0]); i++)
+		if (stage_texts[i].stage == stage)
+			return stage_texts[i].text;
+	return "cannot set up the kernel process";
+}
+
+/* Empty the bounding set while we still have CAP_SETPCAP (the uid change keeps it otherwise). */
+static int
+drop_bounding(void)
+{
+	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1)
+			return -1;
+	return 0;
+}
+
+/* Become uid/gid with the one group gid: no supplementary group of the worker. */
+static int
+set_identity(const struct sandbox *sb)
+{
+	if (drop_bounding() == -1 || setgroups(1, &sb->gid) == -1 ||
+	    setresgid(sb->gid, sb->gid, sb->gid) == -1 || setresuid(sb->uid, sb->uid, sb->uid) == -1)
+		return -1;
+	/* A uid change makes us undumpable, which would lock us out of /proc/self/uid_map. */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+int
+sandbox_drop_caps(void)
+{
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_apply(CAPNG_SELECT_ALL) == 0)
+		return 0;
+	/*
+	 * Without CAP_SETPCAP (an unprivileged worker) the bounding set cannot
+	 * shrink; no_new_privs keeps it from ever filling the other sets.
+	 */
+	capng_clear(CAPNG_SELECT_ALL);
+	return capng_apply(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) == 0 ? 0 : -1;
+}
+
+/* Write "0" (ourselves) to each cgroup.procs the parent opened for us. */
+static int
+enter_cgroup(const struct sandbox_launch *ln)
+{
+	for (int i = 0; i < ln->n_cg_fds; i++)
+		if (write(ln->cg_fds[i], "0", 1) != 1)
+			return -1;
+	return 0;
+}
+
+/* RLIMIT_NOFILE and RLIMIT_FSIZE, soft and hard, so the kernel cannot raise them. */
+static int
+set_rlimits(const struct sandbox *sb)
+{
+	struct rlimit r;
+
+	if (sb->nofile) {
+		r.rlim_cur = r.rlim_max = sb->nofile;
+		if (setrlimit(RLIMIT_NOFILE, &r) == -1)
+			return -1;
+	}
+	if (sb->fsize) {
+		r.rlim_cur = r.rlim_max = sb->fsize;
+		if (setrlimit(RLIMIT_FSIZE, &r) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Fail at step `st` keeping errno. */
+static int
+fail_at(int *stage, int st)
+{
+	*stage = st;
+	return -1;
+}
+
+int
+sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *stage)
+{
+	if (enter_cgroup(ln) == -1)
+		return fail_at(stage, SANDBOX_STAGE_CGROUP);
+	if (set_rlimits(sb) == -1)
+		return fail_at(stage, SANDBOX_STAGE_RLIMIT);
+	if (sb->has_id && set_identity(sb) == -1)
+		return fail_at(stage, SANDBOX_STAGE_IDENTITY);
+	if (sb->mode == SANDBOX_ISOLATED && sandbox_isolated_child(sb, stage) == -1)
+		return -1;
+	/* inherit without an identity keeps today's behaviour: nothing to drop. */
+	if (sb->mode == SANDBOX_INHERIT && !sb->has_id)
+		return 0;
+	if (sandbox_drop_caps() == -1)
+		return fail_at(stage, SANDBOX_STAGE_CAPS);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return fail_at(stage, SANDBOX_STAGE_NNP);
+	return 0;
+}

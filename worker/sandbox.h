@@ -1,0 +1,128 @@
+/*
+ * sandbox.h - what a kernel may do: its identity, limits and network mode.
+ *
+ * Like OpenSSH's ssh-sandbox.h, a narrow interface with one file per
+ * backend: sandbox.c (identity, rlimits, capabilities, no_new_privs: every
+ * mode), sandbox_isolated.c (user + network namespaces with loopback) and
+ * sandbox_seccomp.c (isolated Python startup, immutable environment, and
+ * the filter of seccomp_filter.c installed once the kernel is ready).
+ *
+ * The steps, in kernel.c's order:
+ *   sandbox_prepare()  worker, before the fork: check what START asked and
+ *                      rewrite the kernel's argv/env (seccomp startup);
+ *   sandbox_child()    kernel process, between fork and exec: enter the
+ *                      cgroup, set limits, drop identity, make namespaces,
+ *                      drop capabilities, set no_new_privs;
+ *   sandbox_lock_*()   worker, after the handshake and before READY:
+ *                      make the kernel install its seccomp filter, verify.
+ * Every step fails closed: the kernel does not start, and the reason says
+ * which step and which object.
+ */
+#ifndef WORKER_SANDBOX_H
+#define WORKER_SANDBOX_H
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "cgroup.h"
+
+enum sandbox_mode { SANDBOX_INHERIT, SANDBOX_ISOLATED, SANDBOX_SECCOMP };
+
+/* What START asked for (ipc.h); owned by main.c. */
+struct sandbox {
+	enum sandbox_mode mode;
+	int has_id;		/* run the kernel as uid/gid (the worker is root) */
+	uid_t uid;
+	gid_t gid;
+	rlim_t nofile;		/* 0: inherit */
+	rlim_t fsize;		/* bytes; 0: inherit */
+	struct cgroup_limits limits;
+	int has_cgroup;
+	struct cgroup_layout layout;
+	char *cgroup_name;
+	struct cgroup *cg;	/* the kernel's group, made by sandbox_cgroup_create */
+	unsigned long oom_base; /* OOM kills counted before this kernel started */
+	char *helper;		/* codeexec-seccomp.so beside our executable */
+};
+
+/*
+ * What a kernel about to start needs, made by sandbox_prepare() and
+ * released by sandbox_launch_free(). The child uses it without allocating.
+ */
+struct sandbox_launch {
+	char **argv;		/* NULL: spec's argv (caller's) */
+	char **envp;		/* NULL: spec's envp */
+	char *start_dir;	/* NULL: the kernel's cwd */
+	int cg_fds[CGROUP_NCTL]; /* cgroup.procs of the kernel's group */
+	int n_cg_fds;
+};
+
+/* Failure stages reported by the child (kernel.c adds its own below 16). */
+enum sandbox_stage {
+	SANDBOX_STAGE_CGROUP = 16,
+	SANDBOX_STAGE_RLIMIT,
+	SANDBOX_STAGE_IDENTITY,
+	SANDBOX_STAGE_USERNS,
+	SANDBOX_STAGE_MAPS,
+	SANDBOX_STAGE_LOOPBACK,
+	SANDBOX_STAGE_CAPS,
+	SANDBOX_STAGE_NNP,
+};
+
+/* Fill *sb from START payload p; NULL, or what is malformed. */
+const char *sandbox_parse(struct sandbox *sb, struct json_object *p);
+/* Release what sandbox_parse() and the cgroup made; removes the group. */
+void sandbox_free(struct sandbox *sb);
+/* "inherit", "isolated" or "seccomp". */
+const char *sandbox_mode_name(enum sandbox_mode m);
+
+/*
+ * Make the kernel's cgroup if START asked for one (once per worker; a
+ * restarted kernel reuses it after killing what was left in it). 0, or -1
+ * with *why (caller frees).
+ */
+int sandbox_cgroup_create(struct sandbox *sb, char **why);
+
+/*
+ * Before the fork: check, and build *ln for a kernel running argv/envp in
+ * cwd with its runtime files in runtime_dir. 0, or -1 with *why (caller
+ * frees); *ln is released by sandbox_launch_free() either way.
+ */
+int sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
+		    const char *runtime_dir, struct sandbox_launch *ln, char **why);
+void sandbox_launch_free(struct sandbox_launch *ln);
+
+/*
+ * In the child, after fork and before exec: async-signal-safe only (the
+ * worker has ZeroMQ threads). 0, or -1 with errno set and *stage saying
+ * which step failed.
+ */
+int sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *stage);
+/* What failed at `stage`, for the START_FAILED message. */
+const char *sandbox_stage_text(int stage);
+
+/* isolated: new user + network namespaces, loopback up (sandbox_isolated.c). */
+int sandbox_isolated_child(const struct sandbox *sb, int *stage);
+/* Drop every capability, the bounding and ambient sets included. */
+int sandbox_drop_caps(void);
+
+/*
+ * seccomp (sandbox_seccomp.c): check the environment and build the isolated
+ * Python startup into *ln. 0, or -1 with *why.
+ */
+int sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
+			    const char *runtime_dir, struct sandbox_launch *ln, char **why);
+/* The code the worker runs (silently) in a ready kernel to lock it. */
+const char *sandbox_seccomp_lock_code(void);
+/*
+ * After the lock code ran: verify from outside that every thread of `pid`
+ * shows Seccomp: 2 and NoNewPrivs: 1. 0, or -1 with *why.
+ */
+int sandbox_seccomp_verify(pid_t pid, char **why);
+
+/* The kernel ended: 1 if its group's memory limit killed something. */
+int sandbox_oom_killed(struct sandbox *sb);
+
+#endif

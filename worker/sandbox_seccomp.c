@@ -1,0 +1,642 @@
+/*
+ * sandbox_seccomp.c - kernel_network_mode seccomp: an isolated Python
+ * startup over an immutable environment, then a seccomp filter the kernel
+ * installs on itself when the worker says it is ready.
+ *
+ * Why from inside: seccomp filters only ever apply to the calling thread
+ * (and, with TSYNC, its siblings); nothing outside can install one on a
+ * running process. The filter cannot be installed before exec either,
+ * because ZeroMQ and Jupyter need sockets while they start. So the startup
+ * below (our code, passed with -c, nothing read from disk but validated
+ * roots) loads codeexec-seccomp.so from beside the worker and keeps a
+ * lock() the worker runs silently once the handshake is done, before READY
+ * (see main.c). The worker then checks /proc/PID/task/\*\/status from the
+ * outside: a kernel that did not lock itself is killed.
+ */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "log.h"
+#include "sandbox.h"
+#include "xmalloc.h"
+
+#define HELPER_NAME "codeexec-seccomp.so"
+#define QUERY_TIMEOUT_MS 20000
+#define MAX_GROUPS 64
+#define MAX_LINK_DEPTH 8
+
+/*
+ * Startup variables: rejected unless listed as supported. They act before
+ * the filter exists (the loader, the interpreter, IPython and Jupyter read
+ * them at start-up), and none has variable-specific validation yet.
+ */
+static const struct {
+	const char *prefix;
+	const char *why;
+} rejected_env[] = {
+	{"LD_", "the dynamic loader reads it before any check (LD_LIBRARY_PATH is validated)"},
+	{"DYLD_", "a loader control"},
+	{"PYTHON", "an interpreter startup control (only PYTHONNOUSERSITE=1 is supported)"},
+	{"IPYTHON", "an IPython startup control"},
+	{"JUPYTER", "a Jupyter startup control"},
+	{"JPY_", "a Jupyter startup control"},
+};
+
+/*
+ * Asked of the interpreter (run -I -S as the kernel identity) before the
+ * kernel: where its standard library and package roots are. No .pth file
+ * is read: site.main() never runs.
+ */
+static const char query_code[] =
+	"import json, os, site, sys\n"
+	"cfg = os.path.join(sys.prefix, 'pyvenv.cfg')\n"
+	"pre = [sys.prefix]\n"
+	"if os.path.isfile(cfg):\n"
+	"    for line in open(cfg):\n"
+	"        k, _, v = line.partition('=')\n"
+	"        if k.strip().lower() == 'include-system-site-packages' and v.strip().lower() == 'true':\n"
+	"            pre.append(sys.base_prefix)\n"
+	"else:\n"
+	"    cfg = None\n"
+	"roots = [d for d in site.getsitepackages(pre) if os.path.isdir(d)]\n"
+	"print(json.dumps({'path': [p for p in sys.path if os.path.exists(p)], 'roots': roots, 'cfg': cfg}))\n";
+
+/*
+ * The kernel's startup: argv is [-c, helper, cwd, connection file, roots...].
+ * No configuration file, extension, startup file or exec_lines runs, and
+ * debugpy is kept out (the Jupyter debugger needs TCP), as is IOPub's pipe
+ * for forked subprocesses (a TCP listener on 127.0.0.1); cwd
+ * joins sys.path only after the filter is in place, since a former kernel
+ * of this session may have left modules there.
+ */
+static const char boot_code[] =
+	"import sys\n"
+	"helper, cwd, conn = sys.argv[1:4]\n"
+	"sys.path.extend(sys.argv[4:])\n"
+	"sys.argv = [sys.argv[0]]\n"
+	"import ctypes, os, types\n"
+	"_lib = ctypes.CDLL(helper)\n"
+	"def lock():\n"
+	"    err = ctypes.create_string_buffer(512)\n"
+	"    if _lib.codeexec_seccomp_lock(err, len(err)) != 0:\n"
+	"        raise OSError('seccomp: ' + err.value.decode(errors='replace'))\n"
+	"    os.chdir(cwd)\n"
+	"    if '' not in sys.path:\n"
+	"        sys.path.insert(0, '')\n"
+	"_m = types.ModuleType('_codeexecd_seccomp')\n"
+	"_m.lock = lock\n"
+	"sys.modules[_m.__name__] = _m\n"
+	"sys.modules['debugpy'] = None\n" /* importing it opens a TCP listener */
+	"import ipykernel.iostream as _io\n"
+	"_io_init = _io.IOPubThread.__init__\n"
+	"def _no_pipe(self, socket, pipe=False):\n" /* the fork pipe listens on TCP */
+	"    _io_init(self, socket, pipe=False)\n"
+	"_io.IOPubThread.__init__ = _no_pipe\n"
+	"from ipykernel.kernelapp import IPKernelApp\n"
+	"class App(IPKernelApp):\n"
+	"    def load_config_file(self, *a, **k): pass\n"
+	"    def init_path(self): pass\n"
+	"    def init_extensions(self): pass\n"
+	"    def init_code(self): pass\n"
+	"app = App.instance()\n"
+	"app.initialize(['-f', conn])\n"
+	"app.start()\n";
+
+static const char lock_code[] = "__import__('_codeexecd_seccomp').lock()";
+
+const char *
+sandbox_seccomp_lock_code(void)
+{
+	return lock_code;
+}
+
+/* The identity the immutable-environment rule is checked against. */
+struct ident {
+	uid_t uid;
+	gid_t groups[MAX_GROUPS];
+	int ngroups;
+};
+
+static void
+ident_of(const struct sandbox *sb, struct ident *id)
+{
+	if (sb->has_id) {
+		id->uid = sb->uid;
+		id->groups[0] = sb->gid;
+		id->ngroups = 1;
+		return;
+	}
+	id->uid = geteuid();
+	id->groups[0] = getegid();
+	int n = getgroups(MAX_GROUPS - 1, id->groups + 1);
+	id->ngroups = 1 + (n > 0 ? n : 0);
+}
+
+static int
+in_groups(const struct ident *id, gid_t g)
+{
+	for (int i = 0; i < id->ngroups; i++)
+		if (id->groups[i] == g)
+			return 1;
+	return 0;
+}
+
+/*
+ * Why st (of path) breaks the rule for id, or NULL: owned by the kernel's
+ * identity, or writable by it. A sticky directory (/tmp) may be writable
+ * by all when it only controls, as a parent, what others own.
+ */
+static const char *
+mutable_why(const struct stat *st, const struct ident *id, int as_parent)
+{
+	if (st->st_uid == id->uid)
+		return "is owned by the kernel's identity";
+	if (S_ISLNK(st->st_mode))
+		return NULL; /* a link's own mode means nothing; its target is checked */
+	if ((st->st_mode & S_IWGRP) && in_groups(id, st->st_gid))
+		return "is writable by a group of the kernel's identity";
+	if ((st->st_mode & S_IWOTH) && !(as_parent && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)))
+		return "is writable by everyone";
+	return NULL;
+}
+
+/* State of one validation (nftw has no user pointer). */
+static struct {
+	const struct ident *id;
+	char *bad;	/* the first failure, owned */
+	int depth;	/* symbolic link nesting */
+} chk;
+
+static int check_tree(const char *path);
+
+/* Record the first failure about path. */
+static void
+fail_path(const char *path, const char *why)
+{
+	if (chk.bad == NULL)
+		chk.bad = xasprintf("seccomp: %s %s", path, why);
+}
+
+/* Every directory above path (not path itself) must be immutable. */
+static int
+check_parents(const char *path)
+{
+	char *p = xstrdup(path), *slash;
+	struct stat st;
+
+	while ((slash = strrchr(p, '/')) != NULL) {
+		*(slash == p ? slash + 1 : slash) = '\0';
+		if (lstat(p, &st) == -1) {
+			fail_path(p, strerror(errno));
+			break;
+		}
+		const char *why = mutable_why(&st, chk.id, 1);
+		if (why) {
+			fail_path(p, why);
+			break;
+		}
+		if (slash == p)
+			break;
+	}
+	free(p);
+	return chk.bad ? -1 : 0;
+}
+
+/* A symbolic link found in a tree: its resolved target must pass too. */
+static int
+check_link(const char *path)
+{
+	char *target = realpath(path, NULL);
+
+	if (target == NULL) {
+		/* A dangling link can be made to point anywhere later: refuse. */
+		fail_path(path, "is a symbolic link that does not resolve");
+		return -1;
+	}
+	if (++chk.depth > MAX_LINK_DEPTH)
+		fail_path(path, "leads through too many symbolic links");
+	else if (check_parents(target) == 0)
+		check_tree(target);
+	chk.depth--;
+	free(target);
+	return chk.bad ? -1 : 0;
+}
+
+static int
+visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	const char *why;
+
+	(void)ftw;
+	if (flag == FTW_NS || flag == FTW_DNR) {
+		fail_path(path, "cannot be examined");
+		return 1;
+	}
+	if ((why = mutable_why(st, chk.id, 0)) != NULL) {
+		fail_path(path, why);
+		return 1;
+	}
+	if (flag == FTW_SL)
+		return check_link(path) == -1;
+	return 0;
+}
+
+/* path and everything below it (links followed to their targets). */
+static int
+check_tree(const char *path)
+{
+	int rc = nftw(path, visit, 16, FTW_PHYS);
+
+	if (rc == -1)
+		fail_path(path, strerror(errno));
+	return chk.bad ? -1 : 0;
+}
+
+/* The immutable-environment rule for path: parents, itself, its tree. */
+static int
+check_path(const char *path, const struct ident *id, char **why)
+{
+	chk.id = id;
+	chk.bad = NULL;
+	chk.depth = 0;
+	if (path[0] != '/')
+		fail_path(path, "is not an absolute path");
+	else if (check_parents(path) == 0)
+		check_tree(path);
+	if (chk.bad) {
+		*why = chk.bad;
+		chk.bad = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Value of NAME in envp, or NULL. */
+static const char *
+env_value(char **envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/* Reject unsupported startup variables; validate LD_LIBRARY_PATH entries. */
+static int
+check_env(char **envp, const struct ident *id, char **why)
+{
+	for (char **e = envp; e && *e; e++) {
+		if (strncmp(*e, "LD_LIBRARY_PATH=", 16) == 0 || strcmp(*e, "PYTHONNOUSERSITE=1") == 0)
+			continue;
+		for (size_t i = 0; i < sizeof(rejected_env) / sizeof(rejected_env[0]); i++) {
+			if (strncmp(*e, rejected_env[i].prefix, strlen(rejected_env[i].prefix)) == 0) {
+				*why = xasprintf("seccomp: the kernel environment variable %.*s is not supported: %s",
+						 (int)strcspn(*e, "="), *e, rejected_env[i].why);
+				return -1;
+			}
+		}
+	}
+	const char *llp = env_value(envp, "LD_LIBRARY_PATH");
+	if (llp == NULL)
+		return 0;
+	char *list = xstrdup(llp), *save = NULL;
+	int rc = 0;
+	if (*list == '\0' || strstr(list, "::") || *list == ':' || list[strlen(list) - 1] == ':') {
+		*why = xstrdup("seccomp: LD_LIBRARY_PATH has an empty entry (the current directory)");
+		rc = -1;
+	}
+	for (char *t = strtok_r(list, ":", &save); t && rc == 0; t = strtok_r(NULL, ":", &save))
+		rc = check_path(t, id, why);
+	free(list);
+	return rc;
+}
+
+/* In the query child: become the kernel identity, then exec. Never returns. */
+static void __attribute__((noreturn))
+query_child(const struct sandbox *sb, char **argv, char **envp, int out)
+{
+	if (dup2(out, 1) == -1)
+		_exit(126);
+	if (sb->has_id && (setgroups(1, &sb->gid) == -1 || setresgid(sb->gid, sb->gid, sb->gid) == -1 ||
+			   setresuid(sb->uid, sb->uid, sb->uid) == -1))
+		_exit(126);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 || chdir("/") == -1)
+		_exit(126);
+	execve(argv[0], argv, envp);
+	_exit(127);
+}
+
+/* Read all of fd until EOF or the deadline; 0, or -1. */
+static int
+read_all(int fd, struct buf *b, int timeout_ms)
+{
+	char chunk[4096];
+	struct pollfd p = {fd, POLLIN, 0};
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 +
+					  (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -1;
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n == 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n > 0)
+			buf_add(b, chunk, (size_t)n);
+	}
+}
+
+/* Ask the interpreter for its paths (query_code). Caller owns the result. */
+static struct json_object *
+query_paths(const struct sandbox *sb, const char *python, char **envp, char **why)
+{
+	char *argv[] = {(char *)python, (char *)"-I", (char *)"-S", (char *)"-c",
+			(char *)query_code, NULL};
+	int p[2], status;
+	struct buf out;
+	struct json_object *o = NULL;
+
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		*why = xasprintf("seccomp: pipe: %s", strerror(errno));
+		return NULL;
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		query_child(sb, argv, envp, p[1]);
+	close(p[1]);
+	if (pid == -1) {
+		*why = xasprintf("seccomp: fork: %s", strerror(errno));
+		close(p[0]);
+		return NULL;
+	}
+	buf_init(&out);
+	int rc = read_all(p[0], &out, QUERY_TIMEOUT_MS);
+	close(p[0]);
+	if (rc == -1)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		o = json_tokener_parse(out.data ? out.data : "");
+	if (o == NULL)
+		*why = xasprintf("seccomp: %s -I -S could not report its library paths (wait status %#x)",
+				 python, (unsigned)status);
+	buf_free(&out);
+	return o;
+}
+
+/* Check every string of array `key` in o; 0, or -1 with *why. */
+static int
+check_array(struct json_object *o, const char *key, const struct ident *id, char **why)
+{
+	struct json_object *a;
+
+	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array)) {
+		*why = xasprintf("seccomp: the interpreter's report lacks %s", key);
+		return -1;
+	}
+	for (size_t i = 0; i < json_object_array_length(a); i++)
+		if (check_path(json_object_get_string(json_object_array_get_idx(a, i)), id, why) == -1)
+			return -1;
+	return 0;
+}
+
+/* Remove the tree name under dirfd without following links (the kernel owned it). */
+static void
+remove_tree_at(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd != -1) {
+		DIR *d = fdopendir(fd);
+		struct dirent *e;
+		while (d && (e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				remove_tree_at(dirfd(d), e->d_name);
+		if (d)
+			closedir(d);
+		else
+			close(fd);
+		unlinkat(parent, name, AT_REMOVEDIR);
+		return;
+	}
+	unlinkat(parent, name, 0);
+}
+
+/*
+ * A fresh private start directory <runtime_dir>/boot with empty IPython
+ * and Jupyter directories, owned by the kernel's identity. Caller frees.
+ */
+static char *
+make_boot_dir(const struct sandbox *sb, const char *runtime_dir, char **why)
+{
+	static const char *const sub[] = {"ipython", "jupyter", "jupyter/config", "jupyter/data",
+					  "jupyter/runtime"};
+	int rfd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (rfd == -1) {
+		*why = xasprintf("seccomp: open %s: %s", runtime_dir, strerror(errno));
+		return NULL;
+	}
+	remove_tree_at(rfd, "boot"); /* a former kernel's, with whatever it left */
+	char *boot = xasprintf("%s/boot", runtime_dir);
+	int ok = mkdirat(rfd, "boot", 0700) == 0;
+	for (size_t i = 0; ok && i < sizeof(sub) / sizeof(sub[0]); i++) {
+		char *p = xasprintf("boot/%s", sub[i]);
+		ok = mkdirat(rfd, p, 0700) == 0 &&
+		     (!sb->has_id || fchownat(rfd, p, sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) == 0);
+		free(p);
+	}
+	ok = ok && (!sb->has_id || fchownat(rfd, "boot", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) == 0);
+	if (!ok) {
+		*why = xasprintf("seccomp: cannot make %s: %s", boot, strerror(errno));
+		free(boot);
+		boot = NULL;
+	}
+	close(rfd);
+	return boot;
+}
+
+/* HELPER_NAME beside our own executable. Caller frees. */
+static char *
+helper_path(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return xstrdup("/nonexistent/" HELPER_NAME);
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	*slash = '\0';
+	return xasprintf("%s/%s", self, HELPER_NAME);
+}
+
+/* Count of a NULL-terminated vector. */
+static size_t
+count(char **v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+/* The kernel's environment plus the startup's fixed, fresh directories. */
+static char **
+boot_env(char **envp, const char *boot)
+{
+	size_t n = count(envp), i = 0;
+	char **v = xcalloc(n + 8, sizeof(*v));
+
+	for (; i < n; i++)
+		v[i] = xstrdup(envp[i]);
+	if (env_value(envp, "PYTHONNOUSERSITE") == NULL)
+		v[i++] = xstrdup("PYTHONNOUSERSITE=1");
+	v[i++] = xasprintf("IPYTHONDIR=%s/ipython", boot);
+	v[i++] = xasprintf("JUPYTER_CONFIG_DIR=%s/jupyter/config", boot);
+	v[i++] = xasprintf("JUPYTER_DATA_DIR=%s/jupyter/data", boot);
+	v[i++] = xasprintf("JUPYTER_RUNTIME_DIR=%s/jupyter/runtime", boot);
+	v[i++] = xstrdup("JUPYTER_NO_CONFIG=1");
+	return v;
+}
+
+/* [python, -I, -S, -B, -c, boot_code, helper, cwd, conn, roots...]. */
+static char **
+boot_argv(const char *python, const char *helper, const char *cwd, const char *runtime_dir,
+	  struct json_object *roots)
+{
+	size_t n = json_object_array_length(roots), i = 0;
+	char **v = xcalloc(n + 10, sizeof(*v));
+
+	v[i++] = xstrdup(python);
+	v[i++] = xstrdup("-I"); /* no PYTHON* variables, no user site, no script directory */
+	v[i++] = xstrdup("-S"); /* no site.main(): no .pth file, no sitecustomize */
+	v[i++] = xstrdup("-B"); /* writes nothing into the environment */
+	v[i++] = xstrdup("-c");
+	v[i++] = xstrdup(boot_code);
+	v[i++] = xstrdup(helper);
+	v[i++] = xstrdup(cwd);
+	v[i++] = xasprintf("%s/kernel.json", runtime_dir);
+	for (size_t j = 0; j < n; j++)
+		v[i++] = xstrdup(json_object_get_string(json_object_array_get_idx(roots, j)));
+	return v;
+}
+
+int
+sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
+			const char *runtime_dir, struct sandbox_launch *ln, char **why)
+{
+	struct ident id;
+	struct json_object *rep = NULL, *roots, *cfg;
+	const char *python = argv[0];
+
+	ident_of(sb, &id);
+	if (id.uid == 0) {
+		*why = xstrdup("seccomp: the kernel would run as root, which can change any path of its environment; run codeexecd as a user, or give kernels uid/gid");
+		return -1;
+	}
+	if (python[0] != '/') {
+		*why = xasprintf("seccomp: the kernel program %s must be an absolute path", python);
+		return -1;
+	}
+	free(sb->helper);
+	sb->helper = helper_path();
+	if (check_env(envp, &id, why) == -1 || check_path(python, &id, why) == -1 ||
+	    check_path(sb->helper, &id, why) == -1)
+		return -1;
+	if ((rep = query_paths(sb, python, envp, why)) == NULL)
+		return -1;
+	int rc = -1;
+	if (check_array(rep, "path", &id, why) == -1 || check_array(rep, "roots", &id, why) == -1)
+		goto out;
+	if (json_object_object_get_ex(rep, "cfg", &cfg) && json_object_is_type(cfg, json_type_string) &&
+	    check_path(json_object_get_string(cfg), &id, why) == -1)
+		goto out;
+	if ((ln->start_dir = make_boot_dir(sb, runtime_dir, why)) == NULL)
+		goto out;
+	json_object_object_get_ex(rep, "roots", &roots);
+	ln->argv = boot_argv(python, sb->helper, cwd, runtime_dir, roots);
+	ln->envp = boot_env(envp, ln->start_dir);
+	rc = 0;
+out:
+	json_object_put(rep);
+	return rc;
+}
+
+/* Seccomp and NoNewPrivs of one /proc/PID/task/TID/status; 0 if locked. */
+static int
+task_locked(const char *path, char **why)
+{
+	char text[8192];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd == -1 ? -1 : read(fd, text, sizeof(text) - 1);
+
+	if (fd != -1)
+		close(fd);
+	if (n <= 0) {
+		*why = xasprintf("seccomp: cannot read %s", path);
+		return -1;
+	}
+	text[n] = '\0';
+	if (strstr(text, "\nSeccomp:\t2\n") == NULL || strstr(text, "\nNoNewPrivs:\t1\n") == NULL) {
+		*why = xasprintf("seccomp: %s does not show Seccomp: 2 and NoNewPrivs: 1", path);
+		return -1;
+	}
+	return 0;
+}
+
+int
+sandbox_seccomp_verify(pid_t pid, char **why)
+{
+	char *dir = xasprintf("/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int rc = 0, n = 0;
+
+	if (d == NULL) {
+		*why = xasprintf("seccomp: cannot list %s: %s", dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = xasprintf("%s/%s/status", dir, e->d_name);
+		rc = task_locked(p, why);
+		free(p);
+		n++;
+	}
+	closedir(d);
+	free(dir);
+	if (rc == 0 && n == 0) {
+		*why = xstrdup("seccomp: the kernel has no threads to check");
+		rc = -1;
+	}
+	return rc;
+}

@@ -1,0 +1,172 @@
+/* seccomp_filter.c - see seccomp_filter.h. The rules are the table below. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "seccomp_filter.h"
+
+#define DENY SCMP_ACT_ERRNO(EPERM)
+#define NO_ARG {0, 0, 0, 0}
+#define ARG0_NE(v) {0, SCMP_CMP_NE, (v), 0}
+#define ARG0_HAS(f) {0, SCMP_CMP_MASKED_EQ, (f), (f)}
+
+/*
+ * A deny list on top of "allow": the filter is a network and cross-process
+ * boundary, not a full sandbox (the kernel must still run arbitrary code).
+ * Every other architecture (i386 via int 0x80, x32 numbers) is killed by
+ * the filter's bad-architecture action, socketcall(2) included.
+ */
+static const struct {
+	int nr;
+	uint32_t action;
+	struct scmp_arg_cmp arg; /* op 0: unconditional */
+	const char *why;
+} rules[] = {
+	/* The IP network boundary. */
+	{SCMP_SYS(socket), DENY, ARG0_NE(AF_UNIX), "no new socket but AF_UNIX: no IP, no netlink, no packet sockets"},
+	{SCMP_SYS(socketpair), DENY, ARG0_NE(AF_UNIX), "socket pairs only of AF_UNIX"},
+	{SCMP_SYS(connect), DENY, NO_ARG, "no new connection, not even to a Unix socket of the host or a sibling"},
+	{SCMP_SYS(bind), DENY, NO_ARG, "no new address to be reached at (abstract Unix names included)"},
+	{SCMP_SYS(listen), DENY, NO_ARG, "no new listener"},
+	/* Ways around the rules above. */
+	{SCMP_SYS(io_uring_setup), DENY, NO_ARG, "io_uring runs socket operations that seccomp never sees"},
+	{SCMP_SYS(io_uring_enter), DENY, NO_ARG, "io_uring, as above"},
+	{SCMP_SYS(io_uring_register), DENY, NO_ARG, "io_uring, as above"},
+	{SCMP_SYS(pidfd_getfd), DENY, NO_ARG, "would copy a descriptor (a socket) out of another process"},
+	{SCMP_SYS(clone3), SCMP_ACT_ERRNO(ENOSYS), NO_ARG, "its flags live in memory seccomp cannot read; ENOSYS makes libc fall back to clone"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWUSER), "no new user namespace (namespace capabilities)"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWNET), "no new network namespace"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWNS), "no new mount namespace"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWPID), "no new pid namespace"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWIPC), "no new IPC namespace"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWUTS), "no new UTS namespace"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWCGROUP), "no new cgroup namespace"},
+	{SCMP_SYS(unshare), DENY, NO_ARG, "no new namespace of any kind"},
+	{SCMP_SYS(setns), DENY, NO_ARG, "no entering another namespace (a sibling's network)"},
+	/* Other processes. */
+	{SCMP_SYS(ptrace), DENY, NO_ARG, "no tracing of siblings or of the worker"},
+	{SCMP_SYS(process_vm_readv), DENY, NO_ARG, "no reading another process's memory"},
+	{SCMP_SYS(process_vm_writev), DENY, NO_ARG, "no writing another process's memory"},
+	{SCMP_SYS(kcmp), DENY, NO_ARG, "no probing other processes' descriptors and memory"},
+	/* Kernel attack surface a kernel never needs. */
+	{SCMP_SYS(userfaultfd), DENY, NO_ARG, "a favourite of kernel exploits for winning races"},
+	{SCMP_SYS(bpf), DENY, NO_ARG, "BPF programs and maps"},
+	{SCMP_SYS(perf_event_open), DENY, NO_ARG, "performance counters watch other processes and the kernel"},
+	{SCMP_SYS(keyctl), DENY, NO_ARG, "the kernel keyrings are shared by the uid"},
+	{SCMP_SYS(add_key), DENY, NO_ARG, "kernel keyrings, as above"},
+	{SCMP_SYS(request_key), DENY, NO_ARG, "kernel keyrings, as above"},
+};
+
+/* The filter, ready to load or export; NULL with err set. */
+static scmp_filter_ctx
+build(char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc;
+
+	if (ctx == NULL) {
+		snprintf(err, errlen, "seccomp_init failed");
+		return NULL;
+	}
+	/* Other architectures would see other syscall numbers: kill outright. */
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) != 0) {
+		snprintf(err, errlen, "seccomp_attr_set: %s", strerror(-rc));
+		seccomp_release(ctx);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		unsigned n = rules[i].arg.op != 0;
+		rc = n ? seccomp_rule_add_array(ctx, rules[i].action, rules[i].nr, n, &rules[i].arg)
+		       : seccomp_rule_add(ctx, rules[i].action, rules[i].nr, 0);
+		if (rc != 0) {
+			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rules[i].nr);
+			snprintf(err, errlen, "seccomp rule for %s: %s", name ? name : "?",
+				 strerror(-rc));
+			free(name);
+			seccomp_release(ctx);
+			return NULL;
+		}
+	}
+	return ctx;
+}
+
+/* 0 if no open descriptor is a socket of another family than AF_UNIX. */
+static int
+only_unix_sockets(char *err, size_t errlen)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int bad = 0;
+
+	if (d == NULL) {
+		snprintf(err, errlen, "cannot list /proc/self/fd: %s", strerror(errno));
+		return -1;
+	}
+	while (!bad && (e = readdir(d)) != NULL) {
+		struct stat st;
+		int fd = atoi(e->d_name), dom;
+		socklen_t len = sizeof(dom);
+		if (e->d_name[0] == '.' || fd == dirfd(d) || fstat(fd, &st) == -1 ||
+		    !S_ISSOCK(st.st_mode))
+			continue;
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == -1) {
+			snprintf(err, errlen, "descriptor %d: SO_DOMAIN: %s", fd, strerror(errno));
+			bad = 1;
+		} else if (dom != AF_UNIX) {
+			snprintf(err, errlen, "descriptor %d is a socket of family %d, not AF_UNIX", fd,
+				 dom);
+			bad = 1;
+		}
+	}
+	closedir(d);
+	return bad ? -1 : 0;
+}
+
+int
+codeexec_seccomp_lock(char *err, size_t errlen)
+{
+	/* No same-uid ptrace or /proc/PID/mem of us, whatever Yama says. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1) {
+		snprintf(err, errlen, "prctl PR_SET_DUMPABLE: %s", strerror(errno));
+		return -1;
+	}
+	scmp_filter_ctx ctx = build(err, errlen);
+	if (ctx == NULL)
+		return -1;
+	int rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc != 0) {
+		/* With TSYNC, a positive value is the thread that could not sync. */
+		snprintf(err, errlen, "seccomp_load: %s",
+			 rc < 0 ? strerror(-rc) : "a thread could not be synchronized");
+		return -1;
+	}
+	return only_unix_sockets(err, errlen);
+}
+
+int
+codeexec_seccomp_export(int fd)
+{
+	char err[256];
+	scmp_filter_ctx ctx = build(err, sizeof(err));
+
+	if (ctx == NULL)
+		return -1;
+	int rc = seccomp_export_pfc(ctx, fd);
+	seccomp_release(ctx);
+	return rc == 0 ? 0 : -1;
+}
