@@ -22,7 +22,7 @@
 
 #include "buf.h"
 
-#define IPC_VERSION 1
+#define IPC_VERSION 2 /* 2: START sandbox fields, EXECUTE output limits */
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -40,7 +40,8 @@ enum ipc_type {
 	IPC_READY = 32,	       /* {kernel_pid, language, restarted} */
 	IPC_OUTPUT = 33,       /* {name: "stdout"|"stderr", text}; a chunk of request id */
 	IPC_RESULT = 34,       /* the result of request id (seed 003 shape, below) */
-	IPC_KERNEL_DIED = 35,  /* {pid, exit_code|signal, message}; kernel died while idle */
+	IPC_KERNEL_DIED = 35,  /* {pid, exit_code|signal, message, memory_limit_exceeded?};
+				  kernel died while idle */
 	IPC_LOG = 36,	       /* {priority, message}; a log line of the worker */
 	IPC_START_FAILED = 37, /* {message}; the kernel could not be started */
 };
@@ -55,6 +56,25 @@ enum ipc_type {
  *   allow_mime   [string]  MIME types kept in rich_outputs
  *   interrupt_mode "signal" | "message"
  *   startup_timeout_s number
+ *   network_mode "inherit" | "isolated" | "seccomp" (optional, default
+ *                inherit): kernel_network_mode, see worker/sandbox.h and
+ *                doc/README.privsep. seccomp needs argv[0] absolute.
+ *   uid, gid     integers (optional, together, never 0): run the kernel
+ *                under this host identity with no supplementary group. The
+ *                worker must run as root; the supervisor has made cwd owned
+ *                by uid/gid, mode 0700. The worker gives runtime_dir and the
+ *                connection file to uid/gid.
+ *   limits       {memory_mb, pids, cpu, nofile, fsize_mb} (optional; each
+ *                0 or absent: no limit). memory_mb, pids and cpu (share of
+ *                one core) need "cgroup"; nofile and fsize_mb become hard
+ *                RLIMIT_NOFILE and RLIMIT_FSIZE (fsize_mb also caps spill
+ *                files). A limit that cannot be enforced fails the START.
+ *   cgroup       {name, memory|pids|cpu: {version: 1|2, parent: dir}}
+ *                (optional): cgroup_layout_json() of common/cgroup.h, with
+ *                name unique per worker, e.g. "k-<runtime id>".
+ *   A kernel killed by its memory limit is reported as error.type
+ *   MemoryLimitExceeded (RESULT) or memory_limit_exceeded: true
+ *   (KERNEL_DIED).
  *
  * EXECUTE payload:
  *   code string, timeout_s number (0: none), silent bool (optional: run
@@ -80,7 +100,7 @@ enum ipc_type {
  *   execution_time number (seconds), kernel_restarted bool (this call ran in a
  *   fresh kernel because the previous one died: variables were lost).
  *   error.type is the Python exception's name, or one of the worker's own:
- *   Busy, TimeoutError, KernelDied, OutputTooLarge.
+ *   Busy, TimeoutError, KernelDied, MemoryLimitExceeded, OutputTooLarge.
  */
 
 struct ipc_hdr {

@@ -962,9 +962,31 @@ kill_kernel_at_exit(void)
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: codeexec-worker [-v]\n"
-			"Started by codeexecd with its IPC socket as fd 3.\n");
+	fprintf(stderr, "usage: codeexec-worker [-v] | -p\n"
+			"Started by codeexecd with its IPC socket as fd 3.\n"
+			"-p prints the cgroup layout this host offers kernels (START's \"cgroup\"), and why\n"
+			"   a controller is unusable, then exits; it prepares the layout as codeexecd would.\n");
 	exit(2);
+}
+
+/* -p: what cgroup_probe() finds here, as JSON on stdout. */
+static int
+print_cgroup_probe(void)
+{
+	struct cgroup_layout l;
+	int n = cgroup_probe(&l);
+	struct json_object *o = cgroup_layout_json(&l, "probe");
+	struct json_object *why = json_object_new_object();
+
+	for (int c = 0; c < CGROUP_NCTL; c++)
+		if (l.version[c] == 0)
+			json_object_object_add(why, cgroup_ctl_name(c),
+					       json_object_new_string(l.reason[c]));
+	json_object_object_add(o, "unusable", why);
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	cgroup_layout_free(&l);
+	return n == CGROUP_NCTL ? 0 : 1;
 }
 
 int
@@ -974,7 +996,9 @@ main(int argc, char **argv)
 	int ch;
 
 	log_init("codeexec-worker", 1, LOG_DAEMON);
-	while ((ch = getopt(argc, argv, "v")) != -1) {
+	while ((ch = getopt(argc, argv, "pv")) != -1) {
+		if (ch == 'p')
+			return print_cgroup_probe();
 		if (ch != 'v')
 			usage();
 		log_set_level(LOG_DEBUG);
