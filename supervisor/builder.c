@@ -82,7 +82,7 @@ log_lines(struct buf *pending, const char *tag, int flush)
 {
 	char *nl;
 
-	while ((nl = memchr(pending->data, '\n', pending->len)) != NULL) {
+	while (pending->len > 0 && (nl = memchr(pending->data, '\n', pending->len)) != NULL) {
 		*nl = '\0';
 		log_info("%s: %s", tag, pending->data);
 		buf_consume(pending, (size_t)(nl - pending->data) + 1);

@@ -327,6 +327,8 @@ main(int argc, char *argv[])
 		fatalx("assets: %s", err);
 	if (warm) {
 		log_info("environment and assets ready; --warm done");
+		config_free(&cfg);
+		free(abs);
 		return 0;
 	}
 	int ready_fd = -1;
