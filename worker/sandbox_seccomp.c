@@ -40,7 +40,7 @@
 #define HELPER_NAME "codeexec-seccomp.so"
 #define QUERY_TIMEOUT_MS 20000
 #define MAX_GROUPS 64
-#define MAX_LINK_DEPTH 8
+#define MAX_LINK_DEPTH 32
 
 /*
  * Startup variables: rejected unless listed as supported. They act before
@@ -170,6 +170,8 @@ mutable_why(const struct stat *st, const struct ident *id, int as_parent)
 		return "is owned by the kernel's identity";
 	if (S_ISLNK(st->st_mode))
 		return NULL; /* a link's own mode means nothing; its target is checked */
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return NULL; /* /dev/null (masked units link there) carries no code */
 	if ((st->st_mode & S_IWGRP) && in_groups(id, st->st_gid))
 		return "is writable by a group of the kernel's identity";
 	if ((st->st_mode & S_IWOTH) && !(as_parent && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)))
@@ -182,7 +184,32 @@ static struct {
 	const struct ident *id;
 	char *bad;	/* the first failure, owned */
 	int depth;	/* symbolic link nesting */
+	char **seen;	/* trees already walked (owned), so links into them stop */
+	size_t nseen;
 } chk;
+
+/* 1 if path lies in a tree already walked. */
+static int
+covered(const char *path)
+{
+	for (size_t i = 0; i < chk.nseen; i++) {
+		size_t n = strlen(chk.seen[i]);
+		if (strncmp(path, chk.seen[i], n) == 0 &&
+		    (path[n] == '\0' || path[n] == '/' || (n == 1 && chk.seen[i][0] == '/')))
+			return 1;
+	}
+	return 0;
+}
+
+static void
+forget_seen(void)
+{
+	for (size_t i = 0; i < chk.nseen; i++)
+		free(chk.seen[i]);
+	free(chk.seen);
+	chk.seen = NULL;
+	chk.nseen = 0;
+}
 
 static int check_tree(const char *path);
 
@@ -219,16 +246,56 @@ check_parents(const char *path)
 	return chk.bad ? -1 : 0;
 }
 
+/*
+ * A link to nothing: the kernel must not be able to create its target, so
+ * the nearest existing ancestor of the target must pass as a parent.
+ */
+static int
+check_dangling(const char *path)
+{
+	char text[PATH_MAX], *p, *slash;
+	struct stat st;
+	ssize_t n = readlink(path, text, sizeof(text) - 1);
+
+	if (n <= 0) {
+		fail_path(path, "is a symbolic link that cannot be read");
+		return -1;
+	}
+	text[n] = '\0';
+	if (text[0] == '/') {
+		p = xstrdup(text);
+	} else {
+		char *dir = xstrdup(path);
+		*strrchr(dir, '/') = '\0';
+		p = xasprintf("%s/%s", dir, text);
+		free(dir);
+	}
+	while (stat(p, &st) == -1 && (slash = strrchr(p, '/')) != NULL && slash != p)
+		*slash = '\0';
+	char *real = realpath(p, NULL);
+	const char *why = NULL;
+	if (real == NULL || stat(real, &st) == -1)
+		fail_path(path, "is a symbolic link whose target cannot be examined");
+	else if ((why = mutable_why(&st, chk.id, 1)) != NULL)
+		fail_path(real, why);
+	else
+		check_parents(real);
+	free(real);
+	free(p);
+	return chk.bad ? -1 : 0;
+}
+
 /* A symbolic link found in a tree: its resolved target must pass too. */
 static int
 check_link(const char *path)
 {
 	char *target = realpath(path, NULL);
 
-	if (target == NULL) {
-		/* A dangling link can be made to point anywhere later: refuse. */
-		fail_path(path, "is a symbolic link that does not resolve");
-		return -1;
+	if (target == NULL)
+		return errno == ENOENT ? check_dangling(path) : (fail_path(path, strerror(errno)), -1);
+	if (covered(target)) {
+		free(target);
+		return 0; /* its tree was or is being walked */
 	}
 	if (++chk.depth > MAX_LINK_DEPTH)
 		fail_path(path, "leads through too many symbolic links");
@@ -262,6 +329,8 @@ visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 static int
 check_tree(const char *path)
 {
+	chk.seen = xreallocarray(chk.seen, chk.nseen + 1, sizeof(*chk.seen));
+	chk.seen[chk.nseen++] = xstrdup(path);
 	int rc = nftw(path, visit, 16, FTW_PHYS);
 
 	if (rc == -1)
@@ -280,6 +349,7 @@ check_path(const char *path, const struct ident *id, char **why)
 		fail_path(path, "is not an absolute path");
 	else if (check_parents(path) == 0)
 		check_tree(path);
+	forget_seen();
 	if (chk.bad) {
 		*why = chk.bad;
 		chk.bad = NULL;
