@@ -443,7 +443,8 @@ static const struct config_key keys[] = {
 	 .choices = env_types, .doc = "How the Python environment is built: pip, uv or conda."},
 	{.name = "dependency_file", .kind = CFG_STRING, .def = "", .group = "Environment",
 	 FIELD(dependency_file),
-	 .doc = "Content of the dependency file (requirements.txt for pip and uv)."},
+	 .doc = "Content of the dependency file: requirements.txt for pip and uv, "
+		"environment.yml for conda."},
 	{.name = "auto_build", .kind = CFG_BOOL, .def = "true", .group = "Environment",
 	 FIELD(auto_build), .doc = "Build the environment at start-up if missing or incomplete."},
 	{.name = "build_dir", .kind = CFG_STRING, .def = "~/.cache/mcp-envs/{name}",
@@ -451,7 +452,7 @@ static const struct config_key keys[] = {
 	 .doc = "Directory of the environment; ~ and {name} are expanded."},
 	{.name = "python", .kind = CFG_STRING, .def = "python3", .group = "Environment",
 	 FIELD(python), .check = check_python,
-	 .doc = "Base interpreter the pip environment is created from."},
+	 .doc = "Base interpreter the pip and uv environments are created from."},
 	{.name = "system_site_packages", .kind = CFG_BOOL, .def = "false", .group = "Environment",
 	 FIELD(system_site_packages),
 	 .doc = "Let the environment see the base interpreter's installed packages."},

@@ -26,7 +26,7 @@
 #define CONNECT_TIMEOUT_S 30
 #define MAX_REDIRECTS 5
 
-/* Where fetched bytes go: the temporary file and the running digest. */
+/* Where fetched bytes go: the temporary file (-1: none) and the running digest. */
 struct sink {
 	int fd;
 	EVP_MD_CTX *md;
@@ -76,7 +76,7 @@ sink_add(struct sink *s, const void *data, size_t len)
 	}
 	EVP_DigestUpdate(s->md, data, len);
 	s->total += len;
-	while (len > 0) {
+	while (s->fd != -1 && len > 0) {
 		ssize_t n = write(s->fd, p, len);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -142,9 +142,7 @@ present_and_valid(struct job *j)
 
 	if (fd == -1 || s.md == NULL || EVP_DigestInit_ex(s.md, EVP_sha256(), NULL) != 1)
 		goto out;
-	/* A sink with no file: only the digest. */
-	s.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (s.fd != -1 && read_all(fd, &s) == 0) {
+	if (read_all(fd, &s) == 0) {
 		sink_hex(&s, have);
 		expected_hex(j->a, want);
 		ok = strcmp(have, want) == 0;
@@ -153,8 +151,6 @@ present_and_valid(struct job *j)
 				  j->a->name, j->a->destination, have, want);
 	}
 out:
-	if (s.fd != -1)
-		close(s.fd);
 	if (fd != -1)
 		close(fd);
 	EVP_MD_CTX_free(s.md);
@@ -207,6 +203,7 @@ fetch_local(struct job *j, struct sink *s)
 	return rc;
 }
 
+/* libcurl's write callback: a short count makes it stop the transfer. */
 static size_t
 curl_write(char *data, size_t size, size_t nmemb, void *arg)
 {

@@ -34,6 +34,7 @@ yml_error(struct build_ctx *b, const yaml_node_t *nd, const char *why)
 	return -1;
 }
 
+/* Whether `nd` is a non-empty scalar. */
 static int
 is_scalar(const yaml_node_t *nd)
 {
@@ -151,6 +152,7 @@ check_document(struct build_ctx *b, yaml_document_t *doc)
 	return deps;
 }
 
+/* libyaml's output handler: append to a struct buf. */
 static int
 emit_to_buf(void *data, unsigned char *bytes, size_t size)
 {
@@ -247,6 +249,7 @@ conda_tool(struct build_ctx *b)
 	return NULL;
 }
 
+/* Check the environment file and find the tool before anything is made. */
 static int
 conda_prepare(struct build_ctx *b)
 {
@@ -283,6 +286,7 @@ conda_build(struct build_ctx *b)
 	return rc;
 }
 
+/* Release the tool's path and the environment file. */
 static void
 conda_finish(struct build_ctx *b)
 {

@@ -60,6 +60,7 @@ pip_build(struct build_ctx *b)
 	return rc;
 }
 
+/* Release the interpreter's path. */
 static void
 pip_finish(struct build_ctx *b)
 {

@@ -42,6 +42,7 @@ uv_prepare(struct build_ctx *b)
 	return 0;
 }
 
+/* uv venv, then uv pip install of the requirements (with ipykernel if needed). */
 static int
 uv_build(struct build_ctx *b)
 {
@@ -67,6 +68,7 @@ uv_build(struct build_ctx *b)
 	return rc;
 }
 
+/* Release the paths prepare found. */
 static void
 uv_finish(struct build_ctx *b)
 {

@@ -123,6 +123,7 @@ inspect(const struct config *cfg, const char *want)
 	return s;
 }
 
+/* What a message says of a state that is not ready. */
 static const char *
 state_text(enum env_state s)
 {
@@ -247,6 +248,7 @@ build_envp(const struct config *cfg, const char *prefix)
 	return envp;
 }
 
+/* Free a vector made by envp_add. */
 static void
 envp_free(char **envp)
 {

@@ -44,6 +44,7 @@ kernel_env_home(void)
 	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/";
 }
 
+/* Set NAME=value in the environment object, replacing an earlier value. */
 static void
 put(struct json_object *env, const char *name, const char *value)
 {
