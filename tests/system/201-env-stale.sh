@@ -154,6 +154,25 @@ env_config
 serve_fails "is out of date"
 ok "auto_build false: out-of-date environment reported"
 
+# --warm builds even with auto_build false: it is the explicit request.
+t0=$(readlink "$ENVDIR")
+warm || fail "--warm with auto_build false failed: $(tail -n 3 "$TMPD/warm.log")"
+[ "$(readlink "$ENVDIR")" != "$t0" ] || fail "--warm with auto_build false did not rebuild"
+ok "--warm builds an out-of-date environment even with auto_build false"
+
+# A complete environment without a digest was prepared outside codeexecd:
+# it is used as it is, whatever the configuration says.
+mv "$ENVDIR/.env_build_digest" "$TMPD/digest.saved"
+EXTRA="additional_commands: ['true', 'true']"
+env_config
+warm || fail "--warm failed: $(tail -n 3 "$TMPD/warm.log")"
+grep -q "has no .env_build_digest: prepared outside codeexecd, used as it is" "$TMPD/warm.log" ||
+	fail "an externally prepared environment was not used as it is"
+[ "$(readlink "$ENVDIR")" != "$t0" ] && [ ! -f "$ENVDIR/.env_build_digest" ] ||
+	fail "an externally prepared environment was rebuilt"
+ok "marker without digest: an externally prepared environment, used as it is"
+mv "$TMPD/digest.saved" "$ENVDIR/.env_build_digest"
+
 # A failing additional_commands entry: no marker, the previous build stays.
 AUTO_BUILD=true
 t1=$(readlink "$ENVDIR")

@@ -200,6 +200,38 @@ grep -q "asset redir: fetch" "$TMPD/warm.log" || fail "no redirect message: $(ta
 [ "$(grep -c 'GET /sub/ ' "$TMPD/http.log")" = 0 ] || fail "the redirect to plain http was followed"
 ok "asset_max_mb, HTTP errors and redirects to plain http refused"
 
+# https:// verifies the server's certificate: a self-signed one is refused.
+if command -v openssl >/dev/null 2>&1; then
+	TPORT=$(free_port)
+	openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
+		-keyout "$TMPD/tls.key" -out "$TMPD/tls.crt" >/dev/null 2>&1 || fail "openssl req failed"
+	"$PY" - "$SRV" "$TPORT" "$TMPD/tls.crt" "$TMPD/tls.key" >"$TMPD/https.log" 2>&1 <<'PYEOF' &
+import functools, http.server, ssl, sys
+srv, port, crt, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=srv)
+s = http.server.HTTPServer(("127.0.0.1", port), h)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(crt, key)
+s.socket = ctx.wrap_socket(s.socket, server_side=True)
+s.serve_forever()
+PYEOF
+	TLS_PID=$!
+	i=0
+	until curl -sk -o /dev/null "https://127.0.0.1:$TPORT/table.csv"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "the test's HTTPS server did not start: $(cat "$TMPD/https.log")"
+		sleep 0.1
+	done
+	asset_config "  - {name: selfsigned, source: \"https://localhost:$TPORT/model.bin\", destination: s.bin, checksum: $SUM}"
+	warm && fail "a self-signed certificate was accepted"
+	kill "$TLS_PID" 2>/dev/null
+	wait "$TLS_PID" 2>/dev/null || true
+	grep -qi "asset selfsigned: fetch https://localhost:$TPORT/model.bin: .*certificate" \
+		"$TMPD/warm.log" || fail "no certificate message: $(tail -n 1 "$TMPD/warm.log")"
+	[ ! -e "$CACHE/s.bin" ] || fail "an unverified download was installed"
+	ok "https://: an unverifiable certificate is refused"
+fi
+
 # Destinations through symlinks are refused, and nothing is written through them.
 mkdir -p "$TMPD/elsewhere"
 ln -s "$TMPD/elsewhere" "$CACHE/linked"
