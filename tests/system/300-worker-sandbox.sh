@@ -1,0 +1,66 @@
+#!/bin/sh
+# 300-worker-sandbox: the escape probes of probes.py, run straight against
+# codeex-worker (no daemon): inherit first (every probe must reach its
+# target, else it does not count), then isolated and seccomp with per-kernel
+# identities (the probed kernel and its sibling under different uids), each
+# probe giving exactly the errno of probes.EXPECT or being killed.
+# Needs root (uids, cgroups) and user namespaces; skips saying which is missing.
+. "$(dirname "$0")/lib.sh"
+
+require_py ipykernel
+[ -x "$WORKER" ] || fail "$WORKER not built"
+[ "$(id -u)" = 0 ] || skip "needs root: kernels run under their own uids, which only root can give"
+unshare -U -n true 2>/dev/null || skip "this host refuses unprivileged user and network namespaces"
+setup_tmp
+
+run_py "$WORKER" "$TMPD" <<'PYEOF'
+import os, sys, tempfile
+from probes import Worker, Targets, run_probes, compare, EXPECT
+from mcp import check, ok
+
+exe, tmp = sys.argv[1], sys.argv[2]
+os.chmod(tmp, 0o711)    # kernels under other uids reach their directories in it
+UID = 61000 + os.getpid() % 1000 * 2
+
+
+def kernel(mode, uid):
+    cwd = tempfile.mkdtemp(prefix="cwd-%s-%d-" % (mode, uid), dir=tmp)
+    start = {"network_mode": mode}
+    if uid:
+        os.chown(cwd, uid, uid)
+        start.update(uid=uid, gid=uid)
+    w = Worker(exe, start, cwd=cwd)
+    w.ready()
+    return w
+
+
+def probe(mode, uid):
+    t = Targets()
+    sib = kernel(mode, uid + 1 if uid else 0)
+    w = kernel(mode, uid)
+    n = [0]
+
+    def execute(code):
+        n[0] += 1
+        r = w.execute(n[0], code)
+        return r.get("stdout"), r.get("error")
+    try:
+        return run_probes(execute, t, sib.kpid)
+    finally:
+        w.close()
+        sib.close()
+
+
+base = probe("inherit", 0)
+for name, got in sorted(base.items()):
+    print("# inherit  %-26s %s" % (name, got))
+for mode in ("isolated", "seccomp"):
+    res = probe(mode, UID)
+    for name, got in sorted(res.items()):
+        print("# %-8s %-26s %s" % (mode, name, got))
+    problems, notes = compare(res, mode, base)
+    for n in notes:
+        print("# " + n)
+    check(not problems, "%s: every probe gives its expected outcome" % mode, problems)
+    ok("%s: %d probes as expected (%d not counted)" % (mode, len(EXPECT[mode]) - len(notes), len(notes)))
+PYEOF
