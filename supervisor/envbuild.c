@@ -139,7 +139,11 @@ state_text(enum env_state s)
 	}
 }
 
-/* Lock BUILD_DIR.lock, waiting for another daemon's build. Returns the fd, or -1. */
+/*
+ * Lock BUILD_DIR.lock, waiting for another daemon's build. Returns the fd;
+ * -2 when the directory is read-only to us (an environment prepared by
+ * another user, which can only be used as it is); -1 on other errors.
+ */
 static int
 lock_build(const struct config *cfg, char *err, size_t errlen)
 {
@@ -147,9 +151,10 @@ lock_build(const struct config *cfg, char *err, size_t errlen)
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 	if (fd == -1) {
-		snprintf(err, errlen, "open lock file %s: %s", path, strerror(errno));
+		int e = errno;
+		snprintf(err, errlen, "open lock file %s: %s", path, strerror(e));
 		free(path);
-		return -1;
+		return e == EACCES || e == EPERM || e == EROFS ? -2 : -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		log_info("another codeexecd holds %s: waiting for its build to end", path);
@@ -411,8 +416,16 @@ envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen)
 				 "codeexecd, used as it is",
 				 cfg->build_dir);
 		log_info("environment %s is ready", cfg->build_dir);
-		remove_leftovers(cfg);
+		if (lock >= 0)
+			remove_leftovers(cfg);
 		rc = 0;
+		goto out;
+	}
+	if (lock == -2) {
+		/* err names the lock file we may not create: we cannot build here. */
+		size_t used = strlen(err);
+		snprintf(err + used, errlen - used, "; environment %s is %s and cannot be built",
+			 cfg->build_dir, state_text(s));
 		goto out;
 	}
 	if (!cfg->auto_build && !force) {
@@ -429,7 +442,7 @@ envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen)
 		rc = 0;
 	}
 out:
-	if (lock != -1)
+	if (lock >= 0)
 		close(lock);
 	free(digest);
 	free(parent);

@@ -256,3 +256,35 @@ dependencies:
 	ok "type conda without micromamba, mamba or conda: clear start-up error"
 fi
 [ ! -e "$ENVDIR" ] || fail "a refused build created $ENVDIR"
+
+# A ready environment in a directory the daemon's user may not write (built
+# by root with --warm, as seed 000 advises for immutable images) is used as
+# it is; one that needs a build says why it cannot be built.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+	ENV_TYPE=pip
+	DEPS=
+	EXTRA="asset_cache_dir: $TMPD/nobody/assets"
+	env_config
+	sed -i "s#^state_dir: .*#state_dir: $TMPD/nobody/state#; s#^runtime_dir: .*#runtime_dir: $TMPD/nobody/run#" \
+		"$TMPD/codeexecd.yaml"
+	warm || fail "--warm as root failed: $(tail -n 3 "$TMPD/warm.log")"
+	rm -f "$ENVDIR.lock"
+	mkdir -p "$TMPD/nobody"
+	chmod 777 "$TMPD/nobody"
+	chmod 755 "$TMPD" "$TMPD/envs"
+	as_nobody() {
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$CODEEXECD" -d -f "$TMPD/codeexecd.yaml" --warm >"$TMPD/warm.log" 2>&1
+	}
+	as_nobody || fail "a ready read-only environment was refused: $(tail -n 2 "$TMPD/warm.log")"
+	grep -q "environment $ENVDIR is ready" "$TMPD/warm.log" || fail "not reported ready"
+	EXTRA="$EXTRA
+additional_commands: ['true']"
+	env_config
+	sed -i "s#^state_dir: .*#state_dir: $TMPD/nobody/state#; s#^runtime_dir: .*#runtime_dir: $TMPD/nobody/run#" \
+		"$TMPD/codeexecd.yaml"
+	as_nobody && fail "an out-of-date read-only environment was accepted"
+	grep -q "Permission denied; environment $ENVDIR is out of date .* and cannot be built" \
+		"$TMPD/warm.log" || fail "no clear message: $(tail -n 1 "$TMPD/warm.log")"
+	ok "read-only build_dir: a ready environment is used, an out-of-date one reported"
+fi
