@@ -1,0 +1,76 @@
+#!/bin/sh
+# 311-network-modes: the escape probes of probes.py through the real daemon
+# over MCP, with kernel_network_mode inherit (baseline: every probe reaches
+# its target, else it does not count), isolated and seccomp, kernels under
+# per-kernel uids from kernel_uid_range. The probed kernel and its sibling
+# are two MCP sessions. Skips until codeexecd -n accepts these keys, and
+# when not root (per-kernel uids need it; seccomp needs an environment the
+# kernel's uid cannot change, which the root-owned test build gives).
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+[ "$(id -u)" = 0 ] || skip "needs root: kernels run under uids from kernel_uid_range"
+unshare -U -n true 2>/dev/null || skip "this host refuses user and network namespaces"
+setup_tmp
+chmod 711 "$TMPD" # kernels under other uids reach their session directories
+PORT=$(free_port)
+CFG_WARM=2
+CFG_EXTRA='kernel_network_mode: isolated
+kernel_uid_range: "62100-62199"'
+write_config "$TMPD/check.yaml"
+"$CODEEXECD" -n -f "$TMPD/check.yaml" >"$TMPD/check.out" 2>&1 ||
+	skip "codeexecd -n does not accept kernel_network_mode/kernel_uid_range yet: $(head -c 300 "$TMPD/check.out")"
+
+results=$TMPD/results.json
+echo '{}' >"$results"
+for mode in inherit isolated seccomp; do
+	CFG_EXTRA="kernel_network_mode: $mode
+kernel_uid_range: \"62100-62199\""
+	write_config
+	start_daemon
+	wait_ready
+	run_py "$URL" "$mode" "$results" <<'EOF2'
+import json, sys
+from mcp import Client, check, ok
+from probes import Targets, run_probes, outcome
+
+url, mode, path = sys.argv[1:4]
+a, b = Client(url), Client(url)
+a.initialize()
+b.initialize()
+r = b.execute("import os; print(os.getpid())")["structuredContent"]
+sib = int(r["stdout"])
+
+
+def execute(code):
+    s = a.execute(code, timeout=20)["structuredContent"]
+    return s.get("stdout"), s.get("error")
+
+
+res = run_probes(execute, Targets(), sib)
+for name, got in sorted(res.items()):
+    print("# %-8s %-26s %s" % (mode, name, got))
+allres = json.load(open(path))
+allres[mode] = res
+json.dump(allres, open(path, "w"))
+ok("%s: probes ran" % mode)
+EOF2
+	stop_daemon
+done
+
+run_py "$results" <<'EOF2'
+import json, sys
+from mcp import check, ok
+from probes import compare, EXPECT
+
+res = json.load(open(sys.argv[1]))
+base = res["inherit"]
+for mode in ("isolated", "seccomp"):
+    problems, notes = compare(res[mode], mode, base)
+    for n in notes:
+        print("# " + n)
+    check(not problems, "%s: every probe gives its expected outcome" % mode, problems)
+    ok("%s: %d probes as expected (%d not counted)" % (mode, len(EXPECT[mode]) - len(notes), len(notes)))
+EOF2

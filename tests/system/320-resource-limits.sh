@@ -1,0 +1,92 @@
+#!/bin/sh
+# 320-resource-limits: limits.* through the real daemon: a memory hog in one
+# session gives MemoryLimitExceeded while another session's 1+1 answers
+# within a second; a fork bomb stays under limits.pids; the daemon's RSS is
+# unchanged afterwards. Skips until codeexecd -n accepts limits.*, when not
+# root (cgroups), and when `codeexec-worker -p` finds a controller unusable.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+[ "$(id -u)" = 0 ] || skip "needs root to create the kernels' cgroups"
+setup_tmp
+"$WORKER" -p >"$TMPD/layout.json" ||
+	skip "not every cgroup controller is usable here: $(cat "$TMPD/layout.json")"
+PORT=$(free_port)
+CFG_WARM=2
+CFG_EXTRA='limits:
+  memory_mb: 256
+  pids: 64
+  cpu: 0.5
+  required: true'
+write_config
+"$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" >"$TMPD/check.out" 2>&1 ||
+	skip "codeexecd -n does not accept limits.* yet: $(head -c 300 "$TMPD/check.out")"
+start_daemon
+wait_ready
+
+run_py "$URL" "$DAEMON_PID" <<'EOF2'
+import sys, threading, time
+from mcp import Client, check, ok
+
+url, dpid = sys.argv[1], int(sys.argv[2])
+
+
+def rss():
+    for line in open("/proc/%d/status" % dpid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+
+
+a, b = Client(url), Client(url)
+a.initialize()
+b.initialize()
+b.execute("1+1")
+before = rss()
+lat = []
+
+
+def ping():
+    time.sleep(0.5)
+    for i in range(5):
+        t0 = time.time()
+        r = b.execute("1+1")["structuredContent"]
+        lat.append(time.time() - t0)
+        check(r["success"], "the other session answers", r)
+        time.sleep(0.3)
+
+
+th = threading.Thread(target=ping)
+th.start()
+r = a.execute("x = []\nwhile True:\n    x.append(bytearray(16 << 20))", timeout=60)["structuredContent"]
+th.join()
+check((r.get("error") or {}).get("type") == "MemoryLimitExceeded", "memory hog: MemoryLimitExceeded", r)
+check(max(lat) < 1.0, "another session's 1+1 answers within a second meanwhile", lat)
+ok("memory hog gave MemoryLimitExceeded; 1+1 elsewhere took at most %.3f s" % max(lat))
+
+bomb = r'''
+import errno, os, time
+pids, err = [], None
+try:
+    for i in range(1000):
+        p = os.fork()
+        if p == 0:
+            time.sleep(20)
+            os._exit(0)
+        pids.append(p)
+except OSError as e:
+    err = e.errno
+print(len(pids), errno.errorcode.get(err))
+for p in pids:
+    os.kill(p, 9)
+    os.waitpid(p, 0)
+'''
+r = a.execute(bomb, timeout=60)["structuredContent"]
+n, err = r["stdout"].split()[-2:]
+check(int(n) < 64 and err == "EAGAIN", "fork bomb stops under limits.pids with EAGAIN", r)
+ok("fork bomb stopped after %s children with %s" % (n, err))
+after = rss()
+check(after - before < 16 * 1024, "the daemon's RSS is unchanged (within 16 MB)", (before, after))
+ok("daemon RSS %d kB before, %d kB after" % (before, after))
+EOF2
