@@ -359,7 +359,8 @@ check_destination(struct config *c, const char *v, char *why, size_t n)
 			       shown(v, sh));
 	for (const char *p = v;;) {
 		size_t len = strcspn(p, "/");
-		if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && strncmp(p, "..", 2) == 0))
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && strncmp(p, "..", 2) == 0))
 			return why_set(why, n,
 				       "%s: every part of the path must be a name "
 				       "(no \"..\", \".\", empty part or trailing /)",
@@ -401,9 +402,8 @@ check_asset_unique(struct config *c, size_t i, char *why, size_t n)
 	return 0;
 }
 
-#define AFIELD(f)                                                                                  \
-	.offset = offsetof(struct config_asset, f),                                                \
-	.size = sizeof(((struct config_asset *)0)->f)
+#define AFIELD(f) \
+	.offset = offsetof(struct config_asset, f), .size = sizeof(((struct config_asset *)0)->f)
 
 /* The fields of one `assets` entry. */
 static const struct config_key asset_fields[] = {

@@ -168,7 +168,8 @@ local_path(const char *source)
 		p += 9;
 	char *out = xmalloc(strlen(p) + 1), *o = out;
 	for (; *p != '\0'; p++) {
-		if (p[0] == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+		if (p[0] == '%' && isxdigit((unsigned char)p[1]) &&
+		    isxdigit((unsigned char)p[2])) {
 			char hex[3] = {p[1], p[2], '\0'};
 			*o++ = (char)strtol(hex, NULL, 16);
 			p += 2;
@@ -250,7 +251,8 @@ fetch_url(struct job *j, struct sink *s)
 		s->too_big = 1;
 		return -1;
 	}
-	return fail(j, "fetch %s: %s", j->a->source, curlerr[0] ? curlerr : curl_easy_strerror(rc));
+	return fail(j, "fetch %s: %s", j->a->source,
+		    curlerr[0] ? curlerr : curl_easy_strerror(rc));
 }
 
 /* Refuse to start a download the file system has no room for. */
@@ -356,7 +358,8 @@ open_parent(struct job *j, int cachefd)
 		free(part);
 		close(fd);
 		if (next == -1)
-			return fail(j, "destination %s: %.*s %s", dest, (int)(p - dest + len), dest,
+			return fail(j, "destination %s: %.*s %s", dest, (int)(p - dest + len),
+				    dest,
 				    saved == ELOOP || saved == ENOTDIR
 					? "is a symbolic link or not a directory: refused"
 					: strerror(saved));

@@ -198,7 +198,8 @@ run_step(struct build_ctx *b, char *const argv[], int quiet)
 	char *cmd = command_line(argv);
 	if (timed_out)
 		snprintf(b->err, b->errlen,
-			 "build step killed: the build took longer than build_timeout_s (%d s): %s",
+			 "build step killed: the build took longer than build_timeout_s "
+			 "(%d s): %s",
 			 b->cfg->build_timeout_s, cmd);
 	else if (WIFEXITED(status))
 		snprintf(b->err, b->errlen, "build step failed with exit status %d: %s",

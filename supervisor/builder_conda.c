@@ -29,7 +29,8 @@ struct conda_state {
 static int
 yml_error(struct build_ctx *b, const yaml_node_t *nd, const char *why)
 {
-	snprintf(b->err, b->errlen, "dependency_file (environment.yml for type conda), line %zu: %s",
+	snprintf(b->err, b->errlen,
+		 "dependency_file (environment.yml for type conda), line %zu: %s",
 		 nd ? nd->start_mark.line + 1 : 1, why);
 	return -1;
 }
@@ -70,7 +71,8 @@ seq_names(yaml_document_t *doc, yaml_node_t *seq, const char *name)
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++) {
 		yaml_node_t *item = yaml_document_get_node(doc, *it);
-		if (is_scalar(item) && builder_spec_names((const char *)item->data.scalar.value, name))
+		if (is_scalar(item) &&
+		    builder_spec_names((const char *)item->data.scalar.value, name))
 			return 1;
 	}
 	return 0;
@@ -198,7 +200,8 @@ conda_envfile(struct build_ctx *b)
 	if (!yaml_parser_load(&parser, &doc)) {
 		snprintf(b->err, b->errlen,
 			 "dependency_file (environment.yml for type conda), line %zu: %s",
-			 parser.problem_mark.line + 1, parser.problem ? parser.problem : "bad YAML");
+			 parser.problem_mark.line + 1,
+			 parser.problem ? parser.problem : "bad YAML");
 		yaml_parser_delete(&parser);
 		return NULL;
 	}
@@ -231,8 +234,8 @@ conda_tool(struct build_ctx *b)
 		if (tool == NULL)
 			snprintf(b->err, b->errlen,
 				 "type conda: conda_executable %s is not an executable in %s: "
-				 "install it (micromamba: see https://mamba.readthedocs.io) or fix "
-				 "conda_executable",
+				 "install it (micromamba: see https://mamba.readthedocs.io) "
+				 "or fix conda_executable",
 				 want, builder_tool_path());
 		return tool;
 	}

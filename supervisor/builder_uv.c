@@ -59,7 +59,8 @@ uv_build(struct build_ctx *b)
 	int rc = 0;
 	if (builder_has_requirements(reqs)) {
 		char *file = xasprintf("%s/.codeexecd-requirements.txt", b->prefix);
-		char *install[] = {st->uv, (char *)"pip", (char *)"install", (char *)"--python", python, (char *)"-r", file, NULL};
+		char *install[] = {st->uv, (char *)"pip", (char *)"install", (char *)"--python",
+				   python, (char *)"-r", file, NULL};
 		rc = builder_write(b, file, reqs) == -1 || builder_run(b, install) == -1 ? -1 : 0;
 		free(file);
 	}

@@ -271,8 +271,8 @@ run_additional(struct build_ctx *b)
 			      NULL};
 		if (builder_run(b, sh) == -1) {
 			size_t used = strlen(b->err);
-			snprintf(b->err + used, b->errlen - used, " (additional_commands item %zu)",
-				 i + 1);
+			snprintf(b->err + used, b->errlen - used,
+				 " (additional_commands item %zu)", i + 1);
 			return -1;
 		}
 	}
@@ -430,7 +430,8 @@ envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen)
 	}
 	if (!cfg->auto_build && !force) {
 		snprintf(err, errlen,
-			 "environment %s is %s and auto_build is false (codeexecd --warm builds it)",
+			 "environment %s is %s and auto_build is false "
+			 "(codeexecd --warm builds it)",
 			 cfg->build_dir, state_text(s));
 		goto out;
 	}

@@ -188,8 +188,8 @@ START_TEST(full_file)
 	ck_assert_str_eq(a->name, "model");
 	ck_assert_str_eq(a->source, "https://models.example.org/m.bin");
 	ck_assert_str_eq(a->destination, "models/m.bin");
-	ck_assert_str_eq(a->checksum,
-			 "sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08");
+	ck_assert_str_eq(a->checksum, "sha256:9F86D081884C7D659A2FEAA0C55AD015"
+				      "A3BF4F1B2B0B822CD15D6C15B0F00A08");
 	ck_assert_int_eq(a->size_hint_mb, 12);
 	a = config_asset_at(&c, 1);
 	ck_assert_str_eq(a->name, "table");
@@ -463,12 +463,13 @@ static const struct {
 	{"name: x\nassets: [{name: a, source: /a, destination: a, checksum: " SUM
 	 ", size_hint_mb: -1}]\n",
 	 "2:138: assets item 1: size_hint_mb: must be between 0 and 16777216, got -1"},
-	{"name: x\nbuild_timeout_s: 0\n", "2:18: build_timeout_s: must be between 1 and 604800, got 0"},
+	{"name: x\nbuild_timeout_s: 0\n",
+	 "2:18: build_timeout_s: must be between 1 and 604800, got 0"},
 	{"name: x\nconda_executable: bin/conda\n",
 	 "2:19: conda_executable: \"bin/conda\" must be a command name found in PATH or an "
 	 "absolute path"},
-	{"name: x\nasset_cache_dir: data\n",
-	 "2:18: asset_cache_dir: \"data\" is not an absolute path (only a leading ~/ is expanded)"},
+	{"name: x\nasset_cache_dir: data\n", "2:18: asset_cache_dir: \"data\" is not an absolute "
+					      "path (only a leading ~/ is expanded)"},
 	{"name: x\nbuild_dir: /\n", "2:12: build_dir: must be a directory below /"},
 	{"name: x\nbuild_dir: /opt/envs/x/\nasset_cache_dir: /srv/a/\n", NULL},
 };
