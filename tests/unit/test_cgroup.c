@@ -1,0 +1,159 @@
+/*
+ * test_cgroup.c - the cgroup layout travels through START intact, bad names
+ * and parents are refused, a limit without its controller fails instead of
+ * being dropped, and (as root, where the controllers are usable) a group is
+ * created with its limits, entered, killed and removed.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+START_TEST(layout_json_roundtrip)
+{
+	struct cgroup_layout l = {.version = {1, 0, 2},
+				  .parent = {"/sys/fs/cgroup/memory/x", NULL, "/sys/fs/cgroup/d/kernels"}};
+	struct cgroup_layout back;
+	const char *bad = NULL;
+	char *name;
+
+	struct json_object *o = cgroup_layout_json(&l, "k-1234");
+	ck_assert_int_eq(cgroup_layout_from_json(o, &back, &name, &bad), 0);
+	ck_assert_str_eq(name, "k-1234");
+	ck_assert_int_eq(back.version[CGROUP_MEMORY], 1);
+	ck_assert_int_eq(back.version[CGROUP_PIDS], 0);
+	ck_assert_int_eq(back.version[CGROUP_CPU], 2);
+	ck_assert_str_eq(back.parent[CGROUP_MEMORY], "/sys/fs/cgroup/memory/x");
+	ck_assert_str_eq(back.parent[CGROUP_CPU], "/sys/fs/cgroup/d/kernels");
+	ck_assert_ptr_null(back.parent[CGROUP_PIDS]);
+	free(name);
+	cgroup_layout_free(&back);
+	json_object_put(o);
+}
+END_TEST
+
+START_TEST(bad_layouts_refused)
+{
+	static const char *const bad_json[] = {
+		"{\"name\": \"../x\"}",
+		"{\"name\": \"a/b\"}",
+		"{\"name\": \"\"}",
+		"{}",
+		"{\"name\": \"k\", \"memory\": {\"version\": 1, \"parent\": \"relative\"}}",
+		"{\"name\": \"k\", \"pids\": {\"version\": 3, \"parent\": \"/x\"}}",
+	};
+	for (size_t i = 0; i < sizeof(bad_json) / sizeof(bad_json[0]); i++) {
+		struct cgroup_layout l;
+		const char *bad = NULL;
+		char *name;
+		struct json_object *o = json_tokener_parse(bad_json[i]);
+		ck_assert_int_eq(cgroup_layout_from_json(o, &l, &name, &bad), -1);
+		ck_assert_ptr_nonnull(bad);
+		json_object_put(o);
+	}
+}
+END_TEST
+
+START_TEST(limit_without_controller_fails)
+{
+	struct cgroup_layout l = {.version = {0, 0, 0}};
+	struct cgroup_limits lim = {.memory_mb = 100};
+	char *why = NULL;
+
+	ck_assert_ptr_null(cgroup_create(&l, "k-x", &lim, &why));
+	ck_assert_msg(strstr(why, "limits.memory_mb cannot be enforced") != NULL, "%s", why);
+	free(why);
+}
+END_TEST
+
+/* Read dir/name/file into out. */
+static void
+read_value(const char *parent, const char *name, const char *file, char *out, size_t n)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s/%s", parent, name, file);
+	FILE *f = fopen(p, "r");
+	ck_assert_msg(f != NULL, "open %s", p);
+	ck_assert_ptr_nonnull(fgets(out, (int)n, f));
+	out[strcspn(out, "\n")] = '\0';
+	fclose(f);
+}
+
+START_TEST(create_enter_kill_remove)
+{
+	struct cgroup_layout l;
+	struct cgroup_limits lim = {.memory_mb = 64, .pids = 10, .cpu = 0.25};
+	char *why = NULL, v[128], name[64];
+	int fds[CGROUP_NCTL];
+
+	if (geteuid() != 0 || cgroup_probe(&l) != CGROUP_NCTL) {
+		fprintf(stderr, "create_enter_kill_remove: skipped (needs root and every controller)\n");
+		return;
+	}
+	snprintf(name, sizeof(name), "test-cgroup-%d", (int)getpid());
+	struct cgroup *g = cgroup_create(&l, name, &lim, &why);
+	ck_assert_msg(g != NULL, "%s", why);
+	read_value(l.parent[CGROUP_PIDS], name, "pids.max", v, sizeof(v));
+	ck_assert_str_eq(v, "10");
+	read_value(l.parent[CGROUP_MEMORY], name,
+		   l.version[CGROUP_MEMORY] == 2 ? "memory.max" : "memory.limit_in_bytes", v, sizeof(v));
+	ck_assert_str_eq(v, "67108864");
+	int n = cgroup_procs_fds(g, fds, &why);
+	ck_assert_int_ge(n, 1);
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < n; i++)
+			if (write(fds[i], "0", 1) != 1)
+				_exit(1);
+		pause();
+		_exit(0);
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	usleep(100000);
+	read_value(l.parent[CGROUP_PIDS], name, "cgroup.procs", v, sizeof(v));
+	ck_assert_int_eq(atoi(v), pid);
+	cgroup_kill_all(g);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	ck_assert_uint_eq(cgroup_oom_kills(g), 0);
+	cgroup_destroy(&g);
+	ck_assert_ptr_null(g);
+	snprintf(v, sizeof(v), "%s/%s", l.parent[CGROUP_PIDS], name);
+	ck_assert_int_eq(access(v, F_OK), -1);
+	cgroup_layout_free(&l);
+}
+END_TEST
+
+static Suite *
+cgroup_suite(void)
+{
+	Suite *s = suite_create("cgroup");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, layout_json_roundtrip);
+	tcase_add_test(tc, bad_layouts_refused);
+	tcase_add_test(tc, limit_without_controller_fails);
+	tcase_add_test(tc, create_enter_kill_remove);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(cgroup_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
