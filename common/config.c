@@ -1242,8 +1242,10 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
 		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
 			return fail(l, kn->mark, "%s: field names must be plain names", label);
-		if (is_duplicate(l, m, i, label))
-			return -1;
+		for (size_t j = 0; j < i; j += 2)
+			if (strcmp(m->kids[j]->text, kn->text) == 0)
+				return fail(l, kn->mark, "%s: field %s given twice (first at line %zu)",
+					    label, kn->text, m->kids[j]->mark.line + 1);
 		const struct config_key *f = field_named(k->fields, kn->text);
 		if (f == NULL)
 			return unknown_field(l, k, kn, label);

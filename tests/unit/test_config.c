@@ -471,6 +471,8 @@ static const struct {
 	{"name: x\nasset_cache_dir: data\n", "2:18: asset_cache_dir: \"data\" is not an absolute "
 					      "path (only a leading ~/ is expanded)"},
 	{"name: x\nbuild_dir: /\n", "2:12: build_dir: must be a directory below /"},
+	{"name: x\nassets:\n  - name: a\n    name: b\n",
+	 "4:5: assets item 1: field name given twice (first at line 3)"},
 	{"name: x\nbuild_dir: /opt/envs/x/\nasset_cache_dir: /srv/a/\n", NULL},
 };
 
