@@ -95,8 +95,8 @@ sandbox_parse(struct sandbox *sb, struct json_object *p)
 	if (json_object_object_get_ex(p, "network_mode", &m)) {
 		const char *s = json_object_get_string(m);
 		int found = 0;
-		for (int i = 0; i < 3; i++)
-			if (json_object_is_type(m, json_type_string) && strcmp(s, mode_names[i]) == 0) {
+		for (int i = 0; json_object_is_type(m, json_type_string) && i < 3; i++)
+			if (strcmp(s, mode_names[i]) == 0) {
 				sb->mode = (enum sandbox_mode)i;
 				found = 1;
 			}
@@ -169,7 +169,9 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 	if (sb->has_id) {
 		/* The kernel reads its connection file and binds its sockets there. */
 		char *conn = xasprintf("%s/kernel.json", runtime_dir);
-		int rc = give(runtime_dir, NULL, sb, why) == -1 ? -1 : give(runtime_dir, conn, sb, why);
+		int rc = give(runtime_dir, NULL, sb, why);
+		if (rc == 0)
+			rc = give(runtime_dir, conn, sb, why);
 		free(conn);
 		if (rc == -1)
 			return -1;
@@ -238,12 +240,12 @@ drop_bounding(void)
 	return 0;
 }
 
-/* Become uid/gid with the one group gid: no supplementary group of the worker. */
-static int
-set_identity(const struct sandbox *sb)
+int
+sandbox_become(const struct sandbox *sb)
 {
-	if (drop_bounding() == -1 || setgroups(1, &sb->gid) == -1 ||
-	    setresgid(sb->gid, sb->gid, sb->gid) == -1 || setresuid(sb->uid, sb->uid, sb->uid) == -1)
+	if (drop_bounding() == -1 || setgroups(1, &sb->gid) == -1)
+		return -1;
+	if (setresgid(sb->gid, sb->gid, sb->gid) == -1 || setresuid(sb->uid, sb->uid, sb->uid) == -1)
 		return -1;
 	/* A uid change makes us undumpable, which would lock us out of /proc/self/uid_map. */
 	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
@@ -307,7 +309,7 @@ sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *st
 		return fail_at(stage, SANDBOX_STAGE_CGROUP);
 	if (set_rlimits(sb) == -1)
 		return fail_at(stage, SANDBOX_STAGE_RLIMIT);
-	if (sb->has_id && set_identity(sb) == -1)
+	if (sb->has_id && sandbox_become(sb) == -1)
 		return fail_at(stage, SANDBOX_STAGE_IDENTITY);
 	if (sb->mode == SANDBOX_ISOLATED && sandbox_isolated_child(sb, stage) == -1)
 		return -1;

@@ -103,6 +103,11 @@ int sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int
 /* What failed at `stage`, for the START_FAILED message. */
 const char *sandbox_stage_text(int stage);
 
+/*
+ * In a child: become uid/gid with gid as the only group, the bounding set
+ * emptied first (async-signal-safe). 0, or -1 with errno.
+ */
+int sandbox_become(const struct sandbox *sb);
 /* isolated: new user + network namespaces, loopback up (sandbox_isolated.c). */
 int sandbox_isolated_child(const struct sandbox *sb, int *stage);
 /* Drop every capability, the bounding and ambient sets included. */

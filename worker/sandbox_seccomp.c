@@ -174,7 +174,8 @@ mutable_why(const struct stat *st, const struct ident *id, int as_parent)
 		return NULL; /* /dev/null (masked units link there) carries no code */
 	if ((st->st_mode & S_IWGRP) && in_groups(id, st->st_gid))
 		return "is writable by a group of the kernel's identity";
-	if ((st->st_mode & S_IWOTH) && !(as_parent && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)))
+	int sticky_dir = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX);
+	if ((st->st_mode & S_IWOTH) && !(as_parent && sticky_dir))
 		return "is writable by everyone";
 	return NULL;
 }
@@ -291,8 +292,12 @@ check_link(const char *path)
 {
 	char *target = realpath(path, NULL);
 
-	if (target == NULL)
-		return errno == ENOENT ? check_dangling(path) : (fail_path(path, strerror(errno)), -1);
+	if (target == NULL && errno == ENOENT)
+		return check_dangling(path);
+	if (target == NULL) {
+		fail_path(path, strerror(errno));
+		return -1;
+	}
 	if (covered(target)) {
 		free(target);
 		return 0; /* its tree was or is being walked */
@@ -378,7 +383,8 @@ check_env(char **envp, const struct ident *id, char **why)
 		if (strncmp(*e, "LD_LIBRARY_PATH=", 16) == 0 || strcmp(*e, "PYTHONNOUSERSITE=1") == 0)
 			continue;
 		for (size_t i = 0; i < sizeof(rejected_env) / sizeof(rejected_env[0]); i++) {
-			if (strncmp(*e, rejected_env[i].prefix, strlen(rejected_env[i].prefix)) == 0) {
+			const char *pre = rejected_env[i].prefix;
+			if (strncmp(*e, pre, strlen(pre)) == 0) {
 				*why = xasprintf("seccomp: the kernel environment variable %.*s is not supported: %s",
 						 (int)strcspn(*e, "="), *e, rejected_env[i].why);
 				return -1;
@@ -406,8 +412,7 @@ query_child(const struct sandbox *sb, char **argv, char **envp, int out)
 {
 	if (dup2(out, 1) == -1)
 		_exit(126);
-	if (sb->has_id && (setgroups(1, &sb->gid) == -1 || setresgid(sb->gid, sb->gid, sb->gid) == -1 ||
-			   setresuid(sb->uid, sb->uid, sb->uid) == -1))
+	if (sb->has_id && sandbox_become(sb) == -1)
 		_exit(126);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 || chdir("/") == -1)
 		_exit(126);
@@ -489,9 +494,11 @@ check_array(struct json_object *o, const char *key, const struct ident *id, char
 		*why = xasprintf("seccomp: the interpreter's report lacks %s", key);
 		return -1;
 	}
-	for (size_t i = 0; i < json_object_array_length(a); i++)
-		if (check_path(json_object_get_string(json_object_array_get_idx(a, i)), id, why) == -1)
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		if (check_path(json_object_get_string(p), id, why) == -1)
 			return -1;
+	}
 	return 0;
 }
 

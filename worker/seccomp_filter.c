@@ -35,18 +35,25 @@ static const struct {
 	const char *why;
 } rules[] = {
 	/* The IP network boundary. */
-	{SCMP_SYS(socket), DENY, ARG0_NE(AF_UNIX), "no new socket but AF_UNIX: no IP, no netlink, no packet sockets"},
+	{SCMP_SYS(socket), DENY, ARG0_NE(AF_UNIX),
+	 "no new socket but AF_UNIX: no IP, no netlink, no packet sockets"},
 	{SCMP_SYS(socketpair), DENY, ARG0_NE(AF_UNIX), "socket pairs only of AF_UNIX"},
-	{SCMP_SYS(connect), DENY, NO_ARG, "no new connection, not even to a Unix socket of the host or a sibling"},
-	{SCMP_SYS(bind), DENY, NO_ARG, "no new address to be reached at (abstract Unix names included)"},
+	{SCMP_SYS(connect), DENY, NO_ARG,
+	 "no new connection, not even to a Unix socket of the host or a sibling"},
+	{SCMP_SYS(bind), DENY, NO_ARG,
+	 "no new address to be reached at (abstract Unix names included)"},
 	{SCMP_SYS(listen), DENY, NO_ARG, "no new listener"},
 	/* Ways around the rules above. */
-	{SCMP_SYS(io_uring_setup), DENY, NO_ARG, "io_uring runs socket operations that seccomp never sees"},
+	{SCMP_SYS(io_uring_setup), DENY, NO_ARG,
+	 "io_uring runs socket operations that seccomp never sees"},
 	{SCMP_SYS(io_uring_enter), DENY, NO_ARG, "io_uring, as above"},
 	{SCMP_SYS(io_uring_register), DENY, NO_ARG, "io_uring, as above"},
-	{SCMP_SYS(pidfd_getfd), DENY, NO_ARG, "would copy a descriptor (a socket) out of another process"},
-	{SCMP_SYS(clone3), SCMP_ACT_ERRNO(ENOSYS), NO_ARG, "its flags live in memory seccomp cannot read; ENOSYS makes libc fall back to clone"},
-	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWUSER), "no new user namespace (namespace capabilities)"},
+	{SCMP_SYS(pidfd_getfd), DENY, NO_ARG,
+	 "would copy a descriptor (a socket) out of another process"},
+	{SCMP_SYS(clone3), SCMP_ACT_ERRNO(ENOSYS), NO_ARG,
+	 "its flags live in memory seccomp cannot read; ENOSYS makes libc fall back to clone"},
+	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWUSER),
+	 "no new user namespace (namespace capabilities)"},
 	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWNET), "no new network namespace"},
 	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWNS), "no new mount namespace"},
 	{SCMP_SYS(clone), DENY, ARG0_HAS(CLONE_NEWPID), "no new pid namespace"},
@@ -63,7 +70,8 @@ static const struct {
 	/* Kernel attack surface a kernel never needs. */
 	{SCMP_SYS(userfaultfd), DENY, NO_ARG, "a favourite of kernel exploits for winning races"},
 	{SCMP_SYS(bpf), DENY, NO_ARG, "BPF programs and maps"},
-	{SCMP_SYS(perf_event_open), DENY, NO_ARG, "performance counters watch other processes and the kernel"},
+	{SCMP_SYS(perf_event_open), DENY, NO_ARG,
+	 "performance counters watch other processes and the kernel"},
 	{SCMP_SYS(keyctl), DENY, NO_ARG, "the kernel keyrings are shared by the uid"},
 	{SCMP_SYS(add_key), DENY, NO_ARG, "kernel keyrings, as above"},
 	{SCMP_SYS(request_key), DENY, NO_ARG, "kernel keyrings, as above"},
@@ -93,7 +101,8 @@ build(char *err, size_t errlen)
 		rc = n ? seccomp_rule_add_array(ctx, rules[i].action, rules[i].nr, n, &rules[i].arg)
 		       : seccomp_rule_add(ctx, rules[i].action, rules[i].nr, 0);
 		if (rc != 0) {
-			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rules[i].nr);
+			char *name;
+			name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rules[i].nr);
 			snprintf(err, errlen, "seccomp rule for %s: %s", name ? name : "?",
 				 strerror(-rc));
 			free(name);
