@@ -1,9 +1,11 @@
 /*
  * sandbox_isolated.c - kernel_network_mode isolated: the kernel gets its own
  * user and network namespaces. Its identity is mapped to root inside only
- * long enough to bring loopback up; sandbox_child() then drops every
- * capability and sets no_new_privs before the exec, so the kernel holds no
- * capability in either namespace. Runs in the forked child: system calls
+ * long enough to bring loopback up: a second user namespace nested in the
+ * first then maps it back to its own uid/gid, so the kernel runs as itself,
+ * and sandbox_child() drops every capability and sets no_new_privs before
+ * the exec. The network namespace belongs to the outer user namespace, in
+ * which the kernel holds nothing. Runs in the forked child: system calls
  * only, no allocation.
  */
 #include "autoconf.h"
@@ -43,19 +45,19 @@ proc_write(const char *file, const char *text)
 	return rc;
 }
 
-/* Map our outer identity to root inside the new user namespace. */
+/* Map uid/gid inside the new user namespace to outer_uid/outer_gid, one id each. */
 static int
-write_maps(uid_t uid, gid_t gid)
+write_maps(uid_t uid, gid_t gid, uid_t outer_uid, gid_t outer_gid)
 {
 	char map[64];
 
 	/* An unprivileged gid_map needs setgroups denied first. */
 	if (proc_write("setgroups", "deny") == -1)
 		return -1;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)outer_uid);
 	if (proc_write("uid_map", map) == -1)
 		return -1;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)outer_gid);
 	return proc_write("gid_map", map);
 }
 
@@ -120,12 +122,21 @@ sandbox_isolated_child(const struct sandbox *sb, int *stage)
 		*stage = SANDBOX_STAGE_USERNS;
 		return -1;
 	}
-	if (write_maps(uid, gid) == -1) {
+	if (write_maps(0, 0, uid, gid) == -1) {
 		*stage = SANDBOX_STAGE_MAPS;
 		return -1;
 	}
 	if (loopback_up() == -1) {
 		*stage = SANDBOX_STAGE_LOOPBACK;
+		return -1;
+	}
+	/* Root's part is over: be uid/gid again, in a namespace that owns nothing. */
+	if (unshare(CLONE_NEWUSER) == -1) {
+		*stage = SANDBOX_STAGE_USERNS;
+		return -1;
+	}
+	if (write_maps(uid, gid, 0, 0) == -1) {
+		*stage = SANDBOX_STAGE_MAPS;
 		return -1;
 	}
 	return 0;
