@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -118,7 +119,12 @@ sandbox_isolated_child(const struct sandbox *sb, int *stage)
 	gid_t gid = getgid();
 
 	(void)sb;
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
+	/*
+	 * The worker is not dumpable, which makes /proc/self/uid_map root's; we
+	 * are about to exec the kernel, which is dumpable again anyway.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1 ||
+	    unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
 		*stage = SANDBOX_STAGE_USERNS;
 		return -1;
 	}
