@@ -3,7 +3,9 @@
 # codeex-worker (no daemon): inherit first (every probe must reach its
 # target, else it does not count), then isolated and seccomp with per-kernel
 # identities (the probed kernel and its sibling under different uids), each
-# probe giving exactly the errno of probes.EXPECT or being killed.
+# probe giving exactly the errno of probes.EXPECT or being killed. Then the
+# network probes again with the worker itself unprivileged (the seed's
+# setup: no per-kernel uids), where isolated needs no root at all.
 # Needs root (uids, cgroups) and user namespaces; skips saying which is missing.
 . "$(dirname "$0")/lib.sh"
 
@@ -63,4 +65,33 @@ for mode in ("isolated", "seccomp"):
         print("# " + n)
     check(not problems, "%s: every probe gives its expected outcome" % mode, problems)
     ok("%s: %d probes as expected (%d not counted)" % (mode, len(EXPECT[mode]) - len(notes), len(notes)))
+
+# The worker as an unprivileged user: kernels share its uid.
+USER = UID + 100
+wrapper = os.path.join(tmp, "worker-as-user")
+with open(wrapper, "w") as f:
+    f.write("#!/bin/sh\nexec setpriv --reuid %d --regid %d --clear-groups %s \"$@\"\n"
+            % (USER, USER, exe))
+os.chmod(wrapper, 0o755)
+NET = ("socket_inet", "socket_inet6", "tcp_host_loopback", "abstract_unix_host",
+       "io_uring_setup", "status_self", "status_grandchild")
+for mode in ("isolated", "seccomp"):
+    cwd = tempfile.mkdtemp(prefix="cwd-user-", dir=tmp)
+    os.chown(cwd, USER, USER)
+    w = Worker(wrapper, {"network_mode": mode}, cwd=cwd)
+    w.ready()
+    n = [0]
+
+    def execute(code):
+        n[0] += 1
+        r = w.execute(n[0], code)
+        return r.get("stdout"), r.get("error")
+    res = run_probes(execute, Targets(), w.kpid, NET)
+    w.close()
+    want = {k: v for k, v in EXPECT[mode].items() if k in NET}
+    if mode == "seccomp":   # the bounding set stays full without CAP_SETPCAP
+        want["status_self"] = want["status_grandchild"] = "Seccomp=2,NoNewPrivs=1,caps_empty=False"
+    bad = ["%s: want %s, got %s" % (k, v, res.get(k)) for k, v in want.items() if res.get(k) != v]
+    check(not bad, "unprivileged worker, %s: network probes as expected" % mode, bad)
+    ok("unprivileged worker, %s: %d network probes as expected" % (mode, len(want)))
 PYEOF
