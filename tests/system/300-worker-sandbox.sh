@@ -6,6 +6,7 @@
 # probe giving exactly the errno of probes.EXPECT or being killed. Then the
 # network probes again with the worker itself unprivileged (the seed's
 # setup: no per-kernel uids), where isolated needs no root at all.
+# First, every descriptor of a running worker must be close-on-exec.
 # Needs root (uids, cgroups) and user namespaces; skips saying which is missing.
 . "$(dirname "$0")/lib.sh"
 
@@ -52,6 +53,19 @@ def probe(mode, uid):
         w.close()
         sib.close()
 
+
+# Every descriptor of the worker is close-on-exec: a kernel inherits none.
+w = Worker(exe, {})
+w.ready()
+open_fds = []
+for fd in os.listdir("/proc/%d/fdinfo" % w.p.pid):
+    with open("/proc/%d/fdinfo/%s" % (w.p.pid, fd)) as f:
+        flags = int(f.read().split("flags:")[1].split()[0], 8)
+    if int(fd) > 2 and not flags & 0o2000000:
+        open_fds.append((fd, os.readlink("/proc/%d/fd/%s" % (w.p.pid, fd))))
+w.close()
+check(not open_fds, "every descriptor of the worker above 2 is close-on-exec", open_fds)
+ok("every descriptor of a running worker is close-on-exec")
 
 base = probe("inherit", 0)
 for name, got in sorted(base.items()):
