@@ -415,6 +415,29 @@ wants(const struct cgroup_limits *lim, int c)
 	return lim->cpu > 0;
 }
 
+int
+cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *lim, char *why,
+		    size_t size)
+{
+	static const char *const keys[CGROUP_NCTL] = {"limits.memory_mb", "limits.pids",
+						      "limits.cpu"};
+	size_t used = 0;
+
+	if (size > 0)
+		why[0] = '\0';
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (!wants(lim, c) || l->version[c] != 0)
+			continue;
+		int n = snprintf(why + used, size - used, "%s%s cannot be enforced: %s",
+				 used ? "; " : "", keys[c], l->reason[c]);
+		if (n > 0 && (size_t)n < size - used)
+			used += (size_t)n;
+		else
+			used = size - 1;
+	}
+	return used ? -1 : 0;
+}
+
 struct cgroup *
 cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgroup_limits *lim,
 	      char **why)

@@ -63,6 +63,14 @@ int cgroup_probe(struct cgroup_layout *l);
 void cgroup_layout_free(struct cgroup_layout *l);
 
 /*
+ * For the supervisor at start-up: 0 if every limit set in lim can be
+ * enforced with layout l, else -1 with why[size] naming each limit that
+ * cannot and the reason (to log, or to refuse with limits.required).
+ */
+int cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *lim, char *why,
+			size_t size);
+
+/*
  * START's "cgroup" member for a kernel group called `name`:
  * {"name": name, "memory": {"version": 1|2, "parent": dir}, "pids": ...,
  * "cpu": ...}, each controller only when usable. Caller owns it.

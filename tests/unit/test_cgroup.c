@@ -74,6 +74,24 @@ START_TEST(limit_without_controller_fails)
 }
 END_TEST
 
+START_TEST(check_limits_names_each)
+{
+	struct cgroup_layout l = {.version = {1, 0, 0}, .parent = {"/x", NULL, NULL}};
+	struct cgroup_limits lim = {.memory_mb = 1, .pids = 5, .cpu = 0.5};
+	char why[512];
+
+	strcpy(l.reason[CGROUP_PIDS], "no pids here");
+	strcpy(l.reason[CGROUP_CPU], "no cpu here");
+	ck_assert_int_eq(cgroup_check_limits(&l, &lim, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "limits.pids cannot be enforced: no pids here; "
+			      "limits.cpu cannot be enforced: no cpu here");
+	lim.pids = 0;
+	lim.cpu = 0;
+	ck_assert_int_eq(cgroup_check_limits(&l, &lim, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "");
+}
+END_TEST
+
 /* Read dir/name/file into out. */
 static void
 read_value(const char *parent, const char *name, const char *file, char *out, size_t n)
@@ -143,6 +161,7 @@ cgroup_suite(void)
 	tcase_add_test(tc, layout_json_roundtrip);
 	tcase_add_test(tc, bad_layouts_refused);
 	tcase_add_test(tc, limit_without_controller_fails);
+	tcase_add_test(tc, check_limits_names_each);
 	tcase_add_test(tc, create_enter_kill_remove);
 	suite_add_tcase(s, tc);
 	return s;
