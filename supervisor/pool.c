@@ -398,6 +398,9 @@ pool_execute(struct worker *w, struct call *c, const char *code, double timeout_
 	json_object_object_add(p, "timeout_s", json_object_new_double(timeout_s));
 	if (silent)
 		json_object_object_add(p, "silent", json_object_new_boolean(1));
+	json_object_object_add(p, "output_limit",
+			       json_object_new_int(cfg->output_truncation_threshold));
+	json_object_object_add(p, "rich_limit", json_object_new_int(cfg->rich_output_max_bytes));
 	int sent = ipc_send(w->fd, IPC_EXECUTE, c->id, p);
 	json_object_put(p);
 	if (sent == -1) {
