@@ -390,6 +390,10 @@ build(const struct config *cfg, const char *digest, char *err, size_t errlen)
 		 (long long)(time(NULL) - start));
 	rc = 0;
 out:
+	if (rc == -1 && time(NULL) >= b.deadline && strstr(err, "build_timeout_s") == NULL)
+		/* A probe killed at the deadline reads as "cannot import": say why. */
+		snprintf(err, errlen, "the build took longer than build_timeout_s (%d s)",
+			 cfg->build_timeout_s);
 	bl->finish(&b);
 	if (rc == -1 && fs_remove_tree(prefix) == -1)
 		log_warn("remove the failed build %s", prefix);
