@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -445,9 +446,14 @@ assets_provision(const struct config *cfg, int force, char *err, size_t errlen)
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		fatalx("libcurl: global initialization failed");
+	/* With CURLOPT_NOSIGNAL, a peer closing a TLS connection must not kill us. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
 	int rc = 0;
 	for (size_t i = 0; i < cfg->assets.n && rc == 0; i++)
 		rc = provision_one(cfg, config_asset_at(cfg, i), cachefd, err, errlen);
+	sigaction(SIGPIPE, &old, NULL);
 	curl_global_cleanup();
 	close(cachefd);
 	return rc;
