@@ -931,8 +931,10 @@ cleanup(struct worker *w)
 {
 	/* A kernel still starting may not listen yet: asking it would only wait. */
 	kernel_destroy(&w->k, &w->sess, w->graceful && w->kstate == K_READY);
-	if (w->runtime_made)
+	if (w->runtime_made) {
+		sandbox_empty_dir(w->spec.runtime_dir); /* what the kernel left there */
 		kernel_runtime_remove(w->spec.runtime_dir);
+	}
 	exec_free(&w->ex);
 	for (char **p = w->spec.argv; p && *p; p++)
 		free(*p);

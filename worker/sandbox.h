@@ -119,6 +119,11 @@ int sandbox_drop_caps(void);
  */
 int sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 			    const char *runtime_dir, struct sandbox_launch *ln, char **why);
+/*
+ * Remove everything in dir (kept), never following a link: a kernel that
+ * owned it may have left anything there. Failures are ignored.
+ */
+void sandbox_empty_dir(const char *dir);
 /* The code the worker runs (silently) in a ready kernel to lock it. */
 const char *sandbox_seccomp_lock_code(void);
 /*

@@ -717,3 +717,21 @@ sandbox_seccomp_verify(pid_t pid, char **why)
 	}
 	return rc;
 }
+
+void
+sandbox_empty_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd == -1 ? NULL : fdopendir(fd);
+	struct dirent *e;
+
+	if (d == NULL) {
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			remove_tree_at(dirfd(d), e->d_name);
+	closedir(d);
+}
