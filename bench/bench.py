@@ -70,8 +70,15 @@ class DirectKernel:
     def execute(self, code):
         """Execute and wait for the shell reply AND iopub idle, as the daemon
         does; return the text/plain value of the last expression, if any."""
+        reply, value = self.wait(self.kc.execute(code, allow_stdin=False))
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError("jupyter_client execute %r: %r" % (code, reply["content"]))
+        return value
+
+    def wait(self, msg_id):
+        """Wait for the execute_reply and the iopub idle of msg_id; return
+        (reply, text/plain value or None)."""
         kc = self.kc
-        msg_id = kc.execute(code, allow_stdin=False)
         while True:
             reply = kc.get_shell_msg(timeout=60)
             if reply["parent_header"].get("msg_id") == msg_id:
@@ -86,9 +93,32 @@ class DirectKernel:
                 value = m["content"]["data"].get("text/plain")
             elif t == "status" and m["content"]["execution_state"] == "idle":
                 break
-        if reply["content"]["status"] != "ok":
-            raise RuntimeError("jupyter_client execute %r: %r" % (code, reply["content"]))
-        return value
+        return reply, value
+
+    def cancel_to_idle(self, after_s):
+        """Run time.sleep(60), interrupt it after after_s the way the
+        kernelspec says (SIGINT), and return the seconds from the interrupt
+        to the result of the next 1+1."""
+        msg_id = self.kc.execute("import time; time.sleep(60)", allow_stdin=False)
+        time.sleep(after_s)
+        t0 = now()
+        self.km.interrupt_kernel()
+        reply, _ = self.wait(msg_id)
+        # ipykernel aborts requests that reach it while it is still aborting
+        # its queue after an error: the next call may come back "aborted";
+        # then it is sent again (and counted), as a client must.
+        aborted = 0
+        while True:
+            r, value = self.wait(self.kc.execute("1+1", allow_stdin=False))
+            if r["content"]["status"] != "aborted" or aborted >= 5:
+                break
+            aborted += 1
+        t = now() - t0
+        if value != "2":
+            raise RuntimeError("jupyter_client: 1+1 after an interrupt gave %r" % r["content"])
+        if reply["content"].get("ename") != "KeyboardInterrupt":
+            raise RuntimeError("jupyter_client: the interrupt gave %r" % reply["content"])
+        return t, aborted
 
     def stop(self):
         try:
@@ -151,7 +181,11 @@ def bench_roundtrip(d, cx, jc, n, warmup):
         else:
             t0 = now(); jc.execute("1+1"); t1 = now(); cx.execute("1+1"); t2 = now()
             b.append(ms(t1 - t0)); a.append(ms(t2 - t1))
-    return {"codeexecd_ms": a, "jupyter_client_ms": b,
+    # The floor under a tools/call: HTTP + JSON-RPC + session lookup, no kernel.
+    p = []
+    for i in range(n // 3):
+        t0 = now(); cx.request("ping"); p.append(ms(now() - t0))
+    return {"codeexecd_ms": a, "jupyter_client_ms": b, "ping_ms": p,
             "reconnects": cx.connects - connects}
 
 
@@ -199,17 +233,18 @@ def bench_progress(d, sid, code, n, warmup):
 
 # --- 4. cancel to idle -------------------------------------------------------------
 
-def bench_cancel(d, sid, n, after_s):
+def bench_cancel(d, sid, jc, n, after_s):
     """tools/call `time.sleep(60)` on one connection; after `after_s`, POST
     notifications/cancelled on another and then `1+1`: the time from the
     cancel POST to the `1+1` result is the time the kernel took to be idle
-    again (a session runs one execution at a time)."""
+    again (a session runs one execution at a time). Baseline, alternating:
+    the same through jupyter_client, KernelManager.interrupt_kernel()."""
     runner = d.client(sid)
     ctl = d.client(sid)
     ctl.execute("1+1")
-    to_idle, post, to_answer, statuses = [], [], [], []
-    for i in range(n):
-        rid = "bench-sleep-%d" % i
+    to_idle, post, to_answer, statuses, direct = [], [], [], [], []
+
+    def daemon_cancel(rid):
         box = {}
 
         def run():
@@ -228,21 +263,46 @@ def bench_cancel(d, sid, n, after_s):
         t0 = now()
         ctl.notify("notifications/cancelled", {"requestId": rid, "reason": "bench"})
         t1 = now()
-        res = ctl.execute("1+1")
+        aborted = 0
+        while True:  # see DirectKernel.cancel_to_idle on "aborted"
+            res = ctl.execute("1+1", check=False)
+            err = (res.get("structuredContent") or {}).get("error") or {}
+            if err.get("type") != "Aborted" or aborted >= 5:
+                break
+            aborted += 1
         t2 = now()
         th.join(30)
         if th.is_alive():
             raise RuntimeError("the cancelled call had not returned 30 s after its cancel")
         if value_of(res) != "2":
             raise RuntimeError("1+1 after a cancel gave %r" % res)
-        to_idle.append(ms(t2 - t0))
-        post.append(ms(t1 - t0))
-        to_answer.append(ms(box["t"] - t0))
-        statuses.append(box.get("status", box.get("error")))
+        return (t2 - t0, t1 - t0, box["t"] - t0, box.get("status", box.get("error")),
+                aborted)
+
+    # One of each first: a kernel's first KeyboardInterrupt costs more.
+    daemon_cancel("bench-sleep-warmup")
+    jc.cancel_to_idle(after_s)
+    aborts = {"codeexecd": 0, "jupyter_client": 0}
+    for i in range(n):
+        if i % 2:
+            t, ab = jc.cancel_to_idle(after_s)
+            direct.append(ms(t))
+            aborts["jupyter_client"] += ab
+        idle, p, ans, st, ab = daemon_cancel("bench-sleep-%d" % i)
+        aborts["codeexecd"] += ab
+        if i % 2 == 0:
+            t, ab = jc.cancel_to_idle(after_s)
+            direct.append(ms(t))
+            aborts["jupyter_client"] += ab
+        to_idle.append(ms(idle))
+        post.append(ms(p))
+        to_answer.append(ms(ans))
+        statuses.append(st)
     runner.close()
     ctl.close()
-    return {"cancel_to_idle_ms": to_idle, "cancel_post_ms": post,
-            "cancel_to_answer_ms": to_answer, "cancelled_call_status": statuses}
+    return {"cancel_to_idle_ms": to_idle, "jupyter_client_ms": direct,
+            "cancel_post_ms": post, "cancel_to_answer_ms": to_answer,
+            "cancelled_call_status": statuses, "next_call_aborted": aborts}
 
 
 # --- 2. new session's first result ----------------------------------------------------
@@ -252,7 +312,7 @@ def bench_new_session(d, tmpdir, transport, n, cold_every):
     connection and session, with the warm pool full; every `cold_every`-th
     round, a kernel's cold start through jupyter_client as baseline."""
     first, init, call, delete, refill = [], [], [], [], []
-    cold = []
+    cold, cold_first = [], []
     for i in range(n):
         refill.append(ms(d.wait_pool_full()))
         c = d.client()
@@ -274,14 +334,17 @@ def bench_new_session(d, tmpdir, transport, n, cold_every):
             try:
                 t0 = now()
                 k.start()
+                t1 = now()
                 if k.execute("1+1") != "2":
                     raise RuntimeError("cold kernel: 1+1 did not give 2")
-                cold.append(ms(now() - t0))
+                t2 = now()
+                cold.append(ms(t2 - t0))
+                cold_first.append(ms(t2 - t1))
             finally:
                 k.stop()
     return {"first_result_ms": first, "initialize_ms": init, "first_call_ms": call,
             "delete_ms": delete, "pool_refill_wait_ms": refill[1:],
-            "cold_kernel_ms": cold}
+            "cold_kernel_ms": cold, "cold_first_execute_ms": cold_first}
 
 
 # --- machine facts ----------------------------------------------------------------------
@@ -342,7 +405,7 @@ def main():
     ap.add_argument("--print-n", type=int, default=12, help="rounds of the 5-line print")
     ap.add_argument("--print-sleep", type=float, default=0.1)
     ap.add_argument("--cancels", type=int, default=10)
-    ap.add_argument("--cancel-after", type=float, default=1.0)
+    ap.add_argument("--cancel-after", type=float, default=0.5)
     ap.add_argument("--only", default="1234", help="which measurements to run (digits)")
     args = ap.parse_args()
 
@@ -364,8 +427,6 @@ def main():
             log("1: %d round trips of 1+1, codeexecd and jupyter_client interleaved"
                 % args.roundtrips)
             out["roundtrip"] = bench_roundtrip(d, cx, jc, args.roundtrips, args.warmup)
-        jc.stop()
-        jc = None
         if "3" in args.only:
             log("3: progress-streamed vs plain calls")
             out["progress_1p1"] = bench_progress(d, cx.session_id, "1+1", args.progress_n, 5)
@@ -373,7 +434,9 @@ def main():
                                                    PRINT5 % args.print_sleep, args.print_n, 1)
         if "4" in args.only:
             log("4: %d cancels of time.sleep(60)" % args.cancels)
-            out["cancel"] = bench_cancel(d, cx.session_id, args.cancels, args.cancel_after)
+            out["cancel"] = bench_cancel(d, cx.session_id, jc, args.cancels, args.cancel_after)
+        jc.stop()
+        jc = None
         cx.delete()
         cx.close()
         if "2" in args.only:

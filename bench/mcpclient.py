@@ -176,13 +176,14 @@ class Client:
         return r.status
 
     def execute(self, code, tool="execute_py_code", progress_token=None, on_event=None,
-                accept=JSON_OR_SSE, rid=None):
-        """tools/call the execute tool; return the tools/call result."""
+                accept=JSON_OR_SSE, rid=None, check=True):
+        """tools/call the execute tool; return the tools/call result (which,
+        with check, must not be an error)."""
         params = {"name": tool, "arguments": {"code": code}}
         if progress_token is not None:
             params["_meta"] = {"progressToken": progress_token}
         res = self.request("tools/call", params, accept=accept, on_event=on_event, rid=rid)
-        if res.get("isError"):
+        if check and res.get("isError"):
             raise McpError("execute %r failed: %r" % (code, res))
         return res
 

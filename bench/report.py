@@ -34,6 +34,7 @@ def rows(res):
         row("jupyter_client execute (direct to ipykernel)", "roundtrip", "jupyter_client_ms")
         ratio("ratio codeexecd / jupyter_client", "roundtrip", "codeexecd_ms",
               "jupyter_client_ms", "aim <= 1.0")
+        row("codeexecd `ping` (HTTP + JSON-RPC, no kernel)", "roundtrip", "ping_ms", "floor")
     if "new_session" in s:
         out.append(("2. new session, `1+1`",))
         row("initialize -> first result", "new_session", "first_result_ms", "aim <= 50 ms")
@@ -42,6 +43,8 @@ def rows(res):
         row("DELETE of the session", "new_session", "delete_ms")
         row("cold kernel: KernelManager start + `1+1`", "new_session", "cold_kernel_ms",
             "baseline")
+        row("  of which its first `1+1`", "new_session", "cold_first_execute_ms",
+            "compare: the first tools/call")
         ratio("ratio first result / cold kernel", "new_session", "first_result_ms",
               "cold_kernel_ms")
         row("wait for the pool to refill (between rounds)", "new_session",
@@ -68,8 +71,16 @@ def rows(res):
         out.append(("4. cancel of `time.sleep(60)`",))
         row("cancel POST -> next `1+1` answered", "cancel", "cancel_to_idle_ms",
             "kernel idle again")
+        row("jupyter_client: interrupt_kernel -> next `1+1`", "cancel", "jupyter_client_ms",
+            "baseline")
+        ratio("ratio codeexecd / jupyter_client", "cancel", "cancel_to_idle_ms",
+              "jupyter_client_ms")
         row("  the notifications/cancelled POST itself", "cancel", "cancel_post_ms")
         row("cancel POST -> cancelled call's answer", "cancel", "cancel_to_answer_ms")
+        ab = res.get("cancel", {}).get("next_call_aborted")
+        if ab:
+            out.append(("next `1+1` answered \"aborted\" and resent", ab.get("codeexecd", 0),
+                        ab.get("jupyter_client", 0), "count"))
     return out
 
 
@@ -87,6 +98,10 @@ def text_table(res):
         if len(r) == 1:
             lines.append(r[0].replace("`", ""))
             continue
+        if len(r) == 4:
+            lines.append("  %-52s codeexecd %d, jupyter_client %d" % (
+                r[0].replace("`", ""), r[1], r[2]))
+            continue
         label, med, p90, n, note = r
         label = "  " + label.replace("`", "")
         if p90 is None:
@@ -102,6 +117,9 @@ def md_table(res):
     for r in rows(res):
         if len(r) == 1:
             lines.append("| **%s** | | | | |" % r[0])
+            continue
+        if len(r) == 4:
+            lines.append("| %s | | | | codeexecd %d times, jupyter_client %d |" % r[:3])
             continue
         label, med, p90, n, note = r
         if label.startswith("  "):
@@ -123,7 +141,7 @@ def facts_md(f):
         "- Python %s; ipykernel %s; jupyter_client %s; pyzmq %s (libzmq %s)" % (
             f.get("python"), f.get("ipykernel"), f.get("jupyter_client"), f.get("pyzmq"),
             f.get("libzmq")),
-        "- %s, commit %s; jupyter_client kernels on ZeroMQ transport %s, like the "
+        "- %s built from commit %s; jupyter_client kernels on ZeroMQ transport %s, like the "
         "daemon's" % (f.get("codeexecd"), f.get("commit") or "?",
                       f.get("transport_baseline")),
     ])

@@ -23,6 +23,8 @@
 #                              results.json) when set
 #   CODEEXECD_BENCH_VERBOSE    start the daemon with -v (debug log, with the
 #                              time of every /mcp request; slows it a little)
+#   CODEEXECD_BENCH_COMMIT     the commit the binaries were built from, to
+#                              record (default: HEAD of this checkout)
 #   CODEEXECD_BENCH_WRAP       a command the daemon is started under, for
 #                              diagnosis: "env LD_PRELOAD=...", "perf record -g"
 #
@@ -188,7 +190,12 @@ sys.exit(1)
 EOF
 echo "bench: codeexecd $(basename "$daemon") pid $DAEMON_PID on 127.0.0.1:$port, pool ready" >&2
 
-commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || true)
+# What the binaries were built from, if the caller says; else the checkout.
+commit=${CODEEXECD_BENCH_COMMIT:-}
+if [ -z "$commit" ]; then
+	commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || true)
+	[ -n "$commit" ] && commit="$commit (HEAD of bench/'s checkout)"
+fi
 # ipykernel's debugger warns about frozen modules on every start; quiet it.
 PYDEVD_DISABLE_FILE_VALIDATION=1 "$PY" "$here/bench.py" --port "$port" --warm 2 \
 	--tmpdir "$TMPD" --out "$TMPD/results.json" --codeexecd "$daemon" \
