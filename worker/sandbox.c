@@ -86,6 +86,15 @@ parse_identity(struct sandbox *sb, struct json_object *p)
 	return NULL;
 }
 
+/* 1 if we hold what an identity switch takes without being root. */
+static int
+can_switch_identity(void)
+{
+	capng_get_caps_process();
+	return capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) &&
+	       capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID);
+}
+
 const char *
 sandbox_parse(struct sandbox *sb, struct json_object *p)
 {
@@ -112,8 +121,8 @@ sandbox_parse(struct sandbox *sb, struct json_object *p)
 	}
 	if ((sb->limits.memory_mb || sb->limits.pids || sb->limits.cpu > 0) && !sb->has_cgroup)
 		return "limits.memory_mb, pids and cpu need a cgroup layout in START";
-	if (sb->has_id && geteuid() != 0)
-		return "uid/gid need the worker to run as root";
+	if (sb->has_id && geteuid() != 0 && !can_switch_identity())
+		return "uid/gid need the worker to run as root (or with CAP_SETUID and CAP_SETGID)";
 	return NULL;
 }
 

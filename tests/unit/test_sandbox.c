@@ -72,7 +72,7 @@ START_TEST(full_payload)
 		" \"cgroup\": {\"name\": \"k-1\", \"pids\": {\"version\": 1, \"parent\": \"/p\"}}}");
 
 	if (geteuid() != 0) {
-		ck_assert_str_eq(bad, "uid/gid need the worker to run as root");
+		ck_assert_str_eq(bad, "uid/gid need the worker to run as root (or with CAP_SETUID and CAP_SETGID)");
 		sandbox_free(&sb);
 		return;
 	}
