@@ -15,6 +15,7 @@
 #include "autoconf.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -148,6 +149,33 @@ check_facility(struct config *c, const char *v, char *why, size_t n)
 }
 
 /* Parse "host:port" or "[v6addr]:port" and store both parts. */
+/* kernel_uid_range: "START-END", both above 0, START <= END; "" for none. */
+static int
+check_uid_range(struct config *c, const char *v, char *why, size_t n)
+{
+	char sh[SHOWN_LEN];
+	unsigned long first, last;
+	char *end;
+
+	if (v[0] == '\0') {
+		c->kernel_uid_first = c->kernel_uid_last = 0;
+		return 0;
+	}
+	errno = 0;
+	first = strtoul(v, &end, 10);
+	if (end == v || *end != '-' || !isdigit((unsigned char)end[1]))
+		return why_set(why, n, "%s: expected START-END, as 200000-200999", shown(v, sh));
+	const char *second = end + 1;
+	last = strtoul(second, &end, 10);
+	if (*end != '\0' || errno != 0 || first == 0 || last < first || last > 4294967294UL)
+		return why_set(why, n,
+			       "%s: expected START-END with 0 < START <= END < 4294967295",
+			       shown(v, sh));
+	c->kernel_uid_first = (unsigned)first;
+	c->kernel_uid_last = (unsigned)last;
+	return 0;
+}
+
 static int
 check_listen(struct config *c, const char *v, char *why, size_t n)
 {
@@ -422,6 +450,7 @@ static const struct config_key asset_fields[] = {
 
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
+static const char *const net_modes[] = {"inherit", "isolated", "seccomp", NULL};
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
 
@@ -550,6 +579,37 @@ static const struct config_key keys[] = {
 	{.name = "shutdown_grace_s", .kind = CFG_INT, .def = "10", .group = "Daemon",
 	 FIELD(shutdown_grace_s), .min = 0, .max = 3600,
 	 .doc = "Seconds a stopping daemon lets running executions finish."},
+	{.name = "user", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(user),
+	 .doc = "User the daemon runs as after start-up when started as root; empty: stay."},
+	{.name = "group", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(group),
+	 .doc = "Group the daemon runs as with user; empty: the user's login group."},
+
+	/* Isolation */
+	{.name = "kernel_network_mode", .kind = CFG_ENUM, .def = "inherit", .group = "Isolation",
+	 FIELD(kernel_network_mode), .choices = net_modes,
+	 .doc = "inherit, isolated (own network namespace, loopback only) or seccomp "
+		"(no IP sockets)."},
+	{.name = "kernel_uid_range", .kind = CFG_STRING, .def = "", .group = "Isolation",
+	 .offset = 0, .size = 0, .check = check_uid_range,
+	 .doc = "START-END: each kernel runs under its own host UID and GID from this range."},
+	{.name = "limits.memory_mb", .kind = CFG_INT, .def = "0", .group = "Isolation",
+	 FIELD(limit_memory_mb), .min = 0, .max = 16777216,
+	 .doc = "Memory of one kernel and its children, in MiB (cgroup); 0: no limit."},
+	{.name = "limits.pids", .kind = CFG_INT, .def = "0", .group = "Isolation",
+	 FIELD(limit_pids), .min = 0, .max = 4194304,
+	 .doc = "Processes and threads of one kernel (cgroup); 0: no limit."},
+	{.name = "limits.cpu", .kind = CFG_NUMBER, .def = "0", .group = "Isolation",
+	 FIELD(limit_cpu), .min = 0, .min_inclusive = 1, .max = 1024,
+	 .doc = "CPU of one kernel as a share of one core, as 0.5 (cgroup); 0: no limit."},
+	{.name = "limits.nofile", .kind = CFG_INT, .def = "0", .group = "Isolation",
+	 FIELD(limit_nofile), .min = 0, .max = 1048576,
+	 .doc = "Open files of one kernel process (RLIMIT_NOFILE); 0: inherited."},
+	{.name = "limits.fsize_mb", .kind = CFG_INT, .def = "0", .group = "Isolation",
+	 FIELD(limit_fsize_mb), .min = 0, .max = 16777216,
+	 .doc = "Largest file a kernel may write, in MiB (RLIMIT_FSIZE); 0: no limit."},
+	{.name = "limits.required", .kind = CFG_BOOL, .def = "false", .group = "Isolation",
+	 FIELD(limits_required),
+	 .doc = "Refuse to start when a configured limit cannot be enforced on this host."},
 
 	{.name = NULL},
 };
@@ -809,10 +869,10 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 	case CFG_NUMBER:
 		if (!plain || parse_double(s, &dv) < 0)
 			return why_set(why, n, "expected a number, got %s", shown(s, sh));
-		if (!(dv > k->min) || dv > k->max)
-			return why_set(why, n,
-				       "must be greater than %.0f and at most %.0f, got %s",
-				       k->min, k->max, s);
+		if (k->min_inclusive ? !(dv >= k->min) || dv > k->max : !(dv > k->min) || dv > k->max)
+			return why_set(why, n, "must be %s %.0f and at most %.0f, got %s",
+				       k->min_inclusive ? "at least" : "greater than", k->min, k->max,
+				       s);
 		memcpy(f, &dv, sizeof(dv));
 		return 0;
 	case CFG_ENUM:

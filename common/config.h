@@ -23,6 +23,12 @@ enum exec_mode {
 	EXEC_ADAPTIVE,
 };
 
+enum net_mode {
+	NET_INHERIT,
+	NET_ISOLATED,
+	NET_SECCOMP,
+};
+
 struct strlist {
 	char **v;
 	size_t n;
@@ -101,6 +107,19 @@ struct config {
 	int pool_max_sessions;
 	char *log_facility;
 	int shutdown_grace_s;
+
+	/* isolation and limits */
+	enum net_mode kernel_network_mode;
+	unsigned kernel_uid_first;	 /* kernel_uid_range START-END; 0: none */
+	unsigned kernel_uid_last;
+	int limit_memory_mb;		 /* 0: none */
+	int limit_pids;
+	double limit_cpu;		 /* share of one core */
+	int limit_nofile;
+	int limit_fsize_mb;
+	int limits_required;		 /* refuse to start if one cannot be enforced */
+	char *user;			 /* run as this user when started as root */
+	char *group;
 };
 
 /* What a key holds, for the table and the documentation checks. */
@@ -129,6 +148,7 @@ struct config_key {
 	size_t offset;		/* of the field in struct config */
 	size_t size;		/* of that field; 0: `check` stores the value */
 	double min, max;	/* CFG_INT: inclusive; CFG_NUMBER: min < v <= max */
+	int min_inclusive;	/* CFG_NUMBER: min <= v */
 	const char *const *choices; /* CFG_ENUM: NULL-terminated, index = value */
 	/*
 	 * CFG_STRING: the value; CFG_LIST: each item; CFG_MAP: each name.
