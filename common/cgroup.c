@@ -416,6 +416,29 @@ wants(const struct cgroup_limits *lim, int c)
 }
 
 int
+cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t size)
+{
+	static const char *const v2_files[] = {"", "/cgroup.procs", "/cgroup.threads",
+					       "/cgroup.subtree_control"};
+
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (l->version[c] == 0)
+			continue;
+		size_t n = l->version[c] == 2 ? 4 : 1;
+		for (size_t i = 0; i < n; i++) {
+			char *p = xasprintf("%s%s", l->parent[c], v2_files[i]);
+			int rc = lchown(p, uid, gid);
+			if (rc == -1)
+				snprintf(why, size, "chown %s: %s", p, strerror(errno));
+			free(p);
+			if (rc == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int
 cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *lim, char *why,
 		    size_t size)
 {

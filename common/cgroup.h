@@ -63,6 +63,15 @@ int cgroup_probe(struct cgroup_layout *l);
 void cgroup_layout_free(struct cgroup_layout *l);
 
 /*
+ * Give the kernels' parent directories to uid/gid (the daemon's user), for
+ * a supervisor that probes as root and then drops to its user: workers of
+ * that user can then make, fill and remove kernel groups there. On v2 the
+ * directory's cgroup.procs, cgroup.threads and cgroup.subtree_control go
+ * too, as systemd's Delegate=yes does. 0, or -1 with why[size] set.
+ */
+int cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t size);
+
+/*
  * For the supervisor at start-up: 0 if every limit set in lim can be
  * enforced with layout l, else -1 with why[size] naming each limit that
  * cannot and the reason (to log, or to refuse with limits.required).

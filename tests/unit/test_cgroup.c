@@ -146,6 +146,14 @@ START_TEST(create_enter_kill_remove)
 	ck_assert_uint_eq(cgroup_oom_kills(g), 0);
 	cgroup_destroy(&g);
 	ck_assert_ptr_null(g);
+	/* Given to a user, the parents are theirs; given back, root's again. */
+	char why2[256];
+	struct stat sb;
+	ck_assert_int_eq(cgroup_give(&l, 60123, 60124, why2, sizeof(why2)), 0);
+	ck_assert_int_eq(stat(l.parent[CGROUP_PIDS], &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 60123);
+	ck_assert_uint_eq(sb.st_gid, 60124);
+	ck_assert_int_eq(cgroup_give(&l, 0, 0, why2, sizeof(why2)), 0);
 	snprintf(v, sizeof(v), "%s/%s", l.parent[CGROUP_PIDS], name);
 	ck_assert_int_eq(access(v, F_OK), -1);
 	cgroup_layout_free(&l);
