@@ -25,6 +25,7 @@
 #define RESTART_NOTE "[codeexecd] the kernel was restarted; variables from earlier calls are lost\n"
 #define LOST_NOTE "\n[codeexecd] some output was lost: the kernel sent a message over the size limit or its output channel failed\n"
 
+/* An empty stream called name, with no spill file. */
 static void
 stream_init(struct exec_stream *st, const char *name)
 {
@@ -43,6 +44,7 @@ stream_close(struct exec_stream *st)
 	st->fd = -1;
 }
 
+/* Release a stream; its spill file is closed, not removed. */
 static void
 stream_free(struct exec_stream *st)
 {
@@ -310,6 +312,7 @@ static const struct {
 	{"application/pdf", ".pdf"},  {"application/javascript", ".js"},
 };
 
+/* The file name extension for mime, ".bin" if unknown. */
 static const char *
 ext_of(const char *mime)
 {

@@ -194,6 +194,7 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 	return 0;
 }
 
+/* Free a NULL-terminated vector of strings. */
 static void
 free_vector(char **v)
 {

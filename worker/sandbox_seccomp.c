@@ -134,6 +134,7 @@ struct ident {
 	int ngroups;
 };
 
+/* The kernel identity: START's uid/gid, else ours with our groups. */
 static void
 ident_of(const struct sandbox *sb, struct ident *id)
 {
@@ -149,6 +150,7 @@ ident_of(const struct sandbox *sb, struct ident *id)
 	id->ngroups = 1 + (n > 0 ? n : 0);
 }
 
+/* 1 if g is one of the identity's groups. */
 static int
 in_groups(const struct ident *id, gid_t g)
 {
@@ -202,6 +204,7 @@ covered(const char *path)
 	return 0;
 }
 
+/* Forget the trees walked by the last check. */
 static void
 forget_seen(void)
 {
@@ -311,6 +314,7 @@ check_link(const char *path)
 	return chk.bad ? -1 : 0;
 }
 
+/* nftw callback: one entry of a tree under the rule. */
 static int
 visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
