@@ -1,0 +1,100 @@
+#!/bin/sh
+# 404-cancel: cancellation means stop (issue 3 item 4). notifications/cancelled
+# for a running tools/call (plain JSON and SSE) and a client that hangs up
+# on its call (plain and SSE) interrupt the kernel: a file the code would
+# write later never appears, nothing is answered for the cancelled request,
+# the session's next call runs at once, and its variables survive.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+start_ready_daemon
+
+run_py "$URL" <<'EOF2'
+import sys, time
+from mcp import Client, check, ok, text_of, value_of
+from calls import Stream, call_msg, notify, hang_up_after, sc
+
+a = Client(sys.argv[1])
+a.initialize()
+r = a.execute("import os\nkeep = 5")
+check(sc(r).get("success") is True, "setup runs", r)
+
+SLEEP = 3
+def late_code(name):
+    return ("import time\nprint('started', flush=True)\ntime.sleep(%d)\n"
+            "open(%r, 'w').write('too late')\nprint('wrote it')" % (SLEEP, name))
+
+def after(name, started, how):
+    # The kernel is free again at once: the next call does not wait out the sleep.
+    t0 = time.time()
+    r = a.execute("keep", http_timeout=30)
+    took = time.time() - t0
+    check(sc(r).get("success") is True and value_of(r) == "5",
+          "%s: the next call works and sees earlier variables" % how, r)
+    check(took < 2, "%s: the next call ran at once (%.2f s), the kernel was interrupted"
+          % (how, took))
+    # Wait past the moment the file would have been written.
+    time.sleep(max(0, started + SLEEP + 1.5 - time.time()))
+    r = a.execute("os.path.exists(%r)" % name)
+    check(value_of(r) == "False", "%s: the file the code would write later never appears" % how, r)
+
+# 1. notifications/cancelled for a plain JSON call.
+st = Stream(a, call_msg(a, "execute_py_code", {"code": late_code("late1.txt")}, 41))
+st.start()
+started = time.time()
+time.sleep(1.0)
+n = notify(a, "notifications/cancelled", {"requestId": 41, "reason": "test 404"})
+check(n.status in (200, 202, 204), "notifications/cancelled accepted (HTTP %d)" % n.status)
+check(st.wait(10), "the cancelled call's HTTP exchange ends", st.evidence())
+check(st.error is None, "the cancelled call's HTTP exchange ends cleanly", st.evidence())
+check(not (st.json and st.json.get("id") == 41) and '"result"' not in st.raw and st.responses() == [],
+      "nothing is answered for the cancelled request", st.evidence())
+check(time.time() - started < SLEEP, "the cancelled call ended before the code would have",
+      st.evidence())
+after("late1.txt", started, "cancelled (JSON)")
+ok("notifications/cancelled on a JSON call: HTTP %s, no answer, kernel stopped" % st.status)
+
+# 2. notifications/cancelled for an SSE (progress token) call; a string request id.
+st = Stream(a, call_msg(a, "execute_py_code", {"code": late_code("late2.txt")}, "req-42",
+                        token="p42"))
+st.start()
+started = time.time()
+time.sleep(1.0)
+n = notify(a, "notifications/cancelled", {"requestId": "req-42"})
+check(n.status in (200, 202, 204), "notifications/cancelled accepted (HTTP %d)" % n.status)
+check(st.wait(10) and st.error is None, "the cancelled SSE call ends", st.evidence())
+check(st.responses() == [] and '"result"' not in st.raw,
+      "no response event for the cancelled SSE call", st.evidence())
+after("late2.txt", started, "cancelled (SSE)")
+ok("notifications/cancelled on an SSE call: %d progress events, no response, kernel stopped"
+   % len(st.progress()))
+
+# A notifications/cancelled for an id that is not running changes nothing.
+n = notify(a, "notifications/cancelled", {"requestId": 999})
+check(n.status in (200, 202, 204), "cancelling an unknown request is accepted quietly")
+r = a.execute("keep * 2")
+check(value_of(r) == "10", "and the session is unaffected", r)
+
+# 3. The client hangs up on a plain call.
+started = time.time()
+got = hang_up_after(a, call_msg(a, "execute_py_code", {"code": late_code("late3.txt")}, 43), 1.0)
+check(b'"result"' not in got, "no answer before the hang-up", got.decode(errors="replace"))
+after("late3.txt", started, "hung up (JSON)")
+ok("client hung up on a JSON call: kernel stopped")
+
+# 4. The client hangs up on an SSE call.
+started = time.time()
+got = hang_up_after(a, call_msg(a, "execute_py_code", {"code": late_code("late4.txt")}, 44,
+                                token="p44"), 1.5)
+check(b"text/event-stream" in got and b"notifications/progress" in got,
+      "the SSE stream had begun before the hang-up", got.decode(errors="replace"))
+after("late4.txt", started, "hung up (SSE)")
+ok("client hung up on an SSE call: kernel stopped")
+
+# The files of the cancelled calls are really absent from the working directory.
+r = a.execute("sorted(f for f in os.listdir('.') if f.startswith('late'))")
+check(value_of(r) == "[]", "no late*.txt in the working directory", r)
+ok("no cancelled call wrote its file")
+EOF2
