@@ -1,0 +1,106 @@
+#!/bin/sh
+# 405-output-limits: output limits without loss (issue 3 item 5), with the
+# limits set in the config: output_truncation_threshold 1000 and
+# rich_output_max_bytes 100000. A 10 MB print comes back cut to the limit
+# with a marker that says how much was cut and names a file under
+# codeexecd-output/ in the session's working directory holding all 10 MB;
+# stderr likewise, separately; output under the limit is untouched; a
+# 300 KB image is replaced by a note naming the saved file, a small one
+# passes; inspect_session lists the saved files; the man page names every
+# limit.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+setup_tmp
+PORT=$(free_port)
+CFG_EXTRA='output_truncation_threshold: 1000
+rich_output_max_bytes: 100000'
+write_config
+start_daemon
+wait_ready
+
+for k in output_truncation_threshold rich_output_max_bytes; do
+	grep -q "^\.It Ic $k " "$top_srcdir/man/codeexecd.yaml.5" ||
+		fail "man/codeexecd.yaml.5 does not document $k"
+done
+ok "the man page documents output_truncation_threshold and rich_output_max_bytes"
+
+run_py "$URL" <<'EOF2'
+import os, re, sys, time
+from mcp import Client, check, ok, text_of, value_of, images_of
+from calls import tool, sc
+
+a = Client(sys.argv[1])
+a.initialize()
+cwd = value_of(a.execute("import os; os.getcwd()")).strip("'")
+check(os.path.isdir(cwd), "the session's working directory exists", cwd)
+
+MARK = r"(\d+) more characters were cut; the whole %s is in (codeexecd-output/\S+)"
+
+t0 = time.time()
+r = a.execute("print('x' * 10_000_000)", http_timeout=120)
+took = time.time() - t0
+s = sc(r)
+out = s["stdout"]
+m = re.search(MARK % "stdout", out)
+check(m is not None, "10 MB stdout: a marker saying how much was cut and naming the file", out[-500:])
+kept = out[:out.index("\n[codeexecd]")]
+check(kept == "x" * len(kept) and 900 <= len(kept) <= 1000,
+      "the result keeps the first 1000 characters at most (%d)" % len(kept), out[:200])
+check(len(out) < 1500, "stdout in the result is bounded (%d characters)" % len(out))
+check(int(m.group(1)) == 10_000_001 - len(kept),
+      "the marker counts the cut characters exactly (%s + %d kept = 10000001)"
+      % (m.group(1), len(kept)), out[-300:])
+check(len(text_of(r)) < 5000, "the text content is bounded too (%d)" % len(text_of(r)))
+path = os.path.join(cwd, m.group(2))
+check(os.path.isfile(path), "the named file is in the session's working directory", path)
+check(os.path.getsize(path) == 10_000_001, "the file holds all of it (%d bytes)" % os.path.getsize(path))
+with open(path) as f:
+    check(f.read() == "x" * 10_000_000 + "\n", "the file's content is the whole output")
+ok("10 MB print: %d kept, %s cut, all in %s (%.1f s)" % (len(kept), m.group(1), m.group(2), took))
+
+r = a.execute("import sys\nprint('e' * 5000, file=sys.stderr)\nprint('small')")
+s = sc(r)
+m = re.search(MARK % "stderr", s["stderr"])
+check(m is not None and s["stdout"] == "small\n", "stderr cut on its own, stdout untouched", s)
+with open(os.path.join(cwd, m.group(2))) as f:
+    check(f.read() == "e" * 5000 + "\n", "the stderr file holds all of stderr")
+ok("stderr: cut with its own file (%s)" % m.group(2))
+
+r = a.execute("print('y' * 900)")
+check(sc(r)["stdout"] == "y" * 900 + "\n", "900 characters pass uncut", sc(r)["stdout"][-200:])
+ok("output under the limit untouched")
+
+png = "b'\\x89PNG\\r\\n\\x1a\\n' + bytes(range(256)) * %d"
+r = a.execute("from IPython.display import Image, display\n"
+              "display(Image(data=%s, format='png'))" % (png % 1200), http_timeout=60)
+s = sc(r)
+notes = [o["data"] for o in s["rich_outputs"]
+         if o.get("mime_type") == "text/plain" and "rich output limit" in o.get("data", "")]
+check(len(notes) == 1, "a 300 KB image is replaced by a note", s["rich_outputs"])
+check(not any(o.get("mime_type") == "image/png" for o in s["rich_outputs"]) and not images_of(r),
+      "the big image itself is not in the result", [o.get("mime_type") for o in s["rich_outputs"]])
+check("100000" in notes[0], "the note names the limit", notes)
+name = notes[0].rsplit("saved to ", 1)[-1].strip()
+check(name.startswith("codeexecd-output/") and name.endswith(".png"),
+      "the note names a .png under codeexecd-output/", notes)
+with open(os.path.join(cwd, name), "rb") as f:
+    check(f.read() == b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 1200,
+          "the saved file holds the decoded image")
+ok("300 KB image saved as %s" % name)
+
+r = a.execute("display(Image(data=%s, format='png'))" % (png % 40))
+check(any(o.get("mime_type") == "image/png" for o in sc(r)["rich_outputs"]),
+      "a 10 KB image passes as image/png", sc(r)["rich_outputs"])
+ok("image under the limit passes")
+
+r = tool(a, "py_inspect_session", {})
+files = sc(r).get("files") or []
+check(any(f.get("name") == "codeexecd-output" and f.get("directory") is True for f in files),
+      "inspect_session lists codeexecd-output/", r)
+saved = os.listdir(os.path.join(cwd, "codeexecd-output"))
+check(len(saved) == 3, "three spill files (stdout, stderr, image)", saved)
+ok("inspect_session shows codeexecd-output/ (%s)" % ", ".join(sorted(saved)))
+EOF2
