@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "cgroup.h"
 #include "config.h"
 #include "control.h"
 #include "batch.h"
@@ -30,6 +31,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
+#include "privdrop.h"
 #include "reload.h"
 #include "session.h"
 #include "xmalloc.h"
@@ -106,6 +108,38 @@ make_directories(const struct config *cfg)
 	    fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	free(sessions);
+}
+
+/*
+ * When limits need control groups, find where kernels' groups go, say which
+ * limits this host cannot enforce (refusing to start if limits.required),
+ * and give the place to the daemon's user. Returns nonzero if kernels get
+ * control groups, with the layout in *l.
+ */
+static int
+setup_cgroups(const struct config *cfg, struct cgroup_layout *l)
+{
+	struct cgroup_limits lim = {(uint64_t)cfg->limit_memory_mb, (uint64_t)cfg->limit_pids,
+				    cfg->limit_cpu};
+	char why[1024];
+	uid_t uid;
+	gid_t gid;
+
+	if (lim.memory_mb == 0 && lim.pids == 0 && lim.cpu == 0)
+		return 0;
+	cgroup_probe(l);
+	if (cgroup_check_limits(l, &lim, why, sizeof(why)) == -1) {
+		if (cfg->limits_required)
+			fatalx("limits.required is true and %s", why);
+		log_warnx("kernels run without control-group limits: %s", why);
+		cgroup_layout_free(l);
+		return 0;
+	}
+	if (privdrop_lookup(cfg, &uid, &gid, why, sizeof(why)) == -1)
+		fatalx("%s", why);
+	if (uid != (uid_t)-1 && geteuid() == 0 && cgroup_give(l, uid, gid, why, sizeof(why)) == -1)
+		fatalx("%s", why);
+	return 1;
 }
 
 /*
@@ -331,13 +365,18 @@ main(int argc, char *argv[])
 		free(abs);
 		return 0;
 	}
+	struct cgroup_layout layout;
+	int use_cgroups = setup_cgroups(&cfg, &layout);
 	int ready_fd = -1;
 	if (!foreground) {
 		ready_fd = daemonize();
 		log_init("codeexecd", 0, log_facility_from_name(cfg.log_facility));
 	}
+	/* Before any thread exists: capabilities are per thread. */
+	if (privdrop_apply(&cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	install_signals();
-	pool_init(&cfg, worker, verbose);
+	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
 	mcp_init(&cfg);
 	int port = http_start(&cfg, err, sizeof(err));
 	if (port == -1)
@@ -354,6 +393,8 @@ main(int argc, char *argv[])
 	control_close(control_fd);
 	unlink(pidfile);
 	free(pidfile);
+	if (use_cgroups)
+		cgroup_layout_free(&layout);
 	config_free(&cfg);
 	free(abs);
 	log_info("stopped");

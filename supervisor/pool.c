@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "fsutil.h"
 #include "kernel_env.h"
@@ -39,11 +40,14 @@ static int wake_pipe[2] = {-1, -1};
 static uint32_t next_call_id = 1;
 
 static const struct config *cfg;
+static const struct cgroup_layout *cgroups; /* NULL: no control groups */
+static unsigned char *uid_used;		    /* per kernel_uid_range entry */
 static const char *worker_path;
 static int worker_verbose;
 static int early_deaths;
 static time_t backoff_until;
 static int stopping;
+static int takers; /* threads waiting in pool_take */
 
 void
 pool_lock(void)
@@ -64,9 +68,13 @@ pool_unlock(void)
 }
 
 void
-pool_init(const struct config *c, const char *path, int verbose)
+pool_init(const struct config *c, const struct cgroup_layout *layout, const char *path,
+	  int verbose)
 {
 	cfg = c;
+	cgroups = layout;
+	if (c->kernel_uid_first)
+		uid_used = xcalloc((size_t)(c->kernel_uid_last - c->kernel_uid_first) + 1, 1);
 	worker_path = path;
 	worker_verbose = verbose;
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
@@ -88,10 +96,30 @@ pool_wake(void)
 		log_warn("write to the pool's wake pipe");
 }
 
-/* Make a fresh, private working directory for a future session. Caller
- * owns the returned path. */
+/* A kernel identity of kernel_uid_range nobody uses; 0 if none is free. */
+static uid_t
+uid_take(void)
+{
+	for (unsigned i = 0; i <= cfg->kernel_uid_last - cfg->kernel_uid_first; i++) {
+		if (!uid_used[i]) {
+			uid_used[i] = 1;
+			return (uid_t)(cfg->kernel_uid_first + i);
+		}
+	}
+	return 0;
+}
+
+static void
+uid_give_back(uid_t uid)
+{
+	if (uid != 0)
+		uid_used[uid - cfg->kernel_uid_first] = 0;
+}
+
+/* Make a fresh, private working directory for a future session, owned by
+ * the kernel's identity when it has one. Caller owns the returned path. */
 static char *
-make_workdir(void)
+make_workdir(uid_t uid)
 {
 	char id[17];
 	rand_hex(id, 8);
@@ -101,13 +129,43 @@ make_workdir(void)
 		free(dir);
 		return NULL;
 	}
+	if (uid != 0 && chown(dir, uid, uid) == -1) {
+		log_warn("chown %s to kernel identity %d", dir, (int)uid);
+		rmdir(dir);
+		free(dir);
+		return NULL;
+	}
 	return dir;
 }
 
-/* The START payload for a worker whose kernel runs in `workdir` with its
- * sockets in `rundir`. Caller owns. */
+/* The sandbox part of START: network mode, identity, limits, cgroup. */
+static void
+add_isolation(struct json_object *p, uid_t uid, const char *name)
+{
+	static const char *const modes[] = {"inherit", "isolated", "seccomp"};
+	struct json_object *lim = json_object_new_object();
+
+	json_object_object_add(p, "network_mode",
+			       json_object_new_string(modes[cfg->kernel_network_mode]));
+	if (uid != 0) {
+		json_object_object_add(p, "uid", json_object_new_int((int)uid));
+		json_object_object_add(p, "gid", json_object_new_int((int)uid));
+	}
+	/* Without control groups (none here, and not required) those limits go. */
+	json_object_object_add(lim, "memory_mb",
+			       json_object_new_int(cgroups ? cfg->limit_memory_mb : 0));
+	json_object_object_add(lim, "pids", json_object_new_int(cgroups ? cfg->limit_pids : 0));
+	json_object_object_add(lim, "cpu", json_object_new_double(cgroups ? cfg->limit_cpu : 0));
+	json_object_object_add(lim, "nofile", json_object_new_int(cfg->limit_nofile));
+	json_object_object_add(lim, "fsize_mb", json_object_new_int(cfg->limit_fsize_mb));
+	json_object_object_add(p, "limits", lim);
+	if (cgroups)
+		json_object_object_add(p, "cgroup", cgroup_layout_json(cgroups, name));
+}
+
+/* The START payload for worker `w`. Caller owns. */
 static struct json_object *
-start_payload(const char *workdir, const char *rundir)
+start_payload(const struct worker *w)
 {
 	struct json_object *p = json_object_new_object();
 	struct json_object *argv = json_object_new_array();
@@ -121,11 +179,12 @@ start_payload(const char *workdir, const char *rundir)
 	json_object_array_add(argv, json_object_new_string("{connection_file}"));
 	json_object_object_add(p, "argv", argv);
 	json_object_object_add(p, "env", kernel_env_build(cfg));
-	json_object_object_add(p, "cwd", json_object_new_string(workdir));
-	json_object_object_add(p, "runtime_dir", json_object_new_string(rundir));
+	json_object_object_add(p, "cwd", json_object_new_string(w->workdir));
+	json_object_object_add(p, "runtime_dir", json_object_new_string(w->rundir));
 	json_object_object_add(p, "allow_mime", kernel_env_allow_mime());
 	json_object_object_add(p, "interrupt_mode", json_object_new_string("signal"));
 	json_object_object_add(p, "startup_timeout_s", json_object_new_int(STARTUP_TIMEOUT_S));
+	add_isolation(p, w->uid, strrchr(w->rundir, '/') + 1);
 	return p;
 }
 
@@ -139,12 +198,21 @@ spawn_worker(void)
 	char *argv[] = {(char *)"codeexec-worker", worker_verbose ? (char *)"-v" : NULL, NULL};
 	char *envp[] = {(char *)"PATH=/usr/bin:/bin", NULL};
 
-	char *workdir = make_workdir();
-	if (workdir == NULL)
+	uid_t uid = 0;
+	if (uid_used && (uid = uid_take()) == 0) {
+		log_warnx("every identity of kernel_uid_range is in use; no new kernel");
 		return NULL;
+	}
+	char *workdir = make_workdir(uid);
+	if (workdir == NULL) {
+		uid_give_back(uid);
+		return NULL;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair for a worker");
+		rmdir(workdir);
 		free(workdir);
+		uid_give_back(uid);
 		return NULL;
 	}
 	if (sv[1] == IPC_WORKER_FD) {
@@ -165,6 +233,7 @@ spawn_worker(void)
 		close(sv[0]);
 		rmdir(workdir);
 		free(workdir);
+		uid_give_back(uid);
 		return NULL;
 	}
 
@@ -174,13 +243,14 @@ spawn_worker(void)
 	w->fd = sv[0];
 	w->state = WORKER_STARTING;
 	w->workdir = workdir;
+	w->uid = uid;
 	rand_hex(id, 8);
 	w->rundir = xasprintf("%s/k-%s", cfg->runtime_dir, id);
 	ipc_reader_init(&w->reader, w->fd);
 	w->next = workers;
 	workers = w;
 
-	struct json_object *start = start_payload(workdir, w->rundir);
+	struct json_object *start = start_payload(w);
 	if (ipc_send(w->fd, IPC_START, 0, start) == -1)
 		log_warn("send START to worker %d", (int)pid);
 	json_object_put(start);
@@ -261,11 +331,15 @@ pool_live_count(void)
 	return n;
 }
 
-/* Start workers until the warm target is met, unless refills back off. */
+/*
+ * Start workers until the warm target, plus one for each thread waiting in
+ * pool_take, is met, unless refills back off. Only the main loop spawns:
+ * it alone holds the capabilities workers inherit.
+ */
 static void
 pool_refill(void)
 {
-	int want = cfg->pool_warm > 0 ? cfg->pool_warm : 0;
+	int want = (cfg->pool_warm > 0 ? cfg->pool_warm : 0) + takers;
 	int limit = cfg->pool_max_sessions + want;
 
 	if (stopping || time(NULL) < backoff_until)
@@ -282,29 +356,32 @@ pool_take(double wait_s, const char **why)
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += (time_t)wait_s;
 
-	for (;;) {
-		for (struct worker *w = workers; w; w = w->next) {
-			if (w->state == WORKER_IDLE) {
-				w->state = WORKER_ASSIGNED;
-				w->owned = 1;
-				pool_wake();
-				return w;
-			}
-		}
-		/* With no warm pool, or a pool drained by a burst, start one now. */
-		if (pool_spare_count() == 0 && !stopping && spawn_worker() == NULL) {
-			*why = "cannot start a kernel worker (see the daemon's log)";
-			return NULL;
-		}
-		if (pthread_cond_timedwait(&ready_cond, &lock, &deadline) == ETIMEDOUT) {
-			*why = "no kernel became ready in time";
-			return NULL;
-		}
+	struct worker *found = NULL;
+
+	takers++;
+	pool_wake();
+	while (found == NULL) {
+		for (struct worker *w = workers; w && !found; w = w->next)
+			if (w->state == WORKER_IDLE)
+				found = w;
+		if (found)
+			break;
 		if (stopping) {
 			*why = "the server is shutting down";
-			return NULL;
+			break;
+		}
+		if (pthread_cond_timedwait(&ready_cond, &lock, &deadline) == ETIMEDOUT) {
+			*why = "no kernel became ready in time (see the daemon's log)";
+			break;
 		}
 	}
+	takers--;
+	if (found) {
+		found->state = WORKER_ASSIGNED;
+		found->owned = 1;
+	}
+	pool_wake(); /* refill what was taken */
+	return found;
 }
 
 /* Forget a worker that has exited and that no session holds. */
@@ -326,6 +403,7 @@ worker_free(struct worker *w)
 	if (fs_remove_tree(w->rundir) == -1)
 		log_warn("remove runtime directory %s", w->rundir);
 	free(w->rundir);
+	uid_give_back(w->uid);
 	free(w->death);
 	free(w);
 }

@@ -22,6 +22,7 @@
 #include "ipc.h"
 
 struct config;
+struct cgroup_layout;
 
 enum worker_state {
 	WORKER_STARTING, /* spawned, kernel not ready yet */
@@ -62,12 +63,18 @@ struct worker {
 	int ever_ready;
 	char *workdir;	     /* the kernel's working directory (owned) */
 	char *rundir;	     /* its private runtime directory (owned) */
+	uid_t uid;	     /* the kernel's identity from kernel_uid_range, or 0 */
 	char *death;	     /* how it died, once it did (owned) */
 	struct call *call;   /* the execution in flight, or NULL */
 };
 
-/* Copy what the pool needs from the configuration; call before pool_start. */
-void pool_init(const struct config *cfg, const char *worker_path, int verbose);
+/*
+ * Remember the configuration and, when kernels get control groups, their
+ * layout (both borrowed for the daemon's lifetime; layout may be NULL).
+ * Call before pool_start.
+ */
+void pool_init(const struct config *cfg, const struct cgroup_layout *layout,
+	       const char *worker_path, int verbose);
 /* Spawn the warm workers. */
 void pool_start(void);
 /* Ask every worker to shut down and wait (bounded) for them to exit. */
