@@ -193,25 +193,32 @@ struct http_io {
 	const char *session_id; /* to send as Mcp-Session-Id, or NULL */
 };
 
-/* Begin an SSE response: no length, the connection ends with the stream. */
+/* Begin an SSE response, chunked so that its end is sent, not waited for. */
 static void
 sse_begin(struct http_io *io)
 {
 	mg_response_header_start(io->conn, 200);
 	mg_response_header_add(io->conn, "Content-Type", "text/event-stream", -1);
 	mg_response_header_add(io->conn, "Cache-Control", "no-cache", -1);
-	mg_response_header_add(io->conn, "Connection", "close", -1);
+	mg_response_header_add(io->conn, "Transfer-Encoding", "chunked", -1);
 	if (io->session_id && io->session_id[0])
 		mg_response_header_add(io->conn, "Mcp-Session-Id", io->session_id, -1);
 	mg_response_header_send(io->conn);
 	io->sse_started = 1;
 }
 
-/* Write raw bytes of the stream; -1 once the client is gone. */
+/* Write raw bytes of the stream as one chunk; -1 once the client is gone. */
 static int
 sse_write(struct http_io *io, const char *text, size_t len)
 {
-	return mg_write(io->conn, text, len) == (int)len ? 0 : -1;
+	return mg_send_chunk(io->conn, text, (unsigned)len) > 0 ? 0 : -1;
+}
+
+/* The empty chunk that ends a stream. */
+static void
+sse_end(struct http_io *io)
+{
+	mg_send_chunk(io->conn, "", 0);
 }
 
 static int
@@ -220,10 +227,10 @@ sse_send_event(void *arg, const char *json)
 	struct http_io *io = arg;
 	if (!io->sse_started)
 		sse_begin(io);
-	if (sse_write(io, "event: message\ndata: ", 21) == -1 ||
-	    sse_write(io, json, strlen(json)) == -1)
-		return -1;
-	return sse_write(io, "\n\n", 2);
+	char *event = xasprintf("event: message\ndata: %s\n\n", json);
+	int rc = sse_write(io, event, strlen(event));
+	free(event);
+	return rc;
 }
 
 /*
@@ -332,13 +339,17 @@ mcp_handler(struct mg_connection *conn, void *unused)
 		rq.body = body;
 	}
 	mcp_handle(&rq, &rs);
-	if (rs.open_stream)
+	if (rs.open_stream) {
 		serve_session_stream(&io, rq.session_id);
-	else if (io.sse_started && rs.body)
-		sse_send_event(&io, rs.body); /* the answer ends the stream it began */
-	else if (!io.sse_started)
+		sse_end(&io);
+	} else if (io.sse_started) {
+		if (rs.body)
+			sse_send_event(&io, rs.body); /* the answer ends the stream it began */
+		sse_end(&io);
+	} else {
 		send_response(conn, rs.status, "application/json", rs.body, rs.session_id,
 			      rs.allow);
+	}
 	log_debug("%s /mcp session %.8s: %d in %.1f ms", ri->request_method,
 		  rs.session_id[0] ? rs.session_id : (rq.session_id ? rq.session_id : "-"),
 		  rs.status, now_ms() - start);
@@ -386,6 +397,9 @@ http_start(const struct config *c, char *err, size_t errlen)
 		"listening_ports", listen,
 		"num_threads", HTTP_THREADS,
 		"enable_keep_alive", "yes",
+		/* civetweb writes headers and body separately: without this, Nagle
+		 * holds each answer's tail ~40 ms for the client's delayed ACK. */
+		"tcp_nodelay", "1",
 		"request_timeout_ms", "60000",
 		NULL,
 	};

@@ -210,7 +210,7 @@ job_expire(int retention_s)
 	for (; j; j = next) {
 		next = j->next;
 		if (j->status != JOB_RUNNING && j->refs == 0 &&
-		    difftime(now, j->finished) >= retention_s)
+		    (!j->kept || difftime(now, j->finished) >= retention_s))
 			job_free(j);
 	}
 }

@@ -40,6 +40,7 @@ struct job {
 	struct call call;
 	enum job_status status;
 	int cancel_requested;
+	int kept;			  /* handed to the client to poll: retained */
 	double started;			  /* monotonic seconds */
 	double ended;			  /* monotonic seconds, once finished */
 	time_t finished;
@@ -68,7 +69,7 @@ void job_cancel(struct job *j);
 /* Seconds since the job started (until it ended). */
 double job_elapsed(const struct job *j);
 const char *job_status_name(enum job_status st);
-/* Drop finished jobs older than `retention_s`. */
+/* Drop finished jobs nobody holds: at once unless kept, else after `retention_s`. */
 void job_expire(int retention_s);
 /* Number of jobs still running (for status reports). */
 int job_running_count(void);

@@ -45,6 +45,7 @@ job_handle(const struct config *cfg, struct job *j, int promoted)
 	struct json_object *o = json_object_new_object();
 	char poll_tool[128], msg[300];
 
+	j->kept = 1; /* the client will poll it: keep it for job_retention_s */
 	snprintf(poll_tool, sizeof(poll_tool), "%s_check_job", cfg->name);
 	snprintf(msg, sizeof(msg),
 		 "The code %s in the background. Call %s with this job_id for its output and "

@@ -102,7 +102,13 @@ exec_request_content(const struct exec *ex)
 	json_object_object_add(c, "store_history", json_object_new_boolean(!ex->silent));
 	json_object_object_add(c, "user_expressions", json_object_new_object());
 	json_object_object_add(c, "allow_stdin", json_object_new_boolean(0));
-	json_object_object_add(c, "stop_on_error", json_object_new_boolean(1));
+	/*
+	 * A session runs one execution at a time, so there is no queue to
+	 * abort; with stop_on_error ipykernel would reject the next request
+	 * for a moment after an error, and the call waiting its turn would
+	 * fail with "Aborted" without running.
+	 */
+	json_object_object_add(c, "stop_on_error", json_object_new_boolean(0));
 	return c;
 }
 
