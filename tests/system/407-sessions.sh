@@ -1,0 +1,185 @@
+#!/bin/sh
+# 407-sessions: sessions as agents need them (issue 3 item 7).
+# py_list_sessions, py_inspect_session (variables by name and type, files,
+# state) and py_close_session; execute with execution_session_id resumes
+# another MCP session's kernel, and an unknown id fails without creating a
+# kernel. Then, with session_idle_timeout 2 and pool.max_sessions 2: a
+# third initialize is refused with a clear JSON-RPC error (HTTP 503), a
+# session busy longer than the idle timeout is not closed, an idle one is
+# (later use: 404, its kernel ends) and its slot is free again.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+start_ready_daemon
+
+run_py "$URL" "$TMPD/run" <<'EOF2'
+import os, sys, time
+from mcp import Client, check, ok, text_of, value_of
+from calls import tool, sc, control, wait_for, proc_alive
+
+url, rundir = sys.argv[1], sys.argv[2]
+a = Client(url)
+a.initialize()
+b = Client(url)
+b.initialize()
+names = [t["name"] for t in a.result("tools/list")["tools"]]
+check({"py_list_sessions", "py_inspect_session", "py_close_session"} <= set(names),
+      "tools/list has the session tools", names)
+
+r = a.execute("import os\nalpha = 1\nbeta = 'two'\ngamma = [3]\n"
+              "open('notes.txt', 'w').write('hello')\nos.mkdir('sub')\n(os.getpid(), os.getcwd())")
+kpid, cwd = eval(value_of(r))
+
+r = tool(a, "py_list_sessions", {})
+check(r.get("isError") is not True, "list_sessions answers", r)
+lst = sc(r).get("sessions")
+check(isinstance(lst, list), "list_sessions: structuredContent.sessions is a list", r)
+mine = [x for x in lst if x.get("session_id") == a.session_id]
+check(len(mine) == 1, "list_sessions lists the caller's session", r)
+m = mine[0]
+now = time.time()
+check(isinstance(m.get("created"), int) and abs(m["created"] - now) < 60, "created is a time", m)
+check(isinstance(m.get("last_used"), int) and m["last_used"] >= m["created"], "last_used", m)
+check(m.get("state") == "idle", "state idle", m)
+check(m.get("working_directory") == cwd, "working_directory is the kernel's cwd", [m, cwd])
+check(isinstance(m.get("working_directory_bytes"), int) and m["working_directory_bytes"] >= 5,
+      "working_directory_bytes counts the files", m)
+ok("list_sessions: %s" % m)
+
+r = tool(a, "py_inspect_session", {})
+s = sc(r)
+check(r.get("isError") is not True and s.get("session_id") == a.session_id, "inspect_session answers", r)
+v = s.get("variables") or {}
+check(v.get("alpha") == "int" and v.get("beta") == "str" and v.get("gamma") == "list",
+      "variables by name and type", s)
+check(v.get("os") == "module", "imported modules are listed as modules", s)
+check(not any(k.startswith("_") for k in v) and "In" not in v, "no private or IPython names", v)
+f = {x["name"]: x for x in s.get("files") or []}
+check(f.get("notes.txt", {}).get("bytes") == 5 and f["notes.txt"].get("directory") is False,
+      "files lists notes.txt with its size", s)
+check(f.get("sub", {}).get("directory") is True, "files marks directories", s)
+check(s.get("state") == "idle", "inspect_session gives the kernel's state", s)
+r = a.execute("sorted(k for k in globals() if not k.startswith('_') and k not in "
+              "('In', 'Out', 'exit', 'quit', 'get_ipython'))")
+check(value_of(r) == "['alpha', 'beta', 'gamma', 'os']",
+      "inspecting left no name behind in the kernel", r)
+ok("inspect_session: variables %s, files %s" % (v, sorted(f)))
+
+# b resumes a's kernel with execution_session_id.
+r = b.result("tools/call", {"name": "execute_py_code", "arguments": {
+    "code": "alpha += 1\nimport os\n(alpha, os.getpid(), os.getcwd())",
+    "execution_session_id": a.session_id}})
+check(r.get("isError") is not True, "resume: the call runs", r)
+check(eval(value_of(r)) == (2, kpid, cwd), "resume: a's kernel, variables and directory", r)
+check(sc(r).get("session_id") == a.session_id, "resume: the result names a's session", r)
+r = a.execute("alpha")
+check(value_of(r) == "2", "a sees what b did in its kernel", r)
+r = tool(b, "py_inspect_session", {"session_id": a.session_id})
+check((sc(r).get("variables") or {}).get("alpha") == "int", "b can inspect a by id", r)
+ok("execution_session_id resumes a's kernel from another MCP session")
+
+# An unknown id fails without creating a kernel.
+before = control(rundir)
+nw = len([w for w in before["workers"] if w["state"] != "dead"])
+resp = b.request("tools/call", {"name": "execute_py_code", "arguments": {
+    "code": "open('should-not-exist.txt', 'w')", "execution_session_id": "f" * 32}})
+j = resp.json or {}
+refused = ("error" in j and "execution_session_id" in j["error"].get("message", "")) or \
+          (j.get("result", {}).get("isError") is True and
+           "execution_session_id" in text_of(j["result"]))
+check(resp.status == 200 and refused, "an unknown execution_session_id is refused, saying so", j)
+time.sleep(1.5)
+after = control(rundir)
+check(after["sessions"] == before["sessions"] == 2, "no session was created", [before, after])
+check(len([w for w in after["workers"] if w.get("session")]) == 1,
+      "only a's kernel belongs to a session", after["workers"])
+r = tool(b, "py_list_sessions", {})
+bs = [x for x in sc(r).get("sessions", []) if x.get("session_id") == b.session_id]
+check(len(bs) == 1 and bs[0].get("state") == "no kernel yet", "b itself still has no kernel", r)
+check(not os.path.exists(os.path.join(cwd, "should-not-exist.txt")), "the code did not run in a's kernel")
+resp = b.request("tools/call", {"name": "py_inspect_session", "arguments": {"session_id": "0" * 32}})
+j = resp.json or {}
+check("error" in j or j.get("result", {}).get("isError") is True,
+      "inspect_session of an unknown id fails", j)
+ok("unknown execution_session_id refused, no kernel started (%d workers before, %d after)"
+   % (nw, len([w for w in after["workers"] if w["state"] != "dead"])))
+
+# close_session: b closes a by id, then itself.
+r = tool(b, "py_close_session", {"session_id": a.session_id})
+check(sc(r).get("closed") is True and sc(r).get("session_id") == a.session_id,
+      "close_session(a) answers closed", r)
+resp = a.request("tools/call", {"name": "execute_py_code", "arguments": {"code": "1"}})
+check(resp.status == 404, "a closed session answers 404 (HTTP %d)" % resp.status, resp.raw)
+check(wait_for(lambda: not proc_alive(kpid), 10), "a's kernel %d ends" % kpid)
+check(wait_for(lambda: control(rundir)["sessions"] == 1, 5), "one session left", control(rundir))
+b.execute("mine = 1")
+r = tool(b, "py_close_session", {})
+check(sc(r).get("closed") is True and sc(r).get("session_id") == b.session_id,
+      "close_session() closes the caller's own session", r)
+resp = b.request("ping")
+check(resp.status == 404, "b's next request: 404 (HTTP %d)" % resp.status, resp.raw)
+check(wait_for(lambda: control(rundir)["sessions"] == 0, 5), "no sessions left", control(rundir))
+ok("close_session: by id and self; closed sessions answer 404, kernels end")
+EOF2
+
+stop_daemon TERM
+[ "$DAEMON_RC" = 0 ] || fail "first daemon: exit status $DAEMON_RC"
+
+# --- idle expiry and max_sessions ------------------------------------------------
+PORT=$(free_port)
+CFG_EXTRA='session_idle_timeout: 2'
+write_config
+sed -i 's/^  max_sessions: 10$/  max_sessions: 2/' "$TMPD/codeexecd.yaml"
+grep -q '^  max_sessions: 2$' "$TMPD/codeexecd.yaml" || fail "could not set pool.max_sessions"
+start_daemon
+wait_ready
+
+run_py "$URL" "$TMPD/run" <<'EOF2'
+import sys, threading, time
+from mcp import Client, check, ok, text_of, value_of
+from calls import control, wait_for, proc_alive
+
+url, rundir = sys.argv[1], sys.argv[2]
+a = Client(url)
+a.initialize()
+b = Client(url)
+b.initialize()
+kpid = int(value_of(a.execute("import os; os.getpid()")))
+b.execute("kept = 'b'")
+
+c = Client(url)
+resp = c.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                "clientInfo": {"name": "third", "version": "0"}})
+j = resp.json or {}
+check(resp.status == 503, "a third initialize at max_sessions 2: HTTP 503 (got %d)" % resp.status, resp.raw)
+check("error" in j and isinstance(j["error"].get("code"), int), "a JSON-RPC error", resp.raw)
+check("max_sessions" in j["error"].get("message", ""), "the error names pool.max_sessions", j)
+check(resp.header("Mcp-Session-Id") is None, "no session id handed out", dict(resp.headers))
+ok("third initialize refused: %r" % j["error"]["message"])
+
+# b runs a call longer than the idle timeout: busy is not idle.
+r = b.execute("import time; time.sleep(3); kept", http_timeout=30)
+check(value_of(r) == "'b'", "a call longer than session_idle_timeout completes", r)
+r = b.execute("kept")
+check(value_of(r) == "'b'", "the session that was busy is still open", r)
+ok("busy for 3 s with session_idle_timeout 2: not closed")
+
+# a has been idle since; keep b active, leave a alone.
+end = time.time() + 5
+while time.time() < end:
+    check(b.request("ping").status == 200, "b stays open while active")
+    time.sleep(0.5)
+resp = a.request("tools/call", {"name": "execute_py_code", "arguments": {"code": "1"}})
+check(resp.status == 404, "a, idle past session_idle_timeout, answers 404 (got %d)" % resp.status,
+      resp.raw)
+check(wait_for(lambda: not proc_alive(kpid), 10), "a's kernel %d ended" % kpid)
+check(value_of(b.execute("kept")) == "'b'", "b, active, kept its session")
+ok("idle session expired: 404, kernel ended; the active one kept")
+
+c = Client(url)
+c.initialize()
+check(value_of(c.execute("1 + 1")) == "2", "the expired session's slot is free again")
+ok("a new session fits after the expiry")
+EOF2
