@@ -1,8 +1,8 @@
 #!/bin/sh
 # 311-network-modes: the escape probes of probes.py through the real daemon
 # over MCP, with kernel_network_mode inherit (baseline: every probe reaches
-# its target, else it does not count), isolated and seccomp, kernels under
-# per-kernel uids from kernel_uid_range. The probed kernel and its sibling
+# its target, else it does not count; its kernels share the daemon's uid),
+# isolated and seccomp, kernels under per-kernel uids from kernel_uid_range. The probed kernel and its sibling
 # are two MCP sessions. Skips until codeexecd -n accepts these keys, and
 # when not root (per-kernel uids need it; seccomp needs an environment the
 # kernel's uid cannot change, which the root-owned test build gives).
@@ -15,6 +15,9 @@ require_binaries
 unshare -U -n true 2>/dev/null || skip "this host refuses user and network namespaces"
 setup_tmp
 chmod 711 "$TMPD" # kernels under other uids reach their session directories
+# The daemon makes sessions/ 0700; kernels under their own uids must pass
+# through it to their working directories.
+mkdir -m 711 "$TMPD/state/sessions"
 PORT=$(free_port)
 CFG_WARM=2
 CFG_EXTRA='kernel_network_mode: isolated
@@ -26,8 +29,11 @@ write_config "$TMPD/check.yaml"
 results=$TMPD/results.json
 echo '{}' >"$results"
 for mode in inherit isolated seccomp; do
+	# The baseline shares one uid, so that every sibling probe can succeed.
+	range='kernel_uid_range: "62100-62199"'
+	[ $mode = inherit ] && range=
 	CFG_EXTRA="kernel_network_mode: $mode
-kernel_uid_range: \"62100-62199\""
+$range"
 	write_config
 	start_daemon
 	wait_ready
