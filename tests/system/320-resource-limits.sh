@@ -2,7 +2,8 @@
 # 320-resource-limits: limits.* through the real daemon: a memory hog in one
 # session gives MemoryLimitExceeded while another session's 1+1 answers
 # within a second; a fork bomb stays under limits.pids; the daemon's RSS is
-# unchanged afterwards. Skips until codeexecd -n accepts limits.*, when not
+# unchanged afterwards. Once with kernels of the daemon's uid, once with
+# kernel_network_mode seccomp and per-kernel uids. Skips until codeexecd -n accepts limits.*, when not
 # root (cgroups), and when `codeexec-worker -p` finds a controller unusable.
 . "$(dirname "$0")/lib.sh"
 
@@ -23,8 +24,18 @@ CFG_EXTRA='limits:
 write_config
 "$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" >"$TMPD/check.out" 2>&1 ||
 	skip "codeexecd -n does not accept limits.* yet: $(head -c 300 "$TMPD/check.out")"
+chmod 711 "$TMPD" # kernels under other uids reach their session directories
+mkdir -m 711 "$TMPD/state/sessions"
+LIMITS=$CFG_EXTRA
+for round in shared-uid seccomp-own-uids; do
+CFG_EXTRA=$LIMITS
+[ $round = seccomp-own-uids ] && CFG_EXTRA="$LIMITS
+kernel_network_mode: seccomp
+kernel_uid_range: \"62200-62299\""
+write_config
 start_daemon
 wait_ready
+echo "# $round"
 
 run_py "$URL" "$DAEMON_PID" <<'EOF2'
 import sys, threading, time
@@ -90,3 +101,5 @@ after = rss()
 check(after - before < 16 * 1024, "the daemon's RSS is unchanged (within 16 MB)", (before, after))
 ok("daemon RSS %d kB before, %d kB after" % (before, after))
 EOF2
+stop_daemon
+done
