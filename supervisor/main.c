@@ -104,9 +104,15 @@ make_directories(const struct config *cfg)
 	char err[512];
 	char *sessions = xasprintf("%s/sessions", cfg->state_dir);
 
-	if (fs_mkdir_p(sessions, 0700, err, sizeof(err)) == -1 ||
+	/*
+	 * Kernels under their own identities must reach their own directory
+	 * (each 0700) but not list the others: search permission only.
+	 */
+	if (fs_mkdir_p(sessions, 0711, err, sizeof(err)) == -1 ||
 	    fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1)
 		fatalx("%s", err);
+	if (chmod(sessions, 0711) == -1)
+		fatal("chmod %s", sessions);
 	free(sessions);
 }
 
