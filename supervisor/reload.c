@@ -44,6 +44,21 @@ map_differs(const struct strmap *a, const struct strmap *b)
 	return 0;
 }
 
+static int
+assets_differ(const struct config_records *a, const struct config_records *b)
+{
+	const struct config_asset *x = a->v, *y = b->v;
+
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (str_differs(x[i].name, y[i].name) || str_differs(x[i].source, y[i].source) ||
+		    str_differs(x[i].destination, y[i].destination) ||
+		    str_differs(x[i].checksum, y[i].checksum))
+			return 1;
+	return 0;
+}
+
 /* Warn about every setting that changed but only takes effect on restart. */
 static void
 report_restart_needed(const struct config *run, const struct config *new)
@@ -69,6 +84,24 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"state_dir", str_differs(run->state_dir, new->state_dir)},
 		{"runtime_dir", str_differs(run->runtime_dir, new->runtime_dir)},
 		{"log_facility", str_differs(run->log_facility, new->log_facility)},
+		{"asset_cache_dir", str_differs(run->asset_cache_dir, new->asset_cache_dir)},
+		{"build_timeout_s", run->build_timeout_s != new->build_timeout_s},
+		{"conda_executable", str_differs(run->conda_executable, new->conda_executable)},
+		{"assets", assets_differ(&run->assets, &new->assets)},
+		{"auto_provision", run->auto_provision != new->auto_provision},
+		{"asset_timeout_s", run->asset_timeout_s != new->asset_timeout_s},
+		{"asset_max_mb", run->asset_max_mb != new->asset_max_mb},
+		{"user", str_differs(run->user, new->user)},
+		{"group", str_differs(run->group, new->group)},
+		{"kernel_network_mode", run->kernel_network_mode != new->kernel_network_mode},
+		{"kernel_uid_range", run->kernel_uid_first != new->kernel_uid_first ||
+					     run->kernel_uid_last != new->kernel_uid_last},
+		{"limits", run->limit_memory_mb != new->limit_memory_mb ||
+				   run->limit_pids != new->limit_pids ||
+				   run->limit_cpu != new->limit_cpu ||
+				   run->limit_nofile != new->limit_nofile ||
+				   run->limit_fsize_mb != new->limit_fsize_mb ||
+				   run->limits_required != new->limits_required},
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (fixed[i].changed)
