@@ -2,7 +2,8 @@
 # 401-timeout: per-call timeouts interrupt the kernel (issue 3 item 1).
 # time.sleep(30) with timeout 1 answers TimeoutError in about a second with
 # the output printed so far, and the next call still sees the variables
-# defined before; a loop that ignores SIGINT is killed after the grace
+# defined before; calls of one session take turns, and one whose timeout
+# passes while it waits fails clearly; a loop that ignores SIGINT is killed after the grace
 # period, the answer says so, and the session works again afterwards.
 . "$(dirname "$0")/lib.sh"
 
@@ -39,6 +40,29 @@ check(r["structuredContent"]["success"] is True and value_of(r) == "42",
       "the next call sees the variable defined before the timeout", r)
 check(not r["structuredContent"].get("kernel_restarted"), "no restart after an interrupt", r)
 ok("variables survive the interrupt")
+
+# One execution at a time: a second call waits its turn, and one whose own
+# timeout passes while it waits fails clearly without running.
+import threading
+from calls import Stream, call_msg
+first = Stream(a, call_msg(a, "execute_py_code",
+                           {"code": "import time\ntime.sleep(2.5)\norder = ['first']"}, 501)).start()
+time.sleep(0.5)
+t0 = time.time()
+r = a.execute("order.append('impatient')", timeout=1)
+took = time.time() - t0
+s = r["structuredContent"]
+check(s["success"] is False and (s.get("error") or {}).get("type") == "TimeoutError" and
+      "earlier execution" in s["error"].get("message", ""),
+      "a call whose timeout passes while an earlier one runs: TimeoutError saying why", r)
+check(took < 2, "it failed at its own timeout (%.2f s)" % took)
+patient = Stream(a, call_msg(a, "execute_py_code",
+                             {"code": "order.append('patient'); order", "timeout": 10}, 502)).start()
+check(first.wait(10) and patient.wait(10), "both calls answered", [first.evidence(), patient.evidence()])
+check(first.json["result"]["structuredContent"]["success"] is True, "the first call ran", first.evidence())
+check(value_of(patient.json["result"]) == "['first', 'patient']",
+      "the patient call ran after the first; the impatient one never ran", patient.evidence())
+ok("calls of one session take turns; an impatient one times out waiting (%.2f s)" % took)
 
 # A timeout larger than max_timeout (120) is clamped, not refused.
 r = a.execute("1 + 1", timeout=100000)
