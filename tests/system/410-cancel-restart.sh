@@ -1,0 +1,89 @@
+#!/bin/sh
+# 410-cancel-restart: cancellation means stop (issue 3 items 2, 4 and 7)
+# also for the call that follows a kernel crash, while the worker is
+# still starting the fresh kernel. A notifications/cancelled, a client
+# hang-up and py_close_session sent in that window must stop the code: a
+# file it would write later never appears, and the cancelled exchange ends
+# promptly. (worker/main.c on_interrupt drops an INTERRUPT that arrives
+# before the kernel is ready and the code sent, so the code runs anyway.)
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+start_ready_daemon
+mkdir "$TMPD/marks"
+
+run_py "$URL" "$TMPD/marks" <<'EOF2'
+import os, sys, time
+from mcp import Client, check, ok, text_of, value_of
+from calls import Stream, call_msg, notify, hang_up_after, tool, sc, wait_for
+
+url, marks = sys.argv[1], sys.argv[2]
+SLEEP = 3
+
+def crashed_session():
+    c = Client(url)
+    c.initialize()
+    r = c.execute("import os; os.kill(os.getpid(), 9)", http_timeout=60)
+    check((sc(r).get("error") or {}).get("type") == "KernelDied", "setup: the kernel died", r)
+    return c
+
+def late_code(name):
+    # Absolute path: the session's own directory may be gone by then.
+    return ("import time\ntime.sleep(%d)\nopen(%r, 'w').write('too late')"
+            % (SLEEP, os.path.join(marks, name)))
+
+def never_written(name, started, how):
+    time.sleep(max(0, started + 2.5 + SLEEP + 1.5 - time.time()))
+    check(not os.path.exists(os.path.join(marks, name)),
+          "%s during the restart: the code was stopped (%s never written)" % (how, name))
+
+failures = []
+def case(how, fn):
+    try:
+        fn()
+        ok("%s during the kernel restart stops the code" % how)
+    except Exception as e:
+        failures.append(how)
+        print("not ok - %s: %s" % (how, e), file=sys.stderr)
+
+def cancelled():
+    c = crashed_session()
+    st = Stream(c, call_msg(c, "execute_py_code", {"code": late_code("cancelled")}, 61)).start()
+    started = time.time()
+    time.sleep(0.3)
+    n = notify(c, "notifications/cancelled", {"requestId": 61})
+    check(n.status in (200, 202, 204), "notifications/cancelled accepted")
+    check(st.wait(2.5) and st.error is None,
+          "the cancelled exchange ends promptly (not after the code)", st.evidence())
+    check(st.responses() == [] and not (st.json and "result" in st.json),
+          "nothing answered for the cancelled request", st.evidence())
+    never_written("cancelled", started, "notifications/cancelled")
+
+def hung_up():
+    c = crashed_session()
+    started = time.time()
+    hang_up_after(c, call_msg(c, "execute_py_code", {"code": late_code("hung-up")}, 62), 0.3)
+    never_written("hung-up", started, "client hang-up")
+
+def closed():
+    c = crashed_session()
+    st = Stream(c, call_msg(c, "execute_py_code", {"code": late_code("closed")}, 63)).start()
+    started = time.time()
+    time.sleep(0.3)
+    other = Client(url)
+    other.initialize()
+    r = tool(other, "py_close_session", {"session_id": c.session_id})
+    check(sc(r).get("closed") is True, "close_session answers closed", r)
+    check(st.wait(2.5), "the running call of the closed session ends promptly", st.evidence())
+    check(not (st.json and st.json.get("result", {}).get("structuredContent", {}).get("success")),
+          "the call of the closed session does not succeed", st.evidence())
+    never_written("closed", started, "close_session")
+
+case("notifications/cancelled", cancelled)
+case("client hang-up", hung_up)
+case("close_session", closed)
+check(not failures, "cancellation during a kernel restart: %s did not stop the code"
+      % ", ".join(failures))
+EOF2
