@@ -418,13 +418,17 @@ wants(const struct cgroup_limits *lim, int c)
 int
 cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t size)
 {
+	/*
+	 * v2 moves a process only for a writer of the cgroup.procs of the common
+	 * ancestor of both groups: D, the parent of D/kernels and D/daemon.
+	 */
 	static const char *const v2_files[] = {"", "/cgroup.procs", "/cgroup.threads",
-					       "/cgroup.subtree_control"};
+					       "/cgroup.subtree_control", "/../cgroup.procs"};
 
 	for (int c = 0; c < CGROUP_NCTL; c++) {
 		if (l->version[c] == 0)
 			continue;
-		size_t n = l->version[c] == 2 ? 4 : 1;
+		size_t n = l->version[c] == 2 ? 5 : 1;
 		for (size_t i = 0; i < n; i++) {
 			char *p = xasprintf("%s%s", l->parent[c], v2_files[i]);
 			int rc = lchown(p, uid, gid);

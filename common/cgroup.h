@@ -67,7 +67,9 @@ void cgroup_layout_free(struct cgroup_layout *l);
  * a supervisor that probes as root and then drops to its user: workers of
  * that user can then make, fill and remove kernel groups there. On v2 the
  * directory's cgroup.procs, cgroup.threads and cgroup.subtree_control go
- * too, as systemd's Delegate=yes does. 0, or -1 with why[size] set.
+ * too, as systemd's Delegate=yes does, and the daemon's group's
+ * cgroup.procs (moving into a kernel group writes there). 0, or -1 with
+ * why[size] set.
  */
 int cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t size);
 
