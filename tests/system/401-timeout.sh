@@ -2,7 +2,8 @@
 # 401-timeout: per-call timeouts interrupt the kernel (issue 3 item 1).
 # time.sleep(30) with timeout 1 answers TimeoutError in about a second with
 # the output printed so far, and the next call still sees the variables
-# defined before; calls of one session take turns, and one whose timeout
+# defined before; default_timeout applies without a timeout and a larger
+# timeout is clamped to max_timeout; calls of one session take turns, and one whose timeout
 # passes while it waits fails clearly; a loop that ignores SIGINT is killed after the grace
 # period, the answer says so, and the session works again afterwards.
 . "$(dirname "$0")/lib.sh"
@@ -10,7 +11,15 @@
 require_cmd curl
 require_py ipykernel
 require_binaries
-start_ready_daemon
+setup_tmp
+PORT=$(free_port)
+write_config
+# default_timeout 3 and max_timeout 4 (lib.sh writes 30 and 120).
+sed -i -e 's/^default_timeout: 30$/default_timeout: 3/' -e 's/^max_timeout: 120$/max_timeout: 4/' \
+	"$TMPD/codeexecd.yaml"
+grep -q '^max_timeout: 4$' "$TMPD/codeexecd.yaml" || fail "could not set max_timeout"
+start_daemon
+wait_ready
 
 run_py "$URL" <<'EOF2'
 import sys, time
@@ -46,7 +55,7 @@ ok("variables survive the interrupt")
 import threading
 from calls import Stream, call_msg
 first = Stream(a, call_msg(a, "execute_py_code",
-                           {"code": "import time\ntime.sleep(2.5)\norder = ['first']"}, 501)).start()
+                           {"code": "import time\ntime.sleep(2.5)\norder = ['first']", "timeout": 4}, 501)).start()
 time.sleep(0.5)
 t0 = time.time()
 r = a.execute("order.append('impatient')", timeout=1)
@@ -57,18 +66,24 @@ check(s["success"] is False and (s.get("error") or {}).get("type") == "TimeoutEr
       "a call whose timeout passes while an earlier one runs: TimeoutError saying why", r)
 check(took < 2, "it failed at its own timeout (%.2f s)" % took)
 patient = Stream(a, call_msg(a, "execute_py_code",
-                             {"code": "order.append('patient'); order", "timeout": 10}, 502)).start()
+                             {"code": "order.append('patient'); order", "timeout": 4}, 502)).start()
 check(first.wait(10) and patient.wait(10), "both calls answered", [first.evidence(), patient.evidence()])
 check(first.json["result"]["structuredContent"]["success"] is True, "the first call ran", first.evidence())
 check(value_of(patient.json["result"]) == "['first', 'patient']",
       "the patient call ran after the first; the impatient one never ran", patient.evidence())
 ok("calls of one session take turns; an impatient one times out waiting (%.2f s)" % took)
 
-# A timeout larger than max_timeout (120) is clamped, not refused.
-r = a.execute("1 + 1", timeout=100000)
-check(r["structuredContent"]["success"] is True and value_of(r) == "2",
-      "a timeout above max_timeout is clamped and the call runs", r)
-ok("timeout above max_timeout accepted (clamped)")
+# Without a timeout, default_timeout (3) applies; a timeout above
+# max_timeout (4) is clamped to it, not refused.
+for args, want in (({}, 3), ({"timeout": 100000}, 4)):
+    t0 = time.time()
+    r = a.execute("import time\ntime.sleep(30)", **args)
+    took = time.time() - t0
+    check((r["structuredContent"].get("error") or {}).get("type") == "TimeoutError" and
+          want - 0.2 <= took < want + 2,
+          "timeout %s: TimeoutError after about %d s (took %.2f s)"
+          % (args.get("timeout", "unset"), want, took), r)
+ok("no timeout: default_timeout applies; timeout 100000: clamped to max_timeout")
 
 r = a.execute("import os; pid0 = os.getpid(); open('survives.txt', 'w').write('yes'); pid0")
 pid0 = int(value_of(r))
@@ -89,13 +104,14 @@ check(took >= 5, "the kernel had its grace period before the kill (took %.1f s)"
 check("ignoring SIGINT" in s["stdout"], "output before the kill is kept", s)
 ok("SIGINT ignored: killed after %.1f s, message %r" % (took, err.get("message", "")[:120]))
 
-r = a.execute("import os\n(os.getpid(), open('survives.txt').read())", http_timeout=60)
+r = a.execute("import os\n(os.getpid(), open('survives.txt').read())", timeout=4,
+              http_timeout=60)
 s = r["structuredContent"]
 check(s["success"] is True, "the next call works on a new kernel", r)
 v = value_of(r) or ""
 check("'yes'" in v, "the working directory and its files remain", r)
 check(str(pid0) not in v.split(",")[0], "it is a new kernel process", r)
-r = a.execute("kept", http_timeout=60)
+r = a.execute("kept", timeout=4, http_timeout=60)
 check(r["structuredContent"]["error"] is not None and
       r["structuredContent"]["error"]["type"] == "NameError",
       "variables are gone after the kill (as the answer said)", r)
