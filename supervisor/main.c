@@ -352,10 +352,13 @@ main(int argc, char *argv[])
 		conffile = abs;
 	if (config_load(conffile, &cfg, err, sizeof(err)) == -1) {
 		fprintf(stderr, "codeexecd: %s\n", err);
+		free(abs);
 		return 1;
 	}
 	if (check_only) {
 		fprintf(stderr, "codeexecd: configuration %s OK\n", conffile);
+		config_free(&cfg);
+		free(abs);
 		return 0;
 	}
 	check_network_boundary(&cfg);
