@@ -5,7 +5,8 @@
 # (observed twice: by polling the control socket's worker list while it
 # runs, and from the start and end times the kernels themselves record),
 # and py_check_batch returns all 20 results, one item's error, and nothing
-# to another session.
+# to another session; an item past its timeout or whose kernel dies fails
+# alone; finished batches are dropped after job_retention_s.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -13,7 +14,8 @@ require_py ipykernel
 require_binaries
 setup_tmp
 PORT=$(free_port)
-CFG_EXTRA='parallel_max_concurrency: 4'
+CFG_EXTRA='parallel_max_concurrency: 4
+job_retention_s: 5'
 write_config
 start_daemon
 wait_ready
@@ -21,7 +23,7 @@ wait_ready
 run_py "$URL" "$TMPD/run" <<'EOF2'
 import sys, threading, time
 from mcp import Client, check, ok, text_of
-from calls import tool, sc, control
+from calls import tool, sc, control, wait_for
 
 url, rundir = sys.argv[1], sys.argv[2]
 a = Client(url)
@@ -139,4 +141,30 @@ j = resp.json or {}
 check("error" in j or j.get("result", {}).get("isError") is True,
       "inputs whose keys are not identifiers are refused", j)
 ok("default result_variable; invalid inputs refused")
+
+# Items that time out or kill their kernel fail alone.
+r = tool(a, "py_parallel_execute", {"code": "import os, time\nif k == 0: time.sleep(30)\n"
+                                            "if k == 1: os.kill(os.getpid(), 9)\nresult = k",
+                                    "inputs": [{"k": 0}, {"k": 1}, {"k": 2}], "timeout": 1})
+bid2 = sc(r)["batch_id"]
+deadline = time.time() + 60
+while sc(r).get("status") != "completed":
+    check(time.time() < deadline, "the failing batch finishes", sc(r))
+    time.sleep(0.3)
+    r = tool(a, "py_check_batch", {"batch_id": bid2})
+items = sorted(sc(r)["items"], key=lambda x: x["index"])
+check(items[0]["status"] == "failed" and items[0]["error"]["type"] == "TimeoutError",
+      "an item past its timeout fails with TimeoutError", items)
+check(items[1]["status"] == "failed" and items[1]["error"]["type"] == "KernelDied" and
+      "SIGKILL" in items[1]["error"]["message"], "an item whose kernel dies fails with KernelDied", items)
+check(items[2]["status"] == "completed" and items[2]["result"] == 2, "the others complete", items)
+check(sc(r)["failed"] == 2, "failed counts 2", sc(r))
+ok("item timeout and kernel death fail their item only")
+
+# job_retention_s (5): the first batch, finished a while ago, is dropped.
+gone = wait_for(lambda: sc(tool(a, "py_check_batch", {"batch_id": bid})).get("status") == "not_found",
+                15, 0.5)
+check(gone, "a finished batch is dropped after job_retention_s",
+      sc(tool(a, "py_check_batch", {"batch_id": bid})))
+ok("finished batches dropped after job_retention_s")
 EOF2
