@@ -416,7 +416,8 @@ query_child(const struct sandbox *sb, char **argv, char **envp, int out)
 {
 	if (dup2(out, 1) == -1)
 		_exit(126);
-	if (sb->has_id && sandbox_become(sb) == -1)
+	/* A non-root worker's capabilities survive the uid change: drop them. */
+	if (sb->has_id && (sandbox_become(sb) == -1 || sandbox_drop_caps() == -1))
 		_exit(126);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 || chdir("/") == -1)
 		_exit(126);
