@@ -62,8 +62,11 @@ enum ipc_type {
  *   uid, gid     integers (optional, together, never 0): run the kernel
  *                under this host identity with no supplementary group. The
  *                worker must run as root; the supervisor has made cwd owned
- *                by uid/gid, mode 0700. The worker gives runtime_dir and the
- *                connection file to uid/gid.
+ *                by uid/gid, mode 0700, under a directory the uid can
+ *                traverse (0711). The worker gives runtime_dir and the
+ *                connection file to uid/gid. It needs root, or CAP_SETUID,
+ *                CAP_SETGID, CAP_CHOWN, CAP_DAC_OVERRIDE (spill files in the
+ *                kernel's cwd) and CAP_KILL, with an empty bounding set.
  *   limits       {memory_mb, pids, cpu, nofile, fsize_mb} (optional; each
  *                0 or absent: no limit). memory_mb, pids and cpu (share of
  *                one core) need "cgroup"; nofile and fsize_mb become hard
