@@ -3,9 +3,10 @@
 # codeex-worker (no daemon): inherit first (every probe must reach its
 # target, else it does not count), then isolated and seccomp with per-kernel
 # identities (the probed kernel and its sibling under different uids), each
-# probe giving exactly the errno of probes.EXPECT or being killed. Then the
-# network probes again with the worker itself unprivileged (the seed's
-# setup: no per-kernel uids), where isolated needs no root at all.
+# probe giving exactly the errno of probes.EXPECT or being killed; again with
+# the worker as supervisor/privdrop.c leaves it (an ordinary uid with ambient
+# capabilities). Then the network probes with the worker unprivileged (the
+# seed's setup: no per-kernel uids), where isolated needs no root at all.
 # First, every descriptor of a running worker must be close-on-exec.
 # Needs root (uids, cgroups) and user namespaces; skips saying which is missing.
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +19,7 @@ setup_tmp
 
 run_py "$WORKER" "$TMPD" <<'PYEOF'
 import os, sys, tempfile
-from probes import Worker, Targets, run_probes, compare, EXPECT
+from probes import Worker, Targets, run_probes, compare, caps_worker, EXPECT
 from mcp import check, ok
 
 exe, tmp = sys.argv[1], sys.argv[2]
@@ -26,21 +27,21 @@ os.chmod(tmp, 0o711)    # kernels under other uids reach their directories in it
 UID = 61000 + os.getpid() % 1000 * 2
 
 
-def kernel(mode, uid):
+def kernel(mode, uid, worker=exe):
     cwd = tempfile.mkdtemp(prefix="cwd-%s-%d-" % (mode, uid), dir=tmp)
     start = {"network_mode": mode}
     if uid:
         os.chown(cwd, uid, uid)
         start.update(uid=uid, gid=uid)
-    w = Worker(exe, start, cwd=cwd)
+    w = Worker(worker, start, cwd=cwd)
     w.ready()
     return w
 
 
-def probe(mode, uid):
+def probe(mode, uid, worker=exe):
     t = Targets()
-    sib = kernel(mode, uid + 1 if uid else 0)
-    w = kernel(mode, uid)
+    sib = kernel(mode, uid + 1 if uid else 0, worker)
+    w = kernel(mode, uid, worker)
     n = [0]
 
     def execute(code):
@@ -79,6 +80,15 @@ for mode in ("isolated", "seccomp"):
         print("# " + n)
     check(not problems, "%s: every probe gives its expected outcome" % mode, problems)
     ok("%s: %d probes as expected (%d not counted)" % (mode, len(EXPECT[mode]) - len(notes), len(notes)))
+
+# The worker as the supervisor's privilege drop leaves it: an ordinary uid
+# with ambient capabilities for the kernels' identities.
+capsw = caps_worker(os.path.join(tmp, "worker-with-caps"), UID + 50, exe)
+for mode in ("isolated", "seccomp"):
+    res = probe(mode, UID + 10, capsw)
+    problems, notes = compare(res, mode, base)
+    check(not problems, "worker with ambient capabilities, %s: expected outcomes" % mode, problems)
+    ok("worker with ambient capabilities, %s: %d probes as expected" % (mode, len(EXPECT[mode]) - len(notes)))
 
 # The worker as an unprivileged user: kernels share its uid.
 USER = UID + 100

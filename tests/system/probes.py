@@ -102,6 +102,52 @@ class Worker:
             self.p.wait()
 
 
+# A launcher that starts the worker as supervisor/privdrop.c leaves it with
+# kernel_uid_range: an ordinary uid holding CAP_SETUID, CAP_SETGID,
+# CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER and CAP_KILL as ambient
+# capabilities, with an empty bounding set. argv: uid, worker, args...
+CAPS_LAUNCHER = r'''
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+CAPS = [7, 6, 0, 1, 3, 5]
+mask = sum(1 << c for c in CAPS)
+class Hdr(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class Data(ctypes.Structure):
+    _fields_ = [("eff", ctypes.c_uint32), ("perm", ctypes.c_uint32), ("inh", ctypes.c_uint32)]
+def capset(d):
+    if libc.capset(ctypes.byref(Hdr(0x20080522, 0)), d) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+cur = (Data * 2)()
+libc.capget(ctypes.byref(Hdr(0x20080522, 0)), cur)
+capset((Data * 2)(Data(cur[0].eff, cur[0].perm, mask), Data(cur[1].eff, cur[1].perm, 0)))
+for c in range(64):
+    if libc.prctl(24, c, 0, 0, 0) != 0:     # PR_CAPBSET_DROP
+        break
+libc.prctl(8, 1, 0, 0, 0)                   # PR_SET_KEEPCAPS
+uid = int(sys.argv[1])
+os.setgroups([])
+os.setresgid(uid, uid, uid)
+os.setresuid(uid, uid, uid)
+capset((Data * 2)(Data(mask, mask, mask), Data(0, 0, 0)))
+for c in CAPS:
+    if libc.prctl(47, 2, c, 0, 0) != 0:     # PR_CAP_AMBIENT_RAISE
+        raise OSError(ctypes.get_errno(), "ambient")
+os.execv(sys.argv[2], sys.argv[2:])
+'''
+
+
+def caps_worker(path, uid, exe):
+    """Write at path a worker executable that runs exe as CAPS_LAUNCHER says."""
+    launcher = path + ".py"
+    with open(launcher, "w") as f:
+        f.write(CAPS_LAUNCHER)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nexec /usr/bin/python3 %s %d %s \"$@\"\n" % (launcher, uid, exe))
+    os.chmod(path, 0o755)
+    return path
+
+
 PRELUDE = r'''
 import ctypes, errno, mmap, os, socket, subprocess
 _libc = ctypes.CDLL(None, use_errno=True)
