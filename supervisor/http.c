@@ -350,9 +350,11 @@ mcp_handler(struct mg_connection *conn, void *unused)
 		send_response(conn, rs.status, "application/json", rs.body, rs.session_id,
 			      rs.allow);
 	}
-	log_debug("%s /mcp session %.8s: %d in %.1f ms", ri->request_method,
-		  rs.session_id[0] ? rs.session_id : (rq.session_id ? rq.session_id : "-"),
-		  rs.status, now_ms() - start);
+	/* One line per request; never the code or a token. */
+	log_info("%s %s session %.8s: %d%s%s in %.1f ms", ri->request_method,
+		 rs.what[0] ? rs.what : "/mcp",
+		 rs.session_id[0] ? rs.session_id : (rq.session_id ? rq.session_id : "-"),
+		 rs.status, rs.outcome[0] ? " " : "", rs.outcome, now_ms() - start);
 	mcp_response_free(&rs);
 	free(body);
 	return rs.status;

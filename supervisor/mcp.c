@@ -70,6 +70,7 @@ set_error(struct mcp_response *rs, int status, struct json_object *id, int code,
 	json_object_object_add(msg, "id", id ? json_object_get(id) : NULL);
 	json_object_object_add(msg, "error", err);
 	set_body(rs, status, msg);
+	snprintf(rs->outcome, sizeof(rs->outcome), "error %d", code);
 }
 
 /* A JSON-RPC success response carrying `result` (consumed). */
@@ -219,6 +220,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		set_error(rs, 200, id, ERR_PARAMS, "tools/call needs params.name");
 		return;
 	}
+	snprintf(rs->what, sizeof(rs->what), "tools/call %.100s", json_object_get_string(name));
 	const struct tool *t = tools_find(cfg, json_object_get_string(name));
 	if (t == NULL) {
 		char msg[300];
@@ -239,12 +241,18 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		tc.progress = send_progress;
 	struct json_object *result = t->call(&tc);
 	json_object_put(empty);
-	if (tc.no_response)
+	if (tc.no_response) {
 		rs->status = 204; /* cancelled: the client expects nothing */
-	else if (result == NULL)
+		snprintf(rs->outcome, sizeof(rs->outcome), "cancelled");
+	} else if (result == NULL) {
 		set_error(rs, 200, id, tc.error_code, tc.error_message);
-	else
+	} else {
+		struct json_object *is_error;
+		int failed = json_object_object_get_ex(result, "isError", &is_error) &&
+			     json_object_get_boolean(is_error);
+		snprintf(rs->outcome, sizeof(rs->outcome), "%s", failed ? "isError" : "ok");
 		set_result(rs, id, result);
+	}
 }
 
 /* A request of an initialized session; the lock is held. */
@@ -362,6 +370,8 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 	}
 	if (check_message(msg, rs, &method, &id) == -1)
 		goto out;
+	if (method)
+		snprintf(rs->what, sizeof(rs->what), "%.100s", method);
 	json_object_object_get_ex(msg, "params", &params);
 	if (method && id && strcmp(method, "initialize") == 0 && rq->session_id == NULL) {
 		do_initialize(id, params, rs);
@@ -439,6 +449,7 @@ mcp_handle(const struct mcp_request *rq, struct mcp_response *rs)
 	rs->session_id[0] = '\0';
 	rs->allow = NULL;
 	rs->open_stream = 0;
+	rs->what[0] = rs->outcome[0] = '\0';
 	if (strcmp(rq->method, "POST") == 0) {
 		handle_post(rq, rs);
 	} else if (strcmp(rq->method, "DELETE") == 0) {

@@ -37,6 +37,8 @@ struct mcp_response {
 	char session_id[SESSION_ID_LEN + 1];	/* to send as Mcp-Session-Id, or "" */
 	const char *allow;			/* Allow header for 405, or NULL */
 	int open_stream;			/* GET: serve the session's event stream */
+	char what[160];				/* for the log: method and tool */
+	char outcome[64];			/* for the log: how it ended, or "" */
 };
 
 /* Remember the configuration (borrowed for the daemon's lifetime). */
