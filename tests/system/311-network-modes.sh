@@ -1,7 +1,8 @@
 #!/bin/sh
 # 311-network-modes: the escape probes of probes.py through the real daemon
 # over MCP, with kernel_network_mode inherit (baseline: every probe reaches
-# its target, else it does not count; its kernels share the daemon's uid),
+# its target, else it does not count; its kernels share the daemon's uid,
+# so they reach even its control socket),
 # isolated and seccomp, kernels under per-kernel uids from kernel_uid_range. The probed kernel and its sibling
 # are two MCP sessions. Skips until codeexecd -n accepts these keys, and
 # when not root (per-kernel uids need it; seccomp needs an environment the
@@ -37,12 +38,12 @@ $range"
 	write_config
 	start_daemon
 	wait_ready
-	run_py "$URL" "$mode" "$results" <<'EOF2'
+	run_py "$URL" "$mode" "$results" "$TMPD/run/codeexecd.sock" <<'EOF2'
 import json, sys
 from mcp import Client, check, ok
 from probes import Targets, run_probes, outcome
 
-url, mode, path = sys.argv[1:4]
+url, mode, path, control = sys.argv[1:5]
 a, b = Client(url), Client(url)
 a.initialize()
 b.initialize()
@@ -55,7 +56,7 @@ def execute(code):
     return s.get("stdout"), s.get("error")
 
 
-res = run_probes(execute, Targets(), sib)
+res = run_probes(execute, Targets(), sib, control=control)
 for name, got in sorted(res.items()):
     print("# %-8s %-26s %s" % (mode, name, got))
 allres = json.load(open(path))

@@ -204,6 +204,15 @@ def _abstract():
         s.connect(ABSTRACT)
     finally:
         s.close()
+def _control():
+    if CONTROL is None:
+        return "skip"
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(3)
+    try:
+        s.connect(CONTROL)
+    finally:
+        s.close()
 def _status(text):
     f = dict(l.split(":\t", 1) for l in text.splitlines() if ":\t" in l)
     caps = all(int(f[k].strip(), 16) == 0
@@ -218,6 +227,7 @@ PROBES = [
     ("socket_inet6", "lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close()"),
     ("tcp_host_loopback", "_tcp"),
     ("abstract_unix_host", "_abstract"),
+    ("daemon_control_socket", "_control"),
     ("io_uring_setup", "_uring"),
     ("ptrace_sibling", "_ptrace"),
     ("process_vm_readv_sibling", "_vm_readv"),
@@ -244,7 +254,8 @@ NS_ONLY = "Seccomp=0,NoNewPrivs=1,caps_empty=True"
 EXPECT = {
     "inherit": {
         "socket_inet": "ok", "socket_inet6": "ok", "tcp_host_loopback": "ok",
-        "abstract_unix_host": "ok", "io_uring_setup": "ok", "ptrace_sibling": "ok",
+        "abstract_unix_host": "ok", "daemon_control_socket": "ok",
+        "io_uring_setup": "ok", "ptrace_sibling": "ok",
         "process_vm_readv_sibling": "ok", "proc_mem_sibling": "ok",
         "proc_environ_sibling": "ok", "proc_cwd_sibling": "ok",
         "pidfd_getfd_sibling": "ok", "kill_sibling": "ok",
@@ -252,7 +263,8 @@ EXPECT = {
     },
     "seccomp": {
         "socket_inet": "EPERM", "socket_inet6": "EPERM", "tcp_host_loopback": "EPERM",
-        "abstract_unix_host": "EPERM", "io_uring_setup": "EPERM", "ptrace_sibling": "EPERM",
+        "abstract_unix_host": "EPERM", "daemon_control_socket": "EPERM",
+        "io_uring_setup": "EPERM", "ptrace_sibling": "EPERM",
         "process_vm_readv_sibling": "EPERM", "proc_mem_sibling": "EACCES",
         "proc_environ_sibling": "EACCES", "proc_cwd_sibling": "EACCES",
         "pidfd_getfd_sibling": "EPERM", "kill_sibling": "EPERM",
@@ -265,6 +277,8 @@ EXPECT = {
     "isolated": {
         "socket_inet": "ok", "socket_inet6": "ok", "tcp_host_loopback": "ECONNREFUSED",
         "abstract_unix_host": "ECONNREFUSED", "io_uring_setup": "ok",
+        # a filesystem socket: the namespace does not hide it, the uid does
+        "daemon_control_socket": "EACCES",
         "ptrace_sibling": "EPERM", "process_vm_readv_sibling": "EPERM",
         "proc_mem_sibling": "EACCES", "proc_environ_sibling": "EACCES",
         "proc_cwd_sibling": "EACCES", "pidfd_getfd_sibling": "EPERM", "kill_sibling": "EPERM",
@@ -287,8 +301,9 @@ class Targets:
         self.unix.bind(self.abstract)
         self.unix.listen(8)
 
-    def consts(self, sib):
-        return "SIB = %d\nPORT = %d\nABSTRACT = %r\n" % (sib, self.port, self.abstract)
+    def consts(self, sib, control=None):
+        return "SIB = %d\nPORT = %d\nABSTRACT = %r\nCONTROL = %r\n" % (
+            sib, self.port, self.abstract, control)
 
 
 def outcome(stdout, error):
@@ -303,10 +318,11 @@ def outcome(stdout, error):
     return "%s: %s" % (error.get("type"), msg)
 
 
-def run_probes(execute, targets, sib, names=None):
-    """{name: outcome}. execute(code) -> (stdout, error) in the probed kernel."""
+def run_probes(execute, targets, sib, names=None, control=None):
+    """{name: outcome}. execute(code) -> (stdout, error) in the probed kernel;
+    control: the daemon's control socket, when there is a daemon."""
     res = {}
-    prelude = PRELUDE + targets.consts(sib)
+    prelude = PRELUDE + targets.consts(sib, control)
     execute(prelude)
     for name, fn in PROBES:
         if names and name not in names:
