@@ -16,9 +16,6 @@ require_binaries
 unshare -U -n true 2>/dev/null || skip "this host refuses user and network namespaces"
 setup_tmp
 chmod 711 "$TMPD" # kernels under other uids reach their session directories
-# The daemon makes sessions/ 0700; kernels under their own uids must pass
-# through it to their working directories.
-mkdir -m 711 "$TMPD/state/sessions"
 PORT=$(free_port)
 CFG_WARM=2
 CFG_EXTRA='kernel_network_mode: isolated
