@@ -3,7 +3,8 @@
 # over MCP, with kernel_network_mode inherit (baseline: every probe reaches
 # its target, else it does not count; its kernels share the daemon's uid,
 # so they reach even its control socket),
-# isolated and seccomp, kernels under per-kernel uids from kernel_uid_range. The probed kernel and its sibling
+# isolated and seccomp, kernels under per-kernel uids from kernel_uid_range;
+# isolated and seccomp once more with the daemon dropped to user nobody. The probed kernel and its sibling
 # are two MCP sessions. Skips until codeexecd -n accepts these keys, and
 # when not root (per-kernel uids need it; seccomp needs an environment the
 # kernel's uid cannot change, which the root-owned test build gives).
@@ -26,16 +27,22 @@ write_config "$TMPD/check.yaml"
 
 results=$TMPD/results.json
 echo '{}' >"$results"
-for mode in inherit isolated seccomp; do
+# Then isolated and seccomp again with the daemon as nobody (user: nobody),
+# its workers holding only the capabilities it keeps for kernel_uid_range.
+for round in inherit isolated seccomp isolated:nobody seccomp:nobody; do
+	mode=${round%:*}
 	# The baseline shares one uid, so that every sibling probe can succeed.
 	range='kernel_uid_range: "62100-62199"'
 	[ $mode = inherit ] && range=
+	user=
+	[ "$round" != "$mode" ] && user="user: ${round#*:}"
 	CFG_EXTRA="kernel_network_mode: $mode
-$range"
+$range
+$user"
 	write_config
 	start_daemon
 	wait_ready
-	run_py "$URL" "$mode" "$results" "$TMPD/run/codeexecd.sock" <<'EOF2'
+	run_py "$URL" "$round" "$results" "$TMPD/run/codeexecd.sock" <<'EOF2'
 import json, sys
 from mcp import Client, check, ok
 from probes import Targets, run_probes, outcome
@@ -71,10 +78,11 @@ from probes import compare, EXPECT
 
 res = json.load(open(sys.argv[1]))
 base = res["inherit"]
-for mode in ("isolated", "seccomp"):
-    problems, notes = compare(res[mode], mode, base)
+for rnd in ("isolated", "seccomp", "isolated:nobody", "seccomp:nobody"):
+    mode = rnd.split(":")[0]
+    problems, notes = compare(res[rnd], mode, base)
     for n in notes:
         print("# " + n)
-    check(not problems, "%s: every probe gives its expected outcome" % mode, problems)
-    ok("%s: %d probes as expected (%d not counted)" % (mode, len(EXPECT[mode]) - len(notes), len(notes)))
+    check(not problems, "%s: every probe gives its expected outcome" % rnd, problems)
+    ok("%s: %d probes as expected (%d not counted)" % (rnd, len(EXPECT[mode]) - len(notes), len(notes)))
 EOF2
