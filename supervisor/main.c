@@ -111,7 +111,9 @@ make_directories(const struct config *cfg)
 	if (fs_mkdir_p(sessions, 0711, err, sizeof(err)) == -1 ||
 	    fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	if (chmod(sessions, 0711) == -1)
+	struct stat st;
+	if (stat(sessions, &st) == 0 && (st.st_mode & 0777) != 0711 && st.st_uid == geteuid() &&
+	    chmod(sessions, 0711) == -1)
 		fatal("chmod %s", sessions);
 	free(sessions);
 }
