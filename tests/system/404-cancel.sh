@@ -36,7 +36,7 @@ def after(name, started, how):
     check(took < 2, "%s: the next call ran at once (%.2f s), the kernel was interrupted"
           % (how, took))
     # Wait past the moment the file would have been written.
-    time.sleep(max(0, started + SLEEP + 1.5 - time.time()))
+    time.sleep(max(0, started + SLEEP + 1.0 - time.time()))
     r = a.execute("os.path.exists(%r)" % name)
     check(value_of(r) == "False", "%s: the file the code would write later never appears" % how, r)
 

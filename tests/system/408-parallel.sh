@@ -15,7 +15,7 @@ require_binaries
 setup_tmp
 PORT=$(free_port)
 CFG_EXTRA='parallel_max_concurrency: 4
-job_retention_s: 5'
+job_retention_s: 2'
 write_config
 start_daemon
 wait_ready
@@ -47,7 +47,7 @@ def watch():
 watcher = threading.Thread(target=watch, daemon=True)
 watcher.start()
 
-code = ("import os, time\nstarted = time.time()\ntime.sleep(2.5)\n"
+code = ("import os, time\nstarted = time.time()\ntime.sleep(2.0)\n"
         "if i == 13:\n    raise ValueError('unlucky %d' % i)\n"
         "print('item', i)\n"
         "answer = {'i': i, 'label': label, 'square': i * i, 'pid': os.getpid(),\n"
@@ -161,7 +161,7 @@ check(items[2]["status"] == "completed" and items[2]["result"] == 2, "the others
 check(sc(r)["failed"] == 2, "failed counts 2", sc(r))
 ok("item timeout and kernel death fail their item only")
 
-# job_retention_s (5): the first batch, finished a while ago, is dropped.
+# job_retention_s (2): the small batch, finished a while ago, is dropped.
 gone = wait_for(lambda: sc(tool(a, "py_check_batch", {"batch_id": bid})).get("status") == "not_found",
                 15, 0.5)
 check(gone, "a finished batch is dropped after job_retention_s",
