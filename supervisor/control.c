@@ -143,6 +143,40 @@ read_line(int fd, struct buf *line)
 	return line->len > 0 ? 0 : -1;
 }
 
+/*
+ * Nonzero if the peer on `fd` descends from this daemon: a kernel, or
+ * something a kernel started, sharing the daemon's identity by default.
+ * Those may not steer the daemon. (A kernel process that detaches itself
+ * escapes this check; only kernel_uid_range keeps such code out for good.)
+ */
+static int
+peer_is_ours(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return 1;
+	for (pid_t pid = cred.pid; pid > 1;) {
+		char path[64], line[512];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		FILE *f = fopen(path, "re");
+		if (f == NULL)
+			return 0;
+		char *ok = fgets(line, sizeof(line), f);
+		fclose(f);
+		/* Field 4, after the parenthesized name, is the parent's pid. */
+		char *paren = ok ? strrchr(line, ')') : NULL;
+		int ppid;
+		if (paren == NULL || sscanf(paren + 2, "%*c %d", &ppid) != 1)
+			return 0;
+		if (ppid == getpid())
+			return 1;
+		pid = ppid;
+	}
+	return 0;
+}
+
 void
 control_accept(int lfd)
 {
@@ -156,7 +190,12 @@ control_accept(int lfd)
 		return;
 	}
 	buf_init(&line);
-	if (read_line(fd, &line) == 0 && (req = json_tokener_parse(line.data)) != NULL) {
+	if (peer_is_ours(fd)) {
+		log_warnx("control socket: refused a process started by this daemon");
+		answer = json_object_new_object();
+		json_object_object_add(answer, "error",
+				       json_object_new_string("not from a kernel"));
+	} else if (read_line(fd, &line) == 0 && (req = json_tokener_parse(line.data)) != NULL) {
 		pool_lock();
 		answer = control_run(req);
 		pool_unlock();

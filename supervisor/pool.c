@@ -178,7 +178,11 @@ start_payload(const struct worker *w)
 	json_object_array_add(argv, json_object_new_string("-f"));
 	json_object_array_add(argv, json_object_new_string("{connection_file}"));
 	json_object_object_add(p, "argv", argv);
-	json_object_object_add(p, "env", kernel_env_build(cfg));
+	struct json_object *env = kernel_env_build(cfg);
+	/* A kernel of its own identity cannot write the daemon's home. */
+	if (w->uid != 0)
+		json_object_object_add(env, "HOME", json_object_new_string(w->workdir));
+	json_object_object_add(p, "env", env);
 	json_object_object_add(p, "cwd", json_object_new_string(w->workdir));
 	json_object_object_add(p, "runtime_dir", json_object_new_string(w->rundir));
 	json_object_object_add(p, "allow_mime", kernel_env_allow_mime());
