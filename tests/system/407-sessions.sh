@@ -139,7 +139,7 @@ wait_ready
 run_py "$URL" "$TMPD/run" <<'EOF2'
 import sys, threading, time
 from mcp import Client, check, ok, text_of, value_of
-from calls import control, wait_for, proc_alive
+from calls import control, wait_for, proc_alive, Stream, call_msg, tool, sc
 
 url, rundir = sys.argv[1], sys.argv[2]
 a = Client(url)
@@ -159,9 +159,17 @@ check("max_sessions" in j["error"].get("message", ""), "the error names pool.max
 check(resp.header("Mcp-Session-Id") is None, "no session id handed out", dict(resp.headers))
 ok("third initialize refused: %r" % j["error"]["message"])
 
-# b runs a call longer than the idle timeout: busy is not idle.
-r = b.execute("import time; time.sleep(3); kept", http_timeout=30)
-check(value_of(r) == "'b'", "a call longer than session_idle_timeout completes", r)
+# b runs a call longer than the idle timeout: busy is not idle. Meanwhile
+# a inspects b: answered at once, state busy, no variables asked of the kernel.
+st = Stream(b, call_msg(b, "execute_py_code", {"code": "import time; time.sleep(3); kept"}, 77)).start()
+time.sleep(0.7)
+t0 = time.time()
+r = tool(a, "py_inspect_session", {"session_id": b.session_id})
+took = time.time() - t0
+check(sc(r).get("state") == "busy" and "variables" not in sc(r) and took < 1,
+      "inspect_session of a busy session: state busy, answered at once (%.2f s)" % took, r)
+check(st.wait(30) and st.json and value_of(st.json["result"]) == "'b'",
+      "a call longer than session_idle_timeout completes", st.evidence())
 r = b.execute("kept")
 check(value_of(r) == "'b'", "the session that was busy is still open", r)
 ok("busy for 3 s with session_idle_timeout 2: not closed")
