@@ -6,7 +6,8 @@
 # kernel. Then, with session_idle_timeout 2 and pool.max_sessions 2: a
 # third initialize is refused with a clear JSON-RPC error (HTTP 503), a
 # session busy longer than the idle timeout is not closed, an idle one is
-# (later use: 404, its kernel ends) and its slot is free again.
+# (later use: 404, its kernel ends) and its slot is free again; with
+# parallel_max_concurrency 0 a batch is bounded by the pool.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -190,4 +191,28 @@ c = Client(url)
 c.initialize()
 check(value_of(c.execute("1 + 1")) == "2", "the expired session's slot is free again")
 ok("a new session fits after the expiry")
+
+# parallel_max_concurrency 0 (the default): unlimited, bounded by the pool
+# (pool.max_sessions 2); batch kernels take no session slot.
+samples, stop = [], threading.Event()
+def watch():
+    while not stop.is_set():
+        ws = control(rundir)["workers"]
+        samples.append(sum(1 for w in ws if w["state"] == "assigned" and not w.get("session")))
+        time.sleep(0.05)
+watcher = threading.Thread(target=watch, daemon=True)
+watcher.start()
+r = tool(c, "py_parallel_execute", {"code": "import time; time.sleep(1); result = i",
+                                    "inputs": [{"i": k} for k in range(4)]})
+check(sc(r).get("concurrency") == 2, "concurrency 0 is bounded by pool.max_sessions (2)", r)
+bid = sc(r)["batch_id"]
+r = wait_for(lambda: (lambda r: r if sc(r).get("status") == "completed" else None)(
+    tool(c, "py_check_batch", {"batch_id": bid})), 60, 0.3)
+stop.set()
+watcher.join()
+check(r is not None and [x.get("result") for x in sorted(sc(r)["items"], key=lambda x: x["index"])]
+      == [0, 1, 2, 3], "the batch returns every result", r)
+check(max(samples) <= 2, "never more than 2 batch kernels at once (peak %d)" % max(samples))
+check(value_of(c.execute("1 + 1")) == "2", "the session works meanwhile")
+ok("parallel_max_concurrency 0: bounded by the pool (peak %d batch kernels)" % max(samples))
 EOF2
