@@ -7,7 +7,7 @@
 # stderr likewise, separately; output under the limit is untouched; a
 # 300 KB image is replaced by a note naming the saved file, a small one
 # passes; inspect_session lists the saved files; the man page names every
-# limit.
+# limit and execution-control setting.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -21,11 +21,14 @@ write_config
 start_daemon
 wait_ready
 
-for k in output_truncation_threshold rich_output_max_bytes; do
+# Every limit and setting of issue 3 is in the man page.
+for k in output_truncation_threshold rich_output_max_bytes default_timeout max_timeout \
+	execution_mode promotion_threshold_s parallel_max_concurrency progress_interval_s \
+	job_retention_s session_idle_timeout pool.max_sessions; do
 	grep -q "^\.It Ic $k " "$top_srcdir/man/codeexecd.yaml.5" ||
 		fail "man/codeexecd.yaml.5 does not document $k"
 done
-ok "the man page documents output_truncation_threshold and rich_output_max_bytes"
+ok "the man page documents every execution-control setting and limit"
 
 run_py "$URL" <<'EOF2'
 import os, re, sys, time
