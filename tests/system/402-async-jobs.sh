@@ -2,8 +2,8 @@
 # 402-async-jobs: execution modes and background jobs (issue 3 item 2).
 # async_only: execute answers at once with {job_id, session_id, poll_tool,
 # message}; py_check_job shows the output so far while the job runs, then
-# the whole result; failed, timed_out and cancelled jobs say so; calls of
-# one session take turns; a job id of another MCP session answers exactly
+# the whole result; failed (also by kernel death), timed_out and cancelled
+# jobs say so; calls of one session take turns; a job id of another MCP session answers exactly
 # like an unknown one, and cannot be cancelled from there; finished jobs
 # are dropped after job_retention_s. adaptive: a quick call answers in
 # place, a slow one is promoted to a job after promotion_threshold_s.
@@ -111,7 +111,18 @@ r = wait_done(a, h4["job_id"], 15)
 s = sc(r)
 check(s["status"] == "timed_out" and (s.get("error") or {}).get("type") == "TimeoutError",
       "a job past its timeout: status timed_out, TimeoutError", r)
-ok("failed and timed_out jobs")
+# A job whose kernel dies fails with KernelDied; the next job gets a fresh kernel.
+h4k, _ = start(a, "import os\nos.kill(os.getpid(), 9)")
+r = wait_done(a, h4k["job_id"], 15)
+s = sc(r)
+check(s["status"] == "failed" and (s.get("error") or {}).get("type") == "KernelDied" and
+      "SIGKILL" in s["error"].get("message", ""), "a job whose kernel dies: failed, KernelDied", r)
+h4n, _ = start(a, "6 * 7")
+r = wait_done(a, h4n["job_id"], 60)
+s = sc(r)
+check(s["status"] == "completed" and value_of(r) == "42" and s.get("kernel_restarted") is True,
+      "the next job runs on a fresh kernel and says kernel_restarted", r)
+ok("failed, timed_out and kernel-died jobs")
 
 # One execution at a time per session: the second waits its turn.
 h5, _ = start(a, "import time\ntime.sleep(1.5)\nfirst_done = True")

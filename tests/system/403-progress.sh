@@ -61,6 +61,15 @@ check(r["structuredContent"]["success"] is True and value_of(r) == "'done'" and
 ok("SSE: %d progress notifications (first at %.2f s), result at %.2f s"
    % (len(prog), prog[0][0], t_resp))
 
+# stderr comes in progress too, marked as such.
+st = Stream(a, call_msg(a, "execute_py_code", {"code": "import sys, time\n"
+                        "print('to stderr', file=sys.stderr, flush=True)\ntime.sleep(1.5)"}, 11,
+                        token="err")).run()
+said = "".join(e["params"].get("message", "") for _, e in st.progress())
+check(st.status == 200 and "to stderr" in said and "stderr" in said.replace("to stderr", ""),
+      "stderr output arrives in progress, labelled stderr", st.evidence())
+ok("stderr in progress: %r" % said)
+
 # A silent call still gets progress at least every progress_interval_s (1).
 st = Stream(a, call_msg(a, "execute_py_code", {"code": "import time; time.sleep(3.5)"}, 8,
                         token=8)).run()
