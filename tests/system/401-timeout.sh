@@ -3,9 +3,10 @@
 # time.sleep(30) with timeout 1 answers TimeoutError in about a second with
 # the output printed so far, and the next call still sees the variables
 # defined before; default_timeout applies without a timeout and a larger
-# timeout is clamped to max_timeout; calls of one session take turns, and one whose timeout
-# passes while it waits fails clearly; a loop that ignores SIGINT is killed after the grace
-# period, the answer says so, and the session works again afterwards.
+# timeout is clamped to max_timeout; calls of one session take turns, and
+# one whose timeout passes while it waits fails clearly; a loop that ignores
+# SIGINT is killed after the grace period, the answer says so, and the
+# session works again afterwards.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl

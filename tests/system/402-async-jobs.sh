@@ -3,10 +3,11 @@
 # async_only: execute answers at once with {job_id, session_id, poll_tool,
 # message}; py_check_job shows the output so far while the job runs, then
 # the whole result; failed (also by kernel death), timed_out and cancelled
-# jobs say so; calls of one session take turns; a job id of another MCP session answers exactly
-# like an unknown one, and cannot be cancelled from there; finished jobs
-# are dropped after job_retention_s. adaptive: a quick call answers in
-# place, a slow one is promoted to a job after promotion_threshold_s.
+# jobs say so; calls of one session take turns; a job id of another MCP
+# session answers exactly like an unknown one, and cannot be cancelled from
+# there; finished jobs are dropped after job_retention_s. adaptive: a quick
+# call answers in place, a slow one is promoted to a job after
+# promotion_threshold_s.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
