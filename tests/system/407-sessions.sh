@@ -18,7 +18,7 @@ start_ready_daemon
 run_py "$URL" "$TMPD/run" <<'EOF2'
 import os, sys, time
 from mcp import Client, check, ok, text_of, value_of
-from calls import tool, sc, control, wait_for, proc_alive
+from calls import tool, sc, control, wait_for, proc_alive, Stream, call_msg
 
 url, rundir = sys.argv[1], sys.argv[2]
 a = Client(url)
@@ -107,13 +107,28 @@ check("error" in j or j.get("result", {}).get("isError") is True,
 ok("unknown execution_session_id refused, no kernel started (%d workers before, %d after)"
    % (nw, len([w for w in after["workers"] if w["state"] != "dead"])))
 
-# close_session: b closes a by id, then itself.
+# close_session: b closes a by id while a's call runs, then itself.
+st = Stream(a, call_msg(a, "execute_py_code", {"code": "import time\ntime.sleep(30)"}, 99)).start()
+time.sleep(0.7)
+t0 = time.time()
 r = tool(b, "py_close_session", {"session_id": a.session_id})
 check(sc(r).get("closed") is True and sc(r).get("session_id") == a.session_id,
       "close_session(a) answers closed", r)
+check(st.wait(5), "the running call of the closed session ends promptly", st.evidence())
+took = time.time() - t0
+check(st.json is not None and "result" in st.json and
+      st.json["result"]["structuredContent"].get("success") is False,
+      "the running call fails (it was stopped)", st.evidence())
+ok("close_session stopped a's running call in %.1f s: %r"
+   % (took, text_of(st.json["result"])[-120:]))
 resp = a.request("tools/call", {"name": "execute_py_code", "arguments": {"code": "1"}})
 check(resp.status == 404, "a closed session answers 404 (HTTP %d)" % resp.status, resp.raw)
 check(wait_for(lambda: not proc_alive(kpid), 10), "a's kernel %d ends" % kpid)
+resp = b.request("tools/call", {"name": "execute_py_code", "arguments": {
+    "code": "1", "execution_session_id": a.session_id}})
+j = resp.json or {}
+check("error" in j or j.get("result", {}).get("isError") is True,
+      "execution_session_id of a closed session is refused", j)
 check(wait_for(lambda: control(rundir)["sessions"] == 1, 5), "one session left", control(rundir))
 b.execute("mine = 1")
 r = tool(b, "py_close_session", {})
