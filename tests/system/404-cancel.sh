@@ -3,7 +3,8 @@
 # for a running tools/call (plain JSON and SSE) and a client that hangs up
 # on its call (plain and SSE) interrupt the kernel: a file the code would
 # write later never appears, nothing is answered for the cancelled request,
-# the session's next call runs at once, and its variables survive.
+# the session's next call runs at once, and its variables survive. Another
+# session cannot cancel a request by its id.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -70,6 +71,19 @@ check(st.responses() == [] and '"result"' not in st.raw,
 after("late2.txt", started, "cancelled (SSE)")
 ok("notifications/cancelled on an SSE call: %d progress events, no response, kernel stopped"
    % len(st.progress()))
+
+# Another session cannot cancel a's request by its id.
+b = Client(sys.argv[1])
+b.initialize()
+st = Stream(a, call_msg(a, "execute_py_code", {"code": "time.sleep(1.5)\nprint('not cancelled')"}, 45))
+st.start()
+time.sleep(0.5)
+n = notify(b, "notifications/cancelled", {"requestId": 45})
+check(n.status in (200, 202, 204), "b's notifications/cancelled accepted quietly")
+check(st.wait(10) and st.json and st.json.get("id") == 45 and
+      st.json["result"]["structuredContent"]["stdout"] == "not cancelled\n",
+      "a's call with the same id ran to the end", st.evidence())
+ok("a notifications/cancelled from another session does not touch a's request")
 
 # A notifications/cancelled for an id that is not running changes nothing.
 n = notify(a, "notifications/cancelled", {"requestId": 999})
