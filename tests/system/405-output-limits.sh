@@ -2,12 +2,12 @@
 # 405-output-limits: output limits without loss (issue 3 item 5), with the
 # limits set in the config: output_truncation_threshold 1000 and
 # rich_output_max_bytes 100000. A 10 MB print comes back cut to the limit
-# with a marker that says how much was cut and names a file under
-# codeexecd-output/ in the session's working directory holding all 10 MB;
-# stderr likewise, separately; output under the limit is untouched; a
-# 300 KB image is replaced by a note naming the saved file, a small one
-# passes; inspect_session lists the saved files; the man page names every
-# limit and execution-control setting.
+# with a marker that says how much was cut and names a file under codeexecd-
+# output/ in the session's working directory holding all 10 MB; progress
+# notifications of an SSE call are bounded too; stderr likewise, separately;
+# output under the limit is untouched; a 300 KB image is replaced by a note
+# naming the saved file, a small one passes; inspect_session lists the saved
+# files; the man page names every limit and execution-control setting.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -64,6 +64,25 @@ with open(path) as f:
     check(f.read() == "x" * 10_000_000 + "\n", "the file's content is the whole output")
 ok("10 MB print: %d kept, %s cut, all in %s (%.1f s)" % (len(kept), m.group(1), m.group(2), took))
 
+# Streamed progress is bounded by the same limit; the result names the file.
+from calls import Stream, call_msg
+st = Stream(a, call_msg(a, "execute_py_code", {"code": "import time\nfor i in range(4):\n"
+                        "    print(str(i) * 300_000, flush=True)\n    time.sleep(0.3)"}, 50,
+                        token="big")).run()
+prog = st.progress()
+check(st.status == 200 and len(st.responses()) == 1 and len(prog) >= 2,
+      "a big-output SSE call streams progress and answers", st.evidence())
+sizes = [len(e["params"].get("message", "")) for _, e in prog]
+check(max(sizes) < 2000, "each progress message is bounded by the limit (%s)" % sizes)
+check(len(st.raw) < 50000, "the whole SSE answer is small (%d bytes for 1.2 MB printed)" % len(st.raw))
+out = st.responses()[0][1]["result"]["structuredContent"]["stdout"]
+m = re.search(MARK % "stdout", out)
+check(m is not None, "the streamed call's result has the marker", out[-300:])
+with open(os.path.join(cwd, m.group(2))) as f:
+    check(f.read() == "".join(str(i) * 300_000 + "\n" for i in range(4)),
+          "the file holds everything the streamed call printed")
+ok("SSE with 1.2 MB of output: progress messages of %s characters, all in %s" % (sizes, m.group(2)))
+
 r = a.execute("import sys\nprint('e' * 5000, file=sys.stderr)\nprint('small')")
 s = sc(r)
 m = re.search(MARK % "stderr", s["stderr"])
@@ -104,6 +123,6 @@ files = sc(r).get("files") or []
 check(any(f.get("name") == "codeexecd-output" and f.get("directory") is True for f in files),
       "inspect_session lists codeexecd-output/", r)
 saved = os.listdir(os.path.join(cwd, "codeexecd-output"))
-check(len(saved) == 3, "three spill files (stdout, stderr, image)", saved)
+check(len(saved) == 4, "four spill files (two stdout, stderr, image)", saved)
 ok("inspect_session shows codeexecd-output/ (%s)" % ", ".join(sorted(saved)))
 EOF2
