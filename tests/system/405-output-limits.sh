@@ -2,12 +2,13 @@
 # 405-output-limits: output limits without loss (issue 3 item 5), with the
 # limits set in the config: output_truncation_threshold 1000 and
 # rich_output_max_bytes 100000. A 10 MB print comes back cut to the limit
-# with a marker that says how much was cut and names a file under codeexecd-
-# output/ in the session's working directory holding all 10 MB; progress
-# notifications of an SSE call are bounded too; stderr likewise, separately;
-# output under the limit is untouched; a 300 KB image is replaced by a note
-# naming the saved file, a small one passes; inspect_session lists the saved
-# files; the man page names every limit and execution-control setting.
+# with a marker that says how much was cut and names a file under
+# codeexecd-output/ in the session's working directory holding all 10 MB;
+# progress notifications of an SSE call are bounded too; stderr likewise,
+# separately; output under the limit is untouched; a 300 KB image is
+# replaced by a note naming the saved file, a small one passes;
+# inspect_session lists the saved files; the man page names every limit and
+# execution-control setting.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
