@@ -105,12 +105,12 @@ class Client:
         return r.status, r, obj
 
     def _read_sse(self, r, on_event, rid):
-        """Read events until the server ends the stream; note in
+        """Read events until the (chunked) stream ends; note in
         self.t_response when the JSON-RPC response itself arrived."""
         last = None
         data = []
         while True:
-            line = r.fp.readline()
+            line = r.readline()
             if not line:
                 break
             line = line.rstrip(b"\r\n")
