@@ -135,6 +135,8 @@ check(sc(check_job(a, h5["job_id"]))["status"] == "completed", "the first comple
 ok("calls of one session take turns")
 
 # Another session sees nothing of a's jobs.
+hb, _ = start(a, "before_cancel = 7")
+check(sc(wait_done(a, hb["job_id"]))["status"] == "completed", "before_cancel = 7 ran")
 h7, _ = start(a, "import time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.2)\n"
                  "survived_cancel = False")
 foreign = check_job(b, h7["job_id"])
@@ -154,7 +156,6 @@ check(sc(check_job(a, h7["job_id"]))["status"] == "running", "and a's job still 
 ok("another session's job id is not found (check and cancel)")
 
 # cancel_job interrupts it; variables from before survive.
-tool(a, "execute_py_code", {"code": "before_cancel = 7"})
 t0 = time.time()
 r = tool(a, "py_cancel_job", {"job_id": h7["job_id"]})
 check(r.get("isError") is not True and sc(r).get("job_id") == h7["job_id"], "cancel_job accepted", r)
