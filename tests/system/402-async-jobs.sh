@@ -172,11 +172,27 @@ check(sc(r)["status"] == "completed" and value_of(r) == "(7, False)",
       "the session works after the cancel and keeps its variables", r)
 ok("cancel_job: stopped in %.1f s, session intact" % took)
 
+# A job cancelled while it waits its turn never runs.
+h9, _ = start(a, "import time\ntime.sleep(1.5)\nfate = 'first ran'")
+h10, _ = start(a, "fate = 'queued ran'")
+r = tool(a, "py_cancel_job", {"job_id": h10["job_id"]})
+check(sc(r).get("status") == "cancelled", "cancel_job of a queued job: cancelled", r)
+r = wait_done(a, h10["job_id"], 10)
+check(sc(r)["status"] == "cancelled", "the queued job stays cancelled", r)
+check(sc(wait_done(a, h9["job_id"]))["status"] == "completed", "the running one completes")
+h11, _ = start(a, "fate")
+r = wait_done(a, h11["job_id"])
+check(value_of(r) == "'first ran'", "the cancelled queued job never ran", r)
+r = tool(a, "py_cancel_job", {"job_id": h11["job_id"]})
+check(sc(r).get("status") == "completed" and r.get("isError") is not True,
+      "cancel_job of a finished job changes nothing", r)
+ok("a queued job cancelled before its turn never runs")
+
 # Finished jobs are dropped after job_retention_s (3).
-r = check_job(a, h8["job_id"])
+r = check_job(a, h11["job_id"])
 check(sc(r)["status"] == "completed", "a just-finished job is kept", r)
-gone = wait_for(lambda: sc(check_job(a, h8["job_id"])).get("status") == "not_found", 10, 0.5)
-check(gone, "a finished job is dropped after job_retention_s", sc(check_job(a, h8["job_id"])))
+gone = wait_for(lambda: sc(check_job(a, h11["job_id"])).get("status") == "not_found", 10, 0.5)
+check(gone, "a finished job is dropped after job_retention_s", sc(check_job(a, h11["job_id"])))
 ok("finished jobs dropped after job_retention_s")
 EOF2
 
