@@ -88,6 +88,8 @@ job_start(struct session *session, const char *owner, const char *code, double t
 	j->silent = silent;
 	j->request_id = request_id ? json_object_get(request_id) : NULL;
 	call_init(&j->call);
+	/* In line now, in the caller's order, not when the thread gets the lock. */
+	session_enqueue(session, &j->call);
 	j->status = JOB_RUNNING;
 	j->started = mono_now();
 	j->refs = 2; /* the caller's and the thread's */

@@ -45,6 +45,7 @@ struct call {
 	struct buf err;		    /* stderr streamed so far */
 	unsigned long changes;	    /* bumped at every output and at the end */
 	int cancelled;		    /* do not start it if it has not started */
+	struct call *next_in_line;  /* the session's queue (session.c) */
 	pthread_cond_t cond;
 };
 

@@ -176,22 +176,66 @@ session_close_all(void)
 }
 
 void
+session_enqueue(struct session *s, struct call *c)
+{
+	c->next_in_line = NULL;
+	if (s->line_tail)
+		s->line_tail->next_in_line = c;
+	else
+		s->line_head = c;
+	s->line_tail = c;
+}
+
+/* Take `c` out of the line, wherever it is, and let the next one look. */
+static void
+leave_line(struct session *s, struct call *c)
+{
+	struct call *prev = NULL;
+	for (struct call *x = s->line_head; x; prev = x, x = x->next_in_line) {
+		if (x != c)
+			continue;
+		if (prev)
+			prev->next_in_line = c->next_in_line;
+		else
+			s->line_head = c->next_in_line;
+		if (s->line_tail == c)
+			s->line_tail = prev;
+		break;
+	}
+	pthread_cond_broadcast(&s->turn);
+}
+
+/* Nonzero if `c` is in the session's line. */
+static int
+in_line(const struct session *s, const struct call *c)
+{
+	for (const struct call *x = s->line_head; x; x = x->next_in_line)
+		if (x == c)
+			return 1;
+	return 0;
+}
+
+void
 session_execute(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
 	const char *why;
 	struct timespec deadline;
 
-	/* Waiting for the previous execution counts against this call's timeout. */
+	if (!in_line(s, c))
+		session_enqueue(s, c);
+	/* Waiting for earlier executions counts against this call's timeout. */
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += (time_t)timeout_s;
-	while (s->busy && !s->closed && !c->cancelled) {
+	while ((s->busy || s->line_head != c) && !s->closed && !c->cancelled) {
 		if (pthread_cond_timedwait(&s->turn, pool_mutex(), &deadline) == ETIMEDOUT) {
+			leave_line(s, c);
 			c->result = result_failed("TimeoutError",
 						  "an earlier execution of this session was still "
 						  "running when this call's timeout expired");
 			goto done;
 		}
 	}
+	leave_line(s, c);
 	if (s->closed) {
 		c->result = result_failed("SessionClosed", "the session was closed");
 		goto done;
@@ -209,7 +253,7 @@ session_execute(struct session *s, struct call *c, const char *code, double time
 	}
 	s->last_used = time(NULL);
 	s->busy = 0;
-	pthread_cond_signal(&s->turn);
+	pthread_cond_broadcast(&s->turn);
 done:
 	c->done = 1;
 	c->changes++;

@@ -29,7 +29,9 @@ struct session {
 	int refs;
 	int log_level;	       /* syslog priority set by logging/setLevel */
 	char identity[128];    /* who the client is; "anonymous" without auth */
-	pthread_cond_t turn;   /* signalled when `busy` clears */
+	pthread_cond_t turn;   /* broadcast when `busy` clears or the line moves */
+	struct call *line_head; /* executions waiting their turn, in order */
+	struct call *line_tail;
 };
 
 /* New session, or NULL with *why when pool.max_sessions is reached. */
@@ -66,9 +68,12 @@ struct json_object *session_describe(void);
 
 struct call;
 
+/* Put `c` in line for the session's kernel: executions run in this order. */
+void session_enqueue(struct session *s, struct call *c);
 /*
- * Run `code` in the session's kernel, waiting for an earlier execution of
- * the same session to finish first; the result lands in c->result.
+ * Run `code` in the session's kernel once every execution in line before
+ * `c` has finished (c joins the line now if it is not in it); the result
+ * lands in c->result.
  */
 void session_execute(struct session *s, struct call *c, const char *code, double timeout_s,
 		     int silent);
