@@ -64,6 +64,7 @@ struct exec {
 	double deadline;	/* timeout; 0 if none or already passed */
 	double grace_deadline;	/* kill if still busy then; 0 if not timing out */
 	int timed_out;
+	int cancelled;		/* interrupted on INTERRUPT: killed after the grace too */
 	int got_reply, got_idle;
 	double quiet_since;	/* last execute_reply or iopub message of ours */
 	int output_lost;	/* ended without status idle */

@@ -414,21 +414,25 @@ kernel_died(struct worker *w)
 	w->kstate = K_DEAD;
 }
 
-/* A timed-out execution ignored the interrupt: kill, answer, restart. */
+/* A timed-out or cancelled execution ignored the interrupt: kill, answer, restart. */
 static void
-kill_after_timeout(struct worker *w)
+kill_after_grace(struct worker *w)
 {
 	drain_iopub(w);
 	if (w->ex == NULL)
 		return; /* it went idle at the last moment: answered, nothing to kill */
-	char *m = xasprintf(
-		"Execution exceeded %g seconds and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost",
-		w->ex->timeout_s);
+	char *m = w->ex->timed_out
+			  ? xasprintf("Execution exceeded %g seconds and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost",
+				      w->ex->timeout_s)
+			  : xstrdup("Cancelled, and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost");
+	/* A cancelled call's answer reaches nobody: tell the next one instead. */
+	if (!w->ex->timed_out)
+		w->state_lost = 1;
 
 	log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
-	exec_set_error(w->ex, "TimeoutError", m);
+	exec_set_error(w->ex, w->ex->timed_out ? "TimeoutError" : "Cancelled", m);
 	free(m);
 	finish_exec(w);
 	start_kernel(w, AFTER_QUIET);
@@ -697,23 +701,38 @@ on_execute(struct worker *w, struct ipc_msg *m)
 	w->ex = exec_new(m->hdr.id, code, timeout, &lim);
 	/* Not in ipc.h yet: the supervisor's batch fetches use it. */
 	w->ex->silent = silent && json_object_get_boolean(silent);
-	if (w->kstate == K_READY) {
+	/* Lost state is told to the next call, even when its kernel is up already. */
+	w->ex->kernel_restarted = w->state_lost;
+	if (w->kstate == K_READY)
 		send_execute(w);
-	} else if (w->kstate == K_DEAD) {
-		w->ex->kernel_restarted = w->state_lost;
+	else if (w->kstate == K_DEAD)
 		start_kernel(w, AFTER_QUIET);
-	} /* K_STARTING: runs once the kernel is ready */
+	/* K_STARTING: runs once the kernel is ready */
 }
 
+/*
+ * INTERRUPT: cancellation means stop. An execution still waiting for its
+ * kernel (a restart) never runs; a running one is interrupted and, like a
+ * timeout, killed with its kernel if it is still busy after the grace.
+ */
 static void
 on_interrupt(struct worker *w, struct ipc_msg *m)
 {
-	if (w->ex == NULL || w->ex->id != m->hdr.id || w->ex->msg_id[0] == '\0' ||
-	    w->kstate != K_READY) {
+	struct exec *ex = w->ex;
+
+	if (ex == NULL || ex->id != m->hdr.id) {
 		log_debug("INTERRUPT for request %u: not running", m->hdr.id);
 		return;
 	}
+	if (ex->msg_id[0] == '\0' || w->kstate != K_READY) {
+		exec_set_error(ex, "Cancelled", "cancelled before it started");
+		finish_exec(w);
+		return;
+	}
 	kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+	ex->cancelled = 1;
+	if (ex->grace_deadline <= 0)
+		ex->grace_deadline = clock_mono() + EXEC_GRACE_S;
 }
 
 static void
@@ -819,7 +838,7 @@ run_timers(struct worker *w)
 			kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
 		}
 		if (ex->grace_deadline > 0 && now >= ex->grace_deadline) {
-			kill_after_timeout(w);
+			kill_after_grace(w);
 			return 0;
 		}
 		double idle = exec_idle_deadline(ex);
@@ -832,7 +851,10 @@ run_timers(struct worker *w)
 				kill_broken_kernel(w);
 			return 0;
 		}
-		double d = ex->deadline > 0 ? ex->deadline : ex->grace_deadline;
+		/* Wake at the earliest of the timeout, the grace and the idle wait. */
+		double d = ex->deadline;
+		if (ex->grace_deadline > 0 && (d <= 0 || ex->grace_deadline < d))
+			d = ex->grace_deadline;
 		if (idle > 0 && (d <= 0 || idle < d))
 			d = idle;
 		if (d > 0 && (next < 0 || d - now < next))
