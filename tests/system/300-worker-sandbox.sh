@@ -16,6 +16,7 @@ require_py ipykernel
 [ "$(id -u)" = 0 ] || skip "needs root: kernels run under their own uids, which only root can give"
 unshare -U -n true 2>/dev/null || skip "this host refuses unprivileged user and network namespaces"
 setup_tmp
+worker_for_other_uids
 
 run_py "$WORKER" "$TMPD" <<'PYEOF'
 import os, sys, tempfile

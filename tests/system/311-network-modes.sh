@@ -16,6 +16,7 @@ require_binaries
 [ "$(id -u)" = 0 ] || skip "needs root: kernels run under uids from kernel_uid_range"
 unshare -U -n true 2>/dev/null || skip "this host refuses user and network namespaces"
 setup_tmp
+worker_for_other_uids
 chmod 711 "$TMPD" # kernels under other uids reach their session directories
 PORT=$(free_port)
 CFG_WARM=2

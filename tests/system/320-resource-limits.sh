@@ -12,6 +12,7 @@ require_py ipykernel
 require_binaries
 [ "$(id -u)" = 0 ] || skip "needs root to create the kernels' cgroups"
 setup_tmp
+worker_for_other_uids
 "$WORKER" -p >"$TMPD/layout.json" ||
 	skip "not every cgroup controller is usable here: $(cat "$TMPD/layout.json")"
 PORT=$(free_port)

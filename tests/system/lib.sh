@@ -85,6 +85,22 @@ setup_tmp() {
 	trap 'exit 1' INT TERM HUP
 }
 
+# Kernels under other identities load codeexec-seccomp.so from beside the
+# worker. When the build tree is not open to them (a clone under /root, a
+# 0700 temporary directory), run a copy of the worker from $TMPD instead.
+# Call after setup_tmp; sets WORKER.
+worker_for_other_uids() {
+	so=$(dirname "$WORKER")/codeexec-seccomp.so
+	if command -v setpriv >/dev/null 2>&1 &&
+		setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$so" 2>/dev/null; then
+		return 0
+	fi
+	mkdir -p "$TMPD/libexec"
+	cp "$WORKER" "$so" "$TMPD/libexec/"
+	chmod 755 "$TMPD/libexec"
+	WORKER=$TMPD/libexec/$(basename "$WORKER")
+}
+
 # Write $TMPD/codeexecd.yaml (or $1). Prints nothing.
 write_config() {
 	conf=${1:-$TMPD/codeexecd.yaml}
