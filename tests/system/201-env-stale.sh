@@ -181,9 +181,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/n
 	mkdir -p "$TMPD/nobody"
 	chmod 777 "$TMPD/nobody"
 	chmod 755 "$TMPD" "$TMPD/envs"
+	# A copy nobody can run even when the build tree is closed to it.
+	cp "$CODEEXECD" "$TMPD/nobody/codeexecd"
 	as_nobody() {
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
-			"$CODEEXECD" -d -f "$TMPD/codeexecd.yaml" --warm >"$TMPD/warm.log" 2>&1
+			"$TMPD/nobody/codeexecd" -d -f "$TMPD/codeexecd.yaml" --warm >"$TMPD/warm.log" 2>&1
 	}
 	as_nobody || fail "a ready read-only environment was refused: $(tail -n 2 "$TMPD/warm.log")"
 	grep -q "environment $ENVDIR is ready" "$TMPD/warm.log" || fail "not reported ready"
