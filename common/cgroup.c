@@ -573,12 +573,6 @@ cgroup_oom_kills(const struct cgroup *g)
 	return p ? strtoul(p + strlen("oom_kill "), NULL, 10) : 0;
 }
 
-uint64_t
-cgroup_memory_mb(const struct cgroup *g)
-{
-	return g->memory_mb;
-}
-
 void
 cgroup_destroy(struct cgroup **gp)
 {

@@ -112,8 +112,6 @@ int cgroup_procs_fds(const struct cgroup *g, int *fds, char **why);
 void cgroup_kill_all(struct cgroup *g);
 /* How many times the memory limit made the kernel's OOM killer act. */
 unsigned long cgroup_oom_kills(const struct cgroup *g);
-/* The memory limit in MB, 0 if none. */
-uint64_t cgroup_memory_mb(const struct cgroup *g);
 /* Kill what is left, remove the group, free it; *gp becomes NULL. */
 void cgroup_destroy(struct cgroup **gp);
 

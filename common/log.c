@@ -31,12 +31,6 @@ log_set_level(int priority)
 	log_level = priority;
 }
 
-int
-log_get_level(void)
-{
-	return log_level;
-}
-
 void
 log_set_sink(log_sink_fn sink)
 {

@@ -18,7 +18,6 @@ typedef void (*log_sink_fn)(int priority, const char *line);
 void log_init(const char *ident, int foreground, int facility);
 /* Messages above this priority (LOG_INFO by default) are dropped. */
 void log_set_level(int priority);
-int log_get_level(void);
 /* Route every line to `sink` instead of stderr/syslog (NULL restores). */
 void log_set_sink(log_sink_fn sink);
 /* Facility by name ("daemon", "local0".."local7", "user"); -1 if unknown. */

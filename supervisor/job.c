@@ -216,12 +216,3 @@ job_expire(int retention_s)
 			job_free(j);
 	}
 }
-
-int
-job_running_count(void)
-{
-	int n = 0;
-	for (struct job *j = jobs; j; j = j->next)
-		n += j->status == JOB_RUNNING;
-	return n;
-}

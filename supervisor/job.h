@@ -71,7 +71,5 @@ double job_elapsed(const struct job *j);
 const char *job_status_name(enum job_status st);
 /* Drop finished jobs nobody holds: at once unless kept, else after `retention_s`. */
 void job_expire(int retention_s);
-/* Number of jobs still running (for status reports). */
-int job_running_count(void);
 
 #endif

@@ -31,12 +31,6 @@ kernel_env_python(const struct config *cfg)
 	return xasprintf("%s/bin/python", cfg->build_dir);
 }
 
-char *
-kernel_env_asset_dir(const struct config *cfg)
-{
-	return xstrdup(cfg->asset_cache_dir);
-}
-
 const char *
 kernel_env_home(void)
 {

@@ -19,8 +19,6 @@ char *kernel_env_python(const struct config *cfg);
 struct json_object *kernel_env_build(const struct config *cfg);
 /* The MIME types kept in rich_outputs (seed 003's allow list). Caller owns. */
 struct json_object *kernel_env_allow_mime(void);
-/* Directory of provisioned assets (asset_cache_dir). Caller owns. */
-char *kernel_env_asset_dir(const struct config *cfg);
 /* Home directory of the user the daemon runs as ("/" if it has none). Borrowed. */
 const char *kernel_env_home(void);
 
