@@ -9,35 +9,11 @@
 // resetTimeoutOnProgress times out (the SDK then sends
 // notifications/cancelled), and the session's next call runs at once
 // because the kernel was interrupted. Exits non-zero on any mismatch.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { args, check, connect, text } from './common.mjs';
 
-const [url, name = 'py'] = process.argv.slice(2);
-if (!url) {
-	console.error('usage: node progress-client.mjs URL [NAME]');
-	process.exit(2);
-}
-const tool = `execute_${name}_code`;
-
-function check(cond, what, evidence) {
-	if (cond) {
-		console.log(`ok - ${what}`);
-		return;
-	}
-	console.error(`FAIL: ${what}`);
-	if (evidence !== undefined)
-		console.error(JSON.stringify(evidence, null, 1));
-	process.exit(1);
-}
-
-function text(result) {
-	return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
-
-const client = new Client({ name: 'codeexecd-progress-test', version: '0.0.0' });
-const transport = new StreamableHTTPClientTransport(new URL(url));
-await client.connect(transport);
+const [url, tool] = args('progress-client.mjs');
+const { client, transport } = await connect(url, 'codeexecd-progress-test');
 check(typeof transport.sessionId === 'string', `connected, session ${transport.sessionId}`);
 
 await client.callTool({ name: tool, arguments: { code: 'import time' } });

@@ -5,34 +5,10 @@
 // the tools, runs `x = 21` then `x * 2` with execute_{NAME}_code and checks
 // that the answer holds 42. The SDK validates structuredContent against the
 // tool's outputSchema. Exits non-zero on any mismatch.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { args, check, connect, text } from './common.mjs';
 
-const [url, name = 'py'] = process.argv.slice(2);
-if (!url) {
-	console.error('usage: node sdk-client.mjs URL [NAME]');
-	process.exit(2);
-}
-const tool = `execute_${name}_code`;
-
-function check(cond, what, evidence) {
-	if (cond) {
-		console.log(`ok - ${what}`);
-		return;
-	}
-	console.error(`FAIL: ${what}`);
-	if (evidence !== undefined)
-		console.error(JSON.stringify(evidence, null, 1));
-	process.exit(1);
-}
-
-function text(result) {
-	return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
-
-const client = new Client({ name: 'codeexecd-sdk-test', version: '0.0.0' });
-const transport = new StreamableHTTPClientTransport(new URL(url));
-await client.connect(transport);
+const [url, tool] = args('sdk-client.mjs');
+const { client, transport } = await connect(url, 'codeexecd-sdk-test');
 check(typeof transport.sessionId === 'string' && transport.sessionId.length >= 32,
 	`connected, session ${transport.sessionId}`);
 check(client.getServerCapabilities()?.tools !== undefined, 'server declares tools',
