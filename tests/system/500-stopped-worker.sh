@@ -48,7 +48,7 @@ def big():
     t0 = time.time()
     got["r"] = a.execute(code, http_timeout=120)
     got["took"] = time.time() - t0
-t = threading.Thread(target=big)
+t = threading.Thread(target=big, daemon=True)
 t.start()
 
 def timed(what, fn):
