@@ -124,10 +124,15 @@ worker_set_state(struct worker *w, enum worker_state st)
 	w->state = st;
 }
 
-/* Drop whatever is queued for `w`: it will never read it. */
+/* Forget what is queued for `w`: written, or never to be read. */
 static void
 worker_drop_queue(struct worker *w)
 {
+	/* Keep a small buffer for the next frame; give back a large one. */
+	if (w->out.cap > 65536) {
+		buf_free(&w->out);
+		buf_init(&w->out);
+	}
 	w->out.len = 0;
 	w->out_off = 0;
 }
