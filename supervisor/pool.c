@@ -162,31 +162,39 @@ worker_flush(struct worker *w)
 }
 
 /*
- * Queue one frame for `w` and write what its socket takes at once; the main
- * loop writes the rest when poll() says it may. Never blocks. 0, or -1
- * with errno set (the worker is gone, or the payload is too large).
+ * A frame was just appended to w->out, which held `before` bytes: write
+ * what the socket takes at once; the main loop writes the rest when poll()
+ * says it may. Every message to a worker goes through here (encode it into
+ * w->out, then call this), so that nothing ever blocks on a worker.
  */
+static void
+worker_queued(struct worker *w, size_t before)
+{
+	if (w->out_off == before)
+		w->out_since = mono_now(); /* nothing was pending: the clock starts */
+	worker_flush(w);
+	if (w->out_off < w->out.len)
+		pool_wake(); /* poll for POLLOUT from now on */
+}
+
+/* Queue one frame for `w` (see worker_queued). Never blocks. 0, or -1 with
+ * errno set (the worker is gone, or the payload is too large). */
 static int
 worker_send(struct worker *w, unsigned type, uint32_t id, struct json_object *payload)
 {
 	const char *err;
+	size_t before = w->out.len;
 
 	if (w->fd == -1) {
 		errno = EPIPE;
 		return -1;
 	}
-	int was_idle = w->out_off == w->out.len;
-	size_t before = w->out.len;
 	if (ipc_frame(&w->out, type, id, payload, &err) == -1) {
 		w->out.len = before;
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (was_idle)
-		w->out_since = mono_now();
-	worker_flush(w);
-	if (w->out_off < w->out.len)
-		pool_wake(); /* poll for POLLOUT from now on */
+	worker_queued(w, before);
 	return 0;
 }
 
