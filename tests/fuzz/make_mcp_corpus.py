@@ -70,6 +70,7 @@ seeds.append(rpc("logging/setLevel", {"level": "loud"}))
 seeds.append(rpc("logging/setLevel", "x"))
 seeds.append('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]')
 seeds.append('"just a string"')
+seeds += ["null", "true", "1", "[]", "{}", "{\"jsonrpc\":\"2.0\"}"]
 seeds.append('{"jsonrpc":"1.0","id":5,"method":"ping"}')
 seeds.append('{"jsonrpc":"2.0","id":1,"method":7}')
 seeds.append('{"jsonrpc":"2.0","id":1}')
