@@ -16,10 +16,12 @@
 
 #include "authority.h"
 #include "config.h"
+#include "health.h"
 #include "http.h"
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
+#include "reload.h"
 #include "session.h"
 #include "xmalloc.h"
 
@@ -286,11 +288,11 @@ mcp_handler(struct mg_connection *conn, void *unused)
 
 	if (draining)
 		return send_http_error(conn, 503, "the server is shutting down");
-	/* Reload swaps allowed_origins under the lock. */
-	pool_lock();
+	/* Reload swaps allowed_origins under config_lock. */
+	config_read_lock();
 	denied = check_origin_and_host(conn);
 	size_t max_body = (size_t)cfg->max_request_bytes;
-	pool_unlock();
+	config_read_unlock();
 	if (denied != NULL) {
 		log_info("%s /mcp from %s refused: %s", ri->request_method, ri->remote_addr, denied);
 		return send_http_error(conn, 403, denied);
@@ -330,21 +332,34 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	return rs.status;
 }
 
+/*
+ * /health takes no lock: it must answer while anything else is slow, and
+ * says "degraded" (503, with the reason) while the daemon cannot start
+ * kernels or serve its control socket.
+ */
 static int
 health_handler(struct mg_connection *conn, void *unused)
 {
-	char body[512];
-
-	pool_lock();
+	char why[512];
 	int ready = pool_ready();
-	int sessions = session_count();
-	int idle = pool_idle_count();
-	pool_unlock();
-	snprintf(body, sizeof(body),
-		 "{\"status\":\"%s\",\"name\":\"%s\",\"sessions\":%d,\"idle_kernels\":%d}",
-		 ready ? "ok" : "starting", cfg->name, sessions, idle);
-	send_response(conn, ready ? 200 : 503, "application/json", body, NULL, NULL);
-	return ready ? 200 : 503;
+	int degraded = health_degraded(why, sizeof(why));
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "status", json_object_new_string(degraded ? "degraded"
+								    : ready  ? "ok"
+									     : "starting"));
+	if (degraded)
+		json_object_object_add(o, "reason", json_object_new_string(why));
+	json_object_object_add(o, "name", json_object_new_string(cfg->name));
+	json_object_object_add(o, "sessions", json_object_new_int(session_count()));
+	json_object_object_add(o, "idle_kernels", json_object_new_int(pool_idle_count()));
+	int status = ready && !degraded ? 200 : 503;
+	send_response(conn, status, "application/json",
+		      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							    JSON_C_TO_STRING_NOSLASHESCAPE),
+		      NULL, NULL);
+	json_object_put(o);
+	return status;
 }
 
 static int

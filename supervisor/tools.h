@@ -90,7 +90,16 @@ extern const char tool_session_id_schema[];
  * referenced. NULL after tool_bad_params when unknown or foreign.
  */
 struct session *tool_named_session(struct tool_call *tc);
-/* Id, times, state and working directory (with its size) of `s`. Caller owns. */
+/*
+ * Id, times, state and working directory of `s`, with its size as last
+ * counted (tool_refresh_usage). Caller owns.
+ */
 struct json_object *tool_session_summary(const struct session *s);
+/*
+ * Count again the working directories of the sessions in list[n] (each
+ * referenced by the caller) whose count is stale. pool_lock is held on entry
+ * and exit, and released while counting.
+ */
+void tool_refresh_usage(struct session **list, size_t n);
 
 #endif
