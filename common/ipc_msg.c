@@ -702,6 +702,22 @@ encode_vector(const struct field *f, char *const *v, const char **err)
 static struct json_object *
 encode_field(const struct field *f, const char *at, const char **err)
 {
+	double num = 0;
+
+	/* Never send a number the peer's decoder would refuse. */
+	if (f->kind == K_INT)
+		num = *(const int *)at;
+	else if (f->kind == K_U32)
+		num = *(const uint32_t *)at;
+	else if (f->kind == K_U64)
+		num = (double)*(const uint64_t *)at;
+	else if (f->kind == K_DOUBLE)
+		num = *(const double *)at;
+	int number = f->kind == K_INT || f->kind == K_U32 || f->kind == K_U64 || f->kind == K_DOUBLE;
+	if (number && (!isfinite(num) || num < f->lo || num > f->hi)) {
+		*err = "a number is out of its bounds";
+		return NULL;
+	}
 	switch (f->kind) {
 	case K_BOOL:
 		return json_object_new_boolean(*(const int *)at != 0);

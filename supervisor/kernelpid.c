@@ -88,7 +88,7 @@ kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t len)
 	 * lives now, the pid could not change hands in between, so what the
 	 * stat said is about the process the pidfd pins.
 	 */
-	if (pidfd_signal(fd, 0) == -1) {
+	if (pidfd_signal(fd, 0) == -1 && errno == ESRCH) { /* EPERM: alive, not ours to signal */
 		close(fd);
 		return 0;
 	}
@@ -119,7 +119,8 @@ kernelpid_kill(int pidfd, pid_t pid)
 	 * group, and only its own session's processes can join it. Once it is
 	 * reaped, only what the pidfd pins is signalled (nothing).
 	 */
-	if (pidfd_signal(pidfd, 0) == 0 && kill(-pid, SIGKILL) == -1 && errno != ESRCH)
+	if ((pidfd_signal(pidfd, 0) == 0 || errno == EPERM) && kill(-pid, SIGKILL) == -1 &&
+	    errno != ESRCH)
 		log_warn("kill kernel process group %d", (int)pid);
 	pidfd_signal(pidfd, SIGKILL);
 }

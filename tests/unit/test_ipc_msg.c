@@ -494,6 +494,9 @@ START_TEST(encode_refusals)
 	ck_assert_str_eq(err, "an enum field is out of range");
 	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, &err), -1);
 	ck_assert_str_eq(err, "a required field is missing");
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0};
+	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, &err), -1);
+	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */
 	buf_free(&b);
 }
