@@ -15,7 +15,8 @@ FAKE=$top_builddir/tests/system/fake-worker
 setup_tmp
 PORT=$(free_port)
 SLEEP=
-trap 'rc=$?; [ -n "$SLEEP" ] && kill -KILL "$SLEEP" 2>/dev/null; (exit $rc); cleanup' EXIT
+# set +e: under set -e the trap would stop at its first failing command.
+trap 'rc=$?; set +e; [ -n "$SLEEP" ] && kill -KILL "$SLEEP" 2>/dev/null; (exit $rc); cleanup' EXIT
 
 # The bystander: not the daemon's, in a process group of its own.
 setsid sh -c "echo \$\$ >'$TMPD/sleep.pid'; exec sleep 600" </dev/null >/dev/null 2>&1 &
@@ -26,7 +27,8 @@ dead() { ! alive "$1"; }
 alive "$SLEEP" || fail "the bystander sleep $SLEEP is not running"
 
 # --- A worker that lies ---------------------------------------------------
-printf '#!/bin/sh\nexec "%s" lie %s\n' "$FAKE" "$SLEEP" >"$TMPD/liar"
+# $TMPD on the command line: what the test leaves behind is found and failed.
+printf '#!/bin/sh\nexec "%s" lie %s "%s"\n' "$FAKE" "$SLEEP" "$TMPD" >"$TMPD/liar"
 chmod 755 "$TMPD/liar"
 WORKER=$TMPD/liar
 write_config
@@ -57,7 +59,7 @@ grep "worker [0-9]*: kernel_pid $SLEEP is not a child" "$LOG" | head -n 1 |
 ok "each lying worker is killed and logged once ($(echo $pids | wc -w) of them)"
 
 # --- A worker with a real kernel of its own -------------------------------
-printf '#!/bin/sh\nexec "%s" child\n' "$FAKE" >"$TMPD/honest"
+printf '#!/bin/sh\nexec "%s" child "%s"\n' "$FAKE" "$TMPD" >"$TMPD/honest"
 chmod 755 "$TMPD/honest"
 WORKER=$TMPD/honest
 : >"$LOG"

@@ -19,7 +19,8 @@ logged() { grep -q "$1" "$LOG"; }
 run_mode() {
 	mode=$1
 	pattern=$2
-	printf '#!/bin/sh\nexec "%s" %s\n' "$FAKE" "$mode" >"$TMPD/fake-$mode"
+	# $TMPD on the command line: what the test leaves behind is found and failed.
+	printf '#!/bin/sh\nexec "%s" %s "%s"\n' "$FAKE" "$mode" "$TMPD" >"$TMPD/fake-$mode"
 	chmod 755 "$TMPD/fake-$mode"
 	WORKER=$TMPD/fake-$mode
 	PORT=$(free_port)

@@ -12,6 +12,8 @@
  *   output-idle   like child, then an OUTPUT while no request is in flight
  *   wrong-id      like child, but answers EXECUTE under another request id
  *
+ * Arguments after these are ignored (tests put their directory there, so
+ * that lib.sh's leftovers() finds a fake worker or child left running).
  * It logs (IPC_LOG) "fake kernel PID" for every kernel it names, and exits
  * on SHUTDOWN or when the supervisor closes the socket, killing its child.
  */
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -58,16 +61,23 @@ send_raw(unsigned type, uint32_t id, const char *json)
 	buf_free(&b);
 }
 
-/* A child leading its own session, as kernel.c makes a kernel; returns once it does. */
+/*
+ * A child leading its own session, as kernel.c makes a kernel; returns once
+ * it does. `unclaimed`: the supervisor will not take it as our kernel, so
+ * it dies with us rather than outlive the test.
+ */
 static void
-start_child(void)
+start_child(int unclaimed)
 {
 	int p[2];
 	char c;
+	pid_t parent = getpid();
 
 	if (pipe(p) == -1 || (child = fork()) == -1)
 		exit(3);
 	if (child == 0) {
+		if (unclaimed && (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent))
+			_exit(3);
 		setsid();
 		close(p[0]);
 		close(p[1]);
@@ -95,7 +105,7 @@ on_start(int argc, char **argv)
 		ipc_result_send(IPC_WORKER_FD, 1, &res);
 		return;
 	} else if (strcmp(mode, "malformed") == 0 || strcmp(mode, "junk") == 0) {
-		start_child();
+		start_child(1);
 		say_kernel((int)child);
 		if (strcmp(mode, "junk") == 0)
 			snprintf(json, sizeof(json),
@@ -108,7 +118,7 @@ on_start(int argc, char **argv)
 		send_raw(IPC_READY, 0, json);
 		return;
 	} else {
-		start_child();
+		start_child(0);
 		r.kernel_pid = child;
 	}
 	say_kernel(r.kernel_pid);
@@ -145,7 +155,7 @@ main(int argc, char **argv)
 	const char *err;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: fake-worker MODE [PID]\n");
+		fprintf(stderr, "usage: fake-worker MODE [PID] [ignored...]\n");
 		return 2;
 	}
 	mode = argv[1];
