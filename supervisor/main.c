@@ -412,6 +412,7 @@ loop_once(struct config *cfg, int *control_fd, const char *pidfile)
 		session_expire(cfg->session_idle_timeout);
 	pool_tick();
 	pool_unlock();
+	pool_refill();
 	if (second) {
 		last_expiry = time(NULL);
 		job_expire(cfg->job_retention_s);
