@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "authority.h"
 #include "cgroup.h"
 #include "config.h"
 #include "control.h"
@@ -86,7 +87,7 @@ install_signals(void)
 static void
 check_network_boundary(const struct config *cfg)
 {
-	if (http_host_is_loopback(cfg->listen_host))
+	if (authority_host_is_loopback(cfg->listen_host))
 		return;
 	if (!cfg->allow_external_network_boundary)
 		fatalx("refusing to listen on %s without authentication: codeexecd runs "

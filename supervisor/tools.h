@@ -59,7 +59,7 @@ const struct tool *tools_find(const struct config *cfg, const char *name);
 
 /* Fail `tc` with JSON-RPC "invalid params"; returns NULL to return. */
 struct json_object *tool_bad_params(struct tool_call *tc, const char *message);
-/* The string argument `key`, or NULL if absent or not a string. */
+/* The string argument `key`, or NULL if absent, not a string or holding a NUL. */
 const char *tool_arg_string(struct tool_call *tc, const char *key);
 /*
  * The timeout argument in seconds: default_timeout when absent, clamped to
