@@ -32,6 +32,8 @@ struct session {
 	pthread_cond_t turn;   /* broadcast when `busy` clears or the line moves */
 	struct call *line_head; /* executions waiting their turn, in order */
 	struct call *line_tail;
+	int requests;	       /* JSON-RPC requests in flight (mcp.c) */
+	unsigned streams;      /* GET streams ever opened; numbers them (mcp.c) */
 };
 
 /* New session, or NULL with *why when pool.max_sessions is reached. */
