@@ -647,7 +647,9 @@ http_start(const struct config *c, char *err, size_t errlen)
 		 "keep-alive %d s, headers within %d s", nthreads, HTTP_STACK_BYTES / 1024,
 		 per_client, c->http_keep_alive_s, c->http_header_timeout_s);
 	int n = mg_get_server_ports(ctx, 4, ports);
-	return n > 0 ? ports[0].port : c->listen_port;
+	int port = n > 0 ? ports[0].port : c->listen_port;
+	http_conn_listening(port);
+	return port;
 }
 
 void

@@ -5,9 +5,12 @@
 #include <civetweb.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -17,106 +20,147 @@
 #include "log.h"
 #include "xmalloc.h"
 
+/*
+ * civetweb tells nothing of a connection before its request is read, not
+ * even its address, and slowloris clients never finish a request. So each
+ * new connection takes a census of the sockets of our port: a socket not
+ * seen before is admitted while its address holds fewer than `per_client`
+ * admitted sockets, and shut down otherwise, whichever thread serves it.
+ */
+
 /* One connection's record, from init_connection to connection_close. */
 struct http_conn {
-	struct peer_count *peer; /* its address's line in `peers` */
-	int refused;
-	int fd;			 /* its socket once looked up; -1 not yet, -2 not found */
+	int fd; /* its socket once looked up; -1 not yet, -2 not found */
 };
 
-/* How many connections one address holds now. */
-struct peer_count {
-	char addr[48]; /* as civetweb writes it; "" for a free line */
-	int n;
+/* A client socket of our port: its descriptor and its peer. */
+struct sock_id {
+	int fd;
+	int port;
+	char addr[48];
 };
 
-static pthread_mutex_t peers_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct peer_count *peers; /* one line per possible connection */
-static int npeers;
+static pthread_mutex_t census_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int listen_port;	 /* 0 until http_conn_listening */
 static int per_client;
+static struct sock_id *admitted; /* sockets let in, still open */
+static int nadmitted;
+static struct sock_id *refused;	 /* sockets shut down, not yet closed */
+static int nrefused;
+static struct sock_id *seen;	 /* this census's sockets */
+static int cap_socks;		 /* room in each of the three arrays */
 static time_t last_refusal_log;
 static int refusals_unlogged;
 
 void
 http_conn_init(int max_connections, int cap)
 {
-	npeers = max_connections;
-	peers = xcalloc((size_t)npeers, sizeof(*peers));
+	/* Threads, the queue of accepted sockets behind them, and slack. */
+	cap_socks = 2 * max_connections + 64;
+	admitted = xcalloc((size_t)cap_socks, sizeof(*admitted));
+	refused = xcalloc((size_t)cap_socks, sizeof(*refused));
+	seen = xcalloc((size_t)cap_socks, sizeof(*seen));
 	per_client = cap;
 }
 
-/*
- * The address's line with its count raised, or NULL if the table is full
- * (cannot happen: it has a line per thread). Lock held.
- */
-static struct peer_count *
-peer_take(const char *addr)
+void
+http_conn_listening(int port)
 {
-	struct peer_count *free_line = NULL;
+	listen_port = port;
+}
 
-	for (int i = 0; i < npeers; i++) {
-		if (peers[i].n > 0 && strcmp(peers[i].addr, addr) == 0) {
-			peers[i].n++;
-			return &peers[i];
-		}
-		if (peers[i].n == 0 && free_line == NULL)
-			free_line = &peers[i];
+/* Fill `id` with the peer of `fd` if it is a client socket of `port`. */
+static int
+client_socket(int fd, int port, struct sock_id *id)
+{
+	struct sockaddr_storage peer, local;
+	socklen_t plen = sizeof(peer), llen = sizeof(local);
+	int local_port;
+
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) == -1 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &plen) == -1)
+		return 0;
+	if (peer.ss_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&peer;
+		inet_ntop(AF_INET, &in->sin_addr, id->addr, sizeof(id->addr));
+		id->port = ntohs(in->sin_port);
+		local_port = ntohs(((struct sockaddr_in *)&local)->sin_port);
+	} else if (peer.ss_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&peer;
+		inet_ntop(AF_INET6, &in6->sin6_addr, id->addr, sizeof(id->addr));
+		id->port = ntohs(in6->sin6_port);
+		local_port = ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
+	} else {
+		return 0;
 	}
-	if (free_line) {
-		snprintf(free_line->addr, sizeof(free_line->addr), "%s", addr);
-		free_line->n = 1;
-	}
-	return free_line;
+	id->fd = fd;
+	return local_port == port;
 }
 
 /*
- * The socket of this connection. civetweb does not expose it, so look for
- * the open descriptor whose two ends are this connection's: its peer
- * address and port, and our listening port. Returns -1 if none is.
+ * Call fn(fd, id, arg) for each client socket of `port` until it returns
+ * nonzero; returns that value, or 0.
  */
 static int
-find_socket(const struct mg_request_info *ri)
+each_client_socket(int port, int (*fn)(const struct sock_id *id, void *arg), void *arg)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
-	int found = -1;
+	int rc = 0;
 
 	if (d == NULL) {
-		log_warn("http: cannot list /proc/self/fd to find a client's socket");
-		return -1;
+		log_warn("http: cannot list /proc/self/fd to find client sockets");
+		return 0;
 	}
-	while (found == -1 && (e = readdir(d)) != NULL) {
-		struct sockaddr_storage peer, local;
-		socklen_t plen = sizeof(peer), llen = sizeof(local);
-		char host[INET6_ADDRSTRLEN];
-		int port, local_port;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		struct sock_id id;
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 
-		if (*end != '\0' || end == e->d_name || fd < 0 || fd == dirfd(d))
+		if (*end != '\0' || end == e->d_name || fd < 0 || fd == dirfd(d) || fd > INT_MAX)
 			continue;
-		if (getpeername((int)fd, (struct sockaddr *)&peer, &plen) == -1 ||
-		    getsockname((int)fd, (struct sockaddr *)&local, &llen) == -1)
-			continue;
-		if (peer.ss_family == AF_INET) {
-			struct sockaddr_in *in = (struct sockaddr_in *)&peer;
-			inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-			port = ntohs(in->sin_port);
-			local_port = ntohs(((struct sockaddr_in *)&local)->sin_port);
-		} else if (peer.ss_family == AF_INET6) {
-			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&peer;
-			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-			port = ntohs(in6->sin6_port);
-			local_port = ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
-		} else {
-			continue;
-		}
-		if (port == ri->remote_port && local_port == ri->server_port &&
-		    strcmp(host, ri->remote_addr) == 0)
-			found = (int)fd;
+		if (client_socket((int)fd, port, &id))
+			rc = fn(&id, arg);
 	}
 	closedir(d);
-	return found;
+	return rc;
+}
+
+static int
+same_sock(const struct sock_id *a, const struct sock_id *b)
+{
+	return a->fd == b->fd && a->port == b->port && strcmp(a->addr, b->addr) == 0;
+}
+
+static int
+sock_in(const struct sock_id *id, const struct sock_id *set, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (same_sock(id, &set[i]))
+			return 1;
+	return 0;
+}
+
+/* Keep in `set` only the sockets of this census. Returns the new count. */
+static int
+prune(struct sock_id *set, int n, int nseen)
+{
+	int kept = 0;
+
+	for (int i = 0; i < n; i++)
+		if (sock_in(&set[i], seen, nseen))
+			set[kept++] = set[i];
+	return kept;
+}
+
+static int
+note_seen(const struct sock_id *id, void *arg)
+{
+	int *n = arg;
+
+	if (*n < cap_socks)
+		seen[(*n)++] = *id;
+	return 0;
 }
 
 /* Log refusals at most once a second, so an attack cannot flood the log. */
@@ -136,28 +180,45 @@ log_refusal(const char *addr, int held)
 	refusals_unlogged = 0;
 }
 
+/* Admit or refuse every socket of our port not decided yet. Lock held. */
+static void
+census(int port)
+{
+	int nseen = 0;
+
+	each_client_socket(port, note_seen, &nseen);
+	nadmitted = prune(admitted, nadmitted, nseen);
+	nrefused = prune(refused, nrefused, nseen);
+	for (int i = 0; i < nseen; i++) {
+		const struct sock_id *id = &seen[i];
+		int held = 0;
+
+		if (sock_in(id, admitted, nadmitted) || sock_in(id, refused, nrefused))
+			continue;
+		for (int j = 0; j < nadmitted; j++)
+			held += strcmp(admitted[j].addr, id->addr) == 0;
+		if (held < per_client && nadmitted < cap_socks) {
+			admitted[nadmitted++] = *id;
+		} else if (held >= per_client && nrefused < cap_socks) {
+			/* civetweb reads end-of-file at once and closes it. */
+			shutdown(id->fd, SHUT_RDWR);
+			refused[nrefused++] = *id;
+			log_refusal(id->addr, held);
+		}
+	}
+}
+
 int
 http_conn_open(const struct mg_connection *conn, void **data)
 {
-	const struct mg_request_info *ri = mg_get_request_info(conn);
 	struct http_conn *hc = xcalloc(1, sizeof(*hc));
-	int held = 0;
+	int port = listen_port;
 
 	hc->fd = -1;
-	pthread_mutex_lock(&peers_lock);
-	hc->peer = peer_take(ri->remote_addr);
-	if (hc->peer)
-		held = hc->peer->n - 1;
-	if (per_client > 0 && held >= per_client) {
-		hc->refused = 1;
-		log_refusal(ri->remote_addr, held);
-	}
-	pthread_mutex_unlock(&peers_lock);
-	if (hc->refused) {
-		/* civetweb then reads end-of-file at once and closes it. */
-		hc->fd = find_socket(ri);
-		if (hc->fd >= 0)
-			shutdown(hc->fd, SHUT_RDWR);
+	if (per_client > 0 && port > 0) {
+		pthread_mutex_lock(&census_lock);
+		census(port);
+		pthread_mutex_unlock(&census_lock);
 	}
 	*data = hc;
 	return 0;
@@ -166,22 +227,72 @@ http_conn_open(const struct mg_connection *conn, void **data)
 void
 http_conn_close(const struct mg_connection *conn)
 {
-	struct http_conn *hc = mg_get_user_connection_data(conn);
-
-	if (hc == NULL)
-		return;
-	pthread_mutex_lock(&peers_lock);
-	if (hc->peer)
-		hc->peer->n--;
-	pthread_mutex_unlock(&peers_lock);
-	free(hc);
+	free(mg_get_user_connection_data(conn));
 }
 
 int
 http_conn_refused(const struct mg_connection *conn)
 {
-	struct http_conn *hc = mg_get_user_connection_data(conn);
-	return hc && hc->refused;
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	int found = 0;
+
+	if (ri == NULL || per_client == 0)
+		return 0;
+	pthread_mutex_lock(&census_lock);
+	for (int i = 0; i < nrefused && !found; i++)
+		found = refused[i].port == ri->remote_port &&
+			strcmp(refused[i].addr, ri->remote_addr) == 0;
+	pthread_mutex_unlock(&census_lock);
+	return found;
+}
+
+/* each_client_socket: stop at the socket whose peer is the request's. */
+static int
+match_peer(const struct sock_id *id, void *arg)
+{
+	const struct mg_request_info *ri = arg;
+
+	if (id->port == ri->remote_port && strcmp(id->addr, ri->remote_addr) == 0)
+		return id->fd + 1;
+	return 0;
+}
+
+/*
+ * The socket of a request's connection. A client that reset it can no
+ * longer be found by its peer (getpeername fails), so look first among the
+ * sockets the census admitted while they were connected, and check that
+ * the descriptor still is that socket or one reset since. (A socket reset
+ * before its census cannot be told from others: its call is cancelled by
+ * the first write of its answer instead.)
+ */
+static int
+find_socket(const struct mg_request_info *ri)
+{
+	struct sock_id id;
+	int fd = -1;
+
+	pthread_mutex_lock(&census_lock);
+	for (int i = 0; i < nadmitted && fd == -1; i++)
+		if (admitted[i].port == ri->remote_port &&
+		    strcmp(admitted[i].addr, ri->remote_addr) == 0)
+			fd = admitted[i].fd;
+	pthread_mutex_unlock(&census_lock);
+	if (fd >= 0) {
+		struct sockaddr_storage local;
+		socklen_t llen = sizeof(local);
+		if (client_socket(fd, listen_port, &id)) {
+			if (id.port == ri->remote_port && strcmp(id.addr, ri->remote_addr) == 0)
+				return fd;
+		} else if (errno == ENOTCONN &&
+			   getsockname(fd, (struct sockaddr *)&local, &llen) == 0 &&
+			   ((local.ss_family == AF_INET &&
+			     ntohs(((struct sockaddr_in *)&local)->sin_port) == listen_port) ||
+			    (local.ss_family == AF_INET6 &&
+			     ntohs(((struct sockaddr_in6 *)&local)->sin6_port) == listen_port))) {
+			return fd; /* reset by the client: poll will say so */
+		}
+	}
+	return each_client_socket(listen_port, match_peer, (void *)ri) - 1;
 }
 
 enum http_peer
@@ -191,8 +302,10 @@ http_conn_peer(const struct mg_connection *conn, int wait_ms)
 
 	if (hc == NULL)
 		return HTTP_PEER_UNKNOWN;
-	if (hc->fd == -1)
-		hc->fd = find_socket(mg_get_request_info(conn));
+	if (hc->fd == -1) {
+		const struct mg_request_info *ri = mg_get_request_info(conn);
+		hc->fd = ri ? find_socket(ri) : -1;
+	}
 	if (hc->fd < 0) {
 		hc->fd = -2; /* look once: the socket will not appear later */
 		return HTTP_PEER_UNKNOWN;

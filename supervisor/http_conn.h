@@ -19,15 +19,18 @@ struct mg_connection;
  * once, before civetweb starts.
  */
 void http_conn_init(int max_connections, int per_client);
+/* The port we listen on, once known: the census counts its sockets. */
+void http_conn_listening(int port);
 /*
  * civetweb's init_connection callback, on the connection's thread before
- * anything is read: count its address, and when the address already holds
- * its share, shut the socket down so civetweb closes it at once.
+ * anything is read: admit the new sockets of our port whose address holds
+ * fewer than its share, and shut down the others, so that civetweb closes
+ * them at once.
  */
 int http_conn_open(const struct mg_connection *conn, void **data);
 /* civetweb's connection_close callback: uncount and free the record. */
 void http_conn_close(const struct mg_connection *conn);
-/* Nonzero if http_conn_open refused this connection. */
+/* Nonzero if the census refused this request's connection. */
 int http_conn_refused(const struct mg_connection *conn);
 
 enum http_peer {
