@@ -521,17 +521,13 @@ framing_problem(const struct mg_request_info *ri)
 	return NULL;
 }
 
-/* Before any handler: refused connections and ambiguous framing end here. */
+/* Before any handler: requests of ambiguous framing end here. */
 static int
 begin_request(struct mg_connection *conn)
 {
 	const struct mg_request_info *ri = mg_get_request_info(conn);
 	const char *why;
 
-	if (http_conn_refused(conn)) {
-		mg_disable_connection_keep_alive(conn);
-		return 503; /* its socket is shut down: nothing can be sent */
-	}
 	if ((why = framing_problem(ri)) != NULL) {
 		log_info("%s %.100s from %s refused: %s", ri->request_method,
 			 ri->local_uri ? ri->local_uri : "-", ri->remote_addr, why);

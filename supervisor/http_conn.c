@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "http_conn.h"
@@ -36,12 +37,14 @@ struct http_conn {
 /* A client socket of our port: its descriptor and its peer. */
 struct sock_id {
 	int fd;
+	ino_t ino; /* the socket's inode: tells a reused descriptor apart */
 	int port;
 	char addr[48];
 };
 
 static pthread_mutex_t census_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int listen_port;	 /* 0 until http_conn_listening */
+static atomic_int census_wanted; /* connections begun since the last census */
 static int per_client;
 static struct sock_id *admitted; /* sockets let in, still open */
 static int nadmitted;
@@ -129,7 +132,17 @@ each_client_socket(int port, int (*fn)(const struct sock_id *id, void *arg), voi
 static int
 same_sock(const struct sock_id *a, const struct sock_id *b)
 {
-	return a->fd == b->fd && a->port == b->port && strcmp(a->addr, b->addr) == 0;
+	return a->fd == b->fd && a->ino == b->ino;
+}
+
+/* The socket of inode `ino` in `set`, or NULL. */
+static const struct sock_id *
+sock_by_ino(ino_t ino, const struct sock_id *set, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i].ino == ino)
+			return &set[i];
+	return NULL;
 }
 
 static int
@@ -151,16 +164,6 @@ prune(struct sock_id *set, int n, int nseen)
 		if (sock_in(&set[i], seen, nseen))
 			set[kept++] = set[i];
 	return kept;
-}
-
-static int
-note_seen(const struct sock_id *id, void *arg)
-{
-	int *n = arg;
-
-	if (*n < cap_socks)
-		seen[(*n)++] = *id;
-	return 0;
 }
 
 /* Log refusals at most once a second, so an attack cannot flood the log. */
@@ -185,8 +188,32 @@ static void
 census(int port)
 {
 	int nseen = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
 
-	each_client_socket(port, note_seen, &nseen);
+	if (d == NULL) {
+		log_warn("http: cannot list /proc/self/fd to count client connections");
+		return;
+	}
+	/* One fstat per descriptor; only sockets not known yet are asked more. */
+	while (nseen < cap_socks && (e = readdir(d)) != NULL) {
+		const struct sock_id *known;
+		struct stat st;
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (*end != '\0' || end == e->d_name || fd < 0 || fd == dirfd(d) || fd > INT_MAX ||
+		    fstat((int)fd, &st) == -1 || !S_ISSOCK(st.st_mode))
+			continue;
+		if ((known = sock_by_ino(st.st_ino, admitted, nadmitted)) != NULL ||
+		    (known = sock_by_ino(st.st_ino, refused, nrefused)) != NULL) {
+			seen[nseen] = *known;
+			seen[nseen++].fd = (int)fd;
+		} else if (client_socket((int)fd, port, &seen[nseen])) {
+			seen[nseen++].ino = st.st_ino;
+		}
+	}
+	closedir(d);
 	nadmitted = prune(admitted, nadmitted, nseen);
 	nrefused = prune(refused, nrefused, nseen);
 	for (int i = 0; i < nseen; i++) {
@@ -216,9 +243,21 @@ http_conn_open(const struct mg_connection *conn, void **data)
 
 	hc->fd = -1;
 	if (per_client > 0 && port > 0) {
-		pthread_mutex_lock(&census_lock);
-		census(port);
-		pthread_mutex_unlock(&census_lock);
+		/*
+		 * One thread at a time takes the census, again while new
+		 * connections ask for one (a few rounds at most, then it
+		 * serves its own); the others never wait for it. A socket is
+		 * decided a moment later at worst, and shutdown works on a
+		 * socket a thread already reads from.
+		 */
+		atomic_fetch_add(&census_wanted, 1);
+		for (int round = 0; round < 3 && atomic_load(&census_wanted) > 0; round++) {
+			if (pthread_mutex_trylock(&census_lock) != 0)
+				break; /* the holder looks again when it is done */
+			if (atomic_exchange(&census_wanted, 0) > 0)
+				census(port);
+			pthread_mutex_unlock(&census_lock);
+		}
 	}
 	*data = hc;
 	return 0;
@@ -228,22 +267,6 @@ void
 http_conn_close(const struct mg_connection *conn)
 {
 	free(mg_get_user_connection_data(conn));
-}
-
-int
-http_conn_refused(const struct mg_connection *conn)
-{
-	const struct mg_request_info *ri = mg_get_request_info(conn);
-	int found = 0;
-
-	if (ri == NULL || per_client == 0)
-		return 0;
-	pthread_mutex_lock(&census_lock);
-	for (int i = 0; i < nrefused && !found; i++)
-		found = refused[i].port == ri->remote_port &&
-			strcmp(refused[i].addr, ri->remote_addr) == 0;
-	pthread_mutex_unlock(&census_lock);
-	return found;
 }
 
 /* each_client_socket: stop at the socket whose peer is the request's. */

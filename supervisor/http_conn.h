@@ -30,8 +30,6 @@ void http_conn_listening(int port);
 int http_conn_open(const struct mg_connection *conn, void **data);
 /* civetweb's connection_close callback: uncount and free the record. */
 void http_conn_close(const struct mg_connection *conn);
-/* Nonzero if the census refused this request's connection. */
-int http_conn_refused(const struct mg_connection *conn);
 
 enum http_peer {
 	HTTP_PEER_HERE,	  /* nothing heard: the client waits */
