@@ -237,6 +237,7 @@ struct http_io {
 	int sse_started;
 	int json_started;
 	int probed;		/* written to once the client sent FIN */
+	int accepts_sse;	/* so the early answer may be an event stream */
 	const char *session_id; /* to send as Mcp-Session-Id, or NULL */
 	const char *origin;	/* an allowed Origin to answer with, or NULL */
 };
@@ -326,6 +327,8 @@ http_client_gone(void *arg)
 	if (io->sse_started) {
 		if (sse_write(io, ":\n\n", 3) == -1)
 			return 1;
+	} else if (io->accepts_sse) {
+		sse_begin(io); /* progress may follow: it needs the stream */
 	} else if (!io->json_started) {
 		json_begin(io);
 	}
@@ -412,7 +415,8 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	rq.protocol_version = mg_get_header(conn, "MCP-Protocol-Version");
 	const char *accept = mg_get_header(conn, "Accept");
 	rq.accepts_sse = accept && strstr(accept, "text/event-stream") != NULL;
-	struct http_io io = {.conn = conn, .session_id = rq.session_id, .origin = origin};
+	struct http_io io = {.conn = conn, .session_id = rq.session_id, .origin = origin,
+			     .accepts_sse = rq.accepts_sse};
 	rq.send_event = sse_send_event;
 	rq.client_gone = http_client_gone;
 	rq.io = &io;
