@@ -28,7 +28,10 @@
  */
 #define HTTP_SPARE_THREADS 64
 #define HTTP_RESERVED_THREADS 16
-/* A thread's stack: civetweb's and our handlers' frames need a few KiB. */
+/*
+ * A thread's stack where civetweb sets none (Debian's build sets 100 KiB
+ * itself): civetweb's and our handlers' frames need a few KiB.
+ */
 #ifdef __SANITIZE_ADDRESS__
 #define HTTP_STACK_BYTES (1024 * 1024)
 #else
@@ -564,9 +567,9 @@ thread_count(const struct config *c)
 }
 
 /*
- * mg_start with small thread stacks: civetweb creates its threads with
- * default attributes, so set the process default around it. Returns the
- * context, or NULL.
+ * mg_start with small thread stacks: civetweb creates its threads from
+ * default attributes unless built with USE_STACK_SIZE, so set the process
+ * default around it. Returns the context, or NULL.
  */
 static struct mg_context *
 start_with_small_stacks(const struct mg_callbacks *cb, const char **options)
@@ -643,9 +646,9 @@ http_start(const struct config *c, char *err, size_t errlen)
 	}
 	mg_set_request_handler(ctx, "/mcp$", mcp_handler, NULL);
 	mg_set_request_handler(ctx, "/health$", health_handler, NULL);
-	log_info("http: %d threads of %d KiB stack, %d connections per client address, "
-		 "keep-alive %d s, headers within %d s", nthreads, HTTP_STACK_BYTES / 1024,
-		 per_client, c->http_keep_alive_s, c->http_header_timeout_s);
+	log_info("http: %d threads, %d connections per client address, keep-alive %d s, "
+		 "headers within %d s", nthreads, per_client, c->http_keep_alive_s,
+		 c->http_header_timeout_s);
 	int n = mg_get_server_ports(ctx, 4, ports);
 	int port = n > 0 ? ports[0].port : c->listen_port;
 	http_conn_listening(port);
