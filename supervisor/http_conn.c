@@ -285,8 +285,8 @@ match_peer(const struct sock_id *id, void *arg)
  * longer be found by its peer (getpeername fails), so look first among the
  * sockets the census admitted while they were connected, and check that
  * the descriptor still is that socket or one reset since. (A socket reset
- * before its census cannot be told from others: its call is cancelled by
- * the first write of its answer instead.)
+ * before its census cannot be told from others: its call runs, and only
+ * the write of its answer fails.)
  */
 static int
 find_socket(const struct mg_request_info *ri)
