@@ -94,7 +94,7 @@ def preflight(origin, host=H):
     c.close()
     return r
 
-for origin in ("http://evil.example.com", "null"):
+for origin in ("http://evil.example.com", "http://127.0.0.1.evil.example.com", "null"):
     r = preflight(origin)
     check(r.status == 403, "preflight from %s: 403" % origin, repr(r))
     check("access-control-allow-origin" not in r.headers,
