@@ -105,6 +105,13 @@ struct config {
 	char *runtime_dir;
 	int pool_warm;
 	int pool_max_sessions;
+	/* the HTTP front (supervisor/http.c) */
+	int http_threads;		 /* 0: sized from pool.max_sessions */
+	int http_keep_alive_s;
+	int http_header_timeout_s;
+	int http_max_streams_per_session;
+	int http_max_calls_per_session;	 /* http.max_concurrent_calls_per_session */
+	int http_max_connections_per_client; /* 0: half of the threads */
 	char *log_facility;
 	int shutdown_grace_s;
 

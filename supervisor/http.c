@@ -1,15 +1,15 @@
 /* http.c - see http.h. */
 #include "autoconf.h"
 
-#include <arpa/inet.h>
 #include <civetweb.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +18,7 @@
 #include "config.h"
 #include "health.h"
 #include "http.h"
+#include "http_conn.h"
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
@@ -25,12 +26,27 @@
 #include "session.h"
 #include "xmalloc.h"
 
-/* Handler threads: each running execution holds one. */
-#define HTTP_THREADS "64"
+/*
+ * Threads beyond what sessions may hold, for /health, new sessions and
+ * short requests; long work (calls, streams) never takes the last of them.
+ */
+#define HTTP_SPARE_THREADS 64
+#define HTTP_RESERVED_THREADS 16
+/*
+ * A thread's stack where civetweb sets none (Debian's build sets 100 KiB
+ * itself): civetweb's and our handlers' frames need a few KiB.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define HTTP_STACK_BYTES (1024 * 1024)
+#else
+#define HTTP_STACK_BYTES (256 * 1024)
+#endif
 
 static struct mg_context *ctx;
 static atomic_int draining;
 static const struct config *cfg;
+static int max_busy;	   /* /mcp handlers allowed at once */
+static atomic_int busy;	   /* /mcp handlers running now */
 
 /* Nonzero if origin `o` is listed in allowed_origins. */
 static int
@@ -84,15 +100,30 @@ check_origin_and_host(struct mg_connection *conn)
 }
 
 /* Send a complete response. */
+/*
+ * The headers that let a page of an allowed `origin` (NULL: no Origin was
+ * sent) read the answer: never "*", always the one origin, with Vary.
+ */
+static void
+add_cors_headers(struct mg_connection *conn, const char *origin)
+{
+	if (origin == NULL)
+		return;
+	mg_response_header_add(conn, "Access-Control-Allow-Origin", origin, -1);
+	mg_response_header_add(conn, "Access-Control-Expose-Headers", "Mcp-Session-Id", -1);
+	mg_response_header_add(conn, "Vary", "Origin", -1);
+}
+
 static void
 send_response(struct mg_connection *conn, int status, const char *type, const char *body,
-	      const char *session_id, const char *allow)
+	      const char *session_id, const char *allow, const char *origin)
 {
 	char len[32];
 	size_t n = body ? strlen(body) : 0;
 
 	snprintf(len, sizeof(len), "%zu", n);
 	mg_response_header_start(conn, status);
+	add_cors_headers(conn, origin);
 	if (body)
 		mg_response_header_add(conn, "Content-Type", type, -1);
 	mg_response_header_add(conn, "Content-Length", len, -1);
@@ -114,8 +145,16 @@ send_http_error(struct mg_connection *conn, int status, const char *message)
 	snprintf(body, sizeof(body),
 		 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"%s\"}}",
 		 message);
-	send_response(conn, status, "application/json", body, NULL, NULL);
+	send_response(conn, status, "application/json", body, NULL, NULL, NULL);
 	return status;
+}
+
+/* Answer with a plain JSON error and close the connection after it. */
+static int
+send_http_error_close(struct mg_connection *conn, int status, const char *message)
+{
+	mg_disable_connection_keep_alive(conn);
+	return send_http_error(conn, status, message);
 }
 
 /*
@@ -129,9 +168,11 @@ read_body(struct mg_connection *conn, size_t max, size_t *len)
 	const struct mg_request_info *ri = mg_get_request_info(conn);
 	size_t cap = ri->content_length >= 0 ? (size_t)ri->content_length : 65536;
 	size_t used = 0;
+	/* A body trickled in must not hold the thread past the header limit. */
+	time_t deadline = time(NULL) + cfg->http_header_timeout_s;
 
 	if (ri->content_length > (long long)max) {
-		send_http_error(conn, 413, "request body exceeds max_request_bytes");
+		send_http_error_close(conn, 413, "request body exceeds max_request_bytes");
 		return NULL;
 	}
 	char *body = xmalloc(cap + 1);
@@ -142,6 +183,12 @@ read_body(struct mg_connection *conn, size_t max, size_t *len)
 			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
 			body = xreallocarray(body, cap + 1, 1);
 		}
+		if (time(NULL) > deadline) {
+			free(body);
+			send_http_error_close(conn, 408, "the request body came too slowly "
+					      "(http.header_timeout_s)");
+			return NULL;
+		}
 		int n = mg_read(conn, body + used, cap - used);
 		if (n <= 0)
 			break;
@@ -149,7 +196,7 @@ read_body(struct mg_connection *conn, size_t max, size_t *len)
 	}
 	if (used > max) {
 		free(body);
-		send_http_error(conn, 413, "request body exceeds max_request_bytes");
+		send_http_error_close(conn, 413, "request body exceeds max_request_bytes");
 		return NULL;
 	}
 	body[used] = '\0';
@@ -157,12 +204,19 @@ read_body(struct mg_connection *conn, size_t max, size_t *len)
 	return body;
 }
 
-/* One request's side of streaming: whether its SSE response has begun. */
+/*
+ * One request's side of streaming: whether its SSE response has begun, or
+ * its JSON response (chunked) began early to learn whether the client is
+ * still there.
+ */
 struct http_io {
 	struct mg_connection *conn;
 	int sse_started;
-	int fd;			/* the client's socket, once looked up; -1 unknown */
+	int json_started;
+	int probed;		/* written to once the client sent FIN */
+	int accepts_sse;	/* so the early answer may be an event stream */
 	const char *session_id; /* to send as Mcp-Session-Id, or NULL */
+	const char *origin;	/* an allowed Origin to answer with, or NULL */
 };
 
 /* Begin an SSE response, chunked so that its end is sent, not waited for. */
@@ -175,8 +229,27 @@ sse_begin(struct http_io *io)
 	mg_response_header_add(io->conn, "Transfer-Encoding", "chunked", -1);
 	if (io->session_id && io->session_id[0])
 		mg_response_header_add(io->conn, "Mcp-Session-Id", io->session_id, -1);
+	add_cors_headers(io->conn, io->origin);
 	mg_response_header_send(io->conn);
 	io->sse_started = 1;
+}
+
+/*
+ * Begin the JSON answer of a tools/call (always 200) before its result,
+ * chunked. Sent only to a client that has sent FIN: if it closed, this
+ * write draws the reset that proves it gone; if it only half-closed, it
+ * reads the answer as usual.
+ */
+static void
+json_begin(struct http_io *io)
+{
+	mg_response_header_start(io->conn, 200);
+	mg_response_header_add(io->conn, "Content-Type", "application/json", -1);
+	mg_response_header_add(io->conn, "Cache-Control", "no-store", -1);
+	mg_response_header_add(io->conn, "Transfer-Encoding", "chunked", -1);
+	add_cors_headers(io->conn, io->origin);
+	mg_response_header_send(io->conn);
+	io->json_started = 1;
 }
 
 /* Write raw bytes of the stream as one chunk; -1 once the client is gone. */
@@ -206,65 +279,54 @@ sse_send_event(void *arg, const char *json)
 }
 
 /*
- * The socket of this connection. civetweb does not expose it, so find the
- * descriptor whose peer is this request's client.
+ * Nonzero once the client is gone: its connection was reset, or a write
+ * to it failed. A FIN alone is not enough (a client may half-close and
+ * still read), so on the first FIN we write to it - the start of the
+ * answer, or an SSE comment - and a client that really closed answers
+ * that write with a reset, which we wait for briefly.
  */
-static int
-conn_socket(const struct mg_request_info *ri)
-{
-	struct sockaddr_storage peer;
-	char host[INET6_ADDRSTRLEN];
-
-	for (int fd = 3; fd < 65536; fd++) {
-		socklen_t len = sizeof(peer);
-		if (getpeername(fd, (struct sockaddr *)&peer, &len) == -1) {
-			if (errno == EBADF && fd > 1024)
-				break;
-			continue;
-		}
-		int port;
-		if (peer.ss_family == AF_INET) {
-			struct sockaddr_in *in = (struct sockaddr_in *)&peer;
-			inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-			port = ntohs(in->sin_port);
-		} else if (peer.ss_family == AF_INET6) {
-			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&peer;
-			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-			port = ntohs(in6->sin6_port);
-		} else {
-			continue;
-		}
-		if (port == ri->remote_port && strcmp(host, ri->remote_addr) == 0)
-			return fd;
-	}
-	return -1;
-}
-
-/* Nonzero once the client closed its side (it sends nothing while it waits). */
 static int
 http_client_gone(void *arg)
 {
 	struct http_io *io = arg;
-	if (io->fd == -1)
-		io->fd = conn_socket(mg_get_request_info(io->conn));
-	if (io->fd < 0)
+
+	switch (http_conn_peer(io->conn, 0)) {
+	case HTTP_PEER_GONE:
+		return 1;
+	case HTTP_PEER_EOF:
+		break;
+	default:
 		return 0;
-	struct pollfd p = {.fd = io->fd, .events = POLLRDHUP};
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+	}
+	if (io->probed)
+		return 0; /* no reset came after the probe: it half-closed */
+	io->probed = 1;
+	if (io->sse_started) {
+		if (sse_write(io, ":\n\n", 3) == -1)
+			return 1;
+	} else if (io->accepts_sse) {
+		sse_begin(io); /* progress may follow: it needs the stream */
+	} else if (!io->json_started) {
+		json_begin(io);
+	}
+	return http_conn_peer(io->conn, 100) == HTTP_PEER_GONE;
 }
 
-/* GET /mcp: keep the session's stream open until it, the client or we end. */
+/*
+ * GET /mcp: keep the session's stream open until the session ends, a newer
+ * stream of it takes its place, the client goes or we stop.
+ */
 static void
-serve_session_stream(struct http_io *io, const char *session_id)
+serve_session_stream(struct http_io *io, const char *session_id, unsigned stream)
 {
 	sse_begin(io);
-	for (int tick = 0; !draining && mcp_session_alive(session_id); tick++) {
+	for (int tick = 0; !draining && mcp_stream_current(session_id, stream); tick++) {
 		if (http_client_gone(io))
 			return;
 		/* A comment line every 15 s keeps proxies from closing the stream. */
-		if (tick % 15 == 14 && sse_write(io, ": keepalive\n\n", 14) == -1)
+		if (tick % 60 == 59 && sse_write(io, ": keepalive\n\n", 14) == -1)
 			return;
-		sleep(1);
+		usleep(250 * 1000);
 	}
 }
 
@@ -274,6 +336,25 @@ now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * OPTIONS /mcp: a CORS preflight gets its answer only for an allowed
+ * Origin, and then names that origin, never "*".
+ */
+static int
+cors_preflight(struct mg_connection *conn, const char *origin)
+{
+	mg_response_header_start(conn, 204);
+	add_cors_headers(conn, origin);
+	mg_response_header_add(conn, "Access-Control-Allow-Methods", "GET, POST, DELETE", -1);
+	mg_response_header_add(conn, "Access-Control-Allow-Headers",
+			       "Content-Type, Accept, Authorization, Mcp-Session-Id, "
+			       "MCP-Protocol-Version, Last-Event-ID", -1);
+	mg_response_header_add(conn, "Access-Control-Max-Age", "600", -1);
+	mg_response_header_add(conn, "Content-Length", "0", -1);
+	mg_response_header_send(conn);
+	return 204;
 }
 
 static int
@@ -297,31 +378,53 @@ mcp_handler(struct mg_connection *conn, void *unused)
 		log_info("%s /mcp from %s refused: %s", ri->request_method, ri->remote_addr, denied);
 		return send_http_error(conn, 403, denied);
 	}
+	const char *origin = mg_get_header(conn, "Origin");
+	if (strcmp(ri->request_method, "OPTIONS") == 0 && origin != NULL)
+		return cors_preflight(conn, origin);
+	/* Calls and streams may take long: keep threads for everyone else. */
+	if (atomic_fetch_add(&busy, 1) >= max_busy) {
+		atomic_fetch_sub(&busy, 1);
+		log_warnx("%s /mcp from %s refused: %d requests are in progress (http.threads)",
+			  ri->request_method, ri->remote_addr, max_busy);
+		return send_http_error_close(conn, 503, "the server is busy; retry later");
+	}
 	rq.session_id = mg_get_header(conn, "Mcp-Session-Id");
 	rq.protocol_version = mg_get_header(conn, "MCP-Protocol-Version");
 	const char *accept = mg_get_header(conn, "Accept");
 	rq.accepts_sse = accept && strstr(accept, "text/event-stream") != NULL;
-	struct http_io io = {.conn = conn, .fd = -1, .session_id = rq.session_id};
+	struct http_io io = {.conn = conn, .session_id = rq.session_id, .origin = origin,
+			     .accepts_sse = rq.accepts_sse};
 	rq.send_event = sse_send_event;
 	rq.client_gone = http_client_gone;
 	rq.io = &io;
 	if (strcmp(ri->request_method, "POST") == 0) {
-		if ((body = read_body(conn, max_body, &rq.body_len)) == NULL)
+		if ((body = read_body(conn, max_body, &rq.body_len)) == NULL) {
+			atomic_fetch_sub(&busy, 1);
 			return 413;
+		}
 		rq.body = body;
 	}
 	mcp_handle(&rq, &rs);
+	if (rs.close)
+		mg_disable_connection_keep_alive(conn);
 	if (rs.open_stream) {
-		serve_session_stream(&io, rq.session_id);
+		/* A stream's connection is not reused: its thread goes back. */
+		mg_disable_connection_keep_alive(conn);
+		serve_session_stream(&io, rq.session_id, rs.stream);
 		sse_end(&io);
 	} else if (io.sse_started) {
 		if (rs.body)
 			sse_send_event(&io, rs.body); /* the answer ends the stream it began */
 		sse_end(&io);
+	} else if (io.json_started) {
+		if (rs.body)
+			mg_send_chunk(conn, rs.body, (unsigned)strlen(rs.body));
+		mg_send_chunk(conn, "", 0);
 	} else {
 		send_response(conn, rs.status, "application/json", rs.body, rs.session_id,
-			      rs.allow);
+			      rs.allow, origin);
 	}
+	atomic_fetch_sub(&busy, 1);
 	/* One line per request; never the code or a token. */
 	log_info("%s %s session %.8s: %d%s%s in %.1f ms", ri->request_method,
 		 rs.what[0] ? rs.what : "/mcp",
@@ -357,9 +460,73 @@ health_handler(struct mg_connection *conn, void *unused)
 	send_response(conn, status, "application/json",
 		      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							    JSON_C_TO_STRING_NOSLASHESCAPE),
-		      NULL, NULL);
+		      NULL, NULL, NULL);
 	json_object_put(o);
 	return status;
+}
+
+/* Nonzero if `v` is a Content-Length: digits only, and not absurdly many. */
+static int
+content_length_valid(const char *v)
+{
+	size_t n = strspn(v, "0123456789");
+	return n > 0 && n <= 18 && v[n] == '\0';
+}
+
+/*
+ * Why the request's framing is ambiguous, or NULL if it is not. A proxy
+ * in front may read such a request differently from civetweb (which takes
+ * Transfer-Encoding over Content-Length and the first of two headers), so
+ * something could be smuggled past it.
+ */
+static const char *
+framing_problem(const struct mg_request_info *ri)
+{
+	const char *length = NULL;
+	int hosts = 0, lengths = 0, encodings = 0;
+
+	for (int i = 0; i < ri->num_headers; i++) {
+		const char *name = ri->http_headers[i].name;
+		const char *value = ri->http_headers[i].value;
+		if (strcasecmp(name, "Host") == 0) {
+			hosts++;
+		} else if (strcasecmp(name, "Content-Length") == 0) {
+			if (!content_length_valid(value))
+				return "Content-Length is not a number";
+			if (length && strcmp(length, value) != 0)
+				return "two different Content-Length headers";
+			length = value;
+			lengths++;
+		} else if (strcasecmp(name, "Transfer-Encoding") == 0) {
+			encodings++;
+		}
+	}
+	if (lengths && encodings)
+		return "both Content-Length and Transfer-Encoding";
+	if (encodings > 1)
+		return "more than one Transfer-Encoding header";
+	if (encodings && strcmp(ri->http_version, "1.1") != 0)
+		return "Transfer-Encoding in an HTTP/1.0 request";
+	if (hosts > 1)
+		return "more than one Host header";
+	if (hosts == 0 && strcmp(ri->http_version, "1.1") == 0)
+		return "an HTTP/1.1 request without Host";
+	return NULL;
+}
+
+/* Before any handler: requests of ambiguous framing end here. */
+static int
+begin_request(struct mg_connection *conn)
+{
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	const char *why;
+
+	if ((why = framing_problem(ri)) != NULL) {
+		log_info("%s %.100s from %s refused: %s", ri->request_method,
+			 ri->local_uri ? ri->local_uri : "-", ri->remote_addr, why);
+		return send_http_error_close(conn, 400, why);
+	}
+	return 0;
 }
 
 static int
@@ -369,29 +536,95 @@ log_civetweb(const struct mg_connection *conn, const char *message)
 	return 1;
 }
 
+/* The thread count: http.threads, or enough for every session's streams and calls. */
+static int
+thread_count(const struct config *c)
+{
+	long n = c->http_threads;
+
+	if (n == 0) {
+		n = (long)c->pool_max_sessions *
+			    (c->http_max_streams_per_session + c->http_max_calls_per_session) +
+		    HTTP_SPARE_THREADS;
+		if (n > 4096)
+			n = 4096;
+	}
+	return (int)n;
+}
+
+/*
+ * mg_start with small thread stacks: civetweb creates its threads from
+ * default attributes unless built with USE_STACK_SIZE, so set the process
+ * default around it. Returns the context, or NULL.
+ */
+static struct mg_context *
+start_with_small_stacks(const struct mg_callbacks *cb, const char **options)
+{
+	pthread_attr_t old, small;
+	int saved = pthread_getattr_default_np(&old) == 0;
+
+	pthread_attr_init(&small);
+	if (pthread_attr_setstacksize(&small, HTTP_STACK_BYTES) != 0 ||
+	    pthread_setattr_default_np(&small) != 0)
+		log_warnx("http: cannot set a %d KiB thread stack; using the default",
+			  HTTP_STACK_BYTES / 1024);
+	pthread_attr_destroy(&small);
+	struct mg_context *started = mg_start(cb, NULL, options);
+	if (saved) {
+		pthread_setattr_default_np(&old);
+		pthread_attr_destroy(&old);
+	}
+	return started;
+}
+
 int
 http_start(const struct config *c, char *err, size_t errlen)
 {
-	struct mg_callbacks cb = {.log_message = log_civetweb};
+	struct mg_callbacks cb = {.log_message = log_civetweb,
+				  .begin_request = begin_request,
+				  .init_connection = http_conn_open,
+				  .connection_close = http_conn_close};
 	struct mg_server_port ports[4];
-	char listen[300];
+	char listen[300], threads[16], keep_alive[16], header_timeout[16];
 	int v6 = strchr(c->listen_host, ':') != NULL;
+	int nthreads = thread_count(c);
+	int per_client = c->http_max_connections_per_client;
 
 	cfg = c;
+	if (per_client == 0)
+		per_client = nthreads / 2 > 1 ? nthreads / 2 : 1;
+	max_busy = nthreads > 2 * HTTP_RESERVED_THREADS ? nthreads - HTTP_RESERVED_THREADS
+							: nthreads / 2 + 1;
+	http_conn_init(nthreads, per_client);
 	snprintf(listen, sizeof(listen), v6 ? "[%s]:%d" : "%s:%d", c->listen_host,
 		 c->listen_port);
+	snprintf(threads, sizeof(threads), "%d", nthreads);
+	snprintf(keep_alive, sizeof(keep_alive), "%d", c->http_keep_alive_s * 1000);
+	snprintf(header_timeout, sizeof(header_timeout), "%d", c->http_header_timeout_s * 1000);
 	const char *options[] = {
 		"listening_ports", listen,
-		"num_threads", HTTP_THREADS,
+		"num_threads", threads,
+		/* Accepted connections waiting for a thread. */
+		"connection_queue", threads,
 		"enable_keep_alive", "yes",
+		"keep_alive_timeout_ms", keep_alive,
+		/*
+		 * civetweb applies it to reading a first request's headers, to
+		 * each read of a body and to each write that makes no progress;
+		 * never to the time a handler takes, so long calls are not cut.
+		 */
+		"request_timeout_ms", header_timeout,
 		/* civetweb writes headers and body separately: without this, Nagle
 		 * holds each answer's tail ~40 ms for the client's delayed ACK. */
 		"tcp_nodelay", "1",
-		"request_timeout_ms", "60000",
+		/* No CORS of civetweb's own: its default answers any origin "*". */
+		"access_control_allow_origin", "",
+		"access_control_allow_methods", "",
+		"access_control_allow_headers", "",
 		NULL,
 	};
 	mg_init_library(v6 ? MG_FEATURES_IPV6 : 0);
-	ctx = mg_start(&cb, NULL, options);
+	ctx = start_with_small_stacks(&cb, options);
 	if (ctx == NULL) {
 		snprintf(err, errlen, "cannot listen on %s (in use, or not a local address?)",
 			 listen);
@@ -399,8 +632,13 @@ http_start(const struct config *c, char *err, size_t errlen)
 	}
 	mg_set_request_handler(ctx, "/mcp$", mcp_handler, NULL);
 	mg_set_request_handler(ctx, "/health$", health_handler, NULL);
+	log_info("http: %d threads, %d connections per client address, keep-alive %d s, "
+		 "headers within %d s", nthreads, per_client, c->http_keep_alive_s,
+		 c->http_header_timeout_s);
 	int n = mg_get_server_ports(ctx, 4, ports);
-	return n > 0 ? ports[0].port : c->listen_port;
+	int port = n > 0 ? ports[0].port : c->listen_port;
+	http_conn_listening(port);
+	return port;
 }
 
 void

@@ -235,6 +235,15 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		set_error(rs, 200, id, ERR_PARAMS, "params.arguments must be an object");
 		return;
 	}
+	/* A client that left before its call started must not have it run. */
+	pool_unlock();
+	int gone = rq->client_gone && rq->client_gone(rq->io);
+	pool_lock();
+	if (gone) {
+		rs->status = 204;
+		snprintf(rs->outcome, sizeof(rs->outcome), "client gone before it started");
+		return;
+	}
 	struct json_object *empty = json_object_new_object();
 	struct progress_io io = {.rq = rq, .token = progress_token(params)};
 	struct tool_call tc = {.cfg = cfg, .session = s, .args = args ? args : empty,
@@ -485,8 +494,18 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 	pool_lock();
 	struct session *s = find_session(rq, rs, id);
 	if (s) {
-		if (method && id) {
+		if (method && id && s->requests >= cfg->http_max_calls_per_session) {
+			/* Refused at once: waiting would hold one more HTTP thread. */
+			char why[160];
+			snprintf(why, sizeof(why),
+				 "this session already has %d requests in flight "
+				 "(http.max_concurrent_calls_per_session)", s->requests);
+			set_error(rs, 429, id, ERR_SERVER, why);
+			rs->close = 1;
+		} else if (method && id) {
+			s->requests++;
 			dispatch(rq, s, method, id, params, rs);
+			s->requests--;
 		} else {
 			if (method && strcmp(method, "notifications/cancelled") == 0)
 				cancel_request(s, params);
@@ -526,20 +545,22 @@ handle_get(const struct mcp_request *rq, struct mcp_response *rs)
 	if (s) {
 		rs->status = 200;
 		rs->open_stream = 1;
+		rs->stream = ++s->streams; /* ends the oldest beyond the limit */
 		session_put(s);
 	}
 	pool_unlock();
 }
 
 int
-mcp_session_alive(const char *id)
+mcp_stream_current(const char *id, unsigned stream)
 {
 	pool_lock();
 	struct session *s = session_get(id);
+	int current = s && s->streams - stream < (unsigned)cfg->http_max_streams_per_session;
 	if (s)
 		session_put(s);
 	pool_unlock();
-	return s != NULL;
+	return current;
 }
 
 void
@@ -550,6 +571,8 @@ mcp_handle(const struct mcp_request *rq, struct mcp_response *rs)
 	rs->session_id[0] = '\0';
 	rs->allow = NULL;
 	rs->open_stream = 0;
+	rs->stream = 0;
+	rs->close = 0;
 	rs->what[0] = rs->outcome[0] = '\0';
 	if (strcmp(rq->method, "POST") == 0) {
 		handle_post(rq, rs);

@@ -37,6 +37,8 @@ struct mcp_response {
 	char session_id[SESSION_ID_LEN + 1];	/* to send as Mcp-Session-Id, or "" */
 	const char *allow;			/* Allow header for 405, or NULL */
 	int open_stream;			/* GET: serve the session's event stream */
+	unsigned stream;			/* its number, for mcp_stream_current */
+	int close;				/* close the connection after answering */
 	char what[160];				/* for the log: method and tool */
 	char outcome[64];			/* for the log: how it ended, or "" */
 };
@@ -46,8 +48,11 @@ void mcp_init(const struct config *cfg);
 /* Answer one HTTP request to /mcp. */
 void mcp_handle(const struct mcp_request *rq, struct mcp_response *rs);
 void mcp_response_free(struct mcp_response *rs);
-/* Nonzero while session `id` exists (for its GET stream). */
-int mcp_session_alive(const char *id);
+/*
+ * Nonzero while GET stream number `stream` of session `id` may go on: the
+ * session exists and no http.max_streams_per_session newer streams began.
+ */
+int mcp_stream_current(const char *id, unsigned stream);
 /* Nonzero if `version` is a protocol version this server speaks. */
 int mcp_version_supported(const char *version);
 

@@ -100,6 +100,11 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"state_dir", str_differs(run->state_dir, new->state_dir)},
 		{"runtime_dir", str_differs(run->runtime_dir, new->runtime_dir)},
 		{"log_facility", str_differs(run->log_facility, new->log_facility)},
+		{"http.threads, keep_alive_s, header_timeout_s or max_connections_per_client",
+		 run->http_threads != new->http_threads ||
+			 run->http_keep_alive_s != new->http_keep_alive_s ||
+			 run->http_header_timeout_s != new->http_header_timeout_s ||
+			 run->http_max_connections_per_client != new->http_max_connections_per_client},
 		{"asset_cache_dir", str_differs(run->asset_cache_dir, new->asset_cache_dir)},
 		{"build_timeout_s", run->build_timeout_s != new->build_timeout_s},
 		{"conda_executable", str_differs(run->conda_executable, new->conda_executable)},
@@ -137,6 +142,8 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->max_request_bytes, new->max_request_bytes);
 	SWAP(run->pool_warm, new->pool_warm);
 	SWAP(run->pool_max_sessions, new->pool_max_sessions);
+	SWAP(run->http_max_streams_per_session, new->http_max_streams_per_session);
+	SWAP(run->http_max_calls_per_session, new->http_max_calls_per_session);
 	SWAP(run->execution_mode, new->execution_mode);
 	SWAP(run->promotion_threshold_s, new->promotion_threshold_s);
 	SWAP(run->output_truncation_threshold, new->output_truncation_threshold);

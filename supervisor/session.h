@@ -44,6 +44,8 @@ struct session {
 	struct call *line_head; /* executions waiting their turn, in order */
 	struct call *line_tail;
 	struct dir_usage usage; /* cached: counting many files takes long */
+	int requests;	       /* JSON-RPC requests in flight (mcp.c) */
+	unsigned streams;      /* GET streams ever opened; numbers them (mcp.c) */
 };
 
 /* New session, or NULL with *why when pool.max_sessions is reached. */
