@@ -115,7 +115,10 @@ for i in range(4):
     cs.append(c)
 ok("4 new sessions work after runtime_dir was made again")
 EOF2
-grep -q "runtime_dir $TMPD/run has disappeared" "$TMPD/daemon.log" || fail "the log does not say so"
+# A worker that starts in between may make runtime_dir itself; the socket
+# is the daemon's alone to make again.
+grep -q "control socket in $TMPD/run made again" "$TMPD/daemon.log" ||
+	fail "the log does not say the control socket was made again"
 
 # --- 3. runtime_dir cannot be made: degraded until it can --------------------
 mv "$TMPD/run" "$TMPD/run.old"
