@@ -22,8 +22,11 @@
 #define TEXT_CAP (12u * 1024 * 1024)
 #define RICH_CAP (24u * 1024 * 1024)
 
+/* Why messages numbered in sequence went missing. */
+#define HWM_WHY                                                                          \
+	"the kernel's iopub socket dropped them: its queue (ZeroMQ's high-water mark, 1000 " \
+	"messages) overflowed while the kernel or the host was too busy to send them"
 #define RESTART_NOTE "[codeexecd] the kernel was restarted; variables from earlier calls are lost\n"
-#define LOST_NOTE "\n[codeexecd] some output was lost: the kernel sent a message over the size limit or its output channel failed\n"
 
 /* An empty stream called name, with no spill file. */
 static void
@@ -86,6 +89,9 @@ exec_free(struct exec **exp)
 	json_object_put(ex->reply_content);
 	stream_free(&ex->out);
 	stream_free(&ex->err);
+	free(ex->lost_reason);
+	free(ex->seq_prefix);
+	free(ex->seq);
 	json_object_put(ex->rich);
 	json_object_put(ex->error);
 	free(ex);
@@ -186,15 +192,23 @@ utf8_prefix(const char *s, size_t len, size_t chars, size_t bytes)
 	return i;
 }
 
-/* Append text to the stream's spill file; on failure, remember why and stop. */
+/*
+ * Append text to the stream's spill file; on failure, remember why and stop.
+ * Bytes that no file takes are counted as lost.
+ */
 static void
 stream_spill(struct exec *ex, struct exec_stream *st, const char *text, size_t len)
 {
-	if (st->fd == -1)
+	if (st->fd == -1) {
+		if (st->spill_error)
+			st->lost_bytes += len;
 		return;
+	}
+	off_t before = st->written;
 	int rc = spill_write(&ex->lim.place, st->fd, &st->written, text, len);
 	if (rc == 0)
 		return;
+	st->lost_bytes += len - (size_t)(st->written - before);
 	if (rc == 1)
 		st->spill_error = xasprintf("%s was cut at %lld bytes by the file size limit",
 					    st->file, (long long)ex->lim.place.max_bytes);
@@ -212,6 +226,7 @@ stream_overflow(struct exec *ex, struct exec_stream *st)
 	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, &why);
 	if (st->fd == -1) {
 		st->spill_error = why;
+		st->lost_bytes += st->kept.len; /* the file misses its start too */
 		return;
 	}
 	stream_spill(ex, st, st->kept.data ? st->kept.data : "", st->kept.len);
@@ -482,13 +497,92 @@ set_error_from(struct exec *ex, struct json_object *content)
 	ex->error = e;
 }
 
+/*
+ * Note the number of message m of the kernel; `ours` if its parent is our
+ * request. Messages before our first one, or of another numbering (a
+ * subprocess, a kernel that does not number), are not counted.
+ */
+static void
+note_seq(struct exec *ex, const struct jupyter_msg *m, int ours)
+{
+	struct json_object *id;
+
+	if (!json_object_object_get_ex(m->header, "msg_id", &id))
+		return;
+	const char *s = json_object_get_string(id);
+	const char *us = strrchr(s, '_');
+	char *end;
+	if (us == NULL || us[1] < '0' || us[1] > '9')
+		return;
+	unsigned long long n = strtoull(us + 1, &end, 10);
+	size_t plen = (size_t)(us + 1 - s);
+	if (*end != '\0')
+		return;
+	if (ex->seq_prefix == NULL) {
+		if (!ours)
+			return;
+		ex->seq_prefix = xstrndup(s, plen);
+		ex->seq_min = ex->seq_max = n;
+	}
+	if (strlen(ex->seq_prefix) != plen || strncmp(ex->seq_prefix, s, plen) != 0)
+		return;
+	if (ours && n < ex->seq_min)
+		ex->seq_min = n;
+	if (ours && n > ex->seq_max)
+		ex->seq_max = n;
+	if (ex->nseq == ex->seq_cap) {
+		ex->seq_cap = ex->seq_cap ? ex->seq_cap * 2 : 64;
+		ex->seq = xreallocarray(ex->seq, ex->seq_cap, sizeof(*ex->seq));
+	}
+	ex->seq[ex->nseq++] = n;
+}
+
+static int
+cmp_seq(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Messages numbered between our status busy and status idle that never
+ * came: ZeroMQ's PUB socket in the kernel drops what does not fit its
+ * queue (1000 messages) when we read too slowly, without a trace.
+ */
+static void
+check_seq(struct exec *ex)
+{
+	size_t seen = 0;
+
+	/* An interrupt by message adds a reply on control, which we do not count. */
+	if (!ex->got_idle || !ex->got_reply || ex->seq_prefix == NULL || ex->timed_out ||
+	    ex->cancelled)
+		return;
+	qsort(ex->seq, ex->nseq, sizeof(*ex->seq), cmp_seq);
+	for (size_t i = 0; i < ex->nseq; i++)
+		seen += ex->seq[i] >= ex->seq_min && ex->seq[i] <= ex->seq_max &&
+			(i == 0 || ex->seq[i] != ex->seq[i - 1]);
+	unsigned long long span = ex->seq_max - ex->seq_min + 1;
+	if (span > seen)
+		exec_lose_output(ex, (unsigned long)(span - seen), HWM_WHY);
+}
+
 enum exec_event
 exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, struct json_object *allow_mime)
 {
 	const char *t = m->msg_type;
+	int ours = ex->msg_id[0] != '\0' && m->parent_msg_id != NULL &&
+		   strcmp(m->parent_msg_id, ex->msg_id) == 0;
 
-	if (ex->msg_id[0] == '\0' || m->parent_msg_id == NULL ||
-	    strcmp(m->parent_msg_id, ex->msg_id) != 0)
+	if (ex->msg_id[0] != '\0')
+		note_seq(ex, m, ours);
+	if (!ours && ex->probe_id[0] && m->parent_msg_id &&
+	    strcmp(m->parent_msg_id, ex->probe_id) == 0 && !ex->got_idle) {
+		ex->got_idle = 1; /* it will not come: what came before is all there is */
+		exec_lose_output(ex, 1, HWM_WHY);
+		return EXEC_COLLECTED;
+	}
+	if (!ours)
 		return EXEC_IGNORED;
 	ex->quiet_since = clock_mono();
 	if (strcmp(t, "status") == 0) {
@@ -530,11 +624,20 @@ exec_on_shell(struct exec *ex, const struct jupyter_msg *m)
 		return 0;
 	ex->got_reply = 1;
 	ex->quiet_since = clock_mono();
+	note_seq(ex, m, 1);
 	free(ex->reply_status);
 	ex->reply_status = xstrdup(content_str(m, "status"));
 	json_object_put(ex->reply_content);
 	ex->reply_content = json_object_get(m->content);
 	return 1;
+}
+
+void
+exec_lose_output(struct exec *ex, unsigned long messages, const char *reason)
+{
+	ex->lost_messages += messages;
+	if (ex->lost_reason == NULL)
+		ex->lost_reason = xstrdup(reason);
 }
 
 int
@@ -548,7 +651,7 @@ exec_idle_deadline(const struct exec *ex)
 {
 	if (!ex->got_reply || ex->got_idle)
 		return 0;
-	return ex->quiet_since + EXEC_IDLE_WAIT_S;
+	return ex->quiet_since + (ex->probe_id[0] ? EXEC_IDLE_WAIT_S : EXEC_PROBE_AFTER_S);
 }
 
 void
@@ -611,9 +714,40 @@ stdout_text(struct exec *ex)
 	return o;
 }
 
+/*
+ * output_lost {messages, bytes, reason} when anything was lost, else NULL;
+ * *note is the line stderr gets (caller frees).
+ */
+static struct json_object *
+lost_report(struct exec *ex, char **note)
+{
+	unsigned long long bytes = ex->out.lost_bytes + ex->err.lost_bytes;
+	const char *why = ex->lost_reason;
+
+	*note = NULL;
+	if (ex->lost_messages == 0 && bytes == 0)
+		return NULL;
+	if (why == NULL) /* only spill files failed: their markers say how */
+		why = ex->out.lost_bytes ? ex->out.spill_error : ex->err.spill_error;
+	struct json_object *o = json_object_new_object();
+	if (ex->lost_messages)
+		json_object_object_add(o, "messages",
+				       json_object_new_int64((int64_t)ex->lost_messages));
+	if (bytes)
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)bytes));
+	json_object_object_add(o, "reason", json_object_new_string(why ? why : "unknown"));
+	if (ex->lost_messages)
+		*note = xasprintf("\n[codeexecd] output was lost: at least %lu message(s) of the kernel never arrived: %s\n",
+				  ex->lost_messages, why);
+	else
+		*note = xasprintf("\n[codeexecd] output was lost: %llu bytes could not be saved: %s\n",
+				  bytes, why ? why : "unknown");
+	return o;
+}
+
 /* The result's stderr: restart note, kept text, its marker, loss note. */
 static struct json_object *
-stderr_text(struct exec *ex)
+stderr_text(struct exec *ex, const char *lost_note)
 {
 	struct buf b;
 
@@ -622,8 +756,8 @@ stderr_text(struct exec *ex)
 		buf_adds(&b, RESTART_NOTE);
 	buf_add(&b, ex->err.kept.data ? ex->err.kept.data : "", ex->err.kept.len);
 	stream_marker(&b, &ex->err, ex->lim.output_chars);
-	if (ex->output_lost)
-		buf_adds(&b, LOST_NOTE);
+	if (lost_note)
+		buf_adds(&b, lost_note);
 	struct json_object *o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
 	buf_free(&b);
 	return o;
@@ -635,11 +769,19 @@ exec_result(struct exec *ex, double now)
 	struct json_object *r = json_object_new_object();
 
 	error_from_reply(ex);
+	check_seq(ex);
 	int ok = ex->got_reply && ex->reply_status && strcmp(ex->reply_status, "ok") == 0 &&
 		 ex->error == NULL;
 	json_object_object_add(r, "success", json_object_new_boolean(ok));
 	json_object_object_add(r, "stdout", stdout_text(ex));
-	json_object_object_add(r, "stderr", stderr_text(ex));
+	/* Both spill files closed first: a failed close is a loss too. */
+	stream_close(&ex->err);
+	char *note;
+	struct json_object *lost = lost_report(ex, &note);
+	json_object_object_add(r, "stderr", stderr_text(ex, note));
+	free(note);
+	if (lost)
+		json_object_object_add(r, "output_lost", lost);
 	json_object_object_add(r, "rich_outputs", ex->rich);
 	ex->rich = json_object_new_array();
 	json_object_object_add(r, "error", ex->error);
