@@ -21,6 +21,7 @@
 #include "mcp.h"
 #include "pool.h"
 #include "session.h"
+#include "start_failure.h"
 #include "xmalloc.h"
 
 /* Handler threads: each running execution holds one. */
@@ -373,6 +374,7 @@ health_handler(struct mg_connection *conn, void *unused)
 	snprintf(body, sizeof(body),
 		 "{\"status\":\"%s\",\"name\":\"%s\",\"sessions\":%d,\"idle_kernels\":%d}",
 		 ready ? "ok" : "starting", cfg->name, sessions, idle);
+	start_failure_append(body, sizeof(body));
 	send_response(conn, ready ? 200 : 503, "application/json", body, NULL, NULL);
 	return ready ? 200 : 503;
 }

@@ -22,6 +22,7 @@
 #include "pool.h"
 #include "rand.h"
 #include "result.h"
+#include "start_failure.h"
 #include "xmalloc.h"
 
 /* Seconds a worker gets to start its kernel before it is killed. */
@@ -326,6 +327,16 @@ pool_spare_count(void)
 	return n;
 }
 
+/* Nonzero while a worker is starting its kernel. */
+static int
+pool_starting(void)
+{
+	for (struct worker *w = workers; w; w = w->next)
+		if (w->state == WORKER_STARTING)
+			return 1;
+	return 0;
+}
+
 static int
 pool_live_count(void)
 {
@@ -361,6 +372,7 @@ pool_take(double wait_s, const char **why)
 	deadline.tv_sec += (time_t)wait_s;
 
 	struct worker *found = NULL;
+	unsigned long failures = start_failure_count();
 
 	takers++;
 	pool_wake();
@@ -370,6 +382,16 @@ pool_take(double wait_s, const char **why)
 				found = w;
 		if (found)
 			break;
+		/*
+		 * Kernels fail to start: say why now, not after wait_s, once a
+		 * start tried for us failed, or while refills back off.
+		 */
+		if (start_failure_message() &&
+		    (start_failure_count() != failures ||
+		     (!pool_starting() && time(NULL) < backoff_until))) {
+			*why = start_failure_message();
+			break;
+		}
 		if (stopping) {
 			*why = "the server is shutting down";
 			break;
@@ -602,6 +624,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 			w->kernel_pid = json_object_get_int(v);
 		w->ever_ready = 1;
 		early_deaths = 0;
+		start_failure_set(NULL);
 		if (w->state == WORKER_STARTING) {
 			w->state = WORKER_IDLE;
 			pthread_cond_broadcast(&ready_cond);
@@ -611,6 +634,8 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		v = json_object_object_get(m->payload, "message");
 		log_warnx("worker %d could not start its kernel: %s", (int)w->pid,
 			  v ? json_object_get_string(v) : "no reason given");
+		start_failure_set(v ? json_object_get_string(v) : "no reason given");
+		pthread_cond_broadcast(&ready_cond); /* waiters fail now, with the reason */
 		break;
 	case IPC_OUTPUT:
 		if (w->call && w->call->id == m->hdr.id &&
