@@ -101,10 +101,15 @@ enum ipc_type {
  *   rich_outputs [{mime_type, data}] (image data is base64 without
  *   whitespace), error {type, message, traceback}|null,
  *   execution_time number (seconds), kernel_restarted bool (this call ran in a
- *   fresh kernel because the previous one died: variables were lost).
+ *   fresh kernel because the previous one died or was killed: variables were
+ *   lost).
+ *   output_lost {messages?, bytes?, reason} (only when output was lost:
+ *   kernel messages that never arrived, at least; bytes no file could take).
+ *   value any (only when the code displayed IPC_VALUE_MIME): that JSON.
  *   error.type is the Python exception's name, or one of the worker's own:
  *   Busy, TimeoutError, KernelDied, MemoryLimitExceeded, OutputTooLarge.
  */
+#define IPC_VALUE_MIME "application/vnd.codeexecd.value+json"
 
 struct ipc_hdr {
 	uint16_t version;

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "execute.h"
+#include "ipc.h"
 #include "xmalloc.h"
 
 /*
@@ -94,6 +95,7 @@ exec_free(struct exec **exp)
 	free(ex->seq);
 	json_object_put(ex->rich);
 	json_object_put(ex->error);
+	json_object_put(ex->value);
 	free(ex);
 	*exp = NULL;
 }
@@ -445,6 +447,13 @@ add_rich(struct exec *ex, const struct jupyter_msg *m, struct json_object *allow
 	if (!json_object_object_get_ex(m->content, "data", &data) ||
 	    !json_object_is_type(data, json_type_object))
 		return;
+	struct json_object *value;
+	if (json_object_object_get_ex(data, IPC_VALUE_MIME, &value)) {
+		json_object_put(ex->value);
+		ex->value = json_object_get(value);
+		ex->has_value = 1;
+		return;
+	}
 	if (allow_mime == NULL) {
 		json_object_object_foreach(data, mime, v)
 		{
@@ -786,6 +795,10 @@ exec_result(struct exec *ex, double now)
 	ex->rich = json_object_new_array();
 	json_object_object_add(r, "error", ex->error);
 	ex->error = NULL;
+	if (ex->has_value) {
+		json_object_object_add(r, "value", ex->value);
+		ex->value = NULL;
+	}
 	json_object_object_add(r, "execution_time",
 			       json_object_new_double(ex->t_start > 0 ? now - ex->t_start : 0));
 	json_object_object_add(r, "kernel_restarted",

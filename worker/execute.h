@@ -17,6 +17,7 @@
 #include "jupyter.h"
 #include "spill.h"
 
+
 /* Defaults of EXECUTE's output_limit (characters) and rich_limit (bytes). */
 #define EXEC_OUTPUT_LIMIT 50000
 #define EXEC_RICH_LIMIT (5u * 1024 * 1024)
@@ -93,6 +94,13 @@ struct exec {
 	struct exec_stream out, err;
 	struct json_object *rich;  /* array of {mime_type, data} */
 	struct json_object *error; /* {type, message, traceback} or NULL */
+	/*
+	 * The last display of IPC_VALUE_MIME: not an output but the RESULT's
+	 * "value", how the supervisor reads a batch item's result variable
+	 * whatever its size (up to the frame limit), without parsing stdout.
+	 */
+	struct json_object *value; /* NULL: JSON null */
+	int has_value;
 	size_t rich_bytes;
 	unsigned rich_saved;	   /* rich outputs moved to spill files */
 	int clear_pending;	   /* clear_output(wait=True) seen */
