@@ -876,7 +876,7 @@ run_timers(struct worker *w)
 		if (idle > 0 && now >= idle && ex->probe_id[0] == '\0') {
 			if (jupyter_send(w->k->shell, &w->sess, "kernel_info_request", NULL,
 					 ex->probe_id) == -1)
-				ex->probe_id[0] = '\0';
+				snprintf(ex->probe_id, sizeof(ex->probe_id), "-"); /* wait it out */
 			ex->quiet_since = now;
 			idle = exec_idle_deadline(ex);
 		}
