@@ -52,7 +52,7 @@ def run(c, case, tag):
             return "%s: output_lost %r but the text does not say so" % (tag, lost)
         print("# %s: the kernel dropped %d messages (%s); the result says so"
               % (tag, lost["messages"], lost["reason"]))
-        return None
+        return None  # said, not silent: allowed (see the top of this file)
     if not s.get("success"):
         return "%s: the call failed: %r" % (tag, s.get("error"))
     m = re.search(r"the whole stdout is in (codeexecd-output/\S+)", s["stdout"])
@@ -77,7 +77,8 @@ for case in ("lines", "big"):
     t0 = time.time()
     p = run(clients[0], case, case + " alone")
     check(p is None, p or "")
-    ok("%s alone: the saved file holds every byte in order (%.1f s)" % (case, time.time() - t0))
+    ok("%s alone: the saved file holds every byte in order, or the result says what was "
+       "lost (%.1f s)" % (case, time.time() - t0))
 
     problems = []
     def one(i):
@@ -93,5 +94,6 @@ for case in ("lines", "big"):
         t.join()
     bad = [p for p in problems if p]
     check(not bad, "; ".join(bad))
-    ok("%s in three sessions at once: every file complete (%.1f s)" % (case, time.time() - t0))
+    ok("%s in three sessions at once: every file complete or its loss reported (%.1f s)"
+       % (case, time.time() - t0))
 EOF2
