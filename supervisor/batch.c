@@ -27,7 +27,7 @@ enum item_status { ITEM_PENDING, ITEM_RUNNING, ITEM_COMPLETED, ITEM_FAILED, ITEM
 struct item {
 	struct json_object *input;
 	enum item_status status;
-	struct worker *w;	   /* its kernel while it runs, for a cancel */
+	struct worker *w;	   /* its kernel while it runs, for a cancel (both locks) */
 	struct json_object *value; /* result_variable, once completed */
 	struct json_object *error; /* {type, message}, once failed */
 	char *stdout_text;
@@ -43,22 +43,27 @@ struct batch {
 	int concurrency;
 	size_t n, next_item, running, finished;
 	struct item *items;
-	int cancelled;	/* by cancel_batch or the end of its session */
+	int cancelled;	/* by cancel_batch or the end of its session (both locks) */
 	time_t ended; /* 0 while running */
 };
 
+/* batch_lock: the table, every batch and every item (see batch.h). */
+static pthread_mutex_t batch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches;
 static const struct config *cfg;
 /*
  * Items that hold a kernel, or wait for one, in every batch: with the
- * sessions they count against pool.max_sessions.
+ * sessions they count against pool.max_sessions. batch_lock.
  */
 static int kernels_in_use;
 
 int
 batch_kernels(void)
 {
-	return kernels_in_use;
+	pthread_mutex_lock(&batch_lock);
+	int n = kernels_in_use;
+	pthread_mutex_unlock(&batch_lock);
+	return n;
 }
 
 static const char *
@@ -121,43 +126,60 @@ run_in(struct worker *w, const char *code, double timeout_s, int silent, char **
 	return r;
 }
 
-/* The item ends as cancelled: its batch was. */
-static void
-item_cancelled(struct item *it)
+/* The error of an item its batch's cancel ended. Caller owns. */
+static struct json_object *
+cancelled_error(void)
 {
 	struct json_object *e = json_object_new_object();
 
 	json_object_object_add(e, "type", json_object_new_string("Cancelled"));
 	json_object_object_add(e, "message", json_object_new_string("the batch was cancelled"));
-	json_object_put(it->error);
-	it->error = e;
-	it->status = ITEM_CANCELLED;
+	return e;
 }
 
 /*
- * Bind, run, read back: the whole of one item, in worker `w`. The value
- * comes back as the RESULT's "value" (a display of IPC_VALUE_MIME), so
- * neither its size nor stdout limits it.
+ * Record how item `it` of `b` ended (error, value and out consumed); a
+ * cancelled batch's item ends cancelled whatever it did.
+ */
+static void
+item_finish(struct batch *b, struct item *it, struct json_object *error,
+	    struct json_object *value, char *out)
+{
+	pthread_mutex_lock(&batch_lock);
+	if (b->cancelled) {
+		json_object_put(error);
+		json_object_put(value);
+		error = cancelled_error();
+		value = NULL;
+	}
+	it->error = error;
+	it->value = value;
+	it->stdout_text = out;
+	it->status = b->cancelled ? ITEM_CANCELLED : error ? ITEM_FAILED : ITEM_COMPLETED;
+	pthread_mutex_unlock(&batch_lock);
+}
+
+/*
+ * Bind, run, read back: the whole of one item, in worker `w`. pool_lock
+ * held; the code, input and variable name of a batch never change, and
+ * `cancelled` changes only under pool_lock too. The value comes back as
+ * the RESULT's "value" (a display of IPC_VALUE_MIME), so neither its size
+ * nor stdout limits it.
  */
 static void
 run_item(struct batch *b, struct item *it, struct worker *w)
 {
+	char *out = NULL;
 	struct json_object *v;
 	char *bind = binding_code(it->input);
 	struct json_object *r = run_in(w, bind, FETCH_TIMEOUT_S, 1, NULL);
 	free(bind);
 	if (result_ok(r) && !b->cancelled) {
 		json_object_put(r);
-		r = run_in(w, b->code, b->timeout_s, 0, &it->stdout_text);
+		r = run_in(w, b->code, b->timeout_s, 0, &out);
 	}
-	if (b->cancelled) {
-		item_cancelled(it);
-		json_object_put(r);
-		return;
-	}
-	if (!result_ok(r)) {
-		it->error = result_error(r);
-		it->status = ITEM_FAILED;
+	if (!result_ok(r) || b->cancelled) {
+		item_finish(b, it, result_error(r), NULL, out);
 		json_object_put(r);
 		return;
 	}
@@ -168,19 +190,15 @@ run_item(struct batch *b, struct item *it, struct worker *w)
 				b->result_variable);
 	r = run_in(w, fetch, FETCH_TIMEOUT_S, 1, NULL);
 	free(fetch);
-	if (b->cancelled) {
-		item_cancelled(it);
-	} else if (result_ok(r) && json_object_object_get_ex(r, "value", &v)) {
-		it->value = json_object_get(v);
-		it->status = ITEM_COMPLETED;
-	} else {
-		it->error = result_error(r);
-		it->status = ITEM_FAILED;
-	}
+	if (result_ok(r) && json_object_object_get_ex(r, "value", &v))
+		item_finish(b, it, NULL, json_object_get(v), out);
+	else
+		item_finish(b, it, result_error(r), NULL, out);
 	json_object_put(r);
 }
 
 static void start_items(struct batch *b);
+static void kick(void);
 
 struct item_run {
 	struct batch *b;
@@ -197,26 +215,31 @@ item_thread(void *arg)
 	pool_lock();
 	struct worker *w = run->b->cancelled ? NULL : pool_take(ITEM_TAKE_WAIT_S, &why);
 	if (run->b->cancelled) {
-		item_cancelled(run->it);
+		item_finish(run->b, run->it, NULL, NULL, NULL);
 	} else if (w == NULL) {
 		struct json_object *e = json_object_new_object();
 		json_object_object_add(e, "type", json_object_new_string("NoKernel"));
 		json_object_object_add(e, "message", json_object_new_string(why));
-		run->it->error = e;
-		run->it->status = ITEM_FAILED;
+		item_finish(run->b, run->it, e, NULL, NULL);
 	} else {
+		pthread_mutex_lock(&batch_lock);
 		run->it->w = w;
+		pthread_mutex_unlock(&batch_lock);
 		run_item(run->b, run->it, w);
+		pthread_mutex_lock(&batch_lock);
 		run->it->w = NULL;
+		pthread_mutex_unlock(&batch_lock);
 	}
 	if (w)
 		pool_release(w);
+	pool_unlock();
+	pthread_mutex_lock(&batch_lock);
 	kernels_in_use--;
 	run->b->running--;
 	run->b->finished++;
 	start_items(run->b);
-	batch_kick(); /* a place in pool.max_sessions is free */
-	pool_unlock();
+	kick(); /* a place in pool.max_sessions is free */
+	pthread_mutex_unlock(&batch_lock);
 	free(run);
 	return NULL;
 }
@@ -234,7 +257,8 @@ maybe_end(struct batch *b)
 {
 	if (b->cancelled) {
 		for (; b->next_item < b->n; b->next_item++) {
-			item_cancelled(&b->items[b->next_item]);
+			b->items[b->next_item].error = cancelled_error();
+			b->items[b->next_item].status = ITEM_CANCELLED;
 			b->finished++;
 		}
 	}
@@ -247,7 +271,7 @@ maybe_end(struct batch *b)
 
 /*
  * Start pending items while fewer than `concurrency` run and a kernel may
- * start. Lock held.
+ * start. batch_lock held.
  */
 static void
 start_items(struct batch *b)
@@ -275,8 +299,9 @@ start_items(struct batch *b)
 	maybe_end(b);
 }
 
-void
-batch_kick(void)
+/* Start pending items of every batch while there is room. batch_lock held. */
+static void
+kick(void)
 {
 	for (struct batch *b = batches; b && place_free(); b = b->next)
 		start_items(b);
@@ -300,10 +325,12 @@ batch_start(const struct config *c, const char *owner, const char *code,
 	b->items = xcalloc(b->n, sizeof(*b->items));
 	for (size_t i = 0; i < b->n; i++)
 		b->items[i].input = json_object_get(json_object_array_get_idx(inputs, i));
+	log_info("batch %.8s started: %zu items, %d at once", b->id, b->n, concurrency);
+	pthread_mutex_lock(&batch_lock);
 	b->next = batches;
 	batches = b;
-	log_info("batch %.8s started: %zu items, %d at once", b->id, b->n, concurrency);
 	start_items(b);
+	pthread_mutex_unlock(&batch_lock);
 	return b->id;
 }
 
@@ -328,11 +355,14 @@ batch_report(const char *id, const char *owner)
 	struct batch *b;
 	size_t failed = 0;
 
+	pthread_mutex_lock(&batch_lock);
 	for (b = batches; b; b = b->next)
 		if (strcmp(b->id, id) == 0 && strcmp(b->owner, owner) == 0)
 			break;
-	if (b == NULL)
+	if (b == NULL) {
+		pthread_mutex_unlock(&batch_lock);
 		return NULL;
+	}
 	struct json_object *o = json_object_new_object();
 	struct json_object *items = json_object_new_array();
 	for (size_t i = 0; i < b->n; i++) {
@@ -350,10 +380,11 @@ batch_report(const char *id, const char *owner)
 	json_object_object_add(o, "failed", json_object_new_int64((int64_t)failed));
 	json_object_object_add(o, "running", json_object_new_int64((int64_t)b->running));
 	json_object_object_add(o, "items", items);
+	pthread_mutex_unlock(&batch_lock);
 	return o;
 }
 
-/* Cancel b: pending items never start, running ones are interrupted. */
+/* Cancel b: pending items never start, running ones are interrupted. Both locks held. */
 static void
 cancel(struct batch *b)
 {
@@ -369,27 +400,32 @@ cancel(struct batch *b)
 struct json_object *
 batch_cancel(const char *id, const char *owner)
 {
-	for (struct batch *b = batches; b; b = b->next) {
-		if (strcmp(b->id, id) == 0 && strcmp(b->owner, owner) == 0) {
-			cancel(b);
-			return batch_report(id, owner);
-		}
-	}
-	return NULL;
+	struct batch *b;
+
+	pthread_mutex_lock(&batch_lock);
+	for (b = batches; b; b = b->next)
+		if (strcmp(b->id, id) == 0 && strcmp(b->owner, owner) == 0)
+			break;
+	if (b)
+		cancel(b);
+	pthread_mutex_unlock(&batch_lock);
+	return b ? batch_report(id, owner) : NULL;
 }
 
 void
 batch_session_closed(const char *owner)
 {
+	pthread_mutex_lock(&batch_lock);
 	for (struct batch *b = batches; b; b = b->next) {
 		if (strcmp(b->owner, owner) == 0 && !b->ended) {
 			log_info("batch %.8s: its session ended; cancelling it", b->id);
 			cancel(b);
 		}
 	}
+	pthread_mutex_unlock(&batch_lock);
 }
 
-/* Unlink and free a finished batch. */
+/* Unlink and free a finished batch. batch_lock held. */
 static void
 batch_free(struct batch *b)
 {
@@ -415,13 +451,15 @@ void
 batch_expire(int retention_s)
 {
 	time_t now = time(NULL);
-	struct batch *b = batches, *next;
+	struct batch *b, *next;
 
-	for (; b; b = next) {
+	pthread_mutex_lock(&batch_lock);
+	for (b = batches; b; b = next) {
 		next = b->next;
 		if (b->ended && difftime(now, b->ended) >= retention_s)
 			batch_free(b);
 	}
 	if (cfg)
-		batch_kick(); /* sessions may have ended since */
+		kick(); /* sessions may have ended since */
+	pthread_mutex_unlock(&batch_lock);
 }

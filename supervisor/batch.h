@@ -5,7 +5,11 @@
  *
  * Owns the batch table. Like jobs, a batch is visible only to the MCP
  * session that started it, and is dropped job_retention_s after it ends.
- * All functions run with pool_lock() held.
+ *
+ * batch_lock guards the table, every batch and every item. It is taken
+ * inside pool_lock (an item's thread holds pool_lock while it runs code,
+ * and records the outcome under batch_lock), so the functions below may be
+ * called with or without pool_lock.
  */
 #ifndef SUPERVISOR_BATCH_H
 #define SUPERVISOR_BATCH_H
@@ -19,8 +23,8 @@ struct config;
 /*
  * Start running `code` for each object of `inputs` (borrowed), at most
  * `concurrency` at once and only while sessions and batch kernels together
- * stay under pool.max_sessions, then reading `result_variable`. Returns the new
- * batch's id (static storage of the batch, valid under the lock).
+ * stay under pool.max_sessions, then reading `result_variable`. Returns the
+ * new batch's id (storage of the batch: copy it before the batch can expire).
  */
 const char *batch_start(const struct config *cfg, const char *owner, const char *code,
 			struct json_object *inputs, double timeout_s, const char *result_variable,
@@ -28,15 +32,13 @@ const char *batch_start(const struct config *cfg, const char *owner, const char 
 /*
  * Cancel batch `id` of `owner`: pending items never start, running ones
  * are interrupted (and killed with their kernel if they ignore it). Returns
- * its report (caller owns), or NULL if `owner` may not see it.
+ * its report (caller owns), or NULL if `owner` may not see it. pool_lock held.
  */
 struct json_object *batch_cancel(const char *id, const char *owner);
-/* The session `owner` ended: so do its batches. */
+/* The session `owner` ended: so do its batches. pool_lock held. */
 void batch_session_closed(const char *owner);
 /* Kernels that batch items hold or wait for, counted against pool.max_sessions. */
 int batch_kernels(void);
-/* Start pending items of every batch while pool.max_sessions leaves room. */
-void batch_kick(void);
 /* The state of batch `id` as seen by `owner`, or NULL if it may not see it. */
 struct json_object *batch_report(const char *id, const char *owner);
 /* Drop finished batches older than `retention_s`. */

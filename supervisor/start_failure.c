@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "start_failure.h"
 
 #define PREFIX "no kernel could be started: "
@@ -41,30 +39,11 @@ start_failure_message(void)
 }
 
 void
-start_failure_append(char *buf, size_t size)
+start_failure_add(struct json_object *health)
 {
-	char *end = strrchr(buf, '}');
-	char reason[sizeof(message)];
-
 	pthread_mutex_lock(&mutex);
-	snprintf(reason, sizeof(reason), "%s", message[0] ? message + strlen(PREFIX) : "");
+	if (message[0])
+		json_object_object_add(health, "kernel_start_failure",
+				       json_object_new_string(message + strlen(PREFIX)));
 	pthread_mutex_unlock(&mutex);
-	if (end == NULL || reason[0] == '\0')
-		return;
-	size_t room = size - (size_t)(end - buf), len = strlen(reason);
-	int fits = 0;
-	/* Cut the reason (on a character boundary), never the JSON. */
-	for (;;) {
-		while (len > 0 && ((unsigned char)reason[len] & 0xc0) == 0x80)
-			len--;
-		struct json_object *s = json_object_new_string_len(reason, (int)len);
-		int n = snprintf(end, room, ",\"kernel_start_failure\":%s}",
-				 json_object_to_json_string_ext(s, JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(s);
-		if ((fits = n >= 0 && (size_t)n < room) || len == 0)
-			break;
-		len = len * 3 / 4;
-	}
-	if (!fits) /* not even an empty reason fits: leave the object as it was */
-		snprintf(end, room, "}");
 }

@@ -12,7 +12,7 @@
 #ifndef SUPERVISOR_START_FAILURE_H
 #define SUPERVISOR_START_FAILURE_H
 
-#include <stddef.h>
+#include <json-c/json.h>
 
 /* Record `why` (copied, cut to a few hundred bytes); NULL clears it. Pool lock held. */
 void start_failure_set(const char *why);
@@ -27,10 +27,9 @@ unsigned long start_failure_count(void);
  */
 const char *start_failure_message(void);
 /*
- * Insert ,"kernel_start_failure":"<reason>" before the closing brace of
- * the JSON object text in buf[size] (cut to fit); nothing when none is
- * recorded. Any thread; no lock needed.
+ * Add "kernel_start_failure": <reason> to a /health object when one is
+ * recorded. Any thread; no pool lock needed.
  */
-void start_failure_append(char *buf, size_t size);
+void start_failure_add(struct json_object *health);
 
 #endif
