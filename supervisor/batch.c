@@ -190,10 +190,13 @@ run_item(struct batch *b, struct item *it, struct worker *w)
 				b->result_variable);
 	r = run_in(w, fetch, FETCH_TIMEOUT_S, 1, NULL);
 	free(fetch);
-	if (result_ok(r) && json_object_object_get_ex(r, "value", &v))
+	if (result_ok(r)) {
+		/* A value of None is left out of the RESULT: absent means null. */
+		v = json_object_object_get(r, "value");
 		item_finish(b, it, NULL, json_object_get(v), out);
-	else
+	} else {
 		item_finish(b, it, result_error(r), NULL, out);
+	}
 	json_object_put(r);
 }
 

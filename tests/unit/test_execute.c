@@ -18,6 +18,7 @@
 
 #include "execute.h"
 #include "ipc.h"
+#include "ipc_msg.h"
 #include "xmalloc.h"
 
 static char dir[] = "/tmp/test_execute.XXXXXX";
@@ -80,20 +81,15 @@ slurp(const char *rel, size_t *len)
 	return d;
 }
 
-static const char *
-result_str(struct json_object *r, const char *key)
-{
-	return json_object_get_string(json_object_object_get(r, key));
-}
-
 START_TEST(under_limit_kept_whole)
 {
 	struct exec *ex = new_exec(10, 0);
 	feed_stream(ex, "stdout", "hello\n");
-	struct json_object *r = exec_result(ex, 1);
-	ck_assert_str_eq(result_str(r, "stdout"), "hello\n");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_str_eq(r.out.s, "hello\n");
 	ck_assert_int_eq(access(dir, F_OK), 0);
-	json_object_put(r);
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST
@@ -108,8 +104,9 @@ START_TEST(over_limit_spilled_whole)
 	feed_stream(ex, "stdout", "defgh");
 	feed_stream(ex, "stdout", "ijklmnop");
 	ck_assert_uint_le(ex->out.kept.len, 5);
-	struct json_object *r = exec_result(ex, 1);
-	const char *out = result_str(r, "stdout");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	const char *out = r.out.s;
 	ck_assert_msg(strncmp(out, "abcde\n[codeexecd] stdout truncated at 5 characters: 11 more characters were cut; the whole stdout is in codeexecd-output/7-", 120) == 0,
 		      "%s", out);
 	ck_assert_int_eq(sscanf(strstr(out, "is in ") + 6, "%255s", path), 1);
@@ -118,7 +115,7 @@ START_TEST(over_limit_spilled_whole)
 	ck_assert_int_eq(sscanf(strstr(out, "characters: ") + 12, "%zu", &cut), 1);
 	ck_assert_uint_eq(cut, 11);
 	free(data);
-	json_object_put(r);
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST
@@ -129,10 +126,10 @@ START_TEST(utf8_counted_as_characters)
 	feed_stream(ex, "stderr", "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
 	ck_assert_uint_eq(ex->err.kept.len, 6);
 	ck_assert_uint_eq(ex->err.cut_chars, 2);
-	struct json_object *r = exec_result(ex, 1);
-	ck_assert_msg(strstr(result_str(r, "stderr"), "2 more characters were cut") != NULL, "%s",
-		      result_str(r, "stderr"));
-	json_object_put(r);
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_msg(strstr(r.err.s, "2 more characters were cut") != NULL, "%s", r.err.s);
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST
@@ -142,10 +139,12 @@ START_TEST(output_chunk_capped)
 	struct exec *ex = new_exec(4, 0);
 	struct jupyter_msg m = {0};
 	m.content = json_tokener_parse("{\"name\": \"stdout\", \"text\": \"0123456789\"}");
-	struct json_object *o = exec_output_chunk(ex, &m);
-	const char *t = json_object_get_string(json_object_object_get(o, "text"));
+	struct ipc_output o;
+	exec_output_chunk(ex, &m, &o);
+	const char *t = o.text.s;
 	ck_assert_msg(strncmp(t, "0123\n[codeexecd] 6 more characters of this chunk", 48) == 0, "%s", t);
-	json_object_put(o);
+	ck_assert_int_eq(o.name, IPC_STDOUT);
+	ipc_output_free(&o);
 	json_object_put(m.content);
 	exec_free(&ex);
 }
@@ -160,12 +159,11 @@ START_TEST(rich_over_limit_saved_decoded)
 	/* "\x89PNG\r\n\x1a\n" + "0123456789", base64 with IPython's line break */
 	feed(ex, "display_data",
 	     "{\"data\": {\"image/png\": \"iVBORw0KGgowMTIzNDU2Nzg5\\n\", \"text/plain\": \"<Figure>\"}}");
-	struct json_object *r = exec_result(ex, 1);
-	struct json_object *rich = json_object_object_get(r, "rich_outputs");
-	ck_assert_uint_eq(json_object_array_length(rich), 2);
-	struct json_object *e = json_object_array_get_idx(rich, 0);
-	ck_assert_str_eq(result_str(e, "mime_type"), "text/plain");
-	const char *note = result_str(e, "data");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_uint_eq(r.n_rich, 2);
+	ck_assert_str_eq(r.rich[0].mime_type, "text/plain");
+	const char *note = json_object_get_string(r.rich[0].data);
 	ck_assert_msg(strstr(note, "the image/png output (25 bytes) exceeds the rich output limit of 8 bytes; it was saved to codeexecd-output/7-") != NULL,
 		      "%s", note);
 	ck_assert_int_eq(sscanf(strstr(note, "saved to ") + 9, "%255s", path), 1);
@@ -174,8 +172,8 @@ START_TEST(rich_over_limit_saved_decoded)
 	ck_assert_uint_eq(len, 18);
 	ck_assert_int_eq(memcmp(d, "\x89PNG\r\n\x1a\n0123456789", 18), 0);
 	free(d);
-	ck_assert_str_eq(result_str(json_object_array_get_idx(rich, 1), "data"), "<Figure>");
-	json_object_put(r);
+	ck_assert_str_eq(json_object_get_string(r.rich[1].data), "<Figure>");
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST
@@ -188,6 +186,24 @@ START_TEST(defaults_when_absent)
 	exec_free(&ex);
 }
 END_TEST
+
+static const char *
+result_str(struct json_object *r, const char *key)
+{
+	return json_object_get_string(json_object_object_get(r, key));
+}
+
+/* The RESULT of ex as JSON, as the supervisor sees it. Caller owns. */
+static struct json_object *
+result_json(struct exec *ex)
+{
+	struct ipc_result rr;
+
+	exec_result(ex, 1, &rr);
+	struct json_object *r = ipc_result_json(&rr);
+	ipc_result_free(&rr);
+	return r;
+}
 
 /* Feed a message numbered `n` by session "k_42_" on iopub (or shell). */
 static void
@@ -225,7 +241,7 @@ numbered_run(unsigned skip)
 	feed_numbered(ex, 1, "execute_reply", n++, "{\"status\": \"ok\"}");
 	feed_numbered(ex, 0, "status", n++, "{\"execution_state\": \"idle\"}");
 	ck_assert(exec_done(ex));
-	struct json_object *r = exec_result(ex, 1);
+	struct json_object *r = result_json(ex);
 	exec_free(&ex);
 	return r;
 }
@@ -259,7 +275,7 @@ START_TEST(unsaved_bytes_reported)
 	feed_stream(ex, "stdout", "abc");
 	feed_stream(ex, "stdout", "defgh");
 	feed_stream(ex, "stdout", "ijklmnop");
-	struct json_object *r = exec_result(ex, 1);
+	struct json_object *r = result_json(ex);
 	struct json_object *lost;
 	ck_assert(json_object_object_get_ex(r, "output_lost", &lost));
 	ck_assert_int_eq(json_object_get_int(json_object_object_get(lost, "bytes")), 16);
@@ -273,7 +289,7 @@ START_TEST(value_display_is_the_value)
 {
 	struct exec *ex = new_exec(0, 0);
 	feed(ex, "display_data", "{\"data\": {\"" IPC_VALUE_MIME "\": {\"a\": [1, 2]}}}");
-	struct json_object *r = exec_result(ex, 1), *v;
+	struct json_object *r = result_json(ex), *v;
 	ck_assert(json_object_object_get_ex(r, "value", &v));
 	ck_assert_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), "{\"a\":[1,2]}");
 	ck_assert_uint_eq(json_object_array_length(json_object_object_get(r, "rich_outputs")), 0);
@@ -282,8 +298,8 @@ START_TEST(value_display_is_the_value)
 
 	ex = new_exec(0, 0);
 	feed(ex, "display_data", "{\"data\": {\"" IPC_VALUE_MIME "\": null}}");
-	r = exec_result(ex, 1);
-	ck_assert(json_object_object_get_ex(r, "value", &v) && v == NULL);
+	r = result_json(ex);
+	ck_assert(!json_object_object_get_ex(r, "value", &v)); /* null: left out */
 	json_object_put(r);
 	exec_free(&ex);
 }
