@@ -91,6 +91,7 @@ struct config {
 	int output_truncation_threshold; /* characters */
 	int rich_output_max_bytes;
 	int parallel_max_concurrency;	 /* 0: bounded by the pool only */
+	int parallel_max_inputs;	 /* inputs of one batch, at most */
 	double progress_interval_s;
 	int job_retention_s;
 	int session_idle_timeout;	 /* seconds; 0: never */

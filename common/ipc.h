@@ -52,6 +52,7 @@ enum ipc_type {
  * Payloads: the struct of each message, its fields, their bounds and the
  * codec that alone reads and writes them are in ipc_msg.h.
  */
+#define IPC_VALUE_MIME "application/vnd.codeexecd.value+json"
 
 struct ipc_hdr {
 	uint16_t version;

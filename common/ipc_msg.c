@@ -182,6 +182,13 @@ static const struct field error_fields[] = {
 };
 static const struct schema error_schema = SCHEMA("error", ipc_exec_error, error_fields, NULL);
 
+static const struct field lost_fields[] = {
+	IPC_F_U64(ipc_output_lost, "messages", messages, 0, UINT64_MAX >> 11, IPC_OPT),
+	IPC_F_U64(ipc_output_lost, "bytes", bytes, 0, UINT64_MAX >> 11, IPC_OPT),
+	IPC_F_TEXT(ipc_output_lost, "reason", reason, 4096, IPC_REQ),
+};
+static const struct schema lost_schema = SCHEMA("output_lost", ipc_output_lost, lost_fields, NULL);
+
 static const struct field result_fields[] = {
 	IPC_F_BOOL(ipc_result, "success", success, IPC_REQ),
 	IPC_F_TEXT(ipc_result, "stdout", out, TEXT_MAX, IPC_REQ),
@@ -190,6 +197,8 @@ static const struct field result_fields[] = {
 	IPC_F_OBJ(ipc_result, "error", error, error_schema, IPC_REQ | IPC_NULL),
 	IPC_F_DOUBLE(ipc_result, "execution_time", execution_time, 0, 1e9, IPC_REQ),
 	IPC_F_BOOL(ipc_result, "kernel_restarted", kernel_restarted, IPC_REQ),
+	IPC_F_OBJ(ipc_result, "output_lost", output_lost, lost_schema, IPC_OPT),
+	IPC_F_JSON(ipc_result, "value", value, IPC_OPT),
 };
 static const struct schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 

@@ -167,6 +167,13 @@ struct ipc_exec_error {
 	struct ipc_text traceback; /* ANSI-free */
 };
 
+/* RESULT's output_lost: what the result could not keep, and why. */
+struct ipc_output_lost {
+	uint64_t messages; /* kernel messages that never arrived, at least */
+	uint64_t bytes;	   /* bytes no spill file took */
+	struct ipc_text reason;
+};
+
 /* IPC_RESULT: the result of request id, in the shape of seed 003. */
 struct ipc_result {
 	int success;
@@ -179,6 +186,9 @@ struct ipc_result {
 	/* This call ran in a fresh kernel because the previous one died:
 	 * variables were lost. */
 	int kernel_restarted;
+	struct ipc_output_lost *output_lost; /* "output_lost"; NULL: nothing lost */
+	/* "value": the last display of IPC_VALUE_MIME; NULL: none (or null). */
+	struct json_object *value;
 };
 
 /* IPC_KERNEL_DIED: the kernel died while idle. */

@@ -10,9 +10,11 @@
 
 #include "batch.h"
 #include "config.h"
+#include "ipc.h"
 #include "log.h"
 #include "pool.h"
 #include "rand.h"
+#include "session.h"
 #include "xmalloc.h"
 
 /* How long an item waits for a kernel from the pool. */
@@ -20,11 +22,12 @@
 /* Seconds to read the result variable back. */
 #define FETCH_TIMEOUT_S 30
 
-enum item_status { ITEM_PENDING, ITEM_RUNNING, ITEM_COMPLETED, ITEM_FAILED };
+enum item_status { ITEM_PENDING, ITEM_RUNNING, ITEM_COMPLETED, ITEM_FAILED, ITEM_CANCELLED };
 
 struct item {
 	struct json_object *input;
 	enum item_status status;
+	struct worker *w;	   /* its kernel while it runs, for a cancel (both locks) */
 	struct json_object *value; /* result_variable, once completed */
 	struct json_object *error; /* {type, message}, once failed */
 	char *stdout_text;
@@ -40,17 +43,34 @@ struct batch {
 	int concurrency;
 	size_t n, next_item, running, finished;
 	struct item *items;
+	int cancelled;	/* by cancel_batch or the end of its session (both locks) */
 	time_t ended; /* 0 while running */
 };
 
 /* batch_lock: the table, every batch and every item (see batch.h). */
 static pthread_mutex_t batch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches;
+static const struct config *cfg;
+/*
+ * Items that hold a kernel, or wait for one, in every batch: with the
+ * sessions they count against pool.max_sessions. batch_lock.
+ */
+static int kernels_in_use;
+
+int
+batch_kernels(void)
+{
+	pthread_mutex_lock(&batch_lock);
+	int n = kernels_in_use;
+	pthread_mutex_unlock(&batch_lock);
+	return n;
+}
 
 static const char *
 item_status_name(enum item_status st)
 {
-	static const char *const names[] = {"pending", "running", "completed", "failed"};
+	static const char *const names[] = {"pending", "running", "completed", "failed",
+					    "cancelled"};
 	return names[st];
 }
 
@@ -106,51 +126,82 @@ run_in(struct worker *w, const char *code, double timeout_s, int silent, char **
 	return r;
 }
 
-/* Record how item `it` ended (error, value and out consumed). */
+/* The error of an item its batch's cancel ended. Caller owns. */
+static struct json_object *
+cancelled_error(void)
+{
+	struct json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "type", json_object_new_string("Cancelled"));
+	json_object_object_add(e, "message", json_object_new_string("the batch was cancelled"));
+	return e;
+}
+
+/*
+ * Record how item `it` of `b` ended (error, value and out consumed); a
+ * cancelled batch's item ends cancelled whatever it did.
+ */
 static void
-item_finish(struct item *it, struct json_object *error, struct json_object *value, char *out)
+item_finish(struct batch *b, struct item *it, struct json_object *error,
+	    struct json_object *value, char *out)
 {
 	pthread_mutex_lock(&batch_lock);
+	if (b->cancelled) {
+		json_object_put(error);
+		json_object_put(value);
+		error = cancelled_error();
+		value = NULL;
+	}
 	it->error = error;
 	it->value = value;
 	it->stdout_text = out;
-	it->status = error ? ITEM_FAILED : ITEM_COMPLETED;
+	it->status = b->cancelled ? ITEM_CANCELLED : error ? ITEM_FAILED : ITEM_COMPLETED;
 	pthread_mutex_unlock(&batch_lock);
 }
 
-/* Bind, run, read back: the whole of one item, in worker `w`. pool_lock
- * held; the code, input and variable name of a batch never change. */
+/*
+ * Bind, run, read back: the whole of one item, in worker `w`. pool_lock
+ * held; the code, input and variable name of a batch never change, and
+ * `cancelled` changes only under pool_lock too. The value comes back as
+ * the RESULT's "value" (a display of IPC_VALUE_MIME), so neither its size
+ * nor stdout limits it.
+ */
 static void
 run_item(struct batch *b, struct item *it, struct worker *w)
 {
 	char *out = NULL;
+	struct json_object *v;
 	char *bind = binding_code(it->input);
 	struct json_object *r = run_in(w, bind, FETCH_TIMEOUT_S, 1, NULL);
 	free(bind);
-	if (result_ok(r)) {
+	if (result_ok(r) && !b->cancelled) {
 		json_object_put(r);
 		r = run_in(w, b->code, b->timeout_s, 0, &out);
 	}
-	if (!result_ok(r)) {
-		item_finish(it, result_error(r), NULL, out);
+	if (!result_ok(r) || b->cancelled) {
+		item_finish(b, it, result_error(r), NULL, out);
 		json_object_put(r);
 		return;
 	}
 	json_object_put(r);
-	char *fetch = xasprintf("print(__import__('json').dumps(%s))", b->result_variable);
-	char *printed = NULL;
-	struct json_object *value = NULL;
-	r = run_in(w, fetch, FETCH_TIMEOUT_S, 1, &printed);
+	/* Through JSON and back: what cannot be JSON fails here, with its error. */
+	char *fetch = xasprintf("__import__('IPython').display.display({'" IPC_VALUE_MIME "': "
+				"__import__('json').loads(__import__('json').dumps(%s))}, raw=True)",
+				b->result_variable);
+	r = run_in(w, fetch, FETCH_TIMEOUT_S, 1, NULL);
 	free(fetch);
-	if (result_ok(r) && (value = json_tokener_parse(printed)) != NULL)
-		item_finish(it, NULL, value, out);
-	else
-		item_finish(it, result_error(r), NULL, out);
+	if (result_ok(r)) {
+		/* A value of None is left out of the RESULT: absent means null. */
+		v = json_object_object_get(r, "value");
+		item_finish(b, it, NULL, json_object_get(v), out);
+	} else {
+		item_finish(b, it, result_error(r), NULL, out);
+	}
 	json_object_put(r);
-	free(printed);
 }
 
 static void start_items(struct batch *b);
+static void kick(void);
 
 struct item_run {
 	struct batch *b;
@@ -165,31 +216,71 @@ item_thread(void *arg)
 	const char *why;
 
 	pool_lock();
-	struct worker *w = pool_take(ITEM_TAKE_WAIT_S, &why);
-	if (w == NULL) {
+	struct worker *w = run->b->cancelled ? NULL : pool_take(ITEM_TAKE_WAIT_S, &why);
+	if (run->b->cancelled) {
+		item_finish(run->b, run->it, NULL, NULL, NULL);
+	} else if (w == NULL) {
 		struct json_object *e = json_object_new_object();
 		json_object_object_add(e, "type", json_object_new_string("NoKernel"));
 		json_object_object_add(e, "message", json_object_new_string(why));
-		item_finish(run->it, e, NULL, NULL);
+		item_finish(run->b, run->it, e, NULL, NULL);
 	} else {
+		pthread_mutex_lock(&batch_lock);
+		run->it->w = w;
+		pthread_mutex_unlock(&batch_lock);
 		run_item(run->b, run->it, w);
-		pool_release(w);
+		pthread_mutex_lock(&batch_lock);
+		run->it->w = NULL;
+		pthread_mutex_unlock(&batch_lock);
 	}
+	if (w)
+		pool_release(w);
 	pool_unlock();
 	pthread_mutex_lock(&batch_lock);
+	kernels_in_use--;
 	run->b->running--;
 	run->b->finished++;
 	start_items(run->b);
+	kick(); /* a place in pool.max_sessions is free */
 	pthread_mutex_unlock(&batch_lock);
 	free(run);
 	return NULL;
 }
 
-/* Start pending items while fewer than `concurrency` run. batch_lock held. */
+/* Whether a kernel may start for an item: sessions and batch kernels together. */
+static int
+place_free(void)
+{
+	return session_count() + kernels_in_use < cfg->pool_max_sessions;
+}
+
+/* End the batch once every item has (a cancelled batch's pending ones at once). */
+static void
+maybe_end(struct batch *b)
+{
+	if (b->cancelled) {
+		for (; b->next_item < b->n; b->next_item++) {
+			b->items[b->next_item].error = cancelled_error();
+			b->items[b->next_item].status = ITEM_CANCELLED;
+			b->finished++;
+		}
+	}
+	if (b->finished == b->n && b->ended == 0) {
+		b->ended = time(NULL);
+		log_info("batch %.8s %s: %zu items", b->id, b->cancelled ? "cancelled" : "finished",
+			 b->n);
+	}
+}
+
+/*
+ * Start pending items while fewer than `concurrency` run and a kernel may
+ * start. batch_lock held.
+ */
 static void
 start_items(struct batch *b)
 {
-	while (b->next_item < b->n && (int)b->running < b->concurrency) {
+	while (!b->cancelled && b->next_item < b->n && (int)b->running < b->concurrency &&
+	       place_free()) {
 		struct item_run *run = xmalloc(sizeof(*run));
 		pthread_attr_t attr;
 		pthread_t tid;
@@ -198,6 +289,7 @@ start_items(struct batch *b)
 		run->it = &b->items[b->next_item++];
 		run->it->status = ITEM_RUNNING;
 		b->running++;
+		kernels_in_use++;
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		int rc = pthread_create(&tid, &attr, item_thread, run);
@@ -207,19 +299,25 @@ start_items(struct batch *b)
 			fatal("pthread_create for a batch item");
 		}
 	}
-	if (b->finished == b->n && b->ended == 0) {
-		b->ended = time(NULL);
-		log_info("batch %.8s finished: %zu items", b->id, b->n);
-	}
+	maybe_end(b);
+}
+
+/* Start pending items of every batch while there is room. batch_lock held. */
+static void
+kick(void)
+{
+	for (struct batch *b = batches; b && place_free(); b = b->next)
+		start_items(b);
 }
 
 const char *
-batch_start(const struct config *cfg, const char *owner, const char *code,
+batch_start(const struct config *c, const char *owner, const char *code,
 	    struct json_object *inputs, double timeout_s, const char *result_variable,
 	    int concurrency)
 {
 	struct batch *b = xcalloc(1, sizeof(*b));
 
+	cfg = c;
 	rand_hex(b->id, SESSION_ID_LEN / 2);
 	snprintf(b->owner, sizeof(b->owner), "%s", owner);
 	b->code = xstrdup(code);
@@ -275,8 +373,11 @@ batch_report(const char *id, const char *owner)
 		json_object_array_add(items, item_report(i, &b->items[i]));
 	}
 	json_object_object_add(o, "batch_id", json_object_new_string(b->id));
-	json_object_object_add(o, "status", json_object_new_string(b->ended ? "completed"
-									      : "running"));
+	json_object_object_add(o, "status",
+			       json_object_new_string(b->cancelled ? (b->ended ? "cancelled"
+										: "cancelling")
+							   : b->ended ? "completed"
+								      : "running"));
 	json_object_object_add(o, "total", json_object_new_int64((int64_t)b->n));
 	json_object_object_add(o, "finished", json_object_new_int64((int64_t)b->finished));
 	json_object_object_add(o, "failed", json_object_new_int64((int64_t)failed));
@@ -284,6 +385,47 @@ batch_report(const char *id, const char *owner)
 	json_object_object_add(o, "items", items);
 	pthread_mutex_unlock(&batch_lock);
 	return o;
+}
+
+/* Cancel b: pending items never start, running ones are interrupted. Both locks held. */
+static void
+cancel(struct batch *b)
+{
+	if (b->cancelled || b->ended)
+		return;
+	b->cancelled = 1;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->items[i].w)
+			pool_interrupt(b->items[i].w);
+	maybe_end(b);
+}
+
+struct json_object *
+batch_cancel(const char *id, const char *owner)
+{
+	struct batch *b;
+
+	pthread_mutex_lock(&batch_lock);
+	for (b = batches; b; b = b->next)
+		if (strcmp(b->id, id) == 0 && strcmp(b->owner, owner) == 0)
+			break;
+	if (b)
+		cancel(b);
+	pthread_mutex_unlock(&batch_lock);
+	return b ? batch_report(id, owner) : NULL;
+}
+
+void
+batch_session_closed(const char *owner)
+{
+	pthread_mutex_lock(&batch_lock);
+	for (struct batch *b = batches; b; b = b->next) {
+		if (strcmp(b->owner, owner) == 0 && !b->ended) {
+			log_info("batch %.8s: its session ended; cancelling it", b->id);
+			cancel(b);
+		}
+	}
+	pthread_mutex_unlock(&batch_lock);
 }
 
 /* Unlink and free a finished batch. batch_lock held. */
@@ -320,5 +462,7 @@ batch_expire(int retention_s)
 		if (b->ended && difftime(now, b->ended) >= retention_s)
 			batch_free(b);
 	}
+	if (cfg)
+		kick(); /* sessions may have ended since */
 	pthread_mutex_unlock(&batch_lock);
 }

@@ -22,12 +22,23 @@ struct config;
 
 /*
  * Start running `code` for each object of `inputs` (borrowed), at most
- * `concurrency` at once, then reading `result_variable`. Returns the new
- * batch's id (storage of the batch: copy it before the batch can expire).
+ * `concurrency` at once and only while sessions and batch kernels together
+ * stay under pool.max_sessions, then reading `result_variable`. Returns the
+ * new batch's id (storage of the batch: copy it before the batch can expire).
  */
 const char *batch_start(const struct config *cfg, const char *owner, const char *code,
 			struct json_object *inputs, double timeout_s, const char *result_variable,
 			int concurrency);
+/*
+ * Cancel batch `id` of `owner`: pending items never start, running ones
+ * are interrupted (and killed with their kernel if they ignore it). Returns
+ * its report (caller owns), or NULL if `owner` may not see it. pool_lock held.
+ */
+struct json_object *batch_cancel(const char *id, const char *owner);
+/* The session `owner` ended: so do its batches. pool_lock held. */
+void batch_session_closed(const char *owner);
+/* Kernels that batch items hold or wait for, counted against pool.max_sessions. */
+int batch_kernels(void);
 /* The state of batch `id` as seen by `owner`, or NULL if it may not see it. */
 struct json_object *batch_report(const char *id, const char *owner);
 /* Drop finished batches older than `retention_s`. */

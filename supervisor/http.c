@@ -24,6 +24,7 @@
 #include "pool.h"
 #include "reload.h"
 #include "session.h"
+#include "start_failure.h"
 #include "xmalloc.h"
 
 /*
@@ -456,6 +457,7 @@ health_handler(struct mg_connection *conn, void *unused)
 	json_object_object_add(o, "name", json_object_new_string(cfg->name));
 	json_object_object_add(o, "sessions", json_object_new_int(session_count()));
 	json_object_object_add(o, "idle_kernels", json_object_new_int(pool_idle_count()));
+	start_failure_add(o);
 	int status = ready && !degraded ? 200 : 503;
 	send_response(conn, status, "application/json",
 		      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |

@@ -26,6 +26,7 @@
 #include "rand.h"
 #include "remover.h"
 #include "result.h"
+#include "start_failure.h"
 #include "xmalloc.h"
 
 /* Seconds a worker gets to start its kernel before it is killed. */
@@ -464,6 +465,16 @@ pool_spare_count(void)
 	return n;
 }
 
+/* Nonzero while a worker is starting its kernel. */
+static int
+pool_starting(void)
+{
+	for (struct worker *w = workers; w; w = w->next)
+		if (w->state == WORKER_STARTING)
+			return 1;
+	return 0;
+}
+
 static int
 pool_live_count(void)
 {
@@ -523,6 +534,7 @@ pool_take(double wait_s, const char **why)
 	deadline.tv_sec += (time_t)wait_s;
 
 	struct worker *found = NULL;
+	unsigned long failures = start_failure_count();
 
 	takers++;
 	pool_wake();
@@ -532,6 +544,16 @@ pool_take(double wait_s, const char **why)
 				found = w;
 		if (found)
 			break;
+		/*
+		 * Kernels fail to start: say why now, not after wait_s, once a
+		 * start tried for us failed, or while refills back off.
+		 */
+		if (start_failure_message() &&
+		    (start_failure_count() != failures ||
+		     (!pool_starting() && time(NULL) < backoff_until))) {
+			*why = start_failure_message();
+			break;
+		}
 		if (stopping) {
 			*why = "the server is shutting down";
 			break;
@@ -879,10 +901,13 @@ worker_message(struct worker *w, struct ipc_msg *m)
 	switch (m->hdr.type) {
 	case IPC_READY:
 		on_ready(w, &u.ready);
+		start_failure_set(NULL);
 		break;
 	case IPC_START_FAILED:
 		log_warnx("worker %d could not start its kernel: %s", (int)w->pid,
 			  u.start_failed.message.s);
+		start_failure_set(u.start_failed.message.s);
+		pthread_cond_broadcast(&ready_cond); /* waiters fail now, with the reason */
 		break;
 	case IPC_OUTPUT:
 		if (for_call(w, ph, m) == 1) {

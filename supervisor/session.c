@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "log.h"
 #include "pool.h"
 #include "rand.h"
@@ -64,7 +65,7 @@ session_describe(void)
 struct session *
 session_create(const char *protocol_version, int max_sessions, const char **why)
 {
-	if (session_count() >= max_sessions) {
+	if (session_count() + batch_kernels() >= max_sessions) {
 		*why = "the server has reached pool.max_sessions; close a session or retry later";
 		return NULL;
 	}
@@ -140,6 +141,7 @@ session_close(struct session *s)
 		}
 	}
 	s->closed = 1;
+	batch_session_closed(s->id);
 	/* A running execution is stopped; its thread frees the session after. */
 	if (s->busy && s->worker)
 		pool_interrupt(s->worker);

@@ -2,15 +2,13 @@
 #include "autoconf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "batch.h"
 #include "config.h"
 #include "session.h"
 #include "tools.h"
-
-/* The most inputs one batch may hold. */
-#define BATCH_MAX_INPUTS 10000
 
 static void
 parallel_describe(const struct config *cfg, struct json_object *tool)
@@ -19,8 +17,10 @@ parallel_describe(const struct config *cfg, struct json_object *tool)
 		tool, "description",
 		json_object_new_string(
 			"Run the same code once per input, each in a fresh kernel with the "
-			"input's keys bound as variables, several at once. Returns a batch_id; "
-			"poll it with the check_batch tool for each item's result_variable."));
+			"input's keys bound as variables, several at once (kernels of batches "
+			"count against the server's session limit). Returns a batch_id; poll it "
+			"with the check_batch tool for each item's result_variable, stop it with "
+			"cancel_batch. The batch ends with this session."));
 	json_object_object_add(
 		tool, "inputSchema",
 		tool_schema("{\"type\":\"object\",\"properties\":{"
@@ -73,10 +73,18 @@ parallel_call(struct tool_call *tc)
 	if (code == NULL)
 		return tool_bad_params(tc, "argument 'code' (a string) is required");
 	if (!json_object_object_get_ex(tc->args, "inputs", &inputs) ||
-	    !json_object_is_type(inputs, json_type_array) ||
-	    json_object_array_length(inputs) > BATCH_MAX_INPUTS || !inputs_valid(inputs))
-		return tool_bad_params(tc, "argument 'inputs' must be an array (at most 10000) "
-					   "of objects whose keys are Python identifiers");
+	    !json_object_is_type(inputs, json_type_array) || !inputs_valid(inputs))
+		return tool_bad_params(tc, "argument 'inputs' must be an array of objects whose "
+					   "keys are Python identifiers");
+	size_t n = json_object_array_length(inputs);
+	if (n > (size_t)tc->cfg->parallel_max_inputs) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+			 "argument 'inputs' has %zu inputs; a batch may have at most %d "
+			 "(parallel_max_inputs): split it into smaller batches",
+			 n, tc->cfg->parallel_max_inputs);
+		return tool_bad_params(tc, msg);
+	}
 	if (var == NULL)
 		var = "result";
 	if (!is_identifier(var))
@@ -90,8 +98,7 @@ parallel_call(struct tool_call *tc)
 	const char *id = batch_start(tc->cfg, tc->session->id, code, inputs, seconds, var, limit);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "batch_id", json_object_new_string(id));
-	json_object_object_add(o, "total",
-			       json_object_new_int64((int64_t)json_object_array_length(inputs)));
+	json_object_object_add(o, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "concurrency", json_object_new_int(limit));
 	return tool_result(o, NULL, 0);
 }

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "execute.h"
+#include "ipc.h"
 #include "xmalloc.h"
 
 /*
@@ -22,8 +23,11 @@
 #define TEXT_CAP (12u * 1024 * 1024)
 #define RICH_CAP (24u * 1024 * 1024)
 
+/* Why messages numbered in sequence went missing. */
+#define HWM_WHY                                                                          \
+	"the kernel's iopub socket dropped them: its queue (ZeroMQ's high-water mark, 1000 " \
+	"messages) overflowed while the kernel or the host was too busy to send them"
 #define RESTART_NOTE "[codeexecd] the kernel was restarted; variables from earlier calls are lost\n"
-#define LOST_NOTE "\n[codeexecd] some output was lost: the kernel sent a message over the size limit or its output channel failed\n"
 
 /* An empty stream called name, with no spill file. */
 static void
@@ -86,8 +90,12 @@ exec_free(struct exec **exp)
 	json_object_put(ex->reply_content);
 	stream_free(&ex->out);
 	stream_free(&ex->err);
+	free(ex->lost_reason);
+	free(ex->seq_prefix);
+	free(ex->seq);
 	json_object_put(ex->rich);
 	json_object_put(ex->error);
+	json_object_put(ex->value);
 	free(ex);
 	*exp = NULL;
 }
@@ -186,15 +194,23 @@ utf8_prefix(const char *s, size_t len, size_t chars, size_t bytes)
 	return i;
 }
 
-/* Append text to the stream's spill file; on failure, remember why and stop. */
+/*
+ * Append text to the stream's spill file; on failure, remember why and stop.
+ * Bytes that no file takes are counted as lost.
+ */
 static void
 stream_spill(struct exec *ex, struct exec_stream *st, const char *text, size_t len)
 {
-	if (st->fd == -1)
+	if (st->fd == -1) {
+		if (st->spill_error)
+			st->lost_bytes += len;
 		return;
+	}
+	off_t before = st->written;
 	int rc = spill_write(&ex->lim.place, st->fd, &st->written, text, len);
 	if (rc == 0)
 		return;
+	st->lost_bytes += len - (size_t)(st->written - before);
 	if (rc == 1)
 		st->spill_error = xasprintf("%s was cut at %lld bytes by the file size limit",
 					    st->file, (long long)ex->lim.place.max_bytes);
@@ -212,6 +228,7 @@ stream_overflow(struct exec *ex, struct exec_stream *st)
 	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, &why);
 	if (st->fd == -1) {
 		st->spill_error = why;
+		st->lost_bytes += st->kept.len; /* the file misses its start too */
 		return;
 	}
 	stream_spill(ex, st, st->kept.data ? st->kept.data : "", st->kept.len);
@@ -427,6 +444,13 @@ add_rich(struct exec *ex, const struct jupyter_msg *m, char *const *allow_mime)
 	if (!json_object_object_get_ex(m->content, "data", &data) ||
 	    !json_object_is_type(data, json_type_object))
 		return;
+	struct json_object *value;
+	if (json_object_object_get_ex(data, IPC_VALUE_MIME, &value)) {
+		json_object_put(ex->value);
+		ex->value = json_object_get(value);
+		ex->has_value = 1;
+		return;
+	}
 	if (allow_mime == NULL) {
 		json_object_object_foreach(data, mime, v)
 		{
@@ -476,13 +500,92 @@ set_error_from(struct exec *ex, struct json_object *content)
 	ex->error = e;
 }
 
+/*
+ * Note the number of message m of the kernel; `ours` if its parent is our
+ * request. Messages before our first one, or of another numbering (a
+ * subprocess, a kernel that does not number), are not counted.
+ */
+static void
+note_seq(struct exec *ex, const struct jupyter_msg *m, int ours)
+{
+	struct json_object *id;
+
+	if (!json_object_object_get_ex(m->header, "msg_id", &id))
+		return;
+	const char *s = json_object_get_string(id);
+	const char *us = strrchr(s, '_');
+	char *end;
+	if (us == NULL || us[1] < '0' || us[1] > '9')
+		return;
+	unsigned long long n = strtoull(us + 1, &end, 10);
+	size_t plen = (size_t)(us + 1 - s);
+	if (*end != '\0')
+		return;
+	if (ex->seq_prefix == NULL) {
+		if (!ours)
+			return;
+		ex->seq_prefix = xstrndup(s, plen);
+		ex->seq_min = ex->seq_max = n;
+	}
+	if (strlen(ex->seq_prefix) != plen || strncmp(ex->seq_prefix, s, plen) != 0)
+		return;
+	if (ours && n < ex->seq_min)
+		ex->seq_min = n;
+	if (ours && n > ex->seq_max)
+		ex->seq_max = n;
+	if (ex->nseq == ex->seq_cap) {
+		ex->seq_cap = ex->seq_cap ? ex->seq_cap * 2 : 64;
+		ex->seq = xreallocarray(ex->seq, ex->seq_cap, sizeof(*ex->seq));
+	}
+	ex->seq[ex->nseq++] = n;
+}
+
+static int
+cmp_seq(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Messages numbered between our status busy and status idle that never
+ * came: ZeroMQ's PUB socket in the kernel drops what does not fit its
+ * queue (1000 messages) when we read too slowly, without a trace.
+ */
+static void
+check_seq(struct exec *ex)
+{
+	size_t seen = 0;
+
+	/* An interrupt by message adds a reply on control, which we do not count. */
+	if (!ex->got_idle || !ex->got_reply || ex->seq_prefix == NULL || ex->timed_out ||
+	    ex->cancelled)
+		return;
+	qsort(ex->seq, ex->nseq, sizeof(*ex->seq), cmp_seq);
+	for (size_t i = 0; i < ex->nseq; i++)
+		seen += ex->seq[i] >= ex->seq_min && ex->seq[i] <= ex->seq_max &&
+			(i == 0 || ex->seq[i] != ex->seq[i - 1]);
+	unsigned long long span = ex->seq_max - ex->seq_min + 1;
+	if (span > seen)
+		exec_lose_output(ex, (unsigned long)(span - seen), HWM_WHY);
+}
+
 enum exec_event
 exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, char *const *allow_mime)
 {
 	const char *t = m->msg_type;
+	int ours = ex->msg_id[0] != '\0' && m->parent_msg_id != NULL &&
+		   strcmp(m->parent_msg_id, ex->msg_id) == 0;
 
-	if (ex->msg_id[0] == '\0' || m->parent_msg_id == NULL ||
-	    strcmp(m->parent_msg_id, ex->msg_id) != 0)
+	if (ex->msg_id[0] != '\0')
+		note_seq(ex, m, ours);
+	if (!ours && ex->probe_id[0] && m->parent_msg_id &&
+	    strcmp(m->parent_msg_id, ex->probe_id) == 0 && !ex->got_idle) {
+		ex->got_idle = 1; /* it will not come: what came before is all there is */
+		exec_lose_output(ex, 1, HWM_WHY);
+		return EXEC_COLLECTED;
+	}
+	if (!ours)
 		return EXEC_IGNORED;
 	ex->quiet_since = clock_mono();
 	if (strcmp(t, "status") == 0) {
@@ -524,11 +627,20 @@ exec_on_shell(struct exec *ex, const struct jupyter_msg *m)
 		return 0;
 	ex->got_reply = 1;
 	ex->quiet_since = clock_mono();
+	note_seq(ex, m, 1);
 	free(ex->reply_status);
 	ex->reply_status = xstrdup(content_str(m, "status"));
 	json_object_put(ex->reply_content);
 	ex->reply_content = json_object_get(m->content);
 	return 1;
+}
+
+void
+exec_lose_output(struct exec *ex, unsigned long messages, const char *reason)
+{
+	ex->lost_messages += messages;
+	if (ex->lost_reason == NULL)
+		ex->lost_reason = xstrdup(reason);
 }
 
 int
@@ -542,7 +654,7 @@ exec_idle_deadline(const struct exec *ex)
 {
 	if (!ex->got_reply || ex->got_idle)
 		return 0;
-	return ex->quiet_since + EXEC_IDLE_WAIT_S;
+	return ex->quiet_since + (ex->probe_id[0] ? EXEC_IDLE_WAIT_S : EXEC_PROBE_AFTER_S);
 }
 
 void
@@ -611,9 +723,40 @@ stdout_text(struct exec *ex, struct ipc_text *t)
 	text_take(t, &b);
 }
 
+/*
+ * output_lost {messages, bytes, reason} when anything was lost, else NULL
+ * (caller owns it); *note is the line stderr gets (caller frees).
+ */
+static struct ipc_output_lost *
+lost_report(struct exec *ex, char **note)
+{
+	unsigned long long bytes = ex->out.lost_bytes + ex->err.lost_bytes;
+	const char *why = ex->lost_reason;
+
+	*note = NULL;
+	if (ex->lost_messages == 0 && bytes == 0)
+		return NULL;
+	if (why == NULL) /* only spill files failed: their markers say how */
+		why = ex->out.lost_bytes ? ex->out.spill_error : ex->err.spill_error;
+	if (why == NULL)
+		why = "unknown";
+	struct ipc_output_lost *o = xcalloc(1, sizeof(*o));
+	o->messages = ex->lost_messages;
+	o->bytes = bytes;
+	o->reason.s = xstrdup(why);
+	o->reason.len = strlen(why);
+	if (ex->lost_messages)
+		*note = xasprintf("\n[codeexecd] output was lost: at least %lu message(s) of the kernel never arrived: %s\n",
+				  ex->lost_messages, why);
+	else
+		*note = xasprintf("\n[codeexecd] output was lost: %llu bytes could not be saved: %s\n",
+				  bytes, why);
+	return o;
+}
+
 /* The result's stderr: restart note, kept text, its marker, loss note. */
 static void
-stderr_text(struct exec *ex, struct ipc_text *t)
+stderr_text(struct exec *ex, struct ipc_text *t, const char *lost_note)
 {
 	struct buf b;
 
@@ -622,8 +765,8 @@ stderr_text(struct exec *ex, struct ipc_text *t)
 		buf_adds(&b, RESTART_NOTE);
 	buf_add(&b, ex->err.kept.data ? ex->err.kept.data : "", ex->err.kept.len);
 	stream_marker(&b, &ex->err, ex->lim.output_chars);
-	if (ex->output_lost)
-		buf_adds(&b, LOST_NOTE);
+	if (lost_note)
+		buf_adds(&b, lost_note);
 	text_take(t, &b);
 }
 
@@ -647,10 +790,20 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 {
 	memset(r, 0, sizeof(*r));
 	error_from_reply(ex);
+	check_seq(ex);
 	r->success = ex->got_reply && ex->reply_status && strcmp(ex->reply_status, "ok") == 0 &&
 		     ex->error == NULL;
 	stdout_text(ex, &r->out);
-	stderr_text(ex, &r->err);
+	/* Both spill files closed first: a failed close is a loss too. */
+	stream_close(&ex->err);
+	char *note;
+	r->output_lost = lost_report(ex, &note);
+	stderr_text(ex, &r->err, note);
+	free(note);
+	if (ex->has_value) {
+		r->value = ex->value; /* NULL (JSON null) is left out */
+		ex->value = NULL;
+	}
 	r->n_rich = json_object_array_length(ex->rich);
 	r->rich = xcalloc(r->n_rich ? r->n_rich : 1, sizeof(*r->rich));
 	for (size_t i = 0; i < r->n_rich; i++) {

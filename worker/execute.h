@@ -17,18 +17,24 @@
 #include "jupyter.h"
 #include "spill.h"
 
+
 /* Defaults of EXECUTE's output_limit (characters) and rich_limit (bytes). */
 #define EXEC_OUTPUT_LIMIT 50000
 #define EXEC_RICH_LIMIT (5u * 1024 * 1024)
 
+/*
+ * How long iopub may stay silent after execute_reply before the worker
+ * probes it (kernel_info_request, whose status follows our idle on iopub),
+ * and how long after the probe before the execution ends without its
+ * status idle. Long, because a kernel starved of CPU on a busy host may
+ * take seconds to flush its output; a broken channel is rare (a single
+ * message over KERNEL_IOPUB_MAX_MSG).
+ */
+#define EXEC_PROBE_AFTER_S 2.0
+#define EXEC_IDLE_WAIT_S 30.0
+
 /* Grace period between an interrupt for a timeout and the kill. */
 #define EXEC_GRACE_S 5.0
-/*
- * How long iopub may stay silent after execute_reply before the execution
- * ends without its status idle: a message over ZMQ_MAXMSGSIZE makes ZeroMQ
- * drop the connection, and the rest of the output with it.
- */
-#define EXEC_IDLE_WAIT_S 3.0
 
 /*
  * One stream (stdout or stderr) of an execution. The result keeps its first
@@ -44,6 +50,7 @@ struct exec_stream {
 	off_t written;
 	char *file;		/* its path relative to the kernel's cwd */
 	char *spill_error;	/* why the whole stream could not be saved */
+	unsigned long long lost_bytes; /* bytes neither kept nor saved */
 };
 
 /* The limits of one execution (EXECUTE) and where overflow goes. */
@@ -60,14 +67,26 @@ struct exec {
 	int silent;		/* Jupyter's silent: no history, no execute_result */
 	int kernel_restarted;	/* runs in a fresh kernel after a death */
 	char msg_id[JUPYTER_MSG_ID_MAX]; /* of execute_request; "" until sent */
+	char probe_id[JUPYTER_MSG_ID_MAX]; /* kernel_info_request probing iopub, or "" */
 	double t_start;		/* when execute_request was sent (monotonic) */
 	double deadline;	/* timeout; 0 if none or already passed */
 	double grace_deadline;	/* kill if still busy then; 0 if not timing out */
 	int timed_out;
 	int cancelled;		/* interrupted on INTERRUPT: killed after the grace too */
+	unsigned long oom_base;	/* the kernel cgroup's OOM kills when it started */
 	int got_reply, got_idle;
 	double quiet_since;	/* last execute_reply or iopub message of ours */
-	int output_lost;	/* ended without status idle */
+	unsigned long lost_messages; /* kernel messages that never arrived (at least) */
+	/*
+	 * The numbers of the kernel's messages seen since the request, for
+	 * Jupyter sessions that number them ("<session>_<pid>_<n>", as
+	 * jupyter_client does): a gap between status busy and status idle is
+	 * output the kernel's iopub socket dropped (its high-water mark).
+	 */
+	char *seq_prefix;	/* "<session>_<pid>_" of our first message */
+	unsigned long long *seq, seq_min, seq_max;
+	size_t nseq, seq_cap;
+	char *lost_reason;	/* why output was lost; NULL if none was */
 	char *reply_status;	/* "ok", "error", "aborted" */
 	struct json_object *reply_content;
 
@@ -75,6 +94,13 @@ struct exec {
 	struct exec_stream out, err;
 	struct json_object *rich;  /* array of {mime_type, data} */
 	struct json_object *error; /* {type, message, traceback} or NULL */
+	/*
+	 * The last display of IPC_VALUE_MIME: not an output but the RESULT's
+	 * "value", how the supervisor reads a batch item's result variable
+	 * whatever its size (up to the frame limit), without parsing stdout.
+	 */
+	struct json_object *value; /* NULL: JSON null */
+	int has_value;
 	size_t rich_bytes;
 	unsigned rich_saved;	   /* rich outputs moved to spill files */
 	int clear_pending;	   /* clear_output(wait=True) seen */
@@ -115,15 +141,22 @@ int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
 int exec_done(const struct exec *ex);
 /*
  * When to stop waiting for status idle (monotonic), or 0 while the reply
- * has not come. Past it, the caller sets output_lost and finishes.
+ * has not come. Past it, the caller calls exec_lose_output and finishes.
  */
 double exec_idle_deadline(const struct exec *ex);
+/*
+ * Record that at least `messages` kernel messages of this execution were
+ * lost, and why (copied). The result then carries output_lost and says so.
+ */
+void exec_lose_output(struct exec *ex, unsigned long messages, const char *reason);
 
 /* Replace the error (type and message copied; the traceback is kept). */
 void exec_set_error(struct exec *ex, const char *type, const char *message);
 /*
  * Fill *r, the RESULT (ipc_msg.h) as of `now`; caller frees it with
  * ipc_result_free(). The collected outputs move into it: call once.
+ * Whenever output was lost (a message never arrived, a spill file could
+ * not take it all), it has output_lost and a line in stderr saying so.
  */
 void exec_result(struct exec *ex, double now, struct ipc_result *r);
 /*

@@ -297,14 +297,22 @@ spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **ar
 static void *
 open_socket(struct kernel *k, void *zctx, int type, int port)
 {
-	int linger = 0, reconnect_ms = RECONNECT_MS;
-	int64_t maxmsg = MAX_MSG_SIZE;
+	int linger = 0, reconnect_ms = RECONNECT_MS, unlimited = 0;
+	int64_t maxmsg = type == ZMQ_SUB ? KERNEL_IOPUB_MAX_MSG : MAX_MSG_SIZE;
 	char *ep = xasprintf("ipc://%s-%d", k->ip, port);
 	void *s = zmq_socket(zctx, type);
 
+	/*
+	 * iopub is PUB/SUB: a subscriber that falls 1000 messages behind (the
+	 * default high-water marks) makes the kernel's PUB drop output without
+	 * a trace. With no receive limit, ZeroMQ's I/O thread keeps reading
+	 * whatever the kernel sends while our loop writes files and talks to
+	 * the supervisor, so the kernel's queue never fills.
+	 */
 	if (s == NULL || zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger)) == -1 ||
 	    zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg)) == -1 ||
 	    zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &reconnect_ms, sizeof(reconnect_ms)) == -1 ||
+	    (type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_RCVHWM, &unlimited, sizeof(unlimited)) == -1) ||
 	    (type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0) == -1) ||
 	    zmq_connect(s, ep) == -1) {
 		log_warnx("zmq socket %s: %s", ep, zmq_strerror(zmq_errno()));
@@ -587,6 +595,16 @@ kernel_reopen_iopub(struct kernel *k, void *zctx)
 	close_socket(&k->iopub);
 	k->iopub = open_socket(k, zctx, ZMQ_SUB, PORT_IOPUB);
 	return k->iopub ? 0 : -1;
+}
+
+int
+kernel_iopub_pending(struct kernel *k)
+{
+	int events = 0;
+	size_t len = sizeof(events);
+
+	return k->iopub && zmq_getsockopt(k->iopub, ZMQ_EVENTS, &events, &len) == 0 &&
+	       (events & ZMQ_POLLIN);
 }
 
 void

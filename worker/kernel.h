@@ -18,6 +18,17 @@
 #include "jupyter.h"
 #include "sandbox.h"
 
+/*
+ * The largest message iopub accepts: a stream chunk bigger than this (one
+ * print of it) makes ZeroMQ drop the connection, and the execution ends
+ * with output_lost. Shell and control keep 64 MiB.
+ */
+#define KERNEL_IOPUB_MAX_MSG ((int64_t)256 * 1024 * 1024)
+/* What an execution whose iopub went silent before status idle reports. */
+#define KERNEL_LOST_OUTPUT_WHY                                                          \
+	"the kernel's output channel delivered nothing after the reply: a single output " \
+	"message over 256 MiB (one print or display of that size) ends it"
+
 /* What START asked for; owned by main.c, borrowed by every kernel. */
 struct kernel_spec {
 	char **argv;	   /* NULL-terminated; "{connection_file}" is replaced */
@@ -88,6 +99,12 @@ double kernel_handshake_tick(struct kernel *k, struct jupyter_session *sess, dou
  * 0, or -1 logged (the old socket is gone either way).
  */
 int kernel_reopen_iopub(struct kernel *k, void *zctx);
+
+/*
+ * 1 if iopub holds a message not yet received: output is still arriving,
+ * however long ago the last one was read.
+ */
+int kernel_iopub_pending(struct kernel *k);
 
 /* Interrupt the running code: SIGINT, or interrupt_request on control. */
 void kernel_interrupt(struct kernel *k, struct jupyter_session *sess, int by_message);

@@ -24,6 +24,7 @@
 
 #include <zmq.h>
 
+#include "cgroup.h"
 #include "clock.h"
 #include "execute.h"
 #include "ipc.h"
@@ -194,12 +195,28 @@ finish_exec(struct worker *w)
 
 	int finished_ok = ex->reply_status && strcmp(ex->reply_status, "ok") == 0;
 	/*
+	 * A failed run during which the kernel's cgroup recorded an OOM kill
+	 * failed for memory, whatever else happened meanwhile (a timeout, its
+	 * interrupt, the kill after the grace, a cancel).
+	 */
+	if (!finished_ok && !error_is(ex, "MemoryLimitExceeded") && w->sb.cg &&
+	    cgroup_oom_kills(w->sb.cg) > ex->oom_base) {
+		struct json_object *msg = NULL;
+		if (ex->error)
+			json_object_object_get_ex(ex->error, "message", &msg);
+		char *m = xasprintf("the kernel exceeded its memory limit of %llu MB and the memory cgroup's OOM killer acted%s%s",
+				    (unsigned long long)w->sb.limits.memory_mb, msg ? ": " : "",
+				    msg ? json_object_get_string(msg) : "");
+		exec_set_error(ex, "MemoryLimitExceeded", m);
+		free(m);
+	}
+	/*
 	 * The interrupt's KeyboardInterrupt is our doing: report the timeout. A
 	 * run that still ended "ok" finished before the interrupt took effect; a
 	 * kernel that died meanwhile is reported as such.
 	 */
 	if (ex->timed_out && !finished_ok && !error_is(ex, "TimeoutError") &&
-	    !error_is(ex, "KernelDied")) {
+	    !error_is(ex, "KernelDied") && !error_is(ex, "MemoryLimitExceeded")) {
 		char *m = xasprintf("Execution exceeded %g seconds", ex->timeout_s);
 		exec_set_error(ex, "TimeoutError", m);
 		free(m);
@@ -234,6 +251,7 @@ send_execute(struct worker *w)
 		return;
 	}
 	exec_started(w->ex, msg_id, clock_mono());
+	w->ex->oom_base = w->sb.cg ? cgroup_oom_kills(w->sb.cg) : 0;
 }
 
 /* ---- Kernel life cycle ---- */
@@ -407,20 +425,22 @@ kill_after_grace(struct worker *w)
 	drain_iopub(w);
 	if (w->ex == NULL)
 		return; /* it went idle at the last moment: answered, nothing to kill */
+	if (kernel_reap(w->k)) { /* it died meanwhile (an OOM kill): say how */
+		kernel_died(w);
+		return;
+	}
 	char *m = w->ex->timed_out
 			  ? xasprintf("Execution exceeded %g seconds and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost",
 				      w->ex->timeout_s)
 			  : xstrdup("Cancelled, and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost");
-	/* A cancelled call's answer reaches nobody: tell the next one instead. */
-	if (!w->ex->timed_out)
-		w->state_lost = 1;
-
 	log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
 	exec_set_error(w->ex, w->ex->timed_out ? "TimeoutError" : "Cancelled", m);
 	free(m);
 	finish_exec(w);
+	/* Like a crash: the next result says kernel_restarted (after finish_exec). */
+	w->state_lost = 1;
 	start_kernel(w, AFTER_QUIET);
 }
 
@@ -752,10 +772,28 @@ run_timers(struct worker *w)
 			return 0;
 		}
 		double idle = exec_idle_deadline(ex);
+		/* Output still queued is late, not lost: a busy loop reads it next. */
+		if (idle > 0 && now >= idle && kernel_iopub_pending(w->k)) {
+			ex->quiet_since = now;
+			idle = exec_idle_deadline(ex);
+		}
+		/*
+		 * Silent since the reply: ask for kernel_info. Its status on iopub
+		 * comes after our idle from the same queue, so once it arrives
+		 * without ours, ours was dropped (execute.c); if nothing comes,
+		 * the channel is broken.
+		 */
+		if (idle > 0 && now >= idle && ex->probe_id[0] == '\0') {
+			if (jupyter_send(w->k->shell, &w->sess, "kernel_info_request", NULL,
+					 ex->probe_id) == -1)
+				snprintf(ex->probe_id, sizeof(ex->probe_id), "-"); /* wait it out */
+			ex->quiet_since = now;
+			idle = exec_idle_deadline(ex);
+		}
 		if (idle > 0 && now >= idle) {
 			log_warnx("request %u: no status idle %g s after the reply; output lost",
 				  ex->id, EXEC_IDLE_WAIT_S);
-			ex->output_lost = 1;
+			exec_lose_output(ex, 1, KERNEL_LOST_OUTPUT_WHY);
 			finish_exec(w);
 			if (kernel_reopen_iopub(w->k, w->zctx) == -1)
 				kill_broken_kernel(w);

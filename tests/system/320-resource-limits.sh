@@ -1,7 +1,10 @@
 #!/bin/sh
 # 320-resource-limits: limits.* through the real daemon: a memory hog in one
 # session gives MemoryLimitExceeded while another session's 1+1 answers
-# within a second; a fork bomb stays under limits.pids; the daemon's RSS is
+# (median within a second; it pings for as long as the hog runs, no fixed
+# sleeps), and the next call says kernel_restarted; a kernel killed by the
+# memory limit during the interrupt grace after a timeout gives
+# MemoryLimitExceeded, not TimeoutError (issue 10 item 8); a fork bomb stays under limits.pids; the daemon's RSS is
 # unchanged afterwards. Once with kernels of the daemon's uid, once with
 # kernel_network_mode seccomp and per-kernel uids. Skips until codeexecd -n accepts limits.*, when not
 # root (cgroups), and when `codeexec-worker -p` finds a controller unusable.
@@ -58,23 +61,60 @@ before = rss()
 lat = []
 
 
+hog_done = threading.Event()
+
+
 def ping():
-    time.sleep(0.5)
-    for i in range(5):
+    # For as long as the hog runs (at least once): no fixed sleeps.
+    while True:
         t0 = time.time()
         r = b.execute("1+1")["structuredContent"]
         lat.append(time.time() - t0)
         check(r["success"], "the other session answers", r)
-        time.sleep(0.3)
+        if hog_done.is_set():
+            return
 
 
 th = threading.Thread(target=ping)
 th.start()
 r = a.execute("x = []\nwhile True:\n    x.append(bytearray(16 << 20))", timeout=60)["structuredContent"]
+hog_done.set()
 th.join()
 check((r.get("error") or {}).get("type") == "MemoryLimitExceeded", "memory hog: MemoryLimitExceeded", r)
-check(max(lat) < 1.0, "another session's 1+1 answers within a second meanwhile", lat)
-ok("memory hog gave MemoryLimitExceeded; 1+1 elsewhere took at most %.3f s" % max(lat))
+lat.sort()
+check(lat[len(lat) // 2] < 1.0, "another session's 1+1 answers within a second meanwhile (median)", lat)
+ok("memory hog gave MemoryLimitExceeded; %d calls of 1+1 elsewhere, median %.3f s, max %.3f s"
+   % (len(lat), lat[len(lat) // 2], lat[-1]))
+r = a.execute("1+1")["structuredContent"]
+check(r.get("success") and r.get("kernel_restarted") is True,
+      "after the OOM kill the next call says kernel_restarted", r)
+ok("the next call runs in a fresh kernel and says so")
+
+# Killed by the memory limit during the interrupt grace after a timeout: the
+# interrupt is ignored, then the code allocates past the limit before the
+# grace ends. That is MemoryLimitExceeded, not TimeoutError, and the next
+# result says kernel_restarted.
+# The slow part (filling 200 MB) comes before the timeout; past it, 100 MB
+# more cross the 256 MB limit, which the OOM killer answers in about a
+# second, well inside the 5 s grace.
+grace = r'''
+import signal, time
+t0 = time.time()
+signal.signal(signal.SIGINT, lambda *a: None)
+a = b"x" * (200 << 20)
+while time.time() - t0 < 3.2:
+    time.sleep(0.05)
+b = b"y" * (100 << 20)
+'''
+r = a.execute(grace, timeout=3)["structuredContent"]
+err = r.get("error") or {}
+check(err.get("type") == "MemoryLimitExceeded" and "memory limit" in err.get("message", ""),
+      "OOM during the grace after a timeout: MemoryLimitExceeded", r)
+ok("OOM kill during the grace after a timeout: MemoryLimitExceeded (%s)" % err["message"][:120])
+r = a.execute("1+1")["structuredContent"]
+check(r.get("success") and r.get("kernel_restarted") is True,
+      "after the OOM kill in the grace the next call says kernel_restarted", r)
+ok("the next call says kernel_restarted")
 
 bomb = r'''
 import errno, os, time

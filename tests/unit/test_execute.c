@@ -3,7 +3,9 @@
  * output_limit characters (UTF-8 aware) with the whole stream spilled to
  * codeexecd-output/ as it arrives, the marker, OUTPUT chunks cut to the
  * limit, and rich outputs over rich_limit saved (images decoded) and
- * replaced by a note naming the file.
+ * replaced by a note naming the file. Lost output is reported: a gap in
+ * the kernel's message numbers, bytes no spill file took. A display of
+ * IPC_VALUE_MIME becomes the result's value.
  */
 #include "autoconf.h"
 
@@ -15,6 +17,8 @@
 #include <unistd.h>
 
 #include "execute.h"
+#include "ipc.h"
+#include "ipc_msg.h"
 #include "xmalloc.h"
 
 static char dir[] = "/tmp/test_execute.XXXXXX";
@@ -183,6 +187,124 @@ START_TEST(defaults_when_absent)
 }
 END_TEST
 
+static const char *
+result_str(struct json_object *r, const char *key)
+{
+	return json_object_get_string(json_object_object_get(r, key));
+}
+
+/* The RESULT of ex as JSON, as the supervisor sees it. Caller owns. */
+static struct json_object *
+result_json(struct exec *ex)
+{
+	struct ipc_result rr;
+
+	exec_result(ex, 1, &rr);
+	struct json_object *r = ipc_result_json(&rr);
+	ipc_result_free(&rr);
+	return r;
+}
+
+/* Feed a message numbered `n` by session "k_42_" on iopub (or shell). */
+static void
+feed_numbered(struct exec *ex, int shell, const char *type, unsigned n, const char *content)
+{
+	struct jupyter_msg m = {0};
+	char id[64];
+
+	snprintf(id, sizeof(id), "k_42_%u", n);
+	m.msg_type = type;
+	m.parent_msg_id = "m-1";
+	m.header = json_object_new_object();
+	json_object_object_add(m.header, "msg_id", json_object_new_string(id));
+	m.content = json_tokener_parse(content);
+	ck_assert_ptr_nonnull(m.content);
+	if (shell)
+		exec_on_shell(ex, &m);
+	else
+		exec_on_iopub(ex, &m, NULL);
+	json_object_put(m.header);
+	json_object_put(m.content);
+}
+
+/* busy, streams numbered `first`.., the reply and idle, skipping `skip`. */
+static struct json_object *
+numbered_run(unsigned skip)
+{
+	struct exec *ex = new_exec(100, 0);
+	unsigned n = 10;
+
+	feed_numbered(ex, 0, "status", n++, "{\"execution_state\": \"busy\"}");
+	for (int i = 0; i < 4; i++, n++)
+		if (n != skip)
+			feed_numbered(ex, 0, "stream", n, "{\"name\": \"stdout\", \"text\": \"x\\n\"}");
+	feed_numbered(ex, 1, "execute_reply", n++, "{\"status\": \"ok\"}");
+	feed_numbered(ex, 0, "status", n++, "{\"execution_state\": \"idle\"}");
+	ck_assert(exec_done(ex));
+	struct json_object *r = result_json(ex);
+	exec_free(&ex);
+	return r;
+}
+
+START_TEST(numbered_complete_not_lost)
+{
+	struct json_object *r = numbered_run(0);
+	ck_assert(!json_object_object_get_ex(r, "output_lost", NULL));
+	ck_assert_str_eq(result_str(r, "stdout"), "x\nx\nx\nx\n");
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(numbered_gap_reported)
+{
+	struct json_object *r = numbered_run(12);
+	struct json_object *lost;
+	ck_assert(json_object_object_get_ex(r, "output_lost", &lost));
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(lost, "messages")), 1);
+	ck_assert(strstr(result_str(lost, "reason"), "high-water mark") != NULL);
+	ck_assert_msg(strstr(result_str(r, "stderr"), "output was lost: at least 1 message") != NULL,
+		      "%s", result_str(r, "stderr"));
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(unsaved_bytes_reported)
+{
+	struct exec *ex = new_exec(5, 0);
+	ex->lim.place.cwd = "/nonexistent/test_execute";
+	feed_stream(ex, "stdout", "abc");
+	feed_stream(ex, "stdout", "defgh");
+	feed_stream(ex, "stdout", "ijklmnop");
+	struct json_object *r = result_json(ex);
+	struct json_object *lost;
+	ck_assert(json_object_object_get_ex(r, "output_lost", &lost));
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(lost, "bytes")), 16);
+	ck_assert(strstr(result_str(r, "stderr"), "16 bytes could not be saved") != NULL);
+	json_object_put(r);
+	exec_free(&ex);
+}
+END_TEST
+
+START_TEST(value_display_is_the_value)
+{
+	struct exec *ex = new_exec(0, 0);
+	feed(ex, "display_data", "{\"data\": {\"" IPC_VALUE_MIME "\": {\"a\": [1, 2]}}}");
+	struct json_object *r = result_json(ex), *v;
+	ck_assert(json_object_object_get_ex(r, "value", &v));
+	ck_assert_str_eq(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN), "{\"a\":[1,2]}");
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(r, "rich_outputs")), 0);
+	json_object_put(r);
+	exec_free(&ex);
+
+	ex = new_exec(0, 0);
+	feed(ex, "display_data", "{\"data\": {\"" IPC_VALUE_MIME "\": null}}");
+	r = result_json(ex);
+	ck_assert(!json_object_object_get_ex(r, "value", &v)); /* null: left out */
+	json_object_put(r);
+	exec_free(&ex);
+}
+END_TEST
+
 static Suite *
 execute_suite(void)
 {
@@ -195,6 +317,10 @@ execute_suite(void)
 	tcase_add_test(tc, output_chunk_capped);
 	tcase_add_test(tc, rich_over_limit_saved_decoded);
 	tcase_add_test(tc, defaults_when_absent);
+	tcase_add_test(tc, numbered_complete_not_lost);
+	tcase_add_test(tc, numbered_gap_reported);
+	tcase_add_test(tc, unsaved_bytes_reported);
+	tcase_add_test(tc, value_display_is_the_value);
 	suite_add_tcase(s, tc);
 	return s;
 }

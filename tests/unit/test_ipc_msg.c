@@ -169,7 +169,8 @@ START_TEST(result_roundtrip)
 	};
 	struct ipc_exec_error e = {ipc_text_of("ZeroDivisionError"),
 				   ipc_text_of("division by zero"), ipc_text_of("Traceback...")};
-	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1};
+	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1,
+				 NULL, NULL};
 	struct ipc_result out;
 
 	roundtrip(IPC_RESULT, &in, &out);
@@ -194,7 +195,7 @@ START_TEST(result_roundtrip)
 	json_object_put(doc);
 	ipc_result_free(&out);
 
-	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0};
+	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0, NULL, NULL};
 	roundtrip(IPC_RESULT, &ok, &out);
 	ck_assert_ptr_null(out.error);
 	ck_assert_uint_eq(out.n_rich, 0);
