@@ -22,6 +22,7 @@
 #include "pool.h"
 #include "rand.h"
 #include "result.h"
+#include "uid.h"
 #include "xmalloc.h"
 
 /* Seconds a worker gets to start its kernel before it is killed. */
@@ -41,7 +42,6 @@ static uint32_t next_call_id = 1;
 
 static const struct config *cfg;
 static const struct cgroup_layout *cgroups; /* NULL: no control groups */
-static unsigned char *uid_used;		    /* per kernel_uid_range entry */
 static const char *worker_path;
 static int worker_verbose;
 static int early_deaths;
@@ -73,8 +73,7 @@ pool_init(const struct config *c, const struct cgroup_layout *layout, const char
 {
 	cfg = c;
 	cgroups = layout;
-	if (c->kernel_uid_first)
-		uid_used = xcalloc((size_t)(c->kernel_uid_last - c->kernel_uid_first) + 1, 1);
+	uid_init(c, path);
 	worker_path = path;
 	worker_verbose = verbose;
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
@@ -94,26 +93,6 @@ pool_wake(void)
 	/* A full pipe already means "wake up"; nothing to do on EAGAIN. */
 	if (write(wake_pipe[1], &c, 1) == -1 && errno != EAGAIN)
 		log_warn("write to the pool's wake pipe");
-}
-
-/* A kernel identity of kernel_uid_range nobody uses; 0 if none is free. */
-static uid_t
-uid_take(void)
-{
-	for (unsigned i = 0; i <= cfg->kernel_uid_last - cfg->kernel_uid_first; i++) {
-		if (!uid_used[i]) {
-			uid_used[i] = 1;
-			return (uid_t)(cfg->kernel_uid_first + i);
-		}
-	}
-	return 0;
-}
-
-static void
-uid_give_back(uid_t uid)
-{
-	if (uid != 0)
-		uid_used[uid - cfg->kernel_uid_first] = 0;
 }
 
 /* Make a fresh, private working directory for a future session, owned by
@@ -203,20 +182,21 @@ spawn_worker(void)
 	char *envp[] = {(char *)"PATH=/usr/bin:/bin", NULL};
 
 	uid_t uid = 0;
-	if (uid_used && (uid = uid_take()) == 0) {
-		log_warnx("every identity of kernel_uid_range is in use; no new kernel");
+	if (cfg->kernel_uid_first && (uid = uid_take()) == 0) {
+		log_warnx("every identity of kernel_uid_range is in use or not swept yet; "
+			  "no new kernel");
 		return NULL;
 	}
 	char *workdir = make_workdir(uid);
 	if (workdir == NULL) {
-		uid_give_back(uid);
+		uid_release(uid);
 		return NULL;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair for a worker");
 		rmdir(workdir);
 		free(workdir);
-		uid_give_back(uid);
+		uid_release(uid);
 		return NULL;
 	}
 	if (sv[1] == IPC_WORKER_FD) {
@@ -237,7 +217,7 @@ spawn_worker(void)
 		close(sv[0]);
 		rmdir(workdir);
 		free(workdir);
-		uid_give_back(uid);
+		uid_release(uid);
 		return NULL;
 	}
 
@@ -406,8 +386,11 @@ worker_free(struct worker *w)
 	/* A worker killed outright leaves its sockets and connection file. */
 	if (fs_remove_tree(w->rundir) == -1)
 		log_warn("remove runtime directory %s", w->rundir);
+	/* A worker killed outright leaves its kernel's group and what it holds. */
+	if (cgroups)
+		cgroup_remove_group(cgroups, strrchr(w->rundir, '/') + 1);
 	free(w->rundir);
-	uid_give_back(w->uid);
+	uid_release(w->uid);
 	free(w->death);
 	free(w);
 }
@@ -569,6 +552,8 @@ pool_reap(void)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (uid_child_exited(pid, status))
+			continue;
 		for (struct worker *w = workers; w; w = w->next) {
 			if (w->pid == pid && w->state != WORKER_DEAD) {
 				worker_exited(w, status);
@@ -706,6 +691,7 @@ pool_tick(void)
 	char drain[64];
 	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
 		;
+	uid_tick();
 	pool_refill();
 }
 
