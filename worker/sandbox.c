@@ -242,10 +242,8 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_cg_fds; i++)
 		close(ln->cg_fds[i]);
 	ln->n_cg_fds = 0;
-	for (int i = 0; i < ln->n_keep; i++) {
-		close(ln->keep_fd[i]);
+	for (int i = 0; i < ln->n_keep; i++)
 		free(ln->keep_path[i]);
-	}
 	ln->n_keep = 0;
 	free_vector(ln->argv);
 	free_vector(ln->envp);

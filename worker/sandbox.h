@@ -65,7 +65,6 @@ struct sandbox_launch {
 	 * needs (its cwd, runtime_dir, interpreter or environment there), bound
 	 * back over the private tmpfs; everything else there is hidden.
 	 */
-	int keep_fd[SANDBOX_KEEP_MAX];	/* O_PATH descriptors of them */
 	char *keep_path[SANDBOX_KEEP_MAX]; /* "/tmp/NAME": one component below */
 	int keep_under[SANDBOX_KEEP_MAX];  /* index in sandbox_private_dirs */
 	int n_keep;

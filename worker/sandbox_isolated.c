@@ -56,14 +56,12 @@ keep_if_under(const char *path, size_t len, struct sandbox_launch *ln)
 				keep = NULL;
 			}
 		int dots = keep && (strcmp(keep + n + 1, ".") == 0 || strcmp(keep + n + 1, "..") == 0);
-		int fd = keep && !dots && ln->n_keep < SANDBOX_KEEP_MAX
-				 ? open(keep, O_PATH | O_DIRECTORY | O_CLOEXEC)
-				 : -1;
-		if (fd == -1) {
+		struct stat st;
+		if (keep == NULL || dots || ln->n_keep >= SANDBOX_KEEP_MAX || stat(keep, &st) == -1 ||
+		    !S_ISDIR(st.st_mode)) {
 			free(keep);
 			return;
 		}
-		ln->keep_fd[ln->n_keep] = fd;
 		ln->keep_path[ln->n_keep] = keep;
 		ln->keep_under[ln->n_keep++] = d;
 		return;
@@ -179,27 +177,34 @@ static int
 private_mounts(const struct sandbox_launch *ln)
 {
 	char src[64];
+	int fd[SANDBOX_KEEP_MAX], rc = 0;
 	struct stat st;
 
 	/* Nothing we mount may travel back to the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return -1;
-	for (int d = 0; d < SANDBOX_NPRIVATE; d++) {
+	/* Opened in our new namespace: a bind mount takes its source from there only. */
+	for (int i = 0; i < ln->n_keep; i++)
+		fd[i] = open(ln->keep_path[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (int d = 0; rc == 0 && d < SANDBOX_NPRIVATE; d++) {
 		if (stat(sandbox_private_dirs[d], &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
 		if (mount("tmpfs", sandbox_private_dirs[d], "tmpfs", MS_NOSUID | MS_NODEV,
 			  "mode=1777") == -1)
-			return -1;
-		for (int i = 0; i < ln->n_keep; i++) {
-			if (ln->keep_under[i] != d)
+			rc = -1;
+		for (int i = 0; rc == 0 && i < ln->n_keep; i++) {
+			if (ln->keep_under[i] != d || fd[i] == -1)
 				continue;
-			snprintf(src, sizeof(src), "/proc/self/fd/%d", ln->keep_fd[i]);
+			snprintf(src, sizeof(src), "/proc/self/fd/%d", fd[i]);
 			if ((mkdir(ln->keep_path[i], 0700) == -1 && errno != EEXIST) ||
 			    mount(src, ln->keep_path[i], NULL, MS_BIND | MS_REC, NULL) == -1)
-				return -1;
+				rc = -1;
 		}
 	}
-	return 0;
+	for (int i = 0; i < ln->n_keep; i++)
+		if (fd[i] != -1)
+			close(fd[i]);
+	return rc;
 }
 
 /* Allow one more user namespace below this one: the kernel's, and no other. */
