@@ -386,9 +386,6 @@ worker_free(struct worker *w)
 	/* A worker killed outright leaves its sockets and connection file. */
 	if (fs_remove_tree(w->rundir) == -1)
 		log_warn("remove runtime directory %s", w->rundir);
-	/* A worker killed outright leaves its kernel's group and what it holds. */
-	if (cgroups)
-		cgroup_remove_group(cgroups, strrchr(w->rundir, '/') + 1);
 	free(w->rundir);
 	uid_release(w->uid);
 	free(w->death);
@@ -523,6 +520,9 @@ worker_exited(struct worker *w, int status)
 	/* The kernel is in its own process group; never leave it behind. */
 	if (w->kernel_pid > 0)
 		kill(-w->kernel_pid, SIGKILL);
+	/* Nor what it detached: a worker killed outright left its group. */
+	if (cgroups)
+		cgroup_remove_group(cgroups, strrchr(w->rundir, '/') + 1);
 	if (w->call) {
 		char *msg = xasprintf("the kernel worker %s", w->death);
 		call_complete(w, result_failed("WorkerDied", msg));
