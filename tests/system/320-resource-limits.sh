@@ -2,8 +2,9 @@
 # 320-resource-limits: limits.* through the real daemon: a memory hog in one
 # session gives MemoryLimitExceeded while another session's 1+1 answers
 # within a second; a fork bomb stays under limits.pids; the daemon's RSS is
-# unchanged afterwards. Once with kernels of the daemon's uid, once with
-# kernel_network_mode seccomp and per-kernel uids. Skips until codeexecd -n accepts limits.*, when not
+# unchanged afterwards. Once with kernel_network_mode inherit, once with
+# seccomp, both with per-kernel uids (limits need them: a kernel of the
+# daemon's uid would own its control group). Skips until codeexecd -n accepts limits.*, when not
 # root (cgroups), and when `codeexec-worker -p` finds a controller unusable.
 . "$(dirname "$0")/lib.sh"
 
@@ -27,8 +28,9 @@ write_config
 	skip "codeexecd -n does not accept limits.* yet: $(head -c 300 "$TMPD/check.out")"
 chmod 711 "$TMPD" # kernels under other uids reach their session directories
 LIMITS=$CFG_EXTRA
-for round in shared-uid seccomp-own-uids; do
-CFG_EXTRA=$LIMITS
+for round in inherit-own-uids seccomp-own-uids; do
+CFG_EXTRA="$LIMITS
+kernel_uid_range: \"62200-62299\""
 [ $round = seccomp-own-uids ] && CFG_EXTRA="$LIMITS
 kernel_network_mode: seccomp
 kernel_uid_range: \"62200-62299\""

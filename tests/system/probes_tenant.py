@@ -122,6 +122,8 @@ NESTED_PROBES = [
     ("clone3_user", "_clone3_user"),
     ("userns_then_mount", "_userns_mount"),
     ("chroot", "lambda: os.chroot('/')"),
+    ("raise_max_userns",
+     "lambda: open('/proc/sys/user/max_user_namespaces', 'w').write('1000')"),
 ]
 
 # Probes of item 3: may the kernel write its own limits or leave its group?
@@ -147,17 +149,20 @@ EXPECT = {
         # The baseline: an unprivileged uid may make a user namespace, and
         # be root there; nothing else without one.
         "inherit": {"unshare_user": "ok", "unshare_net": "EPERM", "unshare_mount": "EPERM",
-                    "clone3_user": "ok", "userns_then_mount": "ok", "chroot": "EPERM"},
+                    "clone3_user": "ok", "userns_then_mount": "ok", "chroot": "EPERM",
+                    "raise_max_userns": "EACCES"},
         # user.max_user_namespaces caps the kernel's outer namespace at the
         # kernel's own: any further one is ENOSPC, and without one no
         # capability, so no namespace, mount or chroot.
         "isolated": {"unshare_user": "ENOSPC", "unshare_net": "EPERM",
                      "unshare_mount": "EPERM", "clone3_user": "ENOSPC",
-                     "userns_then_mount": "ENOSPC", "chroot": "EPERM"},
+                     "userns_then_mount": "ENOSPC", "chroot": "EPERM",
+                     "raise_max_userns": "EACCES"},
         # The filter: unshare denied, clone3 ENOSYS (libc falls back to clone,
         # whose namespace flags are denied).
         "seccomp": {"unshare_user": "EPERM", "unshare_net": "EPERM", "unshare_mount": "EPERM",
-                    "clone3_user": "ENOSYS", "userns_then_mount": "EPERM", "chroot": "EPERM"},
+                    "clone3_user": "ENOSYS", "userns_then_mount": "EPERM", "chroot": "EPERM",
+                    "raise_max_userns": "EACCES"},
     },
 }
 EXPECT["nested"]["isolated-shared"] = EXPECT["nested"]["isolated"]
