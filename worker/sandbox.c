@@ -266,6 +266,7 @@ static const struct {
 	{SANDBOX_STAGE_CAPS, "cannot drop the kernel's capabilities and bounding set"},
 	{SANDBOX_STAGE_NNP, "cannot set no_new_privs"},
 	{SANDBOX_STAGE_MOUNTS, "kernel_network_mode isolated: cannot mount private /tmp, /var/tmp and /dev/shm"},
+	{SANDBOX_STAGE_PIDNS, "kernel_network_mode isolated: cannot start the kernel in a pid namespace with its own /proc"},
 	{SANDBOX_STAGE_NESTED, "kernel_network_mode isolated: cannot set user.max_user_namespaces in the kernel's namespace"},
 };
 

@@ -85,6 +85,7 @@ enum sandbox_stage {
 	SANDBOX_STAGE_NNP,
 	SANDBOX_STAGE_MOUNTS,
 	SANDBOX_STAGE_NESTED,
+	SANDBOX_STAGE_PIDNS,
 };
 
 /* Fill *sb from START payload p; NULL, or what is malformed. */

@@ -10,8 +10,11 @@
  * and sets no_new_privs before the exec. The network and mount namespaces
  * belong to the outer user namespace, in which the kernel holds nothing,
  * and it can make no user namespace of its own (user.max_user_namespaces),
- * hence no namespace of any kind, no mount and no chroot. The child part
- * runs in the forked child: system calls only, no allocation.
+ * hence no namespace of any kind, no mount and no chroot. It is pid 1 of a
+ * pid namespace of its own with a /proc of that namespace, so it sees no
+ * other kernel's process; the process the worker forked waits outside and
+ * mirrors its end. The child part runs in the forked child: system calls
+ * only, no allocation.
  */
 #include "autoconf.h"
 
@@ -21,12 +24,15 @@
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -223,6 +229,60 @@ no_nested_userns(void)
 	return rc;
 }
 
+/*
+ * The process the worker forked stays outside the new pid namespace: it
+ * waits for the kernel, pid 1 inside, and ends as the kernel ended (the
+ * worker reads the kernel's status from it, and signals it with its process
+ * group, which the kernel shares). Never returns.
+ */
+static void __attribute__((noreturn))
+wait_for_kernel(pid_t kernel)
+{
+	struct sigaction sa = {.sa_handler = SIG_IGN};
+	struct rlimit none = {0, 0};
+	int status;
+
+	/* Our copy of the worker's exec-error pipe must close: it waits for EOF. */
+	close_range(3, ~0U, 0);
+	prctl(PR_SET_NAME, "codeexec-waiter", 0, 0, 0);
+	/* Interrupts go to the process group: they are the kernel's. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	while (waitpid(kernel, &status, 0) == -1)
+		if (errno != EINTR)
+			_exit(127);
+	if (WIFSIGNALED(status)) {
+		sa.sa_handler = SIG_DFL;
+		sigaction(WTERMSIG(status), &sa, NULL);
+		setrlimit(RLIMIT_CORE, &none);
+		kill(getpid(), WTERMSIG(status));
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+/* Fork the kernel into the new pid namespace as its pid 1; returns there only. */
+static int
+enter_pid_namespace(int *stage)
+{
+	pid_t pid = fork();
+
+	if (pid == -1) {
+		*stage = SANDBOX_STAGE_PIDNS;
+		return -1;
+	}
+	if (pid > 0)
+		wait_for_kernel(pid);
+	/* pid 1: when the waiter goes, so does the kernel, and with it the namespace. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1) {
+		*stage = SANDBOX_STAGE_PIDNS;
+		return -1;
+	}
+	return 0;
+}
+
 int
 sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *stage)
 {
@@ -235,7 +295,7 @@ sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln
 	 * are about to exec the kernel, which is dumpable again anyway.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1 ||
-	    unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == -1) {
+	    unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID) == -1) {
 		*stage = SANDBOX_STAGE_USERNS;
 		return -1;
 	}
@@ -255,6 +315,9 @@ sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln
 		*stage = SANDBOX_STAGE_NESTED;
 		return -1;
 	}
+	/* A fresh /proc of its own pid namespace: no other kernel's process shows. */
+	if (enter_pid_namespace(stage) == -1)
+		return -1;
 	/* Root's part is over: be uid/gid again, in a namespace that owns nothing. */
 	if (unshare(CLONE_NEWUSER) == -1) {
 		*stage = SANDBOX_STAGE_USERNS;

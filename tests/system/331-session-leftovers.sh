@@ -4,7 +4,8 @@
 # detached one. Both are gone once the session's DELETE returns (bounded
 # wait), both of a second session are gone when the daemon has stopped, and
 # those of a session whose worker was killed with SIGKILL are gone too, with
-# the kernel's control group removed. Rounds: inherit with kernels of the
+# the kernel's control group removed. (An isolated kernel is pid 1 of its own
+# pid namespace: the test finds the processes by their command lines.) Rounds: inherit with kernels of the
 # daemon's uid (the control group alone ends them), and inherit, isolated and
 # seccomp with kernel_uid_range (the group, then the uid's sweep).
 . "$(dirname "$0")/lib.sh"
@@ -38,15 +39,16 @@ $range"
 	run_py "$URL" "$BASE" "$round" "$TMPD/left.pids" <<'EOF2'
 import os, signal, sys
 from mcp import check, ok
-from probes_tenant import LEAVE_PROCS, session, run, wait_idle, wait_gone, pid_alive
+from probes_tenant import (LEAVE_PROCS, session, run, wait_idle, wait_gone, host_pids,
+                           worker_of)
 
 url, base, rnd, pidfile = sys.argv[1:5]
 
 
 def leave(c):
     out = run(c, LEAVE_PROCS)["stdout"].split()
-    pids = [int(p) for p in out[out.index("PIDS") + 1:]]
-    check(all(pid_alive(p) for p in pids), "%s: the left processes run" % rnd, pids)
+    pids = host_pids(out[out.index("LEFT") + 1])
+    check(len(pids) == 2, "%s: the two left processes run" % rnd, pids)
     return pids
 
 
@@ -63,8 +65,8 @@ ok("%s: %s gone after DELETE" % (rnd, pids))
 wait_idle(base)
 c = session(url)
 pids = leave(c)
-kpid = int(run(c, "import os; print(os.getpid())")["stdout"])
-worker = int(open("/proc/%d/stat" % kpid).read().rsplit(") ", 1)[1].split()[1])
+worker = worker_of(run(c, "import os; print(os.getcwd())")["stdout"].strip())
+check(worker is not None, "%s: the session's worker is found" % rnd)
 groups = []
 for line in open("/proc/%d/cgroup" % pids[1]):
     _h, ctls, path = line.rstrip("\n").split(":", 2)

@@ -166,6 +166,17 @@ EXPECT = {
     },
 }
 EXPECT["nested"]["isolated-shared"] = EXPECT["nested"]["isolated"]
+# Item 5, the /proc half: an isolated kernel is pid 1 of its own pid
+# namespace with its own /proc; the other modes share the host's /proc.
+EXPECT["proc"] = {
+    "inherit": {"sibling_cmdline": "ok", "sibling_kill": "EPERM", "own_pid": "host",
+                "proc_lists_only_own": "False"},
+    "seccomp": {"sibling_cmdline": "ok", "sibling_kill": "EPERM", "own_pid": "host",
+                "proc_lists_only_own": "False"},
+    "isolated": {"sibling_cmdline": "ENOENT", "sibling_kill": "ESRCH", "own_pid": "one",
+                 "proc_lists_only_own": "True"},
+}
+EXPECT["proc"]["isolated-shared"] = EXPECT["proc"]["isolated"]
 
 
 def leave_files_code(token):
@@ -193,23 +204,62 @@ def read_files_code(token):
 
 
 # Leaves two processes behind: one in a new session (Popen), one double-forked
-# and detached (its parent gone). Prints "PIDS a b" (pids as the host sees
-# them: no mode has a pid namespace).
+# and detached (its parent gone), each a sleep of a duration no other process
+# has. Prints "LEFT <tag>"; host_pids(tag) finds them from outside (an
+# isolated kernel sees its own pid namespace only).
 LEAVE_PROCS = r'''
-import os, subprocess
-p = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+import os, random, subprocess
+tag = "%d" % random.randrange(10 ** 8, 10 ** 9)
+subprocess.Popen(["sleep", "1000." + tag], start_new_session=True)
 r, w = os.pipe()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        os.write(w, str(os.getpid()).encode())
-        os.execvp("sleep", ["sleep", "1001"])
+        os.write(w, b"x")
+        os.execvp("sleep", ["sleep", "1001." + tag])
     os._exit(0)
 os.close(w)
-gc = int(os.read(r, 32))
+os.read(r, 1)
 os.wait()
-print("PIDS", p.pid, gc)
+print("LEFT", tag)
 '''
+
+
+def host_pids(tag, want=2, timeout=10):
+    """Host pids of the sleeps LEAVE_PROCS started with tag (waits for want)."""
+    end = time.time() + timeout
+    while True:
+        found = []
+        for p in os.listdir("/proc"):
+            try:
+                cmd = open("/proc/%s/cmdline" % p, "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if len(cmd) > 1 and cmd[0].endswith(b"sleep") and cmd[1].endswith(
+                    b"." + tag.encode()) and pid_alive(int(p)):
+                found.append(int(p))
+        if len(found) >= want or time.time() > end:
+            return sorted(found)
+        time.sleep(0.05)
+
+
+def worker_of(cwd):
+    """Host pid of the codeexec-worker (the daemon's child) whose kernel runs in cwd."""
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            if os.readlink("/proc/%s/cwd" % p) != os.path.realpath(cwd):
+                continue
+        except OSError:
+            continue
+        pid = int(p)
+        while pid > 1:
+            ppid = int(open("/proc/%d/stat" % pid).read().rsplit(") ", 1)[1].split()[1])
+            if open("/proc/%d/comm" % ppid).read().strip() == "codeexecd":
+                return pid
+            pid = ppid
+    return None
 
 
 def session(url):
