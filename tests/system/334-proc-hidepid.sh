@@ -32,20 +32,11 @@ $range"
 	run_py "$URL" "$round" <<'EOF2'
 import os, sys
 from mcp import check, ok
-from probes_tenant import EXPECT, session, run, probe, compare
+from probes_tenant import EXPECT, session, run, probe, compare, host_pid_of_cwd
 
 url, rnd = sys.argv[1:3]
 a, b = session(url), session(url)
-bcwd = run(b, "import os; print(os.getcwd())")["stdout"].strip()
-
-def cwd_of(p):
-    try:
-        return os.path.realpath("/proc/%s/cwd" % p)
-    except OSError:
-        return None
-
-
-sib = min(int(p) for p in os.listdir("/proc") if p.isdigit() and cwd_of(p) == os.path.realpath(bcwd))
+bcwd = run(b, "import os; print(os.getcwd())")["stdout"].strip()sib = host_pid_of_cwd(bcwd)
 run(a, "SIB = %d" % sib)
 got = probe(a, [
     ("sibling_cmdline", "lambda: open('/proc/%d/cmdline' % SIB, 'rb').read()"),

@@ -243,6 +243,19 @@ def host_pids(tag, want=2, timeout=10):
         time.sleep(0.05)
 
 
+def host_pid_of_cwd(cwd):
+    """Host pid of the kernel running in cwd (the lowest pid there)."""
+    want = os.path.realpath(cwd)
+    pids = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and os.readlink("/proc/%s/cwd" % p) == want:
+                pids.append(int(p))
+        except OSError:
+            pass
+    return min(pids) if pids else None
+
+
 def worker_of(cwd):
     """Host pid of the codeexec-worker (the daemon's child) whose kernel runs in cwd."""
     for p in os.listdir("/proc"):
