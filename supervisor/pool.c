@@ -117,6 +117,13 @@ make_workdir(uid_t uid)
 	return dir;
 }
 
+/* 1 if kernels' groups have controller c. */
+static int
+usable(enum cgroup_ctl c)
+{
+	return cgroups && cgroups->version[c] != 0;
+}
+
 /* The sandbox part of START: network mode, identity, limits, cgroup. */
 static void
 add_isolation(struct json_object *p, uid_t uid, const char *name)
@@ -130,11 +137,13 @@ add_isolation(struct json_object *p, uid_t uid, const char *name)
 		json_object_object_add(p, "uid", json_object_new_int((int)uid));
 		json_object_object_add(p, "gid", json_object_new_int((int)uid));
 	}
-	/* Without control groups (none here, and not required) those limits go. */
+	/* A limit whose controller is unusable here (and not required) goes. */
 	json_object_object_add(lim, "memory_mb",
-			       json_object_new_int(cgroups ? cfg->limit_memory_mb : 0));
-	json_object_object_add(lim, "pids", json_object_new_int(cgroups ? cfg->limit_pids : 0));
-	json_object_object_add(lim, "cpu", json_object_new_double(cgroups ? cfg->limit_cpu : 0));
+			       json_object_new_int(usable(CGROUP_MEMORY) ? cfg->limit_memory_mb : 0));
+	json_object_object_add(lim, "pids",
+			       json_object_new_int(usable(CGROUP_PIDS) ? cfg->limit_pids : 0));
+	json_object_object_add(lim, "cpu",
+			       json_object_new_double(usable(CGROUP_CPU) ? cfg->limit_cpu : 0));
 	json_object_object_add(lim, "nofile", json_object_new_int(cfg->limit_nofile));
 	json_object_object_add(lim, "fsize_mb", json_object_new_int(cfg->limit_fsize_mb));
 	json_object_object_add(p, "limits", lim);

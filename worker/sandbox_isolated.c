@@ -1,6 +1,6 @@
 /*
  * sandbox_isolated.c - kernel_network_mode isolated: the kernel gets its own
- * user, network and mount namespaces. Its identity is mapped to root inside
+ * user, network, mount, pid and IPC namespaces. Its identity is mapped to root inside
  * only long enough to bring loopback up, mount a private tmpfs on /tmp,
  * /var/tmp and /dev/shm (so nothing a kernel leaves there reaches the next
  * tenant of its uid, nor anything of another kernel this one) and cap the
@@ -295,7 +295,7 @@ sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln
 	 * are about to exec the kernel, which is dumpable again anyway.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1 ||
-	    unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID) == -1) {
+	    unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) == -1) {
 		*stage = SANDBOX_STAGE_USERNS;
 		return -1;
 	}

@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,7 +30,17 @@
 #define MAX_DEPTH 16
 
 /* The places every uid may write to, and so where a tenant leaves files. */
-static const char *const shared_dirs[] = {"/tmp", "/var/tmp", "/dev/shm"};
+static const char *const shared_dirs[] = {"/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue"};
+
+/* System V IPC: /proc/sysvipc/<file>, the columns of id, uid and cuid. */
+static const struct {
+	const char *file;
+	int id_col, uid_col, cuid_col;
+} ipc_tables[] = {
+	{"shm", 1, 7, 9},
+	{"sem", 1, 4, 6},
+	{"msg", 1, 7, 9},
+};
 
 /* 1 if a process other than us runs, not a zombie, with real or saved uid `uid`. */
 static int
@@ -124,6 +138,41 @@ sweep_dir(int dfd, uid_t uid, gid_t gid, int depth)
 	return left;
 }
 
+/* Remove the System V IPC objects uid owns or made; how many are left. */
+static int
+sweep_ipc(uid_t uid)
+{
+	int left = 0;
+
+	for (size_t t = 0; t < sizeof(ipc_tables) / sizeof(ipc_tables[0]); t++) {
+		char path[64], line[512];
+		snprintf(path, sizeof(path), "/proc/sysvipc/%s", ipc_tables[t].file);
+		FILE *f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			long col[12] = {0};
+			int n = 0;
+			for (char *tok = strtok(line, " \t\n"); tok && n < 12; tok = strtok(NULL, " \t\n"))
+				col[n++] = strtol(tok, NULL, 10);
+			if (n <= ipc_tables[t].cuid_col ||
+			    ((uid_t)col[ipc_tables[t].uid_col] != uid &&
+			     (uid_t)col[ipc_tables[t].cuid_col] != uid))
+				continue; /* the header, or another uid's */
+			int id = (int)col[ipc_tables[t].id_col], rc;
+			if (t == 0)
+				rc = shmctl(id, IPC_RMID, NULL);
+			else if (t == 1)
+				rc = semctl(id, 0, IPC_RMID);
+			else
+				rc = msgctl(id, IPC_RMID, NULL);
+			left += rc == -1 && errno != EINVAL && errno != EIDRM;
+		}
+		fclose(f);
+	}
+	return left;
+}
+
 /* In a child: become uid, kill its processes, remove its files. Exit status. */
 static int
 sweep_one(uid_t uid)
@@ -148,6 +197,10 @@ sweep_one(uid_t uid)
 	}
 	if (kill_all_of(uid) == -1)
 		rc = 1;
+	if (sweep_ipc(uid) > 0) {
+		log_warnx("sweep: System V IPC objects of uid %u remain", (unsigned)uid);
+		rc = 1;
+	}
 	for (size_t i = 0; i < sizeof(shared_dirs) / sizeof(shared_dirs[0]); i++) {
 		int fd = open(shared_dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int left = fd == -1 ? 0 : sweep_dir(fd, uid, gid, 0);

@@ -6,8 +6,9 @@
  * drops every capability (kill(-1) with CAP_KILL would end the whole
  * host), kills every process of the uid with kill(-1, SIGKILL) until none
  * is left alive, then removes what the uid owns in the places every uid
- * may write: /tmp, /var/tmp and /dev/shm (descending only into directories
- * the uid could write to, never following a link).
+ * may write: /tmp, /var/tmp, /dev/shm and /dev/mqueue (descending only into
+ * directories the uid could write to, never following a link), and the
+ * System V shared memory, semaphores and message queues it owns or made.
  */
 #ifndef WORKER_SWEEP_H
 #define WORKER_SWEEP_H

@@ -1,12 +1,13 @@
 #!/bin/sh
 # 330-uid-reuse: a kernel_uid_range uid is handed out again only clean
 # (issue 11 item 1). In every mode (inherit, isolated, seccomp) a session
-# writes /tmp, /var/tmp and /dev/shm files (0600) and a tree it made
-# unreadable, and ends; uids rotate through the range (the next two
+# writes /tmp, /var/tmp and /dev/shm files (0600), a tree it made
+# unreadable and a System V shared memory segment, and ends; uids rotate through the range (the next two
 # sessions get the other two uids, not the lowest free one); the session
 # that gets the first uid again finds none of those files. With isolated
-# the files never reach the host (private tmpfs); with inherit and seccomp
-# the sweep removes them from the host once the session ends.
+# the files never reach the host (private tmpfs, IPC namespace); with
+# inherit and seccomp the sweep removes them from the host once the
+# session ends.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -56,7 +57,7 @@ ok("%s: uid %d's files are gone from the host" % (mode, ua))
 
 uids = [ua]
 want = {"read_tmp": "ENOENT", "read_var_tmp": "ENOENT", "read_dev_shm": "ENOENT",
-        "read_tmp_tree": "ENOENT"}
+        "read_tmp_tree": "ENOENT", "sysv_shm": "ENOENT"}
 for i in range(3):
     wait_idle(base)
     c = session(url)

@@ -36,7 +36,8 @@ from probes_tenant import EXPECT, session, run, probe, compare, host_pid_of_cwd
 
 url, rnd = sys.argv[1:3]
 a, b = session(url), session(url)
-bcwd = run(b, "import os; print(os.getcwd())")["stdout"].strip()sib = host_pid_of_cwd(bcwd)
+bcwd = run(b, "import os; print(os.getcwd())")["stdout"].strip()
+sib = host_pid_of_cwd(bcwd)
 run(a, "SIB = %d" % sib)
 got = probe(a, [
     ("sibling_cmdline", "lambda: open('/proc/%d/cmdline' % SIB, 'rb').read()"),

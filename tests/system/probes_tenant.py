@@ -97,6 +97,10 @@ def _cg_parent_mkdir():
             os.rmdir(g[ctl][1] + "/escape-%d" % os.getpid())
             return
     return "no-group"
+def _shm_find(key):
+    if _libc.shmget(key, 0, 0) == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
 def _clone3_user():
     args = (ctypes.c_uint64 * 11)()
     args[0] = 0x10000000                    # flags: CLONE_NEWUSER
@@ -190,8 +194,16 @@ for d in %r:
 os.makedirs("/tmp/%s.d/sub", mode=0o700)
 open("/tmp/%s.d/sub/f", "w").write("SECRET")
 os.chmod("/tmp/%s.d/sub", 0)
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.shmget(%d, 4096, 0o1000 | 0o600) != -1, "shmget"    # IPC_CREAT
 print("LEFT", os.getuid())
-''' % (SHARED_DIRS, token, token, token, token)
+''' % (SHARED_DIRS, token, token, token, token, ipc_key(token))
+
+
+def ipc_key(token):
+    """A System V IPC key for token."""
+    return 0x33000000 + sum(token.encode()) * 7919 % 0xffffff
 
 
 def read_files_code(token):
@@ -200,6 +212,7 @@ def read_files_code(token):
                                                      os.path.join(d, token))
              for d in SHARED_DIRS]
     lines.append("_probe('read_tmp_tree', lambda: os.listdir(%r))" % ("/tmp/%s.d" % token))
+    lines.append("_probe('sysv_shm', lambda: _shm_find(%d))" % ipc_key(token))
     return "\n".join(lines)
 
 
