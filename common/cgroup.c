@@ -726,27 +726,29 @@ cgroup_destroy(struct cgroup **gp)
 	*gp = NULL;
 }
 
-void
-cgroup_remove_group(const struct cgroup_layout *l, const char *name)
+int
+cgroup_remove_named(const struct cgroup_layout *l, const char *name)
 {
 	struct cgroup *g;
-	struct stat st;
+	int found = 0;
 
 	if (!name_ok(name))
-		return;
+		return 0;
 	g = xcalloc(1, sizeof(*g));
 	for (int c = 0; c < CGROUP_NCTL; c++) {
-		if (l->version[c] == 0)
+		if (l->version[c] == 0 || l->parent[c] == NULL)
 			continue;
 		char *dir = xasprintf("%s/%s", l->parent[c], name);
-		if (stat(dir, &st) == 0) {
-			g->version[c] = l->version[c];
+		if (access(dir, F_OK) == 0) {
 			g->dir[c] = dir;
+			g->version[c] = l->version[c];
+			found = 1;
 		} else {
 			free(dir);
 		}
 	}
 	cgroup_destroy(&g);
+	return found;
 }
 
 void

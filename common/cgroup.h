@@ -82,11 +82,6 @@ void cgroup_layout_free(struct cgroup_layout *l);
  * CAP_DAC_OVERRIDE leaves the empty parents to the next start).
  */
 void cgroup_layout_remove(const struct cgroup_layout *l);
-/*
- * Kill and remove the group `name` of the layout, if it is there: for the
- * supervisor, after a worker died without removing its kernel's group.
- */
-void cgroup_remove_group(const struct cgroup_layout *l, const char *name);
 
 /*
  * Give the kernels' parent directories to uid/gid (the daemon's user), for
@@ -145,5 +140,12 @@ void cgroup_kill_all(struct cgroup *g);
 unsigned long cgroup_oom_kills(const struct cgroup *g);
 /* Kill what is left, remove the group, free it; *gp becomes NULL. */
 void cgroup_destroy(struct cgroup **gp);
+/*
+ * Remove the kernel group `name` under the layout, if it exists, killing
+ * what still runs in it: for groups a dead supervisor's workers left, and
+ * the group of a worker that died without removing it.
+ * Returns 1 if there was such a group, else 0.
+ */
+int cgroup_remove_named(const struct cgroup_layout *l, const char *name);
 
 #endif

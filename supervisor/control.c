@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "config.h"
 #include "control.h"
+#include "health.h"
 #include "log.h"
 #include "pool.h"
 #include "session.h"
@@ -59,6 +60,13 @@ control_open(const struct config *c)
 	return fd;
 }
 
+int
+control_present(void)
+{
+	struct stat st;
+	return sock_path[0] && lstat(sock_path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 void
 control_close(int fd)
 {
@@ -72,9 +80,14 @@ struct json_object *
 control_status(void)
 {
 	struct json_object *r = json_object_new_object();
+	char why[512];
+	int degraded = health_degraded(why, sizeof(why));
 
-	json_object_object_add(r, "status", json_object_new_string(pool_ready() ? "ok"
-									     : "starting"));
+	json_object_object_add(r, "status", json_object_new_string(degraded      ? "degraded"
+								    : pool_ready() ? "ok"
+										   : "starting"));
+	if (degraded)
+		json_object_object_add(r, "reason", json_object_new_string(why));
 	json_object_object_add(r, "name", json_object_new_string(cfg->name));
 	json_object_object_add(r, "version", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(r, "pid", json_object_new_int(getpid()));

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "pool.h"
 #include "rand.h"
+#include "remover.h"
 #include "result.h"
 #include "uid.h"
 #include "xmalloc.h"
@@ -33,10 +35,16 @@
 /* Extra time, beyond the worker's own timeout and grace, before a silent
  * worker is declared broken and killed. */
 #define EXECUTE_SLACK_S 30
+/* A worker that leaves queued bytes unread this long is stopped or hung. */
+#define WORKER_UNREAD_S 10
 
+/* pool_lock: the workers, the session table, every call (see pool.h). */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static struct worker *workers;
+/* Written under the lock, read without it by /health. */
+static atomic_int idle_workers;
+static atomic_int ever_ready;
 static int wake_pipe[2] = {-1, -1};
 static uint32_t next_call_id = 1;
 
@@ -93,6 +101,100 @@ pool_wake(void)
 	/* A full pipe already means "wake up"; nothing to do on EAGAIN. */
 	if (write(wake_pipe[1], &c, 1) == -1 && errno != EAGAIN)
 		log_warn("write to the pool's wake pipe");
+}
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Every change of a worker's state goes here, so that /health's count of
+ * idle workers needs no lock. */
+static void
+worker_set_state(struct worker *w, enum worker_state st)
+{
+	if (w->state == WORKER_IDLE && st != WORKER_IDLE)
+		atomic_fetch_sub(&idle_workers, 1);
+	else if (w->state != WORKER_IDLE && st == WORKER_IDLE)
+		atomic_fetch_add(&idle_workers, 1);
+	w->state = st;
+}
+
+/* Forget what is queued for `w`: written, or never to be read. */
+static void
+worker_drop_queue(struct worker *w)
+{
+	/* Keep a small buffer for the next frame; give back a large one. */
+	if (w->out.cap > 65536) {
+		buf_free(&w->out);
+		buf_init(&w->out);
+	}
+	w->out.len = 0;
+	w->out_off = 0;
+}
+
+/* Write what is queued for `w` as far as its socket takes it now. */
+static void
+worker_flush(struct worker *w)
+{
+	while (w->fd != -1 && w->out_off < w->out.len) {
+		ssize_t n = send(w->fd, w->out.data + w->out_off, w->out.len - w->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			w->out_off += (size_t)n;
+			w->out_since = mono_now();
+		} else if (n == -1 && errno == EINTR) {
+			continue;
+		} else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return;
+		} else {
+			/* Gone: its exit status, via SIGCHLD, says how. */
+			log_debug("write to worker %d: %s", (int)w->pid, strerror(errno));
+			worker_drop_queue(w);
+		}
+	}
+	if (w->out_off == w->out.len)
+		worker_drop_queue(w);
+}
+
+/*
+ * A frame was just appended to w->out, which held `before` bytes: write
+ * what the socket takes at once; the main loop writes the rest when poll()
+ * says it may. Every message to a worker goes through here (encode it into
+ * w->out, then call this), so that nothing ever blocks on a worker.
+ */
+static void
+worker_queued(struct worker *w, size_t before)
+{
+	if (w->out_off == before)
+		w->out_since = mono_now(); /* nothing was pending: the clock starts */
+	worker_flush(w);
+	if (w->out_off < w->out.len)
+		pool_wake(); /* poll for POLLOUT from now on */
+}
+
+/* Queue one frame for `w` (see worker_queued). Never blocks. 0, or -1 with
+ * errno set (the worker is gone, or the payload is too large). */
+static int
+worker_send(struct worker *w, unsigned type, uint32_t id, struct json_object *payload)
+{
+	const char *err;
+	size_t before = w->out.len;
+
+	if (w->fd == -1) {
+		errno = EPIPE;
+		return -1;
+	}
+	if (ipc_frame(&w->out, type, id, payload, &err) == -1) {
+		w->out.len = before;
+		errno = EMSGSIZE;
+		return -1;
+	}
+	worker_queued(w, before);
+	return 0;
 }
 
 /* Make a fresh, private working directory for a future session, owned by
@@ -198,14 +300,14 @@ spawn_worker(void)
 	}
 	char *workdir = make_workdir(uid);
 	if (workdir == NULL) {
-		uid_release(uid);
+		uid_release(uid, NULL);
 		return NULL;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair for a worker");
 		rmdir(workdir);
 		free(workdir);
-		uid_release(uid);
+		uid_release(uid, NULL);
 		return NULL;
 	}
 	if (sv[1] == IPC_WORKER_FD) {
@@ -226,7 +328,7 @@ spawn_worker(void)
 		close(sv[0]);
 		rmdir(workdir);
 		free(workdir);
-		uid_release(uid);
+		uid_release(uid, NULL);
 		return NULL;
 	}
 
@@ -240,11 +342,12 @@ spawn_worker(void)
 	rand_hex(id, 8);
 	w->rundir = xasprintf("%s/k-%s", cfg->runtime_dir, id);
 	ipc_reader_init(&w->reader, w->fd);
+	buf_init(&w->out);
 	w->next = workers;
 	workers = w;
 
 	struct json_object *start = start_payload(w);
-	if (ipc_send(w->fd, IPC_START, 0, start) == -1)
+	if (worker_send(w, IPC_START, 0, start) == -1)
 		log_warn("send START to worker %d", (int)pid);
 	json_object_put(start);
 	log_debug("worker %d started for %s", (int)pid, workdir);
@@ -263,21 +366,18 @@ pool_start(void)
 int
 pool_idle_count(void)
 {
-	int n = 0;
-	for (struct worker *w = workers; w; w = w->next)
-		n += w->state == WORKER_IDLE;
-	return n;
+	return atomic_load(&idle_workers);
 }
 
 int
 pool_ready(void)
 {
 	/* Once a kernel has come up, an empty pool means "busy", not "down":
-	 * load balancers must not drop an instance that serves many sessions. */
-	static int ever;
-	if (!ever)
-		ever = cfg->pool_warm == 0 || pool_idle_count() > 0;
-	return ever;
+	 * load balancers must not drop an instance that serves many sessions.
+	 * (pool_warm is read unlocked: an int, and any recent value will do.) */
+	if (!atomic_load(&ever_ready) && (cfg->pool_warm == 0 || pool_idle_count() > 0))
+		atomic_store(&ever_ready, 1);
+	return atomic_load(&ever_ready);
 }
 
 struct json_object *
@@ -370,7 +470,7 @@ pool_take(double wait_s, const char **why)
 	}
 	takers--;
 	if (found) {
-		found->state = WORKER_ASSIGNED;
+		worker_set_state(found, WORKER_ASSIGNED);
 		found->owned = 1;
 	}
 	pool_wake(); /* refill what was taken */
@@ -388,16 +488,17 @@ worker_free(struct worker *w)
 		}
 	}
 	ipc_reader_free(&w->reader);
-	/* What a session leaves behind ends with it; publishing keeps results. */
-	if (w->workdir && fs_remove_tree(w->workdir) == -1)
-		log_warn("remove working directory %s", w->workdir);
-	free(w->workdir);
+	buf_free(&w->out);
+	/* Its uid is clean once its files are gone, the working directory too. */
+	uid_release(w->uid, w->workdir);
+	/* What a session leaves behind ends with it; publishing keeps results.
+	 * A tree of many files takes long to remove: never under the lock. */
+	if (w->workdir)
+		remover_add(w->workdir);
 	/* A worker killed outright leaves its sockets and connection file. */
-	if (fs_remove_tree(w->rundir) == -1)
-		log_warn("remove runtime directory %s", w->rundir);
-	free(w->rundir);
-	uid_release(w->uid);
+	remover_add(w->rundir);
 	free(w->death);
+	free(w->cause);
 	free(w);
 }
 
@@ -410,9 +511,9 @@ pool_release(struct worker *w)
 		worker_free(w);
 		return;
 	}
-	if (ipc_send(w->fd, IPC_SHUTDOWN, 0, NULL) == -1)
+	if (worker_send(w, IPC_SHUTDOWN, 0, NULL) == -1)
 		log_warn("send SHUTDOWN to worker %d", (int)w->pid);
-	w->state = WORKER_CLOSING;
+	worker_set_state(w, WORKER_CLOSING);
 }
 
 void
@@ -472,7 +573,7 @@ pool_execute(struct worker *w, struct call *c, const char *code, double timeout_
 	json_object_object_add(p, "output_limit",
 			       json_object_new_int(cfg->output_truncation_threshold));
 	json_object_object_add(p, "rich_limit", json_object_new_int(cfg->rich_output_max_bytes));
-	int sent = ipc_send(w->fd, IPC_EXECUTE, c->id, p);
+	int sent = worker_send(w, IPC_EXECUTE, c->id, p);
 	json_object_put(p);
 	if (sent == -1) {
 		log_warn("send EXECUTE to worker %d", (int)w->pid);
@@ -496,7 +597,7 @@ void
 pool_interrupt(struct worker *w)
 {
 	if (w->call && w->state != WORKER_DEAD &&
-	    ipc_send(w->fd, IPC_INTERRUPT, w->call->id, NULL) == -1)
+	    worker_send(w, IPC_INTERRUPT, w->call->id, NULL) == -1)
 		log_warn("send INTERRUPT to worker %d", (int)w->pid);
 }
 
@@ -518,20 +619,25 @@ describe_status(int status)
 static void
 worker_exited(struct worker *w, int status)
 {
+	char *how = describe_status(status);
 	free(w->death);
-	w->death = describe_status(status);
+	/* Killed by us: the reason matters to its session more than the signal. */
+	w->death = w->cause ? xasprintf("was killed by the supervisor: %s (%s)", w->cause, how)
+			    : xstrdup(how);
+	free(how);
 	log_msg(w->state == WORKER_CLOSING ? LOG_DEBUG : LOG_WARNING, "worker %d %s",
 		(int)w->pid, w->death);
 	if (w->fd != -1) {
 		close(w->fd);
 		w->fd = -1;
 	}
+	worker_drop_queue(w);
 	/* The kernel is in its own process group; never leave it behind. */
 	if (w->kernel_pid > 0)
 		kill(-w->kernel_pid, SIGKILL);
 	/* Nor what it detached: a worker killed outright left its group. */
 	if (cgroups)
-		cgroup_remove_group(cgroups, strrchr(w->rundir, '/') + 1);
+		cgroup_remove_named(cgroups, strrchr(w->rundir, '/') + 1);
 	if (w->call) {
 		char *msg = xasprintf("the kernel worker %s", w->death);
 		call_complete(w, result_failed("WorkerDied", msg));
@@ -548,7 +654,7 @@ worker_exited(struct worker *w, int status)
 				  early_deaths, delay);
 		}
 	}
-	w->state = WORKER_DEAD;
+	worker_set_state(w, WORKER_DEAD);
 	if (!w->owned)
 		worker_free(w);
 	pthread_cond_broadcast(&ready_cond);
@@ -577,11 +683,14 @@ static void
 worker_kill(struct worker *w, const char *why)
 {
 	log_warnx("worker %d: %s; killing it", (int)w->pid, why);
+	if (w->cause == NULL)
+		w->cause = xstrdup(why);
 	kill(w->pid, SIGKILL);
 	if (w->fd != -1) {
 		close(w->fd);
 		w->fd = -1;
 	}
+	worker_drop_queue(w);
 }
 
 /* Act on one message from worker `w`. */
@@ -597,7 +706,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		w->ever_ready = 1;
 		early_deaths = 0;
 		if (w->state == WORKER_STARTING) {
-			w->state = WORKER_IDLE;
+			worker_set_state(w, WORKER_IDLE);
 			pthread_cond_broadcast(&ready_cond);
 		}
 		break;
@@ -672,7 +781,7 @@ pool_pollfds(struct pollfd *pfd, int max)
 		if (w->fd == -1)
 			continue;
 		pfd[n].fd = w->fd;
-		pfd[n].events = POLLIN;
+		pfd[n].events = POLLIN | (w->out_off < w->out.len ? POLLOUT : 0);
 		pfd[n].revents = 0;
 		n++;
 	}
@@ -686,11 +795,30 @@ pool_handle(const struct pollfd *pfd, int n)
 		if (!pfd[i].revents)
 			continue;
 		for (struct worker *w = workers; w; w = w->next) {
-			if (w->fd == pfd[i].fd) {
+			if (w->fd != pfd[i].fd)
+				continue;
+			if (pfd[i].revents & POLLOUT)
+				worker_flush(w);
+			if (w->fd != -1 && (pfd[i].revents & ~POLLOUT))
 				worker_readable(w);
-				break;
-			}
+			break;
 		}
+	}
+}
+
+/* Kill every worker that has left queued bytes unread for WORKER_UNREAD_S. */
+static void
+kill_unread(void)
+{
+	double now = mono_now();
+
+	for (struct worker *w = workers; w; w = w->next) {
+		if (w->fd == -1 || w->out_off == w->out.len || now - w->out_since < WORKER_UNREAD_S)
+			continue;
+		char *why = xasprintf("it left %zu bytes unread on its socket for %d s (stopped "
+				      "or hung)", w->out.len - w->out_off, WORKER_UNREAD_S);
+		worker_kill(w, why);
+		free(why);
 	}
 }
 
@@ -700,8 +828,30 @@ pool_tick(void)
 	char drain[64];
 	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
 		;
+	kill_unread();
 	uid_tick();
 	pool_refill();
+}
+
+/* Reap for up to `seconds`, writing what is queued, without holding the
+ * lock while waiting. Returns how many workers are still not reaped. */
+static int
+pool_reap_for(double seconds)
+{
+	double end = mono_now() + seconds;
+	int live;
+
+	for (;;) {
+		pool_lock();
+		for (struct worker *w = workers; w; w = w->next)
+			worker_flush(w);
+		pool_reap();
+		live = pool_live_count();
+		pool_unlock();
+		if (live == 0 || mono_now() >= end)
+			return live;
+		usleep(50000);
+	}
 }
 
 void
@@ -713,33 +863,28 @@ pool_stop(void)
 	for (struct worker *w = workers; w; w = w->next) {
 		if (w->state == WORKER_DEAD || w->fd == -1)
 			continue;
-		if (ipc_send(w->fd, IPC_SHUTDOWN, 0, NULL) == -1)
+		if (w->state != WORKER_CLOSING && worker_send(w, IPC_SHUTDOWN, 0, NULL) == -1)
 			log_warn("send SHUTDOWN to worker %d", (int)w->pid);
-		w->state = WORKER_CLOSING;
+		worker_set_state(w, WORKER_CLOSING);
 	}
 	pool_unlock();
 
 	/* Workers end their kernels within about a second; then force it. */
-	for (int i = 0; i < 50; i++) {
+	if (pool_reap_for(5) > 0) {
 		pool_lock();
-		pool_reap();
-		int live = pool_live_count();
+		for (struct worker *w = workers; w; w = w->next) {
+			if (w->state == WORKER_DEAD)
+				continue;
+			log_warnx("worker %d did not stop; killing it", (int)w->pid);
+			kill(w->pid, SIGKILL);
+			if (w->kernel_pid > 0)
+				kill(-w->kernel_pid, SIGKILL);
+		}
 		pool_unlock();
-		if (live == 0)
-			return;
-		usleep(100000);
+		/* SIGKILL ends even a stopped worker; reaping frees the struct (and
+		 * the loop above never touches a worker after that). */
+		if (pool_reap_for(5) > 0)
+			log_warnx("some workers were still not reaped after SIGKILL");
 	}
-	pool_lock();
-	for (struct worker *w = workers; w; w = w->next) {
-		if (w->state == WORKER_DEAD)
-			continue;
-		log_warnx("worker %d did not stop; killing it", (int)w->pid);
-		kill(w->pid, SIGKILL);
-		if (w->kernel_pid > 0)
-			kill(-w->kernel_pid, SIGKILL);
-		int status;
-		if (waitpid(w->pid, &status, 0) == w->pid)
-			worker_exited(w, status);
-	}
-	pool_unlock();
+	remover_drain();
 }

@@ -7,6 +7,8 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@ struct uid_slot {
 	enum uid_state state;
 	pid_t sweeper;	/* while UID_SWEEPING */
 	time_t retry;	/* UID_DIRTY: not before */
+	char *leftover; /* UID_DIRTY: not before this path is gone (owned) */
 };
 
 static struct uid_slot *slots; /* NULL: no kernel_uid_range */
@@ -127,12 +130,29 @@ uid_take(void)
 }
 
 void
-uid_release(uid_t uid)
+uid_release(uid_t uid, const char *leftover)
 {
 	if (slots == NULL || uid < first || uid - first >= count)
 		return;
 	slots[uid - first].state = UID_DIRTY;
 	slots[uid - first].retry = 0;
+	free(slots[uid - first].leftover);
+	slots[uid - first].leftover = leftover ? xstrdup(leftover) : NULL;
+}
+
+/* 1 while the path a dirty uid waits for still exists. */
+static int
+waits(struct uid_slot *s)
+{
+	struct stat st;
+
+	if (s->leftover == NULL)
+		return 0;
+	if (lstat(s->leftover, &st) == 0 || errno != ENOENT)
+		return 1;
+	free(s->leftover);
+	s->leftover = NULL;
+	return 0;
 }
 
 void
@@ -144,7 +164,7 @@ uid_tick(void)
 	for (unsigned i = 0; slots && i < count; i++)
 		running += slots[i].state == UID_SWEEPING;
 	for (unsigned i = 0; slots && i < count && running < SWEEPERS_MAX; i++) {
-		if (slots[i].state != UID_DIRTY || slots[i].retry > now)
+		if (slots[i].state != UID_DIRTY || slots[i].retry > now || waits(&slots[i]))
 			continue;
 		pid_t pid = spawn_sweeper(first + i, first + i);
 		if (pid == -1) {
@@ -193,6 +213,8 @@ uid_finish(void)
 		if (slots[i].state == UID_USED)
 			slots[i].state = UID_DIRTY;
 	sweep_all_now();
+	for (unsigned i = 0; i < count; i++)
+		free(slots[i].leftover);
 	free(slots);
 	slots = NULL;
 }

@@ -24,8 +24,12 @@ struct config;
 void uid_init(const struct config *cfg, const char *worker_path);
 /* A clean uid of the range, now in use; 0 if none is clean. */
 uid_t uid_take(void);
-/* A worker is done with uid (0: no-op): it is dirty until swept. */
-void uid_release(uid_t uid);
+/*
+ * A worker is done with uid (0: no-op): it is dirty until swept, and is
+ * swept only once `leftover` (its working directory, being removed
+ * elsewhere; NULL: none; copied) is gone.
+ */
+void uid_release(uid_t uid, const char *leftover);
 /* Spawn sweepers for dirty uids (main loop). */
 void uid_tick(void);
 /* pid exited with status: 1 if it was a sweeper (then handled). */

@@ -30,12 +30,8 @@ LIMITS='limits:
 CFG_EXTRA=$LIMITS
 write_config
 start_daemon
-i=0
-while kill -0 "$DAEMON_PID" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || fail "a daemon with limits and no kernel_uid_range did not exit"
-	sleep 0.1
-done
+daemon_gone() { ! kill -0 "$DAEMON_PID" 2>/dev/null; }
+wait_for 60 "a daemon with limits and no kernel_uid_range exits" daemon_gone
 wait "$DAEMON_PID" && rc=0 || rc=$?
 DAEMON_PID=
 [ $rc -ne 0 ] || fail "a daemon with limits and no kernel_uid_range started"
