@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "log.h"
 #include "xmalloc.h"
 
 #define CPU_PERIOD_US 100000
@@ -247,9 +248,9 @@ is_pid_name(const char *name)
 
 static void remove_dir(const char *dir, int version, int freezer);
 
-/* Kill and remove every group below dir, then dir itself. */
+/* Kill and remove every group below dir, then dir itself; `stale`: log each. */
 static void
-remove_children_and_dir(const char *dir, int version, int freezer)
+remove_children_and_dir(const char *dir, int version, int freezer, int stale)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -260,6 +261,9 @@ remove_children_and_dir(const char *dir, int version, int freezer)
 			continue;
 		char *sub = xasprintf("%s/%s", dir, e->d_name);
 		remove_dir(sub, version, freezer);
+		if (stale)
+			log_info("removed control group %s in %s, left by a previous instance",
+				 e->d_name, dir);
 		free(sub);
 	}
 	if (d)
@@ -286,7 +290,7 @@ remove_stale_instances(const char *top, const char *instance, int freezer)
 		    errno != ESRCH)
 			continue;
 		char *sub = xasprintf("%s/%s", top, e->d_name);
-		remove_children_and_dir(sub, 1, freezer);
+		remove_children_and_dir(sub, 1, freezer, 1);
 		free(sub);
 	}
 	if (d)
@@ -760,6 +764,6 @@ cgroup_layout_remove(const struct cgroup_layout *l)
 			seen |= l->version[i] && l->version[c] &&
 				strcmp(l->parent[i], l->parent[c]) == 0;
 		if (l->version[c] && !seen)
-			remove_children_and_dir(l->parent[c], l->version[c], c == CGROUP_FREEZER);
+			remove_children_and_dir(l->parent[c], l->version[c], c == CGROUP_FREEZER, 0);
 	}
 }
