@@ -412,37 +412,50 @@ refuse_nul(struct json_object *msg, struct json_object *id, struct mcp_response 
 /*
  * Parse a request body: the strict check first (json-c alone takes
  * single quotes, NaN and more, and rewrites huge integers), then json-c
- * with its strict flags. Returns the message (caller owns), or NULL after
- * answering. *has_nul tells whether some string holds \u0000.
+ * with its strict flags. Returns 0 with the message in *msg (caller owns;
+ * NULL for the text "null"), or -1 after answering. *has_nul tells whether
+ * some string holds \u0000.
  */
-static struct json_object *
-parse_body(const struct mcp_request *rq, struct mcp_response *rs, int *has_nul)
+static int
+parse_body(const struct mcp_request *rq, struct mcp_response *rs, struct json_object **msg,
+	   int *has_nul)
 {
 	struct json_strict js;
 	char text[200];
 
+	*msg = NULL;
+	if (rq->body_len > INT32_MAX) { /* json-c takes an int length */
+		set_error(rs, 400, NULL, ERR_PARSE, "parse error: the body is too large");
+		return -1;
+	}
 	if (json_strict_check(rq->body, rq->body_len, JSON_TOKENER_DEFAULT_DEPTH, &js) == -1) {
 		snprintf(text, sizeof(text), "parse error: %s at byte %zu", js.error, js.error_at);
 		set_error(rs, 400, NULL, ERR_PARSE, text);
-		return NULL;
+		return -1;
 	}
 	struct json_tokener *tok = json_tokener_new();
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	struct json_object *msg = json_tokener_parse_ex(tok, rq->body, (int)rq->body_len);
+	*msg = json_tokener_parse_ex(tok, rq->body, (int)rq->body_len);
 	enum json_tokener_error err = json_tokener_get_error(tok);
-	int parsed = err == json_tokener_success &&
-		     (size_t)json_tokener_get_parse_end(tok) == rq->body_len;
+	size_t end = json_tokener_get_parse_end(tok);
+	if (err == json_tokener_continue && end == rq->body_len) {
+		/* A bare scalar ("null", 42) ends only where the input does: say so. */
+		*msg = json_tokener_parse_ex(tok, "", 1);
+		err = json_tokener_get_error(tok);
+	}
+	int parsed = err == json_tokener_success && end == rq->body_len;
 	json_tokener_free(tok);
 	if (!parsed) {
-		json_object_put(msg);
+		json_object_put(*msg);
+		*msg = NULL;
 		snprintf(text, sizeof(text), "parse error: %s",
 			 err == json_tokener_success ? "text after the JSON value"
 						     : json_tokener_error_desc(err));
 		set_error(rs, 400, NULL, ERR_PARSE, text);
-		return NULL;
+		return -1;
 	}
 	*has_nul = js.has_nul;
-	return msg;
+	return 0;
 }
 
 static void
@@ -452,11 +465,8 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 	const char *method;
 	int has_nul;
 
-	if (rq->body_len > INT32_MAX || (msg = parse_body(rq, rs, &has_nul)) == NULL) {
-		if (rs->body == NULL)
-			set_error(rs, 413, NULL, ERR_PARSE, "parse error: the body is too large");
+	if (parse_body(rq, rs, &msg, &has_nul) == -1)
 		return;
-	}
 	if (check_message(msg, rs, &method, &id) == -1)
 		goto out;
 	if (has_nul && refuse_nul(msg, id, rs) == -1)

@@ -60,6 +60,8 @@ refused 400 -32700 "a hexadecimal number" "{\"jsonrpc\":\"2.0\",\"id\":0x10,\"me
 refused 400 -32700 "two values" "$P}$P}"
 refused 400 -32700 "True" "$P,\"params\":{\"a\":True}}"
 refused 400 -32700 "an empty body" ""
+refused 400 -32600 "the body null" "null"
+refused 400 -32600 "a bare number" "42"
 
 # --- NUL: -32602 naming the field, nothing cut short -------------------------------
 MARK=$TMPD/ran
