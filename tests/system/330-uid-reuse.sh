@@ -26,7 +26,7 @@ for mode in inherit isolated seccomp; do
 	fi
 	CFG_WARM=1
 	CFG_EXTRA="kernel_network_mode: $mode
-kernel_uid_range: \"62330-62332\""
+kernel_uid_range: \"63330-63332\""
 	write_config
 	start_daemon
 	wait_ready

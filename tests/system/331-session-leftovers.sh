@@ -28,7 +28,7 @@ for round in inherit-shared inherit isolated seccomp; do
 		echo "# isolated: this host refuses user namespaces; not run"
 		continue
 	fi
-	range='kernel_uid_range: "62340-62349"'
+	range='kernel_uid_range: "63340-63349"'
 	[ $round = inherit-shared ] && range=
 	CFG_WARM=1
 	CFG_EXTRA="kernel_network_mode: $mode

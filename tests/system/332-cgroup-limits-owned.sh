@@ -50,7 +50,7 @@ for round in inherit isolated seccomp isolated:nobody; do
 	fi
 	CFG_EXTRA="$LIMITS
 kernel_network_mode: $mode
-kernel_uid_range: \"62350-62359\"
+kernel_uid_range: \"63350-63359\"
 $user"
 	write_config
 	start_daemon
@@ -84,7 +84,7 @@ print(" ".join(os.path.dirname(l[c]["parent"]) for c in ("memory", "pids", "cpu"
                if l.get(c, {}).get("version") == 1))' "$TMPD/layout.json")
 [ -n "$tops" ] || { ok "no v1 hierarchy: per-instance parents not checked"; exit 0; }
 CFG_EXTRA="$LIMITS
-kernel_uid_range: \"62350-62359\""
+kernel_uid_range: \"63350-63359\""
 write_config
 start_daemon
 wait_ready
@@ -93,7 +93,7 @@ PORT_A=$PORT
 mkdir -p "$TMPD/b/state" "$TMPD/b/run"
 PORT=$(free_port)
 CFG_EXTRA="$LIMITS
-kernel_uid_range: \"62360-62369\"
+kernel_uid_range: \"63360-63369\"
 user: nobody"
 write_config "$TMPD/b.yaml"
 sed -i "s|^state_dir: .*|state_dir: $TMPD/b/state|; s|^runtime_dir: .*|runtime_dir: $TMPD/b/run|" \

@@ -21,7 +21,7 @@ PORT=$(free_port)
 
 for round in inherit isolated isolated-shared seccomp; do
 	mode=${round%-shared}
-	range='kernel_uid_range: "62370-62379"'
+	range='kernel_uid_range: "63370-63379"'
 	[ $round = isolated-shared ] && range=
 	CFG_WARM=1
 	CFG_EXTRA="kernel_network_mode: $mode

@@ -21,7 +21,7 @@ PORT=$(free_port)
 
 for round in inherit isolated isolated-shared seccomp; do
 	mode=${round%-shared}
-	range='kernel_uid_range: "62380-62389"'
+	range='kernel_uid_range: "63380-63389"'
 	[ $round = isolated-shared ] && range=
 	CFG_WARM=2
 	CFG_EXTRA="kernel_network_mode: $mode
