@@ -18,7 +18,9 @@
 #include "cgroup.h"
 #include "config.h"
 #include "fsutil.h"
+#include "ipc_msg.h"
 #include "kernel_env.h"
+#include "kernelpid.h"
 #include "log.h"
 #include "pool.h"
 #include "rand.h"
@@ -176,21 +178,27 @@ worker_queued(struct worker *w, size_t before)
 		pool_wake(); /* poll for POLLOUT from now on */
 }
 
-/* Queue one frame for `w` (see worker_queued). Never blocks. 0, or -1 with
- * errno set (the worker is gone, or the payload is too large). */
+/*
+ * Queue message `msg` for `w` (see worker_queued): the struct of `type`
+ * (ipc_msg.h, borrowed), or NULL for the types without fields. Never
+ * blocks. 0, or -1 with errno set (EPIPE: the worker is gone; EMSGSIZE:
+ * too large; EINVAL: a value the codec refuses).
+ */
 static int
-worker_send(struct worker *w, unsigned type, uint32_t id, struct json_object *payload)
+worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
 {
-	const char *err;
+	const char *err = "";
 	size_t before = w->out.len;
 
 	if (w->fd == -1) {
 		errno = EPIPE;
 		return -1;
 	}
-	if (ipc_frame(&w->out, type, id, payload, &err) == -1) {
+	int rc = msg ? ipc_msg_encode(&w->out, type, id, msg, &err)
+		     : ipc_empty_encode(&w->out, type, id, &err);
+	if (rc == -1) {
 		w->out.len = before;
-		errno = EMSGSIZE;
+		errno = strcmp(err, "oversized payload") == 0 ? EMSGSIZE : EINVAL;
 		return -1;
 	}
 	worker_queued(w, before);
@@ -226,60 +234,91 @@ usable(enum cgroup_ctl c)
 	return cgroups && cgroups->version[c] != 0;
 }
 
-/* The sandbox part of START: network mode, identity, limits, cgroup. */
 static void
-add_isolation(struct json_object *p, uid_t uid, const char *name)
+strv_free(char **v)
 {
-	static const char *const modes[] = {"inherit", "isolated", "seccomp"};
-	struct json_object *lim = json_object_new_object();
-
-	json_object_object_add(p, "network_mode",
-			       json_object_new_string(modes[cfg->kernel_network_mode]));
-	if (uid != 0) {
-		json_object_object_add(p, "uid", json_object_new_int((int)uid));
-		json_object_object_add(p, "gid", json_object_new_int((int)uid));
-	}
-	/* A limit whose controller is unusable here (and not required) goes. */
-	json_object_object_add(lim, "memory_mb",
-			       json_object_new_int(usable(CGROUP_MEMORY) ? cfg->limit_memory_mb : 0));
-	json_object_object_add(lim, "pids",
-			       json_object_new_int(usable(CGROUP_PIDS) ? cfg->limit_pids : 0));
-	json_object_object_add(lim, "cpu",
-			       json_object_new_double(usable(CGROUP_CPU) ? cfg->limit_cpu : 0));
-	json_object_object_add(lim, "nofile", json_object_new_int(cfg->limit_nofile));
-	json_object_object_add(lim, "fsize_mb", json_object_new_int(cfg->limit_fsize_mb));
-	json_object_object_add(p, "limits", lim);
-	if (cgroups)
-		json_object_object_add(p, "cgroup", cgroup_layout_json(cgroups, name));
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
 }
 
-/* The START payload for worker `w`. Caller owns. */
-static struct json_object *
-start_payload(const struct worker *w)
+/* kernel_env's {name: value} as START's "NAME=value" strings. Caller frees. */
+static char **
+env_strings(struct json_object *env)
 {
-	struct json_object *p = json_object_new_object();
-	struct json_object *argv = json_object_new_array();
+	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
+	size_t i = 0;
 
+	json_object_object_foreach(env, name, val)
+		v[i++] = xasprintf("%s=%s", name, json_object_get_string(val));
+	return v;
+}
+
+/* The strings of a JSON array (kernel_env_allow_mime()) as a vector. Caller frees. */
+static char **
+strings_of(struct json_object *a)
+{
+	size_t n = json_object_array_length(a);
+	char **v = xcalloc(n + 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(json_object_get_string(json_object_array_get_idx(a, i)));
+	return v;
+}
+
+/* Send START to worker `w`: its kernel command, environment, places and sandbox. */
+static void
+send_start(struct worker *w)
+{
+	/* Indexed by config.h's enum net_mode. */
+	static const enum ipc_network_mode modes[] = {
+		[NET_INHERIT] = IPC_NET_INHERIT,
+		[NET_ISOLATED] = IPC_NET_ISOLATED,
+		[NET_SECCOMP] = IPC_NET_SECCOMP,
+	};
 	char *python = kernel_env_python(cfg);
-	json_object_array_add(argv, json_object_new_string(python));
-	free(python);
-	json_object_array_add(argv, json_object_new_string("-m"));
-	json_object_array_add(argv, json_object_new_string("ipykernel_launcher"));
-	json_object_array_add(argv, json_object_new_string("-f"));
-	json_object_array_add(argv, json_object_new_string("{connection_file}"));
-	json_object_object_add(p, "argv", argv);
+	char *argv[] = {python, (char *)"-m", (char *)"ipykernel_launcher", (char *)"-f",
+			(char *)"{connection_file}", NULL};
 	struct json_object *env = kernel_env_build(cfg);
+	struct json_object *mime = kernel_env_allow_mime();
+	/* A limit whose controller is unusable here (and not required) goes. */
+	struct ipc_limits lim = {
+		.memory_mb = usable(CGROUP_MEMORY) ? (uint64_t)cfg->limit_memory_mb : 0,
+		.pids = usable(CGROUP_PIDS) ? (uint64_t)cfg->limit_pids : 0,
+		.cpu = usable(CGROUP_CPU) ? cfg->limit_cpu : 0,
+		.nofile = (uint64_t)cfg->limit_nofile,
+		.fsize_mb = (uint64_t)cfg->limit_fsize_mb,
+	};
+	struct ipc_cgroup cg;
+	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
+
 	/* A kernel of its own identity cannot write the daemon's home. */
 	if (w->uid != 0)
 		json_object_object_add(env, "HOME", json_object_new_string(w->workdir));
-	json_object_object_add(p, "env", env);
-	json_object_object_add(p, "cwd", json_object_new_string(w->workdir));
-	json_object_object_add(p, "runtime_dir", json_object_new_string(w->rundir));
-	json_object_object_add(p, "allow_mime", kernel_env_allow_mime());
-	json_object_object_add(p, "interrupt_mode", json_object_new_string("signal"));
-	json_object_object_add(p, "startup_timeout_s", json_object_new_int(STARTUP_TIMEOUT_S));
-	add_isolation(p, w->uid, strrchr(w->rundir, '/') + 1);
-	return p;
+	struct ipc_start st = {
+		.argv = argv,
+		.env = env_strings(env),
+		.cwd = w->workdir,
+		.runtime_dir = w->rundir,
+		.allow_mime = strings_of(mime),
+		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
+		.startup_timeout_s = STARTUP_TIMEOUT_S,
+		.network_mode = modes[cfg->kernel_network_mode],
+		.uid = (uint32_t)w->uid,
+		.gid = (uint32_t)w->uid,
+		.limits = &lim,
+	};
+	if (cgroups) {
+		ipc_cgroup_from_layout(&cg, ctl, cgroups, strrchr(w->rundir, '/') + 1);
+		st.cgroup = &cg;
+	}
+	if (worker_send(w, IPC_START, 0, &st) == -1)
+		log_warn("send START to worker %d", (int)w->pid);
+	strv_free(st.env);
+	strv_free(st.allow_mime);
+	json_object_put(env);
+	json_object_put(mime);
+	free(python);
 }
 
 /* fork+exec one worker with its socket as fd 3. NULL on failure (logged). */
@@ -336,6 +375,7 @@ spawn_worker(void)
 	char id[17];
 	w->pid = pid;
 	w->fd = sv[0];
+	w->kernel_pidfd = -1;
 	w->state = WORKER_STARTING;
 	w->workdir = workdir;
 	w->uid = uid;
@@ -346,10 +386,7 @@ spawn_worker(void)
 	w->next = workers;
 	workers = w;
 
-	struct json_object *start = start_payload(w);
-	if (worker_send(w, IPC_START, 0, start) == -1)
-		log_warn("send START to worker %d", (int)pid);
-	json_object_put(start);
+	send_start(w);
 	log_debug("worker %d started for %s", (int)pid, workdir);
 	return w;
 }
@@ -488,6 +525,8 @@ worker_free(struct worker *w)
 		}
 	}
 	ipc_reader_free(&w->reader);
+	if (w->kernel_pidfd != -1)
+		close(w->kernel_pidfd);
 	buf_free(&w->out);
 	/* Its uid is clean once its files are gone, the working directory too. */
 	uid_release(w->uid, w->workdir);
@@ -565,17 +604,14 @@ pool_execute(struct worker *w, struct call *c, const char *code, double timeout_
 		return;
 	}
 	w->call = c;
-	struct json_object *p = json_object_new_object();
-	json_object_object_add(p, "code", json_object_new_string(code));
-	json_object_object_add(p, "timeout_s", json_object_new_double(timeout_s));
-	if (silent)
-		json_object_object_add(p, "silent", json_object_new_boolean(1));
-	json_object_object_add(p, "output_limit",
-			       json_object_new_int(cfg->output_truncation_threshold));
-	json_object_object_add(p, "rich_limit", json_object_new_int(cfg->rich_output_max_bytes));
-	int sent = worker_send(w, IPC_EXECUTE, c->id, p);
-	json_object_put(p);
-	if (sent == -1) {
+	struct ipc_execute e = {
+		.code = ipc_text_of(code),
+		.timeout_s = timeout_s,
+		.silent = silent,
+		.output_limit = (uint64_t)cfg->output_truncation_threshold,
+		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
+	};
+	if (worker_send(w, IPC_EXECUTE, c->id, &e) == -1) {
 		log_warn("send EXECUTE to worker %d", (int)w->pid);
 		call_complete(w, result_failed("WorkerDied",
 					       "cannot reach the session's kernel worker"));
@@ -633,8 +669,7 @@ worker_exited(struct worker *w, int status)
 	}
 	worker_drop_queue(w);
 	/* The kernel is in its own process group; never leave it behind. */
-	if (w->kernel_pid > 0)
-		kill(-w->kernel_pid, SIGKILL);
+	kernelpid_kill(w->kernel_pidfd, w->kernel_pid);
 	/* Nor what it detached: a worker killed outright left its group. */
 	if (cgroups)
 		cgroup_remove_named(cgroups, strrchr(w->rundir, '/') + 1);
@@ -693,61 +728,153 @@ worker_kill(struct worker *w, const char *why)
 	worker_drop_queue(w);
 }
 
-/* Act on one message from worker `w`. */
+/*
+ * What a worker may send in each phase of its life, in the manner of
+ * OpenSSH's monitor (MON_PERMIT): a message type not permitted in the
+ * worker's phase, or one whose fields do not decode, ends the worker.
+ */
+enum phase {
+	PHASE_STARTING,	 /* START sent, no kernel yet */
+	PHASE_READY,	 /* idle, in the pool or held by a session */
+	PHASE_EXECUTING, /* an EXECUTE in flight */
+	PHASE_STOPPING,	 /* SHUTDOWN sent */
+	PHASE_N,
+};
+
+#define PERMIT(t) (1u << ((t) - IPC_READY))
+static const unsigned permit[PHASE_N] = {
+	/* its kernel comes up, or it says why not */
+	[PHASE_STARTING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_LOG),
+	/* an idle kernel may die; the next one is announced again */
+	[PHASE_READY] = PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	/* output and the result of the request in flight; a kernel started for
+	 * it, or one that died idle just before it came */
+	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_RESULT) | PERMIT(IPC_READY) |
+			    PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	/* whatever it sent before it read SHUTDOWN */
+	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
+			   PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+};
+
+static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing", "stopping"};
+
+static enum phase
+worker_phase(const struct worker *w)
+{
+	switch (w->state) {
+	case WORKER_STARTING:
+		return PHASE_STARTING;
+	case WORKER_ASSIGNED:
+		return w->call ? PHASE_EXECUTING : PHASE_READY;
+	case WORKER_IDLE:
+		return PHASE_READY;
+	default:
+		return PHASE_STOPPING;
+	}
+}
+
+static int
+permitted(enum phase ph, unsigned type)
+{
+	return type >= IPC_READY && type <= IPC_START_FAILED && (permit[ph] & PERMIT(type));
+}
+
+/* READY: take the kernel it names, once proven to be that worker's. */
+static void
+on_ready(struct worker *w, const struct ipc_ready *r)
+{
+	char why[200];
+	int fd;
+
+	int rc = kernelpid_claim(r->kernel_pid, w->pid, &fd, why, sizeof(why));
+	if (rc == -1) {
+		worker_kill(w, why);
+		return;
+	}
+	if (w->kernel_pidfd != -1)
+		close(w->kernel_pidfd);
+	w->kernel_pidfd = fd;
+	w->kernel_pid = rc == 1 ? r->kernel_pid : 0;
+	w->ever_ready = 1;
+	early_deaths = 0;
+	if (w->state == WORKER_STARTING) {
+		worker_set_state(w, WORKER_IDLE);
+		pthread_cond_broadcast(&ready_cond);
+	}
+}
+
+/* OUTPUT and RESULT: for the request in flight, which in PHASE_EXECUTING
+ * must be theirs. 1 if they belong to it, 0 if to nobody, -1 if a lie. */
+static int
+for_call(struct worker *w, enum phase ph, const struct ipc_msg *m)
+{
+	char why[120];
+
+	if (w->call && w->call->id == m->hdr.id)
+		return 1;
+	if (ph != PHASE_EXECUTING)
+		return 0; /* a SHUTDOWN crossed it */
+	snprintf(why, sizeof(why), "%s for request %u, but request %u is in flight",
+		 ipc_type_name(m->hdr.type), m->hdr.id, w->call->id);
+	worker_kill(w, why);
+	return -1;
+}
+
+/* Act on one message from worker `w`: check it is permitted now, decode, act. */
 static void
 worker_message(struct worker *w, struct ipc_msg *m)
 {
-	struct json_object *v;
+	char err[IPC_ERR_LEN], why[IPC_ERR_LEN + 64];
+	enum phase ph = worker_phase(w);
+	union {
+		struct ipc_ready ready;
+		struct ipc_start_failed start_failed;
+		struct ipc_output output;
+		struct ipc_result result;
+		struct ipc_kernel_died kernel_died;
+		struct ipc_log log;
+	} u;
 
+	if (!permitted(ph, m->hdr.type)) {
+		snprintf(why, sizeof(why), "sent %s, which a worker may not send while %s",
+			 ipc_type_name(m->hdr.type), phase_names[ph]);
+		worker_kill(w, why);
+		return;
+	}
+	if (ipc_msg_decode(m, m->hdr.type, &u, err) == -1) {
+		snprintf(why, sizeof(why), "sent a malformed message: %s", err);
+		worker_kill(w, why);
+		return;
+	}
 	switch (m->hdr.type) {
 	case IPC_READY:
-		if (json_object_object_get_ex(m->payload, "kernel_pid", &v))
-			w->kernel_pid = json_object_get_int(v);
-		w->ever_ready = 1;
-		early_deaths = 0;
-		if (w->state == WORKER_STARTING) {
-			worker_set_state(w, WORKER_IDLE);
-			pthread_cond_broadcast(&ready_cond);
-		}
+		on_ready(w, &u.ready);
 		break;
 	case IPC_START_FAILED:
-		v = json_object_object_get(m->payload, "message");
 		log_warnx("worker %d could not start its kernel: %s", (int)w->pid,
-			  v ? json_object_get_string(v) : "no reason given");
+			  u.start_failed.message.s);
 		break;
 	case IPC_OUTPUT:
-		if (w->call && w->call->id == m->hdr.id &&
-		    json_object_object_get_ex(m->payload, "text", &v)) {
-			const char *name = json_object_get_string(
-				json_object_object_get(m->payload, "name"));
-			int is_err = name && strcmp(name, "stderr") == 0;
-			buf_adds(is_err ? &w->call->err : &w->call->out, json_object_get_string(v));
+		if (for_call(w, ph, m) == 1) {
+			struct buf *b = u.output.name == IPC_STDERR ? &w->call->err : &w->call->out;
+			buf_add(b, u.output.text.s, u.output.text.len);
 			w->call->changes++;
 			pthread_cond_broadcast(&w->call->cond);
 		}
 		break;
 	case IPC_RESULT:
-		if (w->call && w->call->id == m->hdr.id) {
-			call_complete(w, m->payload);
-			m->payload = NULL;
-		} else {
-			log_debug("worker %d: result for request %u nobody waits for",
-				  (int)w->pid, m->hdr.id);
-		}
+		if (for_call(w, ph, m) == 1)
+			call_complete(w, ipc_result_json(&u.result));
 		break;
 	case IPC_KERNEL_DIED:
-		v = json_object_object_get(m->payload, "message");
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,
-			  v ? json_object_get_string(v) : "?");
+			  u.kernel_died.message.s);
 		break;
 	case IPC_LOG:
-		v = json_object_object_get(m->payload, "message");
-		log_msg(json_object_get_int(json_object_object_get(m->payload, "priority")),
-			"worker %d: %s", (int)w->pid, v ? json_object_get_string(v) : "");
+		log_msg(u.log.priority, "worker %d: %s", (int)w->pid, u.log.message.s);
 		break;
-	default:
-		worker_kill(w, "sent a message only the supervisor may send");
 	}
+	ipc_msg_free(m->hdr.type, &u);
 }
 
 /* Read and dispatch everything worker `w` has sent. */
@@ -877,8 +1004,7 @@ pool_stop(void)
 				continue;
 			log_warnx("worker %d did not stop; killing it", (int)w->pid);
 			kill(w->pid, SIGKILL);
-			if (w->kernel_pid > 0)
-				kill(-w->kernel_pid, SIGKILL);
+			kernelpid_kill(w->kernel_pidfd, w->kernel_pid);
 		}
 		pool_unlock();
 		/* SIGKILL ends even a stopped worker; reaping frees the struct (and

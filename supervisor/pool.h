@@ -71,7 +71,8 @@ void call_clear(struct call *c);
 struct worker {
 	struct worker *next;
 	pid_t pid;
-	pid_t kernel_pid;
+	pid_t kernel_pid;    /* READY's, once proven a child of pid (kernelpid.h); or 0 */
+	int kernel_pidfd;    /* pins kernel_pid; -1 when none */
 	int fd;
 	struct ipc_reader reader;
 	enum worker_state state;
