@@ -11,7 +11,8 @@
 
 #include <stddef.h>
 
-/* Say the daemon is degraded because of `why` (copied); NULL: it is not. */
+/* Say the daemon is degraded because of `why` (copied); NULL: it is not.
+ * One reason at a time: whoever set it clears it. */
 void health_set_degraded(const char *why);
 /*
  * Nonzero while degraded, with the reason copied into why[size]. `why` may

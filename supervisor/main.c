@@ -290,6 +290,15 @@ write_pidfile(const struct config *cfg)
 
 /* Whether start-up made a control socket, which must then stay. */
 static int control_wanted;
+/* Whether watch_runtime_dir said "degraded" (and so may say it no more). */
+static int runtime_degraded;
+
+static void
+runtime_dir_degraded(const char *why)
+{
+	runtime_degraded = 1;
+	health_set_degraded(why);
+}
 
 /*
  * runtime_dir holds the control socket, the pid file and every new
@@ -307,8 +316,10 @@ watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile
 	int dir_ok = stat(cfg->runtime_dir, &st) == 0 && S_ISDIR(st.st_mode);
 	int sock_ok = !control_wanted || (*control_fd != -1 && control_present());
 	if (dir_ok && sock_ok && access(pidfile, F_OK) == 0) {
-		if (health_degraded(NULL, 0))
+		if (runtime_degraded) {
+			runtime_degraded = 0;
 			health_set_degraded(NULL);
+		}
 		return;
 	}
 	if (!dir_ok)
@@ -316,13 +327,13 @@ watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile
 	if (fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "runtime_dir is gone and cannot be made again: %s",
 			 err);
-		health_set_degraded(why);
+		runtime_dir_degraded(why);
 		return;
 	}
 	if (stat(cfg->runtime_dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
 		snprintf(why, sizeof(why), "runtime_dir %s is not a directory: no new kernel "
 			 "can start and the control socket is gone", cfg->runtime_dir);
-		health_set_degraded(why);
+		runtime_dir_degraded(why);
 		return;
 	}
 	if (!sock_ok) {
@@ -332,7 +343,7 @@ watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile
 		if (*control_fd == -1) {
 			snprintf(why, sizeof(why), "the control socket in runtime_dir %s cannot "
 				 "be made again (see the log)", cfg->runtime_dir);
-			health_set_degraded(why);
+			runtime_dir_degraded(why);
 			return;
 		}
 		log_info("control socket in %s made again", cfg->runtime_dir);
@@ -340,10 +351,13 @@ watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile
 	if (access(pidfile, F_OK) == -1 && pidfile_put(pidfile) == -1) {
 		snprintf(why, sizeof(why), "cannot write the pid file %s again: %s", pidfile,
 			 strerror(errno));
-		health_set_degraded(why);
+		runtime_dir_degraded(why);
 		return;
 	}
-	health_set_degraded(NULL);
+	if (runtime_degraded) {
+		runtime_degraded = 0;
+		health_set_degraded(NULL);
+	}
 }
 
 /* SIGUSR1: one status line for the daemon, one per worker. */
@@ -415,6 +429,7 @@ loop_once(struct config *cfg, int *control_fd, const char *pidfile)
 		session_expire(cfg->session_idle_timeout);
 	pool_tick();
 	pool_unlock();
+	pool_refill();
 	if (second) {
 		last_expiry = time(NULL);
 		job_expire(cfg->job_retention_s);

@@ -321,9 +321,14 @@ send_start(struct worker *w)
 	free(python);
 }
 
-/* fork+exec one worker with its socket as fd 3. NULL on failure (logged). */
+/*
+ * fork+exec one worker with its socket as fd 3, for kernel identity `uid`
+ * (0: the daemon's). Runs without the lock: it makes a directory and waits
+ * for the exec. The worker is not in the list yet (worker_adopt). NULL on
+ * failure (logged); the caller still owns `uid`.
+ */
 static struct worker *
-spawn_worker(void)
+spawn_worker(uid_t uid)
 {
 	int sv[2];
 	posix_spawn_file_actions_t fa;
@@ -331,22 +336,13 @@ spawn_worker(void)
 	char *argv[] = {(char *)"codeexec-worker", worker_verbose ? (char *)"-v" : NULL, NULL};
 	char *envp[] = {(char *)"PATH=/usr/bin:/bin", NULL};
 
-	uid_t uid = 0;
-	if (cfg->kernel_uid_first && (uid = uid_take()) == 0) {
-		log_warnx("every identity of kernel_uid_range is in use or not swept yet; "
-			  "no new kernel");
-		return NULL;
-	}
 	char *workdir = make_workdir(uid);
-	if (workdir == NULL) {
-		uid_release(uid, NULL);
+	if (workdir == NULL)
 		return NULL;
-	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair for a worker");
 		rmdir(workdir);
 		free(workdir);
-		uid_release(uid, NULL);
 		return NULL;
 	}
 	if (sv[1] == IPC_WORKER_FD) {
@@ -367,7 +363,6 @@ spawn_worker(void)
 		close(sv[0]);
 		rmdir(workdir);
 		free(workdir);
-		uid_release(uid, NULL);
 		return NULL;
 	}
 
@@ -383,21 +378,24 @@ spawn_worker(void)
 	w->rundir = xasprintf("%s/k-%s", cfg->runtime_dir, id);
 	ipc_reader_init(&w->reader, w->fd);
 	buf_init(&w->out);
+	return w;
+}
+
+/* Put a freshly spawned worker in the list and send it START. Lock held. */
+static void
+worker_adopt(struct worker *w)
+{
 	w->next = workers;
 	workers = w;
 
 	send_start(w);
-	log_debug("worker %d started for %s", (int)pid, workdir);
-	return w;
+	log_debug("worker %d started for %s", (int)w->pid, w->workdir);
 }
 
 void
 pool_start(void)
 {
-	pool_lock();
-	for (int i = 0; i < cfg->pool_warm; i++)
-		spawn_worker();
-	pool_unlock();
+	pool_refill();
 }
 
 int
@@ -461,22 +459,47 @@ pool_live_count(void)
 	return n;
 }
 
-/*
- * Start workers until the warm target, plus one for each thread waiting in
- * pool_take, is met, unless refills back off. Only the main loop spawns:
- * it alone holds the capabilities workers inherit.
- */
-static void
-pool_refill(void)
+/* Whether another worker should start now, taking its kernel identity
+ * into *uid if so. Lock held. */
+static int
+pool_wants_worker(uid_t *uid)
 {
 	int want = (cfg->pool_warm > 0 ? cfg->pool_warm : 0) + takers;
 	int limit = cfg->pool_max_sessions + want;
 
-	if (stopping || time(NULL) < backoff_until)
-		return;
-	while (pool_spare_count() < want && pool_live_count() < limit)
-		if (spawn_worker() == NULL)
-			break;
+	*uid = 0;
+	if (stopping || time(NULL) < backoff_until || pool_spare_count() >= want ||
+	    pool_live_count() >= limit)
+		return 0;
+	if (cfg->kernel_uid_first && (*uid = uid_take()) == 0) {
+		log_warnx("every identity of kernel_uid_range is in use or not swept yet; "
+			  "no new kernel");
+		return 0;
+	}
+	return 1;
+}
+
+void
+pool_refill(void)
+{
+	uid_t uid;
+
+	for (;;) {
+		pool_lock();
+		int go = pool_wants_worker(&uid);
+		pool_unlock();
+		if (!go)
+			return;
+		struct worker *w = spawn_worker(uid);
+		pool_lock();
+		if (w)
+			worker_adopt(w);
+		else
+			uid_release(uid, NULL);
+		pool_unlock();
+		if (w == NULL)
+			return;
+	}
 }
 
 struct worker *
@@ -957,7 +980,6 @@ pool_tick(void)
 		;
 	kill_unread();
 	uid_tick();
-	pool_refill();
 }
 
 /* Reap for up to `seconds`, writing what is queued, without holding the

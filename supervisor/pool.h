@@ -138,13 +138,19 @@ void pool_wake(void);
  * Main loop helpers. pool_pollfds() fills up to `max` entries (lock held)
  * and returns how many; pool_handle() processes the revents (lock held):
  * reads what workers sent, writes what is queued for them; pool_reap()
- * collects exited workers; pool_tick() refills the pool and kills workers
- * that leave their socket unread.
+ * collects exited workers (lock held); pool_tick() kills workers that leave
+ * their socket unread (lock held); pool_refill() starts workers until the
+ * warm target, plus one for each thread waiting in pool_take, is met,
+ * unless refills back off (lock NOT held: it makes directories and spawns).
+ * Only the main loop spawns: it alone holds the capabilities workers
+ * inherit, and it alone reaps, so no worker exits unseen before it is
+ * listed.
  */
 int pool_pollfds(struct pollfd *pfd, int max);
 void pool_handle(const struct pollfd *pfd, int n);
 void pool_reap(void);
 void pool_tick(void);
+void pool_refill(void);
 /* Read end of the wake pipe, for the main loop's poll set. */
 int pool_wake_fd(void);
 

@@ -2,8 +2,9 @@
 # 500-stopped-worker: one stopped worker must not stop the daemon (issue 10
 # item 1). Session a's worker is stopped with SIGSTOP, then a gets a call
 # with 2 MB of code, more than the worker's socket takes unread. Throughout,
-# /health, a call of session b and `codeexecctl status` each answer within a
-# second. Once the worker has left its socket unread for the bound (10 s),
+# /health, a call of session b and the control socket's status (what
+# `codeexecctl status` asks; codeexecctl itself is run too) each answer
+# within a second. Once the worker has left its socket unread for the bound (10 s),
 # it is killed, and a's call fails with WorkerDied saying why.
 . "$(dirname "$0")/lib.sh"
 
@@ -64,7 +65,13 @@ def health():
         check(r.status == 200, "/health 200")
 
 def status():
-    p = subprocess.run([ctl, "-s", rundir + "/codeexecd.sock", "status"], timeout=5,
+    # What `codeexecctl status` asks, timed from Python: the time to start
+    # a process on a loaded machine (a second and more for a sanitizer
+    # build) is not the daemon's.
+    check(control(rundir).get("status") == "ok", "the control socket's status is ok")
+
+def ctl_status():
+    p = subprocess.run([ctl, "-s", rundir + "/codeexecd.sock", "status"], timeout=30,
                        capture_output=True, text=True)
     check(p.returncode == 0, "codeexecctl status exits 0", p.stdout + p.stderr)
 
@@ -76,7 +83,9 @@ while t.is_alive() and time.time() < end:
     r, took = timed("b's call", lambda: b.execute("21 * 2", http_timeout=30))
     check(value_of(r) == "42", "b's call works", r)
     worst["b"] = max(worst["b"], took)
-    worst["status"] = max(worst["status"], timed("codeexecctl status", status)[1])
+    worst["status"] = max(worst["status"], timed("the control socket's status", status)[1])
+    if rounds % 5 == 0:
+        ctl_status()
     rounds += 1
     time.sleep(0.2)
 t.join(30)
