@@ -1,6 +1,8 @@
 /* cgroup.c - see cgroup.h. */
 #include "autoconf.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,10 +14,12 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "log.h"
 #include "xmalloc.h"
 
 #define CPU_PERIOD_US 100000
 #define EMPTY_WAIT_MS 2000
+#define FREEZE_WAIT_MS 1000
 
 struct cgroup {
 	char *dir[CGROUP_NCTL]; /* NULL when the controller is not used */
@@ -23,7 +27,7 @@ struct cgroup {
 	uint64_t memory_mb;
 };
 
-static const char *const ctl_names[CGROUP_NCTL] = {"memory", "pids", "cpu"};
+static const char *const ctl_names[CGROUP_NCTL] = {"memory", "pids", "cpu", "freezer"};
 
 const char *
 cgroup_ctl_name(enum cgroup_ctl c)
@@ -198,7 +202,7 @@ probe_v2(struct cgroup_layout *l)
 		why = "the daemon's cgroup v2 group cannot be read";
 		goto out;
 	}
-	for (int c = 0; c < CGROUP_NCTL; c++)
+	for (int c = 0; c < CGROUP_NLIMIT; c++)
 		if (has_word(ctls, ctl_names[c]))
 			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s+%s",
 				 *want ? " " : "", ctl_names[c]);
@@ -212,12 +216,15 @@ probe_v2(struct cgroup_layout *l)
 		why = "the daemon's cgroup v2 group is not delegated to it (not writable)";
 		goto out;
 	}
-	for (int c = 0; c < CGROUP_NCTL; c++) {
+	for (int c = 0; c < CGROUP_NLIMIT; c++) {
 		if (!has_word(ctls, ctl_names[c]))
 			continue;
 		l->version[c] = 2;
 		l->parent[c] = xstrdup(kern);
 	}
+	/* cgroup.kill and cgroup.freeze are core files of every v2 group. */
+	l->version[CGROUP_FREEZER] = 2;
+	l->parent[CGROUP_FREEZER] = xstrdup(kern);
 out:
 	for (int c = 0; c < CGROUP_NCTL; c++)
 		if (l->version[c] == 0)
@@ -229,9 +236,70 @@ out:
 	free(kern);
 }
 
-/* Prepare G/codeexecd in the v1 hierarchy of controller c. */
+/* 1 if name is all digits: the pid an instance's parent is named after. */
+static int
+is_pid_name(const char *name)
+{
+	for (const char *p = name; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return 0;
+	return *name != '\0';
+}
+
+static void remove_dir(const char *dir, int version, int freezer);
+
+/* Kill and remove every group below dir, then dir itself; `stale`: log each. */
 static void
-probe_v1(struct cgroup_layout *l, int c)
+remove_children_and_dir(const char *dir, int version, int freezer, int stale)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 ||
+		    strcmp(e->d_name, "..") == 0)
+			continue;
+		char *sub = xasprintf("%s/%s", dir, e->d_name);
+		remove_dir(sub, version, freezer);
+		if (stale)
+			log_info("removed control group %s in %s, left by a previous instance",
+				 e->d_name, dir);
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/*
+ * In codeexecd/ of a v1 hierarchy: the parents of daemons whose pid is gone
+ * (a daemon killed outright) are killed and removed. Other names (the
+ * "probe" parent of `codeexec-worker -p`) are left alone.
+ */
+static void
+remove_stale_instances(const char *top, const char *instance, int freezer)
+{
+	DIR *d = opendir(top);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 ||
+		    strcmp(e->d_name, "..") == 0 || strcmp(e->d_name, instance) == 0)
+			continue;
+		if (!is_pid_name(e->d_name) || kill((pid_t)atol(e->d_name), 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		char *sub = xasprintf("%s/%s", top, e->d_name);
+		remove_children_and_dir(sub, 1, freezer, 1);
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Prepare G/codeexecd/<instance> in the v1 hierarchy of controller c. */
+static void
+probe_v1(struct cgroup_layout *l, int c, const char *instance)
 {
 	char *mnt = find_mount("cgroup", ctl_names[c]), *own = own_group(ctl_names[c]);
 
@@ -240,8 +308,11 @@ probe_v1(struct cgroup_layout *l, int c)
 			 sizeof(l->reason[c]) - strlen(l->reason[c]),
 			 "; no cgroup v1 %s hierarchy is mounted", ctl_names[c]);
 	} else {
-		char *dir = xasprintf("%s%s/codeexecd", mnt, strcmp(own, "/") == 0 ? "" : own);
-		if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+		char *top = xasprintf("%s%s/codeexecd", mnt, strcmp(own, "/") == 0 ? "" : own);
+		char *dir = xasprintf("%s/%s", top, instance);
+		if ((mkdir(top, 0755) == 0 || errno == EEXIST) &&
+		    (remove_stale_instances(top, instance, c == CGROUP_FREEZER),
+		     mkdir(dir, 0755) == 0 || errno == EEXIST)) {
 			l->version[c] = 1;
 			l->parent[c] = dir;
 			l->reason[c][0] = '\0';
@@ -251,13 +322,14 @@ probe_v1(struct cgroup_layout *l, int c)
 				 "; cgroup v1: mkdir %s: %s", dir, strerror(errno));
 			free(dir);
 		}
+		free(top);
 	}
 	free(mnt);
 	free(own);
 }
 
 int
-cgroup_probe(struct cgroup_layout *l)
+cgroup_probe(struct cgroup_layout *l, const char *instance)
 {
 	int n = 0;
 
@@ -265,7 +337,7 @@ cgroup_probe(struct cgroup_layout *l)
 	probe_v2(l);
 	for (int c = 0; c < CGROUP_NCTL; c++) {
 		if (l->version[c] == 0)
-			probe_v1(l, c);
+			probe_v1(l, c, instance);
 		n += l->version[c] != 0;
 	}
 	return n;
@@ -412,7 +484,9 @@ wants(const struct cgroup_limits *lim, int c)
 		return lim->memory_mb > 0;
 	if (c == CGROUP_PIDS)
 		return lim->pids > 0;
-	return lim->cpu > 0;
+	if (c == CGROUP_CPU)
+		return lim->cpu > 0;
+	return 0; /* freezer holds every kernel but limits nothing */
 }
 
 int
@@ -446,13 +520,13 @@ int
 cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *lim, char *why,
 		    size_t size)
 {
-	static const char *const keys[CGROUP_NCTL] = {"limits.memory_mb", "limits.pids",
-						      "limits.cpu"};
+	static const char *const keys[CGROUP_NLIMIT] = {"limits.memory_mb", "limits.pids",
+							"limits.cpu"};
 	size_t used = 0;
 
 	if (size > 0)
 		why[0] = '\0';
-	for (int c = 0; c < CGROUP_NCTL; c++) {
+	for (int c = 0; c < CGROUP_NLIMIT; c++) {
 		if (!wants(lim, c) || l->version[c] != 0)
 			continue;
 		int n = snprintf(why + used, size - used, "%s%s cannot be enforced: %s",
@@ -465,18 +539,32 @@ cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *l
 	return used ? -1 : 0;
 }
 
+/* Make g's directory of controller c for the group `name`; 0 or -1 with *why. */
+static int
+make_dir(struct cgroup *g, const struct cgroup_layout *l, int c, const char *name, char **why)
+{
+	g->version[c] = l->version[c];
+	g->dir[c] = xasprintf("%s/%s", l->parent[c], name);
+	if (!same_dir_before(g, c) && mkdir(g->dir[c], 0755) == -1 && errno != EEXIST) {
+		*why = xasprintf("mkdir %s: %s", g->dir[c], strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 struct cgroup *
 cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgroup_limits *lim,
 	      char **why)
 {
 	struct cgroup *g = xcalloc(1, sizeof(*g));
+	int any = 0;
 
 	if (!name_ok(name)) {
 		*why = xasprintf("bad cgroup name \"%s\"", name);
 		goto fail;
 	}
 	g->memory_mb = lim->memory_mb;
-	for (int c = 0; c < CGROUP_NCTL; c++) {
+	for (int c = 0; c < CGROUP_NLIMIT; c++) {
 		if (!wants(lim, c))
 			continue;
 		if (l->version[c] == 0) {
@@ -484,17 +572,27 @@ cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgro
 					 c == CGROUP_MEMORY ? "memory_mb" : ctl_names[c], ctl_names[c]);
 			goto fail;
 		}
-		g->version[c] = l->version[c];
-		g->dir[c] = xasprintf("%s/%s", l->parent[c], name);
-		if (!same_dir_before(g, c) && mkdir(g->dir[c], 0755) == -1 && errno != EEXIST) {
-			*why = xasprintf("mkdir %s: %s", g->dir[c], strerror(errno));
+		if (make_dir(g, l, c, name, why) == -1)
 			goto fail;
+		any = 1;
+	}
+	/* Limits or not, the kernel lives in a group that ends it whole. */
+	if (l->version[CGROUP_FREEZER]) {
+		if (make_dir(g, l, CGROUP_FREEZER, name, why) == -1)
+			goto fail;
+	} else {
+		for (int c = 0; !any && c < CGROUP_NLIMIT; c++) {
+			if (l->version[c] == 0)
+				continue;
+			if (make_dir(g, l, c, name, why) == -1)
+				goto fail;
+			any = 1;
 		}
 	}
 	/* A group left by a crashed worker may still hold its kernel. */
 	cgroup_kill_all(g);
-	for (int c = 0; c < CGROUP_NCTL; c++)
-		if (g->dir[c] && set_limit(g, c, lim, why) == -1)
+	for (int c = 0; c < CGROUP_NLIMIT; c++)
+		if (g->dir[c] && wants(lim, c) && set_limit(g, c, lim, why) == -1)
 			goto fail;
 	return g;
 fail:
@@ -542,21 +640,63 @@ kill_listed(const char *dir)
 	return n;
 }
 
-void
-cgroup_kill_all(struct cgroup *g)
+/* Write state to a v1 freezer group and wait (bounded) until it holds. */
+static void
+v1_freeze(const char *dir, const char *state)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	char now[64];
+
+	for (int i = 0; i < FREEZE_WAIT_MS / 10; i++) {
+		/* FREEZING may need asking again once a busy task has stopped. */
+		if (write_file(dir, "freezer.state", state) == -1 ||
+		    read_file(dir, "freezer.state", now, sizeof(now)) == -1 ||
+		    strncmp(now, state, strlen(state)) == 0)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* SIGKILL everything in the group dir and wait (briefly) until it is empty. */
+static void
+kill_dir(const char *dir, int version, int freezer)
 {
 	struct timespec ts = {0, 10 * 1000 * 1000};
 
-	for (int c = 0; c < CGROUP_NCTL; c++) {
-		if (g->dir[c] == NULL || same_dir_before(g, c))
-			continue;
-		/* v2 (Linux 5.14+) kills the whole group at once, forks included. */
-		if (g->version[c] == 2 && write_file(g->dir[c], "cgroup.kill", "1") == 0)
-			continue;
-		/* v1: repeat, since a process may fork while we read the list. */
-		for (int i = 0; i < EMPTY_WAIT_MS / 10 && kill_listed(g->dir[c]) > 0; i++)
-			nanosleep(&ts, NULL);
+	/* v2 (Linux 5.14+) kills the whole group at once, forks included. */
+	if (version == 2 && write_file(dir, "cgroup.kill", "1") == 0)
+		return;
+	if (version == 1 && freezer) {
+		/* Frozen, nothing forks between reading the list and the kill. */
+		v1_freeze(dir, "FROZEN");
+		kill_listed(dir);
+		write_file(dir, "freezer.state", "THAWED");
 	}
+	/* Repeat, since a process may fork while we read the list. */
+	for (int i = 0; i < EMPTY_WAIT_MS / 10 && kill_listed(dir) > 0; i++)
+		nanosleep(&ts, NULL);
+}
+
+/* kill_dir, then remove dir once the killed processes have left it. */
+static void
+remove_dir(const char *dir, int version, int freezer)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+
+	kill_dir(dir, version, freezer);
+	for (int i = 0; i < EMPTY_WAIT_MS / 10 && rmdir(dir) == -1 && errno == EBUSY; i++)
+		nanosleep(&ts, NULL);
+}
+
+void
+cgroup_kill_all(struct cgroup *g)
+{
+	/* The freezer's group first: it ends everything at once. */
+	if (g->dir[CGROUP_FREEZER])
+		kill_dir(g->dir[CGROUP_FREEZER], g->version[CGROUP_FREEZER], 1);
+	for (int c = 0; c < CGROUP_NLIMIT; c++)
+		if (g->dir[c] && !same_dir_before(g, c))
+			kill_dir(g->dir[c], g->version[c], 0);
 }
 
 unsigned long
@@ -577,19 +717,13 @@ void
 cgroup_destroy(struct cgroup **gp)
 {
 	struct cgroup *g = *gp;
-	struct timespec ts = {0, 10 * 1000 * 1000};
 
 	if (g == NULL)
 		return;
 	cgroup_kill_all(g);
-	for (int c = CGROUP_NCTL - 1; c >= 0; c--) {
-		if (g->dir[c] == NULL || same_dir_before(g, c))
-			continue;
-		/* Killed processes leave the group once reaped: give them a moment. */
-		for (int i = 0; i < EMPTY_WAIT_MS / 10 && rmdir(g->dir[c]) == -1 && errno == EBUSY;
-		     i++)
-			nanosleep(&ts, NULL);
-	}
+	for (int c = CGROUP_NCTL - 1; c >= 0; c--)
+		if (g->dir[c] && !same_dir_before(g, c))
+			remove_dir(g->dir[c], g->version[c], c == CGROUP_FREEZER);
 	for (int c = 0; c < CGROUP_NCTL; c++)
 		free(g->dir[c]);
 	free(g);
@@ -619,4 +753,17 @@ cgroup_remove_named(const struct cgroup_layout *l, const char *name)
 	}
 	cgroup_destroy(&g);
 	return found;
+}
+
+void
+cgroup_layout_remove(const struct cgroup_layout *l)
+{
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		int seen = 0;
+		for (int i = 0; i < c; i++)
+			seen |= l->version[i] && l->version[c] &&
+				strcmp(l->parent[i], l->parent[c]) == 0;
+		if (l->version[c] && !seen)
+			remove_children_and_dir(l->parent[c], l->version[c], c == CGROUP_FREEZER, 0);
+	}
 }

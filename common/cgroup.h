@@ -13,15 +13,25 @@
  *
  *   cgroup v1 (v1 or hybrid hosts, where the controllers are mounted one
  *   hierarchy each): for every controller C, the daemon's own group G_C in
- *   that hierarchy gets G_C/codeexecd, and each kernel gets
- *   G_C/codeexecd/<name> there.
+ *   that hierarchy gets G_C/codeexecd/<instance> (one per running daemon,
+ *   named by its pid, so two daemons never share or re-own a parent), and
+ *   each kernel gets G_C/codeexecd/<instance>/<name> there.
  *
  * v2 is used when it can enforce every controller it has; a controller it
- * lacks is taken from v1 when mounted. The supervisor and the workers stay
- * in their own groups, outside every kernel's, so they keep answering while
- * a kernel burns CPU or memory. The layout travels to the worker inside
- * START (cgroup_layout_json); the worker creates, fills, kills and removes
- * its kernel's group.
+ * lacks is taken from v1 when mounted. "freezer" is not a limit: it is the
+ * group every kernel lives in, limits or not, so that everything a session
+ * started (detached children included) is killed whole when it ends (v2:
+ * cgroup.kill; v1: the freezer hierarchy, frozen, killed, thawed). The
+ * supervisor and the workers stay in their own groups, outside every
+ * kernel's, so they keep answering while a kernel burns CPU or memory. The
+ * layout travels to the worker inside START (cgroup_layout_json); the
+ * worker creates, fills, kills and removes its kernel's group; the
+ * supervisor removes the group of a worker that died without doing so,
+ * and the whole instance at stop.
+ *
+ * Ownership: the groups belong to the worker's uid. A kernel of that same
+ * uid could write its own limit files, so limits are only safe for kernels
+ * of another uid (kernel_uid_range); the supervisor refuses them otherwise.
  */
 #ifndef COMMON_CGROUP_H
 #define COMMON_CGROUP_H
@@ -31,7 +41,9 @@
 
 #include <json-c/json.h>
 
-enum cgroup_ctl { CGROUP_MEMORY, CGROUP_PIDS, CGROUP_CPU, CGROUP_NCTL };
+enum cgroup_ctl { CGROUP_MEMORY, CGROUP_PIDS, CGROUP_CPU, CGROUP_FREEZER, CGROUP_NCTL };
+/* The controllers that carry limits: the first CGROUP_NLIMIT of the enum. */
+#define CGROUP_NLIMIT CGROUP_FREEZER
 
 /* What a kernel may use; 0 means no limit. */
 struct cgroup_limits {
@@ -50,17 +62,26 @@ struct cgroup_layout {
 /* One kernel's group. Opaque. */
 struct cgroup;
 
-/* "memory", "pids" or "cpu". */
+/* "memory", "pids", "cpu" or "freezer". */
 const char *cgroup_ctl_name(enum cgroup_ctl c);
 
 /*
- * Find and prepare the place for kernels' groups (see above); may move the
- * calling process to D/daemon on cgroup v2. Fills *l (caller frees with
- * cgroup_layout_free) and returns how many controllers are usable; each
- * unusable one has its reason.
+ * Find and prepare the place for kernels' groups (see above), the v1
+ * parents named `instance` (one path component: the daemon's pid); may move
+ * the calling process to D/daemon on cgroup v2. v1 parents of daemons that
+ * are gone (no process of that pid) are killed and removed on the way.
+ * Fills *l (caller frees with cgroup_layout_free) and returns how many
+ * controllers are usable; each unusable one has its reason.
  */
-int cgroup_probe(struct cgroup_layout *l);
+int cgroup_probe(struct cgroup_layout *l, const char *instance);
 void cgroup_layout_free(struct cgroup_layout *l);
+/*
+ * At stop: kill what is left in every kernel group of the layout, remove
+ * the groups and the instance's own v1 parents (which needs write access to
+ * codeexecd/, root's: a daemon that dropped to its user without
+ * CAP_DAC_OVERRIDE leaves the empty parents to the next start).
+ */
+void cgroup_layout_remove(const struct cgroup_layout *l);
 
 /*
  * Give the kernels' parent directories to uid/gid (the daemon's user), for
@@ -95,8 +116,10 @@ int cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char
 			    const char **bad);
 
 /*
- * Create the group `name` under the layout and set the limits. A limit
- * whose controller is unusable fails: limits are never silently dropped.
+ * Create the group `name` under the layout and set the limits; without
+ * limits, the group is made in the freezer hierarchy (or any usable one)
+ * only to hold and end the kernel's processes. A limit whose controller is
+ * unusable fails: limits are never silently dropped.
  * Returns the group (caller owns: cgroup_destroy), or NULL with *why set
  * (caller frees).
  */
@@ -108,7 +131,10 @@ struct cgroup *cgroup_create(const struct cgroup_layout *l, const char *name,
  * many, or -1 with *why set. The caller closes them.
  */
 int cgroup_procs_fds(const struct cgroup *g, int *fds, char **why);
-/* SIGKILL every process in the group and wait (briefly) until it is empty. */
+/*
+ * SIGKILL every process in the group, forks racing the kill included (v2
+ * cgroup.kill, v1 freezer), and wait (briefly) until it is empty.
+ */
 void cgroup_kill_all(struct cgroup *g);
 /* How many times the memory limit made the kernel's OOM killer act. */
 unsigned long cgroup_oom_kills(const struct cgroup *g);
@@ -116,7 +142,8 @@ unsigned long cgroup_oom_kills(const struct cgroup *g);
 void cgroup_destroy(struct cgroup **gp);
 /*
  * Remove the kernel group `name` under the layout, if it exists, killing
- * what still runs in it: for groups a dead supervisor's workers left.
+ * what still runs in it: for groups a dead supervisor's workers left, and
+ * the group of a worker that died without removing it.
  * Returns 1 if there was such a group, else 0.
  */
 int cgroup_remove_named(const struct cgroup_layout *l, const char *name);

@@ -24,8 +24,9 @@
 #include "buf.h"
 
 /* 2: START sandbox fields, EXECUTE output limits. 3: the typed codec of
- * ipc_msg.h (unknown members refused), READY after every kernel start. */
-#define IPC_VERSION 3
+ * ipc_msg.h (unknown members refused), READY after every kernel start.
+ * 4: START's cgroup.freezer (the group every kernel lives in). */
+#define IPC_VERSION 4
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

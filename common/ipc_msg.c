@@ -112,6 +112,7 @@ static const struct field cgroup_fields[] = {
 	IPC_F_OBJ(ipc_cgroup, "memory", memory, cgroup_ctl_schema, IPC_OPT),
 	IPC_F_OBJ(ipc_cgroup, "pids", pids, cgroup_ctl_schema, IPC_OPT),
 	IPC_F_OBJ(ipc_cgroup, "cpu", cpu, cgroup_ctl_schema, IPC_OPT),
+	IPC_F_OBJ(ipc_cgroup, "freezer", freezer, cgroup_ctl_schema, IPC_OPT),
 };
 static const struct schema cgroup_schema = SCHEMA("cgroup", ipc_cgroup, cgroup_fields, NULL);
 
@@ -904,7 +905,8 @@ void
 ipc_cgroup_from_layout(struct ipc_cgroup *out, struct ipc_cgroup_ctl ctl[CGROUP_NCTL],
 		       const struct cgroup_layout *l, const char *name)
 {
-	struct ipc_cgroup_ctl **slot[CGROUP_NCTL] = {&out->memory, &out->pids, &out->cpu};
+	struct ipc_cgroup_ctl **slot[CGROUP_NCTL] = {&out->memory, &out->pids, &out->cpu,
+						   &out->freezer};
 
 	memset(out, 0, sizeof(*out));
 	out->name = (char *)name;
@@ -920,7 +922,7 @@ ipc_cgroup_from_layout(struct ipc_cgroup *out, struct ipc_cgroup_ctl ctl[CGROUP_
 void
 ipc_cgroup_to_layout(const struct ipc_cgroup *c, struct cgroup_layout *l)
 {
-	const struct ipc_cgroup_ctl *ctl[CGROUP_NCTL] = {c->memory, c->pids, c->cpu};
+	const struct ipc_cgroup_ctl *ctl[CGROUP_NCTL] = {c->memory, c->pids, c->cpu, c->freezer};
 
 	memset(l, 0, sizeof(*l));
 	for (int i = 0; i < CGROUP_NCTL; i++) {

@@ -78,7 +78,7 @@ struct ipc_cgroup_ctl {
 /* START's "cgroup": where the kernel's group `name` goes, per controller. */
 struct ipc_cgroup {
 	char *name; /* one path component of [A-Za-z0-9._-], unique per worker */
-	struct ipc_cgroup_ctl *memory, *pids, *cpu; /* NULL: unusable */
+	struct ipc_cgroup_ctl *memory, *pids, *cpu, *freezer; /* NULL: unusable */
 };
 
 /* IPC_START: launch the kernel. */

@@ -35,6 +35,7 @@
 #include "mcp.h"
 #include "pool.h"
 #include "privdrop.h"
+#include "uid.h"
 #include "reload.h"
 #include "session.h"
 #include "xmalloc.h"
@@ -163,27 +164,42 @@ remove_leftovers(const struct config *cfg, const struct cgroup_layout *layout)
 }
 
 /*
- * When limits need control groups, find where kernels' groups go, say which
- * limits this host cannot enforce (refusing to start if limits.required),
- * and give the place to the daemon's user. Returns nonzero if kernels get
- * control groups, with the layout in *l.
+ * Find where kernels' groups go: every kernel lives in one, limits or not,
+ * so that nothing a session starts outlives it. Say which limits this host
+ * cannot enforce (refusing to start if limits.required), refuse limits a
+ * kernel could lift, and give the place to the daemon's user. Returns
+ * nonzero if kernels get control groups, with the layout in *l.
  */
 static int
 setup_cgroups(const struct config *cfg, struct cgroup_layout *l)
 {
 	struct cgroup_limits lim = {(uint64_t)cfg->limit_memory_mb, (uint64_t)cfg->limit_pids,
 				    cfg->limit_cpu};
-	char why[1024];
+	int limits = lim.memory_mb != 0 || lim.pids != 0 || lim.cpu != 0;
+	char why[1024], instance[32];
 	uid_t uid;
 	gid_t gid;
 
-	if (lim.memory_mb == 0 && lim.pids == 0 && lim.cpu == 0)
-		return 0;
-	cgroup_probe(l);
+	/* The groups belong to the workers' uid: a kernel of that uid could raise its limits. */
+	if (limits && cfg->kernel_uid_first == 0)
+		fatalx("limits.memory_mb, limits.pids and limits.cpu need kernel_uid_range: a kernel "
+		       "of the daemon's own uid would own its control group and could raise its "
+		       "own limits");
+	snprintf(instance, sizeof(instance), "%d", (int)getpid());
+	cgroup_probe(l, instance);
 	if (cgroup_check_limits(l, &lim, why, sizeof(why)) == -1) {
 		if (cfg->limits_required)
 			fatalx("limits.required is true and %s", why);
 		log_warnx("kernels run without control-group limits: %s", why);
+	}
+	int usable = 0;
+	for (int c = 0; c < CGROUP_NCTL; c++)
+		usable |= l->version[c] != 0;
+	if (!usable) {
+		log_warnx("kernels run without control groups (%s): a process a kernel detaches "
+			  "from itself can outlive its session%s",
+			  l->reason[CGROUP_FREEZER] + (l->reason[CGROUP_FREEZER][0] == ';' ? 2 : 0),
+			  cfg->kernel_uid_first ? " until its uid is released" : "");
 		cgroup_layout_free(l);
 		return 0;
 	}
@@ -510,14 +526,15 @@ main(int argc, char *argv[])
 		free(abs);
 		return 0;
 	}
-	struct cgroup_layout layout;
-	int use_cgroups = setup_cgroups(&cfg, &layout);
-	remove_leftovers(&cfg, use_cgroups ? &layout : NULL);
 	int ready_fd = -1;
 	if (!foreground) {
 		ready_fd = daemonize();
 		log_init("codeexecd", 0, log_facility_from_name(cfg.log_facility));
 	}
+	/* After the fork: the v1 parents are named after the daemon's own pid. */
+	struct cgroup_layout layout;
+	int use_cgroups = setup_cgroups(&cfg, &layout);
+	remove_leftovers(&cfg, use_cgroups ? &layout : NULL);
 	/* Before any thread exists: capabilities are per thread. */
 	if (privdrop_apply(&cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -540,8 +557,11 @@ main(int argc, char *argv[])
 	control_close(control_fd);
 	unlink(pidfile);
 	free(pidfile);
-	if (use_cgroups)
+	if (use_cgroups) {
+		cgroup_layout_remove(&layout); /* what no worker removed */
 		cgroup_layout_free(&layout);
+	}
+	uid_finish(); /* every process and file of the kernels' uids */
 	config_free(&cfg);
 	free(abs);
 	log_info("stopped");

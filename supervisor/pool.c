@@ -27,6 +27,7 @@
 #include "remover.h"
 #include "result.h"
 #include "start_failure.h"
+#include "uid.h"
 #include "xmalloc.h"
 
 /* Seconds a worker gets to start its kernel before it is killed. */
@@ -52,7 +53,6 @@ static uint32_t next_call_id = 1;
 
 static const struct config *cfg;
 static const struct cgroup_layout *cgroups; /* NULL: no control groups */
-static unsigned char *uid_used;		    /* per kernel_uid_range entry */
 static const char *worker_path;
 static int worker_verbose;
 static int early_deaths;
@@ -84,8 +84,7 @@ pool_init(const struct config *c, const struct cgroup_layout *layout, const char
 {
 	cfg = c;
 	cgroups = layout;
-	if (c->kernel_uid_first)
-		uid_used = xcalloc((size_t)(c->kernel_uid_last - c->kernel_uid_first) + 1, 1);
+	uid_init(c, path);
 	worker_path = path;
 	worker_verbose = verbose;
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
@@ -207,26 +206,6 @@ worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
 	return 0;
 }
 
-/* A kernel identity of kernel_uid_range nobody uses; 0 if none is free. */
-static uid_t
-uid_take(void)
-{
-	for (unsigned i = 0; i <= cfg->kernel_uid_last - cfg->kernel_uid_first; i++) {
-		if (!uid_used[i]) {
-			uid_used[i] = 1;
-			return (uid_t)(cfg->kernel_uid_first + i);
-		}
-	}
-	return 0;
-}
-
-static void
-uid_give_back(uid_t uid)
-{
-	if (uid != 0)
-		uid_used[uid - cfg->kernel_uid_first] = 0;
-}
-
 /* Make a fresh, private working directory for a future session, owned by
  * the kernel's identity when it has one. Caller owns the returned path. */
 static char *
@@ -247,6 +226,13 @@ make_workdir(uid_t uid)
 		return NULL;
 	}
 	return dir;
+}
+
+/* 1 if kernels' groups have controller c. */
+static int
+usable(enum cgroup_ctl c)
+{
+	return cgroups && cgroups->version[c] != 0;
 }
 
 static void
@@ -296,11 +282,11 @@ send_start(struct worker *w)
 			(char *)"{connection_file}", NULL};
 	struct json_object *env = kernel_env_build(cfg);
 	struct json_object *mime = kernel_env_allow_mime();
-	/* Without control groups (none here, and not required) those limits go. */
+	/* A limit whose controller is unusable here (and not required) goes. */
 	struct ipc_limits lim = {
-		.memory_mb = cgroups ? (uint64_t)cfg->limit_memory_mb : 0,
-		.pids = cgroups ? (uint64_t)cfg->limit_pids : 0,
-		.cpu = cgroups ? cfg->limit_cpu : 0,
+		.memory_mb = usable(CGROUP_MEMORY) ? (uint64_t)cfg->limit_memory_mb : 0,
+		.pids = usable(CGROUP_PIDS) ? (uint64_t)cfg->limit_pids : 0,
+		.cpu = usable(CGROUP_CPU) ? cfg->limit_cpu : 0,
 		.nofile = (uint64_t)cfg->limit_nofile,
 		.fsize_mb = (uint64_t)cfg->limit_fsize_mb,
 	};
@@ -496,8 +482,9 @@ pool_wants_worker(uid_t *uid)
 	if (stopping || time(NULL) < backoff_until || pool_spare_count() >= want ||
 	    pool_live_count() >= limit)
 		return 0;
-	if (uid_used && (*uid = uid_take()) == 0) {
-		log_warnx("every identity of kernel_uid_range is in use; no new kernel");
+	if (cfg->kernel_uid_first && (*uid = uid_take()) == 0) {
+		log_warnx("every identity of kernel_uid_range is in use or not swept yet; "
+			  "no new kernel");
 		return 0;
 	}
 	return 1;
@@ -519,7 +506,7 @@ pool_refill(void)
 		if (w)
 			worker_adopt(w);
 		else
-			uid_give_back(uid);
+			uid_release(uid, NULL);
 		pool_unlock();
 		if (w == NULL)
 			return;
@@ -586,13 +573,14 @@ worker_free(struct worker *w)
 	if (w->kernel_pidfd != -1)
 		close(w->kernel_pidfd);
 	buf_free(&w->out);
+	/* Its uid is clean once its files are gone, the working directory too. */
+	uid_release(w->uid, w->workdir);
 	/* What a session leaves behind ends with it; publishing keeps results.
 	 * A tree of many files takes long to remove: never under the lock. */
 	if (w->workdir)
 		remover_add(w->workdir);
 	/* A worker killed outright leaves its sockets and connection file. */
 	remover_add(w->rundir);
-	uid_give_back(w->uid);
 	free(w->death);
 	free(w->cause);
 	free(w);
@@ -727,6 +715,9 @@ worker_exited(struct worker *w, int status)
 	worker_drop_queue(w);
 	/* The kernel is in its own process group; never leave it behind. */
 	kernelpid_kill(w->kernel_pidfd, w->kernel_pid);
+	/* Nor what it detached: a worker killed outright left its group. */
+	if (cgroups)
+		cgroup_remove_named(cgroups, strrchr(w->rundir, '/') + 1);
 	if (w->call) {
 		char *msg = xasprintf("the kernel worker %s", w->death);
 		call_complete(w, result_failed("WorkerDied", msg));
@@ -756,6 +747,8 @@ pool_reap(void)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (uid_child_exited(pid, status))
+			continue;
 		for (struct worker *w = workers; w; w = w->next) {
 			if (w->pid == pid && w->state != WORKER_DEAD) {
 				worker_exited(w, status);
@@ -1011,6 +1004,7 @@ pool_tick(void)
 	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
 		;
 	kill_unread();
+	uid_tick();
 }
 
 /* Reap for up to `seconds`, writing what is queued, without holding the

@@ -33,6 +33,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "sandbox.h"
+#include "sweep.h"
 #include "xmalloc.h"
 
 #define DEFAULT_STARTUP_TIMEOUT_S 60.0
@@ -936,8 +937,10 @@ kill_kernel_at_exit(void)
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: codeexec-worker [-v] | -p\n"
+	fprintf(stderr, "usage: codeexec-worker [-v] | -p | -r FIRST[-LAST]\n"
 			"Started by codeexecd with its IPC socket as fd 3.\n"
+			"-r kills every process of each kernel uid FIRST..LAST and removes its files in\n"
+			"   /tmp, /var/tmp and /dev/shm; exit status 0 when all are clean.\n"
 			"-p prints the cgroup layout this host offers kernels (START's \"cgroup\"), and why\n"
 			"   a controller is unusable, then exits; it prepares the layout as codeexecd would.\n");
 	exit(2);
@@ -948,7 +951,8 @@ static int
 print_cgroup_probe(void)
 {
 	struct cgroup_layout l;
-	int n = cgroup_probe(&l);
+	/* Not a pid: the parent stays for whoever uses the layout printed. */
+	int n = cgroup_probe(&l, "probe");
 	struct json_object *o = cgroup_layout_json(&l, "probe");
 	struct json_object *why = json_object_new_object();
 
@@ -970,9 +974,11 @@ main(int argc, char **argv)
 	int ch;
 
 	log_init("codeexec-worker", 1, LOG_DAEMON);
-	while ((ch = getopt(argc, argv, "pv")) != -1) {
+	while ((ch = getopt(argc, argv, "pr:v")) != -1) {
 		if (ch == 'p')
 			return print_cgroup_probe();
+		if (ch == 'r')
+			return sweep_main(optarg);
 		if (ch != 'v')
 			usage();
 		log_set_level(LOG_DEBUG);

@@ -1,6 +1,7 @@
 /* sandbox.c - see sandbox.h: START's sandbox fields and the steps every mode shares. */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cap-ng.h>
@@ -61,6 +63,11 @@ sandbox_from_start(struct sandbox *sb, const struct ipc_start *st)
 	}
 	if (sb->has_id && geteuid() != 0 && !can_switch_identity())
 		return "uid/gid need the worker to run as root (or with CAP_SETUID and CAP_SETGID)";
+	/* The group is the worker's: a kernel of the same uid could write its limits. */
+	if ((sb->limits.memory_mb || sb->limits.pids || sb->limits.cpu > 0) && !sb->has_id &&
+	    geteuid() != 0)
+		return "limits.memory_mb, pids and cpu need uid/gid: a kernel of the worker's own uid "
+		       "would own its cgroup and could raise its limits";
 	return NULL;
 }
 
@@ -127,9 +134,35 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 		ln->n_cg_fds = 0;
 		return -1;
 	}
+	if (sb->mode == SANDBOX_ISOLATED)
+		sandbox_isolated_prepare(argv, envp, cwd, runtime_dir, ln);
 	if (sb->mode == SANDBOX_SECCOMP)
 		return sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why);
 	return 0;
+}
+
+void
+sandbox_remove_tree_at(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	/* Mode 0 on a directory stops its owner too, until the owner changes it. */
+	if (fd == -1 && errno == EACCES && fchmodat(parent, name, 0700, 0) == 0)
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd != -1) {
+		DIR *d = fdopendir(fd);
+		struct dirent *e;
+		while (d && (e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				sandbox_remove_tree_at(dirfd(d), e->d_name);
+		if (d)
+			closedir(d);
+		else
+			close(fd);
+		unlinkat(parent, name, AT_REMOVEDIR);
+		return;
+	}
+	unlinkat(parent, name, 0);
 }
 
 /* Free a NULL-terminated vector of strings. */
@@ -147,6 +180,9 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_cg_fds; i++)
 		close(ln->cg_fds[i]);
 	ln->n_cg_fds = 0;
+	for (int i = 0; i < ln->n_keep; i++)
+		free(ln->keep_path[i]);
+	ln->n_keep = 0;
 	free_vector(ln->argv);
 	free_vector(ln->envp);
 	free(ln->start_dir);
@@ -167,6 +203,9 @@ static const struct {
 	{SANDBOX_STAGE_LOOPBACK, "kernel_network_mode isolated: cannot bring up loopback in the network namespace"},
 	{SANDBOX_STAGE_CAPS, "cannot drop the kernel's capabilities and bounding set"},
 	{SANDBOX_STAGE_NNP, "cannot set no_new_privs"},
+	{SANDBOX_STAGE_MOUNTS, "kernel_network_mode isolated: cannot mount private /tmp, /var/tmp and /dev/shm"},
+	{SANDBOX_STAGE_PIDNS, "kernel_network_mode isolated: cannot start the kernel in a pid namespace with its own /proc"},
+	{SANDBOX_STAGE_NESTED, "kernel_network_mode isolated: cannot set user.max_user_namespaces in the kernel's namespace"},
 };
 
 const char *
@@ -263,7 +302,7 @@ sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *st
 		return fail_at(stage, SANDBOX_STAGE_RLIMIT);
 	if (sb->has_id && sandbox_become(sb) == -1)
 		return fail_at(stage, SANDBOX_STAGE_IDENTITY);
-	if (sb->mode == SANDBOX_ISOLATED && sandbox_isolated_child(sb, stage) == -1)
+	if (sb->mode == SANDBOX_ISOLATED && sandbox_isolated_child(sb, ln, stage) == -1)
 		return -1;
 	/* inherit without an identity keeps today's behaviour: nothing to drop. */
 	if (sb->mode == SANDBOX_INHERIT && !sb->has_id)

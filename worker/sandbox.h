@@ -31,6 +31,9 @@
 
 enum sandbox_mode { SANDBOX_INHERIT, SANDBOX_ISOLATED, SANDBOX_SECCOMP };
 
+#define SANDBOX_KEEP_MAX 8
+#define SANDBOX_NPRIVATE 3
+
 /* What START asked for (ipc_msg.h); owned by main.c. */
 struct sandbox {
 	enum sandbox_mode mode;
@@ -58,7 +61,18 @@ struct sandbox_launch {
 	char *start_dir;	/* NULL: the kernel's cwd */
 	int cg_fds[CGROUP_NCTL]; /* cgroup.procs of the kernel's group */
 	int n_cg_fds;
+	/*
+	 * isolated: the directories of /tmp, /var/tmp and /dev/shm the kernel
+	 * needs (its cwd, runtime_dir, interpreter or environment there), bound
+	 * back over the private tmpfs; everything else there is hidden.
+	 */
+	char *keep_path[SANDBOX_KEEP_MAX]; /* "/tmp/NAME": one component below */
+	int keep_under[SANDBOX_KEEP_MAX];  /* index in sandbox_private_dirs */
+	int n_keep;
 };
+
+/* The directories an isolated kernel gets a private tmpfs on. */
+extern const char *const sandbox_private_dirs[SANDBOX_NPRIVATE];
 
 /* Failure stages reported by the child (kernel.c adds its own below 16). */
 enum sandbox_stage {
@@ -70,6 +84,9 @@ enum sandbox_stage {
 	SANDBOX_STAGE_LOOPBACK,
 	SANDBOX_STAGE_CAPS,
 	SANDBOX_STAGE_NNP,
+	SANDBOX_STAGE_MOUNTS,
+	SANDBOX_STAGE_NESTED,
+	SANDBOX_STAGE_PIDNS,
 };
 
 /*
@@ -112,8 +129,14 @@ const char *sandbox_stage_text(int stage);
  * emptied first (async-signal-safe). 0, or -1 with errno.
  */
 int sandbox_become(const struct sandbox *sb);
-/* isolated: new user + network namespaces, loopback up (sandbox_isolated.c). */
-int sandbox_isolated_child(const struct sandbox *sb, int *stage);
+/*
+ * isolated: new user, network and mount namespaces, loopback up, private
+ * /tmp, /var/tmp and /dev/shm, no further user namespace (sandbox_isolated.c).
+ */
+int sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *stage);
+/* isolated, before the fork: open what of the private directories stays (*ln). */
+void sandbox_isolated_prepare(char **argv, char **envp, const char *cwd, const char *runtime_dir,
+			      struct sandbox_launch *ln);
 /* Drop every capability, the bounding and ambient sets included. */
 int sandbox_drop_caps(void);
 
@@ -123,6 +146,12 @@ int sandbox_drop_caps(void);
  */
 int sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 			    const char *runtime_dir, struct sandbox_launch *ln, char **why);
+/*
+ * Remove the tree `name` under the directory parent, never following a
+ * link; a directory of ours its owner made unreadable is opened up first.
+ * Failures are ignored.
+ */
+void sandbox_remove_tree_at(int parent, const char *name);
 /*
  * Remove everything in dir (kept), never following a link: a kernel that
  * owned it may have left anything there. Failures are ignored.

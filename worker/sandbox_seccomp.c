@@ -507,28 +507,6 @@ check_array(struct json_object *o, const char *key, const struct ident *id, char
 	return 0;
 }
 
-/* Remove the tree name under dirfd without following links (the kernel owned it). */
-static void
-remove_tree_at(int parent, const char *name)
-{
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd != -1) {
-		DIR *d = fdopendir(fd);
-		struct dirent *e;
-		while (d && (e = readdir(d)) != NULL)
-			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-				remove_tree_at(dirfd(d), e->d_name);
-		if (d)
-			closedir(d);
-		else
-			close(fd);
-		unlinkat(parent, name, AT_REMOVEDIR);
-		return;
-	}
-	unlinkat(parent, name, 0);
-}
-
 /*
  * A fresh private start directory <runtime_dir>/boot with empty IPython
  * and Jupyter directories, owned by the kernel's identity. Caller frees.
@@ -544,7 +522,7 @@ make_boot_dir(const struct sandbox *sb, const char *runtime_dir, char **why)
 		*why = xasprintf("seccomp: open %s: %s", runtime_dir, strerror(errno));
 		return NULL;
 	}
-	remove_tree_at(rfd, "boot"); /* a former kernel's, with whatever it left */
+	sandbox_remove_tree_at(rfd, "boot"); /* a former kernel's, with whatever it left */
 	char *boot = xasprintf("%s/boot", runtime_dir);
 	int ok = mkdirat(rfd, "boot", 0700) == 0;
 	for (size_t i = 0; ok && i < sizeof(sub) / sizeof(sub[0]); i++) {
@@ -737,6 +715,6 @@ sandbox_empty_dir(const char *dir)
 	}
 	while ((e = readdir(d)) != NULL)
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			remove_tree_at(dirfd(d), e->d_name);
+			sandbox_remove_tree_at(dirfd(d), e->d_name);
 	closedir(d);
 }

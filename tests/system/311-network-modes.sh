@@ -47,13 +47,15 @@ $user"
 import json, sys
 from mcp import Client, check, ok
 from probes import Targets, run_probes, outcome
+from probes_tenant import host_pid_of_cwd
 
 url, mode, path, control = sys.argv[1:5]
 a, b = Client(url), Client(url)
 a.initialize()
 b.initialize()
-r = b.execute("import os; print(os.getpid())")["structuredContent"]
-sib = int(r["stdout"])
+# As the host sees it: an isolated kernel's own pid is its namespace's.
+r = b.execute("import os; print(os.getcwd())")["structuredContent"]
+sib = host_pid_of_cwd(r["stdout"].strip())
 
 
 def execute(code):

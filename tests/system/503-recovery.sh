@@ -1,8 +1,8 @@
 #!/bin/sh
 # 503-recovery: recovery after faults (issue 10 item 10).
 # 1. SIGKILL of the supervisor and its workers leaves session directories,
-#    kernels' runtime directories, kernels' control groups (when limits use
-#    them here) and running kernels. The next start removes all of it, kills
+#    kernels' runtime directories, kernels' control groups (every kernel
+#    has one where the host offers them) and running kernels. The next start removes all of it, kills
 #    what ran in those groups, and logs what it removed.
 # 2. runtime_dir removed under a running daemon: made again with its control
 #    socket and pid file; new sessions work.
@@ -22,8 +22,6 @@ CFG_WARM=2
 CGROUPS=
 if [ "$(id -u)" = 0 ] && "$WORKER" -p >"$TMPD/layout.json" 2>/dev/null; then
 	CGROUPS=1
-	CFG_EXTRA='limits:
-  pids: 256'
 else
 	echo "# no usable control groups here: the control-group part is not checked"
 fi
@@ -48,9 +46,13 @@ OLD_RUNDIRS=$(cd "$TMPD/run" && ls -d k-*)
 [ -n "$OLD_SESSIONS" ] && [ -n "$OLD_RUNDIRS" ] || fail "no session or runtime directories to leave"
 OLD_GROUPS=
 if [ -n "$CGROUPS" ]; then
-	PARENTS=$("$PY" -c 'import json, sys
+	# On cgroup v1 each daemon's groups lie in a parent of its own, codeexecd/<pid>.
+	PARENTS=$("$PY" -c 'import json, os, sys
 l = json.load(open(sys.argv[1]))
-print("\n".join(sorted({l[c]["parent"] for c in ("memory", "pids", "cpu") if c in l})))' "$TMPD/layout.json")
+print("\n".join(sorted({os.path.dirname(l[c]["parent"]) + "/" + sys.argv[2]
+                         if l[c]["version"] == 1 else l[c]["parent"]
+                         for c in ("memory", "pids", "cpu", "freezer") if c in l})))' \
+		"$TMPD/layout.json" "$DAEMON_PID")
 	for k in $OLD_RUNDIRS; do
 		for p in $PARENTS; do
 			[ -d "$p/$k" ] && OLD_GROUPS="$OLD_GROUPS $p/$k"

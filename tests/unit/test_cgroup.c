@@ -109,10 +109,11 @@ START_TEST(create_enter_kill_remove)
 {
 	struct cgroup_layout l;
 	struct cgroup_limits lim = {.memory_mb = 64, .pids = 10, .cpu = 0.25};
-	char *why = NULL, v[128], name[64];
+	char *why = NULL, v[128], name[64], instance[32];
 	int fds[CGROUP_NCTL];
 
-	if (geteuid() != 0 || cgroup_probe(&l) != CGROUP_NCTL) {
+	snprintf(instance, sizeof(instance), "%d", (int)getpid());
+	if (geteuid() != 0 || cgroup_probe(&l, instance) != CGROUP_NCTL) {
 		fprintf(stderr, "create_enter_kill_remove: skipped (needs root and every controller)\n");
 		return;
 	}
@@ -156,6 +157,19 @@ START_TEST(create_enter_kill_remove)
 	ck_assert_int_eq(cgroup_give(&l, 0, 0, why2, sizeof(why2)), 0);
 	snprintf(v, sizeof(v), "%s/%s", l.parent[CGROUP_PIDS], name);
 	ck_assert_int_eq(access(v, F_OK), -1);
+	/* Without limits, a group still holds the kernel (the freezer's). */
+	struct cgroup_limits none = {0};
+	g = cgroup_create(&l, name, &none, &why);
+	ck_assert_msg(g != NULL, "%s", why);
+	snprintf(v, sizeof(v), "%s/%s", l.parent[CGROUP_FREEZER], name);
+	ck_assert_int_eq(access(v, F_OK), 0);
+	snprintf(v, sizeof(v), "%s/%s", l.parent[CGROUP_PIDS], name);
+	ck_assert_int_eq(access(v, F_OK), l.version[CGROUP_PIDS] == 2 ? 0 : -1);
+	cgroup_destroy(&g);
+	/* At stop the instance's own parents go. */
+	cgroup_layout_remove(&l);
+	if (l.version[CGROUP_FREEZER] == 1)
+		ck_assert_int_eq(access(l.parent[CGROUP_FREEZER], F_OK), -1);
 	cgroup_layout_free(&l);
 }
 END_TEST
