@@ -97,6 +97,35 @@ check_network_boundary(const struct config *cfg)
 		  cfg->listen_host);
 }
 
+/*
+ * Kernels never run as root: started as root, the daemon needs `user` (an
+ * unprivileged account kernels share with it) or kernel_uid_range (one
+ * identity per kernel). Root kernels would own the shared environment and
+ * everything else.
+ */
+static void
+check_kernel_identity(const struct config *cfg)
+{
+	char err[512];
+	uid_t uid;
+	gid_t gid;
+
+	if (geteuid() != 0 || cfg->kernel_uid_first != 0)
+		return;
+	if (privdrop_lookup(cfg, &uid, &gid, err, sizeof(err)) == -1)
+		fatalx("%s (create it: useradd --system --home-dir %s --shell /usr/sbin/nologin %s)",
+		       err, cfg->state_dir, cfg->user);
+	if (uid == (uid_t)-1)
+		fatalx("started as root with neither user nor kernel_uid_range set in %s: kernels "
+		       "would run as root. Set user (user: codeexecd, after useradd --system "
+		       "codeexecd) or kernel_uid_range",
+		       cfg->file);
+	if (uid == 0)
+		fatalx("user %s is root: kernels would run as root. Set user to an unprivileged "
+		       "account, or set kernel_uid_range",
+		       cfg->user);
+}
+
 /* Create the state and runtime directories the daemon writes into. */
 static void
 make_directories(const struct config *cfg)
@@ -364,6 +393,8 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	check_network_boundary(&cfg);
+	if (!warm) /* --warm builds the environment only; no kernel runs */
+		check_kernel_identity(&cfg);
 	prctl(PR_SET_DUMPABLE, 0);
 	make_directories(&cfg);
 	if (envbuild_ensure(&cfg, warm, err, sizeof(err)) == -1)

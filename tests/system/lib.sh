@@ -101,9 +101,37 @@ worker_for_other_uids() {
 	WORKER=$TMPD/libexec/$(basename "$WORKER")
 }
 
+# Started as root, codeexecd refuses to run kernels as root: test daemons
+# drop to this account (the sample configuration's), created if absent.
+TEST_USER=codeexecd
+
+# Make sure $TEST_USER exists (useradd --system, as .ci/run and the README do).
+ensure_test_user() {
+	id "$TEST_USER" >/dev/null 2>&1 && return 0
+	command -v useradd >/dev/null 2>&1 || skip "no account $TEST_USER and no useradd to make it"
+	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+		"$TEST_USER" 2>/dev/null || id "$TEST_USER" >/dev/null 2>&1 ||
+		fail "cannot create the account $TEST_USER"
+}
+
+# The `user:` line of a test config: as root, unless the test chose user or
+# kernel_uid_range itself, the daemon (and so its kernels) runs as
+# $TEST_USER, which must reach $TMPD and the worker. Sets USER_LINE and
+# WORKER (not in a subshell, so the worker copy sticks).
+config_user_line() {
+	USER_LINE=
+	[ "$(id -u)" = 0 ] || return 0
+	printf '%s\n' "${CFG_EXTRA:-}" | grep -qE '^(user|kernel_uid_range):' && return 0
+	ensure_test_user
+	chmod 711 "$TMPD"
+	worker_for_other_uids
+	USER_LINE="user: $TEST_USER"
+}
+
 # Write $TMPD/codeexecd.yaml (or $1). Prints nothing.
 write_config() {
 	conf=${1:-$TMPD/codeexecd.yaml}
+	config_user_line
 	cat >"$conf" <<EOF
 # written by tests/system/$test_name.sh
 name: py
@@ -124,6 +152,7 @@ runtime_dir: $TMPD/run
 pool:
   warm: ${CFG_WARM:-1}
   max_sessions: 10
+$USER_LINE
 ${CFG_EXTRA:-}
 EOF
 }
