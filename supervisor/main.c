@@ -417,6 +417,11 @@ main(int argc, char *argv[])
 	/* Before any thread exists: capabilities are per thread. */
 	if (privdrop_apply(&cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
+	/* Workers start as the user we now are; the build tree may be closed to it. */
+	if (access(worker, X_OK) == -1)
+		fatal("worker %s cannot be executed by the daemon's user (install it with make "
+		      "install, or keep the build tree where that user can reach it)",
+		      worker);
 	install_signals();
 	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
 	mcp_init(&cfg);
