@@ -134,16 +134,20 @@ make_directories(const struct config *cfg)
 	char *sessions = xasprintf("%s/sessions", cfg->state_dir);
 
 	/*
-	 * Kernels under their own identities must reach their own directory
-	 * (each 0700) but not list the others: search permission only.
+	 * Kernels must reach their own directories (each 0700) but not list
+	 * the others, whose names would lead a kernel sharing their uid to
+	 * their files and sockets: search permission only.
 	 */
 	if (fs_mkdir_p(sessions, 0711, err, sizeof(err)) == -1 ||
-	    fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1)
+	    fs_mkdir_p(cfg->runtime_dir, 0711, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	struct stat st;
-	if (stat(sessions, &st) == 0 && (st.st_mode & 0777) != 0711 && st.st_uid == geteuid() &&
-	    chmod(sessions, 0711) == -1)
-		fatal("chmod %s", sessions);
+	const char *const unlisted[] = {sessions, cfg->runtime_dir};
+	for (size_t i = 0; i < 2; i++) {
+		struct stat st;
+		if (stat(unlisted[i], &st) == 0 && (st.st_mode & 0777) != 0711 &&
+		    st.st_uid == geteuid() && chmod(unlisted[i], 0711) == -1)
+			fatal("chmod %s", unlisted[i]);
+	}
 	free(sessions);
 }
 
@@ -414,6 +418,8 @@ main(int argc, char *argv[])
 		ready_fd = daemonize();
 		log_init("codeexecd", 0, log_facility_from_name(cfg.log_facility));
 	}
+	/* As root still, so that kernels sharing our user cannot enter its directory. */
+	int control_fd = control_open(&cfg);
 	/* Before any thread exists: capabilities are per thread. */
 	if (privdrop_apply(&cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -430,7 +436,6 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	log_info("listening on %s:%d (MCP at /mcp)", cfg.listen_host, port);
 	pool_start();
-	int control_fd = control_open(&cfg);
 	char *pidfile = write_pidfile(&cfg);
 	daemon_ready(ready_fd);
 
