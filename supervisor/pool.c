@@ -168,20 +168,10 @@ static struct json_object *
 start_payload(const struct worker *w)
 {
 	struct json_object *p = json_object_new_object();
-	struct json_object *argv = json_object_new_array();
 
-	char *python = kernel_env_python(cfg);
-	json_object_array_add(argv, json_object_new_string(python));
-	free(python);
-	json_object_array_add(argv, json_object_new_string("-m"));
-	json_object_array_add(argv, json_object_new_string("ipykernel_launcher"));
-	json_object_array_add(argv, json_object_new_string("-f"));
-	json_object_array_add(argv, json_object_new_string("{connection_file}"));
-	json_object_object_add(p, "argv", argv);
+	json_object_object_add(p, "argv", kernel_env_argv(cfg));
 	struct json_object *env = kernel_env_build(cfg);
-	/* A kernel of its own identity cannot write the daemon's home. */
-	if (w->uid != 0)
-		json_object_object_add(env, "HOME", json_object_new_string(w->workdir));
+	kernel_env_session(env, w->workdir);
 	json_object_object_add(p, "env", env);
 	json_object_object_add(p, "cwd", json_object_new_string(w->workdir));
 	json_object_object_add(p, "runtime_dir", json_object_new_string(w->rundir));

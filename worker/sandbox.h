@@ -57,6 +57,8 @@ struct sandbox_launch {
 	char *start_dir;	/* NULL: the kernel's cwd */
 	int cg_fds[CGROUP_NCTL]; /* cgroup.procs of the kernel's group */
 	int n_cg_fds;
+	int pass_fd;		/* -1, or one more descriptor the kernel inherits
+				 * (seccomp: its working directory); kernel.c closes it */
 };
 
 /* Failure stages reported by the child (kernel.c adds its own below 16). */

@@ -121,7 +121,8 @@ ensure_test_user() {
 config_user_line() {
 	USER_LINE=
 	[ "$(id -u)" = 0 ] || return 0
-	printf '%s\n' "${CFG_EXTRA:-}" | grep -qE '^(user|kernel_uid_range):' && return 0
+	printf '%s\n' "${CFG_EXTRA:-}" "${EXTRA:-}" | grep -qE '^(user|kernel_uid_range):' &&
+		return 0
 	ensure_test_user
 	chmod 711 "$TMPD"
 	worker_for_other_uids
