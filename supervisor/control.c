@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "config.h"
 #include "control.h"
+#include "fsutil.h"
 #include "log.h"
 #include "pool.h"
 #include "privdrop.h"
@@ -80,34 +81,49 @@ control_identities(void)
 }
 
 /*
- * runtime_dir/control: ours, 0700 (0750 with control_group's gid), so that
+ * runtime_dir/control, 0700 (0750 with control_group's gid), so that
  * kernels of other ids cannot reach the socket at all. Made before
- * privileges are dropped, so with `user` it stays root's and even kernels
- * sharing the daemon's uid cannot enter, rename or replace it.
+ * privileges are dropped: with `user` it stays root's, so even kernels
+ * sharing the daemon's uid cannot enter, rename or replace it; only when
+ * no kernel has the daemon's uid is it given to that uid.
  */
 static int
 make_control_dir(void)
 {
 	mode_t mode = control_gid != (gid_t)-1 ? 0750 : 0700;
+	uid_t owner = admin_ok && geteuid() == 0 ? daemon_uid : geteuid();
 	struct stat st;
 
-	if (mkdir(sock_dir, mode) == -1 && errno != EEXIST) {
-		log_warn("mkdir %s", sock_dir);
-		return -1;
+	for (int attempt = 0;; attempt++) {
+		if (mkdir(sock_dir, mode) == -1 && errno != EEXIST) {
+			log_warn("mkdir %s", sock_dir);
+			return -1;
+		}
+		if (lstat(sock_dir, &st) == -1) {
+			log_warn("stat %s", sock_dir);
+			return -1;
+		}
+		if (S_ISDIR(st.st_mode) && (st.st_uid == owner || st.st_uid == geteuid()))
+			break;
+		/*
+		 * Left by a daemon of another configuration, or planted by a
+		 * kernel that owned runtime_dir: root starts afresh, once.
+		 */
+		if (attempt > 0 || geteuid() != 0 || fs_remove_tree(sock_dir) == -1) {
+			log_warnx("%s is not a directory of this daemon (uid %d); no control socket",
+				  sock_dir, (int)st.st_uid);
+			return -1;
+		}
 	}
 	int fd = open(sock_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1 || fstat(fd, &st) == -1) {
+	if (fd == -1 || fstat(fd, &st) == -1 || (st.st_uid != owner && st.st_uid != geteuid())) {
 		log_warn("open %s", sock_dir);
 		if (fd != -1)
 			close(fd);
 		return -1;
 	}
 	int rc = 0;
-	if (st.st_uid != geteuid()) {
-		log_warnx("%s belongs to uid %d, not to this daemon; no control socket", sock_dir,
-			  (int)st.st_uid);
-		rc = -1;
-	} else if (fchown(fd, geteuid(), control_gid) == -1 || fchmod(fd, mode) == -1) {
+	if (fchown(fd, owner, control_gid) == -1 || fchmod(fd, mode) == -1) {
 		log_warn("chown/chmod %s", sock_dir);
 		rc = -1;
 	}
@@ -143,8 +159,9 @@ control_open(const struct config *c)
 	mode_t old = umask(0177);
 	int rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
-	if (rc == 0 && control_gid != (gid_t)-1 &&
-	    (chown(sock_path, geteuid(), control_gid) == -1 || chmod(sock_path, 0660) == -1))
+	uid_t owner = admin_ok && geteuid() == 0 ? daemon_uid : geteuid();
+	if (rc == 0 && (chown(sock_path, owner, control_gid) == -1 ||
+			(control_gid != (gid_t)-1 && chmod(sock_path, 0660) == -1)))
 		rc = -1;
 	if (rc == -1 || listen(fd, 8) == -1) {
 		log_warn("control socket %s", sock_path);
