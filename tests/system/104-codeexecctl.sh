@@ -30,23 +30,11 @@ trap cleanup EXIT
 
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 conf=$tmp/codeexecd.yaml
-# As root, kernels may not run as root: the daemon drops to codeexecd,
-# which must reach the worker (a copy, in case the build tree is closed).
-user_line=
-if [ "$(id -u)" = 0 ]; then
-	id codeexecd >/dev/null 2>&1 ||
-		useradd --system --no-create-home --home-dir /nonexistent \
-			--shell /usr/sbin/nologin codeexecd 2>/dev/null || id codeexecd >/dev/null ||
-		exit 1
-	chmod 711 "$tmp"
-	mkdir "$tmp/libexec"
-	cp "$worker" "$(dirname "$worker")/codeexec-seccomp.so" "$tmp/libexec/"
-	chmod 755 "$tmp/libexec"
-	worker=$tmp/libexec/codeexec-worker
-	user_line="user: codeexecd"
-fi
+# As root, kernels may not run as root: the daemon drops to codeexecd.
+. "$(dirname "$0")/kernel_user.sh"
+kernel_user_setup "$tmp" || { echo "FAIL: cannot create the account $KERNEL_USER"; exit 1; }
 cat >"$conf" <<EOF
-$user_line
+$KERNEL_USER_LINE
 name: py
 python: $python
 system_site_packages: true

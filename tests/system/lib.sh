@@ -103,15 +103,11 @@ worker_for_other_uids() {
 
 # Started as root, codeexecd refuses to run kernels as root: test daemons
 # drop to this account (the sample configuration's), created if absent.
-TEST_USER=codeexecd
+. "$sysdir/kernel_user.sh"
+TEST_USER=$KERNEL_USER
 
-# Make sure $TEST_USER exists (useradd --system, as .ci/run and the README do).
 ensure_test_user() {
-	id "$TEST_USER" >/dev/null 2>&1 && return 0
-	command -v useradd >/dev/null 2>&1 || skip "no account $TEST_USER and no useradd to make it"
-	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
-		"$TEST_USER" 2>/dev/null || id "$TEST_USER" >/dev/null 2>&1 ||
-		fail "cannot create the account $TEST_USER"
+	kernel_user_create || fail "no account $TEST_USER, and useradd cannot make it"
 }
 
 # The `user:` line of a test config: as root, unless the test chose user or
