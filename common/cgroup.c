@@ -595,3 +595,28 @@ cgroup_destroy(struct cgroup **gp)
 	free(g);
 	*gp = NULL;
 }
+
+int
+cgroup_remove_named(const struct cgroup_layout *l, const char *name)
+{
+	struct cgroup *g;
+	int found = 0;
+
+	if (!name_ok(name))
+		return 0;
+	g = xcalloc(1, sizeof(*g));
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (l->version[c] == 0 || l->parent[c] == NULL)
+			continue;
+		char *dir = xasprintf("%s/%s", l->parent[c], name);
+		if (access(dir, F_OK) == 0) {
+			g->dir[c] = dir;
+			g->version[c] = l->version[c];
+			found = 1;
+		} else {
+			free(dir);
+		}
+	}
+	cgroup_destroy(&g);
+	return found;
+}

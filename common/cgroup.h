@@ -114,5 +114,11 @@ void cgroup_kill_all(struct cgroup *g);
 unsigned long cgroup_oom_kills(const struct cgroup *g);
 /* Kill what is left, remove the group, free it; *gp becomes NULL. */
 void cgroup_destroy(struct cgroup **gp);
+/*
+ * Remove the kernel group `name` under the layout, if it exists, killing
+ * what still runs in it: for groups a dead supervisor's workers left.
+ * Returns 1 if there was such a group, else 0.
+ */
+int cgroup_remove_named(const struct cgroup_layout *l, const char *name);
 
 #endif

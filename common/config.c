@@ -14,7 +14,6 @@
  */
 #include "autoconf.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +28,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "authority.h"
 #include "buf.h"
 #include "config.h"
 #include "log.h"
@@ -179,50 +179,39 @@ check_uid_range(struct config *c, const char *v, char *why, size_t n)
 static int
 check_listen(struct config *c, const char *v, char *why, size_t n)
 {
-	static const char hostchars[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-";
 	char sh[SHOWN_LEN];
-	char host[256];
-	const char *port;
-	size_t hostlen;
+	struct authority a;
+	const char *bad;
 
 	if (v[0] == '[') {
 		const char *end = strchr(v, ']');
-		struct in6_addr a6;
 		if (end == NULL || end[1] != ':')
 			return why_set(why, n, "%s: expected [IPV6-ADDRESS]:PORT", shown(v, sh));
-		hostlen = (size_t)(end - v - 1);
-		if (hostlen == 0 || hostlen >= sizeof(host))
-			return why_set(why, n, "%s: bad IPv6 address", shown(v, sh));
-		memcpy(host, v + 1, hostlen);
-		host[hostlen] = '\0';
-		if (inet_pton(AF_INET6, host, &a6) != 1)
-			return why_set(why, n, "%s: bad IPv6 address", shown(v, sh));
-		port = end + 2;
 	} else {
 		const char *colon = strrchr(v, ':');
 		if (colon == NULL)
 			return why_set(why, n, "%s: expected HOST:PORT", shown(v, sh));
-		hostlen = (size_t)(colon - v);
-		if (hostlen == 0)
+		if (colon == v)
 			return why_set(why, n, "%s: the host is empty", shown(v, sh));
-		if (memchr(v, ':', hostlen) != NULL)
+		if (memchr(v, ':', (size_t)(colon - v)) != NULL)
 			return why_set(why, n,
 				       "%s: write an IPv6 address in brackets, as [::1]:8000",
 				       shown(v, sh));
-		if (hostlen >= sizeof(host) || strspn(v, hostchars) != hostlen)
-			return why_set(why, n, "%s: bad host name or address", shown(v, sh));
-		memcpy(host, v, hostlen);
-		host[hostlen] = '\0';
-		port = colon + 1;
 	}
+	const char *port = strrchr(v, ':') + 1;
 	size_t plen = strlen(port);
 	if (plen == 0 || plen > 5 || strspn(port, "0123456789") != plen || atol(port) > 65535)
 		return why_set(why, n, "the port of %s must be a number from 0 to 65535",
 			       shown(v, sh));
+	/* The one authority parser: what it refuses, nothing else accepts. */
+	if (authority_parse(v, &a, &bad) == -1) {
+		if (v[0] == '[')
+			return why_set(why, n, "%s: bad IPv6 address", shown(v, sh));
+		return why_set(why, n, "%s: bad host name or address (%s)", shown(v, sh), bad);
+	}
 	free(c->listen_host);
-	c->listen_host = xstrdup(host);
-	c->listen_port = (int)atol(port);
+	c->listen_host = xstrdup(a.host);
+	c->listen_port = a.port;
 	return 0;
 }
 
@@ -231,19 +220,13 @@ static int
 check_origin(struct config *c, const char *v, char *why, size_t n)
 {
 	char sh[SHOWN_LEN];
-	const char *rest;
+	struct origin o;
 
-	if (strncmp(v, "http://", 7) == 0)
-		rest = v + 7;
-	else if (strncmp(v, "https://", 8) == 0)
-		rest = v + 8;
-	else
+	if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
 		return why_set(why, n,
 			       "%s is not an origin: it must start with http:// or https://",
 			       shown(v, sh));
-	size_t len = strlen(rest);
-	if (len == 0 || strspn(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				     "0123456789.-:[]") != len)
+	if (origin_parse(v, &o, NULL) == -1)
 		return why_set(why, n,
 			       "%s is not an origin: expected scheme://host[:port], "
 			       "with no path or trailing /",
@@ -316,26 +299,14 @@ check_conda_exe(struct config *c, const char *v, char *why, size_t n)
 static int
 is_loopback_authority(const char *a, size_t len)
 {
-	char host[256];
-	struct in_addr a4;
+	char text[320];
+	struct authority auth;
 
-	if (len == 0 || len >= sizeof(host) || memchr(a, '@', len) != NULL)
+	if (len >= sizeof(text))
 		return 0;
-	memcpy(host, a, len);
-	host[len] = '\0';
-	if (host[0] == '[') {
-		char *end = strchr(host, ']');
-		if (end == NULL || (end[1] != '\0' && end[1] != ':'))
-			return 0;
-		*end = '\0';
-		return strcmp(host + 1, "::1") == 0;
-	}
-	char *colon = strchr(host, ':');
-	if (colon != NULL)
-		*colon = '\0';
-	if (strcmp(host, "localhost") == 0)
-		return 1;
-	return inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+	memcpy(text, a, len);
+	text[len] = '\0';
+	return authority_parse(text, &auth, NULL) == 0 && authority_is_loopback(&auth);
 }
 
 /* An asset source: https://, http:// to loopback, file:///PATH or /PATH. */

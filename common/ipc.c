@@ -107,11 +107,27 @@ ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *paylo
 }
 
 int
+ipc_write(int fd, const void *data, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = write(fd, (const char *)data + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+int
 ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload)
 {
 	struct buf frame;
 	const char *err;
-	size_t off = 0;
 
 	buf_init(&frame);
 	if (ipc_frame(&frame, type, id, payload, &err) == -1) {
@@ -119,20 +135,11 @@ ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload)
 		errno = EMSGSIZE;
 		return -1;
 	}
-	while (off < frame.len) {
-		ssize_t n = write(fd, frame.data + off, frame.len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int saved = errno;
-			buf_free(&frame);
-			errno = saved;
-			return -1;
-		}
-		off += (size_t)n;
-	}
+	int rc = ipc_write(fd, frame.data, frame.len);
+	int saved = errno;
 	buf_free(&frame);
-	return 0;
+	errno = saved;
+	return rc;
 }
 
 void

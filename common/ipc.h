@@ -1,5 +1,6 @@
 /*
- * ipc.h - the whole supervisor <-> worker protocol.
+ * ipc.h - the supervisor <-> worker protocol: message types, framing,
+ * version. The payload of each type is a struct of ipc_msg.h.
  *
  * One AF_UNIX stream socketpair per worker; the worker's end is fd 3
  * (IPC_WORKER_FD). Every frame is a 16-byte header in network byte order
@@ -22,7 +23,9 @@
 
 #include "buf.h"
 
-#define IPC_VERSION 2 /* 2: START sandbox fields, EXECUTE output limits */
+/* 2: START sandbox fields, EXECUTE output limits. 3: the typed codec of
+ * ipc_msg.h (unknown members refused), READY after every kernel start. */
+#define IPC_VERSION 3
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -30,80 +33,24 @@
 
 enum ipc_type {
 	/* supervisor -> worker: 1..31 */
-	IPC_START = 1,		/* launch the kernel: see "START payload" below */
-	IPC_EXECUTE = 2,	/* {code, timeout_s, silent?}; id names the request */
-	IPC_INTERRUPT = 3,	/* {}; interrupt request `id` */
-	IPC_RESTART_KERNEL = 4, /* {}; kill the kernel and start a fresh one */
-	IPC_SHUTDOWN = 5,	/* {}; end the kernel and exit */
+	IPC_START = 1,		/* launch the kernel (struct ipc_start) */
+	IPC_EXECUTE = 2,	/* run code; id names the request (struct ipc_execute) */
+	IPC_INTERRUPT = 3,	/* no fields; interrupt request `id` */
+	IPC_RESTART_KERNEL = 4, /* no fields; kill the kernel and start a fresh one */
+	IPC_SHUTDOWN = 5,	/* no fields; end the kernel and exit */
 
 	/* worker -> supervisor: 32..63 */
-	IPC_READY = 32,	       /* {kernel_pid, language, restarted} */
-	IPC_OUTPUT = 33,       /* {name: "stdout"|"stderr", text}; a chunk of request id */
-	IPC_RESULT = 34,       /* the result of request id (seed 003 shape, below) */
-	IPC_KERNEL_DIED = 35,  /* {pid, exit_code|signal, message, memory_limit_exceeded?};
-				  kernel died while idle */
-	IPC_LOG = 36,	       /* {priority, message}; a log line of the worker */
-	IPC_START_FAILED = 37, /* {message}; the kernel could not be started */
+	IPC_READY = 32,	       /* a kernel is up (struct ipc_ready) */
+	IPC_OUTPUT = 33,       /* a chunk of request id's output (struct ipc_output) */
+	IPC_RESULT = 34,       /* the result of request id (struct ipc_result) */
+	IPC_KERNEL_DIED = 35,  /* the kernel died while idle (struct ipc_kernel_died) */
+	IPC_LOG = 36,	       /* a log line of the worker (struct ipc_log) */
+	IPC_START_FAILED = 37, /* the kernel could not be started (struct ipc_start_failed) */
 };
 
 /*
- * START payload:
- *   argv         [string]  kernel command; "{connection_file}" is replaced
- *   env          {name: value}  the kernel's complete environment
- *   cwd          string    working directory of the kernel (exists)
- *   runtime_dir  string    private 0700 directory for the connection file
- *                          and the ipc sockets (created by the worker)
- *   allow_mime   [string]  MIME types kept in rich_outputs
- *   interrupt_mode "signal" | "message"
- *   startup_timeout_s number
- *   network_mode "inherit" | "isolated" | "seccomp" (optional, default
- *                inherit): kernel_network_mode, see worker/sandbox.h and
- *                doc/README.privsep. seccomp needs argv[0] absolute.
- *   uid, gid     integers (optional, together, never 0): run the kernel
- *                under this host identity with no supplementary group. The
- *                worker must run as root; the supervisor has made cwd owned
- *                by uid/gid, mode 0700, under a directory the uid can
- *                traverse (0711). The worker gives runtime_dir and the
- *                connection file to uid/gid. It needs root, or CAP_SETUID,
- *                CAP_SETGID, CAP_CHOWN, CAP_DAC_OVERRIDE (spill files in the
- *                kernel's cwd) and CAP_KILL, with an empty bounding set.
- *   limits       {memory_mb, pids, cpu, nofile, fsize_mb} (optional; each
- *                0 or absent: no limit). memory_mb, pids and cpu (share of
- *                one core) need "cgroup"; nofile and fsize_mb become hard
- *                RLIMIT_NOFILE and RLIMIT_FSIZE (fsize_mb also caps spill
- *                files). A limit that cannot be enforced fails the START.
- *   cgroup       {name, memory|pids|cpu: {version: 1|2, parent: dir}}
- *                (optional): cgroup_layout_json() of common/cgroup.h, with
- *                name unique per worker, e.g. "k-<runtime id>".
- *   A kernel killed by its memory limit is reported as error.type
- *   MemoryLimitExceeded (RESULT) or memory_limit_exceeded: true
- *   (KERNEL_DIED).
- *
- * EXECUTE payload:
- *   code string, timeout_s number (0: none), silent bool (optional: run
- *   without history or execute_result, for the daemon's own queries; streams
- *   still come back)
- *   output_limit number (optional, characters; 0 or absent: 50000): stdout
- *                and stderr each keep this many characters in the RESULT;
- *                past it the stream ends with a marker saying how many
- *                characters were cut and naming the file under
- *                "codeexecd-output/" in cwd that holds the whole stream
- *                (written as the output arrives). OUTPUT chunks are cut to
- *                the same length, with a note.
- *   rich_limit   number (optional, bytes; 0 or absent: 5 MiB): a rich output
- *                larger than this is saved under "codeexecd-output/" (images
- *                base64-decoded, e.g. .png, .jpg) and replaced in
- *                rich_outputs by a text/plain note naming the file.
- *   Spill files belong to the kernel's uid/gid when START gave one.
- *
- * RESULT payload:
- *   success bool, stdout string, stderr string,
- *   rich_outputs [{mime_type, data}] (image data is base64 without
- *   whitespace), error {type, message, traceback}|null,
- *   execution_time number (seconds), kernel_restarted bool (this call ran in a
- *   fresh kernel because the previous one died: variables were lost).
- *   error.type is the Python exception's name, or one of the worker's own:
- *   Busy, TimeoutError, KernelDied, MemoryLimitExceeded, OutputTooLarge.
+ * Payloads: the struct of each message, its fields, their bounds and the
+ * codec that alone reads and writes them are in ipc_msg.h.
  */
 
 struct ipc_hdr {
@@ -144,6 +91,8 @@ int ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *p
 	      const char **err);
 /* Send one frame, blocking until written. 0, or -1 with errno set. */
 int ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload);
+/* Write len bytes (a built frame), blocking until written. 0, or -1 with errno. */
+int ipc_write(int fd, const void *data, size_t len);
 
 void ipc_reader_init(struct ipc_reader *r, int fd);
 void ipc_reader_free(struct ipc_reader *r);

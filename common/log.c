@@ -55,6 +55,78 @@ log_facility_from_name(const char *name)
 	return -1;
 }
 
+/* The length of the well-formed UTF-8 sequence at `s`, and its code point; 0 if none. */
+static size_t
+utf8_sequence(const unsigned char *s, unsigned *cp)
+{
+	unsigned c = s[0];
+	size_t n;
+	unsigned lo = 0x80, hi = 0xBF;
+
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2, *cp = c & 0x1F;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3, *cp = c & 0x0F, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4, *cp = c & 0x07, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+		*cp = (*cp << 6) | (s[i] & 0x3F);
+		lo = 0x80, hi = 0xBF;
+	}
+	return n;
+}
+
+/* Code points that would break or disguise a line: C1 controls, separators, bidi. */
+static int
+unsafe_code_point(unsigned cp)
+{
+	return (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+	       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+char *
+log_escape(const char *in, char *out, size_t size)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t used = 0;
+	char piece[16];
+
+	while (*s) {
+		unsigned cp;
+		size_t n = 1;
+		if (*s == '\\') {
+			snprintf(piece, sizeof(piece), "\\\\");
+		} else if (*s == '\n' || *s == '\r' || *s == '\t') {
+			snprintf(piece, sizeof(piece), "\\%c", *s == '\n' ? 'n' : *s == '\r' ? 'r' : 't');
+		} else if (*s < 0x20 || *s == 0x7F) {
+			snprintf(piece, sizeof(piece), "\\x%02x", *s);
+		} else if (*s < 0x80) {
+			piece[0] = (char)*s;
+			piece[1] = '\0';
+		} else if ((n = utf8_sequence(s, &cp)) == 0) {
+			n = 1;
+			snprintf(piece, sizeof(piece), "\\x%02x", *s);
+		} else if (unsafe_code_point(cp)) {
+			snprintf(piece, sizeof(piece), "\\u%04x", cp);
+		} else {
+			memcpy(piece, s, n);
+			piece[n] = '\0';
+		}
+		size_t len = strlen(piece);
+		if (used + len + 1 > size)
+			break;
+		memcpy(out + used, piece, len);
+		used += len;
+		s += n;
+	}
+	out[used] = '\0';
+	return out;
+}
+
 /* Write one finished line to wherever logging goes now. */
 static void
 log_emit(int priority, const char *line)
@@ -63,10 +135,6 @@ log_emit(int priority, const char *line)
 	static const char *names[] = {"emerg", "alert", "crit", "error",
 				      "warning", "notice", "info", "debug"};
 
-	if (log_sink) {
-		log_sink(priority, line);
-		return;
-	}
 	if (!log_foreground) {
 		syslog(priority, "%s", line);
 		return;
@@ -83,15 +151,26 @@ log_emit(int priority, const char *line)
 	pthread_mutex_unlock(&lock);
 }
 
+/*
+ * Every line is escaped here, once, whatever it carries: methods, tool
+ * names, headers and the rest of what clients send cannot end a line early
+ * and forge the next one. A sink gets the line unescaped, since its
+ * receiver (the supervisor, for a worker) logs it again through here.
+ */
 void
 log_vmsg(int priority, const char *fmt, va_list ap)
 {
 	char line[4096];
+	char escaped[sizeof(line) * 2];
 
 	if ((priority & 7) > log_level)
 		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	log_emit(priority & 7, line);
+	if (log_sink) {
+		log_sink(priority & 7, line);
+		return;
+	}
+	log_emit(priority & 7, log_escape(line, escaped, sizeof(escaped)));
 }
 
 void

@@ -4,11 +4,13 @@
  * Owns the process-wide log destination: stderr (foreground), syslog
  * (detached) or a caller-provided sink (the worker forwards its lines to the
  * supervisor over IPC). Functions ending in "x" do not append errno.
+ * Lines are escaped (log_escape) before they reach stderr or syslog.
  */
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <syslog.h>
 
 /* A sink receives every formatted line, already prefixed with nothing. */
@@ -22,6 +24,17 @@ void log_set_level(int priority);
 void log_set_sink(log_sink_fn sink);
 /* Facility by name ("daemon", "local0".."local7", "user"); -1 if unknown. */
 int log_facility_from_name(const char *name);
+
+/*
+ * Copy `in` to `out` (`size` bytes, at least 1) so that it fits on one log
+ * line and cannot pass for something else: a backslash becomes \\, line
+ * breaks and tabs \n \r \t, other control bytes, DEL and bytes that are not
+ * UTF-8 \xHH, and C1 controls, U+2028/2029 and bidi overrides \uHHHH.
+ * Stops early, at a character boundary, when `out` is full. Returns out.
+ * Every log line passes through it (log_vmsg); use it directly only when
+ * client text goes somewhere else that is read line by line.
+ */
+char *log_escape(const char *in, char *out, size_t size);
 
 void log_msg(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(int priority, const char *fmt, va_list ap);

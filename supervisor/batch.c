@@ -43,6 +43,8 @@ struct batch {
 	time_t ended; /* 0 while running */
 };
 
+/* batch_lock: the table, every batch and every item (see batch.h). */
+static pthread_mutex_t batch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches;
 
 static const char *
@@ -104,34 +106,46 @@ run_in(struct worker *w, const char *code, double timeout_s, int silent, char **
 	return r;
 }
 
-/* Bind, run, read back: the whole of one item, in worker `w`. */
+/* Record how item `it` ended (error, value and out consumed). */
+static void
+item_finish(struct item *it, struct json_object *error, struct json_object *value, char *out)
+{
+	pthread_mutex_lock(&batch_lock);
+	it->error = error;
+	it->value = value;
+	it->stdout_text = out;
+	it->status = error ? ITEM_FAILED : ITEM_COMPLETED;
+	pthread_mutex_unlock(&batch_lock);
+}
+
+/* Bind, run, read back: the whole of one item, in worker `w`. pool_lock
+ * held; the code, input and variable name of a batch never change. */
 static void
 run_item(struct batch *b, struct item *it, struct worker *w)
 {
+	char *out = NULL;
 	char *bind = binding_code(it->input);
 	struct json_object *r = run_in(w, bind, FETCH_TIMEOUT_S, 1, NULL);
 	free(bind);
 	if (result_ok(r)) {
 		json_object_put(r);
-		r = run_in(w, b->code, b->timeout_s, 0, &it->stdout_text);
+		r = run_in(w, b->code, b->timeout_s, 0, &out);
 	}
 	if (!result_ok(r)) {
-		it->error = result_error(r);
-		it->status = ITEM_FAILED;
+		item_finish(it, result_error(r), NULL, out);
 		json_object_put(r);
 		return;
 	}
 	json_object_put(r);
 	char *fetch = xasprintf("print(__import__('json').dumps(%s))", b->result_variable);
 	char *printed = NULL;
+	struct json_object *value = NULL;
 	r = run_in(w, fetch, FETCH_TIMEOUT_S, 1, &printed);
 	free(fetch);
-	if (result_ok(r) && (it->value = json_tokener_parse(printed)) != NULL) {
-		it->status = ITEM_COMPLETED;
-	} else {
-		it->error = result_error(r);
-		it->status = ITEM_FAILED;
-	}
+	if (result_ok(r) && (value = json_tokener_parse(printed)) != NULL)
+		item_finish(it, NULL, value, out);
+	else
+		item_finish(it, result_error(r), NULL, out);
 	json_object_put(r);
 	free(printed);
 }
@@ -156,21 +170,22 @@ item_thread(void *arg)
 		struct json_object *e = json_object_new_object();
 		json_object_object_add(e, "type", json_object_new_string("NoKernel"));
 		json_object_object_add(e, "message", json_object_new_string(why));
-		run->it->error = e;
-		run->it->status = ITEM_FAILED;
+		item_finish(run->it, e, NULL, NULL);
 	} else {
 		run_item(run->b, run->it, w);
 		pool_release(w);
 	}
+	pool_unlock();
+	pthread_mutex_lock(&batch_lock);
 	run->b->running--;
 	run->b->finished++;
 	start_items(run->b);
-	pool_unlock();
+	pthread_mutex_unlock(&batch_lock);
 	free(run);
 	return NULL;
 }
 
-/* Start pending items while fewer than `concurrency` run. Lock held. */
+/* Start pending items while fewer than `concurrency` run. batch_lock held. */
 static void
 start_items(struct batch *b)
 {
@@ -215,10 +230,12 @@ batch_start(const struct config *cfg, const char *owner, const char *code,
 	b->items = xcalloc(b->n, sizeof(*b->items));
 	for (size_t i = 0; i < b->n; i++)
 		b->items[i].input = json_object_get(json_object_array_get_idx(inputs, i));
+	log_info("batch %.8s started: %zu items, %d at once", b->id, b->n, concurrency);
+	pthread_mutex_lock(&batch_lock);
 	b->next = batches;
 	batches = b;
-	log_info("batch %.8s started: %zu items, %d at once", b->id, b->n, concurrency);
 	start_items(b);
+	pthread_mutex_unlock(&batch_lock);
 	return b->id;
 }
 
@@ -243,11 +260,14 @@ batch_report(const char *id, const char *owner)
 	struct batch *b;
 	size_t failed = 0;
 
+	pthread_mutex_lock(&batch_lock);
 	for (b = batches; b; b = b->next)
 		if (strcmp(b->id, id) == 0 && strcmp(b->owner, owner) == 0)
 			break;
-	if (b == NULL)
+	if (b == NULL) {
+		pthread_mutex_unlock(&batch_lock);
 		return NULL;
+	}
 	struct json_object *o = json_object_new_object();
 	struct json_object *items = json_object_new_array();
 	for (size_t i = 0; i < b->n; i++) {
@@ -262,10 +282,11 @@ batch_report(const char *id, const char *owner)
 	json_object_object_add(o, "failed", json_object_new_int64((int64_t)failed));
 	json_object_object_add(o, "running", json_object_new_int64((int64_t)b->running));
 	json_object_object_add(o, "items", items);
+	pthread_mutex_unlock(&batch_lock);
 	return o;
 }
 
-/* Unlink and free a finished batch. */
+/* Unlink and free a finished batch. batch_lock held. */
 static void
 batch_free(struct batch *b)
 {
@@ -291,11 +312,13 @@ void
 batch_expire(int retention_s)
 {
 	time_t now = time(NULL);
-	struct batch *b = batches, *next;
+	struct batch *b, *next;
 
-	for (; b; b = next) {
+	pthread_mutex_lock(&batch_lock);
+	for (b = batches; b; b = next) {
 		next = b->next;
 		if (b->ended && difftime(now, b->ended) >= retention_s)
 			batch_free(b);
 	}
+	pthread_mutex_unlock(&batch_lock);
 }

@@ -5,7 +5,11 @@
  *
  * Owns the batch table. Like jobs, a batch is visible only to the MCP
  * session that started it, and is dropped job_retention_s after it ends.
- * All functions run with pool_lock() held.
+ *
+ * batch_lock guards the table, every batch and every item. It is taken
+ * inside pool_lock (an item's thread holds pool_lock while it runs code,
+ * and records the outcome under batch_lock), so the functions below may be
+ * called with or without pool_lock.
  */
 #ifndef SUPERVISOR_BATCH_H
 #define SUPERVISOR_BATCH_H
@@ -19,7 +23,7 @@ struct config;
 /*
  * Start running `code` for each object of `inputs` (borrowed), at most
  * `concurrency` at once, then reading `result_variable`. Returns the new
- * batch's id (static storage of the batch, valid under the lock).
+ * batch's id (storage of the batch: copy it before the batch can expire).
  */
 const char *batch_start(const struct config *cfg, const char *owner, const char *code,
 			struct json_object *inputs, double timeout_s, const char *result_variable,

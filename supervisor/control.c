@@ -19,6 +19,7 @@
 #include "config.h"
 #include "control.h"
 #include "fsutil.h"
+#include "health.h"
 #include "log.h"
 #include "pool.h"
 #include "privdrop.h"
@@ -171,6 +172,18 @@ control_open(const struct config *c)
 	return fd;
 }
 
+int
+control_present(void)
+{
+	struct stat st;
+	if (sock_path[0] == '\0')
+		return 0;
+	/* Made as root before the drop, its directory is closed to us now: there. */
+	if (lstat(sock_path, &st) == -1)
+		return errno == EACCES;
+	return S_ISSOCK(st.st_mode);
+}
+
 void
 control_close(int fd)
 {
@@ -184,9 +197,14 @@ struct json_object *
 control_status(void)
 {
 	struct json_object *r = json_object_new_object();
+	char why[512];
+	int degraded = health_degraded(why, sizeof(why));
 
-	json_object_object_add(r, "status", json_object_new_string(pool_ready() ? "ok"
-									     : "starting"));
+	json_object_object_add(r, "status", json_object_new_string(degraded      ? "degraded"
+								    : pool_ready() ? "ok"
+										   : "starting"));
+	if (degraded)
+		json_object_object_add(r, "reason", json_object_new_string(why));
 	json_object_object_add(r, "name", json_object_new_string(cfg->name));
 	json_object_object_add(r, "version", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(r, "pid", json_object_new_int(getpid()));

@@ -27,5 +27,7 @@ void control_accept(int fd);
 struct json_object *control_status(void);
 /* Remove the socket file. */
 void control_close(int fd);
+/* Nonzero if the socket file control_open made is still in place. */
+int control_present(void);
 
 #endif

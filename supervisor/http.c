@@ -10,16 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "authority.h"
 #include "config.h"
+#include "health.h"
 #include "http.h"
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
+#include "reload.h"
 #include "session.h"
 #include "xmalloc.h"
 
@@ -30,84 +32,54 @@ static struct mg_context *ctx;
 static atomic_int draining;
 static const struct config *cfg;
 
-int
-http_host_is_loopback(const char *host)
-{
-	return strcasecmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
-	       strcmp(host, "::1") == 0;
-}
-
-/*
- * Split "host:port" or "[v6]:port" (port optional) into the bare host.
- * Returns 0, or -1 if it does not parse.
- */
+/* Nonzero if origin `o` is listed in allowed_origins. */
 static int
-authority_host(const char *authority, char *host, size_t len)
+origin_listed(const struct origin *o)
 {
-	const char *end;
+	struct origin allowed;
 
-	if (authority[0] == '[') {
-		end = strchr(authority, ']');
-		if (end == NULL)
-			return -1;
-		authority++;
-	} else {
-		end = strchr(authority, ':');
-		if (end == NULL)
-			end = authority + strlen(authority);
-	}
-	if ((size_t)(end - authority) >= len)
-		return -1;
-	memcpy(host, authority, (size_t)(end - authority));
-	host[end - authority] = '\0';
-	return 0;
-}
-
-/* Nonzero if `origin` is listed in allowed_origins. */
-static int
-origin_listed(const char *origin)
-{
 	for (size_t i = 0; i < cfg->allowed_origins.n; i++)
-		if (strcasecmp(origin, cfg->allowed_origins.v[i]) == 0)
+		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL) == 0 &&
+		    origin_equal(o, &allowed))
 			return 1;
 	return 0;
 }
 
-/* Nonzero if `authority` (a Host header) is that of a listed origin. */
+/* Nonzero if `a` (a Host header) addresses a listed origin. */
 static int
-authority_listed(const char *authority)
+authority_listed(const struct authority *a)
 {
-	for (size_t i = 0; i < cfg->allowed_origins.n; i++) {
-		const char *o = strstr(cfg->allowed_origins.v[i], "://");
-		if (o && strcasecmp(o + 3, authority) == 0)
+	struct origin allowed;
+
+	for (size_t i = 0; i < cfg->allowed_origins.n; i++)
+		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL) == 0 &&
+		    origin_serves(&allowed, a))
 			return 1;
-	}
 	return 0;
 }
 
 /*
  * The defence against DNS rebinding: a browser page may only reach us from
  * a loopback or listed origin, and on a loopback listener only under a
- * loopback Host name. Returns NULL if allowed, else why not.
+ * loopback or listed Host. Both headers go through the one strict parser
+ * (authority.h): what it cannot read is refused, never guessed at.
+ * Returns NULL if allowed, else why not.
  */
 static const char *
 check_origin_and_host(struct mg_connection *conn)
 {
 	const char *origin = mg_get_header(conn, "Origin");
 	const char *host_hdr = mg_get_header(conn, "Host");
-	char host[256];
+	struct origin o;
+	struct authority a;
 
-	if (origin && !origin_listed(origin)) {
-		const char *auth = strstr(origin, "://");
-		if (auth == NULL || authority_host(auth + 3, host, sizeof(host)) == -1 ||
-		    !http_host_is_loopback(host))
-			return "Origin not allowed";
-	}
-	if (host_hdr && http_host_is_loopback(cfg->listen_host) && !authority_listed(host_hdr)) {
-		if (authority_host(host_hdr, host, sizeof(host)) == -1 ||
-		    !http_host_is_loopback(host))
-			return "Host not allowed";
-	}
+	if (origin && (origin_parse(origin, &o, NULL) == -1 ||
+		       (!authority_is_loopback(&o.auth) && !origin_listed(&o))))
+		return "Origin not allowed";
+	if (host_hdr && authority_host_is_loopback(cfg->listen_host) &&
+	    (authority_parse(host_hdr, &a, NULL) == -1 ||
+	     (!authority_is_loopback(&a) && !authority_listed(&a))))
+		return "Host not allowed";
 	return NULL;
 }
 
@@ -316,11 +288,11 @@ mcp_handler(struct mg_connection *conn, void *unused)
 
 	if (draining)
 		return send_http_error(conn, 503, "the server is shutting down");
-	/* Reload swaps allowed_origins under the lock. */
-	pool_lock();
+	/* Reload swaps allowed_origins under config_lock. */
+	config_read_lock();
 	denied = check_origin_and_host(conn);
 	size_t max_body = (size_t)cfg->max_request_bytes;
-	pool_unlock();
+	config_read_unlock();
 	if (denied != NULL) {
 		log_info("%s /mcp from %s refused: %s", ri->request_method, ri->remote_addr, denied);
 		return send_http_error(conn, 403, denied);
@@ -360,21 +332,34 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	return rs.status;
 }
 
+/*
+ * /health takes no lock: it must answer while anything else is slow, and
+ * says "degraded" (503, with the reason) while the daemon cannot start
+ * kernels or serve its control socket.
+ */
 static int
 health_handler(struct mg_connection *conn, void *unused)
 {
-	char body[512];
-
-	pool_lock();
+	char why[512];
 	int ready = pool_ready();
-	int sessions = session_count();
-	int idle = pool_idle_count();
-	pool_unlock();
-	snprintf(body, sizeof(body),
-		 "{\"status\":\"%s\",\"name\":\"%s\",\"sessions\":%d,\"idle_kernels\":%d}",
-		 ready ? "ok" : "starting", cfg->name, sessions, idle);
-	send_response(conn, ready ? 200 : 503, "application/json", body, NULL, NULL);
-	return ready ? 200 : 503;
+	int degraded = health_degraded(why, sizeof(why));
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "status", json_object_new_string(degraded ? "degraded"
+								    : ready  ? "ok"
+									     : "starting"));
+	if (degraded)
+		json_object_object_add(o, "reason", json_object_new_string(why));
+	json_object_object_add(o, "name", json_object_new_string(cfg->name));
+	json_object_object_add(o, "sessions", json_object_new_int(session_count()));
+	json_object_object_add(o, "idle_kernels", json_object_new_int(pool_idle_count()));
+	int status = ready && !degraded ? 200 : 503;
+	send_response(conn, status, "application/json",
+		      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							    JSON_C_TO_STRING_NOSLASHESCAPE),
+		      NULL, NULL);
+	json_object_put(o);
+	return status;
 }
 
 static int

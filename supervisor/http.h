@@ -19,7 +19,5 @@ int http_start(const struct config *cfg, char *err, size_t errlen);
 void http_drain(void);
 /* Stop accepting and wait for the handler threads to finish. */
 void http_stop(void);
-/* Nonzero if `host` (no port, no brackets) names the loopback interface. */
-int http_host_is_loopback(const char *host);
 
 #endif

@@ -12,6 +12,9 @@
 #include "rand.h"
 #include "xmalloc.h"
 
+/* job_lock: the table `jobs` and every job's `refs`. (`kept` is written only
+ * by a holder of a reference, and read by job_expire once there is none.) */
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
 
 static double
@@ -93,8 +96,10 @@ job_start(struct session *session, const char *owner, const char *code, double t
 	j->status = JOB_RUNNING;
 	j->started = mono_now();
 	j->refs = 2; /* the caller's and the thread's */
+	pthread_mutex_lock(&job_lock);
 	j->next = jobs;
 	jobs = j;
+	pthread_mutex_unlock(&job_lock);
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -110,29 +115,37 @@ job_start(struct session *session, const char *owner, const char *code, double t
 struct job *
 job_get(const char *id, const char *owner)
 {
-	for (struct job *j = jobs; j; j = j->next) {
+	struct job *found = NULL;
+
+	pthread_mutex_lock(&job_lock);
+	for (struct job *j = jobs; j && !found; j = j->next) {
 		if (strcmp(j->id, id) == 0 && strcmp(j->owner, owner) == 0) {
 			j->refs++;
-			return j;
+			found = j;
 		}
 	}
-	return NULL;
+	pthread_mutex_unlock(&job_lock);
+	return found;
 }
 
 struct job *
 job_find_request(const char *owner, struct json_object *request_id)
 {
-	for (struct job *j = jobs; j; j = j->next) {
+	struct job *found = NULL;
+
+	pthread_mutex_lock(&job_lock);
+	for (struct job *j = jobs; j && !found; j = j->next) {
 		if (j->status == JOB_RUNNING && j->request_id && strcmp(j->owner, owner) == 0 &&
 		    json_object_equal(j->request_id, request_id)) {
 			j->refs++;
-			return j;
+			found = j;
 		}
 	}
-	return NULL;
+	pthread_mutex_unlock(&job_lock);
+	return found;
 }
 
-/* Unlink and free `j`; nobody holds it any more. */
+/* Unlink and free `j`; nobody holds it any more. job_lock held. */
 static void
 job_free(struct job *j)
 {
@@ -152,7 +165,9 @@ void
 job_put(struct job *j)
 {
 	/* A finished job stays listed, unreferenced, until job_expire drops it. */
+	pthread_mutex_lock(&job_lock);
 	j->refs--;
+	pthread_mutex_unlock(&job_lock);
 }
 
 int
@@ -207,12 +222,15 @@ void
 job_expire(int retention_s)
 {
 	time_t now = time(NULL);
-	struct job *j = jobs, *next;
+	struct job *j, *next;
 
-	for (; j; j = next) {
+	/* refs 0 means the job's thread has put it: it is over, and nothing
+	 * outside this lock can reach it any more. */
+	pthread_mutex_lock(&job_lock);
+	for (j = jobs; j; j = next) {
 		next = j->next;
-		if (j->status != JOB_RUNNING && j->refs == 0 &&
-		    (!j->kept || difftime(now, j->finished) >= retention_s))
+		if (j->refs == 0 && (!j->kept || difftime(now, j->finished) >= retention_s))
 			job_free(j);
 	}
+	pthread_mutex_unlock(&job_lock);
 }

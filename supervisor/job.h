@@ -6,8 +6,12 @@
  *
  * Owns the job table. A job is visible only to the MCP session that started
  * it: to any other, its id answers exactly like a missing one. Finished jobs
- * are dropped job_retention_s after they end. All functions run with
- * pool_lock() held.
+ * are dropped job_retention_s after they end.
+ *
+ * Locks: a job's progress (status, its call, cancel_requested) is guarded
+ * by pool_lock, since the execution it waits for is; the table and each
+ * job's references by job_lock, taken inside pool_lock. Every function
+ * runs with pool_lock held, except job_expire, which needs none.
  */
 #ifndef SUPERVISOR_JOB_H
 #define SUPERVISOR_JOB_H

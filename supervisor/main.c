@@ -15,17 +15,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "assets.h"
+#include "authority.h"
 #include "cgroup.h"
 #include "config.h"
 #include "control.h"
 #include "batch.h"
 #include "envbuild.h"
 #include "fsutil.h"
+#include "health.h"
 #include "http.h"
 #include "job.h"
 #include "log.h"
@@ -84,7 +87,7 @@ install_signals(void)
 static void
 check_network_boundary(const struct config *cfg)
 {
-	if (http_host_is_loopback(cfg->listen_host))
+	if (authority_host_is_loopback(cfg->listen_host))
 		return;
 	if (!cfg->allow_external_network_boundary)
 		fatalx("refusing to listen on %s without authentication: codeexecd runs "
@@ -148,6 +151,47 @@ make_directories(const struct config *cfg)
 		    st.st_uid == geteuid() && chmod(unlisted[i], 0711) == -1)
 			fatal("chmod %s", unlisted[i]);
 	}
+	free(sessions);
+}
+
+/*
+ * Remove what an instance that did not stop cleanly (SIGKILL, a crash) left
+ * in our directories: session working directories, kernels' runtime
+ * directories and, named after those, the kernels' control groups with
+ * whatever still runs in them. No session survives a restart, and no other
+ * instance shares these directories, so everything there is stale.
+ */
+static void
+remove_leftovers(const struct config *cfg, const struct cgroup_layout *layout)
+{
+	char *sessions = xasprintf("%s/sessions", cfg->state_dir);
+	const char *dirs[] = {sessions, cfg->runtime_dir};
+	int removed = 0;
+
+	for (int i = 0; i < 2; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+		while (d && (e = readdir(d)) != NULL) {
+			/* runtime_dir also holds the pid file and the control socket. */
+			if (e->d_name[0] == '.' || (i == 1 && strncmp(e->d_name, "k-", 2) != 0))
+				continue;
+			char *path = xasprintf("%s/%s", dirs[i], e->d_name);
+			if (i == 1 && layout && cgroup_remove_named(layout, e->d_name))
+				log_info("removed control group %s, left by a previous instance",
+					 e->d_name);
+			if (fs_remove_tree(path) == -1)
+				log_warn("remove %s, left by a previous instance", path);
+			else
+				log_info("removed %s, left by a previous instance", path);
+			removed++;
+			free(path);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (removed)
+		log_warnx("the previous instance did not stop cleanly: removed %d directories "
+			  "it left", removed);
 	free(sessions);
 }
 
@@ -239,14 +283,84 @@ daemon_ready(int fd)
 	close(fd);
 }
 
+/* Write our pid to `path`. 0, or -1 with errno set. */
+static int
+pidfile_put(const char *path)
+{
+	FILE *f = fopen(path, "we");
+	if (f == NULL)
+		return -1;
+	int bad = fprintf(f, "%d\n", (int)getpid()) < 0;
+	if (fclose(f) == EOF || bad)
+		return -1;
+	return 0;
+}
+
 static char *
 write_pidfile(const struct config *cfg)
 {
 	char *path = xasprintf("%s/codeexecd.pid", cfg->runtime_dir);
-	FILE *f = fopen(path, "we");
-	if (f == NULL || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) == EOF)
+	if (pidfile_put(path) == -1)
 		fatal("write pid file %s", path);
 	return path;
+}
+
+/* Whether start-up made a control socket, which must then stay. */
+static int control_wanted;
+
+/*
+ * runtime_dir holds the control socket, the pid file and every new
+ * kernel's sockets. If it, the socket or the pid file disappears (a tmpfs
+ * cleaned under us, an operator's rm -rf), make them again; until that
+ * works, /health says degraded and why. Sessions that run keep their
+ * kernels: their sockets are connected already.
+ */
+static void
+watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile)
+{
+	struct stat st;
+	char err[512], why[1024];
+
+	int dir_ok = stat(cfg->runtime_dir, &st) == 0 && S_ISDIR(st.st_mode);
+	int sock_ok = !control_wanted || (*control_fd != -1 && control_present());
+	if (dir_ok && sock_ok && access(pidfile, F_OK) == 0) {
+		if (health_degraded(NULL, 0))
+			health_set_degraded(NULL);
+		return;
+	}
+	if (!dir_ok)
+		log_warnx("runtime_dir %s has disappeared; making it again", cfg->runtime_dir);
+	if (fs_mkdir_p(cfg->runtime_dir, 0711, err, sizeof(err)) == -1) {
+		snprintf(why, sizeof(why), "runtime_dir is gone and cannot be made again: %s",
+			 err);
+		health_set_degraded(why);
+		return;
+	}
+	if (stat(cfg->runtime_dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, sizeof(why), "runtime_dir %s is not a directory: no new kernel "
+			 "can start and the control socket is gone", cfg->runtime_dir);
+		health_set_degraded(why);
+		return;
+	}
+	if (!sock_ok) {
+		if (*control_fd != -1)
+			close(*control_fd);
+		*control_fd = control_open(cfg);
+		if (*control_fd == -1) {
+			snprintf(why, sizeof(why), "the control socket in runtime_dir %s cannot "
+				 "be made again (see the log)", cfg->runtime_dir);
+			health_set_degraded(why);
+			return;
+		}
+		log_info("control socket in %s made again", cfg->runtime_dir);
+	}
+	if (access(pidfile, F_OK) == -1 && pidfile_put(pidfile) == -1) {
+		snprintf(why, sizeof(why), "cannot write the pid file %s again: %s", pidfile,
+			 strerror(errno));
+		health_set_degraded(why);
+		return;
+	}
+	health_set_degraded(NULL);
 }
 
 /* SIGUSR1: one status line for the daemon, one per worker. */
@@ -289,14 +403,14 @@ handle_signal_flags(struct config *cfg)
 
 /* One turn of the loop: wait up to a second, then serve what is ready. */
 static void
-loop_once(struct config *cfg, int control_fd)
+loop_once(struct config *cfg, int *control_fd, const char *pidfile)
 {
 	static struct pollfd pfd[MAX_POLL];
 	static time_t last_expiry;
 
 	pfd[0] = (struct pollfd){.fd = sig_pipe[0], .events = POLLIN};
 	pfd[1] = (struct pollfd){.fd = pool_wake_fd(), .events = POLLIN};
-	pfd[2] = (struct pollfd){.fd = control_fd, .events = POLLIN};
+	pfd[2] = (struct pollfd){.fd = *control_fd, .events = POLLIN};
 	pool_lock();
 	int n = pool_pollfds(pfd + 3, MAX_POLL - 3);
 	pool_unlock();
@@ -305,26 +419,31 @@ loop_once(struct config *cfg, int control_fd)
 	if (pfd[0].revents)
 		handle_signal_flags(cfg);
 	if (pfd[2].revents)
-		control_accept(control_fd);
+		control_accept(*control_fd);
+	/* This thread alone reloads the configuration: it reads it unlocked. */
+	int second = time(NULL) != last_expiry;
 	pool_lock();
 	pool_handle(pfd + 3, n);
 	if (got_chld) {
 		got_chld = 0;
 		pool_reap();
 	}
-	if (time(NULL) != last_expiry) {
-		last_expiry = time(NULL);
+	if (second)
 		session_expire(cfg->session_idle_timeout);
-		job_expire(cfg->job_retention_s);
-		batch_expire(cfg->job_retention_s);
-	}
 	pool_tick();
 	pool_unlock();
+	if (second) {
+		last_expiry = time(NULL);
+		job_expire(cfg->job_retention_s);
+		batch_expire(cfg->job_retention_s);
+		if (pidfile)
+			watch_runtime_dir(cfg, control_fd, pidfile);
+	}
 }
 
 /* Stop: refuse new requests, let running executions finish (bounded), end all. */
 static void
-shut_down(struct config *cfg, int control_fd)
+shut_down(struct config *cfg, int *control_fd)
 {
 	time_t deadline = time(NULL) + cfg->shutdown_grace_s;
 
@@ -337,7 +456,7 @@ shut_down(struct config *cfg, int control_fd)
 		pool_unlock();
 		if (!busy || time(NULL) >= deadline)
 			break;
-		loop_once(cfg, control_fd);
+		loop_once(cfg, control_fd, NULL);
 	}
 	pool_lock();
 	session_close_all();
@@ -413,6 +532,7 @@ main(int argc, char *argv[])
 	}
 	struct cgroup_layout layout;
 	int use_cgroups = setup_cgroups(&cfg, &layout);
+	remove_leftovers(&cfg, use_cgroups ? &layout : NULL);
 	int ready_fd = -1;
 	if (!foreground) {
 		ready_fd = daemonize();
@@ -420,6 +540,7 @@ main(int argc, char *argv[])
 	}
 	/* As root still, so that kernels sharing our user cannot enter its directory. */
 	int control_fd = control_open(&cfg);
+	control_wanted = control_fd != -1;
 	/* Before any thread exists: capabilities are per thread. */
 	if (privdrop_apply(&cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -440,8 +561,8 @@ main(int argc, char *argv[])
 	daemon_ready(ready_fd);
 
 	while (!got_term)
-		loop_once(&cfg, control_fd);
-	shut_down(&cfg, control_fd);
+		loop_once(&cfg, &control_fd, pidfile);
+	shut_down(&cfg, &control_fd);
 	control_close(control_fd);
 	unlink(pidfile);
 	free(pidfile);

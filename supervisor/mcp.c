@@ -1,6 +1,7 @@
 /* mcp.c - see mcp.h. */
 #include "autoconf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -8,6 +9,7 @@
 
 #include "config.h"
 #include "job.h"
+#include "json_strict.h"
 #include "log.h"
 #include "mcp.h"
 #include "pool.h"
@@ -352,23 +354,122 @@ check_message(struct json_object *msg, struct mcp_response *rs, const char **met
 	return 0;
 }
 
+/*
+ * The path (as "params.arguments.code") of the first string value under
+ * `o` that holds a NUL, into `path`; 0 if there is none.
+ */
+static int
+find_nul(struct json_object *o, const char *at, char *path, size_t len)
+{
+	char sub[200];
+
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		if (strlen(json_object_get_string(o)) == (size_t)json_object_get_string_len(o))
+			return 0;
+		snprintf(path, len, "%s", at[0] ? at : "the message");
+		return 1;
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			snprintf(sub, sizeof(sub), "%s[%zu]", at, i);
+			if (find_nul(json_object_array_get_idx(o, i), sub, path, len))
+				return 1;
+		}
+		return 0;
+	case json_type_object: {
+		json_object_object_foreach(o, key, v) {
+			snprintf(sub, sizeof(sub), "%s%s%.60s", at, at[0] ? "." : "", key);
+			if (find_nul(v, sub, path, len))
+				return 1;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Refuse a message holding \u0000 anywhere: C strings would cut it short,
+ * so "ping\u0000junk" would run ping and code would lose its tail. Returns
+ * -1 after answering.
+ */
+static int
+refuse_nul(struct json_object *msg, struct json_object *id, struct mcp_response *rs)
+{
+	char path[200], text[300];
+
+	if (!find_nul(msg, "", path, sizeof(path)))
+		snprintf(path, sizeof(path), "a member name"); /* json-c cut it: no path */
+	/* Never echo an id that holds the NUL or may be a cut member name. */
+	if (strcmp(path, "id") == 0 || strcmp(path, "a member name") == 0)
+		id = NULL;
+	snprintf(text, sizeof(text), "%s contains a NUL character (\\u0000): refused", path);
+	set_error(rs, 400, id, ERR_PARAMS, text);
+	return -1;
+}
+
+/*
+ * Parse a request body: the strict check first (json-c alone takes
+ * single quotes, NaN and more, and rewrites huge integers), then json-c
+ * with its strict flags. Returns 0 with the message in *msg (caller owns;
+ * NULL for the text "null"), or -1 after answering. *has_nul tells whether
+ * some string holds \u0000.
+ */
+static int
+parse_body(const struct mcp_request *rq, struct mcp_response *rs, struct json_object **msg,
+	   int *has_nul)
+{
+	struct json_strict js;
+	char text[200];
+
+	*msg = NULL;
+	if (rq->body_len > INT32_MAX) { /* json-c takes an int length */
+		set_error(rs, 400, NULL, ERR_PARSE, "parse error: the body is too large");
+		return -1;
+	}
+	if (json_strict_check(rq->body, rq->body_len, JSON_TOKENER_DEFAULT_DEPTH, &js) == -1) {
+		snprintf(text, sizeof(text), "parse error: %s at byte %zu", js.error, js.error_at);
+		set_error(rs, 400, NULL, ERR_PARSE, text);
+		return -1;
+	}
+	struct json_tokener *tok = json_tokener_new();
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	*msg = json_tokener_parse_ex(tok, rq->body, (int)rq->body_len);
+	enum json_tokener_error err = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	if (err == json_tokener_continue && end == rq->body_len) {
+		/* A bare scalar ("null", 42) ends only where the input does: say so. */
+		*msg = json_tokener_parse_ex(tok, "", 1);
+		err = json_tokener_get_error(tok);
+	}
+	int parsed = err == json_tokener_success && end == rq->body_len;
+	json_tokener_free(tok);
+	if (!parsed) {
+		json_object_put(*msg);
+		*msg = NULL;
+		snprintf(text, sizeof(text), "parse error: %s",
+			 err == json_tokener_success ? "text after the JSON value"
+						     : json_tokener_error_desc(err));
+		set_error(rs, 400, NULL, ERR_PARSE, text);
+		return -1;
+	}
+	*has_nul = js.has_nul;
+	return 0;
+}
+
 static void
 handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 {
-	struct json_tokener *tok = json_tokener_new();
 	struct json_object *msg, *id, *params = NULL;
 	const char *method;
+	int has_nul;
 
-	msg = json_tokener_parse_ex(tok, rq->body, (int)rq->body_len);
-	int parsed = json_tokener_get_error(tok) == json_tokener_success &&
-		     (size_t)json_tokener_get_parse_end(tok) == rq->body_len;
-	json_tokener_free(tok);
-	if (!parsed) {
-		json_object_put(msg);
-		set_error(rs, 400, NULL, ERR_PARSE, "parse error: the body is not valid JSON");
+	if (parse_body(rq, rs, &msg, &has_nul) == -1)
 		return;
-	}
 	if (check_message(msg, rs, &method, &id) == -1)
+		goto out;
+	if (has_nul && refuse_nul(msg, id, rs) == -1)
 		goto out;
 	if (method)
 		snprintf(rs->what, sizeof(rs->what), "%.100s", method);

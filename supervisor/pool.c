@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,10 +18,13 @@
 #include "cgroup.h"
 #include "config.h"
 #include "fsutil.h"
+#include "ipc_msg.h"
 #include "kernel_env.h"
+#include "kernelpid.h"
 #include "log.h"
 #include "pool.h"
 #include "rand.h"
+#include "remover.h"
 #include "result.h"
 #include "xmalloc.h"
 
@@ -32,10 +36,16 @@
 /* Extra time, beyond the worker's own timeout and grace, before a silent
  * worker is declared broken and killed. */
 #define EXECUTE_SLACK_S 30
+/* A worker that leaves queued bytes unread this long is stopped or hung. */
+#define WORKER_UNREAD_S 10
 
+/* pool_lock: the workers, the session table, every call (see pool.h). */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static struct worker *workers;
+/* Written under the lock, read without it by /health. */
+static atomic_int idle_workers;
+static atomic_int ever_ready;
 static int wake_pipe[2] = {-1, -1};
 static uint32_t next_call_id = 1;
 
@@ -96,6 +106,106 @@ pool_wake(void)
 		log_warn("write to the pool's wake pipe");
 }
 
+static double
+mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Every change of a worker's state goes here, so that /health's count of
+ * idle workers needs no lock. */
+static void
+worker_set_state(struct worker *w, enum worker_state st)
+{
+	if (w->state == WORKER_IDLE && st != WORKER_IDLE)
+		atomic_fetch_sub(&idle_workers, 1);
+	else if (w->state != WORKER_IDLE && st == WORKER_IDLE)
+		atomic_fetch_add(&idle_workers, 1);
+	w->state = st;
+}
+
+/* Forget what is queued for `w`: written, or never to be read. */
+static void
+worker_drop_queue(struct worker *w)
+{
+	/* Keep a small buffer for the next frame; give back a large one. */
+	if (w->out.cap > 65536) {
+		buf_free(&w->out);
+		buf_init(&w->out);
+	}
+	w->out.len = 0;
+	w->out_off = 0;
+}
+
+/* Write what is queued for `w` as far as its socket takes it now. */
+static void
+worker_flush(struct worker *w)
+{
+	while (w->fd != -1 && w->out_off < w->out.len) {
+		ssize_t n = send(w->fd, w->out.data + w->out_off, w->out.len - w->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			w->out_off += (size_t)n;
+			w->out_since = mono_now();
+		} else if (n == -1 && errno == EINTR) {
+			continue;
+		} else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return;
+		} else {
+			/* Gone: its exit status, via SIGCHLD, says how. */
+			log_debug("write to worker %d: %s", (int)w->pid, strerror(errno));
+			worker_drop_queue(w);
+		}
+	}
+	if (w->out_off == w->out.len)
+		worker_drop_queue(w);
+}
+
+/*
+ * A frame was just appended to w->out, which held `before` bytes: write
+ * what the socket takes at once; the main loop writes the rest when poll()
+ * says it may. Every message to a worker goes through here (encode it into
+ * w->out, then call this), so that nothing ever blocks on a worker.
+ */
+static void
+worker_queued(struct worker *w, size_t before)
+{
+	if (w->out_off == before)
+		w->out_since = mono_now(); /* nothing was pending: the clock starts */
+	worker_flush(w);
+	if (w->out_off < w->out.len)
+		pool_wake(); /* poll for POLLOUT from now on */
+}
+
+/*
+ * Queue message `msg` for `w` (see worker_queued): the struct of `type`
+ * (ipc_msg.h, borrowed), or NULL for the types without fields. Never
+ * blocks. 0, or -1 with errno set (EPIPE: the worker is gone; EMSGSIZE:
+ * too large; EINVAL: a value the codec refuses).
+ */
+static int
+worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
+{
+	const char *err = "";
+	size_t before = w->out.len;
+
+	if (w->fd == -1) {
+		errno = EPIPE;
+		return -1;
+	}
+	int rc = msg ? ipc_msg_encode(&w->out, type, id, msg, &err)
+		     : ipc_empty_encode(&w->out, type, id, &err);
+	if (rc == -1) {
+		w->out.len = before;
+		errno = strcmp(err, "oversized payload") == 0 ? EMSGSIZE : EINVAL;
+		return -1;
+	}
+	worker_queued(w, before);
+	return 0;
+}
+
 /* A kernel identity of kernel_uid_range nobody uses; 0 if none is free. */
 static uid_t
 uid_take(void)
@@ -138,48 +248,88 @@ make_workdir(uid_t uid)
 	return dir;
 }
 
-/* The sandbox part of START: network mode, identity, limits, cgroup. */
 static void
-add_isolation(struct json_object *p, uid_t uid, const char *name)
+strv_free(char **v)
 {
-	static const char *const modes[] = {"inherit", "isolated", "seccomp"};
-	struct json_object *lim = json_object_new_object();
-
-	json_object_object_add(p, "network_mode",
-			       json_object_new_string(modes[cfg->kernel_network_mode]));
-	if (uid != 0) {
-		json_object_object_add(p, "uid", json_object_new_int((int)uid));
-		json_object_object_add(p, "gid", json_object_new_int((int)uid));
-	}
-	/* Without control groups (none here, and not required) those limits go. */
-	json_object_object_add(lim, "memory_mb",
-			       json_object_new_int(cgroups ? cfg->limit_memory_mb : 0));
-	json_object_object_add(lim, "pids", json_object_new_int(cgroups ? cfg->limit_pids : 0));
-	json_object_object_add(lim, "cpu", json_object_new_double(cgroups ? cfg->limit_cpu : 0));
-	json_object_object_add(lim, "nofile", json_object_new_int(cfg->limit_nofile));
-	json_object_object_add(lim, "fsize_mb", json_object_new_int(cfg->limit_fsize_mb));
-	json_object_object_add(p, "limits", lim);
-	if (cgroups)
-		json_object_object_add(p, "cgroup", cgroup_layout_json(cgroups, name));
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
 }
 
-/* The START payload for worker `w`. Caller owns. */
-static struct json_object *
-start_payload(const struct worker *w)
+/* kernel_env's {name: value} as START's "NAME=value" strings. Caller frees. */
+static char **
+env_strings(struct json_object *env)
 {
-	struct json_object *p = json_object_new_object();
+	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
+	size_t i = 0;
 
-	json_object_object_add(p, "argv", kernel_env_argv(cfg));
+	json_object_object_foreach(env, name, val)
+		v[i++] = xasprintf("%s=%s", name, json_object_get_string(val));
+	return v;
+}
+
+/* The strings of a JSON array (argv, allow_mime) as a vector. Caller frees. */
+static char **
+strings_of(struct json_object *a)
+{
+	size_t n = json_object_array_length(a);
+	char **v = xcalloc(n + 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(json_object_get_string(json_object_array_get_idx(a, i)));
+	return v;
+}
+
+/* Send START to worker `w`: its kernel command, environment, places and sandbox. */
+static void
+send_start(struct worker *w)
+{
+	/* Indexed by config.h's enum net_mode. */
+	static const enum ipc_network_mode modes[] = {
+		[NET_INHERIT] = IPC_NET_INHERIT,
+		[NET_ISOLATED] = IPC_NET_ISOLATED,
+		[NET_SECCOMP] = IPC_NET_SECCOMP,
+	};
+	struct json_object *argv = kernel_env_argv(cfg);
 	struct json_object *env = kernel_env_build(cfg);
+	struct json_object *mime = kernel_env_allow_mime();
+	/* Without control groups (none here, and not required) those limits go. */
+	struct ipc_limits lim = {
+		.memory_mb = cgroups ? (uint64_t)cfg->limit_memory_mb : 0,
+		.pids = cgroups ? (uint64_t)cfg->limit_pids : 0,
+		.cpu = cgroups ? cfg->limit_cpu : 0,
+		.nofile = (uint64_t)cfg->limit_nofile,
+		.fsize_mb = (uint64_t)cfg->limit_fsize_mb,
+	};
+	struct ipc_cgroup cg;
+	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
+
 	kernel_env_session(env, w->workdir);
-	json_object_object_add(p, "env", env);
-	json_object_object_add(p, "cwd", json_object_new_string(w->workdir));
-	json_object_object_add(p, "runtime_dir", json_object_new_string(w->rundir));
-	json_object_object_add(p, "allow_mime", kernel_env_allow_mime());
-	json_object_object_add(p, "interrupt_mode", json_object_new_string("signal"));
-	json_object_object_add(p, "startup_timeout_s", json_object_new_int(STARTUP_TIMEOUT_S));
-	add_isolation(p, w->uid, strrchr(w->rundir, '/') + 1);
-	return p;
+	struct ipc_start st = {
+		.argv = strings_of(argv),
+		.env = env_strings(env),
+		.cwd = w->workdir,
+		.runtime_dir = w->rundir,
+		.allow_mime = strings_of(mime),
+		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
+		.startup_timeout_s = STARTUP_TIMEOUT_S,
+		.network_mode = modes[cfg->kernel_network_mode],
+		.uid = (uint32_t)w->uid,
+		.gid = (uint32_t)w->uid,
+		.limits = &lim,
+	};
+	if (cgroups) {
+		ipc_cgroup_from_layout(&cg, ctl, cgroups, strrchr(w->rundir, '/') + 1);
+		st.cgroup = &cg;
+	}
+	if (worker_send(w, IPC_START, 0, &st) == -1)
+		log_warn("send START to worker %d", (int)w->pid);
+	strv_free(st.argv);
+	strv_free(st.env);
+	strv_free(st.allow_mime);
+	json_object_put(argv);
+	json_object_put(env);
+	json_object_put(mime);
 }
 
 /* fork+exec one worker with its socket as fd 3. NULL on failure (logged). */
@@ -235,19 +385,18 @@ spawn_worker(void)
 	char id[17];
 	w->pid = pid;
 	w->fd = sv[0];
+	w->kernel_pidfd = -1;
 	w->state = WORKER_STARTING;
 	w->workdir = workdir;
 	w->uid = uid;
 	rand_hex(id, 8);
 	w->rundir = xasprintf("%s/k-%s", cfg->runtime_dir, id);
 	ipc_reader_init(&w->reader, w->fd);
+	buf_init(&w->out);
 	w->next = workers;
 	workers = w;
 
-	struct json_object *start = start_payload(w);
-	if (ipc_send(w->fd, IPC_START, 0, start) == -1)
-		log_warn("send START to worker %d", (int)pid);
-	json_object_put(start);
+	send_start(w);
 	log_debug("worker %d started for %s", (int)pid, workdir);
 	return w;
 }
@@ -264,21 +413,18 @@ pool_start(void)
 int
 pool_idle_count(void)
 {
-	int n = 0;
-	for (struct worker *w = workers; w; w = w->next)
-		n += w->state == WORKER_IDLE;
-	return n;
+	return atomic_load(&idle_workers);
 }
 
 int
 pool_ready(void)
 {
 	/* Once a kernel has come up, an empty pool means "busy", not "down":
-	 * load balancers must not drop an instance that serves many sessions. */
-	static int ever;
-	if (!ever)
-		ever = cfg->pool_warm == 0 || pool_idle_count() > 0;
-	return ever;
+	 * load balancers must not drop an instance that serves many sessions.
+	 * (pool_warm is read unlocked: an int, and any recent value will do.) */
+	if (!atomic_load(&ever_ready) && (cfg->pool_warm == 0 || pool_idle_count() > 0))
+		atomic_store(&ever_ready, 1);
+	return atomic_load(&ever_ready);
 }
 
 struct json_object *
@@ -371,7 +517,7 @@ pool_take(double wait_s, const char **why)
 	}
 	takers--;
 	if (found) {
-		found->state = WORKER_ASSIGNED;
+		worker_set_state(found, WORKER_ASSIGNED);
 		found->owned = 1;
 	}
 	pool_wake(); /* refill what was taken */
@@ -389,16 +535,18 @@ worker_free(struct worker *w)
 		}
 	}
 	ipc_reader_free(&w->reader);
-	/* What a session leaves behind ends with it; publishing keeps results. */
-	if (w->workdir && fs_remove_tree(w->workdir) == -1)
-		log_warn("remove working directory %s", w->workdir);
-	free(w->workdir);
+	if (w->kernel_pidfd != -1)
+		close(w->kernel_pidfd);
+	buf_free(&w->out);
+	/* What a session leaves behind ends with it; publishing keeps results.
+	 * A tree of many files takes long to remove: never under the lock. */
+	if (w->workdir)
+		remover_add(w->workdir);
 	/* A worker killed outright leaves its sockets and connection file. */
-	if (fs_remove_tree(w->rundir) == -1)
-		log_warn("remove runtime directory %s", w->rundir);
-	free(w->rundir);
+	remover_add(w->rundir);
 	uid_give_back(w->uid);
 	free(w->death);
+	free(w->cause);
 	free(w);
 }
 
@@ -411,9 +559,9 @@ pool_release(struct worker *w)
 		worker_free(w);
 		return;
 	}
-	if (ipc_send(w->fd, IPC_SHUTDOWN, 0, NULL) == -1)
+	if (worker_send(w, IPC_SHUTDOWN, 0, NULL) == -1)
 		log_warn("send SHUTDOWN to worker %d", (int)w->pid);
-	w->state = WORKER_CLOSING;
+	worker_set_state(w, WORKER_CLOSING);
 }
 
 void
@@ -465,17 +613,14 @@ pool_execute(struct worker *w, struct call *c, const char *code, double timeout_
 		return;
 	}
 	w->call = c;
-	struct json_object *p = json_object_new_object();
-	json_object_object_add(p, "code", json_object_new_string(code));
-	json_object_object_add(p, "timeout_s", json_object_new_double(timeout_s));
-	if (silent)
-		json_object_object_add(p, "silent", json_object_new_boolean(1));
-	json_object_object_add(p, "output_limit",
-			       json_object_new_int(cfg->output_truncation_threshold));
-	json_object_object_add(p, "rich_limit", json_object_new_int(cfg->rich_output_max_bytes));
-	int sent = ipc_send(w->fd, IPC_EXECUTE, c->id, p);
-	json_object_put(p);
-	if (sent == -1) {
+	struct ipc_execute e = {
+		.code = ipc_text_of(code),
+		.timeout_s = timeout_s,
+		.silent = silent,
+		.output_limit = (uint64_t)cfg->output_truncation_threshold,
+		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
+	};
+	if (worker_send(w, IPC_EXECUTE, c->id, &e) == -1) {
 		log_warn("send EXECUTE to worker %d", (int)w->pid);
 		call_complete(w, result_failed("WorkerDied",
 					       "cannot reach the session's kernel worker"));
@@ -497,7 +642,7 @@ void
 pool_interrupt(struct worker *w)
 {
 	if (w->call && w->state != WORKER_DEAD &&
-	    ipc_send(w->fd, IPC_INTERRUPT, w->call->id, NULL) == -1)
+	    worker_send(w, IPC_INTERRUPT, w->call->id, NULL) == -1)
 		log_warn("send INTERRUPT to worker %d", (int)w->pid);
 }
 
@@ -519,17 +664,21 @@ describe_status(int status)
 static void
 worker_exited(struct worker *w, int status)
 {
+	char *how = describe_status(status);
 	free(w->death);
-	w->death = describe_status(status);
+	/* Killed by us: the reason matters to its session more than the signal. */
+	w->death = w->cause ? xasprintf("was killed by the supervisor: %s (%s)", w->cause, how)
+			    : xstrdup(how);
+	free(how);
 	log_msg(w->state == WORKER_CLOSING ? LOG_DEBUG : LOG_WARNING, "worker %d %s",
 		(int)w->pid, w->death);
 	if (w->fd != -1) {
 		close(w->fd);
 		w->fd = -1;
 	}
+	worker_drop_queue(w);
 	/* The kernel is in its own process group; never leave it behind. */
-	if (w->kernel_pid > 0)
-		kill(-w->kernel_pid, SIGKILL);
+	kernelpid_kill(w->kernel_pidfd, w->kernel_pid);
 	if (w->call) {
 		char *msg = xasprintf("the kernel worker %s", w->death);
 		call_complete(w, result_failed("WorkerDied", msg));
@@ -546,7 +695,7 @@ worker_exited(struct worker *w, int status)
 				  early_deaths, delay);
 		}
 	}
-	w->state = WORKER_DEAD;
+	worker_set_state(w, WORKER_DEAD);
 	if (!w->owned)
 		worker_free(w);
 	pthread_cond_broadcast(&ready_cond);
@@ -573,68 +722,163 @@ static void
 worker_kill(struct worker *w, const char *why)
 {
 	log_warnx("worker %d: %s; killing it", (int)w->pid, why);
+	if (w->cause == NULL)
+		w->cause = xstrdup(why);
 	kill(w->pid, SIGKILL);
 	if (w->fd != -1) {
 		close(w->fd);
 		w->fd = -1;
 	}
+	worker_drop_queue(w);
 }
 
-/* Act on one message from worker `w`. */
+/*
+ * What a worker may send in each phase of its life, in the manner of
+ * OpenSSH's monitor (MON_PERMIT): a message type not permitted in the
+ * worker's phase, or one whose fields do not decode, ends the worker.
+ */
+enum phase {
+	PHASE_STARTING,	 /* START sent, no kernel yet */
+	PHASE_READY,	 /* idle, in the pool or held by a session */
+	PHASE_EXECUTING, /* an EXECUTE in flight */
+	PHASE_STOPPING,	 /* SHUTDOWN sent */
+	PHASE_N,
+};
+
+#define PERMIT(t) (1u << ((t) - IPC_READY))
+static const unsigned permit[PHASE_N] = {
+	/* its kernel comes up, or it says why not */
+	[PHASE_STARTING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_LOG),
+	/* an idle kernel may die; the next one is announced again */
+	[PHASE_READY] = PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	/* output and the result of the request in flight; a kernel started for
+	 * it, or one that died idle just before it came */
+	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_RESULT) | PERMIT(IPC_READY) |
+			    PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	/* whatever it sent before it read SHUTDOWN */
+	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
+			   PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+};
+
+static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing", "stopping"};
+
+static enum phase
+worker_phase(const struct worker *w)
+{
+	switch (w->state) {
+	case WORKER_STARTING:
+		return PHASE_STARTING;
+	case WORKER_ASSIGNED:
+		return w->call ? PHASE_EXECUTING : PHASE_READY;
+	case WORKER_IDLE:
+		return PHASE_READY;
+	default:
+		return PHASE_STOPPING;
+	}
+}
+
+static int
+permitted(enum phase ph, unsigned type)
+{
+	return type >= IPC_READY && type <= IPC_START_FAILED && (permit[ph] & PERMIT(type));
+}
+
+/* READY: take the kernel it names, once proven to be that worker's. */
+static void
+on_ready(struct worker *w, const struct ipc_ready *r)
+{
+	char why[200];
+	int fd;
+
+	int rc = kernelpid_claim(r->kernel_pid, w->pid, &fd, why, sizeof(why));
+	if (rc == -1) {
+		worker_kill(w, why);
+		return;
+	}
+	if (w->kernel_pidfd != -1)
+		close(w->kernel_pidfd);
+	w->kernel_pidfd = fd;
+	w->kernel_pid = rc == 1 ? r->kernel_pid : 0;
+	w->ever_ready = 1;
+	early_deaths = 0;
+	if (w->state == WORKER_STARTING) {
+		worker_set_state(w, WORKER_IDLE);
+		pthread_cond_broadcast(&ready_cond);
+	}
+}
+
+/* OUTPUT and RESULT: for the request in flight, which in PHASE_EXECUTING
+ * must be theirs. 1 if they belong to it, 0 if to nobody, -1 if a lie. */
+static int
+for_call(struct worker *w, enum phase ph, const struct ipc_msg *m)
+{
+	char why[120];
+
+	if (w->call && w->call->id == m->hdr.id)
+		return 1;
+	if (ph != PHASE_EXECUTING)
+		return 0; /* a SHUTDOWN crossed it */
+	snprintf(why, sizeof(why), "%s for request %u, but request %u is in flight",
+		 ipc_type_name(m->hdr.type), m->hdr.id, w->call->id);
+	worker_kill(w, why);
+	return -1;
+}
+
+/* Act on one message from worker `w`: check it is permitted now, decode, act. */
 static void
 worker_message(struct worker *w, struct ipc_msg *m)
 {
-	struct json_object *v;
+	char err[IPC_ERR_LEN], why[IPC_ERR_LEN + 64];
+	enum phase ph = worker_phase(w);
+	union {
+		struct ipc_ready ready;
+		struct ipc_start_failed start_failed;
+		struct ipc_output output;
+		struct ipc_result result;
+		struct ipc_kernel_died kernel_died;
+		struct ipc_log log;
+	} u;
 
+	if (!permitted(ph, m->hdr.type)) {
+		snprintf(why, sizeof(why), "sent %s, which a worker may not send while %s",
+			 ipc_type_name(m->hdr.type), phase_names[ph]);
+		worker_kill(w, why);
+		return;
+	}
+	if (ipc_msg_decode(m, m->hdr.type, &u, err) == -1) {
+		snprintf(why, sizeof(why), "sent a malformed message: %s", err);
+		worker_kill(w, why);
+		return;
+	}
 	switch (m->hdr.type) {
 	case IPC_READY:
-		if (json_object_object_get_ex(m->payload, "kernel_pid", &v))
-			w->kernel_pid = json_object_get_int(v);
-		w->ever_ready = 1;
-		early_deaths = 0;
-		if (w->state == WORKER_STARTING) {
-			w->state = WORKER_IDLE;
-			pthread_cond_broadcast(&ready_cond);
-		}
+		on_ready(w, &u.ready);
 		break;
 	case IPC_START_FAILED:
-		v = json_object_object_get(m->payload, "message");
 		log_warnx("worker %d could not start its kernel: %s", (int)w->pid,
-			  v ? json_object_get_string(v) : "no reason given");
+			  u.start_failed.message.s);
 		break;
 	case IPC_OUTPUT:
-		if (w->call && w->call->id == m->hdr.id &&
-		    json_object_object_get_ex(m->payload, "text", &v)) {
-			const char *name = json_object_get_string(
-				json_object_object_get(m->payload, "name"));
-			int is_err = name && strcmp(name, "stderr") == 0;
-			buf_adds(is_err ? &w->call->err : &w->call->out, json_object_get_string(v));
+		if (for_call(w, ph, m) == 1) {
+			struct buf *b = u.output.name == IPC_STDERR ? &w->call->err : &w->call->out;
+			buf_add(b, u.output.text.s, u.output.text.len);
 			w->call->changes++;
 			pthread_cond_broadcast(&w->call->cond);
 		}
 		break;
 	case IPC_RESULT:
-		if (w->call && w->call->id == m->hdr.id) {
-			call_complete(w, m->payload);
-			m->payload = NULL;
-		} else {
-			log_debug("worker %d: result for request %u nobody waits for",
-				  (int)w->pid, m->hdr.id);
-		}
+		if (for_call(w, ph, m) == 1)
+			call_complete(w, ipc_result_json(&u.result));
 		break;
 	case IPC_KERNEL_DIED:
-		v = json_object_object_get(m->payload, "message");
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,
-			  v ? json_object_get_string(v) : "?");
+			  u.kernel_died.message.s);
 		break;
 	case IPC_LOG:
-		v = json_object_object_get(m->payload, "message");
-		log_msg(json_object_get_int(json_object_object_get(m->payload, "priority")),
-			"worker %d: %s", (int)w->pid, v ? json_object_get_string(v) : "");
+		log_msg(u.log.priority, "worker %d: %s", (int)w->pid, u.log.message.s);
 		break;
-	default:
-		worker_kill(w, "sent a message only the supervisor may send");
 	}
+	ipc_msg_free(m->hdr.type, &u);
 }
 
 /* Read and dispatch everything worker `w` has sent. */
@@ -668,7 +912,7 @@ pool_pollfds(struct pollfd *pfd, int max)
 		if (w->fd == -1)
 			continue;
 		pfd[n].fd = w->fd;
-		pfd[n].events = POLLIN;
+		pfd[n].events = POLLIN | (w->out_off < w->out.len ? POLLOUT : 0);
 		pfd[n].revents = 0;
 		n++;
 	}
@@ -682,11 +926,30 @@ pool_handle(const struct pollfd *pfd, int n)
 		if (!pfd[i].revents)
 			continue;
 		for (struct worker *w = workers; w; w = w->next) {
-			if (w->fd == pfd[i].fd) {
+			if (w->fd != pfd[i].fd)
+				continue;
+			if (pfd[i].revents & POLLOUT)
+				worker_flush(w);
+			if (w->fd != -1 && (pfd[i].revents & ~POLLOUT))
 				worker_readable(w);
-				break;
-			}
+			break;
 		}
+	}
+}
+
+/* Kill every worker that has left queued bytes unread for WORKER_UNREAD_S. */
+static void
+kill_unread(void)
+{
+	double now = mono_now();
+
+	for (struct worker *w = workers; w; w = w->next) {
+		if (w->fd == -1 || w->out_off == w->out.len || now - w->out_since < WORKER_UNREAD_S)
+			continue;
+		char *why = xasprintf("it left %zu bytes unread on its socket for %d s (stopped "
+				      "or hung)", w->out.len - w->out_off, WORKER_UNREAD_S);
+		worker_kill(w, why);
+		free(why);
 	}
 }
 
@@ -696,7 +959,29 @@ pool_tick(void)
 	char drain[64];
 	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
 		;
+	kill_unread();
 	pool_refill();
+}
+
+/* Reap for up to `seconds`, writing what is queued, without holding the
+ * lock while waiting. Returns how many workers are still not reaped. */
+static int
+pool_reap_for(double seconds)
+{
+	double end = mono_now() + seconds;
+	int live;
+
+	for (;;) {
+		pool_lock();
+		for (struct worker *w = workers; w; w = w->next)
+			worker_flush(w);
+		pool_reap();
+		live = pool_live_count();
+		pool_unlock();
+		if (live == 0 || mono_now() >= end)
+			return live;
+		usleep(50000);
+	}
 }
 
 void
@@ -708,33 +993,27 @@ pool_stop(void)
 	for (struct worker *w = workers; w; w = w->next) {
 		if (w->state == WORKER_DEAD || w->fd == -1)
 			continue;
-		if (ipc_send(w->fd, IPC_SHUTDOWN, 0, NULL) == -1)
+		if (w->state != WORKER_CLOSING && worker_send(w, IPC_SHUTDOWN, 0, NULL) == -1)
 			log_warn("send SHUTDOWN to worker %d", (int)w->pid);
-		w->state = WORKER_CLOSING;
+		worker_set_state(w, WORKER_CLOSING);
 	}
 	pool_unlock();
 
 	/* Workers end their kernels within about a second; then force it. */
-	for (int i = 0; i < 50; i++) {
+	if (pool_reap_for(5) > 0) {
 		pool_lock();
-		pool_reap();
-		int live = pool_live_count();
+		for (struct worker *w = workers; w; w = w->next) {
+			if (w->state == WORKER_DEAD)
+				continue;
+			log_warnx("worker %d did not stop; killing it", (int)w->pid);
+			kill(w->pid, SIGKILL);
+			kernelpid_kill(w->kernel_pidfd, w->kernel_pid);
+		}
 		pool_unlock();
-		if (live == 0)
-			return;
-		usleep(100000);
+		/* SIGKILL ends even a stopped worker; reaping frees the struct (and
+		 * the loop above never touches a worker after that). */
+		if (pool_reap_for(5) > 0)
+			log_warnx("some workers were still not reaped after SIGKILL");
 	}
-	pool_lock();
-	for (struct worker *w = workers; w; w = w->next) {
-		if (w->state == WORKER_DEAD)
-			continue;
-		log_warnx("worker %d did not stop; killing it", (int)w->pid);
-		kill(w->pid, SIGKILL);
-		if (w->kernel_pid > 0)
-			kill(-w->kernel_pid, SIGKILL);
-		int status;
-		if (waitpid(w->pid, &status, 0) == w->pid)
-			worker_exited(w, status);
-	}
-	pool_unlock();
+	remover_drain();
 }

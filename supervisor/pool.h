@@ -2,11 +2,27 @@
  * pool.h - the worker processes: spawning, the warm pool, IPC dispatch,
  * reaping and throttled refill.
  *
- * Owns every struct worker and the supervisor's one lock (pool_lock), which
- * also guards the session table: the main loop and the HTTP threads take it
- * for every change to workers or sessions. An HTTP thread that runs code
- * waits on its struct call's condition variable; the main loop, which alone
- * reads worker sockets, completes the call.
+ * Owns every struct worker and pool_lock, which guards the workers, the
+ * session table and every struct call: the main loop and the HTTP threads
+ * take it for every change to workers or sessions. An HTTP thread that runs
+ * code waits on its struct call's condition variable; the main loop, which
+ * alone reads and writes worker sockets, completes the call.
+ *
+ * Nothing that holds pool_lock may block on I/O, a child or the file
+ * system: messages to workers are queued and written by the main loop
+ * (POLLOUT), directories are removed by remover.c, /health reads counters
+ * that need no lock. A worker that leaves its socket unread for
+ * WORKER_UNREAD_S seconds is killed, and its session's call fails with
+ * WorkerDied saying so.
+ *
+ * The supervisor's locks, in the order they are taken (an outer one may be
+ * held when an inner one is taken, never the reverse):
+ *   pool_lock    (pool.c)    workers, sessions, calls, jobs' progress
+ *   config_lock  (reload.c)  the settings SIGHUP reloads; reload holds
+ *                            pool_lock too, so holders of either may read
+ *   job_lock     (job.c)     the job table and jobs' references
+ *   batch_lock   (batch.c)   the batch table and items' outcomes
+ *   remover_lock, health_lock  leaves, held only to copy a value
  */
 #ifndef SUPERVISOR_POOL_H
 #define SUPERVISOR_POOL_H
@@ -55,7 +71,8 @@ void call_clear(struct call *c);
 struct worker {
 	struct worker *next;
 	pid_t pid;
-	pid_t kernel_pid;
+	pid_t kernel_pid;    /* READY's, once proven a child of pid (kernelpid.h); or 0 */
+	int kernel_pidfd;    /* pins kernel_pid; -1 when none */
 	int fd;
 	struct ipc_reader reader;
 	enum worker_state state;
@@ -66,7 +83,11 @@ struct worker {
 	char *rundir;	     /* its private runtime directory (owned) */
 	uid_t uid;	     /* the kernel's identity from kernel_uid_range, or 0 */
 	char *death;	     /* how it died, once it did (owned) */
+	char *cause;	     /* why the supervisor killed it, if it did (owned) */
 	struct call *call;   /* the execution in flight, or NULL */
+	struct buf out;	     /* frames queued for the worker (main loop writes them) */
+	size_t out_off;	     /* bytes of `out` already written */
+	double out_since;    /* monotonic s: `out` became pending or last moved */
 };
 
 /*
@@ -106,7 +127,7 @@ void pool_interrupt(struct worker *w);
 
 /* [{pid, state, kernel_pid, session}] for every worker. Lock held; caller owns. */
 struct json_object *pool_describe(void);
-/* Numbers for /health. Lock held. */
+/* Numbers for /health. Need no lock. */
 int pool_idle_count(void);
 int pool_ready(void);
 
@@ -115,9 +136,10 @@ void pool_wake(void);
 
 /*
  * Main loop helpers. pool_pollfds() fills up to `max` entries (lock held)
- * and returns how many; pool_handle() processes the revents (lock held);
- * pool_reap() collects exited workers; pool_tick() refills the pool and
- * runs timers.
+ * and returns how many; pool_handle() processes the revents (lock held):
+ * reads what workers sent, writes what is queued for them; pool_reap()
+ * collects exited workers; pool_tick() refills the pool and kills workers
+ * that leave their socket unread.
  */
 int pool_pollfds(struct pollfd *pfd, int max);
 void pool_handle(const struct pollfd *pfd, int n);

@@ -1,6 +1,7 @@
 /* reload.c - see reload.h. */
 #include "autoconf.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,21 @@
 #include "log.h"
 #include "pool.h"
 #include "reload.h"
+
+/* config_lock: the live settings (see reload.h). Taken after pool_lock. */
+static pthread_rwlock_t config_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+void
+config_read_lock(void)
+{
+	pthread_rwlock_rdlock(&config_lock);
+}
+
+void
+config_read_unlock(void)
+{
+	pthread_rwlock_unlock(&config_lock);
+}
 
 #define SWAP(a, b)                                                                                 \
 	do {                                                                                       \
@@ -144,7 +160,9 @@ reload_config(struct config *running)
 	}
 	report_restart_needed(running, &fresh);
 	pool_lock();
+	pthread_rwlock_wrlock(&config_lock);
 	apply_live(running, &fresh);
+	pthread_rwlock_unlock(&config_lock);
 	pool_unlock();
 	config_free(&fresh);
 	pool_wake();

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +17,29 @@
 /* How long a first execution may wait for a kernel from the pool. */
 #define TAKE_WAIT_S 60
 
+/* The table; guarded by pool_lock. */
 static struct session *sessions;
+/* Its length, changed under pool_lock, read without it by /health. */
+static atomic_int session_total;
 
 int
 session_count(void)
 {
-	int n = 0;
-	for (struct session *s = sessions; s; s = s->next)
-		n++;
-	return n;
+	return atomic_load(&session_total);
 }
 
-struct json_object *
-session_list_visible(const struct session *caller,
-		     struct json_object *(*describe)(const struct session *))
+struct session **
+session_list_visible(const struct session *caller)
 {
-	struct json_object *list = json_object_new_array();
-	for (struct session *s = sessions; s; s = s->next)
-		if (session_visible(caller, s))
-			json_object_array_add(list, describe(s));
+	size_t n = 0;
+	struct session **list = xcalloc((size_t)session_count() + 1, sizeof(*list));
+
+	for (struct session *s = sessions; s; s = s->next) {
+		if (session_visible(caller, s)) {
+			s->refs++;
+			list[n++] = s;
+		}
+	}
 	return list;
 }
 
@@ -73,6 +78,7 @@ session_create(const char *protocol_version, int max_sessions, const char **why)
 	pthread_cond_init(&s->turn, NULL);
 	s->next = sessions;
 	sessions = s;
+	atomic_fetch_add(&session_total, 1);
 	return s;
 }
 
@@ -129,6 +135,7 @@ session_close(struct session *s)
 	for (struct session **pp = &sessions; *pp; pp = &(*pp)->next) {
 		if (*pp == s) {
 			*pp = s->next;
+			atomic_fetch_sub(&session_total, 1);
 			break;
 		}
 	}

@@ -2,8 +2,10 @@
  * session.h - MCP sessions: ids, the table, and one execution at a time.
  *
  * A session is created by `initialize` and gets its kernel worker from the
- * pool at its first execution. All functions run with pool_lock() held;
- * a session found with session_get() stays valid until session_put().
+ * pool at its first execution. The table and every session are guarded by
+ * pool_lock (see pool.h): all functions run with it held, except
+ * session_count, which needs no lock. A session found with session_get()
+ * stays valid until session_put().
  */
 #ifndef SUPERVISOR_SESSION_H
 #define SUPERVISOR_SESSION_H
@@ -16,6 +18,15 @@
 struct worker;
 
 #define SESSION_ID_LEN 32 /* hex digits: 128 bits from getrandom */
+
+/* What the working directory holds, as last counted (tool_session_info.c). */
+struct dir_usage {
+	long long bytes;  /* of regular files */
+	long files;	  /* entries of any kind */
+	int complete;	  /* 0: counting stopped at a bound; these are minimums */
+	double measured;  /* monotonic seconds of the count; 0: never counted */
+	int measuring;	  /* a thread counts it now, without the lock */
+};
 
 struct session {
 	struct session *next;
@@ -32,6 +43,7 @@ struct session {
 	pthread_cond_t turn;   /* broadcast when `busy` clears or the line moves */
 	struct call *line_head; /* executions waiting their turn, in order */
 	struct call *line_tail;
+	struct dir_usage usage; /* cached: counting many files takes long */
 };
 
 /* New session, or NULL with *why when pool.max_sessions is reached. */
@@ -59,10 +71,13 @@ void session_expire(double idle_s);
 int session_any_busy(void);
 /* Close every session (shutdown). */
 void session_close_all(void);
+/* How many sessions there are; needs no lock (for /health). */
 int session_count(void);
-/* An array of describe(s) for every session `caller` sees. Caller owns. */
-struct json_object *session_list_visible(const struct session *caller,
-					 struct json_object *(*describe)(const struct session *));
+/*
+ * Every session `caller` sees, each referenced (session_put each), in a
+ * NULL-terminated array the caller frees.
+ */
+struct session **session_list_visible(const struct session *caller);
 /* [{id, created, last_used, busy, worker_pid}] of every session. Caller owns. */
 struct json_object *session_describe(void);
 

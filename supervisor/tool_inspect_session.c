@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -11,9 +12,13 @@
 #include "pool.h"
 #include "session.h"
 #include "tools.h"
+#include "xmalloc.h"
 
 /* Seconds inspect_session's variable listing may take in the kernel. */
 #define INSPECT_TIMEOUT_S 10
+/* Entries of the working directory listed with their sizes; and counted. */
+#define LIST_MAX_FILES 500
+#define COUNT_MAX_FILES 100000
 
 /* Lists globals by name and type without leaving a name behind. */
 static const char inspect_code[] =
@@ -21,17 +26,25 @@ static const char inspect_code[] =
 	"if not k.startswith('_') and k not in ('In', 'Out', 'exit', 'quit', "
 	"'get_ipython')})))(__import__('json'))";
 
-/* Files at the top of the working directory, with sizes. */
-static struct json_object *
-list_files(const char *dir)
+/*
+ * Files at the top of the working directory, with sizes: the first
+ * LIST_MAX_FILES, and how many there are (at least) when there are more.
+ * Adds "files" and maybe "files_truncated" and "files_note" to `o`. Runs
+ * without the lock.
+ */
+static void
+list_files(const char *dir, struct json_object *o)
 {
 	struct json_object *files = json_object_new_array();
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	struct stat st;
+	long seen = 0;
 
-	while (d && (e = readdir(d)) != NULL) {
+	while (d && seen < COUNT_MAX_FILES && (e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (++seen > LIST_MAX_FILES)
 			continue;
 		struct json_object *f = json_object_new_object();
 		json_object_object_add(f, "name", json_object_new_string(e->d_name));
@@ -42,9 +55,18 @@ list_files(const char *dir)
 		}
 		json_object_array_add(files, f);
 	}
+	int more = d && seen == COUNT_MAX_FILES && readdir(d) != NULL;
 	if (d)
 		closedir(d);
-	return files;
+	json_object_object_add(o, "files", files);
+	if (seen > LIST_MAX_FILES) {
+		char *note = xasprintf("%s%ld entries at the top of the working directory; the "
+				       "first %d are listed",
+				       more ? "at least " : "", seen, LIST_MAX_FILES);
+		json_object_object_add(o, "files_truncated", json_object_new_boolean(1));
+		json_object_object_add(o, "files_note", json_object_new_string(note));
+		free(note);
+	}
 }
 
 /* Names and types of the kernel's variables, asked of the kernel itself. */
@@ -76,12 +98,19 @@ inspect_call(struct tool_call *tc)
 	struct session *s = tool_named_session(tc);
 	if (s == NULL)
 		return NULL;
+	tool_refresh_usage(&s, 1);
 	struct json_object *o = tool_session_summary(s);
 	/* A busy kernel cannot answer now; a missing one has nothing to tell. */
 	if (!s->busy && s->worker && s->worker->state != WORKER_DEAD)
 		json_object_object_add(o, "variables", kernel_variables(tc, s));
-	if (s->worker && s->worker->workdir)
-		json_object_object_add(o, "files", list_files(s->worker->workdir));
+	if (s->worker && s->worker->workdir) {
+		/* The session's reference keeps its worker, and so the path. */
+		char *dir = xstrdup(s->worker->workdir);
+		pool_unlock();
+		list_files(dir, o);
+		pool_lock();
+		free(dir);
+	}
 	session_put(s);
 	return tool_result(o, NULL, 0);
 }

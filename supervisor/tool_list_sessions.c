@@ -1,6 +1,7 @@
 /* tool_list_sessions.c - {name}_list_sessions: the caller's sessions. */
 #include "autoconf.h"
 
+#include <stdlib.h>
 
 #include "config.h"
 #include "job.h"
@@ -21,7 +22,18 @@ list_describe(const struct config *cfg, struct json_object *tool)
 static struct json_object *
 list_call(struct tool_call *tc)
 {
-	struct json_object *list = session_list_visible(tc->session, tool_session_summary);
+	struct session **seen = session_list_visible(tc->session);
+	size_t n = 0;
+
+	while (seen[n])
+		n++;
+	tool_refresh_usage(seen, n);
+	struct json_object *list = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		json_object_array_add(list, tool_session_summary(seen[i]));
+		session_put(seen[i]);
+	}
+	free(seen);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "sessions", list);
 	return tool_result(o, NULL, 0);

@@ -2,35 +2,105 @@
 #include "autoconf.h"
 
 #include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "config.h"
 #include "pool.h"
 #include "session.h"
 #include "tools.h"
+#include "xmalloc.h"
+
+/*
+ * A working directory may hold hundreds of thousands of files. Counting is
+ * done without pool_lock, stops at these bounds (the figures are then
+ * minimums, and say so), and is kept for USAGE_TTL_S so that many callers
+ * do not count the same tree again.
+ */
+#define WALK_MAX_FILES 100000
+#define WALK_MAX_S 0.5
+#define USAGE_TTL_S 10
 
 const char tool_session_id_schema[] =
 	"{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\","
 	"\"description\":\"Defaults to this connection's own session.\"}}}";
 
-static long long tree_bytes;
+static double
+mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* nftw has no argument for its callback: each thread counts into its own. */
+static _Thread_local struct walk {
+	struct dir_usage u;
+	double deadline;
+} *walk;
 
 static int
-add_size(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+add_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
+	if (ftw->level == 0)
+		return 0; /* the directory itself */
+	walk->u.files++;
 	if (flag == FTW_F)
-		tree_bytes += (long long)sb->st_size;
+		walk->u.bytes += (long long)sb->st_size;
+	if (walk->u.files >= WALK_MAX_FILES ||
+	    (walk->u.files % 1024 == 0 && mono_now() > walk->deadline))
+		return 1; /* stop: nftw returns this */
 	return 0;
 }
 
-/* Bytes of the regular files under `dir`. */
-static long long
-dir_size(const char *dir)
+/* Count what `dir` holds, within the bounds. Lock not held. */
+static struct dir_usage
+measure(const char *dir)
 {
-	tree_bytes = 0; /* callers hold pool_lock, so this static is not shared */
-	nftw(dir, add_size, 16, FTW_PHYS);
-	return tree_bytes;
+	struct walk w = {.deadline = mono_now() + WALK_MAX_S};
+
+	walk = &w;
+	w.u.complete = nftw(dir, add_entry, 16, FTW_PHYS) != 1;
+	walk = NULL;
+	w.u.measured = mono_now();
+	return w.u;
+}
+
+void
+tool_refresh_usage(struct session **list, size_t n)
+{
+	double now = mono_now();
+	char **dirs = xcalloc(n ? n : 1, sizeof(*dirs));
+	int any = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct session *s = list[i];
+		if (s->worker == NULL || s->worker->workdir == NULL || s->usage.measuring ||
+		    (s->usage.measured > 0 && now - s->usage.measured < USAGE_TTL_S))
+			continue;
+		s->usage.measuring = 1;
+		dirs[i] = xstrdup(s->worker->workdir);
+		any = 1;
+	}
+	if (any) {
+		pool_unlock();
+		struct dir_usage *u = xcalloc(n, sizeof(*u));
+		for (size_t i = 0; i < n; i++)
+			if (dirs[i])
+				u[i] = measure(dirs[i]);
+		pool_lock();
+		/* The callers' references kept every session alive meanwhile. */
+		for (size_t i = 0; i < n; i++)
+			if (dirs[i])
+				list[i]->usage = u[i];
+		free(u);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
 }
 
 static const char *
@@ -61,6 +131,20 @@ tool_named_session(struct tool_call *tc)
 	return s;
 }
 
+/* The working directory's usage for people: "at least ..." when cut short. */
+static char *
+usage_text(const struct dir_usage *u, double now)
+{
+	if (u->measured == 0)
+		return xstrdup("being counted; ask again in a moment");
+	if (u->complete)
+		return xasprintf("%ld files, %lld bytes (counted %.0f s ago)", u->files, u->bytes,
+				 now - u->measured);
+	return xasprintf("at least %ld files, at least %lld bytes (counted %.0f s ago; counting "
+			 "stops after %d files or %.1f s)",
+			 u->files, u->bytes, now - u->measured, WALK_MAX_FILES, WALK_MAX_S);
+}
+
 struct json_object *
 tool_session_summary(const struct session *s)
 {
@@ -70,11 +154,18 @@ tool_session_summary(const struct session *s)
 	json_object_object_add(o, "last_used", json_object_new_int64(s->last_used));
 	json_object_object_add(o, "state", json_object_new_string(session_state(s)));
 	if (s->worker && s->worker->workdir) {
+		const struct dir_usage *u = &s->usage;
+		char *text = usage_text(u, mono_now());
 		json_object_object_add(o, "working_directory",
 				       json_object_new_string(s->worker->workdir));
 		json_object_object_add(o, "working_directory_bytes",
-				       json_object_new_int64(dir_size(s->worker->workdir)));
+				       json_object_new_int64(u->bytes));
+		json_object_object_add(o, "working_directory_files",
+				       json_object_new_int64(u->files));
+		json_object_object_add(o, "working_directory_complete",
+				       json_object_new_boolean(u->measured > 0 && u->complete));
+		json_object_object_add(o, "working_directory_usage", json_object_new_string(text));
+		free(text);
 	}
 	return o;
 }
-

@@ -70,6 +70,9 @@ tool_arg_string(struct tool_call *tc, const char *key)
 	struct json_object *v;
 	if (!json_object_object_get_ex(tc->args, key, &v) || !json_object_is_type(v, json_type_string))
 		return NULL;
+	/* mcp.c refuses \u0000 first; never hand on a string C would cut short. */
+	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return NULL;
 	return json_object_get_string(v);
 }
 

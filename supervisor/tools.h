@@ -59,7 +59,7 @@ const struct tool *tools_find(const struct config *cfg, const char *name);
 
 /* Fail `tc` with JSON-RPC "invalid params"; returns NULL to return. */
 struct json_object *tool_bad_params(struct tool_call *tc, const char *message);
-/* The string argument `key`, or NULL if absent or not a string. */
+/* The string argument `key`, or NULL if absent, not a string or holding a NUL. */
 const char *tool_arg_string(struct tool_call *tc, const char *key);
 /*
  * The timeout argument in seconds: default_timeout when absent, clamped to
@@ -90,7 +90,16 @@ extern const char tool_session_id_schema[];
  * referenced. NULL after tool_bad_params when unknown or foreign.
  */
 struct session *tool_named_session(struct tool_call *tc);
-/* Id, times, state and working directory (with its size) of `s`. Caller owns. */
+/*
+ * Id, times, state and working directory of `s`, with its size as last
+ * counted (tool_refresh_usage). Caller owns.
+ */
 struct json_object *tool_session_summary(const struct session *s);
+/*
+ * Count again the working directories of the sessions in list[n] (each
+ * referenced by the caller) whose count is stale. pool_lock is held on entry
+ * and exit, and released while counting.
+ */
+void tool_refresh_usage(struct session **list, size_t n);
 
 #endif

@@ -249,24 +249,21 @@ add_stream(struct exec *ex, const struct jupyter_msg *m)
 	stream_add(ex, strcmp(name, "stderr") == 0 ? &ex->err : &ex->out, text, strlen(text));
 }
 
-struct json_object *
-exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m)
+void
+exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc_output *o)
 {
-	struct json_object *o = json_object_new_object();
 	const char *text = content_str(m, "text");
 	size_t len = strlen(text);
 	size_t n = utf8_prefix(text, len, ex->lim.output_chars, TEXT_CAP);
 
-	json_object_object_add(o, "name", json_object_new_string(content_str(m, "name")));
-	if (n == len) {
-		json_object_object_add(o, "text", json_object_new_string_len(text, (int)len));
-		return o;
-	}
-	char *t = xasprintf("%.*s\n[codeexecd] %zu more characters of this chunk are not streamed; the result says where the whole output is\n",
-			    (int)n, text, utf8_chars(text + n, len - n));
-	json_object_object_add(o, "text", json_object_new_string(t));
-	free(t);
-	return o;
+	memset(o, 0, sizeof(*o));
+	o->name = strcmp(content_str(m, "name"), "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
+	if (n == len)
+		o->text.s = xstrdup(text);
+	else
+		o->text.s = xasprintf("%.*s\n[codeexecd] %zu more characters of this chunk are not streamed; the result says where the whole output is\n",
+				      (int)n, text, utf8_chars(text + n, len - n));
+	o->text.len = strlen(o->text.s);
 }
 
 /* Bytes `v` will take in the result, roughly. */
@@ -423,7 +420,7 @@ add_mime(struct exec *ex, struct json_object *data, const char *mime)
 
 /* execute_result and display_data: every allowed MIME type, in allow_mime order. */
 static void
-add_rich(struct exec *ex, const struct jupyter_msg *m, struct json_object *allow_mime)
+add_rich(struct exec *ex, const struct jupyter_msg *m, char *const *allow_mime)
 {
 	struct json_object *data;
 
@@ -438,11 +435,8 @@ add_rich(struct exec *ex, const struct jupyter_msg *m, struct json_object *allow
 		}
 		return;
 	}
-	for (size_t i = 0; i < json_object_array_length(allow_mime); i++) {
-		struct json_object *s = json_object_array_get_idx(allow_mime, i);
-		if (json_object_is_type(s, json_type_string))
-			add_mime(ex, data, json_object_get_string(s));
-	}
+	for (size_t i = 0; allow_mime[i]; i++)
+		add_mime(ex, data, allow_mime[i]);
 }
 
 /* The traceback lines joined with "\n", without ANSI escapes. Caller owns it. */
@@ -483,7 +477,7 @@ set_error_from(struct exec *ex, struct json_object *content)
 }
 
 enum exec_event
-exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, struct json_object *allow_mime)
+exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, char *const *allow_mime)
 {
 	const char *t = m->msg_type;
 
@@ -597,23 +591,29 @@ stream_marker(struct buf *b, struct exec_stream *st, size_t limit)
 		buf_printf(b, "the whole %s could not be saved: %s\n", st->name, st->spill_error);
 }
 
+/* Hand the text in *b to *t (owned) and reset b. */
+static void
+text_take(struct ipc_text *t, struct buf *b)
+{
+	t->len = b->len;
+	t->s = buf_release(b);
+}
+
 /* The result's stdout: kept text and its marker. */
-static struct json_object *
-stdout_text(struct exec *ex)
+static void
+stdout_text(struct exec *ex, struct ipc_text *t)
 {
 	struct buf b;
 
 	buf_init(&b);
 	buf_add(&b, ex->out.kept.data ? ex->out.kept.data : "", ex->out.kept.len);
 	stream_marker(&b, &ex->out, ex->lim.output_chars);
-	struct json_object *o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
-	buf_free(&b);
-	return o;
+	text_take(t, &b);
 }
 
 /* The result's stderr: restart note, kept text, its marker, loss note. */
-static struct json_object *
-stderr_text(struct exec *ex)
+static void
+stderr_text(struct exec *ex, struct ipc_text *t)
 {
 	struct buf b;
 
@@ -624,40 +624,61 @@ stderr_text(struct exec *ex)
 	stream_marker(&b, &ex->err, ex->lim.output_chars);
 	if (ex->output_lost)
 		buf_adds(&b, LOST_NOTE);
-	struct json_object *o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
-	buf_free(&b);
-	return o;
+	text_take(t, &b);
 }
 
-struct json_object *
-exec_result(struct exec *ex, double now)
+/* String member `key` of o as owned text ("" if absent). */
+static struct ipc_text
+member_text(struct json_object *o, const char *key)
 {
-	struct json_object *r = json_object_new_object();
+	struct json_object *v;
+	struct ipc_text t = {NULL, 0};
 
-	error_from_reply(ex);
-	int ok = ex->got_reply && ex->reply_status && strcmp(ex->reply_status, "ok") == 0 &&
-		 ex->error == NULL;
-	json_object_object_add(r, "success", json_object_new_boolean(ok));
-	json_object_object_add(r, "stdout", stdout_text(ex));
-	json_object_object_add(r, "stderr", stderr_text(ex));
-	json_object_object_add(r, "rich_outputs", ex->rich);
-	ex->rich = json_object_new_array();
-	json_object_object_add(r, "error", ex->error);
-	ex->error = NULL;
-	json_object_object_add(r, "execution_time",
-			       json_object_new_double(ex->t_start > 0 ? now - ex->t_start : 0));
-	json_object_object_add(r, "kernel_restarted",
-			       json_object_new_boolean(ex->kernel_restarted));
-	return r;
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) {
+		t.len = (size_t)json_object_get_string_len(v);
+		t.s = xmalloc(t.len + 1);
+		memcpy(t.s, json_object_get_string(v), t.len + 1);
+	}
+	return t;
 }
 
-struct json_object *
-exec_error_result(const char *type, const char *message)
+void
+exec_result(struct exec *ex, double now, struct ipc_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	error_from_reply(ex);
+	r->success = ex->got_reply && ex->reply_status && strcmp(ex->reply_status, "ok") == 0 &&
+		     ex->error == NULL;
+	stdout_text(ex, &r->out);
+	stderr_text(ex, &r->err);
+	r->n_rich = json_object_array_length(ex->rich);
+	r->rich = xcalloc(r->n_rich ? r->n_rich : 1, sizeof(*r->rich));
+	for (size_t i = 0; i < r->n_rich; i++) {
+		struct json_object *e = json_object_array_get_idx(ex->rich, i);
+		r->rich[i].mime_type =
+			xstrdup(json_object_get_string(json_object_object_get(e, "mime_type")));
+		r->rich[i].data = json_object_get(json_object_object_get(e, "data"));
+	}
+	json_object_put(ex->rich);
+	ex->rich = json_object_new_array();
+	if (ex->error) {
+		r->error = xcalloc(1, sizeof(*r->error));
+		r->error->type = member_text(ex->error, "type");
+		r->error->message = member_text(ex->error, "message");
+		r->error->traceback = member_text(ex->error, "traceback");
+		json_object_put(ex->error);
+		ex->error = NULL;
+	}
+	r->execution_time = ex->t_start > 0 && now > ex->t_start ? now - ex->t_start : 0;
+	r->kernel_restarted = ex->kernel_restarted;
+}
+
+void
+exec_error_result(const char *type, const char *message, struct ipc_result *r)
 {
 	struct exec *ex = exec_new(0, "", 0, NULL);
 
 	exec_set_error(ex, type, message);
-	struct json_object *r = exec_result(ex, 0);
+	exec_result(ex, 0, r);
 	exec_free(&ex);
-	return r;
 }

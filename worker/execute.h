@@ -3,8 +3,7 @@
  *
  * Owns what an execution collects from iopub and shell (stdout, stderr,
  * rich outputs filtered by MIME type, the error with an ANSI-free
- * traceback, clear_output), its deadlines, and the RESULT payload of
- * ipc.h. It sends nothing itself: main.c moves messages in and out.
+ * traceback, clear_output), its deadlines, and its RESULT (ipc_msg.h). It sends nothing itself: main.c moves messages in and out.
  */
 #ifndef WORKER_EXECUTE_H
 #define WORKER_EXECUTE_H
@@ -14,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "buf.h"
+#include "ipc_msg.h"
 #include "jupyter.h"
 #include "spill.h"
 
@@ -99,15 +99,16 @@ struct json_object *exec_request_content(const struct exec *ex);
 /* Record that execute_request `msg_id` was sent now. */
 void exec_started(struct exec *ex, const char *msg_id, double now);
 
-/* Collect an iopub message; `allow_mime` (array of strings) is borrowed. */
+/* Collect an iopub message; `allow_mime` (NULL-terminated; NULL: every
+ * type) is borrowed. */
 enum exec_event exec_on_iopub(struct exec *ex, const struct jupyter_msg *m,
-			      struct json_object *allow_mime);
+			      char *const *allow_mime);
 /*
- * The OUTPUT payload (ipc.h) for stream message m, its text capped at the
- * output limit with a note saying how much of the chunk was not streamed.
- * Caller owns it.
+ * Fill *o, the OUTPUT (ipc_msg.h) for stream message m, its text capped at
+ * the output limit with a note saying how much of the chunk was not
+ * streamed. Caller frees it with ipc_output_free().
  */
-struct json_object *exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m);
+void exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc_output *o);
 /* Collect a shell message; 1 if it was our execute_reply. */
 int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
 /* 1 once both execute_reply and status idle have arrived. */
@@ -121,14 +122,14 @@ double exec_idle_deadline(const struct exec *ex);
 /* Replace the error (type and message copied; the traceback is kept). */
 void exec_set_error(struct exec *ex, const char *type, const char *message);
 /*
- * The RESULT payload (ipc.h) as of `now`. Caller owns it. The collected
- * outputs move into it: call once.
+ * Fill *r, the RESULT (ipc_msg.h) as of `now`; caller frees it with
+ * ipc_result_free(). The collected outputs move into it: call once.
  */
-struct json_object *exec_result(struct exec *ex, double now);
+void exec_result(struct exec *ex, double now, struct ipc_result *r);
 /*
- * A RESULT payload with no output, only an error of `type` and `message`.
- * Caller owns it.
+ * Fill *r, a RESULT with no output, only an error of `type` and `message`.
+ * Caller frees it with ipc_result_free().
  */
-struct json_object *exec_error_result(const char *type, const char *message);
+void exec_error_result(const char *type, const char *message, struct ipc_result *r);
 
 #endif

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "execute.h"
 #include "ipc.h"
+#include "ipc_msg.h"
 #include "jupyter.h"
 #include "kernel.h"
 #include "log.h"
@@ -54,7 +55,7 @@ enum after_start {
 struct worker {
 	struct ipc_reader rd;
 	struct kernel_spec spec;
-	struct json_object *allow_mime; /* NULL: keep every MIME type */
+	char **allow_mime;		/* NULL: keep every MIME type */
 	struct spill_place place;	/* where executions spill what they cut */
 	struct sandbox sb;		/* identity, limits, network mode */
 	char lock_msg_id[JUPYTER_MSG_ID_MAX]; /* K_LOCKING: the lock's execute_request */
@@ -89,13 +90,10 @@ log_to_supervisor(int priority, const char *line)
 		fprintf(stderr, "codeexec-worker[%d]: %s\n", (int)getpid(), line);
 		return;
 	}
-	busy = 1; /* ipc_send failing must not log through us again */
-	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "priority", json_object_new_int(priority));
-	json_object_object_add(o, "message", json_object_new_string(line));
-	if (ipc_send(log_fd, IPC_LOG, 0, o) == -1)
+	busy = 1; /* a failed send must not log through us again */
+	struct ipc_log l = {priority, ipc_text_of(line)};
+	if (ipc_log_send(log_fd, 0, &l) == -1)
 		fprintf(stderr, "codeexec-worker[%d]: %s\n", (int)getpid(), line);
-	json_object_put(o);
 	busy = 0;
 }
 
@@ -130,23 +128,29 @@ setup_signals(void)
 }
 
 /*
- * Send a frame to the supervisor; `payload` is consumed. A frame over the
- * limit is dropped (nothing was written); any other failure means the
- * supervisor is gone.
+ * Send message `msg` (the struct of `type`, ipc_msg.h; borrowed) to the
+ * supervisor. A frame over the limit or that the codec refuses is dropped
+ * (nothing was written: -1 with errno EMSGSIZE or EINVAL); any other
+ * failure means the supervisor is gone.
  */
-static void
-send_msg(struct worker *w, unsigned type, uint32_t id, struct json_object *payload)
+static int
+send_msg(struct worker *w, unsigned type, uint32_t id, const void *msg)
 {
-	if (log_fd != -1 && ipc_send(IPC_WORKER_FD, type, id, payload) == -1) {
-		if (errno == EMSGSIZE) {
-			log_warnx("dropped an oversized %s frame", ipc_type_name(type));
-		} else {
-			log_fd = -1; /* stop talking to it, logging included */
-			log_warn("send %s to the supervisor", ipc_type_name(type));
-			w->quit = 1;
-		}
+	if (log_fd == -1)
+		return 0;
+	if (ipc_msg_send(IPC_WORKER_FD, type, id, msg) == 0)
+		return 0;
+	if (errno == EMSGSIZE || errno == EINVAL) {
+		int saved = errno;
+		log_warnx("dropped %s %s frame", saved == EMSGSIZE ? "an oversized" : "an invalid",
+			  ipc_type_name(type));
+		errno = saved;
+		return -1;
 	}
-	json_object_put(payload);
+	log_fd = -1; /* stop talking to it, logging included */
+	log_warn("send %s to the supervisor", ipc_type_name(type));
+	w->quit = 1;
+	return 0;
 }
 
 /* End the worker because the supervisor broke the protocol. */
@@ -171,6 +175,17 @@ error_is(const struct exec *ex, const char *type)
 	       strcmp(json_object_get_string(t), type) == 0;
 }
 
+/* Answer request id with a result holding only an error of `type`. */
+static void
+reply_error(struct worker *w, uint32_t id, const char *type, const char *message)
+{
+	struct ipc_result r;
+
+	exec_error_result(type, message, &r);
+	send_msg(w, IPC_RESULT, id, &r);
+	ipc_result_free(&r);
+}
+
 /* Send the RESULT of the current execution and forget it. */
 static void
 finish_exec(struct worker *w)
@@ -191,19 +206,15 @@ finish_exec(struct worker *w)
 	}
 	if (ex->kernel_restarted)
 		w->state_lost = 0;
-	struct json_object *r = exec_result(ex, clock_mono());
-	/* ipc_send writes nothing when the frame is too big: answer anyway. */
-	int rc = log_fd == -1 ? 0 : ipc_send(IPC_WORKER_FD, IPC_RESULT, ex->id, r);
-	json_object_put(r);
-	if (rc == -1 && errno == EMSGSIZE) {
+	struct ipc_result r;
+	exec_result(ex, clock_mono(), &r);
+	/* Nothing is written when the frame is too big: answer anyway. */
+	int rc = send_msg(w, IPC_RESULT, ex->id, &r);
+	ipc_result_free(&r);
+	if (rc == -1) {
 		log_warnx("the result of request %u exceeds the IPC frame limit", ex->id);
-		send_msg(w, IPC_RESULT, ex->id,
-			 exec_error_result("OutputTooLarge",
-					   "the result exceeds the size limit of one message"));
-	} else if (rc == -1) {
-		log_fd = -1;
-		log_warn("send RESULT to the supervisor");
-		w->quit = 1;
+		reply_error(w, ex->id, "OutputTooLarge",
+			    "the result exceeds the size limit of one message");
 	}
 	exec_free(&w->ex);
 }
@@ -225,13 +236,6 @@ send_execute(struct worker *w)
 	exec_started(w->ex, msg_id, clock_mono());
 }
 
-/* Answer a call that cannot run with an error of `type`. */
-static void
-reply_error(struct worker *w, uint32_t id, const char *type, const char *message)
-{
-	send_msg(w, IPC_RESULT, id, exec_error_result(type, message));
-}
-
 /* ---- Kernel life cycle ---- */
 
 static void start_kernel(struct worker *w, enum after_start after);
@@ -243,10 +247,9 @@ start_failed(struct worker *w, char *why)
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
 	if (w->after != AFTER_QUIET) {
-		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "message", json_object_new_string(why));
+		struct ipc_start_failed f = {ipc_text_of(why)};
 		log_warnx("%s", why);
-		send_msg(w, IPC_START_FAILED, 0, o);
+		send_msg(w, IPC_START_FAILED, 0, &f);
 		w->quit = 1;
 		w->exit_code = 1;
 	} else {
@@ -281,14 +284,10 @@ kernel_now_ready(struct worker *w)
 {
 	w->kstate = K_READY;
 	log_info("kernel %d ready (%s)", (int)w->k->pid, w->k->language);
-	if (w->after != AFTER_QUIET) {
-		struct json_object *o = json_object_new_object();
-		json_object_object_add(o, "kernel_pid", json_object_new_int(w->k->pid));
-		json_object_object_add(o, "language", json_object_new_string(w->k->language));
-		json_object_object_add(o, "restarted",
-				       json_object_new_boolean(w->after == AFTER_RESTART_CMD));
-		send_msg(w, IPC_READY, 0, o);
-	}
+	/* Every kernel is announced: the supervisor signals only the one it
+	 * knows (and checks) as ours. */
+	struct ipc_ready r = {w->k->pid, w->k->language, w->after != AFTER_INITIAL};
+	send_msg(w, IPC_READY, 0, &r);
 	if (w->ex)
 		send_execute(w);
 }
@@ -348,22 +347,6 @@ lock_replied(struct worker *w, const struct jupyter_msg *m)
 	kernel_now_ready(w);
 }
 
-/* KERNEL_DIED payload for the reaped kernel. */
-static struct json_object *
-died_payload(const struct kernel *k, const char *text)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "pid", json_object_new_int(k->pid));
-	if (WIFSIGNALED(k->wstatus))
-		json_object_object_add(o, "signal", json_object_new_int(WTERMSIG(k->wstatus)));
-	else
-		json_object_object_add(o, "exit_code",
-				       json_object_new_int(WEXITSTATUS(k->wstatus)));
-	json_object_object_add(o, "message", json_object_new_string(text));
-	return o;
-}
-
 /* How the kernel's death reads, memory limit first. Caller frees. */
 static char *
 death_text(struct worker *w, int *oom)
@@ -403,10 +386,13 @@ kernel_died(struct worker *w)
 		exec_set_error(w->ex, oom ? "MemoryLimitExceeded" : "KernelDied", text);
 		finish_exec(w);
 	} else {
-		struct json_object *o = died_payload(k, text);
-		if (oom)
-			json_object_object_add(o, "memory_limit_exceeded", json_object_new_boolean(1));
-		send_msg(w, IPC_KERNEL_DIED, 0, o);
+		struct ipc_kernel_died d = {.pid = k->pid, .message = ipc_text_of(text),
+					    .memory_limit_exceeded = oom};
+		if (WIFSIGNALED(k->wstatus))
+			d.signal = WTERMSIG(k->wstatus);
+		else
+			d.exit_code = WEXITSTATUS(k->wstatus);
+		send_msg(w, IPC_KERNEL_DIED, 0, &d);
 	}
 	free(text);
 	w->state_lost = 1;
@@ -460,8 +446,12 @@ on_iopub(struct worker *w, const struct jupyter_msg *m)
 	}
 	if (w->ex == NULL)
 		return;
-	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM)
-		send_msg(w, IPC_OUTPUT, w->ex->id, exec_output_chunk(w->ex, m));
+	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM) {
+		struct ipc_output o;
+		exec_output_chunk(w->ex, m, &o);
+		send_msg(w, IPC_OUTPUT, w->ex->id, &o);
+		ipc_output_free(&o);
+	}
 }
 
 /* One message received on shell. */
@@ -534,133 +524,54 @@ drain_iopub(struct worker *w)
 
 /* ---- Supervisor messages ---- */
 
-/* Array of strings `key` of o as a NULL-terminated vector; NULL if not one. */
-static char **
-str_vector(struct json_object *o, const char *key)
-{
-	struct json_object *a;
-
-	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array))
-		return NULL;
-	size_t n = json_object_array_length(a);
-	char **v = xcalloc(n + 1, sizeof(*v));
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *s = json_object_array_get_idx(a, i);
-		if (!json_object_is_type(s, json_type_string)) {
-			for (size_t j = 0; j < i; j++)
-				free(v[j]);
-			free(v);
-			return NULL;
-		}
-		v[i] = xstrdup(json_object_get_string(s));
-	}
-	return v;
-}
-
-/* The env object as "NAME=value" strings; NULL if malformed. */
-static char **
-env_vector(struct json_object *o)
-{
-	struct json_object *env;
-	size_t i = 0;
-
-	if (!json_object_object_get_ex(o, "env", &env) ||
-	    !json_object_is_type(env, json_type_object))
-		return NULL;
-	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
-	json_object_object_foreach(env, name, val)
-	{
-		if (!json_object_is_type(val, json_type_string) || *name == '\0' ||
-		    strchr(name, '=')) {
-			while (i > 0)
-				free(v[--i]);
-			free(v);
-			return NULL;
-		}
-		v[i++] = xasprintf("%s=%s", name, json_object_get_string(val));
-	}
-	return v;
-}
-
-/* String member `key`, or NULL. */
+/* Take w->spec and the rest of the worker's set-up from a decoded START (emptied). */
 static const char *
-get_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* Number member `key` into *out; 0 if absent, -1 if not a number. */
-static int
-get_num(struct json_object *o, const char *key, double *out)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		return 0;
-	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-		return -1;
-	*out = json_object_get_double(v);
-	return isfinite(*out) && *out >= 0 ? 0 : -1;
-}
-
-/* Fill w->spec from a START payload; NULL, or why it is malformed. */
-static const char *
-parse_start(struct worker *w, struct json_object *p)
+take_start(struct worker *w, struct ipc_start *st)
 {
 	struct kernel_spec *s = &w->spec;
-	const char *cwd = get_str(p, "cwd"), *rt = get_str(p, "runtime_dir");
-	const char *mode = get_str(p, "interrupt_mode"), *bad;
-	struct json_object *allow;
+	const char *bad;
 
-	if (p == NULL)
-		return "START without payload";
-	if ((s->argv = str_vector(p, "argv")) == NULL || s->argv[0] == NULL)
-		return "argv must be a non-empty array of strings";
-	if ((s->envp = env_vector(p)) == NULL)
-		return "env must be an object of strings";
-	if (cwd == NULL || rt == NULL || *rt != '/')
-		return "cwd and an absolute runtime_dir are required";
-	s->cwd = xstrdup(cwd);
-	s->runtime_dir = xstrdup(rt);
+	s->argv = st->argv;
+	s->envp = st->env;
+	s->cwd = st->cwd;
+	s->runtime_dir = st->runtime_dir;
+	w->allow_mime = st->allow_mime;
+	st->argv = st->env = st->allow_mime = NULL;
+	st->cwd = st->runtime_dir = NULL;
 	w->place.cwd = s->cwd;
 	s->sb = &w->sb;
-	if ((bad = sandbox_parse(&w->sb, p)) != NULL)
+	if ((bad = sandbox_from_start(&w->sb, st)) != NULL)
 		return bad;
 	w->place.chown = w->sb.has_id;
 	w->place.uid = w->sb.uid;
 	w->place.gid = w->sb.gid;
 	w->place.max_bytes = (off_t)w->sb.fsize;
-	if (mode && strcmp(mode, "signal") != 0 && strcmp(mode, "message") != 0)
-		return "interrupt_mode must be \"signal\" or \"message\"";
-	s->interrupt_by_message = mode && strcmp(mode, "message") == 0;
-	s->startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S;
-	if (get_num(p, "startup_timeout_s", &s->startup_timeout_s) == -1)
-		return "startup_timeout_s must be a non-negative number";
-	if (s->startup_timeout_s == 0) /* unset by the caller: no kernel starts in 0 s */
-		s->startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S;
-	if (json_object_object_get_ex(p, "allow_mime", &allow)) {
-		if (!json_object_is_type(allow, json_type_array))
-			return "allow_mime must be an array";
-		w->allow_mime = json_object_get(allow);
-	}
+	s->interrupt_by_message = st->interrupt_mode == IPC_INTERRUPT_MESSAGE;
+	/* 0: unset by the caller, and no kernel starts in 0 s */
+	s->startup_timeout_s = st->startup_timeout_s > 0 ? st->startup_timeout_s
+							 : DEFAULT_STARTUP_TIMEOUT_S;
 	return NULL;
 }
 
 static void
 on_start(struct worker *w, struct ipc_msg *m)
 {
+	struct ipc_start st;
+	char err[IPC_ERR_LEN];
 	const char *bad;
 
 	if (w->kstate != K_NONE) {
 		protocol_error(w, "second START");
 		return;
 	}
-	if ((bad = parse_start(w, m->payload)) != NULL) {
-		w->after = AFTER_INITIAL;
+	w->after = AFTER_INITIAL;
+	if (ipc_start_decode(m, &st, err) == -1) {
+		start_failed(w, xasprintf("bad START payload: %s", err));
+		return;
+	}
+	bad = take_start(w, &st);
+	ipc_start_free(&st);
+	if (bad != NULL) {
 		start_failed(w, xasprintf("bad START payload: %s", bad));
 		return;
 	}
@@ -677,30 +588,25 @@ on_start(struct worker *w, struct ipc_msg *m)
 static void
 on_execute(struct worker *w, struct ipc_msg *m)
 {
-	const char *code = m->payload ? get_str(m->payload, "code") : NULL;
-	struct json_object *silent = NULL;
-	double timeout = 0, out_limit = 0, rich_limit = 0;
+	struct ipc_execute e;
+	char err[IPC_ERR_LEN];
 	struct exec_limits lim = {.place = w->place};
 
-	if (code == NULL || get_num(m->payload, "timeout_s", &timeout) == -1 ||
-	    get_num(m->payload, "output_limit", &out_limit) == -1 ||
-	    get_num(m->payload, "rich_limit", &rich_limit) == -1 || out_limit > SIZE_MAX ||
-	    rich_limit > SIZE_MAX ||
-	    (json_object_object_get_ex(m->payload, "silent", &silent) &&
-	     !json_object_is_type(silent, json_type_boolean))) {
-		protocol_error(w, "EXECUTE needs code (string), timeout_s, output_limit, rich_limit (numbers), silent (bool)");
+	if (ipc_execute_decode(m, &e, err) == -1) {
+		protocol_error(w, err);
 		return;
 	}
-	lim.output_chars = (size_t)out_limit;
-	lim.rich_bytes = (size_t)rich_limit;
+	lim.output_chars = (size_t)e.output_limit;
+	lim.rich_bytes = (size_t)e.rich_limit;
 	if (w->ex) {
+		ipc_execute_free(&e);
 		reply_error(w, m->hdr.id, "Busy",
 			    "another execution is running in this session; wait for it or interrupt it");
 		return;
 	}
-	w->ex = exec_new(m->hdr.id, code, timeout, &lim);
-	/* Not in ipc.h yet: the supervisor's batch fetches use it. */
-	w->ex->silent = silent && json_object_get_boolean(silent);
+	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
+	w->ex->silent = e.silent;
+	ipc_execute_free(&e);
 	/* Lost state is told to the next call, even when its kernel is up already. */
 	w->ex->kernel_restarted = w->state_lost;
 	if (w->kstate == K_READY)
@@ -755,9 +661,13 @@ static void
 dispatch(struct worker *w, struct ipc_msg *m)
 {
 	unsigned type = m->hdr.type;
+	char err[IPC_ERR_LEN];
 
 	log_debug("received %s id %u", ipc_type_name(type), m->hdr.id);
-	if (type == IPC_SHUTDOWN) {
+	if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT || type == IPC_RESTART_KERNEL) &&
+	    ipc_empty_decode(m, type, err) == -1) {
+		protocol_error(w, err);
+	} else if (type == IPC_SHUTDOWN) {
 		w->quit = 1;
 	} else if (type == IPC_START) {
 		on_start(w, m);
@@ -966,7 +876,9 @@ cleanup(struct worker *w)
 	free(w->spec.envp);
 	free(w->spec.cwd);
 	free(w->spec.runtime_dir);
-	json_object_put(w->allow_mime);
+	for (char **p = w->allow_mime; p && *p; p++)
+		free(*p);
+	free(w->allow_mime);
 	sandbox_free(&w->sb);
 	ipc_reader_free(&w->rd);
 	if (w->zctx)

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -27,65 +26,6 @@ sandbox_mode_name(enum sandbox_mode m)
 	return mode_names[m];
 }
 
-/* Non-negative integer member `key` of o into *out (absent: 0). 0 or -1. */
-static int
-get_count(struct json_object *o, const char *key, double max, double *out)
-{
-	struct json_object *v;
-
-	*out = 0;
-	if (o == NULL || !json_object_object_get_ex(o, key, &v))
-		return 0;
-	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-		return -1;
-	*out = json_object_get_double(v);
-	return isfinite(*out) && *out >= 0 && *out <= max ? 0 : -1;
-}
-
-/* START's "limits" object. */
-static const char *
-parse_limits(struct sandbox *sb, struct json_object *p)
-{
-	struct json_object *l = NULL;
-	double mem, pids, cpu, nofile, fsize;
-
-	if (json_object_object_get_ex(p, "limits", &l) && !json_object_is_type(l, json_type_object))
-		return "limits must be an object";
-	if (get_count(l, "memory_mb", 1 << 30, &mem) == -1 ||
-	    get_count(l, "pids", 1 << 22, &pids) == -1 || get_count(l, "cpu", 4096, &cpu) == -1 ||
-	    get_count(l, "nofile", 1 << 20, &nofile) == -1 ||
-	    get_count(l, "fsize_mb", 1 << 30, &fsize) == -1)
-		return "limits.memory_mb, pids, cpu, nofile and fsize_mb must be non-negative numbers";
-	sb->limits.memory_mb = (uint64_t)mem;
-	sb->limits.pids = (uint64_t)pids;
-	sb->limits.cpu = cpu;
-	sb->nofile = (rlim_t)nofile;
-	sb->fsize = (rlim_t)fsize * MB;
-	return NULL;
-}
-
-/* START's "uid"/"gid". */
-static const char *
-parse_identity(struct sandbox *sb, struct json_object *p)
-{
-	double uid, gid;
-	int has_uid = json_object_object_get_ex(p, "uid", NULL);
-	int has_gid = json_object_object_get_ex(p, "gid", NULL);
-
-	if (!has_uid && !has_gid)
-		return NULL;
-	if (!has_uid || !has_gid || get_count(p, "uid", (double)UINT32_MAX - 1, &uid) == -1 ||
-	    get_count(p, "gid", (double)UINT32_MAX - 1, &gid) == -1 || uid != floor(uid) ||
-	    gid != floor(gid))
-		return "uid and gid must come together, as non-negative integers";
-	if (uid == 0 || gid == 0)
-		return "uid and gid must not be 0: a kernel never runs as root";
-	sb->has_id = 1;
-	sb->uid = (uid_t)uid;
-	sb->gid = (gid_t)gid;
-	return NULL;
-}
-
 /* 1 if we hold what an identity switch takes without being root. */
 static int
 can_switch_identity(void)
@@ -96,31 +36,29 @@ can_switch_identity(void)
 }
 
 const char *
-sandbox_parse(struct sandbox *sb, struct json_object *p)
+sandbox_from_start(struct sandbox *sb, const struct ipc_start *st)
 {
-	struct json_object *m, *cg;
-	const char *bad;
-
-	if (json_object_object_get_ex(p, "network_mode", &m)) {
-		const char *s = json_object_get_string(m);
-		int found = 0;
-		for (int i = 0; json_object_is_type(m, json_type_string) && i < 3; i++)
-			if (strcmp(s, mode_names[i]) == 0) {
-				sb->mode = (enum sandbox_mode)i;
-				found = 1;
-			}
-		if (!found)
-			return "network_mode must be \"inherit\", \"isolated\" or \"seccomp\"";
+	/* ipc_msg.c checked types, bounds and that limits come with a cgroup. */
+	sb->mode = st->network_mode == IPC_NET_SECCOMP	  ? SANDBOX_SECCOMP
+		   : st->network_mode == IPC_NET_ISOLATED ? SANDBOX_ISOLATED
+							  : SANDBOX_INHERIT;
+	if (st->uid != 0) {
+		sb->has_id = 1;
+		sb->uid = (uid_t)st->uid;
+		sb->gid = (gid_t)st->gid;
 	}
-	if ((bad = parse_identity(sb, p)) || (bad = parse_limits(sb, p)))
-		return bad;
-	if (json_object_object_get_ex(p, "cgroup", &cg)) {
-		if (cgroup_layout_from_json(cg, &sb->layout, &sb->cgroup_name, &bad) == -1)
-			return bad;
+	if (st->limits) {
+		sb->limits.memory_mb = st->limits->memory_mb;
+		sb->limits.pids = st->limits->pids;
+		sb->limits.cpu = st->limits->cpu;
+		sb->nofile = (rlim_t)st->limits->nofile;
+		sb->fsize = (rlim_t)st->limits->fsize_mb * MB;
+	}
+	if (st->cgroup) {
+		ipc_cgroup_to_layout(st->cgroup, &sb->layout);
+		sb->cgroup_name = xstrdup(st->cgroup->name);
 		sb->has_cgroup = 1;
 	}
-	if ((sb->limits.memory_mb || sb->limits.pids || sb->limits.cpu > 0) && !sb->has_cgroup)
-		return "limits.memory_mb, pids and cpu need a cgroup layout in START";
 	if (sb->has_id && geteuid() != 0 && !can_switch_identity())
 		return "uid/gid need the worker to run as root (or with CAP_SETUID and CAP_SETGID)";
 	return NULL;

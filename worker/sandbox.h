@@ -27,10 +27,11 @@
 #include <json-c/json.h>
 
 #include "cgroup.h"
+#include "ipc_msg.h"
 
 enum sandbox_mode { SANDBOX_INHERIT, SANDBOX_ISOLATED, SANDBOX_SECCOMP };
 
-/* What START asked for (ipc.h); owned by main.c. */
+/* What START asked for (ipc_msg.h); owned by main.c. */
 struct sandbox {
 	enum sandbox_mode mode;
 	int has_id;		/* run the kernel as uid/gid (the worker is root) */
@@ -73,9 +74,12 @@ enum sandbox_stage {
 	SANDBOX_STAGE_NNP,
 };
 
-/* Fill *sb from START payload p; NULL, or what is malformed. */
-const char *sandbox_parse(struct sandbox *sb, struct json_object *p);
-/* Release what sandbox_parse() and the cgroup made; removes the group. */
+/*
+ * Fill *sb (zeroed) from a decoded START (borrowed; ipc_msg.c checked its
+ * fields). NULL, or what this worker cannot do of it.
+ */
+const char *sandbox_from_start(struct sandbox *sb, const struct ipc_start *st);
+/* Release what sandbox_from_start() and the cgroup made; removes the group. */
 void sandbox_free(struct sandbox *sb);
 /* "inherit", "isolated" or "seccomp". */
 const char *sandbox_mode_name(enum sandbox_mode m);

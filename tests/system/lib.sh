@@ -187,6 +187,28 @@ wait_ready() {
 	done
 }
 
+# poll_until SECONDS COMMAND [ARGS...]: run COMMAND every 0.1 s until it
+# succeeds (status 0) or SECONDS pass (status 1). This, or wait_for, is how
+# a test waits for a state: never a fixed sleep, which is either too short
+# on a loaded machine or a waste on an idle one.
+poll_until() {
+	pu_deadline=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$pu_deadline" ] || return 1
+		sleep 0.1
+	done
+}
+
+# wait_for SECONDS WHAT COMMAND [ARGS...]: poll_until, failing the test with
+# "WHAT: not within SECONDS s" on timeout.
+wait_for() {
+	wf_limit=$1
+	wf_what=$2
+	shift 2
+	poll_until "$wf_limit" "$@" || fail "$wf_what: not within ${wf_limit} s"
+}
+
 # Everything in one: temp dir, port, config, daemon, ready.
 start_ready_daemon() {
 	setup_tmp

@@ -14,13 +14,17 @@ mcp.Client. Both feed run_probes() a function that executes code.
 
 import json
 import os
+import re
 import socket
 import struct
 import subprocess
 import tempfile
 import time
 
-IPC_VERSION = 2
+# The version of the tree under test: common/ipc.h says it.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common",
+                       "ipc.h")) as _h:
+    IPC_VERSION = int(re.search(r"#define IPC_VERSION (\d+)", _h.read()).group(1))
 START, EXECUTE, INTERRUPT, RESTART, SHUTDOWN = 1, 2, 3, 4, 5
 NAMES = {32: "READY", 33: "OUTPUT", 34: "RESULT", 35: "KERNEL_DIED", 36: "LOG",
          37: "START_FAILED"}

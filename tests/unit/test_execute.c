@@ -77,20 +77,15 @@ slurp(const char *rel, size_t *len)
 	return d;
 }
 
-static const char *
-result_str(struct json_object *r, const char *key)
-{
-	return json_object_get_string(json_object_object_get(r, key));
-}
-
 START_TEST(under_limit_kept_whole)
 {
 	struct exec *ex = new_exec(10, 0);
 	feed_stream(ex, "stdout", "hello\n");
-	struct json_object *r = exec_result(ex, 1);
-	ck_assert_str_eq(result_str(r, "stdout"), "hello\n");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_str_eq(r.out.s, "hello\n");
 	ck_assert_int_eq(access(dir, F_OK), 0);
-	json_object_put(r);
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST
@@ -105,8 +100,9 @@ START_TEST(over_limit_spilled_whole)
 	feed_stream(ex, "stdout", "defgh");
 	feed_stream(ex, "stdout", "ijklmnop");
 	ck_assert_uint_le(ex->out.kept.len, 5);
-	struct json_object *r = exec_result(ex, 1);
-	const char *out = result_str(r, "stdout");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	const char *out = r.out.s;
 	ck_assert_msg(strncmp(out, "abcde\n[codeexecd] stdout truncated at 5 characters: 11 more characters were cut; the whole stdout is in codeexecd-output/7-", 120) == 0,
 		      "%s", out);
 	ck_assert_int_eq(sscanf(strstr(out, "is in ") + 6, "%255s", path), 1);
@@ -115,7 +111,7 @@ START_TEST(over_limit_spilled_whole)
 	ck_assert_int_eq(sscanf(strstr(out, "characters: ") + 12, "%zu", &cut), 1);
 	ck_assert_uint_eq(cut, 11);
 	free(data);
-	json_object_put(r);
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST
@@ -126,10 +122,10 @@ START_TEST(utf8_counted_as_characters)
 	feed_stream(ex, "stderr", "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
 	ck_assert_uint_eq(ex->err.kept.len, 6);
 	ck_assert_uint_eq(ex->err.cut_chars, 2);
-	struct json_object *r = exec_result(ex, 1);
-	ck_assert_msg(strstr(result_str(r, "stderr"), "2 more characters were cut") != NULL, "%s",
-		      result_str(r, "stderr"));
-	json_object_put(r);
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_msg(strstr(r.err.s, "2 more characters were cut") != NULL, "%s", r.err.s);
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST
@@ -139,10 +135,12 @@ START_TEST(output_chunk_capped)
 	struct exec *ex = new_exec(4, 0);
 	struct jupyter_msg m = {0};
 	m.content = json_tokener_parse("{\"name\": \"stdout\", \"text\": \"0123456789\"}");
-	struct json_object *o = exec_output_chunk(ex, &m);
-	const char *t = json_object_get_string(json_object_object_get(o, "text"));
+	struct ipc_output o;
+	exec_output_chunk(ex, &m, &o);
+	const char *t = o.text.s;
 	ck_assert_msg(strncmp(t, "0123\n[codeexecd] 6 more characters of this chunk", 48) == 0, "%s", t);
-	json_object_put(o);
+	ck_assert_int_eq(o.name, IPC_STDOUT);
+	ipc_output_free(&o);
 	json_object_put(m.content);
 	exec_free(&ex);
 }
@@ -157,12 +155,11 @@ START_TEST(rich_over_limit_saved_decoded)
 	/* "\x89PNG\r\n\x1a\n" + "0123456789", base64 with IPython's line break */
 	feed(ex, "display_data",
 	     "{\"data\": {\"image/png\": \"iVBORw0KGgowMTIzNDU2Nzg5\\n\", \"text/plain\": \"<Figure>\"}}");
-	struct json_object *r = exec_result(ex, 1);
-	struct json_object *rich = json_object_object_get(r, "rich_outputs");
-	ck_assert_uint_eq(json_object_array_length(rich), 2);
-	struct json_object *e = json_object_array_get_idx(rich, 0);
-	ck_assert_str_eq(result_str(e, "mime_type"), "text/plain");
-	const char *note = result_str(e, "data");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_uint_eq(r.n_rich, 2);
+	ck_assert_str_eq(r.rich[0].mime_type, "text/plain");
+	const char *note = json_object_get_string(r.rich[0].data);
 	ck_assert_msg(strstr(note, "the image/png output (25 bytes) exceeds the rich output limit of 8 bytes; it was saved to codeexecd-output/7-") != NULL,
 		      "%s", note);
 	ck_assert_int_eq(sscanf(strstr(note, "saved to ") + 9, "%255s", path), 1);
@@ -171,8 +168,8 @@ START_TEST(rich_over_limit_saved_decoded)
 	ck_assert_uint_eq(len, 18);
 	ck_assert_int_eq(memcmp(d, "\x89PNG\r\n\x1a\n0123456789", 18), 0);
 	free(d);
-	ck_assert_str_eq(result_str(json_object_array_get_idx(rich, 1), "data"), "<Figure>");
-	json_object_put(r);
+	ck_assert_str_eq(json_object_get_string(r.rich[1].data), "<Figure>");
+	ipc_result_free(&r);
 	exec_free(&ex);
 }
 END_TEST

@@ -9,18 +9,32 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ipc_msg.h"
 #include "sandbox.h"
 
-/* Parse json into *sb; the complaint, or NULL. */
+/*
+ * Decode the sandbox members in json as a START (the other members added)
+ * and fill *sb from it; the complaint of the codec or the sandbox, or NULL.
+ */
 static const char *
 parse(struct sandbox *sb, const char *json)
 {
-	struct json_object *o = json_tokener_parse(json);
+	static char err[IPC_ERR_LEN];
+	struct ipc_msg m = {.hdr = {.type = IPC_START}};
+	struct ipc_start st;
+	const char *bad = err;
 
-	ck_assert_msg(o != NULL, "bad test JSON %s", json);
+	m.payload = json_tokener_parse(json);
+	ck_assert_msg(m.payload != NULL, "bad test JSON %s", json);
+	json_object_object_add(m.payload, "argv", json_tokener_parse("[\"/bin/true\"]"));
+	json_object_object_add(m.payload, "env", json_object_new_object());
+	json_object_object_add(m.payload, "cwd", json_object_new_string("/tmp"));
+	json_object_object_add(m.payload, "runtime_dir", json_object_new_string("/tmp/rt"));
 	memset(sb, 0, sizeof(*sb));
-	const char *bad = sandbox_parse(sb, o);
-	json_object_put(o);
+	if (ipc_start_decode(&m, &st, err) == 0)
+		bad = sandbox_from_start(sb, &st);
+	ipc_start_free(&st);
+	json_object_put(m.payload);
 	return bad;
 }
 
@@ -40,17 +54,17 @@ END_TEST
 START_TEST(rejections)
 {
 	static const char *const cases[][2] = {
-		{"{\"network_mode\": \"none\"}", "network_mode must be"},
-		{"{\"network_mode\": 1}", "network_mode must be"},
+		{"{\"network_mode\": \"none\"}", "network_mode: must be one of"},
+		{"{\"network_mode\": 1}", "network_mode: must be one of"},
 		{"{\"uid\": 1000}", "uid and gid must come together"},
-		{"{\"uid\": -1, \"gid\": 5}", "uid and gid must come together"},
-		{"{\"uid\": 1.5, \"gid\": 5}", "uid and gid must come together"},
-		{"{\"uid\": 0, \"gid\": 0}", "never runs as root"},
-		{"{\"limits\": []}", "limits must be an object"},
-		{"{\"limits\": {\"pids\": -3}}", "non-negative numbers"},
-		{"{\"limits\": {\"memory_mb\": \"1G\"}}", "non-negative numbers"},
+		{"{\"uid\": -1, \"gid\": 5}", "uid: must be an integer in [1, "},
+		{"{\"uid\": 1.5, \"gid\": 5}", "uid: must be an integer in [1, "},
+		{"{\"uid\": 0, \"gid\": 0}", "uid: must be an integer in [1, "},
+		{"{\"limits\": []}", "limits: must be a JSON object"},
+		{"{\"limits\": {\"pids\": -3}}", "limits.pids: must be an integer in [0, "},
+		{"{\"limits\": {\"memory_mb\": \"1G\"}}", "limits.memory_mb: must be an integer"},
 		{"{\"limits\": {\"memory_mb\": 100}}", "need a cgroup layout"},
-		{"{\"cgroup\": {\"name\": \"../up\"}}", "cgroup.name"},
+		{"{\"cgroup\": {\"name\": \"../up\"}}", "cgroup.name: must be one path component"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct sandbox sb;

@@ -1,0 +1,284 @@
+/*
+ * ipc_msg.h - the typed codec of every IPC payload (ipc.h frames them):
+ * one struct and one encode/decode pair per message type. No other file
+ * reads or writes the JSON of a payload.
+ *
+ * Adding a field (say RESULT's output_lost):
+ *   1. add the member to the message's struct below, with its meaning;
+ *   2. add one line for it to that message's field table in ipc_msg.c
+ *      (IPC_F_BOOL, IPC_F_INT, IPC_F_U64, IPC_F_DOUBLE, IPC_F_STR,
+ *      IPC_F_TEXT, IPC_F_STRV, IPC_F_ENUM, IPC_F_OBJ, IPC_F_LIST...: JSON
+ *      name, member, bounds, IPC_REQ or IPC_OPT); a nested object is a
+ *      struct of its own with its own table (see struct ipc_limits);
+ *   3. bump IPC_VERSION in ipc.h;
+ *   4. set the field in the sample message of tests/unit/test_ipc_msg.c,
+ *      so the round trip covers it, and add a case for its bounds.
+ * Decoding, the type and bounds checks, encoding and freeing all follow
+ * from the table; a rule between fields goes in the message's check
+ * function in ipc_msg.c.
+ *
+ * What every decoder enforces: the frame is of the expected type; the
+ * payload is a JSON object (or empty, for the messages without fields);
+ * every IPC_REQ field is present; every field has its JSON type (an
+ * integer is an integer: not 1.5, not "1") and lies within its bounds;
+ * strings of kind STR hold no NUL; no member the table does not name is
+ * present. Anything else is a protocol error: the supervisor kills that
+ * worker, the worker exits.
+ *
+ * Optional fields (IPC_OPT) decode to zero (NULL, 0, false, the enum's
+ * first value) when absent, and are left out of the JSON when zero.
+ *
+ * Ownership: a decoded struct owns everything it points to; release it
+ * with ipc_<name>_free() (also after a failed decode). An encoder only
+ * borrows the struct. Structs a caller fills for encoding are never
+ * passed to ipc_<name>_free() unless their pointers are owned.
+ */
+#ifndef COMMON_IPC_MSG_H
+#define COMMON_IPC_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "cgroup.h"
+#include "ipc.h"
+
+/* Room for a decoder's complaint: "<TYPE>: <field>: <what is wrong>". */
+#define IPC_ERR_LEN 256
+
+/* Bytes of free text, which may hold NUL (kernel output, code, messages). */
+struct ipc_text {
+	char *s;    /* NUL-terminated after len; may be NULL when len is 0 */
+	size_t len;
+};
+
+/* ---- supervisor -> worker ---- */
+
+enum ipc_interrupt_mode { IPC_INTERRUPT_SIGNAL, IPC_INTERRUPT_MESSAGE };
+/* kernel_network_mode, in config.c's order; see worker/sandbox.h. */
+enum ipc_network_mode { IPC_NET_INHERIT, IPC_NET_ISOLATED, IPC_NET_SECCOMP };
+
+/* START's "limits": 0 is "no limit" for each. */
+struct ipc_limits {
+	uint64_t memory_mb; /* needs "cgroup" */
+	uint64_t pids;	    /* tasks; needs "cgroup" */
+	double cpu;	    /* share of one core; needs "cgroup" */
+	uint64_t nofile;    /* hard RLIMIT_NOFILE */
+	uint64_t fsize_mb;  /* hard RLIMIT_FSIZE, also caps spill files */
+};
+
+/* One controller of START's "cgroup". */
+struct ipc_cgroup_ctl {
+	int version;  /* 1 or 2 */
+	char *parent; /* absolute: the directory holding kernels' groups */
+};
+
+/* START's "cgroup": where the kernel's group `name` goes, per controller. */
+struct ipc_cgroup {
+	char *name; /* one path component of [A-Za-z0-9._-], unique per worker */
+	struct ipc_cgroup_ctl *memory, *pids, *cpu; /* NULL: unusable */
+};
+
+/* IPC_START: launch the kernel. */
+struct ipc_start {
+	char **argv;	   /* kernel command, non-empty; "{connection_file}" is replaced */
+	char **env;	   /* the kernel's whole environment, "NAME=value" (an object on the wire) */
+	char *cwd;	   /* absolute working directory of the kernel (exists) */
+	char *runtime_dir; /* absolute, private 0700, made by the worker: connection file, sockets */
+	char **allow_mime; /* MIME types kept in rich_outputs; NULL: every type */
+	enum ipc_interrupt_mode interrupt_mode;
+	double startup_timeout_s; /* 0: the worker's default */
+	enum ipc_network_mode network_mode; /* seccomp needs argv[0] absolute */
+	/*
+	 * Run the kernel as uid/gid (together, never 0; 0: keep the worker's)
+	 * with no supplementary group. The worker must then be root or hold
+	 * CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_DAC_OVERRIDE and CAP_KILL; the
+	 * supervisor made cwd theirs (0700) under a traversable directory.
+	 */
+	uint32_t uid, gid;
+	struct ipc_limits *limits; /* NULL: none. A limit that cannot be enforced fails START */
+	struct ipc_cgroup *cgroup; /* NULL: no cgroup (then memory_mb, pids, cpu must be 0) */
+};
+
+/*
+ * IPC_EXECUTE: run code; the header's id names the request, and its OUTPUT
+ * and RESULT carry that id.
+ */
+struct ipc_execute {
+	struct ipc_text code;
+	double timeout_s;      /* 0: none */
+	int silent;	       /* no history, no execute_result (the daemon's own queries) */
+	/*
+	 * Characters of stdout and stderr each kept in the RESULT (0: 50000);
+	 * past it the stream ends with a marker naming the file under
+	 * "codeexecd-output/" in cwd that holds the whole stream. OUTPUT
+	 * chunks are cut to the same length, with a note.
+	 */
+	uint64_t output_limit;
+	/* Bytes of one rich output (0: 5 MiB); a larger one is saved under
+	 * "codeexecd-output/" and replaced by a text/plain note naming it. */
+	uint64_t rich_limit;
+};
+
+/*
+ * IPC_INTERRUPT (stop request `id`), IPC_RESTART_KERNEL (kill the kernel,
+ * start a fresh one) and IPC_SHUTDOWN (end the kernel and exit) carry no
+ * fields: their payload is empty.
+ */
+
+/* ---- worker -> supervisor ---- */
+
+/*
+ * IPC_READY: a kernel is up. Sent once after START, and again whenever the
+ * worker replaces its kernel (RESTART_KERNEL, a kernel that died or was
+ * killed after a timeout): the supervisor checks kernel_pid is a child of
+ * that worker leading its own process group, and signals nothing else.
+ */
+struct ipc_ready {
+	int kernel_pid;
+	char *language;
+	int restarted; /* not the first kernel of this worker */
+};
+
+enum ipc_stream { IPC_STDOUT, IPC_STDERR };
+
+/* IPC_OUTPUT: a chunk of a stream of request id, for progress. */
+struct ipc_output {
+	enum ipc_stream name;
+	struct ipc_text text;
+};
+
+/* One of RESULT's rich_outputs. */
+struct ipc_rich {
+	char *mime_type;
+	/* The data: base64 text without whitespace for images, text, or any
+	 * JSON value for JSON types. Owned reference. */
+	struct json_object *data;
+};
+
+/* RESULT's error. */
+struct ipc_exec_error {
+	/* The exception's name, or the worker's own: Busy, TimeoutError,
+	 * KernelDied, MemoryLimitExceeded, OutputTooLarge, Cancelled, Aborted. */
+	struct ipc_text type;
+	struct ipc_text message;
+	struct ipc_text traceback; /* ANSI-free */
+};
+
+/* IPC_RESULT: the result of request id, in the shape of seed 003. */
+struct ipc_result {
+	int success;
+	struct ipc_text out; /* "stdout" */
+	struct ipc_text err; /* "stderr" */
+	struct ipc_rich *rich; /* "rich_outputs", n_rich of them */
+	size_t n_rich;
+	struct ipc_exec_error *error; /* NULL: null */
+	double execution_time;	      /* seconds */
+	/* This call ran in a fresh kernel because the previous one died:
+	 * variables were lost. */
+	int kernel_restarted;
+};
+
+/* IPC_KERNEL_DIED: the kernel died while idle. */
+struct ipc_kernel_died {
+	int pid;
+	int exit_code; /* when signal is 0 */
+	int signal;    /* 0: it exited */
+	struct ipc_text message;
+	int memory_limit_exceeded;
+};
+
+/* IPC_LOG: a log line of the worker. */
+struct ipc_log {
+	int priority; /* syslog's, 0..7 */
+	struct ipc_text message;
+};
+
+/* IPC_START_FAILED: the kernel could not be started; the worker exits. */
+struct ipc_start_failed {
+	struct ipc_text message;
+};
+
+/*
+ * Generic forms, for code that dispatches on the type (the fuzz harness):
+ * `msg` points to the struct of `type`. ipc_msg_size() is that struct's
+ * size, 0 for the messages without fields.
+ */
+size_t ipc_msg_size(unsigned type);
+/* Append the frame of msg to *out. 0, or -1 with *err (invalid or oversized). */
+int ipc_msg_encode(struct buf *out, unsigned type, uint32_t id, const void *msg,
+		   const char **err);
+/* Encode and write the frame (blocking). 0, or -1 with errno: EMSGSIZE
+ * (over IPC_MAX_PAYLOAD, nothing written), EINVAL (invalid), or write's. */
+int ipc_msg_send(int fd, unsigned type, uint32_t id, const void *msg);
+/* Decode frame f of `type` into *msg (zeroed first). 0, or -1 with err[IPC_ERR_LEN]. */
+int ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *err);
+/* Release what a decode put in *msg and zero it. */
+void ipc_msg_free(unsigned type, void *msg);
+
+/*
+ * The typed pairs, for each message NAME of type TYPE:
+ *   int  ipc_NAME_encode(struct buf *out, uint32_t id, const struct ipc_NAME *m,
+ *                        const char **err);
+ *   int  ipc_NAME_send(int fd, uint32_t id, const struct ipc_NAME *m);
+ *   int  ipc_NAME_decode(const struct ipc_msg *f, struct ipc_NAME *m, char *err);
+ *   void ipc_NAME_free(struct ipc_NAME *m);
+ * with the contracts of the generic forms above.
+ */
+#define IPC_MSG_CODEC(name, type)                                                              \
+	static inline int ipc_##name##_encode(struct buf *out, uint32_t id,                  \
+					      const struct ipc_##name *m, const char **err)  \
+	{                                                                                      \
+		return ipc_msg_encode(out, type, id, m, err);                                  \
+	}                                                                                      \
+	static inline int ipc_##name##_send(int fd, uint32_t id, const struct ipc_##name *m)   \
+	{                                                                                      \
+		return ipc_msg_send(fd, type, id, m);                                          \
+	}                                                                                      \
+	static inline int ipc_##name##_decode(const struct ipc_msg *f, struct ipc_##name *m,   \
+					      char *err)                                       \
+	{                                                                                      \
+		return ipc_msg_decode(f, type, m, err);                                        \
+	}                                                                                      \
+	static inline void ipc_##name##_free(struct ipc_##name *m)                             \
+	{                                                                                      \
+		ipc_msg_free(type, m);                                                         \
+	}
+
+IPC_MSG_CODEC(start, IPC_START)
+IPC_MSG_CODEC(execute, IPC_EXECUTE)
+IPC_MSG_CODEC(ready, IPC_READY)
+IPC_MSG_CODEC(output, IPC_OUTPUT)
+IPC_MSG_CODEC(result, IPC_RESULT)
+IPC_MSG_CODEC(kernel_died, IPC_KERNEL_DIED)
+IPC_MSG_CODEC(log, IPC_LOG)
+IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
+
+/* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN. */
+int ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, const char **err);
+int ipc_empty_send(int fd, unsigned type, uint32_t id);
+/* 0 if f is of `type` with an empty payload (or {}), else -1 with err. */
+int ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *err);
+
+/*
+ * The seed 003 result document (what RESULT's payload holds) for the
+ * supervisor's callers, who keep results as JSON. Caller owns it.
+ */
+struct json_object *ipc_result_json(const struct ipc_result *r);
+
+/*
+ * START's cgroup for a layout, to encode: *out points into l, name and
+ * ctl[] (the caller's), so it needs no freeing. Unusable controllers
+ * (version 0) are left out.
+ */
+void ipc_cgroup_from_layout(struct ipc_cgroup *out, struct ipc_cgroup_ctl ctl[CGROUP_NCTL],
+			    const struct cgroup_layout *l, const char *name);
+/* A decoded START cgroup as a layout (copied; caller frees with cgroup_layout_free). */
+void ipc_cgroup_to_layout(const struct ipc_cgroup *c, struct cgroup_layout *l);
+
+/* Text from a C string (borrowed), for filling structs to encode. */
+struct ipc_text ipc_text_of(const char *s);
+
+#endif

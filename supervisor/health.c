@@ -1,0 +1,37 @@
+/* health.c - see health.h. */
+#include "autoconf.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "health.h"
+#include "log.h"
+
+/* Guards `reason`. A leaf lock: held only to copy the string in or out. */
+static pthread_mutex_t health_lock = PTHREAD_MUTEX_INITIALIZER;
+static char reason[512]; /* "" when not degraded */
+
+void
+health_set_degraded(const char *why)
+{
+	pthread_mutex_lock(&health_lock);
+	int was = reason[0] != '\0';
+	if (why == NULL && was)
+		log_info("no longer degraded (was: %s)", reason);
+	else if (why && strcmp(why, reason) != 0)
+		log_warnx("degraded: %s", why);
+	snprintf(reason, sizeof(reason), "%s", why ? why : "");
+	pthread_mutex_unlock(&health_lock);
+}
+
+int
+health_degraded(char *why, size_t size)
+{
+	pthread_mutex_lock(&health_lock);
+	int degraded = reason[0] != '\0';
+	if (why && size)
+		snprintf(why, size, "%s", reason);
+	pthread_mutex_unlock(&health_lock);
+	return degraded;
+}

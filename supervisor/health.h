@@ -1,0 +1,22 @@
+/*
+ * health.h - what the daemon says about itself on /health and in the
+ * control socket's status: "ok", "starting", or "degraded" with a reason.
+ *
+ * Readable from any thread without pool_lock, so that /health answers
+ * while a lock holder is slow. The degraded reason is guarded by a lock of
+ * its own (a leaf: nothing else is taken while it is held).
+ */
+#ifndef SUPERVISOR_HEALTH_H
+#define SUPERVISOR_HEALTH_H
+
+#include <stddef.h>
+
+/* Say the daemon is degraded because of `why` (copied); NULL: it is not. */
+void health_set_degraded(const char *why);
+/*
+ * Nonzero while degraded, with the reason copied into why[size]. `why` may
+ * be NULL to ask only whether.
+ */
+int health_degraded(char *why, size_t size);
+
+#endif

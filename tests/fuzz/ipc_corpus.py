@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""ipc_corpus.py - write the seed corpus of fuzz_ipc (tests/fuzz/corpus/ipc).
+
+One valid frame of every message type, a few frames each decoder must
+refuse, and a stream of several frames. Rerun it when IPC_VERSION or a
+payload changes (it reads the version from common/ipc.h):
+
+    tests/fuzz/ipc_corpus.py
+"""
+import json
+import os
+import re
+import struct
+
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "..", "..", "common", "ipc.h")) as f:
+    VERSION = int(re.search(r"#define IPC_VERSION (\d+)", f.read()).group(1))
+TYPES = {"START": 1, "EXECUTE": 2, "INTERRUPT": 3, "RESTART_KERNEL": 4, "SHUTDOWN": 5,
+         "READY": 32, "OUTPUT": 33, "RESULT": 34, "KERNEL_DIED": 35, "LOG": 36,
+         "START_FAILED": 37}
+
+
+def frame(type_name, payload=None, version=None, req=1, raw=None):
+    body = raw if raw is not None else (
+        b"" if payload is None else json.dumps(payload, separators=(",", ":")).encode())
+    return struct.pack(">HHIII", version or VERSION, TYPES[type_name], 0, req, len(body)) + body
+
+
+START = {"argv": ["/env/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+         "env": {"PATH": "/env/bin:/usr/bin", "HOME": "/home/x"}, "cwd": "/state/sessions/ab",
+         "runtime_dir": "/run/k-ab", "allow_mime": ["text/plain", "image/png"],
+         "interrupt_mode": "signal", "startup_timeout_s": 60, "network_mode": "seccomp",
+         "uid": 61000, "gid": 61000,
+         "limits": {"memory_mb": 256, "pids": 64, "cpu": 0.5, "nofile": 256, "fsize_mb": 5},
+         "cgroup": {"name": "k-ab", "memory": {"version": 2, "parent": "/sys/fs/cgroup/k"}}}
+RESULT = {"success": False, "stdout": "1\n", "stderr": "",
+          "rich_outputs": [{"mime_type": "image/png", "data": "iVBORw0KGgo="},
+                           {"mime_type": "application/json", "data": {"a": [1, 2.5, None]}}],
+          "error": {"type": "ZeroDivisionError", "message": "division by zero",
+                    "traceback": "Traceback"},
+          "execution_time": 0.01, "kernel_restarted": True}
+seeds = {
+    "start": frame("START", START),
+    "execute": frame("EXECUTE", {"code": "print('hi\\u0000')", "timeout_s": 30, "silent": True,
+                                 "output_limit": 50000, "rich_limit": 5242880}),
+    "interrupt": frame("INTERRUPT"),
+    "restart-kernel": frame("RESTART_KERNEL", {}),
+    "shutdown": frame("SHUTDOWN"),
+    "ready": frame("READY", {"kernel_pid": 4242, "language": "python", "restarted": False}),
+    "output": frame("OUTPUT", {"name": "stdout", "text": "hi\n"}),
+    "result": frame("RESULT", RESULT),
+    "result-ok": frame("RESULT", dict(RESULT, success=True, rich_outputs=[], error=None)),
+    "kernel-died": frame("KERNEL_DIED", {"pid": 4242, "signal": 9, "message": "killed",
+                                         "memory_limit_exceeded": True}),
+    "log": frame("LOG", {"priority": 4, "message": "a warning"}),
+    "start-failed": frame("START_FAILED", {"message": "no user namespaces"}),
+    # refused: wrong version, missing field, out of bounds, junk, trailing bytes
+    "bad-version": frame("READY", {"kernel_pid": 5, "language": "p", "restarted": False},
+                         version=1),
+    "ready-empty": frame("READY"),
+    "ready-pid-string": frame("READY", {"kernel_pid": "5", "language": "p",
+                                        "restarted": False}),
+    "ready-pid-one": frame("READY", {"kernel_pid": 1, "language": "p", "restarted": False}),
+    "ready-junk": frame("READY", {"kernel_pid": 5, "language": "p", "restarted": False,
+                                  "extra": [1]}),
+    "log-trailing": frame("LOG", raw=b'{"priority":1,"message":"x"} junk'),
+    "shutdown-member": frame("SHUTDOWN", {"now": True}),
+    "stream": frame("READY", {"kernel_pid": 77, "language": "python", "restarted": False})
+    + frame("OUTPUT", {"name": "stderr", "text": "warn\n"}, req=2)
+    + frame("RESULT", dict(RESULT, error=None), req=2) + frame("LOG", {"priority": 7,
+                                                                       "message": "m"}),
+}
+out = os.path.join(here, "corpus", "ipc")
+os.makedirs(out, exist_ok=True)
+for name, data in seeds.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)

@@ -1,0 +1,160 @@
+/*
+ * mcp_stubs.c - what fuzz_mcp links instead of the pool, the sessions, the
+ * jobs and the tools that run code: mcp.c and tools.c are real, everything
+ * behind them answers from two fixed sessions and tools that only read
+ * their arguments. Reference counts are checked, so a request that leaks
+ * or over-drops a session reference is a finding.
+ */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "job.h"
+#include "mcp_stubs.h"
+#include "pool.h"
+#include "session.h"
+#include "tools.h"
+
+struct session stub_sessions[2] = {
+	{.id = STUB_SESSION_ID, .identity = "anonymous", .refs = 1},
+	{.id = STUB_OTHER_ID, .identity = "someone-else", .refs = 1},
+};
+static int sessions_created;
+
+void
+pool_lock(void)
+{
+}
+
+void
+pool_unlock(void)
+{
+}
+
+/* A fresh session each time: the first of the table, renamed. */
+struct session *
+session_create(const char *protocol_version, int max_sessions, const char **why)
+{
+	if (++sessions_created % 7 == 0) {
+		*why = "too many sessions (stub)";
+		return NULL;
+	}
+	stub_sessions[0].refs++;
+	snprintf(stub_sessions[0].protocol_version, sizeof(stub_sessions[0].protocol_version),
+		 "%s", protocol_version);
+	return &stub_sessions[0];
+}
+
+struct session *
+session_get(const char *id)
+{
+	for (int i = 0; i < 2; i++) {
+		if (strcmp(id, stub_sessions[i].id) == 0 && !stub_sessions[i].closed) {
+			stub_sessions[i].refs++;
+			return &stub_sessions[i];
+		}
+	}
+	return NULL;
+}
+
+void
+session_put(struct session *s)
+{
+	if (--s->refs < 1) {
+		fprintf(stderr, "mcp_stubs: session %s released more than it was taken\n", s->id);
+		abort();
+	}
+}
+
+void
+session_close(struct session *s)
+{
+	s->closed = 0; /* stays usable: the next input starts from the same state */
+}
+
+int
+session_may_use(const struct session *caller, const struct session *target)
+{
+	return strcmp(caller->identity, target->identity) == 0;
+}
+
+void
+stub_check_refs(void)
+{
+	for (int i = 0; i < 2; i++) {
+		if (stub_sessions[i].refs != 1) {
+			fprintf(stderr, "mcp_stubs: session %s holds %d references after a request\n",
+				stub_sessions[i].id, stub_sessions[i].refs);
+			abort();
+		}
+	}
+}
+
+struct job *
+job_find_request(const char *owner, struct json_object *request_id)
+{
+	return NULL;
+}
+
+void
+job_cancel(struct job *j)
+{
+	abort(); /* job_find_request never finds one */
+}
+
+void
+job_put(struct job *j)
+{
+	abort();
+}
+
+static void
+stub_describe(const struct config *cfg, struct json_object *tool)
+{
+	json_object_object_add(tool, "description", json_object_new_string("stub"));
+	json_object_object_add(tool, "inputSchema", tool_schema("{\"type\":\"object\"}"));
+}
+
+/*
+ * Read the arguments as the real tools do (code, timeout, the target
+ * session) and echo them; send one progress event when asked to.
+ */
+static struct json_object *
+stub_call(struct tool_call *tc)
+{
+	const char *code = tool_arg_string(tc, "code");
+	double seconds = tool_arg_timeout(tc);
+
+	if (seconds < 0)
+		return NULL;
+	struct session *target = tool_target_session(tc);
+	if (target == NULL)
+		return NULL;
+	session_put(target);
+	if (tc->progress && tc->progress(tc->io, 0.5, code ? code : "") == -1) {
+		tc->no_response = 1;
+		return NULL;
+	}
+	if (code && strcmp(code, "cancel") == 0) {
+		tc->no_response = 1;
+		return NULL;
+	}
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "stdout", json_object_new_string(code ? code : ""));
+	json_object_object_add(o, "timeout", json_object_new_double(seconds));
+	return tool_result(o, NULL, code && strcmp(code, "raise") == 0);
+}
+
+#define STUB_TOOL(var, format)                                                                    \
+	const struct tool var = {.name_format = format, .describe = stub_describe, .call = stub_call}
+STUB_TOOL(tool_execute, "execute_{name}_code");
+STUB_TOOL(tool_check_job, "{name}_check_job");
+STUB_TOOL(tool_cancel_job, "{name}_cancel_job");
+STUB_TOOL(tool_list_sessions, "{name}_list_sessions");
+STUB_TOOL(tool_inspect_session, "{name}_inspect_session");
+STUB_TOOL(tool_close_session, "{name}_close_session");
+STUB_TOOL(tool_parallel_execute, "{name}_parallel_execute");
+STUB_TOOL(tool_check_batch, "{name}_check_batch");

@@ -1,0 +1,547 @@
+/*
+ * test_ipc_msg.c - the typed IPC codec: a round trip of every message, and
+ * every kind of rejection (wrong type, missing field, wrong JSON type,
+ * out-of-bounds value, extra junk, rules between fields).
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ipc_msg.h"
+#include "xmalloc.h"
+
+/* A frame of `type` whose payload is json (NULL: empty), as the reader gives it. */
+static struct ipc_msg
+frame_of(unsigned type, const char *json)
+{
+	struct ipc_msg m = {.hdr = {IPC_VERSION, (uint16_t)type, 0, 7, 0}, .payload = NULL};
+
+	if (json) {
+		m.payload = json_tokener_parse(json);
+		ck_assert_msg(m.payload != NULL, "bad test JSON %s", json);
+	}
+	return m;
+}
+
+/*
+ * Encode msg, read the frame back as the reader does, decode it into `out`,
+ * encode that again: both frames must be the same bytes.
+ */
+static void
+roundtrip(unsigned type, const void *msg, void *out)
+{
+	struct buf a, b;
+	struct ipc_msg f;
+	const char *err = NULL;
+	char derr[IPC_ERR_LEN];
+
+	buf_init(&a);
+	buf_init(&b);
+	ck_assert_msg(ipc_msg_encode(&a, type, 42, msg, &err) == 0, "encode %s: %s",
+		      ipc_type_name(type), err);
+	ck_assert_int_eq(ipc_decode((unsigned char *)a.data, a.len, &f, &err), (ssize_t)a.len);
+	ck_assert_uint_eq(f.hdr.type, type);
+	ck_assert_uint_eq(f.hdr.id, 42);
+	ck_assert_msg(ipc_msg_decode(&f, type, out, derr) == 0, "decode: %s", derr);
+	ck_assert_int_eq(ipc_msg_encode(&b, type, 42, out, &err), 0);
+	ck_assert_uint_eq(a.len, b.len);
+	ck_assert_int_eq(memcmp(a.data, b.data, a.len), 0);
+	ipc_msg_clear(&f);
+	buf_free(&a);
+	buf_free(&b);
+}
+
+START_TEST(start_roundtrip)
+{
+	char *argv[] = {"/env/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}",
+			NULL};
+	char *env[] = {"PATH=/env/bin:/usr/bin", "EMPTY=", "EQ=a=b", NULL};
+	char *mime[] = {"text/plain", "image/png", NULL};
+	struct ipc_limits lim = {256, 64, 0.5, 200, 5};
+	struct cgroup_layout l = {.version = {2, 1, 0},
+				  .parent = {"/sys/fs/cgroup/d/kernels", "/sys/fs/cgroup/pids/x"}};
+	struct ipc_cgroup cg;
+	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
+	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
+			       IPC_INTERRUPT_MESSAGE, 30, IPC_NET_SECCOMP, 61000, 61001, &lim, &cg};
+	struct ipc_start out;
+	struct cgroup_layout back;
+
+	ipc_cgroup_from_layout(&cg, ctl, &l, "k-ab");
+	ck_assert_ptr_null(cg.cpu);
+	roundtrip(IPC_START, &in, &out);
+	ck_assert_str_eq(out.argv[4], "{connection_file}");
+	ck_assert_ptr_null(out.argv[5]);
+	ck_assert_str_eq(out.env[2], "EQ=a=b");
+	ck_assert_str_eq(out.env[1], "EMPTY=");
+	ck_assert_str_eq(out.cwd, "/state/sessions/ab");
+	ck_assert_str_eq(out.allow_mime[1], "image/png");
+	ck_assert_int_eq(out.interrupt_mode, IPC_INTERRUPT_MESSAGE);
+	ck_assert(out.startup_timeout_s == 30);
+	ck_assert_int_eq(out.network_mode, IPC_NET_SECCOMP);
+	ck_assert_uint_eq(out.uid, 61000);
+	ck_assert_uint_eq(out.gid, 61001);
+	ck_assert_uint_eq(out.limits->memory_mb, 256);
+	ck_assert(out.limits->cpu == 0.5);
+	ck_assert_str_eq(out.cgroup->name, "k-ab");
+	ipc_cgroup_to_layout(out.cgroup, &back);
+	ck_assert_int_eq(back.version[CGROUP_MEMORY], 2);
+	ck_assert_int_eq(back.version[CGROUP_PIDS], 1);
+	ck_assert_int_eq(back.version[CGROUP_CPU], 0);
+	ck_assert_str_eq(back.parent[CGROUP_PIDS], "/sys/fs/cgroup/pids/x");
+	cgroup_layout_free(&back);
+	ipc_start_free(&out);
+	ck_assert_ptr_null(out.argv); /* free zeroes */
+}
+END_TEST
+
+START_TEST(start_minimal_defaults)
+{
+	struct ipc_start st;
+	char err[IPC_ERR_LEN];
+	struct ipc_msg f = frame_of(IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\","
+					       " \"runtime_dir\": \"/r\"}");
+
+	ck_assert_int_eq(ipc_start_decode(&f, &st, err), 0);
+	ck_assert_ptr_null(st.allow_mime); /* absent: every MIME type */
+	ck_assert_ptr_nonnull(st.env);
+	ck_assert_ptr_null(st.env[0]);
+	ck_assert_int_eq(st.interrupt_mode, IPC_INTERRUPT_SIGNAL);
+	ck_assert_int_eq(st.network_mode, IPC_NET_INHERIT);
+	ck_assert_uint_eq(st.uid, 0);
+	ck_assert_ptr_null(st.limits);
+	ck_assert_ptr_null(st.cgroup);
+	ipc_start_free(&st);
+	ipc_msg_clear(&f);
+}
+END_TEST
+
+START_TEST(execute_roundtrip)
+{
+	struct ipc_text code = {"print('a\0b')", 12};
+	struct ipc_execute in = {code, 2.5, 1, 100, 4096}, out;
+
+	roundtrip(IPC_EXECUTE, &in, &out);
+	ck_assert_uint_eq(out.code.len, 12);
+	ck_assert_int_eq(memcmp(out.code.s, "print('a\0b')", 12), 0);
+	ck_assert(out.timeout_s == 2.5);
+	ck_assert_int_eq(out.silent, 1);
+	ck_assert_uint_eq(out.output_limit, 100);
+	ck_assert_uint_eq(out.rich_limit, 4096);
+	ipc_execute_free(&out);
+}
+END_TEST
+
+START_TEST(ready_roundtrip)
+{
+	struct ipc_ready in = {4242, "python", 1}, out;
+
+	roundtrip(IPC_READY, &in, &out);
+	ck_assert_int_eq(out.kernel_pid, 4242);
+	ck_assert_str_eq(out.language, "python");
+	ck_assert_int_eq(out.restarted, 1);
+	ipc_ready_free(&out);
+}
+END_TEST
+
+START_TEST(output_roundtrip)
+{
+	struct ipc_output in = {IPC_STDERR, {"x\0y\n", 4}}, out;
+
+	roundtrip(IPC_OUTPUT, &in, &out);
+	ck_assert_int_eq(out.name, IPC_STDERR);
+	ck_assert_uint_eq(out.text.len, 4);
+	ck_assert_int_eq(memcmp(out.text.s, "x\0y\n", 4), 0);
+	ipc_output_free(&out);
+}
+END_TEST
+
+START_TEST(result_roundtrip)
+{
+	struct ipc_rich rich[2] = {
+		{"image/png", json_object_new_string("iVBORw0KGgo=")},
+		{"application/json", json_tokener_parse("{\"a\": [1, 2]}")},
+	};
+	struct ipc_exec_error e = {ipc_text_of("ZeroDivisionError"),
+				   ipc_text_of("division by zero"), ipc_text_of("Traceback...")};
+	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1};
+	struct ipc_result out;
+
+	roundtrip(IPC_RESULT, &in, &out);
+	ck_assert_int_eq(out.success, 0);
+	ck_assert_str_eq(out.out.s, "out\n");
+	ck_assert_uint_eq(out.err.len, 0);
+	ck_assert_uint_eq(out.n_rich, 2);
+	ck_assert_str_eq(out.rich[0].mime_type, "image/png");
+	ck_assert_str_eq(json_object_get_string(out.rich[0].data), "iVBORw0KGgo=");
+	ck_assert_int_eq(json_object_get_int(json_object_array_get_idx(
+				 json_object_object_get(out.rich[1].data, "a"), 1)),
+			 2);
+	ck_assert_str_eq(out.error->type.s, "ZeroDivisionError");
+	ck_assert(out.execution_time == 0.25);
+	ck_assert_int_eq(out.kernel_restarted, 1);
+
+	/* The supervisor's document: seed 003's keys, error null when none. */
+	struct json_object *doc = ipc_result_json(&out);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(
+				 json_object_object_get(doc, "error"), "message")),
+			 "division by zero");
+	json_object_put(doc);
+	ipc_result_free(&out);
+
+	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0};
+	roundtrip(IPC_RESULT, &ok, &out);
+	ck_assert_ptr_null(out.error);
+	ck_assert_uint_eq(out.n_rich, 0);
+	doc = ipc_result_json(&out);
+	ck_assert_str_eq(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN),
+			 "{\"success\":true,\"stdout\":\"2\\n\",\"stderr\":\"\","
+			 "\"rich_outputs\":[],\"error\":null,\"execution_time\":0.0,"
+			 "\"kernel_restarted\":false}");
+	json_object_put(doc);
+	ipc_result_free(&out);
+	json_object_put(rich[0].data);
+	json_object_put(rich[1].data);
+}
+END_TEST
+
+START_TEST(small_messages_roundtrip)
+{
+	struct ipc_kernel_died kd = {.pid = 99, .signal = 9, .message = ipc_text_of("killed"),
+				     .memory_limit_exceeded = 1};
+	struct ipc_kernel_died kd2 = {.pid = 99, .exit_code = 3, .message = ipc_text_of("exit")};
+	struct ipc_log lg = {4, ipc_text_of("a warning")};
+	struct ipc_start_failed sf = {ipc_text_of("no user namespaces")};
+	union {
+		struct ipc_kernel_died kd;
+		struct ipc_log lg;
+		struct ipc_start_failed sf;
+	} out;
+
+	roundtrip(IPC_KERNEL_DIED, &kd, &out.kd);
+	ck_assert_int_eq(out.kd.signal, 9);
+	ck_assert_int_eq(out.kd.exit_code, 0);
+	ck_assert_int_eq(out.kd.memory_limit_exceeded, 1);
+	ipc_kernel_died_free(&out.kd);
+	roundtrip(IPC_KERNEL_DIED, &kd2, &out.kd);
+	ck_assert_int_eq(out.kd.exit_code, 3);
+	ck_assert_int_eq(out.kd.signal, 0);
+	ipc_kernel_died_free(&out.kd);
+	roundtrip(IPC_LOG, &lg, &out.lg);
+	ck_assert_int_eq(out.lg.priority, 4);
+	ck_assert_str_eq(out.lg.message.s, "a warning");
+	ipc_log_free(&out.lg);
+	roundtrip(IPC_START_FAILED, &sf, &out.sf);
+	ck_assert_str_eq(out.sf.message.s, "no user namespaces");
+	ipc_start_failed_free(&out.sf);
+}
+END_TEST
+
+START_TEST(empty_messages)
+{
+	static const unsigned types[] = {IPC_INTERRUPT, IPC_RESTART_KERNEL, IPC_SHUTDOWN};
+	char err[IPC_ERR_LEN];
+	const char *e;
+
+	for (size_t i = 0; i < 3; i++) {
+		struct buf b;
+		struct ipc_msg f;
+		buf_init(&b);
+		ck_assert_int_eq(ipc_empty_encode(&b, types[i], 5, &e), 0);
+		ck_assert_uint_eq(b.len, IPC_HDR_LEN);
+		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &f, &e), IPC_HDR_LEN);
+		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err), 0);
+		buf_free(&b);
+		f = frame_of(types[i], "{}");
+		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err), 0);
+		ipc_msg_clear(&f);
+		f = frame_of(types[i], "{\"junk\": 1}");
+		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err), -1);
+		ck_assert(strstr(err, "takes no members") != NULL);
+		ipc_msg_clear(&f);
+		ck_assert_uint_eq(ipc_msg_size(types[i]), 0);
+	}
+	struct buf b;
+	buf_init(&b);
+	ck_assert_int_eq(ipc_empty_encode(&b, IPC_READY, 1, &e), -1);
+	ck_assert_uint_eq(b.len, 0);
+	buf_free(&b);
+}
+END_TEST
+
+/* type, payload (NULL: none), what the complaint must contain */
+static const struct {
+	unsigned type;
+	const char *json, *want;
+} rejected[] = {
+	/* no payload, or not an object */
+	{IPC_READY, NULL, "READY: empty payload"},
+	/* missing fields */
+	{IPC_READY, "{\"language\": \"python\", \"restarted\": false}",
+	 "READY: kernel_pid: is missing"},
+	{IPC_START, "{\"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}", "START: argv: is missing"},
+	{IPC_START, "{\"argv\": [\"k\"], \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
+	 "START: env: is missing"},
+	{IPC_EXECUTE, "{\"timeout_s\": 1}", "EXECUTE: code: is missing"},
+	{IPC_EXECUTE, "{\"code\": \"1\"}", "EXECUTE: timeout_s: is missing"},
+	{IPC_OUTPUT, "{\"text\": \"x\"}", "OUTPUT: name: is missing"},
+	{IPC_RESULT, "{\"success\": true, \"stderr\": \"\", \"rich_outputs\": [], \"error\": null,"
+		     " \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: stdout: is missing"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: error: is missing"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\":"
+		     " [{\"mime_type\": \"text/plain\"}], \"error\": null, \"execution_time\": 0,"
+		     " \"kernel_restarted\": false}",
+	 "RESULT: rich_outputs[0].data: is missing"},
+	{IPC_RESULT, "{\"success\": false, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": {\"type\": \"E\", \"message\": \"m\"}, \"execution_time\": 0,"
+		     " \"kernel_restarted\": false}",
+	 "RESULT: error.traceback: is missing"},
+	{IPC_KERNEL_DIED, "{\"pid\": 5}", "KERNEL_DIED: message: is missing"},
+	{IPC_LOG, "{\"message\": \"x\"}", "LOG: priority: is missing"},
+	{IPC_START_FAILED, "{}", "START_FAILED: message: is missing"},
+	/* wrong JSON types */
+	{IPC_READY, "{\"kernel_pid\": \"123\", \"language\": \"p\", \"restarted\": false}",
+	 "READY: kernel_pid: must be an integer in [2, 2147483647]"},
+	{IPC_READY, "{\"kernel_pid\": 12.5, \"language\": \"p\", \"restarted\": false}",
+	 "kernel_pid: must be an integer"},
+	{IPC_READY, "{\"kernel_pid\": 12, \"language\": 5, \"restarted\": false}",
+	 "READY: language: it must be a string"},
+	{IPC_READY, "{\"kernel_pid\": 12, \"language\": \"p\", \"restarted\": 1}",
+	 "READY: restarted: must be true or false"},
+	{IPC_RESULT, "{\"success\": \"yes\", \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": null, \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: success: must be true or false"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": 1, \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": null, \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: stdout: must be a string"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": {},"
+		     " \"error\": null, \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: rich_outputs: must be an array of objects"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": \"boom\", \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: error: must be a JSON object"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\":"
+		     " [{\"mime_type\": \"a/b\", \"data\": null}], \"error\": null,"
+		     " \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: rich_outputs[0].data: must not be null"},
+	{IPC_START, "{\"argv\": \"k\", \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
+	 "START: argv: must be an array of strings"},
+	{IPC_START, "{\"argv\": [1], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
+	 "START: argv: each item must be a string"},
+	{IPC_START, "{\"argv\": [], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
+	 "START: argv: must not be empty"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": [], \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
+	 "START: env: must be an object of strings"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {\"A\": 1}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
+	 "START: env: each value must be a string"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {\"A=B\": \"1\"}, \"cwd\": \"/c\","
+		    " \"runtime_dir\": \"/r\"}",
+	 "START: env: names must be non-empty, without '='"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"allow_mime\": [null]}",
+	 "START: allow_mime: each item must be a string"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"interrupt_mode\": \"kill\"}",
+	 "START: interrupt_mode: must be one of \"signal\", \"message\""},
+	{IPC_OUTPUT, "{\"name\": \"stdin\", \"text\": \"x\"}",
+	 "OUTPUT: name: must be one of \"stdout\", \"stderr\""},
+	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": \"5\"}", "EXECUTE: timeout_s: must be a number"},
+	/* out of bounds, and strings that break their rules */
+	{IPC_READY, "{\"kernel_pid\": 1, \"language\": \"p\", \"restarted\": false}",
+	 "READY: kernel_pid: must be an integer in [2, 2147483647]"},
+	{IPC_READY, "{\"kernel_pid\": -5, \"language\": \"p\", \"restarted\": false}",
+	 "kernel_pid: must be an integer in"},
+	{IPC_READY, "{\"kernel_pid\": 2147483648, \"language\": \"p\", \"restarted\": false}",
+	 "kernel_pid: must be an integer in"},
+	{IPC_READY, "{\"kernel_pid\": 99999999999999999999999, \"language\": \"p\","
+		    " \"restarted\": false}",
+	 "kernel_pid: must be an integer in"},
+	{IPC_LOG, "{\"priority\": 8, \"message\": \"x\"}", "LOG: priority: must be an integer in [0, 7]"},
+	{IPC_LOG, "{\"priority\": -1, \"message\": \"x\"}", "LOG: priority: must be an integer in"},
+	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": -1}",
+	 "EXECUTE: timeout_s: must be a number in [0, 1e+09]"},
+	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": 1e300}", "EXECUTE: timeout_s: must be a number"},
+	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": 1, \"output_limit\": -1}",
+	 "EXECUTE: output_limit: must be an integer in [0, 2147483647]"},
+	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": 1, \"rich_limit\": 1099511627776}",
+	 "EXECUTE: rich_limit: must be an integer in"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": null, \"execution_time\": -0.5, \"kernel_restarted\": false}",
+	 "RESULT: execution_time: must be a number in [0, 1e+09]"},
+	{IPC_KERNEL_DIED, "{\"pid\": 5, \"exit_code\": 256, \"message\": \"x\"}",
+	 "KERNEL_DIED: exit_code: must be an integer in [0, 255]"},
+	{IPC_KERNEL_DIED, "{\"pid\": 5, \"signal\": 0, \"message\": \"x\"}",
+	 "KERNEL_DIED: signal: must be an integer in [1, 127]"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"uid\": 0, \"gid\": 0}",
+	 "START: uid: must be an integer in [1, 4294967294]"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"uid\": 4294967296, \"gid\": 5}",
+	 "START: uid: must be an integer in"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"limits\": {\"pids\": 4194305}}",
+	 "START: limits.pids: must be an integer in [0, 4194304]"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"startup_timeout_s\": 1e6}",
+	 "START: startup_timeout_s: must be a number in [0, 86400]"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"rel\", \"runtime_dir\": \"/r\"}",
+	 "START: cwd: must be an absolute path"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/a\\u0000b\", \"runtime_dir\": \"/r\"}",
+	 "START: cwd: it holds a NUL character"},
+	{IPC_START, "{\"argv\": [\"k\\u0000\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
+	 "START: argv: each item holds a NUL character"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"cgroup\": {\"name\": \"..\"}}",
+	 "START: cgroup.name: must be one path component of [A-Za-z0-9._-]"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"cgroup\": {\"name\": \"k-1\", \"memory\": {\"version\": 3, \"parent\": \"/p\"}}}",
+	 "START: cgroup.memory.version: must be an integer in [1, 2]"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"cgroup\": {\"name\": \"k-1\", \"pids\": {\"version\": 1, \"parent\": \"p\"}}}",
+	 "START: cgroup.pids.parent: must be an absolute path"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\":"
+		     " [{\"mime_type\": \"\", \"data\": \"x\"}], \"error\": null,"
+		     " \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: rich_outputs[0].mime_type: must not be empty"},
+	/* extra junk: members no table names, at any depth */
+	{IPC_READY, "{\"kernel_pid\": 12, \"language\": \"p\", \"restarted\": false, \"pgid\": 1}",
+	 "READY: unknown member \"pgid\""},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"limits\": {\"swap_mb\": 1}}",
+	 "START: limits: unknown member \"swap_mb\""},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\":"
+		     " [{\"mime_type\": \"a/b\", \"data\": \"x\", \"meta\": {}}], \"error\": null,"
+		     " \"execution_time\": 0, \"kernel_restarted\": false}",
+	 "RESULT: rich_outputs[0]: unknown member \"meta\""},
+	/* rules between fields */
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"uid\": 1000}",
+	 "START: uid and gid must come together"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"limits\": {\"memory_mb\": 100}}",
+	 "START: limits.memory_mb, pids and cpu need a cgroup layout"},
+	{IPC_KERNEL_DIED, "{\"pid\": 5, \"exit_code\": 1, \"signal\": 9, \"message\": \"x\"}",
+	 "KERNEL_DIED: exit_code and signal exclude each other"},
+};
+
+START_TEST(rejections)
+{
+	unsigned char buf[4096];
+	char err[IPC_ERR_LEN];
+
+	for (size_t i = 0; i < sizeof(rejected) / sizeof(rejected[0]); i++) {
+		struct ipc_msg f = frame_of(rejected[i].type, rejected[i].json);
+		/* A failed decode leaves nothing to free, but freeing is allowed. */
+		memset(buf, 0xa5, sizeof(buf));
+		ck_assert_uint_le(ipc_msg_size(rejected[i].type), sizeof(buf));
+		err[0] = '\0';
+		int rc = ipc_msg_decode(&f, rejected[i].type, buf, err);
+		ck_assert_msg(rc == -1 && strstr(err, rejected[i].want) != NULL,
+			      "case %zu %s: want \"%s\", got %s \"%s\"", i,
+			      rejected[i].json ? rejected[i].json : "(empty)", rejected[i].want,
+			      rc == 0 ? "accepted" : "", err);
+		ipc_msg_free(rejected[i].type, buf);
+		ipc_msg_clear(&f);
+	}
+}
+END_TEST
+
+START_TEST(wrong_type)
+{
+	struct ipc_start st;
+	struct ipc_ready r;
+	char err[IPC_ERR_LEN];
+	struct ipc_msg f = frame_of(IPC_READY, "{\"kernel_pid\": 12, \"language\": \"p\","
+					       " \"restarted\": false}");
+
+	ck_assert_int_eq(ipc_start_decode(&f, &st, err), -1);
+	ck_assert_str_eq(err, "expected START, got READY");
+	ck_assert_int_eq(ipc_empty_decode(&f, IPC_SHUTDOWN, err), -1);
+	ck_assert_str_eq(err, "expected SHUTDOWN, got READY");
+	ck_assert_int_eq(ipc_ready_decode(&f, &r, err), 0);
+	ipc_ready_free(&r);
+	ipc_msg_clear(&f);
+}
+END_TEST
+
+START_TEST(encode_refusals)
+{
+	struct buf b;
+	const char *err;
+	char *argv[] = {"k", NULL};
+	char *bad_env[] = {"NOEQUALS", NULL};
+	char *env[] = {NULL};
+	struct ipc_start st = {.argv = argv, .env = bad_env, .cwd = "/c", .runtime_dir = "/r"};
+	struct ipc_output o = {(enum ipc_stream)7, {"x", 1}};
+	struct ipc_ready r = {12, NULL, 0};
+
+	buf_init(&b);
+	ck_assert_int_eq(ipc_start_encode(&b, 1, &st, &err), -1);
+	ck_assert_str_eq(err, "an env entry is not NAME=value");
+	st.env = env;
+	st.uid = 1000; /* without gid */
+	ck_assert_int_eq(ipc_start_encode(&b, 1, &st, &err), -1);
+	ck_assert_str_eq(err, "uid and gid must come together");
+	ck_assert_int_eq(ipc_output_encode(&b, 1, &o, &err), -1);
+	ck_assert_str_eq(err, "an enum field is out of range");
+	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, &err), -1);
+	ck_assert_str_eq(err, "a required field is missing");
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0};
+	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, &err), -1);
+	ck_assert_str_eq(err, "a number is out of its bounds");
+	ck_assert_uint_eq(b.len, 0); /* nothing half-written */
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(oversized_send)
+{
+	int sv[2];
+	size_t len = IPC_MAX_PAYLOAD + 1;
+	struct ipc_output o = {IPC_STDOUT, {xmalloc(len + 1), len}};
+
+	memset(o.text.s, 'a', len);
+	o.text.s[len] = '\0';
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(ipc_output_send(sv[0], 1, &o), -1);
+	ck_assert_int_eq(errno, EMSGSIZE);
+	free(o.text.s);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("ipc_msg");
+	TCase *tc = tcase_create("codec");
+
+	tcase_add_test(tc, start_roundtrip);
+	tcase_add_test(tc, start_minimal_defaults);
+	tcase_add_test(tc, execute_roundtrip);
+	tcase_add_test(tc, ready_roundtrip);
+	tcase_add_test(tc, output_roundtrip);
+	tcase_add_test(tc, result_roundtrip);
+	tcase_add_test(tc, small_messages_roundtrip);
+	tcase_add_test(tc, empty_messages);
+	tcase_add_test(tc, rejections);
+	tcase_add_test(tc, wrong_type);
+	tcase_add_test(tc, encode_refusals);
+	tcase_add_test(tc, oversized_send);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
