@@ -422,6 +422,7 @@ static const struct config_key asset_fields[] = {
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const net_modes[] = {"inherit", "isolated", "seccomp", NULL};
+static const char *const histories[] = {"memory", "none", "disk", NULL};
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
 
@@ -576,6 +577,10 @@ static const struct config_key keys[] = {
 	 .doc = "User the daemon runs as after start-up when started as root; empty: stay."},
 	{.name = "group", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(group),
 	 .doc = "Group the daemon runs as with user; empty: the user's login group."},
+	{.name = "control_group", .kind = CFG_STRING, .def = "", .group = "Daemon",
+	 FIELD(control_group),
+	 .doc = "Group whose members may use the control socket besides root; never a "
+		"kernel's."},
 
 	/* Isolation */
 	{.name = "kernel_network_mode", .kind = CFG_ENUM, .def = "inherit", .group = "Isolation",
@@ -603,6 +608,10 @@ static const struct config_key keys[] = {
 	{.name = "limits.required", .kind = CFG_BOOL, .def = "false", .group = "Isolation",
 	 FIELD(limits_required),
 	 .doc = "Refuse to start when a configured limit cannot be enforced on this host."},
+	{.name = "kernel_history", .kind = CFG_ENUM, .def = "memory", .group = "Isolation",
+	 FIELD(kernel_history), .choices = histories,
+	 .doc = "IPython history: memory (this kernel only), none, or disk (the session's "
+		"HOME)."},
 
 	{.name = NULL},
 };

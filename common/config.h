@@ -29,6 +29,13 @@ enum net_mode {
 	NET_SECCOMP,
 };
 
+/* Where a kernel keeps its IPython history (kernel_history). */
+enum kernel_history {
+	HISTORY_MEMORY,
+	HISTORY_NONE,
+	HISTORY_DISK,
+};
+
 struct strlist {
 	char **v;
 	size_t n;
@@ -128,6 +135,8 @@ struct config {
 	int limits_required;		 /* refuse to start if one cannot be enforced */
 	char *user;			 /* run as this user when started as root */
 	char *group;
+	char *control_group;		 /* may use the control socket; "": none */
+	enum kernel_history kernel_history;
 };
 
 /* What a key holds, for the table and the documentation checks. */

@@ -2,8 +2,10 @@
  * control.c - the client side of the daemon's control socket.
  *
  * The protocol is one line of JSON each way: we send a request, the daemon
- * answers one line and closes. The socket is mode 0600 in runtime_dir, so
- * only root (or the daemon's user) gets this far; others get EACCES.
+ * answers one line and closes. The socket is in runtime_dir/control, a
+ * directory of root's (or the daemon's user's) that only they and
+ * control_group may enter; the daemon then checks the caller's uid and
+ * answers {"error": ...} to anyone else.
  */
 #include "autoconf.h"
 

@@ -68,7 +68,7 @@ ctl_socket_path(struct ctl *c)
 		return c->socket_path;
 	if ((cfg = ctl_config(c)) == NULL)
 		return NULL;
-	c->owned_socket_path = xasprintf("%s/codeexecd.sock", cfg->runtime_dir);
+	c->owned_socket_path = xasprintf("%s/control/codeexecd.sock", cfg->runtime_dir);
 	return c->owned_socket_path;
 }
 

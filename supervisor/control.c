@@ -2,7 +2,10 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +18,11 @@
 #include "buf.h"
 #include "config.h"
 #include "control.h"
+#include "fsutil.h"
 #include "health.h"
 #include "log.h"
 #include "pool.h"
+#include "privdrop.h"
 #include "session.h"
 #include "xmalloc.h"
 
@@ -25,9 +30,107 @@
 #define CONTROL_READ_MS 1000
 #define CONTROL_MAX_LINE 4096
 
+#define CONTROL_MAX_GROUPS 256
+
 static const struct config *cfg;
+static char sock_dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static time_t started;
+
+/*
+ * Who may use the socket, fixed at start-up. Kernels run under
+ * kernel_uid_range or, without it, under the daemon's own uid and gid:
+ * none of those ids may ever be let in.
+ */
+static uid_t daemon_uid;		/* ours once privileges are dropped */
+static gid_t kernel_gid;		/* without kernel_uid_range */
+static int admin_ok;			/* daemon_uid is no kernel's uid */
+static gid_t control_gid = (gid_t)-1;	/* control_group, or -1 */
+
+/* Nonzero if a kernel may run under uid (or, as a group, gid). */
+static int
+kernel_id(unsigned id, int is_gid)
+{
+	if (cfg->kernel_uid_first != 0)
+		return id >= cfg->kernel_uid_first && id <= cfg->kernel_uid_last;
+	return is_gid ? id == kernel_gid : id == daemon_uid;
+}
+
+/* Work out daemon_uid, kernel_gid, admin_ok and control_gid; fatal on a bad control_group. */
+static void
+control_identities(void)
+{
+	char err[512];
+	uid_t uid;
+	gid_t gid;
+
+	if (privdrop_lookup(cfg, &uid, &gid, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	daemon_uid = geteuid() == 0 && uid != (uid_t)-1 ? uid : geteuid();
+	kernel_gid = geteuid() == 0 && uid != (uid_t)-1 ? gid : getegid();
+	admin_ok = daemon_uid != 0 && !kernel_id(daemon_uid, 0);
+	if (cfg->control_group == NULL || cfg->control_group[0] == '\0')
+		return;
+	struct group *gr = getgrnam(cfg->control_group);
+	if (gr == NULL)
+		fatalx("control_group %s: no such group", cfg->control_group);
+	if (kernel_id(gr->gr_gid, 1))
+		fatalx("control_group %s (gid %d) is a group kernels run as: choose a group of "
+		       "operators only",
+		       cfg->control_group, (int)gr->gr_gid);
+	control_gid = gr->gr_gid;
+}
+
+/*
+ * runtime_dir/control, 0700 (0750 with control_group's gid), so that
+ * kernels of other ids cannot reach the socket at all. Made before
+ * privileges are dropped: with `user` it stays root's, so even kernels
+ * sharing the daemon's uid cannot enter, rename or replace it; only when
+ * no kernel has the daemon's uid is it given to that uid.
+ */
+static int
+make_control_dir(void)
+{
+	mode_t mode = control_gid != (gid_t)-1 ? 0750 : 0700;
+	uid_t owner = admin_ok && geteuid() == 0 ? daemon_uid : geteuid();
+	struct stat st;
+
+	for (int attempt = 0;; attempt++) {
+		if (mkdir(sock_dir, mode) == -1 && errno != EEXIST) {
+			log_warn("mkdir %s", sock_dir);
+			return -1;
+		}
+		if (lstat(sock_dir, &st) == -1) {
+			log_warn("stat %s", sock_dir);
+			return -1;
+		}
+		if (S_ISDIR(st.st_mode) && (st.st_uid == owner || st.st_uid == geteuid()))
+			break;
+		/*
+		 * Left by a daemon of another configuration, or planted by a
+		 * kernel that owned runtime_dir: root starts afresh, once.
+		 */
+		if (attempt > 0 || geteuid() != 0 || fs_remove_tree(sock_dir) == -1) {
+			log_warnx("%s is not a directory of this daemon (uid %d); no control socket",
+				  sock_dir, (int)st.st_uid);
+			return -1;
+		}
+	}
+	int fd = open(sock_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 || fstat(fd, &st) == -1 || (st.st_uid != owner && st.st_uid != geteuid())) {
+		log_warn("open %s", sock_dir);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	int rc = 0;
+	if (fchown(fd, owner, control_gid) == -1 || fchmod(fd, mode) == -1) {
+		log_warn("chown/chmod %s", sock_dir);
+		rc = -1;
+	}
+	close(fd);
+	return rc;
+}
 
 int
 control_open(const struct config *c)
@@ -37,12 +140,17 @@ control_open(const struct config *c)
 
 	cfg = c;
 	started = time(NULL);
-	if ((size_t)snprintf(sock_path, sizeof(sock_path), "%s/codeexecd.sock", c->runtime_dir) >=
-	    sizeof(sock_path)) {
+	control_identities();
+	if ((size_t)snprintf(sock_dir, sizeof(sock_dir), "%s/control", c->runtime_dir) >=
+		    sizeof(sock_dir) ||
+	    (size_t)snprintf(sock_path, sizeof(sock_path), "%s/codeexecd.sock", sock_dir) >=
+		    sizeof(sock_path)) {
 		log_warnx("control socket path under %s is too long; no control socket",
 			  c->runtime_dir);
 		return -1;
 	}
+	if (make_control_dir() == -1)
+		return -1;
 	memcpy(sun.sun_path, sock_path, sizeof(sock_path));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1) {
 		log_warn("control socket");
@@ -52,6 +160,10 @@ control_open(const struct config *c)
 	mode_t old = umask(0177);
 	int rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
+	uid_t owner = admin_ok && geteuid() == 0 ? daemon_uid : geteuid();
+	if (rc == 0 && (chown(sock_path, owner, control_gid) == -1 ||
+			(control_gid != (gid_t)-1 && chmod(sock_path, 0660) == -1)))
+		rc = -1;
 	if (rc == -1 || listen(fd, 8) == -1) {
 		log_warn("control socket %s", sock_path);
 		close(fd);
@@ -64,7 +176,12 @@ int
 control_present(void)
 {
 	struct stat st;
-	return sock_path[0] && lstat(sock_path, &st) == 0 && S_ISSOCK(st.st_mode);
+	if (sock_path[0] == '\0')
+		return 0;
+	/* Made as root before the drop, its directory is closed to us now: there. */
+	if (lstat(sock_path, &st) == -1)
+		return errno == EACCES;
+	return S_ISSOCK(st.st_mode);
 }
 
 void
@@ -156,38 +273,48 @@ read_line(int fd, struct buf *line)
 	return line->len > 0 ? 0 : -1;
 }
 
+/* Nonzero if uid is a member of control_group (login or supplementary group). */
+static int
+in_control_group(uid_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char text[4096];
+	gid_t groups[CONTROL_MAX_GROUPS];
+	int n = CONTROL_MAX_GROUPS;
+
+	if (control_gid == (gid_t)-1 || getpwuid_r(uid, &pw, text, sizeof(text), &res) != 0 ||
+	    res == NULL)
+		return 0;
+	if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) == -1)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == control_gid)
+			return 1;
+	return 0;
+}
+
 /*
- * Nonzero if the peer on `fd` descends from this daemon: a kernel, or
- * something a kernel started, sharing the daemon's identity by default.
- * Those may not steer the daemon. (A kernel process that detaches itself
- * escapes this check; only kernel_uid_range keeps such code out for good.)
+ * Whether the peer on `fd` may steer the daemon, by its uid alone
+ * (SO_PEERCRED): root; the daemon's own uid when no kernel has it; a member
+ * of control_group. A uid a kernel may run under never, whatever its
+ * groups and however it was started (a detached kernel child included).
+ * The peer's uid goes to *uid (-1 if unknown).
  */
 static int
-peer_is_ours(int fd)
+peer_allowed(int fd, uid_t *uid)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
+	*uid = (uid_t)-1;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return 0;
+	*uid = cred.uid;
+	if (cred.uid == 0)
 		return 1;
-	for (pid_t pid = cred.pid; pid > 1;) {
-		char path[64], line[512];
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		FILE *f = fopen(path, "re");
-		if (f == NULL)
-			return 0;
-		char *ok = fgets(line, sizeof(line), f);
-		fclose(f);
-		/* Field 4, after the parenthesized name, is the parent's pid. */
-		char *paren = ok ? strrchr(line, ')') : NULL;
-		int ppid;
-		if (paren == NULL || sscanf(paren + 2, "%*c %d", &ppid) != 1)
-			return 0;
-		if (ppid == getpid())
-			return 1;
-		pid = ppid;
-	}
-	return 0;
+	if (kernel_id(cred.uid, 0))
+		return 0;
+	return (cred.uid == daemon_uid && admin_ok) || in_control_group(cred.uid);
 }
 
 void
@@ -203,11 +330,16 @@ control_accept(int lfd)
 		return;
 	}
 	buf_init(&line);
-	if (peer_is_ours(fd)) {
-		log_warnx("control socket: refused a process started by this daemon");
+	uid_t uid;
+	if (!peer_allowed(fd, &uid)) {
+		log_warnx("control socket: refused uid %d (only root, control_group, and the "
+			  "daemon's user when kernels do not share it)",
+			  (int)uid);
 		answer = json_object_new_object();
 		json_object_object_add(answer, "error",
-				       json_object_new_string("not from a kernel"));
+				       json_object_new_string(
+					       "not allowed: only root, members of control_group, "
+					       "and the daemon's user when kernels do not share it"));
 	} else if (read_line(fd, &line) == 0 && (req = json_tokener_parse(line.data)) != NULL) {
 		pool_lock();
 		answer = control_run(req);

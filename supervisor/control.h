@@ -1,10 +1,15 @@
 /*
- * control.h - the operator's control socket, runtime_dir/codeexecd.sock.
+ * control.h - the operator's control socket, runtime_dir/control/codeexecd.sock.
  *
- * A Unix stream socket, mode 0600, so only the daemon's user (and root)
- * may use it. A client sends one line of JSON and gets one line back:
+ * A client sends one line of JSON and gets one line back:
  * {"cmd":"status"}, {"cmd":"sessions"}, {"cmd":"close","session":ID}.
  * Served by the main loop, one short exchange at a time.
+ *
+ * Who may connect is decided by the peer's uid (SO_PEERCRED) only: root,
+ * members of control_group, and the daemon's own user when kernels do not
+ * share it (kernel_uid_range). A uid any kernel may run under is refused.
+ * The socket's directory is made before privileges are dropped, mode 0700
+ * (0750 for control_group), so kernels of other ids cannot even reach it.
  */
 #ifndef SUPERVISOR_CONTROL_H
 #define SUPERVISOR_CONTROL_H
@@ -13,7 +18,8 @@
 
 struct config;
 
-/* Create and listen on the socket. Returns its fd, or -1 (logged). */
+/* Create and listen on the socket, before privileges are dropped. Returns
+ * its fd, or -1 (logged); fatal when control_group is unusable. */
 int control_open(const struct config *cfg);
 /* Accept and answer one client of listening socket `fd`. Lock not held. */
 void control_accept(int fd);

@@ -81,12 +81,42 @@ kernel_env_build(const struct config *cfg)
 	} else {
 		put(env, "VIRTUAL_ENV", cfg->build_dir);
 	}
+	/* A .pth file in the user site directory would run in every kernel. */
+	put(env, "PYTHONNOUSERSITE", "1");
 	put(env, "MCP_ASSET_CACHE_DIR", cfg->asset_cache_dir);
 	/* Without authentication every caller is the same anonymous identity. */
 	put(env, "USER_IDENTITY", "anonymous");
 	for (size_t i = 0; i < cfg->kernel_environment.n; i++)
 		put(env, cfg->kernel_environment.keys[i], cfg->kernel_environment.values[i]);
 	return env;
+}
+
+void
+kernel_env_session(struct json_object *env, const char *workdir)
+{
+	put(env, "HOME", workdir);
+}
+
+struct json_object *
+kernel_env_argv(const struct config *cfg)
+{
+	/* IPython's HistoryManager options, per kernel_history. */
+	static const char *const history[] = {
+		[HISTORY_MEMORY] = "--HistoryManager.hist_file=:memory:",
+		[HISTORY_NONE] = "--HistoryManager.enabled=False",
+		[HISTORY_DISK] = NULL, /* the default: $HOME/.ipython/.../history.sqlite */
+	};
+	static const char *const fixed[] = {"-m", "ipykernel_launcher", "-f", "{connection_file}"};
+	struct json_object *argv = json_object_new_array();
+
+	char *python = kernel_env_python(cfg);
+	json_object_array_add(argv, json_object_new_string(python));
+	free(python);
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		json_object_array_add(argv, json_object_new_string(fixed[i]));
+	if (history[cfg->kernel_history])
+		json_object_array_add(argv, json_object_new_string(history[cfg->kernel_history]));
+	return argv;
 }
 
 struct json_object *

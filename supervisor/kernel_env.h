@@ -17,6 +17,17 @@ struct config;
 char *kernel_env_python(const struct config *cfg);
 /* The kernel's whole environment as {name: value}. Caller owns. */
 struct json_object *kernel_env_build(const struct config *cfg);
+/*
+ * The kernel's argv: the environment's interpreter running ipykernel on
+ * {connection_file}, with the history kernel_history asks for. Caller owns.
+ */
+struct json_object *kernel_env_argv(const struct config *cfg);
+/*
+ * Give env the session's own HOME, its working directory `workdir`: its
+ * IPython directory (startup files, history), Jupyter data and user site
+ * are the session's, never another's.
+ */
+void kernel_env_session(struct json_object *env, const char *workdir);
 /* The MIME types kept in rich_outputs (seed 003's allow list). Caller owns. */
 struct json_object *kernel_env_allow_mime(void);
 /* Home directory of the user the daemon runs as ("/" if it has none). Borrowed. */

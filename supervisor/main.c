@@ -101,6 +101,35 @@ check_network_boundary(const struct config *cfg)
 		  cfg->listen_host);
 }
 
+/*
+ * Kernels never run as root: started as root, the daemon needs `user` (an
+ * unprivileged account kernels share with it) or kernel_uid_range (one
+ * identity per kernel). Root kernels would own the shared environment and
+ * everything else.
+ */
+static void
+check_kernel_identity(const struct config *cfg)
+{
+	char err[512];
+	uid_t uid;
+	gid_t gid;
+
+	if (geteuid() != 0 || cfg->kernel_uid_first != 0)
+		return;
+	if (privdrop_lookup(cfg, &uid, &gid, err, sizeof(err)) == -1)
+		fatalx("%s (create it: useradd --system --home-dir %s --shell /usr/sbin/nologin %s)",
+		       err, cfg->state_dir, cfg->user);
+	if (uid == (uid_t)-1)
+		fatalx("started as root with neither user nor kernel_uid_range set in %s: kernels "
+		       "would run as root. Set user (user: codeexecd, after useradd --system "
+		       "codeexecd) or kernel_uid_range",
+		       cfg->file);
+	if (uid == 0)
+		fatalx("user %s is root: kernels would run as root. Set user to an unprivileged "
+		       "account, or set kernel_uid_range",
+		       cfg->user);
+}
+
 /* Create the state and runtime directories the daemon writes into. */
 static void
 make_directories(const struct config *cfg)
@@ -109,16 +138,20 @@ make_directories(const struct config *cfg)
 	char *sessions = xasprintf("%s/sessions", cfg->state_dir);
 
 	/*
-	 * Kernels under their own identities must reach their own directory
-	 * (each 0700) but not list the others: search permission only.
+	 * Kernels must reach their own directories (each 0700) but not list
+	 * the others, whose names would lead a kernel sharing their uid to
+	 * their files and sockets: search permission only.
 	 */
 	if (fs_mkdir_p(sessions, 0711, err, sizeof(err)) == -1 ||
-	    fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1)
+	    fs_mkdir_p(cfg->runtime_dir, 0711, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	struct stat st;
-	if (stat(sessions, &st) == 0 && (st.st_mode & 0777) != 0711 && st.st_uid == geteuid() &&
-	    chmod(sessions, 0711) == -1)
-		fatal("chmod %s", sessions);
+	const char *const unlisted[] = {sessions, cfg->runtime_dir};
+	for (size_t i = 0; i < 2; i++) {
+		struct stat st;
+		if (stat(unlisted[i], &st) == 0 && (st.st_mode & 0777) != 0711 &&
+		    st.st_uid == geteuid() && chmod(unlisted[i], 0711) == -1)
+			fatal("chmod %s", unlisted[i]);
+	}
 	free(sessions);
 }
 
@@ -324,7 +357,7 @@ watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile
 	}
 	if (!dir_ok)
 		log_warnx("runtime_dir %s has disappeared; making it again", cfg->runtime_dir);
-	if (fs_mkdir_p(cfg->runtime_dir, 0755, err, sizeof(err)) == -1) {
+	if (fs_mkdir_p(cfg->runtime_dir, 0711, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "runtime_dir is gone and cannot be made again: %s",
 			 err);
 		runtime_dir_degraded(why);
@@ -514,6 +547,8 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	check_network_boundary(&cfg);
+	if (!warm) /* --warm builds the environment only; no kernel runs */
+		check_kernel_identity(&cfg);
 	prctl(PR_SET_DUMPABLE, 0);
 	make_directories(&cfg);
 	if (envbuild_ensure(&cfg, warm, err, sizeof(err)) == -1)
@@ -535,9 +570,17 @@ main(int argc, char *argv[])
 	struct cgroup_layout layout;
 	int use_cgroups = setup_cgroups(&cfg, &layout);
 	remove_leftovers(&cfg, use_cgroups ? &layout : NULL);
+	/* As root still, so that kernels sharing our user cannot enter its directory. */
+	int control_fd = control_open(&cfg);
+	control_wanted = control_fd != -1;
 	/* Before any thread exists: capabilities are per thread. */
 	if (privdrop_apply(&cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
+	/* Workers start as the user we now are; the build tree may be closed to it. */
+	if (access(worker, X_OK) == -1)
+		fatal("worker %s cannot be executed by the daemon's user (install it with make "
+		      "install, or keep the build tree where that user can reach it)",
+		      worker);
 	install_signals();
 	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
 	mcp_init(&cfg);
@@ -546,8 +589,6 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	log_info("listening on %s:%d (MCP at /mcp)", cfg.listen_host, port);
 	pool_start();
-	int control_fd = control_open(&cfg);
-	control_wanted = control_fd != -1;
 	char *pidfile = write_pidfile(&cfg);
 	daemon_ready(ready_fd);
 

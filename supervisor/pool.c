@@ -255,7 +255,7 @@ env_strings(struct json_object *env)
 	return v;
 }
 
-/* The strings of a JSON array (kernel_env_allow_mime()) as a vector. Caller frees. */
+/* The strings of a JSON array (argv, allow_mime) as a vector. Caller frees. */
 static char **
 strings_of(struct json_object *a)
 {
@@ -277,9 +277,7 @@ send_start(struct worker *w)
 		[NET_ISOLATED] = IPC_NET_ISOLATED,
 		[NET_SECCOMP] = IPC_NET_SECCOMP,
 	};
-	char *python = kernel_env_python(cfg);
-	char *argv[] = {python, (char *)"-m", (char *)"ipykernel_launcher", (char *)"-f",
-			(char *)"{connection_file}", NULL};
+	struct json_object *argv = kernel_env_argv(cfg);
 	struct json_object *env = kernel_env_build(cfg);
 	struct json_object *mime = kernel_env_allow_mime();
 	/* A limit whose controller is unusable here (and not required) goes. */
@@ -293,11 +291,9 @@ send_start(struct worker *w)
 	struct ipc_cgroup cg;
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 
-	/* A kernel of its own identity cannot write the daemon's home. */
-	if (w->uid != 0)
-		json_object_object_add(env, "HOME", json_object_new_string(w->workdir));
+	kernel_env_session(env, w->workdir);
 	struct ipc_start st = {
-		.argv = argv,
+		.argv = strings_of(argv),
 		.env = env_strings(env),
 		.cwd = w->workdir,
 		.runtime_dir = w->rundir,
@@ -315,11 +311,12 @@ send_start(struct worker *w)
 	}
 	if (worker_send(w, IPC_START, 0, &st) == -1)
 		log_warn("send START to worker %d", (int)w->pid);
+	strv_free(st.argv);
 	strv_free(st.env);
 	strv_free(st.allow_mime);
+	json_object_put(argv);
 	json_object_put(env);
 	json_object_put(mime);
-	free(python);
 }
 
 /*

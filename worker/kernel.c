@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -64,9 +65,15 @@ kernel_runtime_remove(const char *dir)
 		log_warn("rmdir %s", dir);
 }
 
-/* Write the connection file for k with key `key`. 0, or -1 logged. */
+/*
+ * Write the connection file for k with key `key` into a memfd the kernel
+ * inherits (never a file by name: every kernel of the same uid could read
+ * it, and its path in argv, which all can read, named the runtime
+ * directory). Mode 0600 and owned by the kernel's identity, because
+ * ipykernel reopens it to write it back. 0, or -1 logged.
+ */
 static int
-write_connection_file(const struct kernel *k, const char *key)
+write_connection_file(struct kernel *k, const char *key)
 {
 	struct json_object *o = json_object_new_object();
 	size_t len;
@@ -84,11 +91,15 @@ write_connection_file(const struct kernel *k, const char *key)
 	json_object_object_add(o, "kernel_name", json_object_new_string(""));
 	const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY, &len);
 
-	if (unlink(k->conn_path) == -1 && errno != ENOENT)
-		log_warn("unlink %s", k->conn_path);
-	fd = open(k->conn_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = memfd_create("kernel.json", MFD_CLOEXEC);
 	if (fd == -1) {
-		log_warn("open %s", k->conn_path);
+		log_warn("memfd_create for the connection file");
+		goto out;
+	}
+	if (fchmod(fd, 0600) == -1 ||
+	    (k->sb && k->sb->has_id && fchown(fd, k->sb->uid, k->sb->gid) == -1)) {
+		log_warn("chmod/chown the connection file");
+		close(fd);
 		goto out;
 	}
 	for (size_t off = 0; off < len;) {
@@ -96,16 +107,15 @@ write_connection_file(const struct kernel *k, const char *key)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			log_warn("write %s", k->conn_path);
+			log_warn("write the connection file");
 			close(fd);
 			goto out;
 		}
 		off += (size_t)n;
 	}
-	if (close(fd) == -1) {
-		log_warn("close %s", k->conn_path);
-		goto out;
-	}
+	k->conn_fd = fd;
+	free(k->conn_path);
+	k->conn_path = xasprintf("/proc/self/fd/%d", fd);
 	rc = 0;
 out:
 	json_object_put(o);
@@ -200,7 +210,7 @@ child_fail(int errfd, int stage, int err)
  */
 static void __attribute__((noreturn))
 child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, const char *prog,
-	   char **argv, int devnull, int out_w, int errfd, pid_t parent)
+	   char **argv, int conn_fd, int devnull, int out_w, int errfd, pid_t parent)
 {
 	int stage;
 
@@ -220,8 +230,12 @@ child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, cons
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(devnull, 0) == -1 || dup2(out_w, 1) == -1 || dup2(out_w, 2) == -1)
 		child_fail(errfd, STAGE_SETUP, errno);
-	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit. */
+	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit... */
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* ...but for its connection file and what the sandbox passes on. */
+	if (fcntl(conn_fd, F_SETFD, 0) == -1 ||
+	    (ln->pass_fd >= 0 && fcntl(ln->pass_fd, F_SETFD, 0) == -1))
+		child_fail(errfd, STAGE_SETUP, errno);
 	if (sandbox_child(spec->sb, ln, &stage) == -1)
 		child_fail(errfd, stage, errno);
 	if (chdir(ln->start_dir ? ln->start_dir : spec->cwd) == -1)
@@ -248,8 +262,8 @@ child_failure(int stage, int err, const char *prog, const char *cwd)
  * or -1 with *why set (caller frees).
  */
 static pid_t
-spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **argv, int out_w,
-      char **why)
+spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **argv, int conn_fd,
+      int out_w, char **why)
 {
 	int ep[2], devnull, report[2];
 	sigset_t all, old;
@@ -269,7 +283,7 @@ spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **ar
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = fork();
 	if (pid == 0)
-		child_exec(spec, ln, prog, argv, devnull, out_w, ep[1], parent);
+		child_exec(spec, ln, prog, argv, conn_fd, devnull, out_w, ep[1], parent);
 	int fork_errno = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(ep[1]);
@@ -341,7 +355,7 @@ kernel_alloc(const struct kernel_spec *spec, char **why)
 	k->pid = -1;
 	k->pidfd = -1;
 	k->out_fd = -1;
-	k->conn_path = xasprintf("%s/kernel.json", spec->runtime_dir);
+	k->conn_fd = -1;
 	k->sb = spec->sb;
 	k->ip = xasprintf("%s/k", spec->runtime_dir);
 	buf_init(&k->out_line);
@@ -354,22 +368,31 @@ static int
 kernel_launch(struct kernel *k, const struct kernel_spec *spec, char **why)
 {
 	int op[2];
-	struct sandbox_launch ln = {.n_cg_fds = 0};
+	struct sandbox_launch ln = {.n_cg_fds = 0, .pass_fd = -1};
 	char **argv = build_argv(spec->argv, k->conn_path);
 
 	if (sandbox_cgroup_create(spec->sb, why) == -1 ||
 	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why) == -1) {
+		if (ln.pass_fd >= 0)
+			close(ln.pass_fd);
 		sandbox_launch_free(&ln);
 		free_argv(argv);
 		return -1;
 	}
 	if (pipe2(op, O_CLOEXEC) == -1) {
 		*why = xasprintf("cannot spawn the kernel: pipe: %s", strerror(errno));
+		if (ln.pass_fd >= 0)
+			close(ln.pass_fd);
 		sandbox_launch_free(&ln);
 		free_argv(argv);
 		return -1;
 	}
-	k->pid = spawn(spec, &ln, argv, op[1], why);
+	k->pid = spawn(spec, &ln, argv, k->conn_fd, op[1], why);
+	/* The kernel has its copies; ours would only keep its key around. */
+	close(k->conn_fd);
+	k->conn_fd = -1;
+	if (ln.pass_fd >= 0)
+		close(ln.pass_fd);
 	sandbox_launch_free(&ln);
 	free_argv(argv);
 	close(op[1]);
@@ -406,7 +429,7 @@ kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session 
 	int written = write_connection_file(k, key);
 	explicit_bzero(key, sizeof(key)); /* the signer holds its own copy */
 	if (written == -1) {
-		*why = xasprintf("cannot write the connection file %s", k->conn_path);
+		*why = xstrdup("cannot write the connection file");
 		goto fail;
 	}
 	if (kernel_launch(k, spec, why) == -1)
@@ -451,12 +474,13 @@ wait_exit(struct kernel *k, int ms)
 	return 1;
 }
 
-/* Remove the connection file and the ipc socket files of k. */
+/* Remove the ipc socket files of k (the connection file has no name). */
 static void
 remove_files(struct kernel *k)
 {
-	if (unlink(k->conn_path) == -1 && errno != ENOENT)
-		log_warn("unlink %s", k->conn_path);
+	if (k->conn_fd != -1)
+		close(k->conn_fd);
+	k->conn_fd = -1;
 	for (int port = PORT_SHELL; port <= PORT_HB; port++) {
 		char *p = xasprintf("%s-%d", k->ip, port);
 		if (unlink(p) == -1 && errno != ENOENT)

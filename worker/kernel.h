@@ -46,7 +46,8 @@ struct kernel {
 	int out_fd;	/* read end of its stdout+stderr; -1 after EOF */
 	int reaped;	/* waitpid collected it; status in wstatus */
 	int wstatus;
-	char *conn_path;
+	int conn_fd;	/* memfd with the connection file, until the kernel inherits it */
+	char *conn_path; /* /proc/self/fd/N: no path of ours in the kernel's argv */
 	char *ip;	/* "<runtime_dir>/k": sockets are <ip>-1 .. <ip>-5 */
 	struct jupyter_signer *signer;
 	void *shell, *control, *iopub;

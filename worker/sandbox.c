@@ -120,16 +120,10 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 		const char *runtime_dir, struct sandbox_launch *ln, char **why)
 {
 	memset(ln, 0, sizeof(*ln));
-	if (sb->has_id) {
-		/* The kernel reads its connection file and binds its sockets there. */
-		char *conn = xasprintf("%s/kernel.json", runtime_dir);
-		int rc = give(runtime_dir, NULL, sb, why);
-		if (rc == 0)
-			rc = give(runtime_dir, conn, sb, why);
-		free(conn);
-		if (rc == -1)
-			return -1;
-	}
+	ln->pass_fd = -1;
+	/* The kernel binds its sockets there (its connection file is a memfd, kernel.c). */
+	if (sb->has_id && give(runtime_dir, NULL, sb, why) == -1)
+		return -1;
 	if (sb->cg && (ln->n_cg_fds = cgroup_procs_fds(sb->cg, ln->cg_fds, why)) == -1) {
 		ln->n_cg_fds = 0;
 		return -1;

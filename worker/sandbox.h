@@ -69,6 +69,8 @@ struct sandbox_launch {
 	char *keep_path[SANDBOX_KEEP_MAX]; /* "/tmp/NAME": one component below */
 	int keep_under[SANDBOX_KEEP_MAX];  /* index in sandbox_private_dirs */
 	int n_keep;
+	int pass_fd;		/* -1, or one more descriptor the kernel inherits
+				 * (seccomp: its working directory); kernel.c closes it */
 };
 
 /* The directories an isolated kernel gets a private tmpfs on. */

@@ -79,25 +79,33 @@ static const char query_code[] =
 	"print(json.dumps({'path': [p for p in sys.path if os.path.exists(p)], 'roots': roots, 'cfg': cfg}))\n";
 
 /*
- * The kernel's startup: argv is [-c, helper, cwd, connection file, roots...].
- * No configuration file, extension, startup file or exec_lines runs, and
- * debugpy is kept out (the Jupyter debugger needs TCP), as is IOPub's pipe
- * for forked subprocesses (a TCP listener on 127.0.0.1); cwd
- * joins sys.path only after the filter is in place, since a former kernel
- * of this session may have left modules there.
+ * The kernel's startup: argv is [-c, helper, cwd descriptor, connection
+ * file, N, N options for IPKernelApp, roots...]. The working directory
+ * comes as an inherited descriptor, not a path: argv is readable by every
+ * process, and a kernel of the same uid that learnt the path would reach
+ * this session's files. No configuration file, extension, startup file or
+ * exec_lines runs, and debugpy is kept out (the Jupyter debugger needs
+ * TCP), as is IOPub's pipe for forked subprocesses (a TCP listener on
+ * 127.0.0.1); cwd joins sys.path only after the filter is in place, since
+ * a former kernel of this session may have left modules there.
  */
 static const char boot_code[] =
 	"import sys\n"
-	"helper, cwd, conn = sys.argv[1:4]\n"
-	"sys.path.extend(sys.argv[4:])\n"
+	"helper, cwd, conn, nopt = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])\n"
+	"opts = sys.argv[5:5 + nopt]\n"
+	"sys.path.extend(sys.argv[5 + nopt:])\n"
 	"sys.argv = [sys.argv[0]]\n"
 	"import ctypes, os, types\n"
 	"_lib = ctypes.CDLL(helper)\n"
 	"def lock():\n"
+	"    global cwd\n"
 	"    err = ctypes.create_string_buffer(512)\n"
 	"    if _lib.codeexec_seccomp_lock(err, len(err)) != 0:\n"
 	"        raise OSError('seccomp: ' + err.value.decode(errors='replace'))\n"
-	"    os.chdir(cwd)\n"
+	"    if cwd >= 0:\n" /* agent code may call lock() again */
+	"        os.fchdir(cwd)\n"
+	"        os.close(cwd)\n"
+	"        cwd = -1\n"
 	"    if '' not in sys.path:\n"
 	"        sys.path.insert(0, '')\n"
 	"_m = types.ModuleType('_codeexecd_seccomp')\n"
@@ -116,7 +124,7 @@ static const char boot_code[] =
 	"    def init_extensions(self): pass\n"
 	"    def init_code(self): pass\n"
 	"app = App.instance()\n"
-	"app.initialize(['-f', conn])\n"
+	"app.initialize(['-f', conn] + opts)\n"
 	"app.start()\n";
 
 static const char lock_code[] = "__import__('_codeexecd_seccomp').lock()";
@@ -514,8 +522,8 @@ check_array(struct json_object *o, const char *key, const struct ident *id, char
 static char *
 make_boot_dir(const struct sandbox *sb, const char *runtime_dir, char **why)
 {
-	static const char *const sub[] = {"ipython", "jupyter", "jupyter/config", "jupyter/data",
-					  "jupyter/runtime"};
+	static const char *const sub[] = {"home", "ipython", "jupyter", "jupyter/config",
+					  "jupyter/data", "jupyter/runtime"};
 	int rfd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (rfd == -1) {
@@ -567,15 +575,22 @@ count(char **v)
 	return n;
 }
 
-/* The kernel's environment plus the startup's fixed, fresh directories. */
+/*
+ * The kernel's environment plus the startup's fixed, fresh directories.
+ * HOME too is fresh and private: the kernel stays readable by its uid
+ * until it locks itself, and a HOME in the session's directory would tell
+ * a sibling of the same uid where that directory is.
+ */
 static char **
 boot_env(char **envp, const char *boot)
 {
 	size_t n = count(envp), i = 0;
-	char **v = xcalloc(n + 8, sizeof(*v));
+	char **v = xcalloc(n + 9, sizeof(*v));
 
-	for (; i < n; i++)
-		v[i] = xstrdup(envp[i]);
+	for (size_t j = 0; j < n; j++)
+		if (strncmp(envp[j], "HOME=", 5) != 0)
+			v[i++] = xstrdup(envp[j]);
+	v[i++] = xasprintf("HOME=%s/home", boot);
 	if (env_value(envp, "PYTHONNOUSERSITE") == NULL)
 		v[i++] = xstrdup("PYTHONNOUSERSITE=1");
 	v[i++] = xasprintf("IPYTHONDIR=%s/ipython", boot);
@@ -586,14 +601,30 @@ boot_env(char **envp, const char *boot)
 	return v;
 }
 
-/* [python, -I, -S, -B, -c, boot_code, helper, cwd, conn, roots...]. */
+/* The value after "-f" in the kernel's argv (the connection file), or NULL. */
+static const char *
+conn_arg(char **argv)
+{
+	for (size_t i = 0; argv[i]; i++)
+		if (strcmp(argv[i], "-f") == 0 && argv[i + 1])
+			return argv[i + 1];
+	return NULL;
+}
+
+/*
+ * [python, -I, -S, -B, -c, boot_code, helper, cwd_fd, conn, N, options...,
+ * roots...]: the options are the kernel argv's "--Class.trait=value" ones
+ * (kernel_history's), which IPKernelApp.initialize takes as its own.
+ */
 static char **
-boot_argv(const char *python, const char *helper, const char *cwd, const char *runtime_dir,
+boot_argv(const char *python, const char *helper, int cwd_fd, const char *conn, char **argv,
 	  struct json_object *roots)
 {
-	size_t n = json_object_array_length(roots), i = 0;
-	char **v = xcalloc(n + 10, sizeof(*v));
+	size_t n = json_object_array_length(roots), nargv = count(argv), i = 0, nopt = 0;
+	char **v = xcalloc(n + nargv + 11, sizeof(*v));
 
+	for (size_t j = 0; j < nargv; j++)
+		nopt += strncmp(argv[j], "--", 2) == 0;
 	v[i++] = xstrdup(python);
 	v[i++] = xstrdup("-I"); /* no PYTHON* variables, no user site, no script directory */
 	v[i++] = xstrdup("-S"); /* no site.main(): no .pth file, no sitecustomize */
@@ -601,8 +632,12 @@ boot_argv(const char *python, const char *helper, const char *cwd, const char *r
 	v[i++] = xstrdup("-c");
 	v[i++] = xstrdup(boot_code);
 	v[i++] = xstrdup(helper);
-	v[i++] = xstrdup(cwd);
-	v[i++] = xasprintf("%s/kernel.json", runtime_dir);
+	v[i++] = xasprintf("%d", cwd_fd);
+	v[i++] = xstrdup(conn);
+	v[i++] = xasprintf("%zu", nopt);
+	for (size_t j = 0; j < nargv; j++)
+		if (strncmp(argv[j], "--", 2) == 0)
+			v[i++] = xstrdup(argv[j]);
 	for (size_t j = 0; j < n; j++)
 		v[i++] = xstrdup(json_object_get_string(json_object_array_get_idx(roots, j)));
 	return v;
@@ -638,10 +673,21 @@ sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char
 	if (json_object_object_get_ex(rep, "cfg", &cfg) && json_object_is_type(cfg, json_type_string) &&
 	    check_path(json_object_get_string(cfg), &id, why) == -1)
 		goto out;
+	const char *conn = conn_arg(argv);
+	if (conn == NULL) {
+		*why = xstrdup("seccomp: the kernel's argv has no -f CONNECTION_FILE");
+		goto out;
+	}
 	if ((ln->start_dir = make_boot_dir(sb, runtime_dir, why)) == NULL)
 		goto out;
+	/* O_PATH: the kernel's fchdir checks its own rights, not ours. */
+	ln->pass_fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ln->pass_fd == -1) {
+		*why = xasprintf("seccomp: open %s: %s", cwd, strerror(errno));
+		goto out;
+	}
 	json_object_object_get_ex(rep, "roots", &roots);
-	ln->argv = boot_argv(python, sb->helper, cwd, runtime_dir, roots);
+	ln->argv = boot_argv(python, sb->helper, ln->pass_fd, conn, argv, roots);
 	ln->envp = boot_env(envp, ln->start_dir);
 	rc = 0;
 out:

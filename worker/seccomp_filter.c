@@ -21,6 +21,7 @@
 #define NO_ARG {0, 0, 0, 0}
 #define ARG0_NE(v) {0, SCMP_CMP_NE, (v), 0}
 #define ARG0_HAS(f) {0, SCMP_CMP_MASKED_EQ, (f), (f)}
+#define ARG_NE(i, v) {(i), SCMP_CMP_NE, (v), 0}
 
 /*
  * A deny list on top of "allow": the filter is a network and cross-process
@@ -43,6 +44,14 @@ static const struct {
 	{SCMP_SYS(bind), DENY, NO_ARG,
 	 "no new address to be reached at (abstract Unix names included)"},
 	{SCMP_SYS(listen), DENY, NO_ARG, "no new listener"},
+	/* Datagrams to an address: connect() is not needed to reach a socket. */
+	{SCMP_SYS(sendto), DENY, ARG_NE(4, 0),
+	 "no datagram to an address (host abstract or filesystem Unix sockets); send() on "
+	 "a connected socket or a socketpair passes a NULL address and stays allowed"},
+	{SCMP_SYS(sendmsg), DENY, NO_ARG,
+	 "its address (msg_name) is in memory, which seccomp cannot read: refused whole, "
+	 "so descriptor passing (SCM_RIGHTS) goes too"},
+	{SCMP_SYS(sendmmsg), DENY, NO_ARG, "several sendmsg at once, as above"},
 	/* Ways around the rules above. */
 	{SCMP_SYS(io_uring_setup), DENY, NO_ARG,
 	 "io_uring runs socket operations that seccomp never sees"},

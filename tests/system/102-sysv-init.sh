@@ -41,8 +41,12 @@ cleanup()
 }
 trap cleanup EXIT
 
+# As root, kernels may not run as root: the daemon drops to codeexecd.
+. "$(dirname "$0")/kernel_user.sh"
+kernel_user_setup "$tmp" || { echo "FAIL: cannot create the account $KERNEL_USER"; exit 1; }
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$tmp/codeexecd.yaml" <<EOF
+$KERNEL_USER_LINE
 name: py
 python: $python
 system_site_packages: true

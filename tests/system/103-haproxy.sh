@@ -40,6 +40,9 @@ cleanup()
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+# As root, kernels may not run as root: the daemons drop to codeexecd.
+. "$(dirname "$0")/kernel_user.sh"
+kernel_user_setup "$tmp" || { echo "FAIL: cannot create the account $KERNEL_USER"; exit 1; }
 
 free_port()
 {
@@ -51,6 +54,7 @@ write_config()
 {
 	mkdir -p "$tmp/$1"
 	cat >"$tmp/$1/codeexecd.yaml" <<EOF
+$KERNEL_USER_LINE
 name: py
 python: $python
 system_site_packages: true
@@ -122,7 +126,7 @@ haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
 pids="$pids $!"
 wait_health "$port_h" 30 || { echo "FAIL: no answer through haproxy"; cat "$tmp/haproxy.log"; exit 1; }
 
-"$python" - "$port_h" "$port_a" "$port_b" "$tmp/a/run/codeexecd.sock" "$tmp/b/run/codeexecd.sock" <<'EOF'
+"$python" - "$port_h" "$port_a" "$port_b" "$tmp/a/run/control/codeexecd.sock" "$tmp/b/run/control/codeexecd.sock" <<'EOF'
 import json, socket, sys, urllib.error, urllib.request
 
 front, port_a, port_b, sock_a, sock_b = sys.argv[1:]

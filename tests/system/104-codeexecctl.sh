@@ -30,7 +30,11 @@ trap cleanup EXIT
 
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 conf=$tmp/codeexecd.yaml
+# As root, kernels may not run as root: the daemon drops to codeexecd.
+. "$(dirname "$0")/kernel_user.sh"
+kernel_user_setup "$tmp" || { echo "FAIL: cannot create the account $KERNEL_USER"; exit 1; }
 cat >"$conf" <<EOF
+$KERNEL_USER_LINE
 name: py
 python: $python
 system_site_packages: true
@@ -95,10 +99,16 @@ expect 0 '"success":true' -j -f "$conf" exec 'x = 1'
 closed=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 expect 2 "127.0.0.1" -u "http://127.0.0.1:$closed/mcp" exec 'pass'
 
-# The control socket: only its owner may connect.
-sock=$tmp/run/codeexecd.sock
-mode=$(stat -c %a "$sock" 2>/dev/null)
-[ "$mode" = 600 ] || { echo "FAIL: $sock has mode '$mode', expected 600"; fail=1; }
+# The control socket: in a directory only its owner may enter, and only
+# for root (kernels share the daemon's user here, so that user is refused).
+sock=$tmp/run/control/codeexecd.sock
+mode=$(stat -c %a "$(dirname "$sock")" 2>/dev/null)
+[ "$mode" = 700 ] || { echo "FAIL: $(dirname "$sock") has mode '$mode', expected 700"; fail=1; }
+if [ "$(id -u)" != 0 ]; then
+	expect 1 "not allowed" -f "$conf" status
+	echo "ok: the rest needs root (the daemon's own user is a kernel's here)"
+	exit "$fail"
+fi
 
 expect 0 "codeexecd .*(py), pid $dpid" -f "$conf" status
 expect 0 '"status"' -j -f "$conf" status

@@ -70,10 +70,14 @@ env = dict(l.split('=', 1) for l in open('/proc/self/environ').read().split('\0'
 allowed = {'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LC_NUMERIC', 'LC_TIME',
            'LC_COLLATE', 'LC_MONETARY', 'LC_MESSAGES', 'TZ', 'TMPDIR', 'TMP', 'TEMP',
            'VIRTUAL_ENV', 'MCP_ASSET_CACHE_DIR', 'USER_IDENTITY', 'LD_LIBRARY_PATH',
-           'DOMAIN_RUNTIME_ROOT'}
+           'DOMAIN_RUNTIME_ROOT', 'PYTHONNOUSERSITE'}
 extra = sorted(set(env) - allowed)
 leak = [k for k, v in list(env.items()) + list(os.environ.items()) if '$SECRET' in v or k == 'SECRET_TOKEN']
-parent = open('/proc/%d/environ' % os.getppid(), 'rb').read().decode()
+try:
+    parent = open('/proc/%d/environ' % os.getppid(), 'rb').read().decode()
+except PermissionError:  # the worker is not dumpable: read below, from outside
+    parent = ''
+print('ppid', os.getppid())
 print('extra', extra)
 print('leak', leak)
 print('parent_leak', '$SECRET' in parent)
@@ -86,6 +90,10 @@ if '$have_cc':
 echo "$out" | grep -qx "extra \[\]" || fail "the kernel has variables beyond the baseline: $out"
 echo "$out" | grep -qx "leak \[\]" || fail "the daemon's secret reached the kernel: $out"
 echo "$out" | grep -qx "parent_leak False" || fail "the secret is in the worker's environment"
+wpid=$(echo "$out" | sed -n 's/^ppid //p')
+if [ -r "/proc/$wpid/environ" ] && tr '\0' '\n' <"/proc/$wpid/environ" | grep -qF "$SECRET"; then
+	fail "the secret is in the worker's environment"
+fi
 echo "$out" | grep -qx "path0 $ENVDIR/bin" || fail "PATH does not start with the environment: $out"
 echo "$out" | grep -qx "assets $TMPD/envs" || fail "MCP_ASSET_CACHE_DIR is not the parent of build_dir"
 echo "$out" | grep -qx "ld $lib /usr/local/lib/domain-runtime/" || fail "kernel_environment missing: $out"

@@ -43,7 +43,7 @@ $user"
 	write_config
 	start_daemon
 	wait_ready
-	run_py "$URL" "$round" "$results" "$TMPD/run/codeexecd.sock" <<'EOF2'
+	run_py "$URL" "$round" "$results" "$TMPD/run/control/codeexecd.sock" <<'EOF2'
 import json, sys
 from mcp import Client, check, ok
 from probes import Targets, run_probes, outcome

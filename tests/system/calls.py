@@ -175,7 +175,7 @@ def control(runtime_dir, cmd="status", **kw):
     """One request to the daemon's control socket; its JSON answer."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(10)
-    s.connect(runtime_dir + "/codeexecd.sock")
+    s.connect(runtime_dir + "/control/codeexecd.sock")
     req = dict(cmd=cmd, **kw)
     s.sendall((json.dumps(req) + "\n").encode())
     buf = b""

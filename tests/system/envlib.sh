@@ -30,7 +30,9 @@ EOF
 # env_config [FILE]: a config whose environment lives in $TMPD/envs/py.
 # DEPS: dependency_file lines; EXTRA: more YAML lines; AUTO_BUILD; ENV_TYPE.
 env_config() {
+	config_user_line
 	{
+		[ -z "$USER_LINE" ] || echo "$USER_LINE"
 		echo "name: py"
 		echo "type: ${ENV_TYPE:-pip}"
 		echo "python: /usr/bin/python3"

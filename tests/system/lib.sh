@@ -101,9 +101,34 @@ worker_for_other_uids() {
 	WORKER=$TMPD/libexec/$(basename "$WORKER")
 }
 
+# Started as root, codeexecd refuses to run kernels as root: test daemons
+# drop to this account (the sample configuration's), created if absent.
+. "$sysdir/kernel_user.sh"
+TEST_USER=$KERNEL_USER
+
+ensure_test_user() {
+	kernel_user_create || fail "no account $TEST_USER, and useradd cannot make it"
+}
+
+# The `user:` line of a test config: as root, unless the test chose user or
+# kernel_uid_range itself, the daemon (and so its kernels) runs as
+# $TEST_USER, which must reach $TMPD and the worker. Sets USER_LINE and
+# WORKER (not in a subshell, so the worker copy sticks).
+config_user_line() {
+	USER_LINE=
+	[ "$(id -u)" = 0 ] || return 0
+	printf '%s\n' "${CFG_EXTRA:-}" "${EXTRA:-}" | grep -qE '^(user|kernel_uid_range):' &&
+		return 0
+	ensure_test_user
+	chmod 711 "$TMPD"
+	worker_for_other_uids
+	USER_LINE="user: $TEST_USER"
+}
+
 # Write $TMPD/codeexecd.yaml (or $1). Prints nothing.
 write_config() {
 	conf=${1:-$TMPD/codeexecd.yaml}
+	config_user_line
 	cat >"$conf" <<EOF
 # written by tests/system/$test_name.sh
 name: py
@@ -124,6 +149,7 @@ runtime_dir: $TMPD/run
 pool:
   warm: ${CFG_WARM:-1}
   max_sessions: 10
+$USER_LINE
 ${CFG_EXTRA:-}
 EOF
 }

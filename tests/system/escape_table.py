@@ -1,0 +1,312 @@
+"""escape_table.py - the escape suite's probes and its table of expected
+outcomes (issue 11 "Tests"), run by 340-escape-suite.sh from inside kernels
+in every mode and uid configuration, and the source of the table in
+doc/README.privsep (341-privsep-table.sh checks that the two agree).
+
+Like bubblewrap's tests: each probe is a small piece of Python run in the
+probed kernel A, printing "PROBE <name> <outcome>"; TABLE says, for every
+configuration, the exact outcome (a few rows accept one of several
+outcomes where the host decides, written "a|b"). The probes of probes.py
+(issue 5) run too, with their outcomes in the same table.
+
+Configurations: the three kernel_network_modes, with kernels sharing the
+daemon's user (user: codeexecd, the sample's setup) and with
+kernel_uid_range (the daemon stays root). A is probed; B is a sibling
+session (its kernel pid, working directory, HOME, runtime directory and
+session id are the targets); C is a session started after A, to see
+whether anything A left in its HOME runs there.
+"""
+
+import json
+import sys
+
+import probes
+
+CONFIGS = ["inherit", "isolated", "seccomp", "inherit+uids", "isolated+uids", "seccomp+uids"]
+
+# Helpers of the new probes; the constants come from consts() below.
+PRELUDE = r'''
+import ctypes, errno, os, select, site, socket, subprocess, sys
+def _probe(name, fn):
+    try:
+        v = fn()
+        out = v if isinstance(v, str) else "ok"
+    except OSError as e:
+        out = errno.errorcode.get(e.errno, str(e.errno))
+    print("PROBE", name, out, flush=True)
+def _env_write():
+    import sysconfig
+    p = os.path.join(sysconfig.get_paths()["purelib"], "cxd-escape.pth")
+    open(p, "w").close()
+    os.unlink(p)
+def _control_talk(sock_path):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    try:
+        s.connect(sock_path)
+        s.sendall(b'{"cmd":"sessions"}\n')
+        data = b""
+        while not data.endswith(b"\n"):
+            c = s.recv(65536)
+            if not c:
+                break
+            data += c
+    finally:
+        s.close()
+    text = data.decode(errors="replace")
+    if '"sessions"' in text:
+        return "listed"
+    return "refused" if "not allowed" in text else "answer:" + text[:40]
+def _control_detached():
+    # The attack of issue 11 item 4: a double-forked setsid child, no
+    # descendant of the daemon any more, asks for every session id.
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            try:
+                out = _control_talk(CONTROL)
+            except OSError as e:
+                out = errno.errorcode.get(e.errno, str(e.errno))
+            os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    select.select([r], [], [], 10)
+    out = os.read(r, 200).decode() or "no answer"
+    os.close(r)
+    return out
+def _readable(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+def _in_proc(needle, parts):
+    found = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            for part in parts:
+                if needle.encode() in _readable("/proc/%s/%s" % (p, part)):
+                    found.append(part)
+    return "found:" + ",".join(sorted(set(found))) if found else "none"
+def _dgram(addr):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        s.sendto(b"x", addr)
+    finally:
+        s.close()
+def _pair_send():
+    a, b = socket.socketpair()
+    a.send(b"x")
+    return "ok" if b.recv(1) == b"x" else "lost"
+def _pair_sendmsg():
+    a, b = socket.socketpair()
+    a.sendmsg([b"x"])
+    return "ok" if b.recv(1) == b"x" else "lost"
+def _leave_behind():
+    # What would run in a later session if HOME were shared: an IPython
+    # startup file and a .pth file in the user site directory.
+    home = os.environ["HOME"]
+    d = os.path.join(home, ".ipython", "profile_default", "startup")
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "00-cxd.py"), "w").write("CXD_LEFT = 'startup'\n")
+    us = site.getusersitepackages()
+    os.makedirs(us, exist_ok=True)
+    open(os.path.join(us, "cxd.pth"), "w").write("import builtins; builtins.CXD_LEFT = 'pth'\n")
+    return "ok"
+def _history():
+    hm = get_ipython().history_manager
+    return "off" if not hm.enabled else str(hm.hist_file)
+'''
+
+# name, code calling _probe's function (run in kernel A)
+PROBES = [
+    ("kernel_uid", "lambda: 'root' if os.getuid() == 0 else 'not-root'"),
+    ("env_writable", "_env_write"),
+    ("control_connect", "lambda: _control_talk(CONTROL)"),
+    ("control_detached", "_control_detached"),
+    ("runtime_dir_list", "lambda: os.listdir(RUNTIME)"),
+    ("sibling_workdir", "lambda: os.listdir(B_CWD)"),
+    ("sibling_runtime_dir", "lambda: os.listdir(B_RUN)"),
+    ("sibling_conn_fd", "lambda: _readable_strict(B_CONN)"),
+    ("session_id_in_proc", "lambda: _in_proc(B_SID, ('cmdline', 'environ'))"),
+    ("sibling_dir_in_cmdline", "lambda: _in_proc(B_CWD, ('cmdline',))"),
+    ("home_private", "lambda: 'own' if os.environ['HOME'] not in (B_HOME, '/') else 'shared'"),
+    ("user_site", "lambda: 'enabled' if site.check_enableusersite() else 'disabled'"),
+    ("history", "_history"),
+    ("leave_behind", "_leave_behind"),
+    ("dgram_abstract_host", "lambda: _dgram(DGRAM_ABSTRACT)"),
+    ("dgram_fs_host", "lambda: _dgram(DGRAM_FS)"),
+    ("socketpair_send", "_pair_send"),
+    ("socketpair_sendmsg", "_pair_sendmsg"),
+]
+
+# Asked of session C, started after A's probes.
+LATER = "print('PROBE later_session', globals().get('CXD_LEFT') or getattr(__import__('builtins'), 'CXD_LEFT', None) or 'clean')"
+
+# B tells A's probes where it is (as a leak would). Its connection file is
+# the descriptor /proc/self/fd/N given by ipykernel's connection_file.
+SIBLING_INFO = r'''
+import json, os
+from ipykernel.kernelapp import IPKernelApp
+_app = IPKernelApp.instance()
+print(json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "home": os.environ.get("HOME", ""),
+                  "run": os.path.dirname(_app.ip), "conn": _app.connection_file}))
+'''
+
+U = "+uids"
+ALL = {c: None for c in CONFIGS}
+
+
+def row(inherit, isolated, seccomp, inherit_u=None, isolated_u=None, seccomp_u=None):
+    """Expected outcomes per configuration; the +uids ones default to the shared ones."""
+    return {
+        "inherit": inherit, "isolated": isolated, "seccomp": seccomp,
+        "inherit+uids": inherit if inherit_u is None else inherit_u,
+        "isolated+uids": isolated if isolated_u is None else isolated_u,
+        "seccomp+uids": seccomp if seccomp_u is None else seccomp_u,
+    }
+
+
+def same(v):
+    return row(v, v, v)
+
+
+LOCKED = probes.LOCKED
+NS_ONLY = probes.NS_ONLY
+OWN_UID = "Seccomp=0,NoNewPrivs=1,caps_empty=True"
+KILLED = probes.KILLED
+
+# The table: probe -> configuration -> outcome. Rows in the order of
+# README.privsep. "a|b": the host decides (x32 and i386 ABIs compiled out).
+TABLE = {
+    # issue 11, items 4-8
+    "kernel_uid": same("not-root"),
+    "env_writable": same("EACCES"),
+    "control_connect": row("EACCES", "EACCES", "EPERM"),
+    "control_detached": row("EACCES", "EACCES", "EPERM"),
+    "runtime_dir_list": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "sibling_workdir": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "sibling_runtime_dir": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "sibling_conn_fd": row("ok", "EACCES", "EACCES", "EACCES", "EACCES", "EACCES"),
+    "session_id_in_proc": same("none"),
+    "sibling_dir_in_cmdline": same("none"),
+    "home_private": same("own"),
+    "user_site": same("disabled"),
+    "history": same(":memory:"),
+    "later_session": same("clean"),
+    "dgram_abstract_host": row("ok", "ECONNREFUSED", "EPERM"),
+    "dgram_fs_host": row("ok", "ok", "EPERM"),
+    "socketpair_send": same("ok"),
+    "socketpair_sendmsg": row("ok", "ok", "EPERM"),
+    "pip_install_shared_env": {"inherit": "absent"},
+    # issue 5's probes (probes.py), the sibling under the same uid or another
+    "socket_inet": row("ok", "ok", "EPERM"),
+    "socket_inet6": row("ok", "ok", "EPERM"),
+    "tcp_host_loopback": row("ok", "ECONNREFUSED", "EPERM"),
+    "abstract_unix_host": row("ok", "ECONNREFUSED", "EPERM"),
+    "io_uring_setup": row("ok", "ok", "EPERM"),
+    "ptrace_sibling": row("ok", "EPERM", "EPERM", "EPERM"),
+    "process_vm_readv_sibling": row("ok", "EPERM", "EPERM", "EPERM"),
+    "proc_mem_sibling": row("ok", "EACCES", "EACCES", "EACCES"),
+    "proc_environ_sibling": row("ok", "EACCES", "EACCES", "EACCES"),
+    "proc_cwd_sibling": row("ok", "EACCES", "EACCES", "EACCES"),
+    "pidfd_getfd_sibling": row("ok", "EPERM", "EPERM", "EPERM"),
+    "kill_sibling": row("ok", "ok", "ok", "EPERM", "EPERM", "EPERM"),
+    "status_self": row("Seccomp=0,NoNewPrivs=0,caps_empty=True", NS_ONLY, LOCKED, OWN_UID),
+    "status_grandchild": row("Seccomp=0,NoNewPrivs=0,caps_empty=True", NS_ONLY, LOCKED, OWN_UID),
+    "x32_syscall": row("ok|ENOSYS", "ok|ENOSYS", KILLED),
+    "int80_i386": row("ok|killed:SIGSEGV", "ok|killed:SIGSEGV", KILLED + "|killed:SIGSEGV"),
+}
+
+# What each row means, for the README.privsep table.
+LABELS = {
+    "kernel_uid": "kernel runs as root",
+    "env_writable": "write the environment",
+    "control_connect": "control socket: list sessions",
+    "control_detached": "same, from a setsid grandchild",
+    "runtime_dir_list": "list runtime_dir",
+    "sibling_workdir": "list sibling's working dir",
+    "sibling_runtime_dir": "list sibling's runtime dir",
+    "sibling_conn_fd": "read sibling's connection fd",
+    "session_id_in_proc": "a session id in /proc/*/",
+    "sibling_dir_in_cmdline": "sibling's dir in a cmdline",
+    "home_private": "HOME of its own",
+    "user_site": "user site directory",
+    "history": "IPython history file",
+    "later_session": "startup file/.pth run later",
+    "dgram_abstract_host": "datagram to host abstract",
+    "dgram_fs_host": "datagram to host fs socket",
+    "socketpair_send": "socketpair send",
+    "socketpair_sendmsg": "socketpair sendmsg",
+    "pip_install_shared_env": "%pip install seen later",
+    "socket_inet": "socket(AF_INET)",
+    "socket_inet6": "socket(AF_INET6)",
+    "tcp_host_loopback": "TCP to host 127.0.0.1",
+    "abstract_unix_host": "host abstract Unix socket",
+    "io_uring_setup": "io_uring_setup",
+    "ptrace_sibling": "ptrace sibling",
+    "process_vm_readv_sibling": "process_vm_readv sibling",
+    "proc_mem_sibling": "/proc/SIB/mem",
+    "proc_environ_sibling": "/proc/SIB/environ",
+    "proc_cwd_sibling": "/proc/SIB/cwd",
+    "pidfd_getfd_sibling": "pidfd_getfd sibling",
+    "kill_sibling": "kill(sibling, 0)",
+    "status_self": "Seccomp/NoNewPrivs/caps",
+    "status_grandchild": "same, in a grandchild",
+    "x32_syscall": "x32 getpid",
+    "int80_i386": "int 0x80 (i386 getpid)",
+}
+
+SHORT = {
+    "Seccomp=0,NoNewPrivs=0,caps_empty=True": "0/0/empty",
+    NS_ONLY: "0/1/empty", LOCKED: "2/1/empty", KILLED: "killed",
+    "ok|ENOSYS": "ok/ENOSYS", "ok|killed:SIGSEGV": "ok/SEGV", "not-root": "no",
+    KILLED + "|killed:SIGSEGV": "SIGSYS/SEGV",
+    ":memory:": "memory", "disabled": "off", "absent": "no", "clean": "no",
+    "none": "none", "own": "yes", "listed": "listed", "ECONNREFUSED": "ECONNREF",
+}
+
+
+def consts(targets, sib, control, runtime, dgram_abstract, dgram_fs, sid):
+    return ("SIB = %d\nB_CWD = %r\nB_HOME = %r\nB_RUN = %r\nB_CONN = %r\nB_SID = %r\n"
+            "CONTROL = %r\nRUNTIME = %r\nDGRAM_ABSTRACT = %r\nDGRAM_FS = %r\n"
+            "def _readable_strict(p):\n    open(p, 'rb').read()\n" % (
+                sib["pid"], sib["cwd"], sib["home"], sib["run"],
+                "/proc/%d/fd/%s" % (sib["pid"], sib["conn"].rsplit("/", 1)[-1]),
+                sid, control, runtime, dgram_abstract, dgram_fs))
+
+
+def matches(want, got):
+    return got in want.split("|")
+
+
+def compare(config, results):
+    """Problems: rows of TABLE for `config` whose outcome differs."""
+    problems = []
+    for name, per in TABLE.items():
+        if config not in per:
+            continue
+        got = results.get(name)
+        if not matches(per[config], got or ""):
+            problems.append("%s: want %s, got %s" % (name, per[config], got))
+    return problems
+
+
+def render():
+    """The README.privsep table: one line per probe, one column per configuration."""
+    head = "    %-31s" % "probe (kernel A)" + "".join("%-10s" % c.replace("isolated", "isol")
+                                                   .replace("inherit", "inh")
+                                                   .replace("seccomp", "secc")
+                                                   for c in CONFIGS)
+    lines = [head.rstrip()]
+    for name, per in TABLE.items():
+        cells = [SHORT.get(per.get(c, "-"), per.get(c, "-")) for c in CONFIGS]
+        lines.append(("    %-31s" % LABELS[name] + "".join("%-10s" % v for v in cells)).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--render"]:
+    sys.stdout.write(render())
