@@ -41,6 +41,7 @@ import json, os, socket, sys
 from mcp import Client, check
 import escape_table as et
 import probes
+from probes_tenant import host_pid_of_cwd
 
 url, config, path, tmpd = sys.argv[1:5]
 control = tmpd + "/run/control/codeexecd.sock"
@@ -48,6 +49,9 @@ a, b = Client(url), Client(url)
 a.initialize()
 b.initialize()
 sib = json.loads(b.execute(et.SIBLING_INFO)["structuredContent"]["stdout"])
+# An isolated kernel has its own pid namespace: its getpid() is not the
+# pid the host (and so a sibling outside that namespace) knows it by.
+sib["pid"] = host_pid_of_cwd(sib["cwd"]) or sib["pid"]
 
 targets = probes.Targets()
 dg_abs = "\0codeexecd-escape-dgram-%d" % os.getpid()
