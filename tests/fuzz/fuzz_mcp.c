@@ -173,7 +173,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mcp_handle(&rq, &rs);
 	/* 413 and the rest belong to http.c: mcp.c answers only these. */
 	CHECK(rs.status == 200 || rs.status == 202 || rs.status == 204 || rs.status == 400 ||
-	      rs.status == 404 || rs.status == 405 || rs.status == 406 || rs.status == 503);
+	      rs.status == 404 || rs.status == 405 || rs.status == 406 || rs.status == 429 ||
+	      rs.status == 503);
 	/* Errors, and a POST's 200, carry a JSON-RPC body; DELETE's 200 does not. */
 	CHECK(rs.body != NULL || rs.status == 202 || rs.status == 204 || rs.status == 405 ||
 	      (rs.status == 200 && strcmp(rq.method, "POST") != 0));

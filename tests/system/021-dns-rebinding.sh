@@ -29,8 +29,10 @@ sessions() {
 	"$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["sessions"])' "$TMPD/health.body"
 }
 
-# A call that would leave a mark if it ran.
-MARK=$TMPD/ran
+# A call that would leave a mark if it ran, in a directory the kernel's
+# user (not root: see kernel_user.sh) may write.
+mkdir "$TMPD/mark" && chmod 1777 "$TMPD/mark"
+MARK=$TMPD/mark/ran
 CALL="{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"execute_py_code\",\"arguments\":{\"code\":\"open('$MARK', 'a').write('x')\"}}}"
 
 # refused HEADER: initialize and a call with HEADER both get 403, and
