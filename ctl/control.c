@@ -58,7 +58,11 @@ control_connect(const char *path)
 	return fd;
 }
 
-/* Write all of `data`; returns 0 or -1 (logged). */
+/*
+ * Write all of `data`; returns 0 or -1 (logged). EPIPE is not logged: a
+ * daemon that refuses a caller answers and closes without reading, and that
+ * answer is still there for control_read.
+ */
 static int
 control_write(int fd, const char *path, const char *data, size_t len)
 {
@@ -67,7 +71,8 @@ control_write(int fd, const char *path, const char *data, size_t len)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
-			log_warn("write to control socket %s", path);
+			if (errno != EPIPE)
+				log_warn("write to control socket %s", path);
 			return -1;
 		}
 		data += n;
@@ -127,7 +132,7 @@ control_exchange(const char *path, const char *line)
 	buf_init(&out);
 	buf_init(&reply);
 	buf_printf(&out, "%s\n", line);
-	if (control_write(fd, path, out.data, out.len) == -1 ||
+	if ((control_write(fd, path, out.data, out.len) == -1 && errno != EPIPE) ||
 	    control_read(fd, path, &reply) == -1) {
 		close(fd);
 		buf_free(&out);
