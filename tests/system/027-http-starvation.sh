@@ -17,6 +17,7 @@
 # once with a JSON-RPC error, a newer stream ends the older one, and the
 # address that holds its share of connections gets the next ones closed.
 . "$(dirname "$0")/lib.sh"
+slow_suite
 
 require_py ipykernel
 require_binaries

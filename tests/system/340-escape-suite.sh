@@ -8,6 +8,7 @@
 # uids and the drop to codeexecd need it) or without user namespaces.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/envlib.sh"
+slow_suite
 
 require_cmd curl
 require_py ipykernel

@@ -7,6 +7,7 @@
 # entries and says how many there are at least; closing the session (its
 # directory is removed in the background) stalls nothing either.
 . "$(dirname "$0")/lib.sh"
+slow_suite
 
 require_cmd curl
 require_py ipykernel

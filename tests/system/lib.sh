@@ -47,6 +47,14 @@ ok() {
 	echo "ok - $*"
 }
 
+# A suite too slow to run in every stage of .ci/run: it runs in the first
+# (the README's test command) and skips where CODEEXECD_TEST_SLOW=0.
+slow_suite() {
+	[ "${CODEEXECD_TEST_SLOW:-1}" = 0 ] &&
+		skip "a slow suite: .ci/run runs it in its first stage only (CODEEXECD_TEST_SLOW=0)"
+	return 0
+}
+
 # Skip unless every named command exists.
 require_cmd() {
 	for c in "$@"; do
