@@ -71,7 +71,7 @@ def status():
     check(control(rundir).get("status") == "ok", "the control socket's status is ok")
 
 def ctl_status():
-    p = subprocess.run([ctl, "-s", rundir + "/codeexecd.sock", "status"], timeout=30,
+    p = subprocess.run([ctl, "-s", rundir + "/control/codeexecd.sock", "status"], timeout=30,
                        capture_output=True, text=True)
     check(p.returncode == 0, "codeexecctl status exits 0", p.stdout + p.stderr)
 

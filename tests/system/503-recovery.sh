@@ -98,10 +98,10 @@ quick_health() {
 	[ "$qh" != 000 ] || fail "/health did not answer within a second"
 }
 rm -rf "$TMPD/run"
-back() { quick_health && [ -S "$TMPD/run/codeexecd.sock" ] && [ -f "$TMPD/run/codeexecd.pid" ]; }
+back() { quick_health && [ -S "$TMPD/run/control/codeexecd.sock" ] && [ -f "$TMPD/run/codeexecd.pid" ]; }
 wait_for 10 "runtime_dir, the control socket and the pid file made again" back
 [ "$(cat "$TMPD/run/codeexecd.pid")" = "$DAEMON_PID" ] || fail "the new pid file is wrong"
-"$CTL" -s "$TMPD/run/codeexecd.sock" status >"$TMPD/status.out" 2>&1 ||
+"$CTL" -s "$TMPD/run/control/codeexecd.sock" status >"$TMPD/status.out" 2>&1 ||
 	fail "codeexecctl status fails on the new socket: $(cat "$TMPD/status.out")"
 ok "runtime_dir made again; codeexecctl status answers"
 run_py "$URL" <<'EOF2'
