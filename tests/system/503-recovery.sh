@@ -25,6 +25,10 @@ if [ "$(id -u)" = 0 ] && "$WORKER" -p >"$TMPD/layout.json" 2>/dev/null; then
 else
 	echo "# no usable control groups here: the control-group part is not checked"
 fi
+# As root, kernels get identities of their own and the daemon keeps the
+# privilege to make runtime_dir again in a parent only root may write (a
+# daemon that dropped to `user` stays degraded there, saying why).
+[ "$(id -u)" != 0 ] || CFG_EXTRA='kernel_uid_range: "63500-63519"'
 write_config
 start_daemon
 wait_ready
