@@ -28,7 +28,11 @@ fi
 # As root, kernels get identities of their own and the daemon keeps the
 # privilege to make runtime_dir again in a parent only root may write (a
 # daemon that dropped to `user` stays degraded there, saying why).
-[ "$(id -u)" != 0 ] || CFG_EXTRA='kernel_uid_range: "63500-63519"'
+if [ "$(id -u)" = 0 ]; then
+	CFG_EXTRA='kernel_uid_range: "63500-63519"'
+	worker_for_other_uids
+	chmod 711 "$TMPD" # kernels under other uids reach their session directories
+fi
 write_config
 start_daemon
 wait_ready

@@ -13,6 +13,8 @@ require_binaries
 FAKE=$top_builddir/tests/system/fake-worker
 [ -x "$FAKE" ] || fail "$FAKE not built (make check builds it)"
 setup_tmp
+# Workers may run under a uid the build tree is closed to: use a copy.
+cp "$FAKE" "$TMPD/fake-worker" && FAKE=$TMPD/fake-worker
 PORT=$(free_port)
 SLEEP=
 # set +e: under set -e the trap would stop at its first failing command.

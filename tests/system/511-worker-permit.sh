@@ -10,6 +10,8 @@ require_binaries
 FAKE=$top_builddir/tests/system/fake-worker
 [ -x "$FAKE" ] || fail "$FAKE not built (make check builds it)"
 setup_tmp
+# Workers may run under a uid the build tree is closed to: use a copy.
+cp "$FAKE" "$TMPD/fake-worker" && FAKE=$TMPD/fake-worker
 
 alive() { case $(proc_state "$1") in Z | gone) return 1 ;; esac; }
 logged() { grep -q "$1" "$LOG"; }
