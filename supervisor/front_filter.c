@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <seccomp.h>
 
 #include "front_filter.h"
+#include "log.h"
 
 /*
  * Namespace flags: with them clone() would make a new namespace, never a
@@ -258,4 +260,27 @@ front_filter_export(int fd)
 	int rc = seccomp_export_pfc(ctx, fd);
 	seccomp_release(ctx);
 	return rc == 0 ? 0 : -1;
+}
+
+/* The test hook's work, once: install if the environment asks for it. */
+static void
+test_hook_once(void)
+{
+	char err[256];
+
+	if (getenv("CODEEXECD_TEST_FRONT_FILTER") == NULL)
+		return;
+	if (front_filter_install(err, sizeof(err)) == -1)
+		log_warnx("front filter (CODEEXECD_TEST_FRONT_FILTER): %s", err);
+	else
+		log_warnx("front filter installed on the whole daemon for a test "
+			  "(CODEEXECD_TEST_FRONT_FILTER): its next fork kills it");
+}
+
+void
+front_filter_test_hook(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, test_hook_once);
 }
