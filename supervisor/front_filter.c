@@ -3,8 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,15 +22,19 @@
 #include "log.h"
 
 /*
- * Namespace flags: with them clone() would make a new namespace, never a
- * thread. CLONE_THREAD alone would do, as the kernel refuses CLONE_NEWUSER
- * and CLONE_NEWNS with it, but saying so costs nothing.
+ * Namespace flags: with them clone() makes a new namespace, not just a
+ * thread. The kernel refuses CLONE_NEWUSER and CLONE_NEWPID beside
+ * CLONE_THREAD, and CLONE_NEWNS beside CLONE_FS, but takes CLONE_NEWNET,
+ * CLONE_NEWIPC and others with a thread, so the mask names them all.
  */
 #define NS_FLAGS                                                                                  \
 	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |              \
 	 CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 #define ALLOW SCMP_ACT_ALLOW
+
+#define EQ(i, v) {(i), SCMP_CMP_EQ, (v), 0}
+#define SELF_PID ((scmp_datum_t)-1) /* replaced by the caller's pid when the filter is built */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FRONT_FILTER_LSAN 1
@@ -53,14 +57,12 @@ __lsan_is_turned_off(void)
 	return installed;
 }
 #endif
-#define EQ(i, v) {(i), SCMP_CMP_EQ, (v), 0}
-#define SELF_PID ((scmp_datum_t)-1) /* replaced by the caller's pid when the filter is built */
 
 /*
  * The allow-list. A call that no line allows kills the process. Lines of the
  * same call with conditions are alternatives (any may match). The calls were
  * measured with strace on the daemon's own threads (workers and builders are
- * other processes) through the system tests, in start-up order below; the
+ * other processes) through the system tests, grouped by purpose below; the
  * glibc variants of each (open/openat, stat/newfstatat/statx, ...) are here
  * too, so a libc update does not kill the front.
  */
