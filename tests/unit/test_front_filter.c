@@ -754,6 +754,8 @@ allowed_child(void)
 	struct rlimit r;
 	EXPECT(9, getrlimit(RLIMIT_NOFILE, &r) == 0);
 	EXPECT(10, pthread_setname_np(pthread_self(), "front") == 0);
+	uid_t ru, eu, saved;
+	EXPECT(13, getresuid(&ru, &eu, &saved) == 0 && ru == getuid());
 	/* A thread. */
 	pthread_t t;
 	EXPECT(11, pthread_create(&t, NULL, nothing, NULL) == 0);
