@@ -310,9 +310,10 @@ recv_fd(int sock)
 }
 
 /*
- * The front under its filter: start-up of its own (signal handlers, log,
- * libraries) before the filter as the daemon does it; everything that
- * follows an untrusted byte after it. Reports its port on report_fd.
+ * The front under its filter: only signal handlers and syslog come before
+ * it; the libraries' set-up (libcurl, civetweb) and everything after runs
+ * under it, the strictest order a front could choose. Reports its port on
+ * report_fd.
  */
 static void
 front_child(int sock, int report_fd)
