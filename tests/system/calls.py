@@ -189,13 +189,32 @@ def control(runtime_dir, cmd="status", **kw):
 
 
 def wait_for(pred, seconds, step=0.1):
-    """Poll pred() until it is true or `seconds` pass; its last value."""
+    """Poll pred() until it is true or `seconds` pass; its last value. This
+    is how a test waits for a state (lib.sh's poll_until in Python): never a
+    fixed sleep, too short on a loaded machine and a waste on an idle one."""
     end = time.time() + seconds
     while True:
         v = pred()
         if v or time.time() >= end:
             return v
         time.sleep(step)
+
+
+def session_state(c, name="py"):
+    """The state {name}_list_sessions gives c's own session ("busy", "idle",
+    "no kernel yet", "dead"), or None if it is not listed."""
+    for s in sc(tool(c, name + "_list_sessions", {})).get("sessions", []):
+        if s.get("session_id") == c.session_id:
+            return s.get("state")
+    return None
+
+
+def wait_busy(c, seconds=30, name="py"):
+    """Wait until c's session runs code: a call sent on another connection
+    has reached its kernel (and may now be cancelled, timed, or queued
+    behind)."""
+    check(wait_for(lambda: session_state(c, name) == "busy", seconds, 0.05),
+          "session %s runs code: not within %d s" % ((c.session_id or "?")[:8], seconds))
 
 
 def proc_alive(pid):
