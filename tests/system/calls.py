@@ -8,6 +8,7 @@ Standard library only (Debian's /usr/bin/python3), on top of mcp.py.
 
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -200,13 +201,18 @@ def wait_for(pred, seconds, step=0.1):
         time.sleep(step)
 
 
-def session_state(c, name="py"):
-    """The state {name}_list_sessions gives c's own session ("busy", "idle",
-    "no kernel yet", "dead"), or None if it is not listed."""
+def session_info(c, name="py"):
+    """What {name}_list_sessions says of c's own session (state: "busy",
+    "idle", "no kernel yet", "dead"; working_directory), or {}."""
     for s in sc(tool(c, name + "_list_sessions", {})).get("sessions", []):
         if s.get("session_id") == c.session_id:
-            return s.get("state")
-    return None
+            return s
+    return {}
+
+
+def session_state(c, name="py"):
+    """The state of c's own session, or None if it is not listed."""
+    return session_info(c, name).get("state")
 
 
 def wait_busy(c, seconds=30, name="py"):
@@ -215,6 +221,17 @@ def wait_busy(c, seconds=30, name="py"):
     behind)."""
     check(wait_for(lambda: session_state(c, name) == "busy", seconds, 0.05),
           "session %s runs code: not within %d s" % ((c.session_id or "?")[:8], seconds))
+
+
+def wait_file(c, filename, seconds=30, name="py"):
+    """Wait until `filename` exists in c's working directory: code that
+    creates it first is running in the kernel (busy alone means only that
+    the execution was sent)."""
+    def there():
+        d = session_info(c, name).get("working_directory")
+        return d is not None and os.path.exists(os.path.join(d, filename))
+    check(wait_for(there, seconds, 0.05),
+          "%s in session %s: not within %d s" % (filename, (c.session_id or "?")[:8], seconds))
 
 
 def proc_alive(pid):
