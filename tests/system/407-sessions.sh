@@ -163,9 +163,8 @@ a = Client(url)
 a.initialize()
 b = Client(url)
 b.initialize()
-kpid = int(value_of(a.execute("import os; os.getpid()")))
-b.execute("kept = 'b'")
-
+# At once, before a kernel start (seconds under load) lets a reach its
+# idle timeout.
 c = Client(url)
 resp = c.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                 "clientInfo": {"name": "third", "version": "0"}})
@@ -175,6 +174,28 @@ check("error" in j and isinstance(j["error"].get("code"), int), "a JSON-RPC erro
 check("max_sessions" in j["error"].get("message", ""), "the error names pool.max_sessions", j)
 check(resp.header("Mcp-Session-Id") is None, "no session id handed out", dict(resp.headers))
 ok("third initialize refused: %r" % j["error"]["message"])
+
+# Each first call starts a kernel (seconds under load): ping both sessions
+# meanwhile, through clients of their own, so neither idles out yet.
+def twin(cl):
+    t = Client(url)
+    t.session_id = cl.session_id
+    return t
+
+
+setup_done = threading.Event()
+
+
+def keep_open(ta, tb):
+    while not setup_done.wait(0.5):
+        ta.request("ping")
+        tb.request("ping")
+
+
+threading.Thread(target=keep_open, args=(twin(a), twin(b)), daemon=True).start()
+kpid = int(value_of(a.execute("import os; os.getpid()")))
+b.execute("kept = 'b'")
+setup_done.set()
 
 # b runs a call longer than the idle timeout: busy is not idle. Meanwhile
 # a inspects b: answered at once, state busy, no variables asked of the kernel.
