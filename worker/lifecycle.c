@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "cgroup.h"
 #include "log.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -77,7 +76,7 @@ lifecycle_handshake_done(struct worker *w)
 {
 	struct json_object *c;
 
-	if (w->sb.mode != SANDBOX_SECCOMP) {
+	if (w->sb.mode != NET_SECCOMP) {
 		kernel_now_ready(w);
 		return;
 	}

@@ -21,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <zmq.h>
 
 #include "cgroup.h"
 #include "clock.h"
+#include "fs_tree.h"
 #include "log.h"
 #include "sweep.h"
 #include "worker.h"
@@ -252,7 +252,7 @@ cleanup(struct worker *w)
 	/* A kernel still starting may not listen yet: asking it would only wait. */
 	kernel_destroy(&w->k, &w->sess, w->graceful && w->kstate == K_READY);
 	if (w->runtime_made) {
-		sandbox_empty_dir(w->spec.runtime_dir); /* what the kernel left there */
+		fs_empty_dir(w->spec.runtime_dir); /* what the kernel left there */
 		kernel_runtime_remove(w->spec.runtime_dir);
 	}
 	exec_free(&w->ex);
