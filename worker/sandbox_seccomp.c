@@ -236,6 +236,38 @@ fail_path(const char *path, const char *why)
 		chk.bad = xasprintf("seccomp: %s %s", path, why);
 }
 
+static int check_parents(const char *path);
+
+/*
+ * A directory above a checked path that is a symbolic link: the walk up the
+ * path's text sees the link, not where it leads, yet whoever may replace
+ * that target or a directory above it replaces the whole tree. The resolved
+ * directory and its own parents must pass too.
+ */
+static int
+check_link_parent(const char *link)
+{
+	char *real = realpath(link, NULL);
+	const char *why;
+	struct stat st;
+
+	if (real == NULL) {
+		fail_path(link, strerror(errno));
+		return -1;
+	}
+	if (++chk.depth > MAX_LINK_DEPTH)
+		fail_path(link, "leads through too many symbolic links");
+	else if (stat(real, &st) == -1)
+		fail_path(real, strerror(errno));
+	else if ((why = mutable_why(&st, chk.id, 1)) != NULL)
+		fail_path(real, why);
+	else
+		check_parents(real);
+	chk.depth--;
+	free(real);
+	return chk.bad ? -1 : 0;
+}
+
 /* Every directory above path (not path itself) must be immutable. */
 static int
 check_parents(const char *path)
@@ -254,6 +286,8 @@ check_parents(const char *path)
 			fail_path(p, why);
 			break;
 		}
+		if (S_ISLNK(st.st_mode) && check_link_parent(p) == -1)
+			break;
 		if (slash == p)
 			break;
 	}
