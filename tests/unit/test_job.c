@@ -24,7 +24,7 @@ static struct session *
 create(void)
 {
 	const char *why = NULL;
-	struct session *s = session_create("2025-11-25", 100, &why);
+	struct session *s = session_create(100, &why);
 	ck_assert_msg(s != NULL, "%s", why);
 	return s;
 }

@@ -32,7 +32,7 @@ static char dir[64];	     /* the kernel's working directory */
 static char runtime[128];    /* its runtime directory */
 static void *zctx;
 static struct jupyter_session sess;
-static struct sandbox sb = {.mode = SANDBOX_INHERIT};
+static struct sandbox sb = {.mode = NET_INHERIT};
 
 static void
 setup(void)

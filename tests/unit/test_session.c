@@ -29,7 +29,7 @@ static struct session *
 create(void)
 {
 	const char *why = NULL;
-	struct session *s = session_create("2025-11-25", 100, &why);
+	struct session *s = session_create(100, &why);
 	ck_assert_msg(s != NULL, "%s", why);
 	return s;
 }
@@ -44,7 +44,6 @@ START_TEST(create_and_find)
 	for (int i = 0; i < SESSION_ID_LEN; i++)
 		ck_assert(isxdigit((unsigned char)a->id[i]) && !isupper((unsigned char)a->id[i]));
 	ck_assert_str_ne(a->id, b->id);
-	ck_assert_str_eq(a->protocol_version, "2025-11-25");
 	ck_assert_str_eq(a->identity, "anonymous");
 	ck_assert_int_eq(a->refs, 1);
 	ck_assert_ptr_null(a->worker);
@@ -71,11 +70,11 @@ START_TEST(max_sessions)
 	const char *why = NULL;
 
 	pool_lock();
-	struct session *a = session_create("2025-11-25", 2, &why);
-	struct session *b = session_create("2025-11-25", 2, &why);
+	struct session *a = session_create(2, &why);
+	struct session *b = session_create(2, &why);
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_null(session_create("2025-11-25", 2, &why));
+	ck_assert_ptr_null(session_create(2, &why));
 	ck_assert_ptr_nonnull(strstr(why, "pool.max_sessions"));
 	ck_assert_int_eq(session_count(), 2);
 	/* Kernels of batch items count against the cap too. */
@@ -83,10 +82,10 @@ START_TEST(max_sessions)
 	session_put(b);
 	pool_stub.batch_kernels = 1;
 	why = NULL;
-	ck_assert_ptr_null(session_create("2025-11-25", 2, &why));
+	ck_assert_ptr_null(session_create(2, &why));
 	ck_assert_ptr_nonnull(why);
 	pool_stub.batch_kernels = 0;
-	b = session_create("2025-11-25", 2, &why);
+	b = session_create(2, &why);
 	ck_assert_ptr_nonnull(b);
 	session_put(a);
 	session_put(b);
