@@ -133,7 +133,10 @@ grep -q "control socket in $TMPD/run made again" "$TMPD/daemon.log" ||
 # --- 3. runtime_dir cannot be made: degraded until it can --------------------
 mv "$TMPD/run" "$TMPD/run.old"
 : >"$TMPD/run.file"
-until mv -T "$TMPD/run.file" "$TMPD/run" 2>/dev/null; do rmdir "$TMPD/run" 2>/dev/null || true; done
+# The daemon may make runtime_dir again (with its control/ inside) between
+# the two moves: take that away too, for a bounded while.
+file_in_place() { mv -T "$TMPD/run.file" "$TMPD/run" 2>/dev/null || { rm -rf "$TMPD/run"; false; }; }
+wait_for 10 "a file where runtime_dir was" file_in_place
 degraded() { quick_health && [ "$qh" = 503 ] && grep -q '"status":"degraded"' "$TMPD/health.body"; }
 wait_for 10 "/health says degraded" degraded
 grep -q "not a directory" "$TMPD/health.body" || fail "/health gives no reason: $(cat "$TMPD/health.body")"
