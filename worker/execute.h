@@ -37,6 +37,13 @@
 #define EXEC_GRACE_S 5.0
 
 /*
+ * ipykernel ignores SIGINT until it has begun a request, so an interrupt
+ * sent between our execute_request and its start is lost: until the reply,
+ * the interrupt is sent again this often.
+ */
+#define EXEC_REINTERRUPT_S 0.5
+
+/*
  * One stream (stdout or stderr) of an execution. The result keeps its first
  * `limit` characters; once it grows past them, the whole stream goes to a
  * spill file as it arrives, so memory stays bounded whatever is printed.
@@ -71,6 +78,7 @@ struct exec {
 	double t_start;		/* when execute_request was sent (monotonic) */
 	double deadline;	/* timeout; 0 if none or already passed */
 	double grace_deadline;	/* kill if still busy then; 0 if not timing out */
+	double reinterrupt_at;	/* interrupt again then if no reply yet; 0: not stopping */
 	int timed_out;
 	int cancelled;		/* interrupted on INTERRUPT: killed after the grace too */
 	unsigned long oom_base;	/* the kernel cgroup's OOM kills when it started */

@@ -301,6 +301,14 @@ on_execute(struct worker *w, struct ipc_msg *m)
 	/* K_STARTING: runs once the kernel is ready */
 }
 
+/* Interrupt the execution in flight, and again until it answers. */
+static void
+interrupt_exec(struct worker *w, double now)
+{
+	kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+	w->ex->reinterrupt_at = now + EXEC_REINTERRUPT_S;
+}
+
 /*
  * INTERRUPT: cancellation means stop. An execution still waiting for its
  * kernel (a restart) never runs; a running one is interrupted and, like a
@@ -320,10 +328,12 @@ on_interrupt(struct worker *w, struct ipc_msg *m)
 		route_finish_exec(w);
 		return;
 	}
-	kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+	double now = clock_mono();
+
+	interrupt_exec(w, now);
 	ex->cancelled = 1;
 	if (ex->grace_deadline <= 0)
-		ex->grace_deadline = clock_mono() + EXEC_GRACE_S;
+		ex->grace_deadline = now + EXEC_GRACE_S;
 }
 
 static void
@@ -383,8 +393,10 @@ route_timers(struct worker *w, double now)
 			ex->deadline = 0;
 			ex->timed_out = 1;
 			ex->grace_deadline = now + EXEC_GRACE_S;
-			kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+			interrupt_exec(w, now);
 		}
+		if (ex->reinterrupt_at > 0 && now >= ex->reinterrupt_at && !ex->got_reply)
+			interrupt_exec(w, now);
 		if (ex->grace_deadline > 0 && now >= ex->grace_deadline) {
 			lifecycle_kill_after_grace(w);
 			return 0;
@@ -421,6 +433,8 @@ route_timers(struct worker *w, double now)
 		double d = ex->deadline;
 		if (ex->grace_deadline > 0 && (d <= 0 || ex->grace_deadline < d))
 			d = ex->grace_deadline;
+		if (ex->reinterrupt_at > 0 && !ex->got_reply && (d <= 0 || ex->reinterrupt_at < d))
+			d = ex->reinterrupt_at;
 		if (idle > 0 && (d <= 0 || idle < d))
 			d = idle;
 		if (d > 0 && (next < 0 || d - now < next))

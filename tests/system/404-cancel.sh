@@ -4,7 +4,8 @@
 # on its call (plain and SSE) interrupt the kernel: a file the code would
 # write later never appears, nothing is answered for the cancelled request,
 # the session's next call runs at once, and its variables survive. Another
-# session cannot cancel a request by its id.
+# session cannot cancel a request by its id. A cancel sent before the kernel
+# has begun the code still stops it.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -108,6 +109,20 @@ check(b"text/event-stream" in got and b"notifications/progress" in got,
       "the SSE stream had begun before the hang-up", got.decode(errors="replace"))
 after("late4.txt", started, "hung up (SSE)")
 ok("client hung up on an SSE call: kernel interrupted")
+
+# 5. Cancelled the moment the session is busy: the execution was sent, but
+# the kernel may not have begun it, and ipykernel ignores an interrupt
+# until it has. The cancel still stops the code, without a restart.
+st = Stream(a, call_msg(a, "execute_py_code", {"code": late_code("late5.txt")}, 45))
+st.start()
+started = time.time()
+wait_busy(a)
+n = notify(a, "notifications/cancelled", {"requestId": 45, "reason": "test 404, at once"})
+check(n.status in (200, 202, 204), "notifications/cancelled accepted (HTTP %d)" % n.status)
+check(st.wait(10) and st.responses() == [], "nothing is answered for the cancelled request",
+      st.evidence())
+after("late5.txt", started, "cancelled before it ran")
+ok("notifications/cancelled at once: the code stopped, the kernel kept its variables")
 
 # Past the moment the last cancelled code would have written its file:
 # none of the files appeared.
