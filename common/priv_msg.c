@@ -54,6 +54,7 @@ static const struct {
 	{PRIV_END_WORKER, "END_WORKER", end_fields},
 	{PRIV_KILL_KERNEL, "KILL_KERNEL", kill_fields},
 	{PRIV_REMOVE_SESSION_DIR, "REMOVE_SESSION_DIR", remove_fields},
+	{PRIV_CLAIM_KERNEL, "CLAIM_KERNEL", kill_fields},
 	{PRIV_WORKER_STARTED, "WORKER_STARTED", started_fields},
 	{PRIV_WORKER_EXITED, "WORKER_EXITED", exited_fields},
 	{PRIV_REFUSED, "REFUSED", refused_fields},

@@ -4,13 +4,13 @@
  * writes them.
  *
  * The front (HTTP, MCP, sessions, the pool's logic) holds no privilege. It
- * asks the parent, which does, to start and end workers, to kill a
+ * asks the parent, which does, to start and end workers, to pin and kill a
  * worker's kernel and to remove a session's directory. The parent checks
  * every request against its own configuration and state and answers
  * REFUSED to anything else. The front names objects only by the ids the
  * parent issued (worker ids, directory ids); it never gives the parent a
  * uid or a path, and a pid only to be checked against the parent's own
- * children (KILL_KERNEL).
+ * children (CLAIM_KERNEL).
  *
  * Transport: one AF_UNIX SOCK_SEQPACKET socketpair, one message per
  * record, PRIV_MSG_MAX bytes at most. A record is a 4-byte header (version,
@@ -44,8 +44,8 @@
 
 #include "ipc_msg.h"
 
-/* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, WORKER_STARTED,
- * WORKER_EXITED, REFUSED. Bump whenever a type or a layout changes. */
+/* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
+ * WORKER_STARTED, WORKER_EXITED, REFUSED. Bump whenever a type or a layout changes. */
 #define PRIV_VERSION 1
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
@@ -60,6 +60,7 @@ enum priv_type {
 	PRIV_END_WORKER = 2,	      /* struct priv_end_worker */
 	PRIV_KILL_KERNEL = 3,	      /* struct priv_kill_kernel */
 	PRIV_REMOVE_SESSION_DIR = 4,  /* struct priv_remove_dir */
+	PRIV_CLAIM_KERNEL = 5,	      /* struct priv_kill_kernel */
 
 	/* parent -> front: 32..63 */
 	PRIV_WORKER_STARTED = 32,     /* struct priv_worker_started, + the worker's socket */
@@ -86,9 +87,13 @@ struct priv_end_worker {
 };
 
 /*
- * KILL_KERNEL: kill the kernel that worker `worker` named in READY. The
- * parent signals it only if it is a live child of that worker leading its
- * own process group (kernelpid.c).
+ * CLAIM_KERNEL: worker `worker` named kernel_pid in READY. The parent pins
+ * it (pidfd) only if it is a live child of that worker leading its own
+ * process group (kernelpid.c), and kills its group when the worker exits or
+ * is ended, so no kernel outlives its worker. REFUSED means the worker lied:
+ * the front ends it. A later claim replaces the earlier (a restarted kernel).
+ * KILL_KERNEL: kill the claimed kernel now; kernel_pid must be the one
+ * claimed.
  */
 struct priv_kill_kernel {
 	uint32_t worker;

@@ -52,6 +52,8 @@ START_TEST(every_message_roundtrip)
 	m.type = PRIV_KILL_KERNEL;
 	m.u.kill = (struct priv_kill_kernel){3, 4242};
 	roundtrip(&m);
+	m.type = PRIV_CLAIM_KERNEL;
+	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_REMOVE_SESSION_DIR;
 	m.u.remove.dir = 9;
@@ -151,7 +153,7 @@ START_TEST(encode_refusals)
 	m.type = PRIV_KILL_KERNEL;
 	m.u.kill = (struct priv_kill_kernel){1, 1};
 	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err), -1);
-	m.type = (enum priv_type)5;
+	m.type = (enum priv_type)6;
 	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err), -1);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_REFUSED;
