@@ -16,6 +16,7 @@
 
 #include "authority.h"
 #include "config.h"
+#include "front_filter.h"
 #include "health.h"
 #include "http.h"
 #include "http_conn.h"
@@ -523,6 +524,7 @@ begin_request(struct mg_connection *conn)
 	const struct mg_request_info *ri = mg_get_request_info(conn);
 	const char *why;
 
+	front_filter_test_hook();
 	if ((why = framing_problem(ri)) != NULL) {
 		log_info("%s %.100s from %s refused: %s", ri->request_method,
 			 ri->local_uri ? ri->local_uri : "-", ri->remote_addr, why);
