@@ -3,8 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,23 +22,47 @@
 #include "log.h"
 
 /*
- * Namespace flags: with them clone() would make a new namespace, never a
- * thread. CLONE_THREAD alone would do, as the kernel refuses CLONE_NEWUSER
- * and CLONE_NEWNS with it, but saying so costs nothing.
+ * Namespace flags: with them clone() makes a new namespace, not just a
+ * thread. The kernel refuses CLONE_NEWUSER and CLONE_NEWPID beside
+ * CLONE_THREAD, and CLONE_NEWNS beside CLONE_FS, but takes CLONE_NEWNET,
+ * CLONE_NEWIPC and others with a thread, so the mask names them all.
  */
 #define NS_FLAGS                                                                                  \
 	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |              \
 	 CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 #define ALLOW SCMP_ACT_ALLOW
+
 #define EQ(i, v) {(i), SCMP_CMP_EQ, (v), 0}
 #define SELF_PID ((scmp_datum_t)-1) /* replaced by the caller's pid when the filter is built */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FRONT_FILTER_LSAN 1
+#endif
+
+/* Set once the filter is on: see __lsan_is_turned_off below. */
+static volatile int installed;
+
+#ifdef FRONT_FILTER_LSAN
+/*
+ * Sanitizer builds only (tests): LeakSanitizer checks at exit by stopping
+ * the world from a tracer task (clone without CLONE_THREAD, ptrace), which
+ * the filter kills. So a filtered process skips that check; others keep it.
+ */
+int __lsan_is_turned_off(void);
+
+int
+__lsan_is_turned_off(void)
+{
+	return installed;
+}
+#endif
 
 /*
  * The allow-list. A call that no line allows kills the process. Lines of the
  * same call with conditions are alternatives (any may match). The calls were
  * measured with strace on the daemon's own threads (workers and builders are
- * other processes) through the system tests, in start-up order below; the
+ * other processes) through the system tests, grouped by purpose below; the
  * glibc variants of each (open/openat, stat/newfstatat/statx, ...) are here
  * too, so a libc update does not kill the front.
  */
@@ -182,11 +206,15 @@ static const struct {
 	{SCMP_SYS(geteuid), ALLOW, 0, {}, "as above"},
 	{SCMP_SYS(getgid), ALLOW, 0, {}, "as above"},
 	{SCMP_SYS(getegid), ALLOW, 0, {}, "as above"},
+	{SCMP_SYS(getresuid), ALLOW, 0, {}, "checking its own identity after the drop"},
+	{SCMP_SYS(getresgid), ALLOW, 0, {}, "as above"},
+	{SCMP_SYS(getgroups), ALLOW, 0, {}, "as above"},
 	{SCMP_SYS(getrandom), ALLOW, 0, {}, "session ids, json-c's hash seed, TLS"},
 	{SCMP_SYS(uname), ALLOW, 0, {}, "libcurl's and OpenSSL's version strings"},
 	{SCMP_SYS(sysinfo), ALLOW, 0, {}, "glibc's memory figures"},
 	{SCMP_SYS(getrusage), ALLOW, 0, {}, "its own usage"},
 	{SCMP_SYS(prlimit64), ALLOW, 2, {EQ(0, 0), EQ(2, 0)}, "its own limits, read only"},
+	{SCMP_SYS(getrlimit), ALLOW, 0, {}, "its own limits, read only (older glibc)"},
 };
 
 /* The filter for a process of pid self, ready to load or export; NULL with err set. */
@@ -246,6 +274,7 @@ front_filter_install(char *err, size_t errlen)
 			 rc < 0 ? strerror(-rc) : "a thread could not be synchronized");
 		return -1;
 	}
+	installed = 1;
 	return 0;
 }
 

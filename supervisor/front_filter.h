@@ -18,8 +18,12 @@
 /*
  * Install the filter on every thread of the calling process (TSYNC; sets
  * no_new_privs; irreversible and inherited). Call it once, in the front,
- * after its start-up and before it reads anything untrusted. Logs nothing:
- * returns 0, or -1 with a message in err[errlen] for the caller to log.
+ * after its start-up and before it reads anything untrusted. Library set-up
+ * may come before or after it: curl_global_init, mg_start, openlog and the
+ * first getaddrinfo all pass it (test_front_filter runs them under it).
+ * What may not follow it: fork, exec, chown/chmod (control_open), rmdir,
+ * signals to other processes. Logs nothing: returns 0, or -1 with a message
+ * in err[errlen] for the caller to log.
  */
 int front_filter_install(char *err, size_t errlen);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "authority.h"
+#include "clock.h"
 #include "config.h"
 #include "front_filter.h"
 #include "health.h"
@@ -335,9 +336,7 @@ serve_session_stream(struct http_io *io, const char *session_id, unsigned stream
 static double
 now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return clock_mono() * 1e3;
 }
 
 /*

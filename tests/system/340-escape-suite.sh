@@ -1,8 +1,13 @@
 #!/bin/sh
-# 340-escape-suite: every escape probe (escape_table.py for issue 11's items
-# 4-8, probes.py for issue 5's), run from inside a kernel through the real
-# daemon in each kernel_network_mode, with kernels sharing the daemon's
-# user (user: codeexecd) and with kernel_uid_range; each outcome must be
+# 340-escape-suite: every escape probe (escape_table.py for issue 11,
+# probes_tenant.py for its items 3 and 9, probes.py for issue 5's), run from
+# inside a kernel through the real daemon in each configuration of
+# escape_table.CONFIGS: each kernel_network_mode with kernels sharing the
+# daemon's user (user: codeexecd), with kernel_uid_range, and with
+# kernel_uid_range and limits. Kernel A of each leaves 0600 files in /tmp,
+# /var/tmp and /dev/shm and detached processes behind, and its session is
+# DELETEd; the harness (root) then looks for those processes and files, and
+# a session started after A's end reads the files. Each outcome must be
 # exactly the one escape_table.TABLE gives, which is also the table of
 # doc/README.privsep (341 checks that). Skips when not root (per-kernel
 # uids and the drop to codeexecd need it) or without user namespaces.
@@ -26,22 +31,27 @@ PORT=$(free_port)
 results=$TMPD/results.json
 echo '{}' >"$results"
 
-for config in inherit isolated seccomp inherit+uids isolated+uids seccomp+uids; do
-	mode=${config%+uids}
+configs=$(cd "$sysdir" && "$PY" -c 'import escape_table as et; print(" ".join(et.CONFIGS))')
+limits=$(cd "$sysdir" && "$PY" -c 'import escape_table as et; print(et.LIMITS)')
+for config in $configs; do
+	mode=${config%%+*}
 	CFG_WARM=3
 	CFG_EXTRA="kernel_network_mode: $mode"
-	[ "$config" != "$mode" ] && CFG_EXTRA="$CFG_EXTRA
-kernel_uid_range: \"62300-62399\""
+	case $config in *+uids*) CFG_EXTRA="$CFG_EXTRA
+kernel_uid_range: \"62300-62399\"" ;; esac
+	case $config in *+limits*) CFG_EXTRA="$CFG_EXTRA
+$limits" ;; esac
 	write_config
 	t0=$(date +%s)
 	start_daemon
 	wait_ready
 	echo "# $config: ready in $(($(date +%s) - t0)) s"
 	run_py "$URL" "$config" "$results" "$TMPD" <<'EOF' || fail "$config: the probes did not run"
-import json, os, socket, sys
+import json, os, random, socket, sys, time
 from mcp import Client, check
 import escape_table as et
 import probes
+import probes_tenant as pt
 from probes_tenant import host_pid_of_cwd
 
 url, config, path, tmpd = sys.argv[1:5]
@@ -77,6 +87,12 @@ execute(et.PRELUDE + et.consts(targets, sib, control, tmpd + "/run", dg_abs, dg_
                                b.session_id))
 for name, fn in et.PROBES:
     res[name] = probes.outcome(*execute("_probe(%r, %s)" % (name, fn)))
+# Items 3 and 9: the kernel's control groups and namespaces of its own.
+# None of them ends the kernel: they run as one execution.
+execute(pt.TENANT_PRELUDE)
+res.update(pt.outcomes(execute("\n".join(
+    ["_probe(%r, %s)" % p for p in pt.CGROUP_PROBES] +
+    ["print('PROBE', %r, _in_child(%s), flush=True)" % p for p in pt.NESTED_PROBES]))[0]))
 if config == "inherit":
     # The default setup: %pip install in one session must not change the
     # environment the next one runs.
@@ -105,6 +121,67 @@ for run, names in ((execute, [n for n, _ in probes.PROBES if n != "int80_i386"])
     for name, fn in probes.PROBES:
         if name in names:
             res[name] = probes.outcome(*run("_probe(%r, %s)" % (name, fn)))
+
+# Items 1 and 2: A (a fresh kernel, in seccomp, since x32 ended the last)
+# leaves files and processes behind and is DELETEd.
+token = "cxd340-%d-%s" % (os.getpid(), config.replace("+", "-"))
+check(execute(et.leave_files(token))[0] == "LEFT\n", "%s: A writes its files" % config)
+out = execute(pt.LEAVE_PROCS)[0].split()
+left = pt.host_pids(out[out.index("LEFT") + 1])
+check(len(left) == 2, "%s: A's two detached processes run" % config, left)
+execute(pt.TENANT_PRELUDE + et.ESCAPE_GROUP)
+tag = "%d" % random.randrange(10 ** 8, 10 ** 9)
+res["group_escape"] = probes.outcome(*execute("_probe('group_escape', lambda: _escape_group(%r))"
+                                              % tag))
+escaper = pt.host_pids(tag, want=1)
+check(len(escaper) == 1, "%s: A's grandchild that tried its own group runs" % config, escaper)
+escaper_groups = []
+for l in open("/proc/%d/cgroup" % escaper[0]):
+    _h, ctls, grp = l.rstrip("\n").split(":", 2)
+    if os.path.basename(grp).startswith("escape-"):
+        escaper_groups += ["/sys/fs/cgroup/" + c + grp for c in (ctls.split(",")[0],)
+                           if c] or ["/sys/fs/cgroup" + grp, "/sys/fs/cgroup/unified" + grp]
+a.delete()
+res["detached_after_delete"] = "alive" if pt.wait_gone(left) else "gone"
+# Whatever ended those (the kernel's group, its pid namespace) ends the
+# escaper at the same time, if at all: 2 s more for it.
+res["group_escaper_after_delete"] = "alive" if pt.wait_gone(escaper, 2) else "gone"
+for p in escaper + left:
+    try:
+        os.kill(p, 9)
+    except ProcessLookupError:
+        pass
+if "+uids" in config:
+    # A uid of its own is swept once its worker is gone: wait (bounded) for that.
+    end = time.time() + 30
+    while any(os.path.exists(os.path.join(d, token)) for d in pt.SHARED_DIRS) and \
+            time.time() < end:
+        time.sleep(0.1)
+on_host = [d for d in pt.SHARED_DIRS if os.path.exists(os.path.join(d, token))]
+if not on_host:
+    res["tmp_left_on_host"] = "gone"
+elif len(on_host) == len(pt.SHARED_DIRS):
+    res["tmp_left_on_host"] = "kept"
+else:
+    res["tmp_left_on_host"] = "some:" + ",".join(on_host)
+d = Client(url)
+d.initialize()
+res.update(pt.outcomes(d.execute(et.read_later(token))["structuredContent"].get("stdout")))
+d.delete()
+for dirname in on_host:
+    os.unlink(os.path.join(dirname, token))
+# An escaper's group outlives the kernel's, which it keeps from being removed.
+for esc in escaper_groups:
+    if os.path.isdir(esc):
+        end = time.time() + 10
+        while True:
+            try:
+                os.rmdir(esc)
+                break
+            except OSError:
+                check(time.time() < end, "%s: the escaper's group %s is removed" % (config, esc))
+                time.sleep(0.1)
+
 for name, got in res.items():
     # A host without the i386 ABI faults on int 0x80 before any filter sees it.
     if got.startswith("KernelDied") and "(SIGSEGV)" in got:

@@ -29,7 +29,8 @@ conf=$TMPD/codeexecd.yaml
 grep -q "front filter installed on the whole daemon" "$LOG" ||
 	fail "the test hook did not install the filter"
 status=/proc/$DAEMON_PID/status
-grep -q '^Seccomp:[[:space:]]*2$' "$status" || fail "daemon not in seccomp filter mode: $(grep Seccomp "$status")"
+grep -q '^Seccomp:[[:space:]]*2$' "$status" ||
+	fail "daemon not in seccomp filter mode: $(grep Seccomp "$status")"
 grep -q '^NoNewPrivs:[[:space:]]*1$' "$status" || fail "no_new_privs not set"
 ok "the filter is installed: Seccomp 2, NoNewPrivs 1"
 

@@ -10,19 +10,33 @@ outcomes where the host decides, written "a|b"). The probes of probes.py
 (issue 5) run too, with their outcomes in the same table.
 
 Configurations: the three kernel_network_modes, with kernels sharing the
-daemon's user (user: codeexecd, the sample's setup) and with
-kernel_uid_range (the daemon stays root). A is probed; B is a sibling
+daemon's user (user: codeexecd, the sample's setup), with
+kernel_uid_range (the daemon stays root), and with kernel_uid_range and
+LIMITS (limits need kernel_uid_range). A is probed; B is a sibling
 session (its kernel pid, working directory, HOME, runtime directory and
 session id are the targets); C is a session started after A, to see
-whether anything A left in its HOME runs there.
+whether anything A left in its HOME runs there; D a session started after
+A's session ended, to see whether it reads what A left in /tmp, /var/tmp
+and /dev/shm. The harness (root) checks what A left on the host.
 """
 
 import json
+import os
 import sys
 
 import probes
+import probes_tenant
 
-CONFIGS = ["inherit", "isolated", "seccomp", "inherit+uids", "isolated+uids", "seccomp+uids"]
+CONFIGS = ["inherit", "isolated", "seccomp", "inherit+uids", "isolated+uids", "seccomp+uids",
+           "inherit+uids+limits", "isolated+uids+limits", "seccomp+uids+limits"]
+
+# The limits of the +limits configurations (they need kernel_uid_range: a
+# daemon with limits and kernels of its own uid refuses to start, 332).
+LIMITS = """limits:
+  memory_mb: 512
+  pids: 128
+  cpu: 1
+  required: true"""
 
 # Helpers of the new probes; the constants come from consts() below.
 PRELUDE = r'''
@@ -143,6 +157,68 @@ PROBES = [
     ("socketpair_sendmsg", "_pair_sendmsg"),
 ]
 
+# Items 3 and 9 of issue 11 are probes_tenant.py's CGROUP_PROBES (may the
+# kernel write its own limits or leave its group; the memory, pids and cpu
+# ones count only where limits make those groups) and NESTED_PROBES (may
+# it make namespaces of its own; each in a forked child, since a success
+# changes the process), run in A after probes_tenant.TENANT_PRELUDE.
+
+# Item 2's second attack, run in A after TENANT_PRELUDE: a detached
+# grandchild first makes a control group below its kernel's own and moves
+# into it, where a kill of the kernel's group (which reads that group's
+# cgroup.procs) would not look; then it sleeps, tagged. Prints its setup's
+# outcome (ok, or the errno of mkdir or of the move).
+ESCAPE_GROUP = r'''
+def _escape_group(tag):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            try:
+                g = _cg_files()
+                d = g["freezer" if "freezer" in g else "v2"][0] + "/escape-" + tag
+                os.mkdir(d)
+                with open(d + "/cgroup.procs", "w") as f:
+                    f.write(str(os.getpid()))
+                out = "ok"
+            except OSError as e:
+                out = errno.errorcode.get(e.errno, str(e.errno))
+            except KeyError:
+                out = "no-group"
+            os.write(w, out.encode())
+            os.close(w)
+            os.execvp("sleep", ["sleep", "1002." + tag])
+        os._exit(0)
+    os.close(w)
+    out = os.read(r, 100).decode() or "child died"
+    os.close(r)
+    os.wait()
+    return out
+'''
+
+# Item 1: A writes a secret, mode 0600, in every directory any uid may write
+# to, and ends; the harness (root) looks for the files on the host (after
+# the sweep of A's uid, with kernel_uid_range) and session D, started after
+# A's end (another uid, or the same shared one), reads them.
+def leave_files(token):
+    return ("import os\nfor d in %r:\n"
+            "    fd = os.open(os.path.join(d, %r), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n"
+            "    os.write(fd, b'SECRET')\n    os.close(fd)\nprint('LEFT')\n"
+            % (probes_tenant.SHARED_DIRS, token))
+
+
+def read_later(token):
+    lines = ["import errno, os", "def _r(p):", "    try:",
+             "        return 'ok' if open(p).read() == 'SECRET' else 'other'",
+             "    except OSError as e:",
+             "        return errno.errorcode.get(e.errno, str(e.errno))"]
+    lines += ["print('PROBE', %r, _r(%r))" % (name, os.path.join(d, token))
+              for name, d in zip(LATER_READ_ROWS, probes_tenant.SHARED_DIRS)]
+    return "\n".join(lines)
+
+
+LATER_READ_ROWS = ["later_read_tmp", "later_read_var_tmp", "later_read_dev_shm"]
+
 # Asked of session C, started after A's probes.
 LATER = "print('PROBE later_session', globals().get('CXD_LEFT') or getattr(__import__('builtins'), 'CXD_LEFT', None) or 'clean')"
 
@@ -160,14 +236,23 @@ U = "+uids"
 ALL = {c: None for c in CONFIGS}
 
 
-def row(inherit, isolated, seccomp, inherit_u=None, isolated_u=None, seccomp_u=None):
-    """Expected outcomes per configuration; the +uids ones default to the shared ones."""
-    return {
-        "inherit": inherit, "isolated": isolated, "seccomp": seccomp,
-        "inherit+uids": inherit if inherit_u is None else inherit_u,
-        "isolated+uids": isolated if isolated_u is None else isolated_u,
-        "seccomp+uids": seccomp if seccomp_u is None else seccomp_u,
-    }
+def row(inherit, isolated, seccomp, inherit_u=None, isolated_u=None, seccomp_u=None,
+        inherit_l=None, isolated_l=None, seccomp_l=None):
+    """Expected outcomes per configuration; the +uids ones default to the
+    shared ones, the +uids+limits ones to the +uids ones."""
+    r = {"inherit": inherit, "isolated": isolated, "seccomp": seccomp}
+    r["inherit+uids"] = inherit if inherit_u is None else inherit_u
+    r["isolated+uids"] = isolated if isolated_u is None else isolated_u
+    r["seccomp+uids"] = seccomp if seccomp_u is None else seccomp_u
+    r["inherit+uids+limits"] = r["inherit+uids"] if inherit_l is None else inherit_l
+    r["isolated+uids+limits"] = r["isolated+uids"] if isolated_l is None else isolated_l
+    r["seccomp+uids+limits"] = r["seccomp+uids"] if seccomp_l is None else seccomp_l
+    return r
+
+
+def limits_only(v):
+    """A row probed only where limits make the kernel's memory, pids and cpu groups."""
+    return {c: v for c in CONFIGS if c.endswith("+limits")}
 
 
 def same(v):
@@ -202,6 +287,31 @@ TABLE = {
     "socketpair_send": same("ok"),
     "socketpair_sendmsg": row("ok", "ok", "EPERM"),
     "pip_install_shared_env": {"inherit": "absent"},
+    # item 1: A's 0600 files in /tmp, /var/tmp and /dev/shm, after A ended
+    "tmp_left_on_host": row("kept", "gone", "kept", "gone", "gone", "gone"),
+    "later_read_tmp": row("ok", "ENOENT", "ok", "ENOENT", "ENOENT", "ENOENT"),
+    "later_read_var_tmp": row("ok", "ENOENT", "ok", "ENOENT", "ENOENT", "ENOENT"),
+    "later_read_dev_shm": row("ok", "ENOENT", "ok", "ENOENT", "ENOENT", "ENOENT"),
+    # item 2: what A detached from itself, once A's DELETE has returned
+    "detached_after_delete": same("gone"),
+    "group_escape": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "group_escaper_after_delete": row("alive", "gone", "alive", "gone", "gone", "gone"),
+    # item 3: the kernel's own control groups
+    "memory_limit_writable": limits_only("EACCES"),
+    "pids_max_writable": limits_only("EACCES"),
+    "cpu_quota_writable": limits_only("EACCES"),
+    "freezer_state_writable": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "own_procs_writable": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "parent_procs_writable": same("EACCES"),
+    "parent_mkdir": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    # item 9: namespaces of its own (each in a forked child)
+    "unshare_user": row("ok", "ENOSPC", "EPERM"),
+    "unshare_net": row("EPERM", "EPERM", "EPERM"),
+    "unshare_mount": row("EPERM", "EPERM", "EPERM"),
+    "clone3_user": row("ok", "ENOSPC", "ENOSYS"),
+    "userns_then_mount": row("ok", "ENOSPC", "EPERM"),
+    "chroot": same("EPERM"),
+    "raise_max_userns": same("EACCES"),
     # issue 5's probes (probes.py), the sibling under the same uid or another
     "socket_inet": row("ok", "ok", "EPERM"),
     "socket_inet6": row("ok", "ok", "EPERM"),
@@ -242,6 +352,27 @@ LABELS = {
     "socketpair_send": "socketpair send",
     "socketpair_sendmsg": "socketpair sendmsg",
     "pip_install_shared_env": "%pip install seen later",
+    "tmp_left_on_host": "A's 0600 files, A ended",
+    "later_read_tmp": "later session reads /tmp/x",
+    "later_read_var_tmp": "same, /var/tmp/x",
+    "later_read_dev_shm": "same, /dev/shm/x",
+    "detached_after_delete": "setsid grandchild, DELETEd",
+    "group_escape": "grandchild makes a cgroup",
+    "group_escaper_after_delete": "it, after DELETE",
+    "memory_limit_writable": "open memory.max/limit",
+    "pids_max_writable": "open pids.max",
+    "cpu_quota_writable": "open cpu.max/cfs_quota_us",
+    "freezer_state_writable": "open freezer.state",
+    "own_procs_writable": "open own cgroup.procs",
+    "parent_procs_writable": "open parent's cgroup.procs",
+    "parent_mkdir": "mkdir beside its group",
+    "unshare_user": "unshare(CLONE_NEWUSER)",
+    "unshare_net": "unshare(CLONE_NEWNET)",
+    "unshare_mount": "unshare(CLONE_NEWNS)",
+    "clone3_user": "clone3(CLONE_NEWUSER)",
+    "userns_then_mount": "userns, then mount tmpfs",
+    "chroot": "chroot",
+    "raise_max_userns": "write max_user_namespaces",
     "socket_inet": "socket(AF_INET)",
     "socket_inet6": "socket(AF_INET6)",
     "tcp_host_loopback": "TCP to host 127.0.0.1",
@@ -261,10 +392,10 @@ LABELS = {
 }
 
 SHORT = {
-    "Seccomp=0,NoNewPrivs=0,caps_empty=True": "0/0/empty",
-    NS_ONLY: "0/1/empty", LOCKED: "2/1/empty", KILLED: "killed",
+    "Seccomp=0,NoNewPrivs=0,caps_empty=True": "0/0/0",
+    NS_ONLY: "0/1/0", LOCKED: "2/1/0", KILLED: "killed",
     "ok|ENOSYS": "ok/ENOSYS", "ok|killed:SIGSEGV": "ok/SEGV", "not-root": "no",
-    KILLED + "|killed:SIGSEGV": "SIGSYS/SEGV",
+    KILLED + "|killed:SIGSEGV": "SYS/SEGV",
     ":memory:": "memory", "disabled": "off", "absent": "no", "clean": "no",
     "none": "none", "own": "yes", "listed": "listed", "ECONNREFUSED": "ECONNREF",
 }
@@ -295,16 +426,30 @@ def compare(config, results):
     return problems
 
 
+# Column heads of the README.privsep table.
+HEADS = {"inherit": "inh", "isolated": "isol", "seccomp": "secc", "+uids": "+u",
+         "+limits": "l"}
+
+
+def head(config):
+    for long, short in HEADS.items():
+        config = config.replace(long, short)
+    return config
+
+
 def render():
     """The README.privsep table: one line per probe, one column per configuration."""
-    head = "    %-31s" % "probe (kernel A)" + "".join("%-10s" % c.replace("isolated", "isol")
-                                                   .replace("inherit", "inh")
-                                                   .replace("seccomp", "secc")
-                                                   for c in CONFIGS)
-    lines = [head.rstrip()]
-    for name, per in TABLE.items():
-        cells = [SHORT.get(per.get(c, "-"), per.get(c, "-")) for c in CONFIGS]
-        lines.append(("    %-31s" % LABELS[name] + "".join("%-10s" % v for v in cells)).rstrip())
+    cells = {name: [SHORT.get(per.get(c, "-"), per.get(c, "-")) for c in CONFIGS]
+             for name, per in TABLE.items()}
+    widths = [max([len(head(c))] + [len(v[i]) for v in cells.values()]) + 1
+              for i, c in enumerate(CONFIGS)]
+    label = max(len(v) for v in LABELS.values()) + 1
+
+    def line(first, vals):
+        return ("    %-*s" % (label, first) + "".join(
+            "%-*s" % (w, v) for w, v in zip(widths, vals))).rstrip()
+    lines = [line("probe (kernel A)", [head(c) for c in CONFIGS])]
+    lines += [line(LABELS[name], cells[name]) for name in TABLE]
     return "\n".join(lines) + "\n"
 
 
