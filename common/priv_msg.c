@@ -18,7 +18,7 @@ enum kind {
 	K_U16,	   /* uint16_t, any */
 	K_PID,	   /* int32_t, > 1 (never init, never a group: no 0 or negative) */
 	K_STATUS,  /* int32_t, a wait status of a dead child */
-	K_NETMODE, /* enum ipc_network_mode, as 4 bytes */
+	K_NETMODE, /* enum net_mode, as 4 bytes */
 	K_REASON,  /* char[PRIV_REASON_MAX]: the rest of the record, 1.. bytes, no NUL */
 };
 
@@ -145,9 +145,9 @@ check(const char *tname, const struct field *f, const char *at, char *err)
 				    f->name, i);
 		return 0;
 	case K_NETMODE: {
-		enum ipc_network_mode m;
+		enum net_mode m;
 		memcpy(&m, at, sizeof(m));
-		if ((unsigned)m > IPC_NET_SECCOMP)
+		if ((unsigned)m > NET_SECCOMP)
 			return fail(err, "%s: %s: %u is no network mode", tname, f->name,
 				    (unsigned)m);
 		return 0;
@@ -198,7 +198,7 @@ priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *
 			out[len + 1] = (unsigned char)h;
 			break;
 		case K_NETMODE: {
-			enum ipc_network_mode nm;
+			enum net_mode nm;
 			memcpy(&nm, at, sizeof(nm));
 			put32(out + len, (uint32_t)nm);
 			break;
@@ -259,10 +259,10 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *e
 				memcpy(at, &h, 2);
 			} else if (f->kind == K_NETMODE) {
 				uint32_t u = get32(in + pos);
-				if (u > IPC_NET_SECCOMP)
+				if (u > NET_SECCOMP)
 					return fail(err, "%s: %s: %u is no network mode", tname,
 						    f->name, u);
-				enum ipc_network_mode nm = (enum ipc_network_mode)u;
+				enum net_mode nm = (enum net_mode)u;
 				memcpy(at, &nm, sizeof(nm));
 			} else {
 				uint32_t u = get32(in + pos);

@@ -42,7 +42,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ipc_msg.h"
+#include "netmode.h"
 
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
  * WORKER_STARTED, WORKER_EXITED, REFUSED. Bump whenever a type or a layout changes. */
@@ -78,7 +78,7 @@ enum priv_type {
  */
 struct priv_spawn_worker {
 	uint32_t seq;				/* nonzero */
-	enum ipc_network_mode network_mode;
+	enum net_mode network_mode;
 };
 
 /* END_WORKER: kill worker `worker` (and so its kernel) now. */

@@ -28,17 +28,15 @@ struct monitor {
 	const struct monitor_ops *ops;
 	void *ctx;
 	int front;
-	enum ipc_network_mode mode;
+	enum net_mode mode;
 	int max_workers;
 	uint32_t next_id;
 	struct mworker *workers;
 	int broken; /* a reply could not be sent: the front is taken for gone */
 };
 
-static const char *const mode_names[] = {"inherit", "isolated", "seccomp"};
-
 struct monitor *
-monitor_new(const struct monitor_ops *ops, void *ctx, int front, enum ipc_network_mode mode,
+monitor_new(const struct monitor_ops *ops, void *ctx, int front, enum net_mode mode,
 	    int max_workers)
 {
 	struct monitor *m = xcalloc(1, sizeof(*m));
@@ -156,7 +154,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	if (s->network_mode != m->mode)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq,
 			      "network mode %s asked, the configuration says %s",
-			      mode_names[s->network_mode], mode_names[m->mode]);
+			      net_mode_names[s->network_mode], net_mode_names[m->mode]);
 	if (monitor_live(m) >= m->max_workers)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d workers live already, the most "
 			      "the configuration allows", m->max_workers);

@@ -62,7 +62,7 @@ struct monitor;
  * the result (monitor_free).
  */
 struct monitor *monitor_new(const struct monitor_ops *ops, void *ctx, int front,
-			    enum ipc_network_mode mode, int max_workers);
+			    enum net_mode mode, int max_workers);
 /* Close every pidfd and free what the monitor holds; *m becomes NULL. */
 void monitor_free(struct monitor **m);
 

@@ -126,7 +126,7 @@ rig_new(int max_workers)
 			 0);
 	r.parent = sv[0];
 	r.front = sv[1];
-	r.m = monitor_new(&ops, NULL, r.parent, IPC_NET_SECCOMP, max_workers);
+	r.m = monitor_new(&ops, NULL, r.parent, NET_SECCOMP, max_workers);
 	return r;
 }
 
@@ -231,7 +231,7 @@ spawn(struct rig *r, uint32_t *worker, uint32_t *dir, pid_t *pid)
 	int fd;
 	struct stat st;
 
-	ask(r, PRIV_SPAWN_WORKER, 77, IPC_NET_SECCOMP);
+	ask(r, PRIV_SPAWN_WORKER, 77, NET_SECCOMP);
 	struct priv_msg m = answer(r, PRIV_WORKER_STARTED, &fd);
 	ck_assert_uint_eq(m.u.started.seq, 77);
 	ck_assert_int_eq(fstat(fd, &st), 0);
@@ -312,7 +312,7 @@ START_TEST(compromised_front)
 
 	/* a sandbox setting the configuration does not allow */
 	n = acts.refusals_logged;
-	ask(&r, PRIV_SPAWN_WORKER, 5, IPC_NET_INHERIT);
+	ask(&r, PRIV_SPAWN_WORKER, 5, NET_INHERIT);
 	was_refused(&r, PRIV_SPAWN_WORKER, "network mode inherit asked", n);
 	/* workers and directories never issued, or of the wrong kind */
 	n = acts.refusals_logged;
@@ -399,7 +399,7 @@ START_TEST(compromised_front)
 	pid_t pid2;
 	spawn(&r, &w2, &d2, &pid2);
 	n = acts.refusals_logged;
-	ask(&r, PRIV_SPAWN_WORKER, 9, IPC_NET_SECCOMP);
+	ask(&r, PRIV_SPAWN_WORKER, 9, NET_SECCOMP);
 	was_refused(&r, PRIV_SPAWN_WORKER, "2 workers live already", n);
 	ck_assert_int_eq(acts.spawned, spawned + 1);
 	/* out of state: an exited worker, a removed directory */

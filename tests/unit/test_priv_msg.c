@@ -42,7 +42,7 @@ START_TEST(every_message_roundtrip)
 
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_SPAWN_WORKER;
-	m.u.spawn = (struct priv_spawn_worker){7, IPC_NET_SECCOMP};
+	m.u.spawn = (struct priv_spawn_worker){7, NET_SECCOMP};
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_END_WORKER;
