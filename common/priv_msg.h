@@ -1,0 +1,175 @@
+/*
+ * priv_msg.h - the front <-> privileged parent protocol (doc/README.privsep):
+ * message types, their typed structs, and the one codec that reads and
+ * writes them.
+ *
+ * The front (HTTP, MCP, sessions, the pool's logic) holds no privilege. It
+ * asks the parent, which does, to start and end workers, to pin and kill a
+ * worker's kernel and to remove a session's directory. The parent checks
+ * every request against its own configuration and state and answers
+ * REFUSED to anything else. The front names objects only by the ids the
+ * parent issued (worker ids, directory ids); it never gives the parent a
+ * uid or a path, and a pid only to be checked against the parent's own
+ * children (CLAIM_KERNEL).
+ *
+ * Transport: one AF_UNIX SOCK_SEQPACKET socketpair, one message per
+ * record, PRIV_MSG_MAX bytes at most. A record is a 4-byte header (version,
+ * type: 16 bits each, network byte order) followed by the fixed fields of
+ * its type, each in network byte order. No JSON, no variable layout: the
+ * privileged side parses nothing more complex than this. WORKER_STARTED
+ * alone carries a descriptor (SCM_RIGHTS): the front's end of the new
+ * worker's socket.
+ *
+ * What the decoder enforces: the record is exactly the size of its type
+ * (REFUSED: its header and a reason of 1..PRIV_REASON_MAX-1 printable ASCII
+ * bytes); the version is PRIV_VERSION; the type is known; ids are nonzero;
+ * pids are above 1; enums are in range; a wait status is one that waitpid
+ * reports for a dead child. priv_msg_recv also refuses descriptors on any
+ * other type, a WORKER_STARTED without exactly one, and truncated records
+ * or control data; every descriptor of a refused record is closed.
+ *
+ * Adding a field: add it to the struct, one line to its type's table in
+ * priv_msg.c, bump PRIV_VERSION, cover it in tests/unit/test_priv_msg.c.
+ *
+ * Not here yet: "publish" (issue 19 item 2). There is no publisher in the
+ * daemon; when there is, its request (a directory id the parent issued,
+ * never a path) gets the next type number of the front's range.
+ */
+#ifndef COMMON_PRIV_MSG_H
+#define COMMON_PRIV_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "netmode.h"
+
+/* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
+ * WORKER_STARTED, WORKER_EXITED, REFUSED. Bump whenever a type or a layout changes. */
+#define PRIV_VERSION 1
+#define PRIV_HDR_LEN 4
+#define PRIV_MSG_MAX 256
+/* Bytes of REFUSED's reason, its NUL included. */
+#define PRIV_REASON_MAX 200
+/* Room for a decoder's complaint. */
+#define PRIV_ERR_LEN 160
+
+enum priv_type {
+	/* front -> parent: 1..31 */
+	PRIV_SPAWN_WORKER = 1,	      /* struct priv_spawn_worker */
+	PRIV_END_WORKER = 2,	      /* struct priv_end_worker */
+	PRIV_KILL_KERNEL = 3,	      /* struct priv_kill_kernel */
+	PRIV_REMOVE_SESSION_DIR = 4,  /* struct priv_remove_dir */
+	PRIV_CLAIM_KERNEL = 5,	      /* struct priv_kill_kernel */
+
+	/* parent -> front: 32..63 */
+	PRIV_WORKER_STARTED = 32,     /* struct priv_worker_started, + the worker's socket */
+	PRIV_WORKER_EXITED = 33,      /* struct priv_worker_exited */
+	PRIV_REFUSED = 34,	      /* struct priv_refused */
+};
+
+/*
+ * SPAWN_WORKER: start a worker for a future session. `seq` is the front's
+ * own number for the request, echoed by WORKER_STARTED or REFUSED. The
+ * sandbox settings the front wants are checked against the parent's
+ * configuration (today: the network mode must be the configured one); the
+ * uid, directories, cgroup and limits are the parent's alone, written by
+ * the parent as the worker's START before the front gets the socket.
+ */
+struct priv_spawn_worker {
+	uint32_t seq;				/* nonzero */
+	enum net_mode network_mode;
+};
+
+/* END_WORKER: kill worker `worker` (and so its kernel) now. */
+struct priv_end_worker {
+	uint32_t worker; /* an id of WORKER_STARTED */
+};
+
+/*
+ * CLAIM_KERNEL: worker `worker` named kernel_pid in READY. The parent pins
+ * it (pidfd) only if it is a live child of that worker leading its own
+ * process group (kernelpid.c), and kills its group when the worker exits or
+ * is ended, so no kernel outlives its worker. REFUSED means the worker lied:
+ * the front ends it. A later claim replaces the earlier (a restarted kernel).
+ * KILL_KERNEL: kill the claimed kernel now; kernel_pid must be the one
+ * claimed.
+ */
+struct priv_kill_kernel {
+	uint32_t worker;
+	int32_t kernel_pid; /* > 1 */
+};
+
+/* REMOVE_SESSION_DIR: remove directory `dir` of a worker that has exited. */
+struct priv_remove_dir {
+	uint32_t dir; /* an id of WORKER_STARTED */
+};
+
+/* WORKER_STARTED: the worker is spawned and has its START. */
+struct priv_worker_started {
+	uint32_t seq;	 /* SPAWN_WORKER's */
+	uint32_t worker; /* the id to name it by, nonzero, never reused */
+	uint32_t dir;	 /* the id of its session directory, nonzero, never reused */
+	int32_t pid;	 /* for log lines and status only: the front cannot signal it */
+};
+
+/* WORKER_EXITED: worker `worker` is reaped. Its kernel is dead too. */
+struct priv_worker_exited {
+	uint32_t worker;
+	int32_t status; /* waitpid's status */
+};
+
+/* REFUSED: a request was not carried out. */
+struct priv_refused {
+	uint16_t request;		 /* the type refused (maybe not a valid one) */
+	uint32_t ref;			 /* its seq, worker or dir; 0 if none could be read */
+	char reason[PRIV_REASON_MAX];	 /* printable ASCII, NUL-terminated, not empty */
+};
+
+struct priv_msg {
+	enum priv_type type;
+	union {
+		struct priv_spawn_worker spawn;
+		struct priv_end_worker end;
+		struct priv_kill_kernel kill;
+		struct priv_remove_dir remove;
+		struct priv_worker_started started;
+		struct priv_worker_exited exited;
+		struct priv_refused refused;
+	} u;
+};
+
+/* Printable name of a type, "unknown" if not one. */
+const char *priv_type_name(unsigned type);
+
+/*
+ * Encode `m` (borrowed) into out[cap]. Returns the record's length, or -1
+ * with err[PRIV_ERR_LEN] set when a field is out of bounds (the encoder
+ * applies the decoder's checks, so no peer is sent what it must refuse).
+ */
+ssize_t priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *err);
+
+/*
+ * Decode one record of `len` bytes into *m. 0, or -1 with err[PRIV_ERR_LEN]
+ * set. When the header could be read, m->type holds the type named (even
+ * an unknown one) so a refusal can say what it refused.
+ */
+int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *err);
+
+/*
+ * Send one message, with descriptor `fd` (borrowed) when `m` is
+ * WORKER_STARTED (-1 otherwise). Blocks until sent. 0, or -1 with errno
+ * set (EINVAL: a field out of bounds, or a descriptor where none belongs).
+ */
+int priv_msg_send(int sock, const struct priv_msg *m, int fd);
+
+/*
+ * Receive one message. Returns 1 with *m (and *fd, which the caller then
+ * owns, for WORKER_STARTED; else -1); 0 at EOF; -1 with errno on a read
+ * error (an empty record, which no encoder makes, reads as EOF too); -2
+ * with err[PRIV_ERR_LEN] set when the record is malformed (every
+ * descriptor it carried is closed; m->type as for priv_msg_decode, or 0).
+ */
+int priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *err);
+
+#endif

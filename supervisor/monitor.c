@@ -1,0 +1,354 @@
+/* monitor.c - see monitor.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "monitor.h"
+#include "xmalloc.h"
+
+/* One worker the parent started, kept until its directory is removed. */
+struct mworker {
+	struct mworker *next;
+	uint32_t id;	 /* WORKER_STARTED's worker */
+	uint32_t dir_id; /* WORKER_STARTED's dir */
+	pid_t pid;
+	int live;	 /* not reaped yet */
+	int pidfd;	 /* the claimed kernel's, or -1 */
+	pid_t kernel;	 /* the claimed kernel, or 0 */
+	char *dir;	 /* the session directory (owned), NULL once removed */
+};
+
+struct monitor {
+	const struct monitor_ops *ops;
+	void *ctx;
+	int front;
+	enum net_mode mode;
+	int max_workers;
+	uint32_t next_id;
+	struct mworker *workers;
+	int broken; /* a reply could not be sent: the front is taken for gone */
+};
+
+struct monitor *
+monitor_new(const struct monitor_ops *ops, void *ctx, int front, enum net_mode mode,
+	    int max_workers)
+{
+	struct monitor *m = xcalloc(1, sizeof(*m));
+
+	m->ops = ops;
+	m->ctx = ctx;
+	m->front = front;
+	m->mode = mode;
+	m->max_workers = max_workers;
+	m->next_id = 1;
+	return m;
+}
+
+void
+monitor_free(struct monitor **mp)
+{
+	struct monitor *m = *mp;
+
+	if (m == NULL)
+		return;
+	while (m->workers) {
+		struct mworker *w = m->workers;
+		m->workers = w->next;
+		if (w->pidfd != -1)
+			close(w->pidfd);
+		free(w->dir);
+		free(w);
+	}
+	free(m);
+	*mp = NULL;
+}
+
+int
+monitor_live(const struct monitor *m)
+{
+	int n = 0;
+	for (const struct mworker *w = m->workers; w; w = w->next)
+		n += w->live;
+	return n;
+}
+
+/* Directories not removed yet: a front that never removes them is refused
+ * new workers rather than filling the disk through us. */
+static int
+kept_dirs(const struct monitor *m)
+{
+	int n = 0;
+	for (const struct mworker *w = m->workers; w; w = w->next)
+		n += w->dir != NULL;
+	return n;
+}
+
+static struct mworker *
+by_id(struct monitor *m, uint32_t id)
+{
+	for (struct mworker *w = m->workers; w; w = w->next)
+		if (w->id == id)
+			return w;
+	return NULL;
+}
+
+static struct mworker *
+by_dir(struct monitor *m, uint32_t dir)
+{
+	for (struct mworker *w = m->workers; w; w = w->next)
+		if (w->dir_id == dir)
+			return w;
+	return NULL;
+}
+
+/* Send `msg` to the front. 0, or -1 (logged) when it cannot be reached. */
+static int
+reply(struct monitor *m, const struct priv_msg *msg, int fd)
+{
+	if (priv_msg_send(m->front, msg, fd) == 0)
+		return 0;
+	m->broken = 1;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		log_warnx("the front leaves its socket full: taking it for gone");
+	else
+		log_warn("send %s to the front", priv_type_name(msg->type));
+	return -1;
+}
+
+/* Refuse request `type` naming `ref`: one log line, one REFUSED. */
+static int __attribute__((format(printf, 4, 5)))
+refuse(struct monitor *m, unsigned type, uint32_t ref, const char *fmt, ...)
+{
+	struct priv_msg r = {.type = PRIV_REFUSED};
+	char why[PRIV_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	/* The reason travels as printable ASCII; the log escapes on its own. */
+	for (char *p = why; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+	log_warnx("front: refused %s (%u): %s", priv_type_name(type), ref, why);
+	r.u.refused.request = (uint16_t)type;
+	r.u.refused.ref = ref;
+	memcpy(r.u.refused.reason, why, sizeof(why));
+	return reply(m, &r, -1);
+}
+
+static int
+on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
+{
+	char why[PRIV_REASON_MAX - 40];
+	pid_t pid;
+	int fd;
+	char *dir;
+
+	if (s->network_mode != m->mode)
+		return refuse(m, PRIV_SPAWN_WORKER, s->seq,
+			      "network mode %s asked, the configuration says %s",
+			      net_mode_names[s->network_mode], net_mode_names[m->mode]);
+	if (monitor_live(m) >= m->max_workers)
+		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d workers live already, the most "
+			      "the configuration allows", m->max_workers);
+	if (kept_dirs(m) >= 2 * m->max_workers)
+		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d session directories are not "
+			      "removed yet", kept_dirs(m));
+	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, why, sizeof(why)) == -1)
+		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "cannot start a worker: %s", why);
+
+	struct mworker *w = xcalloc(1, sizeof(*w));
+	w->id = m->next_id++;
+	w->dir_id = m->next_id++;
+	w->pid = pid;
+	w->live = 1;
+	w->pidfd = -1;
+	w->dir = dir;
+	w->next = m->workers;
+	m->workers = w;
+	struct priv_msg r = {.type = PRIV_WORKER_STARTED};
+	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid};
+	int rc = reply(m, &r, fd);
+	close(fd);
+	return rc;
+}
+
+/* The live worker `id` names, or NULL after refusing the request. */
+static struct mworker *
+live_worker(struct monitor *m, unsigned type, uint32_t id)
+{
+	struct mworker *w = by_id(m, id);
+
+	if (w == NULL)
+		refuse(m, type, id, "worker %u was never started", id);
+	else if (!w->live)
+		refuse(m, type, id, "worker %u has exited", id);
+	else
+		return w;
+	return NULL;
+}
+
+/* Kill what worker `w` runs: its claimed kernel's group. */
+static void
+kill_kernel_of(struct monitor *m, struct mworker *w)
+{
+	if (w->pidfd == -1)
+		return;
+	m->ops->kill_kernel(m->ctx, w->pidfd, w->kernel);
+	close(w->pidfd);
+	w->pidfd = -1;
+	w->kernel = 0;
+}
+
+static int
+on_claim(struct monitor *m, const struct priv_kill_kernel *k)
+{
+	char why[PRIV_REASON_MAX - 40];
+	int pidfd;
+	struct mworker *w = live_worker(m, PRIV_CLAIM_KERNEL, k->worker);
+
+	if (w == NULL)
+		return 0;
+	int rc = m->ops->claim_kernel(m->ctx, w->pid, k->kernel_pid, &pidfd, why, sizeof(why));
+	if (rc == -1)
+		return refuse(m, PRIV_CLAIM_KERNEL, k->worker, "pid %d: %s", (int)k->kernel_pid,
+			      why);
+	if (w->pidfd != -1)
+		close(w->pidfd);
+	w->pidfd = pidfd;
+	w->kernel = rc == 1 ? k->kernel_pid : 0;
+	return 0;
+}
+
+static int
+on_kill_kernel(struct monitor *m, const struct priv_kill_kernel *k)
+{
+	struct mworker *w = live_worker(m, PRIV_KILL_KERNEL, k->worker);
+
+	if (w == NULL)
+		return 0;
+	if (w->pidfd == -1 || w->kernel != k->kernel_pid)
+		return refuse(m, PRIV_KILL_KERNEL, k->worker,
+			      "pid %d is not the kernel claimed for worker %u", (int)k->kernel_pid,
+			      k->worker);
+	kill_kernel_of(m, w);
+	return 0;
+}
+
+static int
+on_end(struct monitor *m, const struct priv_end_worker *e)
+{
+	struct mworker *w = live_worker(m, PRIV_END_WORKER, e->worker);
+
+	if (w == NULL)
+		return 0;
+	m->ops->kill_worker(m->ctx, w->pid);
+	kill_kernel_of(m, w);
+	return 0;
+}
+
+static int
+on_remove(struct monitor *m, const struct priv_remove_dir *r)
+{
+	struct mworker *w = by_dir(m, r->dir);
+
+	if (w == NULL)
+		return refuse(m, PRIV_REMOVE_SESSION_DIR, r->dir, "directory %u was never made",
+			      r->dir);
+	if (w->dir == NULL)
+		return refuse(m, PRIV_REMOVE_SESSION_DIR, r->dir, "directory %u is removed already",
+			      r->dir);
+	if (w->live)
+		return refuse(m, PRIV_REMOVE_SESSION_DIR, r->dir,
+			      "directory %u belongs to worker %u, which still runs", r->dir, w->id);
+	m->ops->remove_dir(m->ctx, w->dir);
+	free(w->dir);
+	w->dir = NULL;
+	/* Nothing more can name it. */
+	for (struct mworker **pp = &m->workers; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			free(w);
+			break;
+		}
+	}
+	return 0;
+}
+
+int
+monitor_request(struct monitor *m)
+{
+	struct priv_msg r;
+	char err[PRIV_ERR_LEN];
+	int fd;
+
+	if (m->broken)
+		return -1;
+	int rc = priv_msg_recv(m->front, &r, &fd, err);
+	if (rc == 0)
+		return -1;
+	if (rc == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		log_warn("read from the front");
+		return -1;
+	}
+	if (rc == -2)
+		return refuse(m, r.type, 0, "malformed: %s", err);
+	switch (r.type) {
+	case PRIV_SPAWN_WORKER:
+		return on_spawn(m, &r.u.spawn);
+	case PRIV_END_WORKER:
+		return on_end(m, &r.u.end);
+	case PRIV_CLAIM_KERNEL:
+		return on_claim(m, &r.u.kill);
+	case PRIV_KILL_KERNEL:
+		return on_kill_kernel(m, &r.u.kill);
+	case PRIV_REMOVE_SESSION_DIR:
+		return on_remove(m, &r.u.remove);
+	default:
+		if (r.type == PRIV_WORKER_STARTED)
+			close(fd);
+		return refuse(m, r.type, 0, "a message only the parent sends");
+	}
+}
+
+int
+monitor_child_exited(struct monitor *m, pid_t pid, int status)
+{
+	for (struct mworker *w = m->workers; w; w = w->next) {
+		if (w->pid != pid || !w->live)
+			continue;
+		w->live = 0;
+		/* The kernel is in its own process group; never leave it behind. */
+		kill_kernel_of(m, w);
+		m->ops->worker_gone(m->ctx, pid);
+		struct priv_msg r = {.type = PRIV_WORKER_EXITED};
+		r.u.exited = (struct priv_worker_exited){w->id, status};
+		reply(m, &r, -1);
+		return 1;
+	}
+	return 0;
+}
+
+int
+monitor_end_all(struct monitor *m)
+{
+	int n = 0;
+
+	for (struct mworker *w = m->workers; w; w = w->next) {
+		if (!w->live)
+			continue;
+		m->ops->kill_worker(m->ctx, w->pid);
+		kill_kernel_of(m, w);
+		n++;
+	}
+	return n;
+}

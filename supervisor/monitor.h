@@ -1,0 +1,93 @@
+/*
+ * monitor.h - the privileged parent's side of priv_msg.h: what it knows of
+ * the workers it started, and the check of every request of the front
+ * against that, in the manner of OpenSSH's monitor.c.
+ *
+ * The front is not trusted. A request that names a worker or a directory
+ * the parent never issued, one that is out of state (ending a worker that
+ * has exited, removing the directory of a live one or a removed one,
+ * killing a kernel never claimed), a sandbox setting the configuration does
+ * not allow, a malformed record, a message of the parent's own range:
+ * each gets REFUSED and one log line, and nothing else happens. The monitor
+ * takes no uid and no path from the front; a pid only to check it against
+ * the parent's own children (CLAIM_KERNEL).
+ *
+ * The acts themselves (fork+exec, kill, remove) are the caller's, through
+ * struct monitor_ops, so that the checks can be run against a socketpair
+ * and stand-in acts (tests/unit/test_monitor.c plays a compromised front).
+ */
+#ifndef SUPERVISOR_MONITOR_H
+#define SUPERVISOR_MONITOR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "priv_msg.h"
+
+/* What the parent does once a request passed the checks. `ctx` is borrowed. */
+struct monitor_ops {
+	/*
+	 * Start a worker and write its START (identity, directories, cgroup,
+	 * limits: the implementation's, from the configuration). 0 with *pid,
+	 * *front_fd (the worker socket's other end; the monitor passes it on
+	 * and closes it) and *dir (the session directory; the monitor owns
+	 * it), or -1 with why[len].
+	 */
+	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t len);
+	/* SIGKILL worker `pid`, a child not reaped yet. */
+	void (*kill_worker)(void *ctx, pid_t pid);
+	/*
+	 * Check that `kernel` is a live child of worker `worker` leading its own
+	 * process group and pin it: 1 with *pidfd (the monitor owns it), 0 if it
+	 * is already gone (*pidfd -1), -1 with why[len] if it is not that
+	 * worker's kernel (kernelpid_claim).
+	 */
+	int (*claim_kernel)(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why,
+			    size_t len);
+	/* Kill the group of a claimed kernel through its pidfd (kernelpid_kill). */
+	void (*kill_kernel)(void *ctx, int pidfd, pid_t kernel);
+	/* Worker `pid` was reaped: release what the implementation gave it. */
+	void (*worker_gone)(void *ctx, pid_t pid);
+	/* Remove session directory `dir` (a path spawn returned; borrowed). */
+	void (*remove_dir)(void *ctx, const char *dir);
+};
+
+struct monitor;
+
+/*
+ * A monitor answering the front on `front` (a SOCK_SEQPACKET socket,
+ * borrowed, non-blocking: a front that leaves its socket full is taken
+ * for gone rather than let stall the parent), starting at most `max_workers` live workers in network mode
+ * `mode` (the configured one). `ops` and `ctx` are borrowed. Caller owns
+ * the result (monitor_free).
+ */
+struct monitor *monitor_new(const struct monitor_ops *ops, void *ctx, int front,
+			    enum net_mode mode, int max_workers);
+/* Close every pidfd and free what the monitor holds; *m becomes NULL. */
+void monitor_free(struct monitor **m);
+
+/*
+ * Read one request from the front and answer it. 0, or -1 when the front is
+ * gone (EOF, or a read or write error, logged; also once any reply, a
+ * WORKER_EXITED included, could not be sent).
+ */
+int monitor_request(struct monitor *m);
+
+/*
+ * A child was reaped. If it is one of our workers: its claimed kernel's
+ * group is killed, ops->worker_gone is called and the front is told
+ * (WORKER_EXITED). Returns 1 if it was ours, 0 if not.
+ */
+int monitor_child_exited(struct monitor *m, pid_t pid, int status);
+
+/*
+ * The front is gone or we stop: SIGKILL every live worker and its claimed
+ * kernel's group. Their reaping (monitor_child_exited) does the rest.
+ * Returns how many workers were live.
+ */
+int monitor_end_all(struct monitor *m);
+
+/* Workers spawned and not reaped yet. */
+int monitor_live(const struct monitor *m);
+
+#endif

@@ -1,0 +1,461 @@
+/*
+ * test_monitor.c - a compromised front against the privileged parent's
+ * monitor (supervisor/monitor.c), over a real SOCK_SEQPACKET socketpair,
+ * with stand-in acts that count what the parent did. The front asks for
+ * workers, directories and pids it was never given, for sandbox settings
+ * the configuration does not allow, out of state, and sends malformed
+ * records and the parent's own messages: each is refused (REFUSED, one log
+ * line) and no act happens. An honest front's requests are carried out.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "monitor.h"
+#include "xmalloc.h"
+
+#define FIRST_PID 50000
+
+/* What the stand-in acts were asked to do. */
+static struct {
+	int spawned, killed_workers, claims, killed_kernels, gone, removed;
+	pid_t last_killed, last_kernel;
+	char last_removed[64];
+	int refusals_logged;
+} acts;
+
+static int
+fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t len)
+{
+	int sv[2];
+
+	(void)ctx;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(why, len, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	close(sv[1]); /* the worker's end: no worker here */
+	*pid = FIRST_PID + acts.spawned;
+	*front_fd = sv[0];
+	*dir = xasprintf("/nonexistent/sessions/%d", acts.spawned);
+	acts.spawned++;
+	return 0;
+}
+
+static void
+fake_kill_worker(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	acts.killed_workers++;
+	acts.last_killed = pid;
+}
+
+/* A worker's kernel is its pid + 1000; anything else is some other process. */
+static int
+fake_claim(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why, size_t len)
+{
+	(void)ctx;
+	acts.claims++;
+	if (kernel != worker + 1000) {
+		snprintf(why, len, "not a child of worker %d", (int)worker);
+		return -1;
+	}
+	*pidfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return 1;
+}
+
+static void
+fake_kill_kernel(void *ctx, int pidfd, pid_t kernel)
+{
+	(void)ctx;
+	ck_assert_int_ge(pidfd, 0);
+	acts.killed_kernels++;
+	acts.last_kernel = kernel;
+}
+
+static void
+fake_gone(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	(void)pid;
+	acts.gone++;
+}
+
+static void
+fake_remove(void *ctx, const char *dir)
+{
+	(void)ctx;
+	acts.removed++;
+	snprintf(acts.last_removed, sizeof(acts.last_removed), "%s", dir);
+}
+
+static const struct monitor_ops ops = {fake_spawn, fake_kill_worker, fake_claim,
+				       fake_kill_kernel, fake_gone, fake_remove};
+
+static void
+sink(int priority, const char *line)
+{
+	if (priority <= LOG_WARNING && strstr(line, "front: refused"))
+		acts.refusals_logged++;
+}
+
+struct rig {
+	int parent, front;
+	struct monitor *m;
+};
+
+static struct rig
+rig_new(int max_workers)
+{
+	int sv[2];
+	struct rig r;
+
+	memset(&acts, 0, sizeof(acts));
+	log_set_sink(sink);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv),
+			 0);
+	r.parent = sv[0];
+	r.front = sv[1];
+	r.m = monitor_new(&ops, NULL, r.parent, NET_SECCOMP, max_workers);
+	return r;
+}
+
+static void
+rig_free(struct rig *r)
+{
+	monitor_free(&r->m);
+	ck_assert_ptr_null(r->m);
+	close(r->parent);
+	close(r->front);
+}
+
+/* The front sends `m`; the parent reads and answers it. */
+static void
+ask(struct rig *r, unsigned type, uint32_t a, int32_t b)
+{
+	struct priv_msg m = {.type = (enum priv_type)type};
+
+	switch (type) {
+	case PRIV_SPAWN_WORKER: m.u.spawn = (struct priv_spawn_worker){a, b}; break;
+	case PRIV_END_WORKER: m.u.end.worker = a; break;
+	case PRIV_CLAIM_KERNEL:
+	case PRIV_KILL_KERNEL: m.u.kill = (struct priv_kill_kernel){a, b}; break;
+	case PRIV_REMOVE_SESSION_DIR: m.u.remove.dir = a; break;
+	}
+	ck_assert_int_eq(priv_msg_send(r->front, &m, -1), 0);
+	ck_assert_int_eq(monitor_request(r->m), 0);
+}
+
+/* The front sends raw bytes (with `fd` attached unless -1); the parent answers. */
+static void
+ask_raw(struct rig *r, const void *data, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {(void *)data, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (fd != -1) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	ck_assert_int_eq(sendmsg(r->front, &mh, 0), (ssize_t)len);
+	ck_assert_int_eq(monitor_request(r->m), 0);
+}
+
+/* The next message to the front, which must be of `type`; *fd gets its descriptor. */
+static struct priv_msg
+answer(struct rig *r, unsigned type, int *fd)
+{
+	struct priv_msg m;
+	char err[PRIV_ERR_LEN];
+	int got;
+
+	ck_assert_int_eq(priv_msg_recv(r->front, &m, &got, err), 1);
+	ck_assert_msg(m.type == type, "got %s, expected %s", priv_type_name(m.type),
+		      priv_type_name(type));
+	if (fd)
+		*fd = got;
+	else if (got != -1)
+		close(got);
+	return m;
+}
+
+/* Nothing more for the front. */
+static void
+silence(struct rig *r)
+{
+	struct priv_msg m;
+	char err[PRIV_ERR_LEN];
+	int fd;
+
+	ck_assert_int_eq(priv_msg_recv(r->front, &m, &fd, err), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+}
+
+/* The request just made was refused for `what`, logged, and nothing was done. */
+static void
+was_refused(struct rig *r, unsigned type, const char *what, int logged_before)
+{
+	struct priv_msg m = answer(r, PRIV_REFUSED, NULL);
+
+	ck_assert_uint_eq(m.u.refused.request, type);
+	ck_assert_msg(strstr(m.u.refused.reason, what) != NULL, "\"%s\" does not say \"%s\"",
+		      m.u.refused.reason, what);
+	ck_assert_int_eq(acts.refusals_logged, logged_before + 1);
+	silence(r);
+}
+
+/* Spawn one worker honestly; its worker and dir ids in *worker, *dir. */
+static void
+spawn(struct rig *r, uint32_t *worker, uint32_t *dir, pid_t *pid)
+{
+	int fd;
+	struct stat st;
+
+	ask(r, PRIV_SPAWN_WORKER, 77, NET_SECCOMP);
+	struct priv_msg m = answer(r, PRIV_WORKER_STARTED, &fd);
+	ck_assert_uint_eq(m.u.started.seq, 77);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	close(fd);
+	*worker = m.u.started.worker;
+	*dir = m.u.started.dir;
+	*pid = m.u.started.pid;
+}
+
+START_TEST(honest_front)
+{
+	struct rig r = rig_new(4);
+	uint32_t w, d;
+	pid_t pid;
+
+	spawn(&r, &w, &d, &pid);
+	ck_assert_int_eq(acts.spawned, 1);
+	ck_assert_int_eq(monitor_live(r.m), 1);
+	ask(&r, PRIV_CLAIM_KERNEL, w, pid + 1000);
+	silence(&r);
+	ask(&r, PRIV_KILL_KERNEL, w, pid + 1000);
+	silence(&r);
+	ck_assert_int_eq(acts.killed_kernels, 1);
+	ck_assert_int_eq(acts.last_kernel, pid + 1000);
+	/* a restarted kernel is claimed again; ending the worker kills both */
+	ask(&r, PRIV_CLAIM_KERNEL, w, pid + 1000);
+	ask(&r, PRIV_END_WORKER, w, 0);
+	silence(&r);
+	ck_assert_int_eq(acts.killed_workers, 1);
+	ck_assert_int_eq(acts.last_killed, pid);
+	ck_assert_int_eq(acts.killed_kernels, 2);
+	ck_assert_int_eq(monitor_child_exited(r.m, pid + 1, 0), 0); /* not ours */
+	silence(&r);
+	ck_assert_int_eq(monitor_child_exited(r.m, pid, 9), 1);
+	struct priv_msg m = answer(&r, PRIV_WORKER_EXITED, NULL);
+	ck_assert_uint_eq(m.u.exited.worker, w);
+	ck_assert_int_eq(m.u.exited.status, 9);
+	ck_assert_int_eq(acts.gone, 1);
+	ck_assert_int_eq(monitor_live(r.m), 0);
+	ask(&r, PRIV_REMOVE_SESSION_DIR, d, 0);
+	silence(&r);
+	ck_assert_int_eq(acts.removed, 1);
+	ck_assert_str_eq(acts.last_removed, "/nonexistent/sessions/0");
+	ck_assert_int_eq(acts.refusals_logged, 0);
+
+	/* a kernel claimed and never killed dies with its worker */
+	spawn(&r, &w, &d, &pid);
+	ask(&r, PRIV_CLAIM_KERNEL, w, pid + 1000);
+	ck_assert_int_eq(monitor_child_exited(r.m, pid, 0), 1);
+	answer(&r, PRIV_WORKER_EXITED, NULL);
+	ck_assert_int_eq(acts.killed_kernels, 3);
+	/* the front dies: every live worker and claimed kernel is killed */
+	uint32_t w2, d2;
+	pid_t pid2;
+	spawn(&r, &w, &d, &pid);
+	spawn(&r, &w2, &d2, &pid2);
+	ask(&r, PRIV_CLAIM_KERNEL, w2, pid2 + 1000);
+	ck_assert_int_eq(monitor_end_all(r.m), 2);
+	ck_assert_int_eq(acts.killed_workers, 3);
+	ck_assert_int_eq(acts.killed_kernels, 4);
+	close(r.front);
+	r.front = -1;
+	ck_assert_int_eq(monitor_request(r.m), -1); /* EOF */
+	rig_free(&r);
+}
+END_TEST
+
+START_TEST(compromised_front)
+{
+	struct rig r = rig_new(2);
+	uint32_t w, d;
+	pid_t pid;
+	int n;
+
+	spawn(&r, &w, &d, &pid);
+	int spawned = acts.spawned;
+
+	/* a sandbox setting the configuration does not allow */
+	n = acts.refusals_logged;
+	ask(&r, PRIV_SPAWN_WORKER, 5, NET_INHERIT);
+	was_refused(&r, PRIV_SPAWN_WORKER, "network mode inherit asked", n);
+	/* workers and directories never issued, or of the wrong kind */
+	n = acts.refusals_logged;
+	ask(&r, PRIV_END_WORKER, 999, 0);
+	was_refused(&r, PRIV_END_WORKER, "worker 999 was never started", n);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_END_WORKER, d, 0); /* a directory id is no worker id */
+	was_refused(&r, PRIV_END_WORKER, "was never started", n);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_REMOVE_SESSION_DIR, w, 0); /* nor a worker id a directory id */
+	was_refused(&r, PRIV_REMOVE_SESSION_DIR, "was never made", n);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_REMOVE_SESSION_DIR, 12345, 0);
+	was_refused(&r, PRIV_REMOVE_SESSION_DIR, "directory 12345 was never made", n);
+	/* the directory of a live worker */
+	n = acts.refusals_logged;
+	ask(&r, PRIV_REMOVE_SESSION_DIR, d, 0);
+	was_refused(&r, PRIV_REMOVE_SESSION_DIR, "still runs", n);
+	/* pids that are not the worker's kernel: another process, init, ours */
+	n = acts.refusals_logged;
+	ask(&r, PRIV_CLAIM_KERNEL, w, 4242);
+	was_refused(&r, PRIV_CLAIM_KERNEL, "pid 4242: not a child of worker", n);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_KILL_KERNEL, w, pid + 1000); /* never claimed */
+	was_refused(&r, PRIV_KILL_KERNEL, "is not the kernel claimed", n);
+	ask(&r, PRIV_CLAIM_KERNEL, w, pid + 1000);
+	silence(&r);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_KILL_KERNEL, w, 4242); /* claimed, but another pid */
+	was_refused(&r, PRIV_KILL_KERNEL, "is not the kernel claimed", n);
+	/* pid 1, 0, -1 do not even decode */
+	const unsigned char kill_init[] = {0, 1, 0, 3, 0, 0, 0, 1, 0, 0, 0, 1};
+	const unsigned char kill_all[] = {0, 1, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};
+	n = acts.refusals_logged;
+	ask_raw(&r, kill_init, sizeof(kill_init), -1);
+	was_refused(&r, PRIV_KILL_KERNEL, "is no process of ours", n);
+	n = acts.refusals_logged;
+	ask_raw(&r, kill_all, sizeof(kill_all), -1);
+	was_refused(&r, PRIV_KILL_KERNEL, "is no process of ours", n);
+	/* malformed: garbage, short, another version, an unknown type (a "set
+	 * uid" the protocol does not have), a descriptor where none belongs */
+	const unsigned char garbage[] = "uid=0 path=/etc/shadow";
+	n = acts.refusals_logged;
+	ask_raw(&r, garbage, sizeof(garbage), -1);
+	was_refused(&r, 0x643d /* "d=" */, "malformed", n);
+	const unsigned char shortrec[] = {0, 1, 0, 2, 0, 0};
+	n = acts.refusals_logged;
+	ask_raw(&r, shortrec, sizeof(shortrec), -1);
+	was_refused(&r, PRIV_END_WORKER, "truncated", n);
+	const unsigned char v2[] = {0, 2, 0, 2, 0, 0, 0, 1};
+	n = acts.refusals_logged;
+	ask_raw(&r, v2, sizeof(v2), -1);
+	was_refused(&r, PRIV_END_WORKER, "protocol version 2", n);
+	const unsigned char setuid[] = {0, 1, 0, 6, 0, 0, 0, 0};
+	n = acts.refusals_logged;
+	ask_raw(&r, setuid, sizeof(setuid), -1);
+	was_refused(&r, 6, "unknown", n);
+	const unsigned char end_w[] = {0, 1, 0, 2, 0, 0, 0, (unsigned char)w};
+	n = acts.refusals_logged;
+	ask_raw(&r, end_w, sizeof(end_w), r.front);
+	was_refused(&r, PRIV_END_WORKER, "with a descriptor", n);
+	/* the parent's own messages */
+	struct priv_msg fake = {.type = PRIV_WORKER_EXITED};
+	fake.u.exited = (struct priv_worker_exited){w, 0};
+	n = acts.refusals_logged;
+	ck_assert_int_eq(priv_msg_send(r.front, &fake, -1), 0);
+	ck_assert_int_eq(monitor_request(r.m), 0);
+	was_refused(&r, PRIV_WORKER_EXITED, "only the parent sends", n);
+	fake.type = PRIV_WORKER_STARTED;
+	fake.u.started = (struct priv_worker_started){1, w, d, 2};
+	n = acts.refusals_logged;
+	ck_assert_int_eq(priv_msg_send(r.front, &fake, r.front), 0);
+	ck_assert_int_eq(monitor_request(r.m), 0);
+	was_refused(&r, PRIV_WORKER_STARTED, "only the parent sends", n);
+	/* nothing of all this was done */
+	ck_assert_int_eq(acts.spawned, spawned);
+	ck_assert_int_eq(acts.killed_workers, 0);
+	ck_assert_int_eq(acts.killed_kernels, 0);
+	ck_assert_int_eq(acts.removed, 0);
+	ck_assert_int_eq(monitor_live(r.m), 1);
+
+	/* more workers than the configuration allows */
+	uint32_t w2, d2;
+	pid_t pid2;
+	spawn(&r, &w2, &d2, &pid2);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_SPAWN_WORKER, 9, NET_SECCOMP);
+	was_refused(&r, PRIV_SPAWN_WORKER, "2 workers live already", n);
+	ck_assert_int_eq(acts.spawned, spawned + 1);
+	/* out of state: an exited worker, a removed directory */
+	ck_assert_int_eq(monitor_child_exited(r.m, pid2, 0), 1);
+	answer(&r, PRIV_WORKER_EXITED, NULL);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_END_WORKER, w2, 0);
+	was_refused(&r, PRIV_END_WORKER, "has exited", n);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_CLAIM_KERNEL, w2, pid2 + 1000);
+	was_refused(&r, PRIV_CLAIM_KERNEL, "has exited", n);
+	ask(&r, PRIV_REMOVE_SESSION_DIR, d2, 0);
+	silence(&r);
+	ck_assert_int_eq(acts.removed, 1);
+	n = acts.refusals_logged;
+	ask(&r, PRIV_REMOVE_SESSION_DIR, d2, 0);
+	was_refused(&r, PRIV_REMOVE_SESSION_DIR, "was never made", n);
+	ck_assert_int_eq(acts.removed, 1);
+	ck_assert_int_eq(acts.killed_workers, 0);
+	rig_free(&r);
+}
+END_TEST
+
+/* A front that never reads its answers is taken for gone, not waited for. */
+START_TEST(front_that_does_not_read)
+{
+	struct rig r = rig_new(1);
+	struct priv_msg m = {.type = PRIV_END_WORKER};
+	int rc = 0;
+
+	m.u.end.worker = 424242;
+	for (int i = 0; i < 100000 && rc == 0; i++) {
+		if (priv_msg_send(r.front, &m, -1) == -1)
+			break;
+		rc = monitor_request(r.m);
+	}
+	ck_assert_int_eq(rc, -1);
+	rig_free(&r);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("monitor");
+	TCase *tc = tcase_create("requests");
+
+	log_init("test_monitor", 1, LOG_DAEMON);
+	tcase_add_test(tc, honest_front);
+	tcase_add_test(tc, compromised_front);
+	tcase_add_test(tc, front_that_does_not_read);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
