@@ -171,7 +171,8 @@ PROBES = [
 # outcome (ok, or the errno of mkdir or of the move). Then the moves into
 # groups that are not the kernel's: a forked child writes its pid to the
 # shared parent's cgroup.procs or tasks (v2: cgroup.threads), or to a
-# sibling kernel's (one whose group holds processes), and exits.
+# sibling kernel's (B's, or a warm kernel's: an isolated kernel, in a pid
+# namespace of its own, sees no pid in either's cgroup.procs), and exits.
 ESCAPE_GROUP = r'''
 def _escape_group(tag, where="own"):
     r, w = os.pipe()
@@ -228,9 +229,7 @@ def _sibling_move(v1_file, v2_file):
     own, parent, v = _cg_main()
     for n in sorted(os.listdir(parent)):
         d = parent + "/" + n
-        if d == own or n.startswith("escape-") or not os.path.isdir(d):
-            continue
-        if open(d + "/cgroup.procs").read().strip():
+        if d != own and not n.startswith("escape-") and os.path.isdir(d):
             return _move_child(d + "/" + (v1_file if v == 1 else v2_file))
     return "no-sibling"
 '''
