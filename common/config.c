@@ -421,7 +421,6 @@ static const struct config_key asset_fields[] = {
 
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
-static const char *const net_modes[] = {"inherit", "isolated", "seccomp", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
@@ -584,7 +583,7 @@ static const struct config_key keys[] = {
 
 	/* Isolation */
 	{.name = "kernel_network_mode", .kind = CFG_ENUM, .def = "inherit", .group = "Isolation",
-	 FIELD(kernel_network_mode), .choices = net_modes,
+	 FIELD(kernel_network_mode), .choices = net_mode_names,
 	 .doc = "inherit, isolated (own network namespace, loopback only) or seccomp "
 		"(no IP sockets)."},
 	{.name = "kernel_uid_range", .kind = CFG_STRING, .def = "", .group = "Isolation",

@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "netmode.h"
+
 enum env_type {
 	ENV_PIP,
 	ENV_UV,
@@ -21,12 +23,6 @@ enum exec_mode {
 	EXEC_SYNC,
 	EXEC_ASYNC_ONLY,
 	EXEC_ADAPTIVE,
-};
-
-enum net_mode {
-	NET_INHERIT,
-	NET_ISOLATED,
-	NET_SECCOMP,
 };
 
 /* Where a kernel keeps its IPython history (kernel_history). */

@@ -87,7 +87,6 @@ struct schema {
 /* ---- The messages ---- */
 
 static const char *const interrupt_modes[] = {"signal", "message", NULL};
-static const char *const network_modes[] = {"inherit", "isolated", "seccomp", NULL};
 static const char *const stream_names[] = {"stdout", "stderr", NULL};
 
 static const struct field limits_fields[] = {
@@ -137,7 +136,7 @@ static const struct field start_fields[] = {
 	IPC_F_STRV(ipc_start, "allow_mime", allow_mime, VEC_MAX, IPC_OPT),
 	IPC_F_ENUM(ipc_start, "interrupt_mode", interrupt_mode, interrupt_modes, IPC_OPT),
 	IPC_F_DOUBLE(ipc_start, "startup_timeout_s", startup_timeout_s, 0, 86400, IPC_OPT),
-	IPC_F_ENUM(ipc_start, "network_mode", network_mode, network_modes, IPC_OPT),
+	IPC_F_ENUM(ipc_start, "network_mode", network_mode, net_mode_names, IPC_OPT),
 	/* never 0 when present: a kernel never runs as root */
 	IPC_F_U32(ipc_start, "uid", uid, 1, UINT32_MAX - 1, IPC_OPT),
 	IPC_F_U32(ipc_start, "gid", gid, 1, UINT32_MAX - 1, IPC_OPT),

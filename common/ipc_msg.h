@@ -44,6 +44,7 @@
 #include "buf.h"
 #include "cgroup.h"
 #include "ipc.h"
+#include "netmode.h"
 
 /* Room for a decoder's complaint: "<TYPE>: <field>: <what is wrong>". */
 #define IPC_ERR_LEN 256
@@ -57,8 +58,6 @@ struct ipc_text {
 /* ---- supervisor -> worker ---- */
 
 enum ipc_interrupt_mode { IPC_INTERRUPT_SIGNAL, IPC_INTERRUPT_MESSAGE };
-/* kernel_network_mode, in config.c's order; see worker/sandbox.h. */
-enum ipc_network_mode { IPC_NET_INHERIT, IPC_NET_ISOLATED, IPC_NET_SECCOMP };
 
 /* START's "limits": 0 is "no limit" for each. */
 struct ipc_limits {
@@ -90,7 +89,7 @@ struct ipc_start {
 	char **allow_mime; /* MIME types kept in rich_outputs; NULL: every type */
 	enum ipc_interrupt_mode interrupt_mode;
 	double startup_timeout_s; /* 0: the worker's default */
-	enum ipc_network_mode network_mode; /* seccomp needs argv[0] absolute */
+	enum net_mode network_mode; /* seccomp needs argv[0] absolute */
 	/*
 	 * Run the kernel as uid/gid (together, never 0; 0: keep the worker's)
 	 * with no supplementary group. The worker must then be root or hold

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sys/random.h>
 
+#include "hex.h"
 #include "log.h"
 #include "rand.h"
 
@@ -26,15 +27,10 @@ rand_bytes(void *buf, size_t n)
 void
 rand_hex(char *out, size_t nbytes)
 {
-	static const char digits[] = "0123456789abcdef";
 	unsigned char raw[64];
 
 	if (nbytes > sizeof(raw))
 		fatalx("rand_hex: %zu bytes is too many", nbytes);
 	rand_bytes(raw, nbytes);
-	for (size_t i = 0; i < nbytes; i++) {
-		out[2 * i] = digits[raw[i] >> 4];
-		out[2 * i + 1] = digits[raw[i] & 15];
-	}
-	out[2 * nbytes] = '\0';
+	hex_encode(out, raw, nbytes);
 }

@@ -19,6 +19,7 @@
 #include "assets.h"
 #include "config.h"
 #include "fsutil.h"
+#include "hex.h"
 #include "log.h"
 #include "rand.h"
 #include "xmalloc.h"
@@ -99,9 +100,7 @@ sink_hex(struct sink *s, char hex[65])
 	unsigned int n = 0;
 
 	EVP_DigestFinal_ex(s->md, sum, &n);
-	for (unsigned int i = 0; i < n && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
-	hex[64] = '\0';
+	hex_encode(hex, sum, n < 32 ? n : 32);
 }
 
 /* The configured checksum as 64 lower-case hex digits. */

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "envbuild.h"
 #include "fsutil.h"
+#include "hex.h"
 #include "kernel_env.h"
 #include "log.h"
 #include "rand.h"
@@ -75,8 +76,7 @@ envbuild_digest(const struct config *cfg)
 	EVP_DigestFinal_ex(md, sum, &n);
 	EVP_MD_CTX_free(md);
 	char *hex = xmalloc(2 * n + 1);
-	for (unsigned int i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+	hex_encode(hex, sum, n);
 	return hex;
 }
 

@@ -2,7 +2,6 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,21 +34,6 @@ fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen)
 	}
 	free(p);
 	return rc;
-}
-
-/* nftw callback: remove one entry, children first (FTW_DEPTH). */
-static int
-remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-int
-fs_remove_tree(const char *dir)
-{
-	if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == -1 && errno != ENOENT)
-		return -1;
-	return 0;
 }
 
 int

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "authority.h"
+#include "clock.h"
 #include "config.h"
+#include "front_filter.h"
 #include "health.h"
 #include "http.h"
 #include "http_conn.h"
@@ -334,9 +336,7 @@ serve_session_stream(struct http_io *io, const char *session_id, unsigned stream
 static double
 now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return clock_mono() * 1e3;
 }
 
 /*
@@ -523,6 +523,7 @@ begin_request(struct mg_connection *conn)
 	const struct mg_request_info *ri = mg_get_request_info(conn);
 	const char *why;
 
+	front_filter_test_hook();
 	if ((why = framing_problem(ri)) != NULL) {
 		log_info("%s %.100s from %s refused: %s", ri->request_method,
 			 ri->local_uri ? ri->local_uri : "-", ri->remote_addr, why);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "job.h"
 #include "log.h"
 #include "rand.h"
@@ -16,14 +17,6 @@
  * by a holder of a reference, and read by job_expire once there is none.) */
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct job *jobs;
-
-static double
-mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 const char *
 job_status_name(enum job_status st)
@@ -64,7 +57,7 @@ job_thread(void *arg)
 	session_execute(j->session, &j->call, j->code, j->timeout_s, j->silent);
 	j->status = final_status(j);
 	j->finished = time(NULL);
-	j->ended = mono_now();
+	j->ended = clock_mono();
 	session_put(j->session);
 	j->session = NULL;
 	pthread_cond_broadcast(&j->call.cond);
@@ -94,7 +87,7 @@ job_start(struct session *session, const char *owner, const char *code, double t
 	/* In line now, in the caller's order, not when the thread gets the lock. */
 	session_enqueue(session, &j->call);
 	j->status = JOB_RUNNING;
-	j->started = mono_now();
+	j->started = clock_mono();
 	j->refs = 2; /* the caller's and the thread's */
 	pthread_mutex_lock(&job_lock);
 	j->next = jobs;
@@ -215,7 +208,7 @@ job_cancel(struct job *j)
 double
 job_elapsed(const struct job *j)
 {
-	return (j->status == JOB_RUNNING ? mono_now() : j->ended) - j->started;
+	return (j->status == JOB_RUNNING ? clock_mono() : j->ended) - j->started;
 }
 
 void

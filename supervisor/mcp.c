@@ -125,7 +125,7 @@ do_initialize(struct json_object *id, struct json_object *params, struct mcp_res
 	if (!mcp_version_supported(version))
 		version = versions[0];
 	pool_lock();
-	struct session *s = session_create(version, cfg->pool_max_sessions, &why);
+	struct session *s = session_create(cfg->pool_max_sessions, &why);
 	if (s) {
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
 		session_put(s);
@@ -152,7 +152,7 @@ do_set_level(struct session *s, struct json_object *id, struct json_object *para
 	    json_object_is_type(v, json_type_string)) {
 		for (int i = 0; i < 8; i++) {
 			if (strcmp(json_object_get_string(v), levels[i]) == 0) {
-				s->log_level = i;
+				/* Accepted; the daemon sends no log notifications. */
 				set_result(rs, id, json_object_new_object());
 				return;
 			}

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cgroup.h"
 #include "config.h"
 #include "fsutil.h"
@@ -106,14 +107,6 @@ pool_wake(void)
 		log_warn("write to the pool's wake pipe");
 }
 
-static double
-mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Every change of a worker's state goes here, so that /health's count of
  * idle workers needs no lock. */
 static void
@@ -148,7 +141,7 @@ worker_flush(struct worker *w)
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n > 0) {
 			w->out_off += (size_t)n;
-			w->out_since = mono_now();
+			w->out_since = clock_mono();
 		} else if (n == -1 && errno == EINTR) {
 			continue;
 		} else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -173,7 +166,7 @@ static void
 worker_queued(struct worker *w, size_t before)
 {
 	if (w->out_off == before)
-		w->out_since = mono_now(); /* nothing was pending: the clock starts */
+		w->out_since = clock_mono(); /* nothing was pending: the clock starts */
 	worker_flush(w);
 	if (w->out_off < w->out.len)
 		pool_wake(); /* poll for POLLOUT from now on */
@@ -271,12 +264,6 @@ strings_of(struct json_object *a)
 static void
 send_start(struct worker *w)
 {
-	/* Indexed by config.h's enum net_mode. */
-	static const enum ipc_network_mode modes[] = {
-		[NET_INHERIT] = IPC_NET_INHERIT,
-		[NET_ISOLATED] = IPC_NET_ISOLATED,
-		[NET_SECCOMP] = IPC_NET_SECCOMP,
-	};
 	struct json_object *argv = kernel_env_argv(cfg);
 	struct json_object *env = kernel_env_build(cfg);
 	struct json_object *mime = kernel_env_allow_mime();
@@ -300,7 +287,7 @@ send_start(struct worker *w)
 		.allow_mime = strings_of(mime),
 		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
 		.startup_timeout_s = STARTUP_TIMEOUT_S,
-		.network_mode = modes[cfg->kernel_network_mode],
+		.network_mode = cfg->kernel_network_mode,
 		.uid = (uint32_t)w->uid,
 		.gid = (uint32_t)w->uid,
 		.limits = &lim,
@@ -982,7 +969,7 @@ pool_handle(const struct pollfd *pfd, int n)
 static void
 kill_unread(void)
 {
-	double now = mono_now();
+	double now = clock_mono();
 
 	for (struct worker *w = workers; w; w = w->next) {
 		if (w->fd == -1 || w->out_off == w->out.len || now - w->out_since < WORKER_UNREAD_S)
@@ -1009,7 +996,7 @@ pool_tick(void)
 static int
 pool_reap_for(double seconds)
 {
-	double end = mono_now() + seconds;
+	double end = clock_mono() + seconds;
 	int live;
 
 	for (;;) {
@@ -1019,7 +1006,7 @@ pool_reap_for(double seconds)
 		pool_reap();
 		live = pool_live_count();
 		pool_unlock();
-		if (live == 0 || mono_now() >= end)
+		if (live == 0 || clock_mono() >= end)
 			return live;
 		usleep(50000);
 	}

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "buf.h"
 #include "config.h"
 #include "job.h"
@@ -17,14 +18,6 @@
 #define PROGRESS_TICK_S 0.25
 /* The most output one notification carries; the result has all of it. */
 #define PROGRESS_MAX_CHARS 65536
-
-static double
-mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Append what `b` holds past *sent to `msg`, bounded; advance *sent. */
 static void
@@ -48,12 +41,12 @@ take_new(struct buf *msg, const struct buf *b, size_t *sent, const char *label)
 int
 progress_wait(struct tool_call *tc, struct job *j, double seconds)
 {
-	double start = mono_now(), last_sent = start;
+	double start = clock_mono(), last_sent = start;
 	size_t out_sent = 0, err_sent = 0;
 	double count = 0;
 
 	for (;;) {
-		double left = seconds < 0 ? PROGRESS_TICK_S : seconds - (mono_now() - start);
+		double left = seconds < 0 ? PROGRESS_TICK_S : seconds - (clock_mono() - start);
 		if (left <= 0)
 			return 0;
 		if (job_wait(j, left < PROGRESS_TICK_S ? left : PROGRESS_TICK_S, 0))
@@ -66,7 +59,7 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 			take_new(&msg, &j->call.err, &err_sent, "[stderr] ");
 		}
 		int due = tc->progress && (msg.len > 0 ||
-					   mono_now() - last_sent >= tc->cfg->progress_interval_s);
+					   clock_mono() - last_sent >= tc->cfg->progress_interval_s);
 		char *text = due ? buf_release(&msg) : NULL;
 		buf_free(&msg);
 
@@ -78,7 +71,7 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 		pool_lock();
 		free(text);
 		if (due)
-			last_sent = mono_now();
+			last_sent = clock_mono();
 		if (gone) {
 			job_cancel(j);
 			job_wait(j, 10, 0);

@@ -63,7 +63,7 @@ session_describe(void)
 }
 
 struct session *
-session_create(const char *protocol_version, int max_sessions, const char **why)
+session_create(int max_sessions, const char **why)
 {
 	if (session_count() + batch_kernels() >= max_sessions) {
 		*why = "the server has reached pool.max_sessions; close a session or retry later";
@@ -71,10 +71,8 @@ session_create(const char *protocol_version, int max_sessions, const char **why)
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
 	rand_hex(s->id, SESSION_ID_LEN / 2);
-	snprintf(s->protocol_version, sizeof(s->protocol_version), "%s", protocol_version);
 	s->created = s->last_used = time(NULL);
 	s->refs = 1;
-	s->log_level = LOG_INFO;
 	snprintf(s->identity, sizeof(s->identity), "anonymous");
 	pthread_cond_init(&s->turn, NULL);
 	s->next = sessions;

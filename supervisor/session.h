@@ -31,14 +31,12 @@ struct dir_usage {
 struct session {
 	struct session *next;
 	char id[SESSION_ID_LEN + 1];
-	char protocol_version[16];
 	time_t created;
 	time_t last_used;
 	struct worker *worker; /* NULL until the first execution */
 	int busy;	       /* an execution runs now */
 	int closed;	       /* removed from the table */
 	int refs;
-	int log_level;	       /* syslog priority set by logging/setLevel */
 	char identity[128];    /* who the client is; "anonymous" without auth */
 	pthread_cond_t turn;   /* broadcast when `busy` clears or the line moves */
 	struct call *line_head; /* executions waiting their turn, in order */
@@ -49,7 +47,7 @@ struct session {
 };
 
 /* New session, or NULL with *why when pool.max_sessions is reached. */
-struct session *session_create(const char *protocol_version, int max_sessions, const char **why);
+struct session *session_create(int max_sessions, const char **why);
 /* Find a live session and take a reference, or NULL. */
 struct session *session_get(const char *id);
 /*

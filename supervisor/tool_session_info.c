@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "pool.h"
 #include "session.h"
@@ -28,14 +29,6 @@ const char tool_session_id_schema[] =
 	"{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\","
 	"\"description\":\"Defaults to this connection's own session.\"}}}";
 
-static double
-mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* nftw has no argument for its callback: each thread counts into its own. */
 static _Thread_local struct walk {
 	struct dir_usage u;
@@ -51,7 +44,7 @@ add_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 	if (flag == FTW_F)
 		walk->u.bytes += (long long)sb->st_size;
 	if (walk->u.files >= WALK_MAX_FILES ||
-	    (walk->u.files % 1024 == 0 && mono_now() > walk->deadline))
+	    (walk->u.files % 1024 == 0 && clock_mono() > walk->deadline))
 		return 1; /* stop: nftw returns this */
 	return 0;
 }
@@ -60,19 +53,19 @@ add_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 static struct dir_usage
 measure(const char *dir)
 {
-	struct walk w = {.deadline = mono_now() + WALK_MAX_S};
+	struct walk w = {.deadline = clock_mono() + WALK_MAX_S};
 
 	walk = &w;
 	w.u.complete = nftw(dir, add_entry, 16, FTW_PHYS) != 1;
 	walk = NULL;
-	w.u.measured = mono_now();
+	w.u.measured = clock_mono();
 	return w.u;
 }
 
 void
 tool_refresh_usage(struct session **list, size_t n)
 {
-	double now = mono_now();
+	double now = clock_mono();
 	char **dirs = xcalloc(n ? n : 1, sizeof(*dirs));
 	int any = 0;
 
@@ -155,7 +148,7 @@ tool_session_summary(const struct session *s)
 	json_object_object_add(o, "state", json_object_new_string(session_state(s)));
 	if (s->worker && s->worker->workdir) {
 		const struct dir_usage *u = &s->usage;
-		char *text = usage_text(u, mono_now());
+		char *text = usage_text(u, clock_mono());
 		json_object_object_add(o, "working_directory",
 				       json_object_new_string(s->worker->workdir));
 		json_object_object_add(o, "working_directory_bytes",

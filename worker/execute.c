@@ -101,23 +101,29 @@ exec_free(struct exec **exp)
 }
 
 struct json_object *
-exec_request_content(const struct exec *ex)
+exec_request_build(const char *code, int silent, int stop_on_error)
 {
 	struct json_object *c = json_object_new_object();
 
-	json_object_object_add(c, "code", json_object_new_string(ex->code));
-	json_object_object_add(c, "silent", json_object_new_boolean(ex->silent));
-	json_object_object_add(c, "store_history", json_object_new_boolean(!ex->silent));
+	json_object_object_add(c, "code", json_object_new_string(code));
+	json_object_object_add(c, "silent", json_object_new_boolean(silent));
+	json_object_object_add(c, "store_history", json_object_new_boolean(!silent));
 	json_object_object_add(c, "user_expressions", json_object_new_object());
 	json_object_object_add(c, "allow_stdin", json_object_new_boolean(0));
+	json_object_object_add(c, "stop_on_error", json_object_new_boolean(stop_on_error));
+	return c;
+}
+
+struct json_object *
+exec_request_content(const struct exec *ex)
+{
 	/*
 	 * A session runs one execution at a time, so there is no queue to
 	 * abort; with stop_on_error ipykernel would reject the next request
 	 * for a moment after an error, and the call waiting its turn would
 	 * fail with "Aborted" without running.
 	 */
-	json_object_object_add(c, "stop_on_error", json_object_new_boolean(0));
-	return c;
+	return exec_request_build(ex->code, ex->silent, 0);
 }
 
 void

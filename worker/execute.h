@@ -120,7 +120,12 @@ enum exec_event {
 struct exec *exec_new(uint32_t id, const char *code, double timeout_s,
 		      const struct exec_limits *lim);
 void exec_free(struct exec **exp);
-/* The content of its execute_request; caller owns it (json_object_put). */
+/*
+ * The content of an execute_request running `code` (copied): a silent one
+ * keeps no history. Caller owns it (json_object_put).
+ */
+struct json_object *exec_request_build(const char *code, int silent, int stop_on_error);
+/* The content of the execution's execute_request; caller owns it. */
 struct json_object *exec_request_content(const struct exec *ex);
 /* Record that execute_request `msg_id` was sent now. */
 void exec_started(struct exec *ex, const char *msg_id, double now);

@@ -14,6 +14,7 @@
 #include <openssl/params.h>
 #include <zmq.h>
 
+#include "hex.h"
 #include "jupyter.h"
 #include "log.h"
 #include "rand.h"
@@ -77,16 +78,11 @@ sign_raw(const struct jupyter_signer *s, const struct jupyter_frame f[4], unsign
 int
 jupyter_sign(const struct jupyter_signer *s, const struct jupyter_frame f[4], char *hex)
 {
-	static const char digits[] = "0123456789abcdef";
 	unsigned char raw[SIG_RAW_LEN];
 
 	if (sign_raw(s, f, raw) == -1)
 		return -1;
-	for (int i = 0; i < SIG_RAW_LEN; i++) {
-		hex[2 * i] = digits[raw[i] >> 4];
-		hex[2 * i + 1] = digits[raw[i] & 15];
-	}
-	hex[JUPYTER_SIG_HEX] = '\0';
+	hex_encode(hex, raw, SIG_RAW_LEN); /* JUPYTER_SIG_HEX digits */
 	return 0;
 }
 

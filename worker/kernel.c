@@ -19,6 +19,7 @@
 #include <zmq.h>
 
 #include "clock.h"
+#include "envp.h"
 #include "kernel.h"
 #include "log.h"
 #include "rand.h"
@@ -122,18 +123,6 @@ out:
 	return rc;
 }
 
-/* Value of NAME in a NULL-terminated envp, or NULL. */
-static const char *
-env_get(char **envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; *envp; envp++)
-		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
-
 /*
  * The program to execve: argv0 itself if it holds a slash, else its first
  * match on the kernel's own PATH (not ours). Caller owns the result.
@@ -141,7 +130,7 @@ env_get(char **envp, const char *name)
 static char *
 resolve_program(const char *argv0, char **envp)
 {
-	const char *path = env_get(envp, "PATH");
+	const char *path = envp_get(envp, "PATH");
 
 	if (strchr(argv0, '/') || *argv0 == '\0')
 		return xstrdup(argv0);

@@ -1,10 +1,8 @@
 /* sandbox.c - see sandbox.h: START's sandbox fields and the steps every mode shares. */
 #include "autoconf.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +14,10 @@
 
 #include "log.h"
 #include "sandbox.h"
+#include "sandbox_steps.h"
 #include "xmalloc.h"
 
 #define MB (1024ull * 1024)
-
-static const char *const mode_names[] = {"inherit", "isolated", "seccomp"};
-
-const char *
-sandbox_mode_name(enum sandbox_mode m)
-{
-	return mode_names[m];
-}
 
 /* 1 if we hold what an identity switch takes without being root. */
 static int
@@ -41,9 +32,7 @@ const char *
 sandbox_from_start(struct sandbox *sb, const struct ipc_start *st)
 {
 	/* ipc_msg.c checked types, bounds and that limits come with a cgroup. */
-	sb->mode = st->network_mode == IPC_NET_SECCOMP	  ? SANDBOX_SECCOMP
-		   : st->network_mode == IPC_NET_ISOLATED ? SANDBOX_ISOLATED
-							  : SANDBOX_INHERIT;
+	sb->mode = st->network_mode;
 	if (st->uid != 0) {
 		sb->has_id = 1;
 		sb->uid = (uid_t)st->uid;
@@ -128,35 +117,11 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 		ln->n_cg_fds = 0;
 		return -1;
 	}
-	if (sb->mode == SANDBOX_ISOLATED)
+	if (sb->mode == NET_ISOLATED)
 		sandbox_isolated_prepare(argv, envp, cwd, runtime_dir, ln);
-	if (sb->mode == SANDBOX_SECCOMP)
+	if (sb->mode == NET_SECCOMP)
 		return sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why);
 	return 0;
-}
-
-void
-sandbox_remove_tree_at(int parent, const char *name)
-{
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	/* Mode 0 on a directory stops its owner too, until the owner changes it. */
-	if (fd == -1 && errno == EACCES && fchmodat(parent, name, 0700, 0) == 0)
-		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd != -1) {
-		DIR *d = fdopendir(fd);
-		struct dirent *e;
-		while (d && (e = readdir(d)) != NULL)
-			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-				sandbox_remove_tree_at(dirfd(d), e->d_name);
-		if (d)
-			closedir(d);
-		else
-			close(fd);
-		unlinkat(parent, name, AT_REMOVEDIR);
-		return;
-	}
-	unlinkat(parent, name, 0);
 }
 
 /* Free a NULL-terminated vector of strings. */
@@ -211,74 +176,6 @@ sandbox_stage_text(int stage)
 	return "cannot set up the kernel process";
 }
 
-/* Empty the bounding set while we still have CAP_SETPCAP (the uid change keeps it otherwise). */
-static int
-drop_bounding(void)
-{
-	int present;
-
-	/* Only what is there: a worker whose supervisor emptied the set already
-	 * lacks the CAP_SETPCAP that dropping needs. */
-	for (int cap = 0; (present = prctl(PR_CAPBSET_READ, cap, 0, 0, 0)) >= 0; cap++)
-		if (present == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1)
-			return -1;
-	return 0;
-}
-
-int
-sandbox_become(const struct sandbox *sb)
-{
-	if (drop_bounding() == -1 || setgroups(1, &sb->gid) == -1)
-		return -1;
-	if (setresgid(sb->gid, sb->gid, sb->gid) == -1 || setresuid(sb->uid, sb->uid, sb->uid) == -1)
-		return -1;
-	/* A uid change makes us undumpable, which would lock us out of /proc/self/uid_map. */
-	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-}
-
-int
-sandbox_drop_caps(void)
-{
-	capng_clear(CAPNG_SELECT_ALL);
-	if (capng_apply(CAPNG_SELECT_ALL) == 0)
-		return 0;
-	/*
-	 * Without CAP_SETPCAP (an unprivileged worker) the bounding set cannot
-	 * shrink; no_new_privs keeps it from ever filling the other sets.
-	 */
-	capng_clear(CAPNG_SELECT_ALL);
-	return capng_apply(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) == 0 ? 0 : -1;
-}
-
-/* Write "0" (ourselves) to each cgroup.procs the parent opened for us. */
-static int
-enter_cgroup(const struct sandbox_launch *ln)
-{
-	for (int i = 0; i < ln->n_cg_fds; i++)
-		if (write(ln->cg_fds[i], "0", 1) != 1)
-			return -1;
-	return 0;
-}
-
-/* RLIMIT_NOFILE and RLIMIT_FSIZE, soft and hard, so the kernel cannot raise them. */
-static int
-set_rlimits(const struct sandbox *sb)
-{
-	struct rlimit r;
-
-	if (sb->nofile) {
-		r.rlim_cur = r.rlim_max = sb->nofile;
-		if (setrlimit(RLIMIT_NOFILE, &r) == -1)
-			return -1;
-	}
-	if (sb->fsize) {
-		r.rlim_cur = r.rlim_max = sb->fsize;
-		if (setrlimit(RLIMIT_FSIZE, &r) == -1)
-			return -1;
-	}
-	return 0;
-}
-
 /* Fail at step `st` keeping errno. */
 static int
 fail_at(int *stage, int st)
@@ -290,16 +187,16 @@ fail_at(int *stage, int st)
 int
 sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *stage)
 {
-	if (enter_cgroup(ln) == -1)
+	if (sandbox_enter_cgroup(ln->cg_fds, ln->n_cg_fds) == -1)
 		return fail_at(stage, SANDBOX_STAGE_CGROUP);
-	if (set_rlimits(sb) == -1)
+	if (sandbox_set_rlimits(sb->nofile, sb->fsize) == -1)
 		return fail_at(stage, SANDBOX_STAGE_RLIMIT);
-	if (sb->has_id && sandbox_become(sb) == -1)
+	if (sb->has_id && sandbox_become(sb->uid, sb->gid) == -1)
 		return fail_at(stage, SANDBOX_STAGE_IDENTITY);
-	if (sb->mode == SANDBOX_ISOLATED && sandbox_isolated_child(sb, ln, stage) == -1)
+	if (sb->mode == NET_ISOLATED && sandbox_isolated_child(sb, ln, stage) == -1)
 		return -1;
 	/* inherit without an identity keeps today's behaviour: nothing to drop. */
-	if (sb->mode == SANDBOX_INHERIT && !sb->has_id)
+	if (sb->mode == NET_INHERIT && !sb->has_id)
 		return 0;
 	if (sandbox_drop_caps() == -1)
 		return fail_at(stage, SANDBOX_STAGE_CAPS);

@@ -2,10 +2,13 @@
  * sandbox.h - what a kernel may do: its identity, limits and network mode.
  *
  * Like OpenSSH's ssh-sandbox.h, a narrow interface with one file per
- * backend: sandbox.c (identity, rlimits, capabilities, no_new_privs: every
- * mode), sandbox_isolated.c (user + network namespaces with loopback) and
- * sandbox_seccomp.c (isolated Python startup, immutable environment, and
- * the filter of seccomp_filter.c installed once the kernel is ready).
+ * backend. sandbox.c is the entry every caller uses and calls down into
+ * the backends, sandbox_isolated.c (user + network namespaces with
+ * loopback) and sandbox_seccomp.c (isolated Python startup, immutable
+ * environment, and the filter of seccomp_filter.c installed once the
+ * kernel is ready). Below all of them, sandbox_steps.c holds what every
+ * mode's child does (cgroup, rlimits, identity, capabilities); nothing
+ * below calls back up.
  *
  * The steps, in kernel.c's order:
  *   sandbox_prepare()  worker, before the fork: check what START asked and
@@ -13,8 +16,10 @@
  *   sandbox_child()    kernel process, between fork and exec: enter the
  *                      cgroup, set limits, drop identity, make namespaces,
  *                      drop capabilities, set no_new_privs;
- *   sandbox_lock_*()   worker, after the handshake and before READY:
- *                      make the kernel install its seccomp filter, verify.
+ *   sandbox_seccomp_lock_code(), sandbox_seccomp_verify()
+ *                      worker, after the handshake and before READY
+ *                      (lifecycle.c): make the kernel install its seccomp
+ *                      filter, verify.
  * Every step fails closed: the kernel does not start, and the reason says
  * which step and which object.
  */
@@ -28,15 +33,14 @@
 
 #include "cgroup.h"
 #include "ipc_msg.h"
-
-enum sandbox_mode { SANDBOX_INHERIT, SANDBOX_ISOLATED, SANDBOX_SECCOMP };
+#include "netmode.h"
 
 #define SANDBOX_KEEP_MAX 8
 #define SANDBOX_NPRIVATE 3
 
 /* What START asked for (ipc_msg.h); owned by main.c. */
 struct sandbox {
-	enum sandbox_mode mode;
+	enum net_mode mode;
 	int has_id;		/* run the kernel as uid/gid (the worker is root) */
 	uid_t uid;
 	gid_t gid;
@@ -98,8 +102,6 @@ enum sandbox_stage {
 const char *sandbox_from_start(struct sandbox *sb, const struct ipc_start *st);
 /* Release what sandbox_from_start() and the cgroup made; removes the group. */
 void sandbox_free(struct sandbox *sb);
-/* "inherit", "isolated" or "seccomp". */
-const char *sandbox_mode_name(enum sandbox_mode m);
 
 /*
  * Make the kernel's cgroup if START asked for one (once per worker; a
@@ -126,11 +128,11 @@ int sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int
 /* What failed at `stage`, for the START_FAILED message. */
 const char *sandbox_stage_text(int stage);
 
-/*
- * In a child: become uid/gid with gid as the only group, the bounding set
- * emptied first (async-signal-safe). 0, or -1 with errno.
- */
-int sandbox_become(const struct sandbox *sb);
+/* The kernel ended: 1 if its group's memory limit killed something. */
+int sandbox_oom_killed(struct sandbox *sb);
+
+/* ---- The per-mode backends: prepare and child are sandbox.c's to call ---- */
+
 /*
  * isolated: new user, network and mount namespaces, loopback up, private
  * /tmp, /var/tmp and /dev/shm, no further user namespace (sandbox_isolated.c).
@@ -139,8 +141,6 @@ int sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch
 /* isolated, before the fork: open what of the private directories stays (*ln). */
 void sandbox_isolated_prepare(char **argv, char **envp, const char *cwd, const char *runtime_dir,
 			      struct sandbox_launch *ln);
-/* Drop every capability, the bounding and ambient sets included. */
-int sandbox_drop_caps(void);
 
 /*
  * seccomp (sandbox_seccomp.c): check the environment and build the isolated
@@ -148,17 +148,6 @@ int sandbox_drop_caps(void);
  */
 int sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 			    const char *runtime_dir, struct sandbox_launch *ln, char **why);
-/*
- * Remove the tree `name` under the directory parent, never following a
- * link; a directory of ours its owner made unreadable is opened up first.
- * Failures are ignored.
- */
-void sandbox_remove_tree_at(int parent, const char *name);
-/*
- * Remove everything in dir (kept), never following a link: a kernel that
- * owned it may have left anything there. Failures are ignored.
- */
-void sandbox_empty_dir(const char *dir);
 /* The code the worker runs (silently) in a ready kernel to lock it. */
 const char *sandbox_seccomp_lock_code(void);
 /*
@@ -166,8 +155,5 @@ const char *sandbox_seccomp_lock_code(void);
  * shows Seccomp: 2 and NoNewPrivs: 1. 0, or -1 with *why.
  */
 int sandbox_seccomp_verify(pid_t pid, char **why);
-
-/* The kernel ended: 1 if its group's memory limit killed something. */
-int sandbox_oom_killed(struct sandbox *sb);
 
 #endif

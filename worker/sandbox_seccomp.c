@@ -29,12 +29,15 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
+#include "envp.h"
+#include "fs_tree.h"
 #include "log.h"
 #include "sandbox.h"
+#include "sandbox_steps.h"
 #include "xmalloc.h"
 
 #define HELPER_NAME "codeexec-seccomp.so"
@@ -409,18 +412,6 @@ check_path(const char *path, const struct ident *id, char **why)
 	return 0;
 }
 
-/* Value of NAME in envp, or NULL. */
-static const char *
-env_value(char **envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; envp && *envp; envp++)
-		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
-
 /* Reject unsupported startup variables; validate LD_LIBRARY_PATH entries. */
 static int
 check_env(char **envp, const struct ident *id, char **why)
@@ -437,7 +428,7 @@ check_env(char **envp, const struct ident *id, char **why)
 			}
 		}
 	}
-	const char *llp = env_value(envp, "LD_LIBRARY_PATH");
+	const char *llp = envp_get(envp, "LD_LIBRARY_PATH");
 	if (llp == NULL)
 		return 0;
 	char *list = xstrdup(llp), *save = NULL;
@@ -459,7 +450,7 @@ query_child(const struct sandbox *sb, char **argv, char **envp, int out)
 	if (dup2(out, 1) == -1)
 		_exit(126);
 	/* A non-root worker's capabilities survive the uid change: drop them. */
-	if (sb->has_id && (sandbox_become(sb) == -1 || sandbox_drop_caps() == -1))
+	if (sb->has_id && (sandbox_become(sb->uid, sb->gid) == -1 || sandbox_drop_caps() == -1))
 		_exit(126);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 || chdir("/") == -1)
 		_exit(126);
@@ -473,13 +464,10 @@ read_all(int fd, struct buf *b, int timeout_ms)
 {
 	char chunk[4096];
 	struct pollfd p = {fd, POLLIN, 0};
-	struct timespec t0, t;
+	double end = clock_mono() + timeout_ms / 1e3;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 +
-					  (t.tv_nsec - t0.tv_nsec) / 1000000);
+		long left = (long)((end - clock_mono()) * 1e3);
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
 			return -1;
 		ssize_t n = read(fd, chunk, sizeof(chunk));
@@ -564,7 +552,7 @@ make_boot_dir(const struct sandbox *sb, const char *runtime_dir, char **why)
 		*why = xasprintf("seccomp: open %s: %s", runtime_dir, strerror(errno));
 		return NULL;
 	}
-	sandbox_remove_tree_at(rfd, "boot"); /* a former kernel's, with whatever it left */
+	fs_remove_tree_at(rfd, "boot"); /* a former kernel's, with whatever it left */
 	char *boot = xasprintf("%s/boot", runtime_dir);
 	int ok = mkdirat(rfd, "boot", 0700) == 0;
 	for (size_t i = 0; ok && i < sizeof(sub) / sizeof(sub[0]); i++) {
@@ -625,7 +613,7 @@ boot_env(char **envp, const char *boot)
 		if (strncmp(envp[j], "HOME=", 5) != 0)
 			v[i++] = xstrdup(envp[j]);
 	v[i++] = xasprintf("HOME=%s/home", boot);
-	if (env_value(envp, "PYTHONNOUSERSITE") == NULL)
+	if (envp_get(envp, "PYTHONNOUSERSITE") == NULL)
 		v[i++] = xstrdup("PYTHONNOUSERSITE=1");
 	v[i++] = xasprintf("IPYTHONDIR=%s/ipython", boot);
 	v[i++] = xasprintf("JUPYTER_CONFIG_DIR=%s/jupyter/config", boot);
@@ -779,22 +767,4 @@ sandbox_seccomp_verify(pid_t pid, char **why)
 		rc = -1;
 	}
 	return rc;
-}
-
-void
-sandbox_empty_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd == -1 ? NULL : fdopendir(fd);
-	struct dirent *e;
-
-	if (d == NULL) {
-		if (fd != -1)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			sandbox_remove_tree_at(dirfd(d), e->d_name);
-	closedir(d);
 }

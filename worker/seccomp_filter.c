@@ -175,16 +175,3 @@ codeexec_seccomp_lock(char *err, size_t errlen)
 	}
 	return only_unix_sockets(err, errlen);
 }
-
-int
-codeexec_seccomp_export(int fd)
-{
-	char err[256];
-	scmp_filter_ctx ctx = build(err, sizeof(err));
-
-	if (ctx == NULL)
-		return -1;
-	int rc = seccomp_export_pfc(ctx, fd);
-	seccomp_release(ctx);
-	return rc == 0 ? 0 : -1;
-}

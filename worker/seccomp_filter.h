@@ -19,7 +19,4 @@
  */
 int codeexec_seccomp_lock(char *err, size_t errlen);
 
-/* Print the filter in libseccomp's pseudo-filter-code to fd (for tests). */
-int codeexec_seccomp_export(int fd);
-
 #endif

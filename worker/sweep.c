@@ -21,7 +21,8 @@
 #include <cap-ng.h>
 
 #include "log.h"
-#include "sandbox.h"
+#include "fs_tree.h"
+#include "sandbox_steps.h"
 #include "sweep.h"
 
 /* How long the processes of a uid get to die. */
@@ -125,7 +126,7 @@ sweep_dir(int dfd, uid_t uid, gid_t gid, int depth)
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 			continue;
 		if (st.st_uid == uid) {
-			sandbox_remove_tree_at(dirfd(d), e->d_name);
+			fs_remove_tree_at(dirfd(d), e->d_name);
 			left += fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		} else if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH && writable_by(&st, uid, gid)) {
 			int sub = openat(dirfd(d), e->d_name,

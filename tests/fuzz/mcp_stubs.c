@@ -36,15 +36,13 @@ pool_unlock(void)
 
 /* A fresh session each time: the first of the table, renamed. */
 struct session *
-session_create(const char *protocol_version, int max_sessions, const char **why)
+session_create(int max_sessions, const char **why)
 {
 	if (++sessions_created % 7 == 0) {
 		*why = "too many sessions (stub)";
 		return NULL;
 	}
 	stub_sessions[0].refs++;
-	snprintf(stub_sessions[0].protocol_version, sizeof(stub_sessions[0].protocol_version),
-		 "%s", protocol_version);
 	return &stub_sessions[0];
 }
 

@@ -57,11 +57,7 @@ for name in (b"Mcp-Session-Id", b"Origin", b"Host", b"User-Agent"):
 EOF
 
 # Every request above has left its line; now look for a forged one.
-deadline=$(($(date +%s) + 20))
-until grep -q 'notifications/x' "$LOG"; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "the notification's log line never came"
-	sleep 0.1
-done
+wait_for 20 "the notification's log line" grep -q 'notifications/x' "$LOG"
 # Each line that holds the text must be one the daemon began (with its pid).
 if grep -n "^$FORGED" "$LOG" ||
 	grep -n forged "$LOG" | grep -v '^[0-9]*:[0-9:.]* codeexecd\[[0-9]*\] [a-z]*: '; then

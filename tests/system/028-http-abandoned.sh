@@ -14,7 +14,8 @@ start_ready_daemon
 
 run_py "$PORT" <<'EOF2'
 import socket, struct, sys, time
-from mcp import check, ok
+from mcp import Client, check, ok
+from calls import wait_busy
 from rawhttp import Conn, request, call, mcp_headers, new_session, value_of, compute
 
 port = int(sys.argv[1])
@@ -50,7 +51,9 @@ def abandon(name, reset):
     blocker = Conn(port, timeout=30)
     blocker.send(request("POST", body=call("import time\ntime.sleep(2)\n1", rid=7),
                          headers=mcp_headers(sid)))
-    time.sleep(0.5)  # the blocker runs; the next call waits its turn
+    watcher = Client("http://127.0.0.1:%d/mcp" % port)
+    watcher.session_id = sid
+    wait_busy(watcher)  # the blocker runs; the next call waits its turn
     c = Conn(port)
     c.send(request("POST", body=call("open(%r, 'w').write('ran')" % name, rid=8),
                    headers=mcp_headers(sid)))

@@ -35,6 +35,7 @@ ok "/health: 503 while starting, then 200"
 run_py "$BASE" "$TMPD" "$DAEMON_PID" <<'EOF'
 import json, os, signal, sys, threading, time, urllib.request
 from mcp import Client, check, ok, text_of, value_of
+from calls import proc_alive, wait_busy, wait_for
 
 base, tmpd, daemon_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
@@ -92,7 +93,7 @@ check(pid_b != pid_a, "two sessions, two kernels")
 a.execute("open('kept.txt', 'w').write('files stay'); a_var = 1")
 cwd_a = value_of(a.execute("os.getcwd()"))
 os.kill(pid_a, signal.SIGKILL)
-time.sleep(0.5)
+check(wait_for(lambda: not proc_alive(pid_a), 10), "the killed kernel %d has exited" % pid_a)
 r = a.execute("1 + 1", http_timeout=60)
 said = text_of(r)
 if r.get("isError"):
@@ -117,7 +118,7 @@ ok("kill -9 of an idle kernel: session a restarted (files stay, memory not)")
 # and says how the kernel died.
 pid_a = new_pid
 def killer():
-    time.sleep(1.5)
+    wait_busy(a)  # during the execution
     os.kill(pid_a, signal.SIGKILL)
 threading.Thread(target=killer, daemon=True).start()
 t0 = time.time()
@@ -149,13 +150,22 @@ ok("session b unaffected by session a's kernel deaths")
 EOF
 
 # --- SIGTERM: exit 0, nothing left ---------------------------------------------
+# all_gone PID...: every one has exited (gone, or a zombie not yet reaped).
+all_gone() {
+	for p in "$@"; do
+		case $(proc_state "$p") in
+		gone | Z) ;;
+		*) return 1 ;;
+		esac
+	done
+}
 kids=$(descendants "$DAEMON_PID")
 [ -n "$kids" ] || fail "the daemon has no child processes"
 echo "children before SIGTERM:"
 describe_pids $kids
 stop_daemon TERM
 [ "$DAEMON_RC" = 0 ] || fail "SIGTERM: exit status $DAEMON_RC, want 0"
-sleep 0.5
+poll_until 5 all_gone $kids || true # the loop below names what is left
 for p in $kids; do
 	case $(proc_state "$p") in
 	gone | Z) ;;
@@ -178,7 +188,7 @@ wait_ready
 kids=$(descendants "$DAEMON_PID")
 stop_daemon INT
 [ "$DAEMON_RC" = 0 ] || fail "SIGINT: exit status $DAEMON_RC, want 0"
-sleep 0.5
+poll_until 5 all_gone $kids || true # the loop below names what is left
 for p in $kids; do
 	case $(proc_state "$p") in
 	gone | Z) ;;

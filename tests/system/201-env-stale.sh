@@ -101,6 +101,11 @@ warm && fail "--warm succeeded although a command failed"
 ls "$TMPD/envs" | grep -q '\.gen-' && fail "a failed first build left a build directory"
 ok "failing additional_commands on a first build: no build_dir, no marker"
 
+# no_process PATTERN: nothing runs whose command line matches PATTERN.
+no_process() {
+	! pgrep -f "$1" >/dev/null
+}
+
 # build_timeout_s kills the hanging step and what it started.
 EXTRA="build_timeout_s: 5
 additional_commands: ['sleep 47.25 & sleep 47.5']"
@@ -111,16 +116,14 @@ e=$(($(date +%s) - s))
 [ $e -le 20 ] || fail "the timed-out build took $e s"
 grep -q "took longer than build_timeout_s (5 s)" "$TMPD/warm.log" ||
 	fail "no timeout message: $(tail -n 1 "$TMPD/warm.log")"
-sleep 0.5
-pgrep -f 'sleep 47.[25]' >/dev/null && fail "the timed-out step's processes are still running"
+wait_for 10 "the timed-out step's processes end" no_process 'sleep 47.[25]'
 ok "build_timeout_s: step and its children killed, build failed in $e s"
 
 # A step that exits but leaves a process holding its output is not waited for.
 EXTRA="additional_commands: ['sleep 48.25 & echo left one']"
 env_config
 warm || fail "--warm failed: $(tail -n 3 "$TMPD/warm.log")"
-sleep 0.5
-pgrep -f 'sleep 48.25' >/dev/null && fail "a step's background process survived the build"
+wait_for 10 "a step's background process ends with the build" no_process 'sleep 48.25'
 ok "a step's leftover background process is killed with its group"
 
 # Build steps run in /, with nothing of the daemon's environment.

@@ -5,7 +5,7 @@
 # so they reach even its control socket),
 # isolated and seccomp, kernels under per-kernel uids from kernel_uid_range;
 # isolated and seccomp once more with the daemon dropped to user nobody. The probed kernel and its sibling
-# are two MCP sessions. Skips until codeexecd -n accepts these keys, and
+# are two MCP sessions. Fails when codeexecd -n refuses these keys; skips
 # when not root (per-kernel uids need it; seccomp needs an environment the
 # kernel's uid cannot change, which the root-owned test build gives).
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +24,7 @@ CFG_EXTRA='kernel_network_mode: isolated
 kernel_uid_range: "62100-62199"'
 write_config "$TMPD/check.yaml"
 "$CODEEXECD" -n -f "$TMPD/check.yaml" >"$TMPD/check.out" 2>&1 ||
-	skip "codeexecd -n does not accept kernel_network_mode/kernel_uid_range yet: $(head -c 300 "$TMPD/check.out")"
+	fail "codeexecd -n refuses kernel_network_mode/kernel_uid_range: $(head -c 300 "$TMPD/check.out")"
 
 results=$TMPD/results.json
 echo '{}' >"$results"

@@ -54,10 +54,10 @@ ok("variables survive the interrupt")
 # One execution at a time: a second call waits its turn, and one whose own
 # timeout passes while it waits fails clearly without running.
 import threading
-from calls import Stream, call_msg
+from calls import Stream, call_msg, wait_busy
 first = Stream(a, call_msg(a, "execute_py_code",
                            {"code": "import time\ntime.sleep(2.5)\norder = ['first']", "timeout": 4}, 501)).start()
-time.sleep(0.5)
+wait_busy(a)
 t0 = time.time()
 r = a.execute("order.append('impatient')", timeout=1)
 took = time.time() - t0

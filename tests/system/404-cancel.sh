@@ -15,7 +15,7 @@ start_ready_daemon
 run_py "$URL" <<'EOF2'
 import sys, time
 from mcp import Client, check, ok, text_of, value_of
-from calls import Stream, call_msg, notify, hang_up_after, sc
+from calls import Stream, call_msg, notify, hang_up_after, sc, wait_busy, wait_file
 
 a = Client(sys.argv[1])
 a.initialize()
@@ -24,8 +24,9 @@ check(sc(r).get("success") is True, "setup runs", r)
 
 SLEEP = 3
 def late_code(name):
-    return ("import time\nprint('started', flush=True)\ntime.sleep(%d)\n"
-            "open(%r, 'w').write('too late')\nprint('wrote it')" % (SLEEP, name))
+    return ("import time\nopen(%r, 'w').close()\nprint('started', flush=True)\n"
+            "time.sleep(%d)\nopen(%r, 'w').write('too late')\nprint('wrote it')"
+            % ("started-" + name, SLEEP, name))
 
 def after(name, started, how):
     # The kernel is free again at once: the next call does not wait out the sleep.
@@ -46,7 +47,7 @@ pending = []
 st = Stream(a, call_msg(a, "execute_py_code", {"code": late_code("late1.txt")}, 41))
 st.start()
 started = time.time()
-time.sleep(1.0)
+wait_file(a, "started-late1.txt")
 n = notify(a, "notifications/cancelled", {"requestId": 41, "reason": "test 404"})
 check(n.status in (200, 202, 204), "notifications/cancelled accepted (HTTP %d)" % n.status)
 check(st.wait(10), "the cancelled call's HTTP exchange ends", st.evidence())
@@ -63,7 +64,7 @@ st = Stream(a, call_msg(a, "execute_py_code", {"code": late_code("late2.txt")}, 
                         token="p42"))
 st.start()
 started = time.time()
-time.sleep(1.0)
+wait_file(a, "started-late2.txt")
 n = notify(a, "notifications/cancelled", {"requestId": "req-42"})
 check(n.status in (200, 202, 204), "notifications/cancelled accepted (HTTP %d)" % n.status)
 check(st.wait(10) and st.error is None, "the cancelled SSE call ends", st.evidence())
@@ -78,7 +79,7 @@ b = Client(sys.argv[1])
 b.initialize()
 st = Stream(a, call_msg(a, "execute_py_code", {"code": "time.sleep(1.5)\nprint('not cancelled')"}, 45))
 st.start()
-time.sleep(0.5)
+wait_busy(a)
 n = notify(b, "notifications/cancelled", {"requestId": 45})
 check(n.status in (200, 202, 204), "b's notifications/cancelled accepted quietly")
 check(st.wait(10) and st.json and st.json.get("id") == 45 and

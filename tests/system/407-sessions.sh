@@ -18,7 +18,7 @@ start_ready_daemon
 run_py "$URL" "$TMPD/run" <<'EOF2'
 import os, sys, time
 from mcp import Client, check, ok, text_of, value_of
-from calls import tool, sc, control, wait_for, proc_alive, Stream, call_msg
+from calls import tool, sc, control, wait_for, proc_alive, Stream, call_msg, wait_busy, wait_file
 
 url, rundir = sys.argv[1], sys.argv[2]
 a = Client(url)
@@ -108,8 +108,9 @@ ok("unknown execution_session_id refused, no kernel started (%d workers before, 
    % (nw, len([w for w in after["workers"] if w["state"] != "dead"])))
 
 # close_session: b closes a by id while a's call runs, then itself.
-st = Stream(a, call_msg(a, "execute_py_code", {"code": "import time\ntime.sleep(30)"}, 99)).start()
-time.sleep(0.7)
+st = Stream(a, call_msg(a, "execute_py_code", {"code": "import time\nopen('running', 'w').close()\ntime.sleep(30)"},
+                        99)).start()
+wait_file(a, "running")
 t0 = time.time()
 r = tool(b, "py_close_session", {"session_id": a.session_id})
 check(sc(r).get("closed") is True and sc(r).get("session_id") == a.session_id,
@@ -155,16 +156,15 @@ wait_ready
 run_py "$URL" "$TMPD/run" <<'EOF2'
 import sys, threading, time
 from mcp import Client, check, ok, text_of, value_of
-from calls import control, wait_for, proc_alive, Stream, call_msg, tool, sc
+from calls import control, wait_for, proc_alive, Stream, call_msg, tool, sc, wait_busy
 
 url, rundir = sys.argv[1], sys.argv[2]
 a = Client(url)
 a.initialize()
 b = Client(url)
 b.initialize()
-kpid = int(value_of(a.execute("import os; os.getpid()")))
-b.execute("kept = 'b'")
-
+# At once, before a kernel start (seconds under load) lets a reach its
+# idle timeout.
 c = Client(url)
 resp = c.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                 "clientInfo": {"name": "third", "version": "0"}})
@@ -175,10 +175,32 @@ check("max_sessions" in j["error"].get("message", ""), "the error names pool.max
 check(resp.header("Mcp-Session-Id") is None, "no session id handed out", dict(resp.headers))
 ok("third initialize refused: %r" % j["error"]["message"])
 
+# Each first call starts a kernel (seconds under load): ping both sessions
+# meanwhile, through clients of their own, so neither idles out yet.
+def twin(cl):
+    t = Client(url)
+    t.session_id = cl.session_id
+    return t
+
+
+setup_done = threading.Event()
+
+
+def keep_open(ta, tb):
+    while not setup_done.wait(0.5):
+        ta.request("ping")
+        tb.request("ping")
+
+
+threading.Thread(target=keep_open, args=(twin(a), twin(b)), daemon=True).start()
+kpid = int(value_of(a.execute("import os; os.getpid()")))
+b.execute("kept = 'b'")
+setup_done.set()
+
 # b runs a call longer than the idle timeout: busy is not idle. Meanwhile
 # a inspects b: answered at once, state busy, no variables asked of the kernel.
 st = Stream(b, call_msg(b, "execute_py_code", {"code": "import time; time.sleep(3); kept"}, 77)).start()
-time.sleep(0.7)
+wait_busy(b)
 t0 = time.time()
 r = tool(a, "py_inspect_session", {"session_id": b.session_id})
 took = time.time() - t0

@@ -17,7 +17,7 @@ mkdir "$TMPD/marks"
 run_py "$URL" "$TMPD/marks" <<'EOF2'
 import os, sys, time
 from mcp import Client, check, ok, text_of, value_of
-from calls import Stream, call_msg, notify, hang_up_after, tool, sc, wait_for
+from calls import Stream, call_msg, notify, hang_up_after, tool, sc, wait_for, wait_busy
 
 url, marks = sys.argv[1], sys.argv[2]
 SLEEP = 3
@@ -52,7 +52,7 @@ def cancelled():
     c = crashed_session()
     st = Stream(c, call_msg(c, "execute_py_code", {"code": late_code("cancelled")}, 61)).start()
     never_written("cancelled", time.time(), "notifications/cancelled")
-    time.sleep(0.3)
+    wait_busy(c)
     n = notify(c, "notifications/cancelled", {"requestId": 61})
     check(n.status in (200, 202, 204), "notifications/cancelled accepted")
     check(st.wait(2.5) and st.error is None,
@@ -69,7 +69,7 @@ def closed():
     c = crashed_session()
     st = Stream(c, call_msg(c, "execute_py_code", {"code": late_code("closed")}, 63)).start()
     never_written("closed", time.time(), "close_session")
-    time.sleep(0.3)
+    wait_busy(c)
     other = Client(url)
     other.initialize()
     r = tool(other, "py_close_session", {"session_id": c.session_id})

@@ -16,16 +16,17 @@ start_ready_daemon
 run_py "$URL" <<'EOF2'
 import sys, time
 from mcp import Client, check, ok, text_of, value_of
-from calls import Stream, call_msg, notify, sc, proc_alive
+from calls import Stream, call_msg, notify, sc, proc_alive, wait_file
 
 a = Client(sys.argv[1])
 a.initialize()
 kpid = int(value_of(a.execute("import os, signal\nv = 1\nos.getpid()")))
 TIMEOUT, GRACE = 12, 5
-code = ("signal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('spinning', flush=True)\n"
+code = ("signal.signal(signal.SIGINT, signal.SIG_IGN)\nopen('spinning', 'w').close()\n"
+        "print('spinning', flush=True)\n"
         "while True:\n    pass")
 st = Stream(a, call_msg(a, "execute_py_code", {"code": code, "timeout": TIMEOUT}, 90)).start()
-time.sleep(1)
+wait_file(a, "spinning")
 t0 = time.time()
 n = notify(a, "notifications/cancelled", {"requestId": 90})
 check(n.status in (200, 202, 204), "notifications/cancelled accepted")

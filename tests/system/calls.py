@@ -8,6 +8,7 @@ Standard library only (Debian's /usr/bin/python3), on top of mcp.py.
 
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -189,13 +190,48 @@ def control(runtime_dir, cmd="status", **kw):
 
 
 def wait_for(pred, seconds, step=0.1):
-    """Poll pred() until it is true or `seconds` pass; its last value."""
+    """Poll pred() until it is true or `seconds` pass; its last value. This
+    is how a test waits for a state (lib.sh's poll_until in Python): never a
+    fixed sleep, too short on a loaded machine and a waste on an idle one."""
     end = time.time() + seconds
     while True:
         v = pred()
         if v or time.time() >= end:
             return v
         time.sleep(step)
+
+
+def session_info(c, name="py"):
+    """What {name}_list_sessions says of c's own session (state: "busy",
+    "idle", "no kernel yet", "dead"; working_directory), or {}."""
+    for s in sc(tool(c, name + "_list_sessions", {})).get("sessions", []):
+        if s.get("session_id") == c.session_id:
+            return s
+    return {}
+
+
+def session_state(c, name="py"):
+    """The state of c's own session, or None if it is not listed."""
+    return session_info(c, name).get("state")
+
+
+def wait_busy(c, seconds=30, name="py"):
+    """Wait until c's session runs code: a call sent on another connection
+    has reached its kernel (and may now be cancelled, timed, or queued
+    behind)."""
+    check(wait_for(lambda: session_state(c, name) == "busy", seconds, 0.05),
+          "session %s runs code: not within %d s" % ((c.session_id or "?")[:8], seconds))
+
+
+def wait_file(c, filename, seconds=30, name="py"):
+    """Wait until `filename` exists in c's working directory: code that
+    creates it first is running in the kernel (busy alone means only that
+    the execution was sent)."""
+    def there():
+        d = session_info(c, name).get("working_directory")
+        return d is not None and os.path.exists(os.path.join(d, filename))
+    check(wait_for(there, seconds, 0.05),
+          "%s in session %s: not within %d s" % (filename, (c.session_id or "?")[:8], seconds))
 
 
 def proc_alive(pid):

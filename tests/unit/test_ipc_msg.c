@@ -68,7 +68,7 @@ START_TEST(start_roundtrip)
 	struct ipc_cgroup cg;
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
-			       IPC_INTERRUPT_MESSAGE, 30, IPC_NET_SECCOMP, 61000, 61001, &lim, &cg};
+			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg};
 	struct ipc_start out;
 	struct cgroup_layout back;
 
@@ -83,7 +83,7 @@ START_TEST(start_roundtrip)
 	ck_assert_str_eq(out.allow_mime[1], "image/png");
 	ck_assert_int_eq(out.interrupt_mode, IPC_INTERRUPT_MESSAGE);
 	ck_assert(out.startup_timeout_s == 30);
-	ck_assert_int_eq(out.network_mode, IPC_NET_SECCOMP);
+	ck_assert_int_eq(out.network_mode, NET_SECCOMP);
 	ck_assert_uint_eq(out.uid, 61000);
 	ck_assert_uint_eq(out.gid, 61001);
 	ck_assert_uint_eq(out.limits->memory_mb, 256);
@@ -112,7 +112,7 @@ START_TEST(start_minimal_defaults)
 	ck_assert_ptr_nonnull(st.env);
 	ck_assert_ptr_null(st.env[0]);
 	ck_assert_int_eq(st.interrupt_mode, IPC_INTERRUPT_SIGNAL);
-	ck_assert_int_eq(st.network_mode, IPC_NET_INHERIT);
+	ck_assert_int_eq(st.network_mode, NET_INHERIT);
 	ck_assert_uint_eq(st.uid, 0);
 	ck_assert_ptr_null(st.limits);
 	ck_assert_ptr_null(st.cgroup);

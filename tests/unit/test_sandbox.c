@@ -43,7 +43,7 @@ START_TEST(defaults)
 	struct sandbox sb;
 
 	ck_assert_ptr_null(parse(&sb, "{}"));
-	ck_assert_int_eq(sb.mode, SANDBOX_INHERIT);
+	ck_assert_int_eq(sb.mode, NET_INHERIT);
 	ck_assert_int_eq(sb.has_id, 0);
 	ck_assert_int_eq(sb.has_cgroup, 0);
 	ck_assert_uint_eq(sb.nofile, 0);
@@ -91,7 +91,7 @@ START_TEST(full_payload)
 		return;
 	}
 	ck_assert_ptr_null(bad);
-	ck_assert_int_eq(sb.mode, SANDBOX_SECCOMP);
+	ck_assert_int_eq(sb.mode, NET_SECCOMP);
 	ck_assert_int_eq(sb.has_id, 1);
 	ck_assert_uint_eq(sb.uid, 61000);
 	ck_assert_uint_eq(sb.gid, 61001);
@@ -102,7 +102,7 @@ START_TEST(full_payload)
 	ck_assert_uint_eq(sb.fsize, 5u << 20);
 	ck_assert_str_eq(sb.cgroup_name, "k-1");
 	ck_assert_int_eq(sb.layout.version[CGROUP_PIDS], 1);
-	ck_assert_str_eq(sandbox_mode_name(sb.mode), "seccomp");
+	ck_assert_str_eq(net_mode_names[sb.mode], "seccomp");
 	sandbox_free(&sb);
 }
 END_TEST

@@ -1,0 +1,12 @@
+/*
+ * hex.h - lower-case hex encoding of bytes (digests, signatures, keys).
+ */
+#ifndef COMMON_HEX_H
+#define COMMON_HEX_H
+
+#include <stddef.h>
+
+/* Write the n bytes of `in` as 2*n hex digits plus NUL into out (size >= 2*n+1). */
+void hex_encode(char *out, const void *in, size_t n);
+
+#endif

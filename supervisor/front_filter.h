@@ -1,0 +1,46 @@
+/*
+ * front_filter.h - the seccomp allow-list of the unprivileged front process
+ * (civetweb, MCP JSON-RPC, sessions, jobs, the control socket, the pool's
+ * IPC to workers over descriptors it receives, libcurl, logging).
+ *
+ * The list was measured (strace of the daemon's own threads through the
+ * system tests), not guessed; doc/README.privsep, "The front's filter",
+ * gives it with a reason per line. A call off the list kills the whole
+ * process (SIGSYS): the front never forks, execs, changes identity, chowns,
+ * signals another process, mounts or traces, so such a call means it was
+ * subverted, and the parent sees it die.
+ */
+#ifndef SUPERVISOR_FRONT_FILTER_H
+#define SUPERVISOR_FRONT_FILTER_H
+
+#include <stddef.h>
+
+/*
+ * Install the filter on every thread of the calling process (TSYNC; sets
+ * no_new_privs; irreversible and inherited). Call it once, in the front,
+ * after its start-up and before it reads anything untrusted. Library set-up
+ * may come before or after it: curl_global_init, mg_start, openlog and the
+ * first getaddrinfo all pass it (test_front_filter runs them under it).
+ * What may not follow it: fork, exec, chown/chmod (control_open), rmdir,
+ * signals to other processes. Logs nothing: returns 0, or -1 with a message
+ * in err[errlen] for the caller to log.
+ */
+int front_filter_install(char *err, size_t errlen);
+
+/*
+ * Print the filter in libseccomp's pseudo filter code to fd (for tests and
+ * for reading what the rules compile to). 0 or -1.
+ */
+int front_filter_export(int fd);
+
+/*
+ * A test hook until the front is a process of its own: with
+ * CODEEXECD_TEST_FRONT_FILTER set in its environment, the daemon installs the
+ * filter on itself (all of it: it is one process) at its first HTTP request,
+ * once start-up is over. Only a daemon that starts no worker survives that
+ * (pool.warm 0, no session): it shows the front's work passes the filter, and
+ * its first fork shows a call off the list kills. Does nothing otherwise.
+ */
+void front_filter_test_hook(void);
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * lifecycle.c - the kernel's state machine: start, handshake, the seccomp
+ * lock, restart and death (K_NONE .. K_DEAD in worker.h). Each transition
+ * tells the supervisor what it needs (READY, START_FAILED, KERNEL_DIED) and
+ * answers the execution the transition ends.
+ */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "log.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+/* A kernel failed to start; `why` is consumed. */
+void
+lifecycle_start_failed(struct worker *w, char *why)
+{
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	if (w->after != AFTER_QUIET) {
+		struct ipc_start_failed f = {ipc_text_of(why)};
+		log_warnx("%s", why);
+		worker_send(w, IPC_START_FAILED, 0, &f);
+		w->quit = 1;
+		w->exit_code = 1;
+	} else {
+		log_warnx("kernel restart failed: %s", why);
+		if (w->ex) {
+			char *m = xasprintf("the kernel could not be restarted: %s", why);
+			exec_set_error(w->ex, "KernelDied", m);
+			free(m);
+			route_finish_exec(w);
+		}
+	}
+	free(why);
+}
+
+void
+lifecycle_start(struct worker *w, enum after_start after)
+{
+	char *why = NULL;
+
+	w->after = after;
+	w->k = kernel_start(&w->spec, w->zctx, &w->sess, &why);
+	if (w->k == NULL) {
+		lifecycle_start_failed(w, why);
+		return;
+	}
+	w->kstate = K_STARTING;
+}
+
+/* The handshake finished: announce the kernel and run what waited. */
+static void
+kernel_now_ready(struct worker *w)
+{
+	w->kstate = K_READY;
+	log_info("kernel %d ready (%s)", (int)w->k->pid, w->k->language);
+	/* Every kernel is announced: the supervisor signals only the one it
+	 * knows (and checks) as ours. */
+	struct ipc_ready r = {w->k->pid, w->k->language, w->after != AFTER_INITIAL};
+	worker_send(w, IPC_READY, 0, &r);
+	if (w->ex)
+		route_send_execute(w);
+}
+
+/*
+ * The handshake finished. A seccomp kernel must first lock itself (see
+ * sandbox_seccomp.c): it is sent the lock code, silently, and is ready
+ * only once its reply and /proc say the filter is in place.
+ */
+void
+lifecycle_handshake_done(struct worker *w)
+{
+	struct json_object *c;
+
+	if (w->sb.mode != NET_SECCOMP) {
+		kernel_now_ready(w);
+		return;
+	}
+	c = exec_request_build(sandbox_seccomp_lock_code(), 1, 1);
+	int rc = jupyter_send(w->k->shell, &w->sess, "execute_request", c, w->lock_msg_id);
+	json_object_put(c);
+	if (rc == -1) {
+		lifecycle_start_failed(w, xstrdup("seccomp: cannot send the lock request to the kernel"));
+		return;
+	}
+	w->kstate = K_LOCKING;
+}
+
+/* The kernel answered the lock request: verify, then it is ready. */
+void
+lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
+{
+	struct json_object *st, *ev;
+	char *why = NULL;
+
+	if (strcmp(m->msg_type, "execute_reply") != 0 || m->parent_msg_id == NULL ||
+	    strcmp(m->parent_msg_id, w->lock_msg_id) != 0)
+		return;
+	if (!json_object_object_get_ex(m->content, "status", &st) ||
+	    strcmp(json_object_get_string(st), "ok") != 0) {
+		json_object_object_get_ex(m->content, "evalue", &ev);
+		lifecycle_start_failed(w, xasprintf("seccomp: the kernel could not lock itself: %s",
+					  ev ? json_object_get_string(ev) : "no reason given"));
+		return;
+	}
+	if (sandbox_seccomp_verify(w->k->pid, &why) == -1) {
+		lifecycle_start_failed(w, why);
+		return;
+	}
+	log_info("kernel %d: seccomp filter installed on every thread", (int)w->k->pid);
+	kernel_now_ready(w);
+}
+
+/* How the kernel's death reads, memory limit first. Caller frees. */
+static char *
+death_text(struct worker *w, int *oom)
+{
+	char *text = kernel_exit_text(w->k);
+
+	*oom = sandbox_oom_killed(&w->sb);
+	if (!*oom)
+		return text;
+	char *t = xasprintf("the kernel exceeded its memory limit of %llu MB and was killed (%s)",
+			    (unsigned long long)w->sb.limits.memory_mb, text);
+	free(text);
+	return t;
+}
+
+/* The kernel process has exited (and was reaped). */
+void
+lifecycle_died(struct worker *w)
+{
+	struct kernel *k = w->k;
+	int oom;
+	char *text = death_text(w, &oom);
+
+	kernel_read_output(k);
+	if (w->kstate == K_STARTING || w->kstate == K_LOCKING) {
+		char *why = xasprintf("%s during start-up; its last output:\n%s", text,
+				      kernel_output_tail(k));
+		free(text);
+		lifecycle_start_failed(w, why);
+		return;
+	}
+	log_warnx("kernel %d: %s", (int)k->pid, text);
+	route_drain_iopub(w); /* output it sent before dying belongs to the result */
+	if (w->ex) {
+		exec_set_error(w->ex, oom ? "MemoryLimitExceeded" : "KernelDied", text);
+		route_finish_exec(w);
+	} else {
+		struct ipc_kernel_died d = {.pid = k->pid, .message = ipc_text_of(text),
+					    .memory_limit_exceeded = oom};
+		if (WIFSIGNALED(k->wstatus))
+			d.signal = WTERMSIG(k->wstatus);
+		else
+			d.exit_code = WEXITSTATUS(k->wstatus);
+		worker_send(w, IPC_KERNEL_DIED, 0, &d);
+	}
+	free(text);
+	w->state_lost = 1;
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+}
+
+/* A timed-out or cancelled execution ignored the interrupt: kill, answer, restart. */
+void
+lifecycle_kill_after_grace(struct worker *w)
+{
+	route_drain_iopub(w);
+	if (w->ex == NULL)
+		return; /* it went idle at the last moment: answered, nothing to kill */
+	if (kernel_reap(w->k)) { /* it died meanwhile (an OOM kill): say how */
+		lifecycle_died(w);
+		return;
+	}
+	char *m = w->ex->timed_out
+			  ? xasprintf("Execution exceeded %g seconds and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost",
+				      w->ex->timeout_s)
+			  : xstrdup("Cancelled, and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost");
+	log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	exec_set_error(w->ex, w->ex->timed_out ? "TimeoutError" : "Cancelled", m);
+	free(m);
+	route_finish_exec(w);
+	/* Like a crash: the next result says kernel_restarted (after route_finish_exec). */
+	w->state_lost = 1;
+	lifecycle_start(w, AFTER_QUIET);
+}
+
+/* The kernel cannot be talked to any more: kill it, restart on the next call. */
+void
+lifecycle_kill_broken(struct worker *w)
+{
+	log_warnx("kernel %d: lost its sockets; killing it", (int)w->k->pid);
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	w->state_lost = 1;
+}
+
+double
+lifecycle_timers(struct worker *w, double now)
+{
+	double next = -1;
+
+	if (w->kstate == K_LOCKING) {
+		if (now >= w->k->start_deadline) {
+			lifecycle_start_failed(w, xasprintf("seccomp: the kernel did not lock itself within %g seconds",
+							    w->spec.startup_timeout_s));
+			return 0;
+		}
+		next = w->k->start_deadline - now;
+	}
+	if (w->kstate == K_STARTING) {
+		next = kernel_handshake_tick(w->k, &w->sess, now);
+		if (next < 0) {
+			lifecycle_start_failed(w, xasprintf(
+				"the kernel did not answer within %g seconds; its last output:\n%s",
+				w->spec.startup_timeout_s, kernel_output_tail(w->k)));
+			return 0;
+		}
+	}
+	return next;
+}

@@ -1,0 +1,430 @@
+/*
+ * route.c - where messages go: the kernel's (iopub, shell, control) to the
+ * kernel's start-up or to the execution in flight, the supervisor's
+ * (decoded by ipc_msg.c) to their handler; and the execution's own
+ * deadlines. An execution ends here, in route_finish_exec(), whatever
+ * ended it.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "clock.h"
+#include "log.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define DEFAULT_STARTUP_TIMEOUT_S 60.0
+#define DRAIN_MAX 256
+
+/* 1 if the execution's error is of `type`. */
+static int
+error_is(const struct exec *ex, const char *type)
+{
+	struct json_object *t;
+
+	return ex->error && json_object_object_get_ex(ex->error, "type", &t) &&
+	       strcmp(json_object_get_string(t), type) == 0;
+}
+
+/* Answer request id with a result holding only an error of `type`. */
+static void
+reply_error(struct worker *w, uint32_t id, const char *type, const char *message)
+{
+	struct ipc_result r;
+
+	exec_error_result(type, message, &r);
+	worker_send(w, IPC_RESULT, id, &r);
+	ipc_result_free(&r);
+}
+
+/* Send the RESULT of the current execution and forget it. */
+void
+route_finish_exec(struct worker *w)
+{
+	struct exec *ex = w->ex;
+
+	int finished_ok = ex->reply_status && strcmp(ex->reply_status, "ok") == 0;
+	/*
+	 * A failed run during which the kernel's cgroup recorded an OOM kill
+	 * failed for memory, whatever else happened meanwhile (a timeout, its
+	 * interrupt, the kill after the grace, a cancel).
+	 */
+	if (!finished_ok && !error_is(ex, "MemoryLimitExceeded") && w->sb.cg &&
+	    cgroup_oom_kills(w->sb.cg) > ex->oom_base) {
+		struct json_object *msg = NULL;
+		if (ex->error)
+			json_object_object_get_ex(ex->error, "message", &msg);
+		char *m = xasprintf("the kernel exceeded its memory limit of %llu MB and the memory cgroup's OOM killer acted%s%s",
+				    (unsigned long long)w->sb.limits.memory_mb, msg ? ": " : "",
+				    msg ? json_object_get_string(msg) : "");
+		exec_set_error(ex, "MemoryLimitExceeded", m);
+		free(m);
+	}
+	/*
+	 * The interrupt's KeyboardInterrupt is our doing: report the timeout. A
+	 * run that still ended "ok" finished before the interrupt took effect; a
+	 * kernel that died meanwhile is reported as such.
+	 */
+	if (ex->timed_out && !finished_ok && !error_is(ex, "TimeoutError") &&
+	    !error_is(ex, "KernelDied") && !error_is(ex, "MemoryLimitExceeded")) {
+		char *m = xasprintf("Execution exceeded %g seconds", ex->timeout_s);
+		exec_set_error(ex, "TimeoutError", m);
+		free(m);
+	}
+	if (ex->kernel_restarted)
+		w->state_lost = 0;
+	struct ipc_result r;
+	exec_result(ex, clock_mono(), &r);
+	/* Nothing is written when the frame is too big: answer anyway. */
+	int rc = worker_send(w, IPC_RESULT, ex->id, &r);
+	ipc_result_free(&r);
+	if (rc == -1) {
+		log_warnx("the result of request %u exceeds the IPC frame limit", ex->id);
+		reply_error(w, ex->id, "OutputTooLarge",
+			    "the result exceeds the size limit of one message");
+	}
+	exec_free(&w->ex);
+}
+
+/* Send execute_request for the waiting execution. */
+void
+route_send_execute(struct worker *w)
+{
+	char msg_id[JUPYTER_MSG_ID_MAX];
+	struct json_object *c = exec_request_content(w->ex);
+	int rc = jupyter_send(w->k->shell, &w->sess, "execute_request", c, msg_id);
+
+	json_object_put(c);
+	if (rc == -1) {
+		exec_set_error(w->ex, "KernelDied", "cannot send the code to the kernel");
+		route_finish_exec(w);
+		return;
+	}
+	exec_started(w->ex, msg_id, clock_mono());
+	w->ex->oom_base = w->sb.cg ? cgroup_oom_kills(w->sb.cg) : 0;
+}
+
+/* ---- Kernel messages ---- */
+
+/* One message received on iopub. */
+static void
+on_iopub(struct worker *w, const struct jupyter_msg *m)
+{
+	if (w->kstate == K_STARTING) {
+		kernel_handshake_msg(w->k, "iopub", m);
+		return;
+	}
+	if (w->ex == NULL)
+		return;
+	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM) {
+		struct ipc_output o;
+		exec_output_chunk(w->ex, m, &o);
+		worker_send(w, IPC_OUTPUT, w->ex->id, &o);
+		ipc_output_free(&o);
+	}
+}
+
+/* One message received on shell. */
+static void
+on_shell(struct worker *w, const struct jupyter_msg *m)
+{
+	if (w->kstate == K_STARTING)
+		kernel_handshake_msg(w->k, "shell", m);
+	else if (w->kstate == K_LOCKING)
+		lifecycle_lock_replied(w, m);
+	else if (w->ex)
+		exec_on_shell(w->ex, m);
+}
+
+/* Log a dropped kernel message. */
+static void
+dropped(struct worker *w, const char *channel, enum jupyter_status st, const char *err)
+{
+	if (st == JUPYTER_EBADSIG)
+		w->dropped++;
+	log_warnx("dropped a message on %s: %s (%lu badly signed so far)", channel, err,
+		  w->dropped);
+}
+
+/*
+ * Receive the waiting messages on `sock` and hand each to `fn`. Stops when
+ * none is left, after DRAIN_MAX (so a flooding kernel cannot starve fd 3 and
+ * the timers: zmq_poll reports the rest at once), when the kernel changes
+ * (restart) or when the worker quits. Returns 1 if it stopped at DRAIN_MAX.
+ */
+static int
+drain(struct worker *w, void *sock, const char *channel,
+      void (*fn)(struct worker *, const struct jupyter_msg *))
+{
+	struct kernel *k = w->k;
+	struct jupyter_msg m;
+	const char *err;
+	int n;
+
+	for (n = 0; n < DRAIN_MAX && w->k == k && !w->quit; n++) {
+		enum jupyter_status st = jupyter_recv(sock, k->signer, &m, &err);
+		if (st == JUPYTER_EIO) {
+			if (errno != EAGAIN)
+				log_warnx("receive on %s: %s", channel, err);
+			return 0;
+		}
+		if (st != JUPYTER_OK) {
+			dropped(w, channel, st, err);
+			continue;
+		}
+		if (fn)
+			fn(w, &m);
+		jupyter_msg_clear(&m);
+		if (w->kstate == K_STARTING && kernel_ready(k))
+			lifecycle_handshake_done(w);
+		else if (w->ex && exec_done(w->ex))
+			route_finish_exec(w);
+	}
+	return n == DRAIN_MAX;
+}
+
+void
+route_drain_iopub(struct worker *w)
+{
+	/* Everything already sent counts, but a kernel still flooding must not hold us. */
+	for (int rounds = 0; rounds < 16 && w->k && drain(w, w->k->iopub, "iopub", on_iopub);
+	     rounds++)
+		;
+}
+
+int
+route_kernel(struct worker *w, const char *channel)
+{
+	if (strcmp(channel, "iopub") == 0)
+		return drain(w, w->k->iopub, channel, on_iopub);
+	if (strcmp(channel, "shell") == 0)
+		return drain(w, w->k->shell, channel, on_shell);
+	return drain(w, w->k->control, channel, NULL);
+}
+
+/* ---- Supervisor messages ---- */
+
+/* Take w->spec and the rest of the worker's set-up from a decoded START (emptied). */
+static const char *
+take_start(struct worker *w, struct ipc_start *st)
+{
+	struct kernel_spec *s = &w->spec;
+	const char *bad;
+
+	s->argv = st->argv;
+	s->envp = st->env;
+	s->cwd = st->cwd;
+	s->runtime_dir = st->runtime_dir;
+	w->allow_mime = st->allow_mime;
+	st->argv = st->env = st->allow_mime = NULL;
+	st->cwd = st->runtime_dir = NULL;
+	w->place.cwd = s->cwd;
+	s->sb = &w->sb;
+	if ((bad = sandbox_from_start(&w->sb, st)) != NULL)
+		return bad;
+	w->place.chown = w->sb.has_id;
+	w->place.uid = w->sb.uid;
+	w->place.gid = w->sb.gid;
+	w->place.max_bytes = (off_t)w->sb.fsize;
+	s->interrupt_by_message = st->interrupt_mode == IPC_INTERRUPT_MESSAGE;
+	/* 0: unset by the caller, and no kernel starts in 0 s */
+	s->startup_timeout_s = st->startup_timeout_s > 0 ? st->startup_timeout_s
+							 : DEFAULT_STARTUP_TIMEOUT_S;
+	return NULL;
+}
+
+static void
+on_start(struct worker *w, struct ipc_msg *m)
+{
+	struct ipc_start st;
+	char err[IPC_ERR_LEN];
+	const char *bad;
+
+	if (w->kstate != K_NONE) {
+		worker_protocol_error(w, "second START");
+		return;
+	}
+	w->after = AFTER_INITIAL;
+	if (ipc_start_decode(m, &st, err) == -1) {
+		lifecycle_start_failed(w, xasprintf("bad START payload: %s", err));
+		return;
+	}
+	bad = take_start(w, &st);
+	ipc_start_free(&st);
+	if (bad != NULL) {
+		lifecycle_start_failed(w, xasprintf("bad START payload: %s", bad));
+		return;
+	}
+	if (kernel_runtime_create(w->spec.runtime_dir) == -1) {
+		w->after = AFTER_INITIAL;
+		lifecycle_start_failed(w, xasprintf("cannot create runtime_dir %s: %s",
+					  w->spec.runtime_dir, strerror(errno)));
+		return;
+	}
+	w->runtime_made = 1;
+	lifecycle_start(w, AFTER_INITIAL);
+}
+
+static void
+on_execute(struct worker *w, struct ipc_msg *m)
+{
+	struct ipc_execute e;
+	char err[IPC_ERR_LEN];
+	struct exec_limits lim = {.place = w->place};
+
+	if (ipc_execute_decode(m, &e, err) == -1) {
+		worker_protocol_error(w, err);
+		return;
+	}
+	lim.output_chars = (size_t)e.output_limit;
+	lim.rich_bytes = (size_t)e.rich_limit;
+	if (w->ex) {
+		ipc_execute_free(&e);
+		reply_error(w, m->hdr.id, "Busy",
+			    "another execution is running in this session; wait for it or interrupt it");
+		return;
+	}
+	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
+	w->ex->silent = e.silent;
+	ipc_execute_free(&e);
+	/* Lost state is told to the next call, even when its kernel is up already. */
+	w->ex->kernel_restarted = w->state_lost;
+	if (w->kstate == K_READY)
+		route_send_execute(w);
+	else if (w->kstate == K_DEAD)
+		lifecycle_start(w, AFTER_QUIET);
+	/* K_STARTING: runs once the kernel is ready */
+}
+
+/*
+ * INTERRUPT: cancellation means stop. An execution still waiting for its
+ * kernel (a restart) never runs; a running one is interrupted and, like a
+ * timeout, killed with its kernel if it is still busy after the grace.
+ */
+static void
+on_interrupt(struct worker *w, struct ipc_msg *m)
+{
+	struct exec *ex = w->ex;
+
+	if (ex == NULL || ex->id != m->hdr.id) {
+		log_debug("INTERRUPT for request %u: not running", m->hdr.id);
+		return;
+	}
+	if (ex->msg_id[0] == '\0' || w->kstate != K_READY) {
+		exec_set_error(ex, "Cancelled", "cancelled before it started");
+		route_finish_exec(w);
+		return;
+	}
+	kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+	ex->cancelled = 1;
+	if (ex->grace_deadline <= 0)
+		ex->grace_deadline = clock_mono() + EXEC_GRACE_S;
+}
+
+static void
+on_restart(struct worker *w)
+{
+	if (w->ex && w->kstate == K_READY)
+		route_drain_iopub(w); /* output so far belongs to the interrupted result */
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	if (w->ex) {
+		exec_set_error(w->ex, "KernelDied", "kernel died: restarted on request");
+		route_finish_exec(w);
+	}
+	w->state_lost = 0; /* the supervisor asked for it: nothing to report */
+	lifecycle_start(w, AFTER_RESTART_CMD);
+}
+
+/* Act on one frame from the supervisor. */
+void
+route_supervisor(struct worker *w, struct ipc_msg *m)
+{
+	unsigned type = m->hdr.type;
+	char err[IPC_ERR_LEN];
+
+	log_debug("received %s id %u", ipc_type_name(type), m->hdr.id);
+	if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT || type == IPC_RESTART_KERNEL) &&
+	    ipc_empty_decode(m, type, err) == -1) {
+		worker_protocol_error(w, err);
+	} else if (type == IPC_SHUTDOWN) {
+		w->quit = 1;
+	} else if (type == IPC_START) {
+		on_start(w, m);
+	} else if (w->kstate == K_NONE) {
+		worker_protocol_error(w, "a request before START");
+	} else if (type == IPC_EXECUTE) {
+		on_execute(w, m);
+	} else if (type == IPC_INTERRUPT) {
+		on_interrupt(w, m);
+	} else if (type == IPC_RESTART_KERNEL) {
+		on_restart(w);
+	} else {
+		worker_protocol_error(w, "a worker-to-supervisor message type");
+	}
+}
+
+/* ---- Timers ---- */
+
+double
+route_timers(struct worker *w, double now)
+{
+	struct exec *ex = w->ex;
+	double next = -1;
+
+	if (ex && w->kstate == K_READY && ex->msg_id[0]) {
+		if (ex->deadline > 0 && now >= ex->deadline) {
+			log_info("request %u exceeded %g s; interrupting", ex->id, ex->timeout_s);
+			ex->deadline = 0;
+			ex->timed_out = 1;
+			ex->grace_deadline = now + EXEC_GRACE_S;
+			kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+		}
+		if (ex->grace_deadline > 0 && now >= ex->grace_deadline) {
+			lifecycle_kill_after_grace(w);
+			return 0;
+		}
+		double idle = exec_idle_deadline(ex);
+		/* Output still queued is late, not lost: a busy loop reads it next. */
+		if (idle > 0 && now >= idle && kernel_iopub_pending(w->k)) {
+			ex->quiet_since = now;
+			idle = exec_idle_deadline(ex);
+		}
+		/*
+		 * Silent since the reply: ask for kernel_info. Its status on iopub
+		 * comes after our idle from the same queue, so once it arrives
+		 * without ours, ours was dropped (execute.c); if nothing comes,
+		 * the channel is broken.
+		 */
+		if (idle > 0 && now >= idle && ex->probe_id[0] == '\0') {
+			if (jupyter_send(w->k->shell, &w->sess, "kernel_info_request", NULL,
+					 ex->probe_id) == -1)
+				snprintf(ex->probe_id, sizeof(ex->probe_id), "-"); /* wait it out */
+			ex->quiet_since = now;
+			idle = exec_idle_deadline(ex);
+		}
+		if (idle > 0 && now >= idle) {
+			log_warnx("request %u: no status idle %g s after the reply; output lost",
+				  ex->id, EXEC_IDLE_WAIT_S);
+			exec_lose_output(ex, 1, KERNEL_LOST_OUTPUT_WHY);
+			route_finish_exec(w);
+			if (kernel_reopen_iopub(w->k, w->zctx) == -1)
+				lifecycle_kill_broken(w);
+			return 0;
+		}
+		/* Wake at the earliest of the timeout, the grace and the idle wait. */
+		double d = ex->deadline;
+		if (ex->grace_deadline > 0 && (d <= 0 || ex->grace_deadline < d))
+			d = ex->grace_deadline;
+		if (idle > 0 && (d <= 0 || idle < d))
+			d = idle;
+		if (d > 0 && (next < 0 || d - now < next))
+			next = d - now;
+	}
+	return next;
+}

@@ -1,0 +1,119 @@
+/*
+ * worker.h - the worker's state and how its three parts share it.
+ *
+ *   main.c       setup, the link to the supervisor (fd 3, log sink) and
+ *                the zmq_poll loop;
+ *   lifecycle.c  the kernel's state machine: start, handshake, seccomp
+ *                lock, restart, death;
+ *   route.c      kernel messages to the execution, decoded supervisor
+ *                messages to their handler, the execution's timers.
+ * All of it runs on the one thread of the loop; struct worker lives on
+ * main()'s stack and is borrowed by every function below.
+ */
+#ifndef WORKER_WORKER_H
+#define WORKER_WORKER_H
+
+#include <stdint.h>
+
+#include "execute.h"
+#include "ipc.h"
+#include "ipc_msg.h"
+#include "jupyter.h"
+#include "kernel.h"
+#include "sandbox.h"
+#include "spill.h"
+
+enum kstate {
+	K_NONE,	    /* before START */
+	K_STARTING, /* spawned, handshake running */
+	K_LOCKING,  /* seccomp: handshake done, the kernel installs its filter */
+	K_READY,
+	K_DEAD,	    /* died or was killed; the next EXECUTE starts a new one */
+};
+
+/* What to tell the supervisor once a starting kernel is ready. */
+enum after_start {
+	AFTER_INITIAL,	   /* READY {restarted: false}; failure ends the worker */
+	AFTER_RESTART_CMD, /* READY {restarted: true}; failure ends the worker */
+	AFTER_QUIET,	   /* a restart for an execution or after a timeout kill */
+};
+
+struct worker {
+	struct ipc_reader rd;
+	struct kernel_spec spec;
+	char **allow_mime;		/* NULL: keep every MIME type */
+	struct spill_place place;	/* where executions spill what they cut */
+	struct sandbox sb;		/* identity, limits, network mode */
+	char lock_msg_id[JUPYTER_MSG_ID_MAX]; /* K_LOCKING: the lock's execute_request */
+	int runtime_made;
+	void *zctx;
+	struct jupyter_session sess;
+	struct kernel *k;
+	enum kstate kstate;
+	enum after_start after;
+	struct exec *ex;     /* running, or waiting for a starting kernel */
+	int state_lost;	     /* a kernel died: the next result says kernel_restarted */
+	unsigned long dropped; /* kernel messages dropped for a bad signature */
+	int quit;
+	int graceful;	     /* on quit: shutdown_request before the kill */
+	int exit_code;
+};
+
+/* ---- main.c: the link to the supervisor ---- */
+
+/*
+ * Send message `msg` (the struct of `type`, ipc_msg.h; borrowed) to the
+ * supervisor. A frame over the limit or that the codec refuses is dropped
+ * (nothing was written: -1 with errno EMSGSIZE or EINVAL); any other
+ * failure means the supervisor is gone (0, and the worker quits).
+ */
+int worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg);
+/* End the worker because the supervisor broke the protocol. */
+void worker_protocol_error(struct worker *w, const char *what);
+
+/* ---- lifecycle.c: the kernel's state machine ---- */
+
+/* Start a kernel; what READY says (or whether a failure ends us) is `after`. */
+void lifecycle_start(struct worker *w, enum after_start after);
+/* A kernel failed to start; `why` is consumed. */
+void lifecycle_start_failed(struct worker *w, char *why);
+/* The handshake finished: lock a seccomp kernel, or announce it. */
+void lifecycle_handshake_done(struct worker *w);
+/* A shell message while K_LOCKING: the lock's reply (borrowed). */
+void lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m);
+/* The kernel process has exited (and was reaped). */
+void lifecycle_died(struct worker *w);
+/* A timed-out or cancelled execution ignored the interrupt: kill, answer, restart. */
+void lifecycle_kill_after_grace(struct worker *w);
+/* The kernel cannot be talked to any more: kill it, restart on the next call. */
+void lifecycle_kill_broken(struct worker *w);
+/*
+ * K_STARTING or K_LOCKING: act on the start-up deadline at `now`. Seconds
+ * until the next deadline, or 0 after acting on one.
+ */
+double lifecycle_timers(struct worker *w, double now);
+
+/* ---- route.c: messages and executions ---- */
+
+/* Send the RESULT of the current execution and forget it. */
+void route_finish_exec(struct worker *w);
+/* Send execute_request for the waiting execution to the ready kernel. */
+void route_send_execute(struct worker *w);
+/*
+ * Receive and route the waiting messages of the kernel's `channel`
+ * ("iopub", "shell" or "control"), at most a bounded number. 1 if more
+ * may be waiting.
+ */
+int route_kernel(struct worker *w, const char *channel);
+/* Route everything the kernel already sent on iopub (before it is gone). */
+void route_drain_iopub(struct worker *w);
+/* Act on one decoded frame from the supervisor (borrowed). */
+void route_supervisor(struct worker *w, struct ipc_msg *m);
+/*
+ * K_READY: act on the running execution's deadlines at `now` (timeout,
+ * grace, lost output). Seconds until the next one, -1 if none, 0 after
+ * acting on one.
+ */
+double route_timers(struct worker *w, double now);
+
+#endif
