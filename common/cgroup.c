@@ -657,35 +657,127 @@ v1_freeze(const char *dir, const char *state)
 	}
 }
 
-/* SIGKILL everything in the group dir and wait (briefly) until it is empty. */
+/* CLOCK_MONOTONIC in milliseconds. */
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Call fn(group, arg) on every group below dir, children before their
+ * parent, then on dir; returns the sum of what fn returned. A kernel that
+ * owns its group (kernels of the daemon's uid) can make groups inside it
+ * and move processes there, so ending or removing a group must cover its
+ * whole subtree. Only directories are entered, never links (lstat when
+ * readdir does not say). The names of a level are read before descending,
+ * so only one directory is open at a time however deep the tree.
+ */
+static int
+walk_tree(const char *dir, int (*fn)(const char *group, void *arg), void *arg)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **subs = NULL;
+	size_t n = 0, cap = 0;
+	int sum = 0;
+
+	while (d && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char *sub = xasprintf("%s/%s", dir, e->d_name);
+		struct stat st;
+		if (e->d_type != DT_DIR &&
+		    (e->d_type != DT_UNKNOWN || lstat(sub, &st) == -1 || !S_ISDIR(st.st_mode))) {
+			free(sub);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			subs = xreallocarray(subs, cap, sizeof(*subs));
+		}
+		subs[n++] = sub;
+	}
+	if (d)
+		closedir(d);
+	else if (errno != ENOENT)
+		log_warn("cannot list control group %s", dir);
+	for (size_t i = 0; i < n; i++) {
+		sum += walk_tree(subs[i], fn, arg);
+		free(subs[i]);
+	}
+	free(subs);
+	return sum + fn(dir, arg);
+}
+
+/* walk_tree callbacks: kill a group's processes (how many), thaw a v1 freezer group. */
+static int
+kill_cb(const char *dir, void *arg)
+{
+	(void)arg;
+	return kill_listed(dir);
+}
+
+static int
+thaw_cb(const char *dir, void *arg)
+{
+	(void)arg;
+	write_file(dir, "freezer.state", "THAWED");
+	return 0;
+}
+
+/* Remove an emptied group, retrying while its killed processes leave, until *arg (ms). */
+static int
+rmdir_cb(const char *dir, void *arg)
+{
+	struct timespec ts = {0, 10 * 1000 * 1000};
+	const long long *deadline = arg;
+
+	while (rmdir(dir) == -1 && errno == EBUSY && now_ms() < *deadline)
+		nanosleep(&ts, NULL);
+	return 0;
+}
+
+/*
+ * SIGKILL everything in the group dir and in every group below it, and
+ * wait (briefly) until they are empty.
+ */
 static void
-kill_dir(const char *dir, int version, int freezer)
+kill_tree(const char *dir, int version, int freezer)
 {
 	struct timespec ts = {0, 10 * 1000 * 1000};
 
-	/* v2 (Linux 5.14+) kills the whole group at once, forks included. */
+	/* v2 (Linux 5.14+) kills the whole subtree at once, forks included. */
 	if (version == 2 && write_file(dir, "cgroup.kill", "1") == 0)
 		return;
 	if (version == 1 && freezer) {
-		/* Frozen, nothing forks between reading the list and the kill. */
+		/*
+		 * The v1 freezer is hierarchical: freezing dir freezes every group
+		 * below it, so nothing forks between reading the lists and the
+		 * kill. A group below that froze itself stays frozen when dir
+		 * thaws, its killed processes with it: thaw each one.
+		 */
 		v1_freeze(dir, "FROZEN");
-		kill_listed(dir);
-		write_file(dir, "freezer.state", "THAWED");
+		walk_tree(dir, kill_cb, NULL);
+		walk_tree(dir, thaw_cb, NULL);
 	}
-	/* Repeat, since a process may fork while we read the list. */
-	for (int i = 0; i < EMPTY_WAIT_MS / 10 && kill_listed(dir) > 0; i++)
+	/* Repeat, since a process may fork while we read the lists. */
+	for (int i = 0; i < EMPTY_WAIT_MS / 10 && walk_tree(dir, kill_cb, NULL) > 0; i++)
 		nanosleep(&ts, NULL);
 }
 
-/* kill_dir, then remove dir once the killed processes have left it. */
+/* kill_tree, then remove dir's subtree, deepest first, and dir. */
 static void
 remove_dir(const char *dir, int version, int freezer)
 {
-	struct timespec ts = {0, 10 * 1000 * 1000};
+	long long deadline;
 
-	kill_dir(dir, version, freezer);
-	for (int i = 0; i < EMPTY_WAIT_MS / 10 && rmdir(dir) == -1 && errno == EBUSY; i++)
-		nanosleep(&ts, NULL);
+	kill_tree(dir, version, freezer);
+	deadline = now_ms() + EMPTY_WAIT_MS;
+	walk_tree(dir, rmdir_cb, &deadline);
 }
 
 void
@@ -693,10 +785,10 @@ cgroup_kill_all(struct cgroup *g)
 {
 	/* The freezer's group first: it ends everything at once. */
 	if (g->dir[CGROUP_FREEZER])
-		kill_dir(g->dir[CGROUP_FREEZER], g->version[CGROUP_FREEZER], 1);
+		kill_tree(g->dir[CGROUP_FREEZER], g->version[CGROUP_FREEZER], 1);
 	for (int c = 0; c < CGROUP_NLIMIT; c++)
 		if (g->dir[c] && !same_dir_before(g, c))
-			kill_dir(g->dir[c], g->version[c], 0);
+			kill_tree(g->dir[c], g->version[c], 0);
 }
 
 unsigned long

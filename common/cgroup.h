@@ -32,6 +32,12 @@
  * Ownership: the groups belong to the worker's uid. A kernel of that same
  * uid could write its own limit files, so limits are only safe for kernels
  * of another uid (kernel_uid_range); the supervisor refuses them otherwise.
+ * Such a kernel can also make groups below its own and move processes
+ * there, so killing and removing a group always covers its whole subtree
+ * (v1: freeze the top, kill every group's processes, thaw each; removal
+ * deepest first). What it can still do, being their owner too: move a
+ * process into a group beside its own or into a sibling kernel's group;
+ * only kernel_uid_range closes that (doc/README.privsep).
  */
 #ifndef COMMON_CGROUP_H
 #define COMMON_CGROUP_H
@@ -132,13 +138,14 @@ struct cgroup *cgroup_create(const struct cgroup_layout *l, const char *name,
  */
 int cgroup_procs_fds(const struct cgroup *g, int *fds, char **why);
 /*
- * SIGKILL every process in the group, forks racing the kill included (v2
- * cgroup.kill, v1 freezer), and wait (briefly) until it is empty.
+ * SIGKILL every process in the group and in every group below it, forks
+ * racing the kill included (v2 cgroup.kill, v1 freezer), and wait
+ * (briefly) until they are empty.
  */
 void cgroup_kill_all(struct cgroup *g);
 /* How many times the memory limit made the kernel's OOM killer act. */
 unsigned long cgroup_oom_kills(const struct cgroup *g);
-/* Kill what is left, remove the group, free it; *gp becomes NULL. */
+/* Kill what is left, remove the group and those below it, free it; *gp becomes NULL. */
 void cgroup_destroy(struct cgroup **gp);
 /*
  * Remove the kernel group `name` under the layout, if it exists, killing

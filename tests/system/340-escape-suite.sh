@@ -133,10 +133,17 @@ execute(pt.TENANT_PRELUDE + et.ESCAPE_GROUP)
 tag = "%d" % random.randrange(10 ** 8, 10 ** 9)
 res["group_escape"] = probes.outcome(*execute("_probe('group_escape', lambda: _escape_group(%r))"
                                               % tag))
+tag2 = "%d" % random.randrange(10 ** 8, 10 ** 9)
+res["beside_escape"] = probes.outcome(*execute(
+    "_probe('beside_escape', lambda: _escape_group(%r, 'parent'))" % tag2))
+res.update(pt.outcomes(execute("\n".join("_probe(%r, %s)" % p for p in et.MOVE_PROBES))[0]))
 escaper = pt.host_pids(tag, want=1)
 check(len(escaper) == 1, "%s: A's grandchild that tried its own group runs" % config, escaper)
+beside = pt.host_pids(tag2, want=1)
+check(len(beside) == 1, "%s: A's grandchild that tried the parent runs" % config, beside)
 escaper_groups = []
-for l in open("/proc/%d/cgroup" % escaper[0]):
+for l in open("/proc/%d/cgroup" % escaper[0]).readlines() + \
+        open("/proc/%d/cgroup" % beside[0]).readlines():
     _h, ctls, grp = l.rstrip("\n").split(":", 2)
     if os.path.basename(grp).startswith("escape-"):
         escaper_groups += ["/sys/fs/cgroup/" + c + grp for c in (ctls.split(",")[0],)
@@ -146,7 +153,8 @@ res["detached_after_delete"] = "alive" if pt.wait_gone(left) else "gone"
 # Whatever ended those (the kernel's group, its pid namespace) ends the
 # escaper at the same time, if at all: 2 s more for it.
 res["group_escaper_after_delete"] = "alive" if pt.wait_gone(escaper, 2) else "gone"
-for p in escaper + left:
+res["beside_escaper_after_delete"] = "alive" if pt.wait_gone(beside, 2) else "gone"
+for p in escaper + beside + left:
     try:
         os.kill(p, 9)
     except ProcessLookupError:

@@ -164,19 +164,25 @@ PROBES = [
 # changes the process), run in A after probes_tenant.TENANT_PRELUDE.
 
 # Item 2's second attack, run in A after TENANT_PRELUDE: a detached
-# grandchild first makes a control group below its kernel's own and moves
-# into it, where a kill of the kernel's group (which reads that group's
-# cgroup.procs) would not look; then it sleeps, tagged. Prints its setup's
-# outcome (ok, or the errno of mkdir or of the move).
+# grandchild first makes a control group below its kernel's own ("own": a
+# kill that read only the kernel's group's cgroup.procs would not look
+# there) or beside it in the shared parent ("parent": outside the kernel's
+# subtree), and moves into it; then it sleeps, tagged. Prints its setup's
+# outcome (ok, or the errno of mkdir or of the move). Then the moves into
+# groups that are not the kernel's: a forked child writes its pid to the
+# shared parent's cgroup.procs or tasks (v2: cgroup.threads), or to a
+# sibling kernel's (B's, or a warm kernel's: an isolated kernel, in a pid
+# namespace of its own, sees no pid in either's cgroup.procs), and exits.
 ESCAPE_GROUP = r'''
-def _escape_group(tag):
+def _escape_group(tag, where="own"):
     r, w = os.pipe()
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
             try:
                 g = _cg_files()
-                d = g["freezer" if "freezer" in g else "v2"][0] + "/escape-" + tag
+                own, parent = g["freezer" if "freezer" in g else "v2"]
+                d = (own if where == "own" else parent) + "/escape-" + tag
                 os.mkdir(d)
                 with open(d + "/cgroup.procs", "w") as f:
                     f.write(str(os.getpid()))
@@ -194,7 +200,47 @@ def _escape_group(tag):
     os.close(r)
     os.wait()
     return out
+def _move_child(path):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            with open(path, "w") as f:
+                f.write(str(os.getpid()))
+            out = "ok"
+        except OSError as e:
+            out = errno.errorcode.get(e.errno, str(e.errno))
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    out = os.read(r, 100).decode() or "child died"
+    os.close(r)
+    os.waitpid(pid, 0)
+    return out
+def _cg_main():
+    g = _cg_files()
+    if "freezer" in g:
+        return g["freezer"] + (1,)
+    return g["v2"] + (2,)
+def _parent_move(v1_file, v2_file):
+    own, parent, v = _cg_main()
+    return _move_child(parent + "/" + (v1_file if v == 1 else v2_file))
+def _sibling_move(v1_file, v2_file):
+    own, parent, v = _cg_main()
+    for n in sorted(os.listdir(parent)):
+        d = parent + "/" + n
+        if d != own and not n.startswith("escape-") and os.path.isdir(d):
+            return _move_child(d + "/" + (v1_file if v == 1 else v2_file))
+    return "no-sibling"
 '''
+
+# Those moves, run in A after ESCAPE_GROUP.
+MOVE_PROBES = [
+    ("parent_procs_move", "lambda: _parent_move('cgroup.procs', 'cgroup.procs')"),
+    ("parent_tasks_move", "lambda: _parent_move('tasks', 'cgroup.threads')"),
+    ("sibling_procs_move", "lambda: _sibling_move('cgroup.procs', 'cgroup.procs')"),
+    ("sibling_tasks_move", "lambda: _sibling_move('tasks', 'cgroup.threads')"),
+]
 
 # Item 1: A writes a secret, mode 0600, in every directory any uid may write
 # to, and ends; the harness (root) looks for the files on the host (after
@@ -295,7 +341,13 @@ TABLE = {
     # item 2: what A detached from itself, once A's DELETE has returned
     "detached_after_delete": same("gone"),
     "group_escape": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
-    "group_escaper_after_delete": row("alive", "gone", "alive", "gone", "gone", "gone"),
+    "group_escaper_after_delete": same("gone"),
+    "beside_escape": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "beside_escaper_after_delete": row("alive", "gone", "alive", "gone", "gone", "gone"),
+    "parent_procs_move": same("EACCES"),
+    "parent_tasks_move": same("EACCES"),
+    "sibling_procs_move": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    "sibling_tasks_move": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
     # item 3: the kernel's own control groups
     "memory_limit_writable": limits_only("EACCES"),
     "pids_max_writable": limits_only("EACCES"),
@@ -359,6 +411,12 @@ LABELS = {
     "detached_after_delete": "setsid grandchild, DELETEd",
     "group_escape": "grandchild makes a cgroup",
     "group_escaper_after_delete": "it, after DELETE",
+    "beside_escape": "same, beside its group",
+    "beside_escaper_after_delete": "it, after DELETE",
+    "parent_procs_move": "move to parent's cgroup.procs",
+    "parent_tasks_move": "same, tasks/cgroup.threads",
+    "sibling_procs_move": "move to sibling's group",
+    "sibling_tasks_move": "same, tasks/cgroup.threads",
     "memory_limit_writable": "open memory.max/limit",
     "pids_max_writable": "open pids.max",
     "cpu_quota_writable": "open cpu.max/cfs_quota_us",
