@@ -517,6 +517,23 @@ cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size
 }
 
 int
+cgroup_seal(const struct cgroup_layout *l, char *why, size_t why_len)
+{
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		if (l->version[c] == 0)
+			continue;
+		/* A parent of this pid left by an earlier boot may have another owner. */
+		if (lchown(l->parent[c], geteuid(), getegid()) == -1 ||
+		    chmod(l->parent[c], 0700) == -1) {
+			snprintf(why, why_len, "keep %s root's (chown, chmod 0700): %s", l->parent[c],
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
 cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *lim, char *why,
 		    size_t size)
 {
@@ -539,14 +556,64 @@ cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *l
 	return used ? -1 : 0;
 }
 
+/*
+ * Give the group dir (just made, in parent) and every file in it to the
+ * owner of parent, if that is not us. mkdir gives a group to the worker's
+ * uid; where the supervisor kept the parent root's because kernels share
+ * that uid (cgroup_seal), the group must be root's too, or a kernel could
+ * write its cgroup.procs and tasks or make groups in it. Needs CAP_CHOWN
+ * (privdrop.c). 0, or -1 with why.
+ */
+static int
+own_like_parent(const char *dir, const char *parent, char *why, size_t why_len)
+{
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (stat(parent, &st) == -1) {
+		snprintf(why, why_len, "stat %s: %s", parent, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid == geteuid())
+		return 0;
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(why, why_len, "open %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (fchownat(dirfd(d), e->d_name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) == -1) {
+			snprintf(why, why_len, "chown %s/%s: %s", dir, e->d_name, strerror(errno));
+			rc = -1;
+		}
+	}
+	closedir(d);
+	if (rc == 0 && lchown(dir, st.st_uid, st.st_gid) == -1) {
+		snprintf(why, why_len, "chown %s: %s", dir, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
+
 /* Make g's directory of controller c for the group `name`; 0 or -1 with *why. */
 static int
 make_dir(struct cgroup *g, const struct cgroup_layout *l, int c, const char *name, char **why)
 {
+	char err[512];
+
 	g->version[c] = l->version[c];
 	g->dir[c] = xasprintf("%s/%s", l->parent[c], name);
-	if (!same_dir_before(g, c) && mkdir(g->dir[c], 0755) == -1 && errno != EEXIST) {
+	if (same_dir_before(g, c))
+		return 0;
+	if (mkdir(g->dir[c], 0755) == -1 && errno != EEXIST) {
 		*why = xasprintf("mkdir %s: %s", g->dir[c], strerror(errno));
+		return -1;
+	}
+	if (own_like_parent(g->dir[c], l->parent[c], err, sizeof(err)) == -1) {
+		*why = xasprintf("cannot keep the control group as its parent's owner's: %s", err);
 		return -1;
 	}
 	return 0;
@@ -835,7 +902,8 @@ cgroup_remove_named(const struct cgroup_layout *l, const char *name)
 		if (l->version[c] == 0 || l->parent[c] == NULL)
 			continue;
 		char *dir = xasprintf("%s/%s", l->parent[c], name);
-		if (access(dir, F_OK) == 0) {
+		/* AT_EACCESS: a supervisor of `user` reaches a sealed parent by CAP_DAC_OVERRIDE. */
+		if (faccessat(AT_FDCWD, dir, F_OK, AT_EACCESS) == 0) {
 			g->dir[c] = dir;
 			g->version[c] = l->version[c];
 			found = 1;

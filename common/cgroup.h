@@ -29,15 +29,21 @@
  * supervisor removes the group of a worker that died without doing so,
  * and the whole instance at stop.
  *
- * Ownership: the groups belong to the worker's uid. A kernel of that same
- * uid could write its own limit files, so limits are only safe for kernels
- * of another uid (kernel_uid_range); the supervisor refuses them otherwise.
- * Such a kernel can also make groups below its own and move processes
- * there, so killing and removing a group always covers its whole subtree
- * (v1: freeze the top, kill every group's processes, thaw each; removal
- * deepest first). What it can still do, being their owner too: move a
- * process into a group beside its own or into a sibling kernel's group;
- * only kernel_uid_range closes that (doc/README.privsep).
+ * Ownership: a kernel group belongs to the owner of its parent. With
+ * kernel_uid_range the supervisor gives the parents to its user
+ * (cgroup_give) and kernels of other uids can write nothing there. When
+ * kernels share the daemon's user, a daemon started as root keeps the
+ * parents root's and 0700 (cgroup_seal), and the worker, which makes the
+ * groups under that user with CAP_DAC_OVERRIDE, gives each to root with
+ * CAP_CHOWN (privdrop.c keeps both for it): no kernel can reach the tree,
+ * make a group or move a process anywhere in it. The kernel enters its
+ * group through cgroup.procs descriptors the worker opened before the fork.
+ * A daemon that never was root owns whatever layout it can make (a
+ * delegated subtree), and so do its kernels: they can make groups and move
+ * processes there (doc/README.privsep). Limits are refused whenever kernels
+ * share the daemon's uid. Killing and removing a group always covers its
+ * whole subtree (v1: freeze the top, kill every group's processes, thaw
+ * each; removal deepest first), for the groups such a kernel makes.
  */
 #ifndef COMMON_CGROUP_H
 #define COMMON_CGROUP_H
@@ -101,6 +107,15 @@ void cgroup_layout_remove(const struct cgroup_layout *l);
 int cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t size);
 
 /*
+ * For a supervisor started as root whose kernels will share its user: keep
+ * the kernels' parent directories the caller's (root's) and make them 0700,
+ * so that no kernel can enter the tree; workers then need CAP_DAC_OVERRIDE
+ * and CAP_CHOWN there (cgroup_create gives each group to the parent's
+ * owner). 0, or -1 with why[why_len] naming the directory and the errno.
+ */
+int cgroup_seal(const struct cgroup_layout *l, char *why, size_t why_len);
+
+/*
  * For the supervisor at start-up: 0 if every limit set in lim can be
  * enforced with layout l, else -1 with why[size] naming each limit that
  * cannot and the reason (to log, or to refuse with limits.required).
@@ -122,7 +137,8 @@ int cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char
 			    const char **bad);
 
 /*
- * Create the group `name` under the layout and set the limits; without
+ * Create the group `name` under the layout, owned like its parent (see
+ * Ownership above), and set the limits; without
  * limits, the group is made in the freezer hierarchy (or any usable one)
  * only to hold and end the kernel's processes. A limit whose controller is
  * unusable fails: limits are never silently dropped.

@@ -200,7 +200,8 @@ remove_leftovers(const struct config *cfg, const struct cgroup_layout *layout)
  * Find where kernels' groups go: every kernel lives in one, limits or not,
  * so that nothing a session starts outlives it. Say which limits this host
  * cannot enforce (refusing to start if limits.required), refuse limits a
- * kernel could lift, and give the place to the daemon's user. Returns
+ * kernel could lift, and give the place to the daemon's user (kernels of
+ * other uids) or keep it root's (kernels of that user: cgroup_seal). Returns
  * nonzero if kernels get control groups, with the layout in *l.
  */
 static int
@@ -213,11 +214,11 @@ setup_cgroups(const struct config *cfg, struct cgroup_layout *l)
 	uid_t uid;
 	gid_t gid;
 
-	/* The groups belong to the workers' uid: a kernel of that uid could raise its limits. */
+	/* Never root, the daemon's kernels would own their limit files; as root, not offered yet. */
 	if (limits && cfg->kernel_uid_first == 0)
-		fatalx("limits.memory_mb, limits.pids and limits.cpu need kernel_uid_range: a kernel "
-		       "of the daemon's own uid would own its control group and could raise its "
-		       "own limits");
+		fatalx("limits.memory_mb, limits.pids and limits.cpu need kernel_uid_range: limits "
+		       "are not offered to kernels of the daemon's own uid (a daemon that never was "
+		       "root could not keep their control groups from them)");
 	snprintf(instance, sizeof(instance), "%d", (int)getpid());
 	cgroup_probe(l, instance);
 	if (cgroup_check_limits(l, &lim, why, sizeof(why)) == -1) {
@@ -238,8 +239,17 @@ setup_cgroups(const struct config *cfg, struct cgroup_layout *l)
 	}
 	if (privdrop_lookup(cfg, &uid, &gid, why, sizeof(why)) == -1)
 		fatalx("%s", why);
-	if (uid != (uid_t)-1 && geteuid() == 0 && cgroup_give(l, uid, gid, why, sizeof(why)) == -1)
+	/* Kernels of our user would own what we give it: keep the tree root's then. */
+	if (geteuid() == 0 && cfg->kernel_uid_first == 0 && cgroup_seal(l, why, sizeof(why)) == -1)
 		fatalx("%s", why);
+	if (uid != (uid_t)-1 && geteuid() == 0 && cfg->kernel_uid_first != 0 &&
+	    cgroup_give(l, uid, gid, why, sizeof(why)) == -1)
+		fatalx("%s", why);
+	if (geteuid() != 0 && cfg->kernel_uid_first == 0)
+		log_warnx("kernels share the daemon's uid, which owns their control groups (not "
+			  "started as root): a kernel can make a group and move a process there, "
+			  "outside its own, where it outlives its session; start codeexecd as root "
+			  "with user set to keep the groups root's");
 	return 1;
 }
 
@@ -574,7 +584,7 @@ main(int argc, char *argv[])
 	int control_fd = control_open(&cfg);
 	control_wanted = control_fd != -1;
 	/* Before any thread exists: capabilities are per thread. */
-	if (privdrop_apply(&cfg, err, sizeof(err)) == -1)
+	if (privdrop_apply(&cfg, use_cgroups, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	/* Workers start as the user we now are; the build tree may be closed to it. */
 	if (access(worker, X_OK) == -1)

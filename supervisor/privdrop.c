@@ -19,20 +19,29 @@
 struct kept_cap {
 	int cap;
 	const char *name;
-	int (*needed)(const struct config *cfg);
+	int (*needed)(const struct config *cfg, int cgroups);
 	const char *why;
 };
 
 static int
-low_port(const struct config *cfg)
+low_port(const struct config *cfg, int cgroups)
 {
+	(void)cgroups;
 	return cfg->listen_port > 0 && cfg->listen_port < 1024;
 }
 
 static int
-kernel_identities(const struct config *cfg)
+kernel_identities(const struct config *cfg, int cgroups)
 {
+	(void)cgroups;
 	return cfg->kernel_uid_first != 0;
+}
+
+/* Kernels share our user and live in control groups, which must stay root's. */
+static int
+shared_uid_cgroups(const struct config *cfg, int cgroups)
+{
+	return cgroups && cfg->kernel_uid_first == 0;
 }
 
 static const struct kept_cap kept_caps[] = {
@@ -49,6 +58,12 @@ static const struct kept_cap kept_caps[] = {
 	 "... including files the kernel made unwritable"},
 	{CAP_KILL, "kill", kernel_identities,
 	 "end kernels that run under other identities (timeouts, shutdown)"},
+	{CAP_DAC_OVERRIDE, "dac_override", shared_uid_cgroups,
+	 "make, enter and remove kernels' control groups in the root-owned, 0700 parents "
+	 "that kernels of this uid cannot reach"},
+	{CAP_CHOWN, "chown", shared_uid_cgroups,
+	 "give each kernel's new control group to root, so that no kernel of this uid can "
+	 "make a group or move a process in the tree"},
 };
 
 int
@@ -98,7 +113,7 @@ give_directories(const struct config *cfg, uid_t uid, gid_t gid, char *err, size
 }
 
 int
-privdrop_apply(const struct config *cfg, char *err, size_t errlen)
+privdrop_apply(const struct config *cfg, int cgroups, char *err, size_t errlen)
 {
 	uid_t uid;
 	gid_t gid;
@@ -116,7 +131,7 @@ privdrop_apply(const struct config *cfg, char *err, size_t errlen)
 		return -1;
 	capng_clear(CAPNG_SELECT_ALL);
 	for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++) {
-		if (!kept_caps[i].needed(cfg))
+		if (!kept_caps[i].needed(cfg, cgroups))
 			continue;
 		capng_update(CAPNG_ADD,
 			     CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_INHERITABLE |

@@ -4,7 +4,8 @@
  * Started as root with `user` configured, codeexecd gives its directories
  * to that user and changes to it before any thread exists, keeping only the
  * capabilities the configured features need (a table in privdrop.c, each
- * with its reason; none in the default configuration). Kept capabilities
+ * with its reason; in the default configuration, kernels sharing `user` in
+ * control groups, the two that keep those groups root's). Kept capabilities
  * are also made ambient so that workers, which do the per-kernel work,
  * inherit them; workers drop them all before a kernel starts.
  */
@@ -17,10 +18,11 @@
 struct config;
 
 /*
- * Change to cfg->user (and group) if started as root. Returns 0, or -1 with
- * the reason in err.
+ * Change to cfg->user (and group) if started as root; `cgroups`: kernels
+ * get control groups (cgroup_probe found a usable layout). Returns 0, or
+ * -1 with the reason in err.
  */
-int privdrop_apply(const struct config *cfg, char *err, size_t errlen);
+int privdrop_apply(const struct config *cfg, int cgroups, char *err, size_t errlen);
 /* Resolve cfg->user and group into uid and gid (-1 when user is unset). 0, or -1 with err. */
 int privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *err, size_t errlen);
 

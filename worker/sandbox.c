@@ -195,9 +195,18 @@ sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *st
 		return fail_at(stage, SANDBOX_STAGE_IDENTITY);
 	if (sb->mode == NET_ISOLATED && sandbox_isolated_child(sb, ln, stage) == -1)
 		return -1;
-	/* inherit without an identity keeps today's behaviour: nothing to drop. */
-	if (sb->mode == NET_INHERIT && !sb->has_id)
+	/*
+	 * inherit without an identity takes nothing but the ambient capabilities
+	 * a worker of the daemon's shared user holds to keep control groups
+	 * root's (privdrop.c), which the kernel would otherwise inherit;
+	 * no_new_privs stays unset. (A root worker only runs so in tests: the
+	 * daemon refuses root kernels.)
+	 */
+	if (sb->mode == NET_INHERIT && !sb->has_id) {
+		if (geteuid() != 0 && sandbox_drop_caps() == -1)
+			return fail_at(stage, SANDBOX_STAGE_CAPS);
 		return 0;
+	}
 	if (sandbox_drop_caps() == -1)
 		return fail_at(stage, SANDBOX_STAGE_CAPS);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)

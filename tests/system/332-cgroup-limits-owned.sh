@@ -1,7 +1,7 @@
 #!/bin/sh
 # 332-cgroup-limits-owned: a kernel cannot lift its own limits (issue 11
 # item 3). limits without kernel_uid_range are refused at start-up, naming
-# the reason. With kernel_uid_range, in inherit, isolated and seccomp (and
+# the reason (kernels of the daemon's own uid get none). With kernel_uid_range, in inherit, isolated and seccomp (and
 # isolated once more with the daemon dropped to user nobody), the kernel
 # can open none of memory.limit_in_bytes, pids.max, cpu.cfs_quota_us (or
 # their v2 names), freezer.state, its group's cgroup.procs, its parent's
@@ -35,7 +35,7 @@ wait_for 60 "a daemon with limits and no kernel_uid_range exits" daemon_gone
 wait "$DAEMON_PID" && rc=0 || rc=$?
 DAEMON_PID=
 [ $rc -ne 0 ] || fail "a daemon with limits and no kernel_uid_range started"
-grep -q "need kernel_uid_range: a kernel of the daemon's own uid would own its control group" \
+grep -q "need kernel_uid_range: limits are not offered to kernels of the daemon's own uid" \
 	"$TMPD/daemon.log" || fail "the refusal does not say why: $(tail -n 3 "$TMPD/daemon.log")"
 ok "limits without kernel_uid_range: refused at start-up ($(grep -o 'limits.memory_mb, limits.pids and limits.cpu need kernel_uid_range' "$TMPD/daemon.log"))"
 
