@@ -8,6 +8,9 @@
 # into a sibling session's group (EACCES each), and is gone once its
 # session's DELETE returns; a kernel started again in the same session
 # (after a crash) is in the same group; the parent is removed at stop.
+# Then a daemon that never was root (user nobody, in a v1 freezer group
+# delegated to nobody): it warns that its kernels own their groups, and a
+# kernel can indeed make a group beside its own, as codeexecd(8) says.
 # Skips when not root or without a usable freezer (or v2) hierarchy.
 . "$(dirname "$0")/lib.sh"
 
@@ -108,3 +111,60 @@ for p in $(cat "$TMPD/parents"); do
 	[ ! -e "$p" ] || fail "the parent $p is left after stop"
 done
 ok "parents removed at stop"
+
+# --- A daemon that was never root ---------------------------------------------
+# Its own freezer group, delegated to nobody, is where it makes codeexecd/<pid>.
+own=$("$PY" -c 'import json, sys
+f = json.load(open(sys.argv[1]))["freezer"]
+print(f["parent"][:-len("/codeexecd/probe")] if f["version"] == 1 and
+      f["parent"].endswith("/codeexecd/probe") else "")' "$TMPD/layout.json")
+if [ -z "$own" ] || ! command -v setpriv >/dev/null 2>&1; then
+	ok "no v1 freezer hierarchy or no setpriv: the never-root daemon is not checked"
+	exit 0
+fi
+G=$own/cxd335-$$
+# The delegated group goes when the test ends, whatever its outcome.
+cg_cleanup() {
+	rc0=$?
+	set +e
+	[ -z "$DAEMON_PID" ] || stop_daemon
+	[ ! -d "$G" ] || find "$G" -depth -type d -exec rmdir {} + 2>/dev/null
+	(exit $rc0)
+	cleanup
+}
+trap cg_cleanup EXIT
+mkdir "$G"
+chown -R nobody "$G"
+mkdir -p "$TMPD/nobody/state" "$TMPD/nobody/run"
+chown -R nobody "$TMPD/nobody"
+cp "$CODEEXECD" "$TMPD/nobody/codeexecd"
+rm -f "$TMPD/env.lock"
+sed -e '/^user: /d' -e "s#^state_dir: .*#state_dir: $TMPD/nobody/state#" \
+	-e "s#^runtime_dir: .*#runtime_dir: $TMPD/nobody/run#" \
+	-e "s#^  warm: .*#  warm: 1#" "$TMPD/codeexecd.yaml" >"$TMPD/nobody.yaml"
+echo "asset_cache_dir: $TMPD/nobody/state/assets" >>"$TMPD/nobody.yaml"
+: >"$TMPD/daemon.log"
+LOG=$TMPD/daemon.log
+sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$G" \
+	setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	"$TMPD/nobody/codeexecd" -d -f "$TMPD/nobody.yaml" -W "$WORKER" >>"$LOG" 2>&1 &
+DAEMON_PID=$!
+wait_ready
+grep -q "kernels share the daemon's uid, which owns their control groups (not started as root)" \
+	"$LOG" || fail "a never-root daemon with groups gives no warning: $(grep -i group "$LOG")"
+[ "$(stat -c %U "$G/codeexecd/$DAEMON_PID")" = nobody ] ||
+	fail "the never-root daemon's parent is not its own"
+run_py "$URL" <<'EOF'
+import sys
+from mcp import check, ok
+from probes_tenant import TENANT_PRELUDE, session, run, outcomes
+
+a = session(sys.argv[1])
+got = outcomes(run(a, TENANT_PRELUDE + "_probe('parent_mkdir', _cg_parent_mkdir)")["stdout"])
+check(got == {"parent_mkdir": "ok"}, "a kernel of a never-root daemon makes a group beside its own",
+      got)
+ok("never root: the daemon warns, and a kernel makes a group beside its own: %s" % got)
+a.delete()
+EOF
+stop_daemon
+[ "$DAEMON_RC" = 0 ] || fail "the never-root daemon's exit status is $DAEMON_RC"
