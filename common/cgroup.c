@@ -737,9 +737,9 @@ now_ms(void)
 /*
  * Call fn(group, arg) on every group below dir, children before their
  * parent, then on dir; returns the sum of what fn returned. A kernel that
- * owns its group (kernels of the daemon's uid) can make groups inside it
- * and move processes there, so ending or removing a group must cover its
- * whole subtree. Only directories are entered, never links (lstat when
+ * owns its group (the kernels of a daemon that never was root) can make
+ * groups inside it and move processes there, so ending or removing a group
+ * must cover its whole subtree. Only directories are entered, never links (lstat when
  * readdir does not say). The names of a level are read before descending,
  * so only one directory is open at a time however deep the tree.
  */
