@@ -179,7 +179,7 @@ pool_exec_streaming(struct worker *w, const struct ipc_streaming *s, char *why, 
 	struct call *c = w->call;
 
 	if (c->stream != CALL_STREAM_ASKED) {
-		snprintf(why, why_len, "sent STREAMING for request %u, which was not asked to stream",
+		snprintf(why, why_len, "sent STREAMING for request %u, not asked to stream",
 			 c->id);
 		return -1;
 	}
