@@ -134,7 +134,16 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 mkdir -p "$TMPD/state" "$TMPD/run"
+# As root, codeexecd refuses to run kernels as root: drop to the test
+# suite's account, with a copy of the worker it can reach, and an
+# environment built in the run's own directory (root's home is closed to it).
+. "$here/../tests/system/kernel_user.sh"
+kernel_user_setup "$TMPD" || die "no account $KERNEL_USER, and useradd cannot make it"
+if [ -n "$KERNEL_USER_LINE" ] && [ -z "${CODEEXECD_BENCH_BUILD_DIR:-}" ]; then
+	build_dir=$TMPD/env
+fi
 cat >"$TMPD/codeexecd.yaml" <<EOF
+$KERNEL_USER_LINE
 # written by bench/run.sh
 name: py
 description: "Run Python code in a persistent Jupyter kernel (benchmark)."

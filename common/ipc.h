@@ -25,8 +25,9 @@
 
 /* 2: START sandbox fields, EXECUTE output limits. 3: the typed codec of
  * ipc_msg.h (unknown members refused), READY after every kernel start.
- * 4: START's cgroup.freezer (the group every kernel lives in). */
-#define IPC_VERSION 4
+ * 4: START's cgroup.freezer (the group every kernel lives in).
+ * 5: OUTPUT only while streamed: EXECUTE's stream, STREAM and STREAMING. */
+#define IPC_VERSION 5
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -39,6 +40,7 @@ enum ipc_type {
 	IPC_INTERRUPT = 3,	/* no fields; interrupt request `id` */
 	IPC_RESTART_KERNEL = 4, /* no fields; kill the kernel and start a fresh one */
 	IPC_SHUTDOWN = 5,	/* no fields; end the kernel and exit */
+	IPC_STREAM = 6,		/* no fields; send request `id`'s output as it comes */
 
 	/* worker -> supervisor: 32..63 */
 	IPC_READY = 32,	       /* a kernel is up (struct ipc_ready) */
@@ -47,6 +49,7 @@ enum ipc_type {
 	IPC_KERNEL_DIED = 35,  /* the kernel died while idle (struct ipc_kernel_died) */
 	IPC_LOG = 36,	       /* a log line of the worker (struct ipc_log) */
 	IPC_START_FAILED = 37, /* the kernel could not be started (struct ipc_start_failed) */
+	IPC_STREAMING = 38,    /* STREAM's answer: the output so far (struct ipc_streaming) */
 };
 
 /*

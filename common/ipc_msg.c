@@ -151,6 +151,7 @@ static const struct field execute_fields[] = {
 	IPC_F_BOOL(ipc_execute, "silent", silent, IPC_OPT),
 	IPC_F_U64(ipc_execute, "output_limit", output_limit, 0, INT_MAX, IPC_OPT),
 	IPC_F_U64(ipc_execute, "rich_limit", rich_limit, 0, INT_MAX, IPC_OPT),
+	IPC_F_BOOL(ipc_execute, "stream", stream, IPC_OPT),
 };
 static const struct schema execute_schema =
 	SCHEMA("EXECUTE", ipc_execute, execute_fields, NULL);
@@ -168,6 +169,13 @@ static const struct field output_fields[] = {
 	IPC_F_TEXT(ipc_output, "text", text, TEXT_MAX, IPC_REQ),
 };
 static const struct schema output_schema = SCHEMA("OUTPUT", ipc_output, output_fields, NULL);
+
+static const struct field streaming_fields[] = {
+	IPC_F_TEXT(ipc_streaming, "stdout", out, TEXT_MAX, IPC_OPT),
+	IPC_F_TEXT(ipc_streaming, "stderr", err, TEXT_MAX, IPC_OPT),
+};
+static const struct schema streaming_schema =
+	SCHEMA("STREAMING", ipc_streaming, streaming_fields, NULL);
 
 static const struct field rich_fields[] = {
 	IPC_F_STR(ipc_rich, "mime_type", mime_type, 255, IPC_REQ | IPC_NONEMPTY),
@@ -242,6 +250,7 @@ static const struct schema *const schemas[] = {
 	[IPC_KERNEL_DIED] = &kernel_died_schema,
 	[IPC_LOG] = &log_schema,
 	[IPC_START_FAILED] = &start_failed_schema,
+	[IPC_STREAMING] = &streaming_schema,
 };
 
 static const struct schema *
@@ -896,6 +905,15 @@ ipc_result_json(const struct ipc_result *r)
 
 	/* Only an out-of-range value fails, and a decoded result has none. */
 	return o ? o : json_object_new_object();
+}
+
+struct json_object *
+ipc_result_take(struct ipc_msg *f)
+{
+	struct json_object *o = f->payload;
+
+	f->payload = NULL;
+	return o;
 }
 
 /* ---- Helpers ---- */

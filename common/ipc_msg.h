@@ -119,12 +119,21 @@ struct ipc_execute {
 	/* Bytes of one rich output (0: 5 MiB); a larger one is saved under
 	 * "codeexecd-output/" and replaced by a text/plain note naming it. */
 	uint64_t rich_limit;
+	/*
+	 * Send stdout and stderr as OUTPUT chunks as they come (someone
+	 * watches the call). Without it they come once, in the RESULT, unless
+	 * a STREAM for the request asks for them later.
+	 */
+	int stream;
 };
 
 /*
  * IPC_INTERRUPT (stop request `id`), IPC_RESTART_KERNEL (kill the kernel,
- * start a fresh one) and IPC_SHUTDOWN (end the kernel and exit) carry no
- * fields: their payload is empty.
+ * start a fresh one), IPC_SHUTDOWN (end the kernel and exit) and
+ * IPC_STREAM (send request `id`'s output as it comes from now on) carry no
+ * fields: their payload is empty. A STREAM for a request that is not
+ * running, or that streams already, is ignored; otherwise the worker
+ * answers with STREAMING before any OUTPUT of that request.
  */
 
 /* ---- worker -> supervisor ---- */
@@ -143,10 +152,22 @@ struct ipc_ready {
 
 enum ipc_stream { IPC_STDOUT, IPC_STDERR };
 
-/* IPC_OUTPUT: a chunk of a stream of request id, for progress. */
+/* IPC_OUTPUT: a chunk of a stream of request id, for progress; sent only
+ * while the request streams (EXECUTE's stream, or after STREAMING). */
 struct ipc_output {
 	enum ipc_stream name;
 	struct ipc_text text;
+};
+
+/*
+ * IPC_STREAMING: request id streams from now on; here is what it printed
+ * before (what its result keeps so far: after a clear_output, only what
+ * came since; past output_limit, the kept part and a note). Every later
+ * chunk comes as OUTPUT, so each byte reaches the supervisor once.
+ */
+struct ipc_streaming {
+	struct ipc_text out; /* "stdout" */
+	struct ipc_text err; /* "stderr" */
 };
 
 /* One of RESULT's rich_outputs. */
@@ -264,8 +285,9 @@ IPC_MSG_CODEC(result, IPC_RESULT)
 IPC_MSG_CODEC(kernel_died, IPC_KERNEL_DIED)
 IPC_MSG_CODEC(log, IPC_LOG)
 IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
+IPC_MSG_CODEC(streaming, IPC_STREAMING)
 
-/* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN. */
+/* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN, STREAM. */
 int ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, const char **err);
 int ipc_empty_send(int fd, unsigned type, uint32_t id);
 /* 0 if f is of `type` with an empty payload (or {}), else -1 with err. */
@@ -276,6 +298,13 @@ int ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *err);
  * supervisor's callers, who keep results as JSON. Caller owns it.
  */
 struct json_object *ipc_result_json(const struct ipc_result *r);
+/*
+ * The same document for RESULT frame `f` once ipc_result_decode() accepted
+ * it: the frame's own payload, moved out of `f` (caller owns it), so a
+ * result is neither copied nor encoded again on its way to the client.
+ * The decode refused every member and value the codec does not define.
+ */
+struct json_object *ipc_result_take(struct ipc_msg *f);
 
 /*
  * START's cgroup for a layout, to encode: *out points into l, name and

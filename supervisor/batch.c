@@ -119,9 +119,11 @@ run_in(struct worker *w, const char *code, double timeout_s, int silent, char **
 	struct call c;
 	call_init(&c);
 	pool_execute(w, &c, code, timeout_s, silent);
-	struct json_object *r = json_object_get(c.result);
+	struct json_object *r = json_object_get(c.result), *text;
+	/* Nobody streams it: its stdout comes in the result. */
 	if (out)
-		*out = xstrdup(c.out.data ? c.out.data : "");
+		*out = xstrdup(json_object_object_get_ex(r, "stdout", &text)
+				       ? json_object_get_string(text) : "");
 	call_clear(&c);
 	return r;
 }

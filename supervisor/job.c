@@ -2,7 +2,6 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,53 +46,42 @@ final_status(struct job *j)
 	return JOB_FAILED;
 }
 
-/* The job's thread: run the code, record how it ended. */
-static void *
-job_thread(void *arg)
+int
+job_run(struct job *j, double seconds)
 {
-	struct job *j = arg;
-
-	pool_lock();
-	session_execute(j->session, &j->call, j->code, j->timeout_s, j->silent);
+	if (j->status != JOB_RUNNING)
+		return 1;
+	if (!session_run(j->session, &j->call, j->code, j->timeout_s, j->silent, seconds))
+		return 0;
 	j->status = final_status(j);
 	j->finished = time(NULL);
 	j->ended = clock_mono();
 	session_put(j->session);
 	j->session = NULL;
 	pthread_cond_broadcast(&j->call.cond);
-	job_put(j);
+	job_put(j); /* the driver's reference */
+	return 1;
+}
+
+/* A backgrounded job's thread: drive it to the end. */
+static void *
+job_thread(void *arg)
+{
+	pool_lock();
+	job_run(arg, -1);
 	pool_unlock();
 	return NULL;
 }
 
-struct job *
-job_start(struct session *session, const char *owner, const char *code, double timeout_s,
-	  int silent, struct json_object *request_id)
+void
+job_background(struct job *j)
 {
-	struct job *j = xcalloc(1, sizeof(*j));
 	pthread_attr_t attr;
 	pthread_t tid;
 
-	rand_hex(j->id, SESSION_ID_LEN / 2);
-	snprintf(j->owner, sizeof(j->owner), "%s", owner);
-	snprintf(j->session_id, sizeof(j->session_id), "%s", session->id);
-	j->session = session;
-	session->refs++;
-	j->code = xstrdup(code);
-	j->timeout_s = timeout_s;
-	j->silent = silent;
-	j->request_id = request_id ? json_object_get(request_id) : NULL;
-	call_init(&j->call);
-	/* In line now, in the caller's order, not when the thread gets the lock. */
-	session_enqueue(session, &j->call);
-	j->status = JOB_RUNNING;
-	j->started = clock_mono();
-	j->refs = 2; /* the caller's and the thread's */
-	pthread_mutex_lock(&job_lock);
-	j->next = jobs;
-	jobs = j;
-	pthread_mutex_unlock(&job_lock);
-
+	/* The code the driver lent goes with it: keep a copy if not yet sent. */
+	if (j->call.phase < CALL_RUNNING && j->code_copy == NULL)
+		j->code = j->code_copy = xstrdup(j->code);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	int rc = pthread_create(&tid, &attr, job_thread, j);
@@ -102,7 +90,63 @@ job_start(struct session *session, const char *owner, const char *code, double t
 		errno = rc;
 		fatal("pthread_create for a job");
 	}
+}
+
+struct job *
+job_new(struct session *session, const char *owner, const char *code, double timeout_s,
+	int silent, struct json_object *request_id)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+
+	rand_hex(j->id, SESSION_ID_LEN / 2);
+	snprintf(j->owner, sizeof(j->owner), "%s", owner);
+	snprintf(j->session_id, sizeof(j->session_id), "%s", session->id);
+	j->session = session;
+	session->refs++;
+	j->code = code;
+	j->timeout_s = timeout_s;
+	j->silent = silent;
+	j->request_id = request_id ? json_object_get(request_id) : NULL;
+	call_init(&j->call);
+	/* In line now, in the caller's order, not when its driver gets the lock. */
+	session_enqueue(session, &j->call);
+	j->status = JOB_RUNNING;
+	j->started = clock_mono();
+	j->refs = 2; /* the caller's and the driver's */
+	pthread_mutex_lock(&job_lock);
+	j->next = jobs;
+	jobs = j;
+	pthread_mutex_unlock(&job_lock);
 	return j;
+}
+
+struct job *
+job_start(struct session *session, const char *owner, const char *code, double timeout_s,
+	  int silent, struct json_object *request_id)
+{
+	struct job *j = job_new(session, owner, code, timeout_s, silent, request_id);
+
+	job_background(j);
+	return j;
+}
+
+void
+job_watch(struct job *j, double seconds)
+{
+	double end = clock_mono() + seconds;
+
+	if (j->status != JOB_RUNNING || j->call.stream != CALL_STREAM_OFF)
+		return;
+	if (j->call.phase == CALL_RUNNING && j->session && j->session->worker)
+		pool_stream(j->session->worker, &j->call);
+	else if (j->call.phase < CALL_RUNNING)
+		j->call.stream = CALL_STREAM_ON; /* its EXECUTE will say so */
+	while (j->call.stream == CALL_STREAM_ASKED && j->status == JOB_RUNNING) {
+		double left = end - clock_mono();
+		if (left <= 0)
+			break;
+		job_wait(j, left, 1);
+	}
 }
 
 struct job *
@@ -150,7 +194,7 @@ job_free(struct job *j)
 	}
 	call_clear(&j->call);
 	json_object_put(j->request_id);
-	free(j->code);
+	free(j->code_copy);
 	free(j);
 }
 
@@ -166,19 +210,9 @@ job_put(struct job *j)
 int
 job_wait(struct job *j, double seconds, int on_change)
 {
-	struct timespec deadline;
+	struct timespec deadline = clock_deadline(seconds >= 0 ? seconds : 0);
 	unsigned long seen = j->call.changes;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	if (seconds >= 0) {
-		double whole = floor(seconds);
-		deadline.tv_sec += (time_t)whole;
-		deadline.tv_nsec += (long)((seconds - whole) * 1e9);
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
-	}
 	while (j->status == JOB_RUNNING && !(on_change && j->call.changes != seen)) {
 		if (seconds < 0)
 			pthread_cond_wait(&j->call.cond, pool_mutex());
@@ -217,8 +251,9 @@ job_expire(int retention_s)
 	time_t now = time(NULL);
 	struct job *j, *next;
 
-	/* refs 0 means the job's thread has put it: it is over, and nothing
+	/* refs 0 means its driver has put it: it is over, and nothing
 	 * outside this lock can reach it any more. */
+	pool_lock();
 	pthread_mutex_lock(&job_lock);
 	for (j = jobs; j; j = next) {
 		next = j->next;
@@ -226,4 +261,5 @@ job_expire(int retention_s)
 			job_free(j);
 	}
 	pthread_mutex_unlock(&job_lock);
+	pool_unlock();
 }

@@ -1,8 +1,13 @@
 /*
- * job.h - executions as jobs: every call to execute_{name}_code runs on a
- * thread of its own, so the HTTP thread that asked can wait for it, stream
- * its progress, or answer at once with a job id to poll (seed 000's
- * execution modes).
+ * job.h - executions as jobs (seed 000's execution modes): every call to
+ * execute_{name}_code is a job, which its MCP session can poll, cancel,
+ * or find by the request that started it.
+ *
+ * A job is run by one thread at a time, its driver (job_run). A call
+ * answered synchronously is driven by the HTTP thread that received it,
+ * which streams its progress meanwhile; only a call that is backgrounded
+ * (async_only, adaptive promotion, a client gone before the end) gets a
+ * thread of its own (job_background), which drives it to the end.
  *
  * Owns the job table. A job is visible only to the MCP session that started
  * it: to any other, its id answers exactly like a missing one. Finished jobs
@@ -11,7 +16,7 @@
  * Locks: a job's progress (status, its call, cancel_requested) is guarded
  * by pool_lock, since the execution it waits for is; the table and each
  * job's references by job_lock, taken inside pool_lock. Every function
- * runs with pool_lock held, except job_expire, which needs none.
+ * runs with pool_lock held, except job_expire, which takes it.
  */
 #ifndef SUPERVISOR_JOB_H
 #define SUPERVISOR_JOB_H
@@ -37,7 +42,8 @@ struct job {
 	char owner[SESSION_ID_LEN + 1];	  /* MCP session that may see the job */
 	struct session *session;	  /* where it runs; referenced while running */
 	char session_id[SESSION_ID_LEN + 1];
-	char *code;
+	const char *code;		  /* until sent: the driver's, or code_copy */
+	char *code_copy;		  /* owned; made only when backgrounded */
 	double timeout_s;
 	int silent;
 	struct json_object *request_id;	  /* JSON-RPC id of its tools/call, or NULL */
@@ -52,12 +58,30 @@ struct job {
 };
 
 /*
- * Start running `code` in `session` on behalf of MCP session `owner`;
- * `request_id` (borrowed, may be NULL) lets notifications/cancelled find it.
- * Returns the job with a reference for the caller (job_put).
+ * A job that runs `code` (borrowed until it is sent or backgrounded) in
+ * `session` on behalf of MCP session `owner`; `request_id` (borrowed, may
+ * be NULL) lets notifications/cancelled find it. It is in the session's
+ * line at once, and runs as far as the caller drives it: job_run, then
+ * job_background if it has not ended. Returns it with a reference for the
+ * caller (job_put), beside the driver's.
  */
+struct job *job_new(struct session *session, const char *owner, const char *code,
+		    double timeout_s, int silent, struct json_object *request_id);
+/*
+ * Drive job `j` for at most `seconds` (<0: until it ends), on this thread.
+ * Returns nonzero once it has ended (then the driver is done with it).
+ */
+int job_run(struct job *j, double seconds);
+/* The driver hands `j`, not ended, to a thread of its own. */
+void job_background(struct job *j);
+/* job_new, then job_background: a job that runs on its own thread. */
 struct job *job_start(struct session *session, const char *owner, const char *code,
 		      double timeout_s, int silent, struct json_object *request_id);
+/*
+ * Someone polls `j`: from now on its output streams (pool_stream), and
+ * for at most `seconds` wait until what it printed before has come.
+ */
+void job_watch(struct job *j, double seconds);
 /* The job `id` if `owner` may see it, referenced; else NULL. */
 struct job *job_get(const char *id, const char *owner);
 /* The running job started by request `request_id` of `owner`, referenced. */
@@ -73,7 +97,9 @@ void job_cancel(struct job *j);
 /* Seconds since the job started (until it ended). */
 double job_elapsed(const struct job *j);
 const char *job_status_name(enum job_status st);
-/* Drop finished jobs nobody holds: at once unless kept, else after `retention_s`. */
+/* Drop finished jobs nobody holds: at once unless kept, else after
+ * `retention_s`. Takes pool_lock: their results may be shared with answers
+ * being written (result_to_tool), and json-c's references are not atomic. */
 void job_expire(int retention_s);
 
 #endif

@@ -24,6 +24,7 @@
 #include "kernelpid.h"
 #include "log.h"
 #include "pool.h"
+#include "pool_exec.h"
 #include "rand.h"
 #include "remover.h"
 #include "result.h"
@@ -36,9 +37,6 @@
 /* After this many workers in a row die before READY, refills back off. */
 #define EARLY_DEATHS_BEFORE_BACKOFF 3
 #define BACKOFF_MAX_S 60
-/* Extra time, beyond the worker's own timeout and grace, before a silent
- * worker is declared broken and killed. */
-#define EXECUTE_SLACK_S 30
 /* A worker that leaves queued bytes unread this long is stopped or hung. */
 #define WORKER_UNREAD_S 10
 
@@ -50,7 +48,6 @@ static struct worker *workers;
 static atomic_int idle_workers;
 static atomic_int ever_ready;
 static int wake_pipe[2] = {-1, -1};
-static uint32_t next_call_id = 1;
 
 static const struct config *cfg;
 static const struct cgroup_layout *cgroups; /* NULL: no control groups */
@@ -88,6 +85,7 @@ pool_init(const struct config *c, const struct cgroup_layout *layout, const char
 	uid_init(c, path);
 	worker_path = path;
 	worker_verbose = verbose;
+	pool_exec_init(c);
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
 		fatal("pipe2 for the pool's wake pipe");
 }
@@ -178,7 +176,7 @@ worker_queued(struct worker *w, size_t before)
  * blocks. 0, or -1 with errno set (EPIPE: the worker is gone; EMSGSIZE:
  * too large; EINVAL: a value the codec refuses).
  */
-static int
+int
 worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
 {
 	const char *err = "";
@@ -584,88 +582,6 @@ pool_release(struct worker *w)
 	worker_set_state(w, WORKER_CLOSING);
 }
 
-void
-call_init(struct call *c)
-{
-	memset(c, 0, sizeof(*c));
-	buf_init(&c->out);
-	buf_init(&c->err);
-	pthread_cond_init(&c->cond, NULL);
-}
-
-void
-call_clear(struct call *c)
-{
-	json_object_put(c->result);
-	buf_free(&c->out);
-	buf_free(&c->err);
-	pthread_cond_destroy(&c->cond);
-}
-
-/* Complete the call in flight on `w` with `result` (consumed). */
-static void
-call_complete(struct worker *w, struct json_object *result)
-{
-	struct call *c = w->call;
-	if (c == NULL) {
-		json_object_put(result);
-		return;
-	}
-	c->result = result;
-	c->done = 1;
-	c->changes++;
-	w->call = NULL;
-	pthread_cond_broadcast(&c->cond);
-}
-
-void
-pool_execute(struct worker *w, struct call *c, const char *code, double timeout_s, int silent)
-{
-	struct timespec deadline;
-
-	c->id = next_call_id++;
-	if (w->state == WORKER_DEAD) {
-		char *msg = xasprintf("the session's kernel worker is gone (%s); "
-				      "start a new session", w->death ? w->death : "exited");
-		c->result = result_failed("WorkerDied", msg);
-		c->done = 1;
-		free(msg);
-		return;
-	}
-	w->call = c;
-	struct ipc_execute e = {
-		.code = ipc_text_of(code),
-		.timeout_s = timeout_s,
-		.silent = silent,
-		.output_limit = (uint64_t)cfg->output_truncation_threshold,
-		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
-	};
-	if (worker_send(w, IPC_EXECUTE, c->id, &e) == -1) {
-		log_warn("send EXECUTE to worker %d", (int)w->pid);
-		call_complete(w, result_failed("WorkerDied",
-					       "cannot reach the session's kernel worker"));
-	}
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += (time_t)timeout_s + EXECUTE_SLACK_S;
-	while (!c->done) {
-		if (pthread_cond_timedwait(&c->cond, &lock, &deadline) == ETIMEDOUT) {
-			log_warnx("worker %d gave no result in time; killing it", (int)w->pid);
-			kill(w->pid, SIGKILL);
-			call_complete(w, result_failed("WorkerDied", "the kernel worker stopped "
-								     "answering and was killed"));
-		}
-	}
-}
-
-void
-pool_interrupt(struct worker *w)
-{
-	if (w->call && w->state != WORKER_DEAD &&
-	    worker_send(w, IPC_INTERRUPT, w->call->id, NULL) == -1)
-		log_warn("send INTERRUPT to worker %d", (int)w->pid);
-}
-
 /* Describe a wait status for people: "exited with status 1", "killed by
  * signal 9 (SIGKILL)". Caller owns. */
 static char *
@@ -704,7 +620,7 @@ worker_exited(struct worker *w, int status)
 		cgroup_remove_named(cgroups, strrchr(w->rundir, '/') + 1);
 	if (w->call) {
 		char *msg = xasprintf("the kernel worker %s", w->death);
-		call_complete(w, result_failed("WorkerDied", msg));
+		pool_exec_complete(w, result_failed("WorkerDied", msg));
 		free(msg);
 	}
 	if (w->state == WORKER_STARTING && !w->ever_ready) {
@@ -778,11 +694,12 @@ static const unsigned permit[PHASE_N] = {
 	[PHASE_READY] = PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
 	/* output and the result of the request in flight; a kernel started for
 	 * it, or one that died idle just before it came */
-	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_RESULT) | PERMIT(IPC_READY) |
-			    PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) |
+			    PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
 	/* whatever it sent before it read SHUTDOWN */
 	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
-			   PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+			   PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) |
+			   PERMIT(IPC_LOG),
 };
 
 static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing", "stopping"};
@@ -805,7 +722,7 @@ worker_phase(const struct worker *w)
 static int
 permitted(enum phase ph, unsigned type)
 {
-	return type >= IPC_READY && type <= IPC_START_FAILED && (permit[ph] & PERMIT(type));
+	return type >= IPC_READY && type <= IPC_STREAMING && (permit[ph] & PERMIT(type));
 }
 
 /* READY: take the kernel it names, once proven to be that worker's. */
@@ -859,6 +776,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		struct ipc_ready ready;
 		struct ipc_start_failed start_failed;
 		struct ipc_output output;
+		struct ipc_streaming streaming;
 		struct ipc_result result;
 		struct ipc_kernel_died kernel_died;
 		struct ipc_log log;
@@ -887,16 +805,19 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		pthread_cond_broadcast(&ready_cond); /* waiters fail now, with the reason */
 		break;
 	case IPC_OUTPUT:
-		if (for_call(w, ph, m) == 1) {
-			struct buf *b = u.output.name == IPC_STDERR ? &w->call->err : &w->call->out;
-			buf_add(b, u.output.text.s, u.output.text.len);
-			w->call->changes++;
-			pthread_cond_broadcast(&w->call->cond);
-		}
+		if (for_call(w, ph, m) == 1 &&
+		    pool_exec_output(w, &u.output, why, sizeof(why)) == -1)
+			worker_kill(w, why);
+		break;
+	case IPC_STREAMING:
+		if (for_call(w, ph, m) == 1 &&
+		    pool_exec_streaming(w, &u.streaming, why, sizeof(why)) == -1)
+			worker_kill(w, why);
 		break;
 	case IPC_RESULT:
+		/* The decoded payload itself, neither copied nor encoded again. */
 		if (for_call(w, ph, m) == 1)
-			call_complete(w, ipc_result_json(&u.result));
+			pool_exec_complete(w, ipc_result_take(m));
 		break;
 	case IPC_KERNEL_DIED:
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,

@@ -2,6 +2,10 @@
  * pool.h - the worker processes: spawning, the warm pool, IPC dispatch,
  * reaping and throttled refill.
  *
+ * Running one execution on a worker, and what the worker answers to it,
+ * is pool_exec.c's part (struct call, pool_execute*, pool_interrupt,
+ * pool_stream).
+ *
  * Owns every struct worker and pool_lock, which guards the workers, the
  * session table and every struct call: the main loop and the HTTP threads
  * take it for every change to workers or sessions. An HTTP thread that runs
@@ -31,6 +35,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -48,20 +53,40 @@ enum worker_state {
 	WORKER_DEAD,	 /* exited and reaped; kept while a session points at it */
 };
 
+/* Where a call is on its way (session_run in session.c moves it on). */
+enum call_phase {
+	CALL_NEW,     /* not yet in its session's line */
+	CALL_IN_LINE, /* waiting for the earlier executions of its session */
+	CALL_RUNNING, /* sent to the worker: its code is no longer needed */
+	CALL_ENDED,   /* has its result */
+};
+
+/* Whether the worker sends the call's output as it comes (OUTPUT). */
+enum call_stream {
+	CALL_STREAM_OFF,   /* no: stdout and stderr come once, in the RESULT */
+	CALL_STREAM_ASKED, /* STREAM sent; STREAMING, with the output so far, to come */
+	CALL_STREAM_ON,	   /* yes: someone streams progress or polls the job */
+};
+
 /*
  * One execution and what it produced so far. The caller owns it
  * (call_init/call_clear); the main loop appends streamed output and sets
- * the result, broadcasting `cond` at each change.
+ * the result, broadcasting `cond` at each change. `out` and `err` fill
+ * only while the call streams; the result holds all of its output.
  */
 struct call {
 	uint32_t id;
 	int done;
+	enum call_phase phase;
+	enum call_stream stream;
 	struct json_object *result; /* set when done; owned by the call */
 	struct buf out;		    /* stdout streamed so far */
 	struct buf err;		    /* stderr streamed so far */
 	unsigned long changes;	    /* bumped at every output and at the end */
 	int cancelled;		    /* do not start it if it has not started */
 	struct call *next_in_line;  /* the session's queue (session.c) */
+	struct timespec turn_deadline; /* its timeout, while it waits in line */
+	struct timespec kill_deadline; /* running: a worker silent until then is killed */
 	pthread_cond_t cond;
 };
 
@@ -122,6 +147,21 @@ void pool_release(struct worker *w);
  */
 void pool_execute(struct worker *w, struct call *c, const char *code, double timeout_s,
 		  int silent);
+/*
+ * pool_execute in two steps, for a caller that does other things while it
+ * waits: pool_execute_start queues EXECUTE (streaming when c->stream is
+ * not off) and returns at once; pool_execute_wait waits at most `seconds`
+ * (<0: until the result) and returns 1 once c->done. Lock held.
+ */
+void pool_execute_start(struct worker *w, struct call *c, const char *code, double timeout_s,
+			int silent);
+int pool_execute_wait(struct worker *w, struct call *c, double seconds);
+/*
+ * Someone now watches call `c`, running on `w`: ask the worker to stream
+ * its output (STREAM; c->stream turns on when STREAMING brings what came
+ * before). Nothing if it streams already or is no longer w's. Lock held.
+ */
+void pool_stream(struct worker *w, struct call *c);
 /* Ask the kernel of `w` to interrupt the execution in flight. Lock held. */
 void pool_interrupt(struct worker *w);
 

@@ -49,7 +49,7 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 		double left = seconds < 0 ? PROGRESS_TICK_S : seconds - (clock_mono() - start);
 		if (left <= 0)
 			return 0;
-		if (job_wait(j, left < PROGRESS_TICK_S ? left : PROGRESS_TICK_S, 0))
+		if (job_run(j, left < PROGRESS_TICK_S ? left : PROGRESS_TICK_S))
 			return 1;
 
 		struct buf msg;
@@ -74,8 +74,7 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 			last_sent = clock_mono();
 		if (gone) {
 			job_cancel(j);
-			job_wait(j, 10, 0);
-			return 1;
+			return job_run(j, 10);
 		}
 	}
 }

@@ -1,5 +1,5 @@
 /*
- * progress.h - waiting for a job on behalf of a client: live progress
+ * progress.h - running a job on behalf of a waiting client: live progress
  * notifications while it runs, and cancellation when the client leaves.
  */
 #ifndef SUPERVISOR_PROGRESS_H
@@ -9,10 +9,12 @@ struct tool_call;
 struct job;
 
 /*
- * Wait up to `seconds` (<0: until it ends) for job `j`. When the client
- * asked for progress, send what the code printed as it comes, and at least
- * every progress_interval_s. When the client goes away, cancel the job.
- * Lock held (released while waiting). Returns nonzero once the job ended.
+ * Drive job `j` (job_run: the caller is its driver) for up to `seconds`
+ * (<0: until it ends). When the client asked for progress, send what the
+ * code printed as it comes, and at least every progress_interval_s. When
+ * the client goes away, cancel the job and give it a while to stop. Lock
+ * held (released while waiting). Returns nonzero once the job ended; 0
+ * leaves it running, for the caller to job_background().
  */
 int progress_wait(struct tool_call *tc, struct job *j, double seconds);
 

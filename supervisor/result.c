@@ -110,8 +110,13 @@ add_images(struct json_object *content, struct json_object *result)
 		if (strcmp(mime, "image/png") != 0 && strcmp(mime, "image/jpeg") != 0)
 			continue;
 		struct json_object *img = json_object_new_object();
+		struct json_object *data = json_object_object_get(o, "data");
 		json_object_object_add(img, "type", json_object_new_string("image"));
-		json_object_object_add(img, "data", json_object_new_string(get_str(o, "data")));
+		/* Shared with structuredContent, not copied: images are large. */
+		json_object_object_add(img, "data",
+				       json_object_is_type(data, json_type_string)
+					       ? json_object_get(data)
+					       : json_object_new_string(""));
 		json_object_object_add(img, "mimeType", json_object_new_string(mime));
 		json_object_array_add(content, img);
 	}
@@ -129,22 +134,19 @@ result_to_tool(struct json_object *result, const char *session_id)
 	free(text);
 	add_images(content, result);
 
-	json_object_object_add(result, "session_id", json_object_new_string(session_id));
+	/* The result's members, shared (json-c counts references) rather than
+	 * copied, and session_id: the result itself is left as it is. */
+	struct json_object *sc = json_object_new_object();
+	json_object_object_foreach(result, key, val)
+		json_object_object_add(sc, key, json_object_get(val));
+	json_object_object_add(sc, "session_id", json_object_new_string(session_id));
 	int ok = json_object_object_get_ex(result, "success", &success) &&
 		 json_object_get_boolean(success);
 	json_object_object_add(tool, "content", content);
-	json_object_object_add(tool, "structuredContent", result);
+	json_object_object_add(tool, "structuredContent", sc);
 	json_object_object_add(tool, "isError", json_object_new_boolean(!ok));
+	json_object_put(result);
 	return tool;
-}
-
-struct json_object *
-result_copy(struct json_object *result)
-{
-	struct json_object *copy = NULL;
-	if (json_object_deep_copy(result, &copy, NULL) != 0)
-		return result_failed("InternalError", "cannot copy the result");
-	return copy;
 }
 
 /* Add {"name": {"type": type}} to a schema's properties. */

@@ -10,8 +10,12 @@
 /* A failed result with no output and error {type, message}. Caller owns. */
 struct json_object *result_failed(const char *type, const char *message);
 /*
- * The CallToolResult for `result` (consumed) of session `session_id`:
- * a text item, one image item per PNG/JPEG, structuredContent and isError.
+ * The CallToolResult for `result` (a reference, consumed) of session
+ * `session_id`: a text item, one image item per PNG/JPEG, structuredContent
+ * and isError. It shares the result's members and never changes the
+ * result, so a job's kept result can be answered as often as it is asked
+ * for without a copy; the sharing is safe while every reference to them
+ * is taken and dropped under pool_lock (json-c's counts are not atomic).
  * Caller owns.
  */
 struct json_object *result_to_tool(struct json_object *result, const char *session_id);
@@ -20,7 +24,5 @@ struct json_object *result_to_tool(struct json_object *result, const char *sessi
  * when the tool may answer with a background job instead. Caller owns.
  */
 struct json_object *result_output_schema(int or_job);
-/* A deep copy of `result`, so each answer owns its own. Caller owns. */
-struct json_object *result_copy(struct json_object *result);
 
 #endif

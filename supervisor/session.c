@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "clock.h"
 #include "log.h"
 #include "pool.h"
 #include "rand.h"
@@ -222,47 +223,92 @@ in_line(const struct session *s, const struct call *c)
 	return 0;
 }
 
-void
-session_execute(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
+/* Call `c` has its result: free the kernel for the next in line if it ran
+ * (`ran`), and wake whoever waits for it. Returns 1, for session_run. */
+static int
+call_ended(struct session *s, struct call *c, int ran)
+{
+	if (ran) {
+		s->last_used = time(NULL);
+		s->busy = 0;
+		pthread_cond_broadcast(&s->turn);
+	}
+	c->phase = CALL_ENDED;
+	c->done = 1;
+	c->changes++;
+	pthread_cond_broadcast(&c->cond);
+	return 1;
+}
+
+/* c's turn has come, unless the session closed or the call was cancelled:
+ * take a kernel and send the code. 1 if it ended already. */
+static int
+call_begin(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
 	const char *why;
-	struct timespec deadline;
 
-	if (!in_line(s, c))
-		session_enqueue(s, c);
-	/* Waiting for earlier executions counts against this call's timeout. */
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += (time_t)timeout_s;
-	while ((s->busy || s->line_head != c) && !s->closed && !c->cancelled) {
-		if (pthread_cond_timedwait(&s->turn, pool_mutex(), &deadline) == ETIMEDOUT) {
-			leave_line(s, c);
-			c->result = result_failed("TimeoutError",
-						  "an earlier execution of this session was still "
-						  "running when this call's timeout expired");
-			goto done;
-		}
-	}
 	leave_line(s, c);
 	if (s->closed) {
 		c->result = result_failed("SessionClosed", "the session was closed");
-		goto done;
+		return call_ended(s, c, 0);
 	}
 	if (c->cancelled) {
 		c->result = result_failed("Cancelled", "cancelled before it started");
-		goto done;
+		return call_ended(s, c, 0);
 	}
 	s->busy = 1;
 	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, &why)) == NULL) {
 		c->result = result_failed("NoKernel", why);
-	} else {
-		s->worker->session = s->id;
-		pool_execute(s->worker, c, code, timeout_s, silent);
+		return call_ended(s, c, 1);
 	}
-	s->last_used = time(NULL);
-	s->busy = 0;
-	pthread_cond_broadcast(&s->turn);
-done:
-	c->done = 1;
-	c->changes++;
-	pthread_cond_broadcast(&c->cond);
+	s->worker->session = s->id;
+	pool_execute_start(s->worker, c, code, timeout_s, silent);
+	c->phase = CALL_RUNNING;
+	return 0;
+}
+
+int
+session_run(struct session *s, struct call *c, const char *code, double timeout_s, int silent,
+	    double seconds)
+{
+	struct timespec until = clock_deadline(seconds < 0 ? 0 : seconds);
+	double start = clock_mono();
+
+	if (c->phase == CALL_NEW) {
+		if (!in_line(s, c))
+			session_enqueue(s, c);
+		/* Waiting for earlier executions counts against this call's timeout. */
+		c->turn_deadline = clock_deadline(timeout_s);
+		c->phase = CALL_IN_LINE;
+	}
+	if (c->phase == CALL_IN_LINE) {
+		const struct timespec *d = seconds < 0 ? &c->turn_deadline
+						       : clock_earlier(&c->turn_deadline, &until);
+		while ((s->busy || s->line_head != c) && !s->closed && !c->cancelled) {
+			if (pthread_cond_timedwait(&s->turn, pool_mutex(), d) != ETIMEDOUT)
+				continue;
+			if (d != &c->turn_deadline)
+				return 0;
+			leave_line(s, c);
+			c->result = result_failed("TimeoutError",
+						  "an earlier execution of this session was still "
+						  "running when this call's timeout expired");
+			return call_ended(s, c, 0);
+		}
+		if (call_begin(s, c, code, timeout_s, silent))
+			return 1;
+	}
+	if (c->phase == CALL_RUNNING) {
+		double left = seconds < 0 ? -1 : seconds - (clock_mono() - start);
+		if (!pool_execute_wait(s->worker, c, seconds < 0 || left > 0 ? left : 0))
+			return 0;
+		return call_ended(s, c, 1);
+	}
+	return 1;
+}
+
+void
+session_execute(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
+{
+	session_run(s, c, code, timeout_s, silent, -1);
 }

@@ -92,5 +92,16 @@ void session_enqueue(struct session *s, struct call *c);
  */
 void session_execute(struct session *s, struct call *c, const char *code, double timeout_s,
 		     int silent);
+/*
+ * session_execute for at most `seconds` (<0: until it ends), on the
+ * calling thread: wait c's turn, take a kernel, send the code (borrowed,
+ * needed only until c->phase is CALL_RUNNING), wait for the result.
+ * Returns 1 once c has ended (c->done, the result in c->result), 0 when
+ * `seconds` passed first: call it again, from this or another thread, to
+ * go on; one thread at a time. A session's first execution may wait for
+ * a kernel from the pool beyond `seconds` (at most a minute).
+ */
+int session_run(struct session *s, struct call *c, const char *code, double timeout_s,
+		int silent, double seconds);
 
 #endif

@@ -6,6 +6,9 @@
 #include "result.h"
 #include "tools.h"
 
+/* How long a first poll waits for the output printed before it. */
+#define WATCH_WAIT_S 2
+
 static void
 check_job_describe(const struct config *cfg, struct json_object *tool)
 {
@@ -41,6 +44,8 @@ check_job_call(struct tool_call *tc)
 	struct job *j = job_get(id, tc->session->id);
 	if (j == NULL)
 		return tool_job_not_found(id);
+	/* A poll is a watcher: the job's output streams from now on. */
+	job_watch(j, WATCH_WAIT_S);
 	if (j->status == JOB_RUNNING) {
 		struct json_object *o = json_object_new_object();
 		add_job_fields(o, j);
@@ -52,7 +57,7 @@ check_job_call(struct tool_call *tc)
 										  : ""));
 		r = tool_result(o, NULL, 0);
 	} else {
-		r = result_to_tool(result_copy(j->call.result), j->session_id);
+		r = result_to_tool(json_object_get(j->call.result), j->session_id);
 		add_job_fields(json_object_object_get(r, "structuredContent"), j);
 	}
 	job_put(j);

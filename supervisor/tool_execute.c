@@ -1,7 +1,8 @@
 /*
  * tool_execute.c - execute_{name}_code: run code in the session's kernel,
- * waiting for it (sync), backgrounding it (async_only), or waiting until
- * promotion_threshold_s and then backgrounding it (adaptive).
+ * on this HTTP thread while the client waits (sync), backgrounding it at
+ * once (async_only), or running it here until promotion_threshold_s and
+ * then backgrounding it (adaptive).
  */
 #include "autoconf.h"
 
@@ -75,8 +76,11 @@ execute_call(struct tool_call *tc)
 	struct session *target = tool_target_session(tc);
 	if (target == NULL)
 		return NULL;
-	struct job *j = job_start(target, tc->session->id, code, seconds, 0, tc->request_id);
+	/* This thread runs it (`code` is borrowed from the request meanwhile). */
+	struct job *j = job_new(target, tc->session->id, code, seconds, 0, tc->request_id);
 	session_put(target);
+	if (tc->progress)
+		j->call.stream = CALL_STREAM_ON; /* progress shows output as it comes */
 
 	switch (tc->cfg->execution_mode) {
 	case EXEC_ASYNC_ONLY: wait_s = 0; break;
@@ -84,13 +88,15 @@ execute_call(struct tool_call *tc)
 	case EXEC_SYNC: wait_s = -1; break;
 	}
 	int done = wait_s == 0 ? 0 : progress_wait(tc, j, wait_s);
+	if (!done)
+		job_background(j); /* a thread of its own only now */
 	if (j->cancel_requested) {
 		tc->no_response = 1;
 		r = NULL;
 	} else if (!done) {
 		r = job_handle(tc->cfg, j, wait_s > 0);
 	} else {
-		r = result_to_tool(result_copy(j->call.result), j->session_id);
+		r = result_to_tool(json_object_get(j->call.result), j->session_id);
 	}
 	job_put(j);
 	return r;

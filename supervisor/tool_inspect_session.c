@@ -73,11 +73,12 @@ list_files(const char *dir, struct json_object *o)
 static struct json_object *
 kernel_variables(struct tool_call *tc, struct session *s)
 {
-	struct job *j = job_start(s, tc->session->id, inspect_code, INSPECT_TIMEOUT_S, 1, NULL);
-	job_wait(j, -1, 0);
-	struct json_object *vars = NULL;
-	if (j->status == JOB_COMPLETED && j->call.out.data)
-		vars = json_tokener_parse(j->call.out.data);
+	/* Run on this thread; its stdout comes in the result. */
+	struct job *j = job_new(s, tc->session->id, inspect_code, INSPECT_TIMEOUT_S, 1, NULL);
+	job_run(j, -1);
+	struct json_object *vars = NULL, *out;
+	if (j->status == JOB_COMPLETED && json_object_object_get_ex(j->call.result, "stdout", &out))
+		vars = json_tokener_parse(json_object_get_string(out));
 	job_put(j);
 	return vars ? vars : json_object_new_object();
 }

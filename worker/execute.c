@@ -289,6 +289,30 @@ exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc
 	o->text.len = strlen(o->text.s);
 }
 
+/* What stream `st` kept so far, and a note if it was cut, as owned text. */
+static struct ipc_text
+kept_so_far(const struct exec_stream *st)
+{
+	struct buf b;
+	struct ipc_text t;
+
+	buf_init(&b);
+	buf_add(&b, st->kept.data ? st->kept.data : "", st->kept.len);
+	if (st->cut_chars)
+		buf_printf(&b, "\n[codeexecd] %zu more characters of %s are not streamed; the result says where the whole output is\n",
+			   st->cut_chars, st->name);
+	t.len = b.len;
+	t.s = buf_release(&b);
+	return t;
+}
+
+void
+exec_streaming(const struct exec *ex, struct ipc_streaming *s)
+{
+	s->out = kept_so_far(&ex->out);
+	s->err = kept_so_far(&ex->err);
+}
+
 /* Bytes `v` will take in the result, roughly. */
 static size_t
 value_size(struct json_object *v)

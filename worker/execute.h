@@ -3,7 +3,8 @@
  *
  * Owns what an execution collects from iopub and shell (stdout, stderr,
  * rich outputs filtered by MIME type, the error with an ANSI-free
- * traceback, clear_output), its deadlines, and its RESULT (ipc_msg.h). It sends nothing itself: main.c moves messages in and out.
+ * traceback, clear_output), its deadlines, and its RESULT (ipc_msg.h). It
+ * sends nothing itself: route.c moves messages in and out.
  */
 #ifndef WORKER_EXECUTE_H
 #define WORKER_EXECUTE_H
@@ -72,6 +73,7 @@ struct exec {
 	char *code;
 	double timeout_s;	/* 0: none */
 	int silent;		/* Jupyter's silent: no history, no execute_result */
+	int stream;		/* send stream chunks as OUTPUT (someone watches) */
 	int kernel_restarted;	/* runs in a fresh kernel after a death */
 	char msg_id[JUPYTER_MSG_ID_MAX]; /* of execute_request; "" until sent */
 	char probe_id[JUPYTER_MSG_ID_MAX]; /* kernel_info_request probing iopub, or "" */
@@ -148,6 +150,12 @@ enum exec_event exec_on_iopub(struct exec *ex, const struct jupyter_msg *m,
  * streamed. Caller frees it with ipc_output_free().
  */
 void exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc_output *o);
+/*
+ * Fill *s, the STREAMING (ipc_msg.h) that starts streaming mid-call: what
+ * the result keeps of stdout and stderr so far, with a note for a stream
+ * already cut. Caller frees it with ipc_streaming_free().
+ */
+void exec_streaming(const struct exec *ex, struct ipc_streaming *s);
 /* Collect a shell message; 1 if it was our execute_reply. */
 int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
 /* 1 once both execute_reply and status idle have arrived. */

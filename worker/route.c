@@ -121,7 +121,8 @@ on_iopub(struct worker *w, const struct jupyter_msg *m)
 	}
 	if (w->ex == NULL)
 		return;
-	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM) {
+	/* Chunks only for a watched call: otherwise the RESULT alone carries them. */
+	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM && w->ex->stream) {
 		struct ipc_output o;
 		exec_output_chunk(w->ex, m, &o);
 		worker_send(w, IPC_OUTPUT, w->ex->id, &o);
@@ -291,6 +292,7 @@ on_execute(struct worker *w, struct ipc_msg *m)
 	}
 	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
 	w->ex->silent = e.silent;
+	w->ex->stream = e.stream;
 	ipc_execute_free(&e);
 	/* Lost state is told to the next call, even when its kernel is up already. */
 	w->ex->kernel_restarted = w->state_lost;
@@ -336,6 +338,25 @@ on_interrupt(struct worker *w, struct ipc_msg *m)
 		ex->grace_deadline = now + EXEC_GRACE_S;
 }
 
+/*
+ * STREAM: from now on the request's chunks go out as OUTPUT, after one
+ * STREAMING with what came before, so each byte is sent once and in order.
+ */
+static void
+on_stream(struct worker *w, struct ipc_msg *m)
+{
+	struct ipc_streaming s;
+
+	if (w->ex == NULL || w->ex->id != m->hdr.id || w->ex->stream) {
+		log_debug("STREAM for request %u: not running, or streaming already", m->hdr.id);
+		return;
+	}
+	w->ex->stream = 1;
+	exec_streaming(w->ex, &s);
+	worker_send(w, IPC_STREAMING, w->ex->id, &s);
+	ipc_streaming_free(&s);
+}
+
 static void
 on_restart(struct worker *w)
 {
@@ -359,7 +380,8 @@ route_supervisor(struct worker *w, struct ipc_msg *m)
 	char err[IPC_ERR_LEN];
 
 	log_debug("received %s id %u", ipc_type_name(type), m->hdr.id);
-	if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT || type == IPC_RESTART_KERNEL) &&
+	if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT || type == IPC_RESTART_KERNEL ||
+	     type == IPC_STREAM) &&
 	    ipc_empty_decode(m, type, err) == -1) {
 		worker_protocol_error(w, err);
 	} else if (type == IPC_SHUTDOWN) {
@@ -374,6 +396,8 @@ route_supervisor(struct worker *w, struct ipc_msg *m)
 		on_interrupt(w, m);
 	} else if (type == IPC_RESTART_KERNEL) {
 		on_restart(w);
+	} else if (type == IPC_STREAM) {
+		on_stream(w, m);
 	} else {
 		worker_protocol_error(w, "a worker-to-supervisor message type");
 	}

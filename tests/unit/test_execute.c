@@ -150,6 +150,36 @@ START_TEST(output_chunk_capped)
 }
 END_TEST
 
+/* STREAMING, when a poll begins mid-call: what the result keeps so far,
+ * with a note for a stream already cut, and nothing twice after it. */
+START_TEST(streaming_catch_up)
+{
+	struct exec *ex = new_exec(5, 0);
+	struct ipc_streaming st;
+
+	feed_stream(ex, "stdout", "abc");
+	feed_stream(ex, "stderr", "e\n");
+	exec_streaming(ex, &st);
+	ck_assert_str_eq(st.out.s, "abc");
+	ck_assert_uint_eq(st.out.len, 3);
+	ck_assert_str_eq(st.err.s, "e\n");
+	ipc_streaming_free(&st);
+	feed_stream(ex, "stdout", "defgh");
+	exec_streaming(ex, &st);
+	ck_assert_msg(strncmp(st.out.s, "abcde\n[codeexecd] 3 more characters of stdout are "
+				       "not streamed", 52) == 0, "%s", st.out.s);
+	ipc_streaming_free(&st);
+	/* Nothing printed: empty texts. */
+	exec_free(&ex);
+	ex = new_exec(5, 0);
+	exec_streaming(ex, &st);
+	ck_assert_uint_eq(st.out.len, 0);
+	ck_assert_uint_eq(st.err.len, 0);
+	ipc_streaming_free(&st);
+	exec_free(&ex);
+}
+END_TEST
+
 START_TEST(rich_over_limit_saved_decoded)
 {
 	struct exec *ex = new_exec(0, 8);
@@ -315,6 +345,7 @@ execute_suite(void)
 	tcase_add_test(tc, over_limit_spilled_whole);
 	tcase_add_test(tc, utf8_counted_as_characters);
 	tcase_add_test(tc, output_chunk_capped);
+	tcase_add_test(tc, streaming_catch_up);
 	tcase_add_test(tc, rich_over_limit_saved_decoded);
 	tcase_add_test(tc, defaults_when_absent);
 	tcase_add_test(tc, numbered_complete_not_lost);

@@ -124,7 +124,7 @@ END_TEST
 START_TEST(execute_roundtrip)
 {
 	struct ipc_text code = {"print('a\0b')", 12};
-	struct ipc_execute in = {code, 2.5, 1, 100, 4096}, out;
+	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1}, out;
 
 	roundtrip(IPC_EXECUTE, &in, &out);
 	ck_assert_uint_eq(out.code.len, 12);
@@ -133,6 +133,7 @@ START_TEST(execute_roundtrip)
 	ck_assert_int_eq(out.silent, 1);
 	ck_assert_uint_eq(out.output_limit, 100);
 	ck_assert_uint_eq(out.rich_limit, 4096);
+	ck_assert_int_eq(out.stream, 1);
 	ipc_execute_free(&out);
 }
 END_TEST
@@ -158,6 +159,55 @@ START_TEST(output_roundtrip)
 	ck_assert_uint_eq(out.text.len, 4);
 	ck_assert_int_eq(memcmp(out.text.s, "x\0y\n", 4), 0);
 	ipc_output_free(&out);
+}
+END_TEST
+
+START_TEST(streaming_roundtrip)
+{
+	struct ipc_streaming in = {{"a\nb\0", 5}, {"warn\n", 5}}, out, none = {{NULL, 0}, {NULL, 0}};
+	struct ipc_msg f;
+	char err[IPC_ERR_LEN];
+
+	roundtrip(IPC_STREAMING, &in, &out);
+	ck_assert_uint_eq(out.out.len, 5);
+	ck_assert_int_eq(memcmp(out.out.s, "a\nb\0", 5), 0);
+	ck_assert_str_eq(out.err.s, "warn\n");
+	ipc_streaming_free(&out);
+	/* Nothing printed yet: both are left out, and read back empty. */
+	roundtrip(IPC_STREAMING, &none, &out);
+	ck_assert_uint_eq(out.out.len, 0);
+	ck_assert_uint_eq(out.err.len, 0);
+	ipc_streaming_free(&out);
+	f = frame_of(IPC_STREAMING, "{\"stdout\": 1}");
+	ck_assert_int_eq(ipc_streaming_decode(&f, &out, err), -1);
+	ck_assert_str_eq(err, "STREAMING: stdout: must be a string");
+	ipc_msg_clear(&f);
+	f = frame_of(IPC_STREAMING, "{\"stdout\": \"\", \"rich\": []}");
+	ck_assert_int_eq(ipc_streaming_decode(&f, &out, err), -1);
+	ck_assert_str_eq(err, "STREAMING: unknown member \"rich\"");
+	ipc_msg_clear(&f);
+}
+END_TEST
+
+/* A RESULT's document is the decoded frame's payload itself, moved out. */
+START_TEST(result_take)
+{
+	struct ipc_result r;
+	char err[IPC_ERR_LEN];
+	struct ipc_msg f = frame_of(IPC_RESULT, "{\"success\": true, \"stdout\": \"2\\n\","
+					       " \"stderr\": \"\", \"rich_outputs\": [], \"error\":"
+					       " null, \"execution_time\": 0.5,"
+					       " \"kernel_restarted\": false}");
+	struct json_object *payload = f.payload;
+
+	ck_assert_int_eq(ipc_result_decode(&f, &r, err), 0);
+	ipc_result_free(&r);
+	struct json_object *doc = ipc_result_take(&f);
+	ck_assert_ptr_eq(doc, payload);
+	ck_assert_ptr_null(f.payload);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(doc, "stdout")), "2\n");
+	ipc_msg_clear(&f); /* owns nothing now */
+	json_object_put(doc);
 }
 END_TEST
 
@@ -245,11 +295,12 @@ END_TEST
 
 START_TEST(empty_messages)
 {
-	static const unsigned types[] = {IPC_INTERRUPT, IPC_RESTART_KERNEL, IPC_SHUTDOWN};
+	static const unsigned types[] = {IPC_INTERRUPT, IPC_RESTART_KERNEL, IPC_SHUTDOWN,
+					 IPC_STREAM};
 	char err[IPC_ERR_LEN];
 	const char *e;
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct buf b;
 		struct ipc_msg f;
 		buf_init(&b);
@@ -495,7 +546,7 @@ START_TEST(encode_refusals)
 	ck_assert_str_eq(err, "an enum field is out of range");
 	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, &err), -1);
 	ck_assert_str_eq(err, "a required field is missing");
-	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0};
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0};
 	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, &err), -1);
 	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */
@@ -532,6 +583,8 @@ main(void)
 	tcase_add_test(tc, ready_roundtrip);
 	tcase_add_test(tc, output_roundtrip);
 	tcase_add_test(tc, result_roundtrip);
+	tcase_add_test(tc, streaming_roundtrip);
+	tcase_add_test(tc, result_take);
 	tcase_add_test(tc, small_messages_roundtrip);
 	tcase_add_test(tc, empty_messages);
 	tcase_add_test(tc, rejections);

@@ -1,0 +1,190 @@
+/*
+ * pool_exec.c - one execution on a worker: EXECUTE out, then OUTPUT,
+ * STREAMING and RESULT back (see pool.h and pool_exec.h). Owns the calls'
+ * ids and their lifecycle on the worker side of the supervisor: starting,
+ * waiting with the worker's silence bounded, streaming on demand,
+ * interrupting, completing.
+ *
+ * Output streams only while someone watches: EXECUTE carries stream when
+ * the call was watched from the start (progress notifications); a poll
+ * that begins later sends STREAM, and the worker answers with STREAMING
+ * (what came before) ahead of every later OUTPUT, so each byte arrives
+ * once and in order. Otherwise stdout and stderr come once, in the RESULT.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "pool_exec.h"
+#include "result.h"
+#include "xmalloc.h"
+
+/* Extra time, beyond the worker's own timeout and grace, before a silent
+ * worker is declared broken and killed. */
+#define EXECUTE_SLACK_S 30
+
+static const struct config *cfg;
+static uint32_t next_call_id = 1;
+
+void
+pool_exec_init(const struct config *c)
+{
+	cfg = c;
+}
+
+void
+call_init(struct call *c)
+{
+	memset(c, 0, sizeof(*c));
+	buf_init(&c->out);
+	buf_init(&c->err);
+	pthread_cond_init(&c->cond, NULL);
+}
+
+void
+call_clear(struct call *c)
+{
+	json_object_put(c->result);
+	buf_free(&c->out);
+	buf_free(&c->err);
+	pthread_cond_destroy(&c->cond);
+}
+
+void
+pool_exec_complete(struct worker *w, struct json_object *result)
+{
+	struct call *c = w->call;
+	if (c == NULL) {
+		json_object_put(result);
+		return;
+	}
+	c->result = result;
+	c->done = 1;
+	c->changes++;
+	w->call = NULL;
+	pthread_cond_broadcast(&c->cond);
+}
+
+void
+pool_execute_start(struct worker *w, struct call *c, const char *code, double timeout_s,
+		   int silent)
+{
+	c->id = next_call_id++;
+	c->kill_deadline = clock_deadline(timeout_s + EXECUTE_SLACK_S);
+	if (w->state == WORKER_DEAD) {
+		char *msg = xasprintf("the session's kernel worker is gone (%s); "
+				      "start a new session", w->death ? w->death : "exited");
+		c->result = result_failed("WorkerDied", msg);
+		c->done = 1;
+		free(msg);
+		return;
+	}
+	w->call = c;
+	/* Asked before it started: EXECUTE says so, nothing came before. */
+	if (c->stream == CALL_STREAM_ASKED)
+		c->stream = CALL_STREAM_ON;
+	struct ipc_execute e = {
+		.code = ipc_text_of(code),
+		.timeout_s = timeout_s,
+		.silent = silent,
+		.output_limit = (uint64_t)cfg->output_truncation_threshold,
+		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
+		.stream = c->stream == CALL_STREAM_ON,
+	};
+	if (worker_send(w, IPC_EXECUTE, c->id, &e) == -1) {
+		log_warn("send EXECUTE to worker %d", (int)w->pid);
+		pool_exec_complete(w, result_failed("WorkerDied",
+						    "cannot reach the session's kernel worker"));
+	}
+}
+
+int
+pool_execute_wait(struct worker *w, struct call *c, double seconds)
+{
+	struct timespec until = seconds < 0 ? c->kill_deadline : clock_deadline(seconds);
+	const struct timespec *d = clock_earlier(&c->kill_deadline, &until);
+
+	while (!c->done) {
+		if (pthread_cond_timedwait(&c->cond, pool_mutex(), d) != ETIMEDOUT)
+			continue;
+		if (d != &c->kill_deadline)
+			return 0;
+		log_warnx("worker %d gave no result in time; killing it", (int)w->pid);
+		kill(w->pid, SIGKILL);
+		pool_exec_complete(w, result_failed("WorkerDied", "the kernel worker stopped "
+								  "answering and was killed"));
+	}
+	return 1;
+}
+
+void
+pool_execute(struct worker *w, struct call *c, const char *code, double timeout_s, int silent)
+{
+	pool_execute_start(w, c, code, timeout_s, silent);
+	pool_execute_wait(w, c, -1);
+}
+
+void
+pool_interrupt(struct worker *w)
+{
+	if (w->call && w->state != WORKER_DEAD &&
+	    worker_send(w, IPC_INTERRUPT, w->call->id, NULL) == -1)
+		log_warn("send INTERRUPT to worker %d", (int)w->pid);
+}
+
+void
+pool_stream(struct worker *w, struct call *c)
+{
+	if (w->call != c || c->stream != CALL_STREAM_OFF || w->state == WORKER_DEAD)
+		return;
+	if (worker_send(w, IPC_STREAM, c->id, NULL) == -1) {
+		log_warn("send STREAM to worker %d", (int)w->pid);
+		return;
+	}
+	c->stream = CALL_STREAM_ASKED;
+}
+
+/* Add text `t` to `b`, one of c's streams, and wake whoever watches `c`. */
+static void
+call_add(struct call *c, struct buf *b, const struct ipc_text *t)
+{
+	buf_add(b, t->s ? t->s : "", t->len);
+	c->changes++;
+	pthread_cond_broadcast(&c->cond);
+}
+
+int
+pool_exec_output(struct worker *w, const struct ipc_output *o, char *why, size_t why_len)
+{
+	struct call *c = w->call;
+
+	if (c->stream != CALL_STREAM_ON) {
+		snprintf(why, why_len, "sent OUTPUT for request %u, which does not stream", c->id);
+		return -1;
+	}
+	call_add(c, o->name == IPC_STDERR ? &c->err : &c->out, &o->text);
+	return 0;
+}
+
+int
+pool_exec_streaming(struct worker *w, const struct ipc_streaming *s, char *why, size_t why_len)
+{
+	struct call *c = w->call;
+
+	if (c->stream != CALL_STREAM_ASKED) {
+		snprintf(why, why_len, "sent STREAMING for request %u, not asked to stream",
+			 c->id);
+		return -1;
+	}
+	c->stream = CALL_STREAM_ON;
+	buf_add(&c->err, s->err.s ? s->err.s : "", s->err.len);
+	call_add(c, &c->out, &s->out);
+	return 0;
+}
