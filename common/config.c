@@ -181,7 +181,7 @@ check_listen(struct config *c, const char *v, char *why, size_t n)
 {
 	char sh[SHOWN_LEN];
 	struct authority a;
-	const char *bad;
+	char bad[ERR_LEN];
 
 	if (v[0] == '[') {
 		const char *end = strchr(v, ']');
@@ -204,7 +204,7 @@ check_listen(struct config *c, const char *v, char *why, size_t n)
 		return why_set(why, n, "the port of %s must be a number from 0 to 65535",
 			       shown(v, sh));
 	/* The one authority parser: what it refuses, nothing else accepts. */
-	if (authority_parse(v, &a, &bad) == -1) {
+	if (authority_parse(v, &a, bad, sizeof(bad)) == -1) {
 		if (v[0] == '[')
 			return why_set(why, n, "%s: bad IPv6 address", shown(v, sh));
 		return why_set(why, n, "%s: bad host name or address (%s)", shown(v, sh), bad);
@@ -226,7 +226,7 @@ check_origin(struct config *c, const char *v, char *why, size_t n)
 		return why_set(why, n,
 			       "%s is not an origin: it must start with http:// or https://",
 			       shown(v, sh));
-	if (origin_parse(v, &o, NULL) == -1)
+	if (origin_parse(v, &o, NULL, 0) == -1)
 		return why_set(why, n,
 			       "%s is not an origin: expected scheme://host[:port], "
 			       "with no path or trailing /",
@@ -306,7 +306,7 @@ is_loopback_authority(const char *a, size_t len)
 		return 0;
 	memcpy(text, a, len);
 	text[len] = '\0';
-	return authority_parse(text, &auth, NULL) == 0 && authority_is_loopback(&auth);
+	return authority_parse(text, &auth, NULL, 0) == 0 && authority_is_loopback(&auth);
 }
 
 /* An asset source: https://, http:// to loopback, file:///PATH or /PATH. */

@@ -58,7 +58,7 @@ origin_listed(const struct origin *o)
 	struct origin allowed;
 
 	for (size_t i = 0; i < cfg->allowed_origins.n; i++)
-		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL) == 0 &&
+		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL, 0) == 0 &&
 		    origin_equal(o, &allowed))
 			return 1;
 	return 0;
@@ -71,7 +71,7 @@ authority_listed(const struct authority *a)
 	struct origin allowed;
 
 	for (size_t i = 0; i < cfg->allowed_origins.n; i++)
-		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL) == 0 &&
+		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL, 0) == 0 &&
 		    origin_serves(&allowed, a))
 			return 1;
 	return 0;
@@ -92,11 +92,11 @@ check_origin_and_host(struct mg_connection *conn)
 	struct origin o;
 	struct authority a;
 
-	if (origin && (origin_parse(origin, &o, NULL) == -1 ||
+	if (origin && (origin_parse(origin, &o, NULL, 0) == -1 ||
 		       (!authority_is_loopback(&o.auth) && !origin_listed(&o))))
 		return "Origin not allowed";
 	if (host_hdr && authority_host_is_loopback(cfg->listen_host) &&
-	    (authority_parse(host_hdr, &a, NULL) == -1 ||
+	    (authority_parse(host_hdr, &a, NULL, 0) == -1 ||
 	     (!authority_is_loopback(&a) && !authority_listed(&a))))
 		return "Host not allowed";
 	return NULL;
