@@ -181,15 +181,15 @@ worker_queued(struct worker *w, size_t before)
 static int
 worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
 {
-	const char *err = "";
+	char err[ERR_LEN] = "";
 	size_t before = w->out.len;
 
 	if (w->fd == -1) {
 		errno = EPIPE;
 		return -1;
 	}
-	int rc = msg ? ipc_msg_encode(&w->out, type, id, msg, &err)
-		     : ipc_empty_encode(&w->out, type, id, &err);
+	int rc = msg ? ipc_msg_encode(&w->out, type, id, msg, err, sizeof(err))
+		     : ipc_empty_encode(&w->out, type, id, err, sizeof(err));
 	if (rc == -1) {
 		w->out.len = before;
 		errno = strcmp(err, "oversized payload") == 0 ? EMSGSIZE : EINVAL;
@@ -870,7 +870,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		worker_kill(w, why);
 		return;
 	}
-	if (ipc_msg_decode(m, m->hdr.type, &u, err) == -1) {
+	if (ipc_msg_decode(m, m->hdr.type, &u, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "sent a malformed message: %s", err);
 		worker_kill(w, why);
 		return;
@@ -914,7 +914,7 @@ static void
 worker_readable(struct worker *w)
 {
 	struct ipc_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	int rc;
 
 	ssize_t n = ipc_reader_fill(&w->reader);
@@ -924,7 +924,7 @@ worker_readable(struct worker *w)
 		w->fd = -1;
 		return;
 	}
-	while (w->fd != -1 && (rc = ipc_reader_next(&w->reader, &m, &err)) == 1) {
+	while (w->fd != -1 && (rc = ipc_reader_next(&w->reader, &m, err, sizeof(err))) == 1) {
 		worker_message(w, &m);
 		ipc_msg_clear(&m);
 	}

@@ -122,7 +122,7 @@ static void
 read_supervisor(struct worker *w)
 {
 	struct ipc_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	ssize_t n = ipc_reader_fill(&w->rd);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN)) {
@@ -134,7 +134,7 @@ read_supervisor(struct worker *w)
 		return;
 	}
 	while (!w->quit) {
-		int r = ipc_reader_next(&w->rd, &m, &err);
+		int r = ipc_reader_next(&w->rd, &m, err, sizeof(err));
 		if (r == 0)
 			return;
 		if (r == -1) {

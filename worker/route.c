@@ -250,7 +250,7 @@ on_start(struct worker *w, struct ipc_msg *m)
 		return;
 	}
 	w->after = AFTER_INITIAL;
-	if (ipc_start_decode(m, &st, err) == -1) {
+	if (ipc_start_decode(m, &st, err, sizeof(err)) == -1) {
 		lifecycle_start_failed(w, xasprintf("bad START payload: %s", err));
 		return;
 	}
@@ -277,7 +277,7 @@ on_execute(struct worker *w, struct ipc_msg *m)
 	char err[IPC_ERR_LEN];
 	struct exec_limits lim = {.place = w->place};
 
-	if (ipc_execute_decode(m, &e, err) == -1) {
+	if (ipc_execute_decode(m, &e, err, sizeof(err)) == -1) {
 		worker_protocol_error(w, err);
 		return;
 	}
@@ -360,7 +360,7 @@ route_supervisor(struct worker *w, struct ipc_msg *m)
 
 	log_debug("received %s id %u", ipc_type_name(type), m->hdr.id);
 	if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT || type == IPC_RESTART_KERNEL) &&
-	    ipc_empty_decode(m, type, err) == -1) {
+	    ipc_empty_decode(m, type, err, sizeof(err)) == -1) {
 		worker_protocol_error(w, err);
 	} else if (type == IPC_SHUTDOWN) {
 		w->quit = 1;

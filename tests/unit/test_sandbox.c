@@ -31,7 +31,7 @@ parse(struct sandbox *sb, const char *json)
 	json_object_object_add(m.payload, "cwd", json_object_new_string("/tmp"));
 	json_object_object_add(m.payload, "runtime_dir", json_object_new_string("/tmp/rt"));
 	memset(sb, 0, sizeof(*sb));
-	if (ipc_start_decode(&m, &st, err) == 0)
+	if (ipc_start_decode(&m, &st, err, sizeof(err)) == 0)
 		bad = sandbox_from_start(sb, &st);
 	ipc_start_free(&st);
 	json_object_put(m.payload);
