@@ -189,7 +189,7 @@ answer(struct rig *r, unsigned type, int *fd)
 	char err[PRIV_ERR_LEN];
 	int got;
 
-	ck_assert_int_eq(priv_msg_recv(r->front, &m, &got, err), 1);
+	ck_assert_int_eq(priv_msg_recv(r->front, &m, &got, err, sizeof(err)), 1);
 	ck_assert_msg(m.type == type, "got %s, expected %s", priv_type_name(m.type),
 		      priv_type_name(type));
 	if (fd)
@@ -207,7 +207,7 @@ silence(struct rig *r)
 	char err[PRIV_ERR_LEN];
 	int fd;
 
-	ck_assert_int_eq(priv_msg_recv(r->front, &m, &fd, err), -1);
+	ck_assert_int_eq(priv_msg_recv(r->front, &m, &fd, err, sizeof(err)), -1);
 	ck_assert_int_eq(errno, EAGAIN);
 }
 
