@@ -229,11 +229,12 @@ stream_spill(struct exec *ex, struct exec_stream *st, const char *text, size_t l
 static void
 stream_overflow(struct exec *ex, struct exec_stream *st)
 {
-	char *why = NULL;
+	char why[ERR_LEN];
 
-	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, &why);
+	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, why,
+			      sizeof(why));
 	if (st->fd == -1) {
-		st->spill_error = why;
+		st->spill_error = xstrdup(why);
 		st->lost_bytes += st->kept.len; /* the file misses its start too */
 		return;
 	}
@@ -386,17 +387,17 @@ rich_bytes_of(const char *mime, struct json_object *v, size_t *len)
 static char *
 rich_spill(struct exec *ex, const char *mime, struct json_object *v, size_t size)
 {
-	char *rel = NULL, *why = NULL, *note, what[32];
+	char *rel = NULL, *note, what[32], why[ERR_LEN] = "";
 	size_t len;
 	unsigned char *bytes = rich_bytes_of(mime, v, &len);
 
 	snprintf(what, sizeof(what), "rich%u", ++ex->rich_saved);
 	if (bytes == NULL)
-		why = xstrdup("its base64 data is malformed");
-	else if (spill_save(&ex->lim.place, ex->id, what, ext_of(mime), bytes, len, &rel,
-			    &why) == 0)
-		why = NULL;
-	if (why == NULL)
+		err_set(why, sizeof(why), "its base64 data is malformed");
+	else
+		spill_save(&ex->lim.place, ex->id, what, ext_of(mime), bytes, len, &rel, why,
+			   sizeof(why));
+	if (why[0] == '\0')
 		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes; it was saved to %s",
 				 mime, size, ex->lim.rich_bytes, rel);
 	else
@@ -404,7 +405,6 @@ rich_spill(struct exec *ex, const char *mime, struct json_object *v, size_t size
 				 mime, size, ex->lim.rich_bytes, why);
 	free(bytes);
 	free(rel);
-	free(why);
 	return note;
 }
 

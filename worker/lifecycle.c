@@ -14,9 +14,9 @@
 #include "worker.h"
 #include "xmalloc.h"
 
-/* A kernel failed to start; `why` is consumed. */
+/* A kernel failed to start; `why` is borrowed. */
 void
-lifecycle_start_failed(struct worker *w, char *why)
+lifecycle_start_failed(struct worker *w, const char *why)
 {
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
@@ -35,16 +35,15 @@ lifecycle_start_failed(struct worker *w, char *why)
 			route_finish_exec(w);
 		}
 	}
-	free(why);
 }
 
 void
 lifecycle_start(struct worker *w, enum after_start after)
 {
-	char *why = NULL;
+	char why[ERR_LEN];
 
 	w->after = after;
-	w->k = kernel_start(&w->spec, w->zctx, &w->sess, &why);
+	w->k = kernel_start(&w->spec, w->zctx, &w->sess, why, sizeof(why));
 	if (w->k == NULL) {
 		lifecycle_start_failed(w, why);
 		return;
@@ -95,7 +94,7 @@ void
 lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
 {
 	struct json_object *st, *ev;
-	char *why = NULL;
+	char why[ERR_LEN];
 
 	if (strcmp(m->msg_type, "execute_reply") != 0 || m->parent_msg_id == NULL ||
 	    strcmp(m->parent_msg_id, w->lock_msg_id) != 0)
@@ -103,11 +102,13 @@ lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
 	if (!json_object_object_get_ex(m->content, "status", &st) ||
 	    strcmp(json_object_get_string(st), "ok") != 0) {
 		json_object_object_get_ex(m->content, "evalue", &ev);
-		lifecycle_start_failed(w, xasprintf("seccomp: the kernel could not lock itself: %s",
-					  ev ? json_object_get_string(ev) : "no reason given"));
+		char *text = xasprintf("seccomp: the kernel could not lock itself: %s",
+				       ev ? json_object_get_string(ev) : "no reason given");
+		lifecycle_start_failed(w, text);
+		free(text);
 		return;
 	}
-	if (sandbox_seccomp_verify(w->k->pid, &why) == -1) {
+	if (sandbox_seccomp_verify(w->k->pid, why, sizeof(why)) == -1) {
 		lifecycle_start_failed(w, why);
 		return;
 	}
@@ -144,6 +145,7 @@ lifecycle_died(struct worker *w)
 				      kernel_output_tail(k));
 		free(text);
 		lifecycle_start_failed(w, why);
+		free(why);
 		return;
 	}
 	log_warnx("kernel %d: %s", (int)k->pid, text);

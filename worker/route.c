@@ -209,12 +209,14 @@ route_kernel(struct worker *w, const char *channel)
 
 /* ---- Supervisor messages ---- */
 
-/* Take w->spec and the rest of the worker's set-up from a decoded START (emptied). */
-static const char *
-take_start(struct worker *w, struct ipc_start *st)
+/*
+ * Take w->spec and the rest of the worker's set-up from a decoded START
+ * (emptied). 0, or -1 with why[why_len].
+ */
+static int
+take_start(struct worker *w, struct ipc_start *st, char *why, size_t why_len)
 {
 	struct kernel_spec *s = &w->spec;
-	const char *bad;
 
 	s->argv = st->argv;
 	s->envp = st->env;
@@ -225,8 +227,8 @@ take_start(struct worker *w, struct ipc_start *st)
 	st->cwd = st->runtime_dir = NULL;
 	w->place.cwd = s->cwd;
 	s->sb = &w->sb;
-	if ((bad = sandbox_from_start(&w->sb, st)) != NULL)
-		return bad;
+	if (sandbox_from_start(&w->sb, st, why, why_len) == -1)
+		return -1;
 	w->place.chown = w->sb.has_id;
 	w->place.uid = w->sb.uid;
 	w->place.gid = w->sb.gid;
@@ -235,15 +237,15 @@ take_start(struct worker *w, struct ipc_start *st)
 	/* 0: unset by the caller, and no kernel starts in 0 s */
 	s->startup_timeout_s = st->startup_timeout_s > 0 ? st->startup_timeout_s
 							 : DEFAULT_STARTUP_TIMEOUT_S;
-	return NULL;
+	return 0;
 }
 
 static void
 on_start(struct worker *w, struct ipc_msg *m)
 {
 	struct ipc_start st;
-	char err[IPC_ERR_LEN];
-	const char *bad;
+	char err[ERR_LEN], why[ERR_LEN + 32];
+	int rc;
 
 	if (w->kstate != K_NONE) {
 		worker_protocol_error(w, "second START");
@@ -251,19 +253,22 @@ on_start(struct worker *w, struct ipc_msg *m)
 	}
 	w->after = AFTER_INITIAL;
 	if (ipc_start_decode(m, &st, err, sizeof(err)) == -1) {
-		lifecycle_start_failed(w, xasprintf("bad START payload: %s", err));
+		snprintf(why, sizeof(why), "bad START payload: %s", err);
+		lifecycle_start_failed(w, why);
 		return;
 	}
-	bad = take_start(w, &st);
+	rc = take_start(w, &st, err, sizeof(err));
 	ipc_start_free(&st);
-	if (bad != NULL) {
-		lifecycle_start_failed(w, xasprintf("bad START payload: %s", bad));
+	if (rc == -1) {
+		snprintf(why, sizeof(why), "bad START payload: %s", err);
+		lifecycle_start_failed(w, why);
 		return;
 	}
 	if (kernel_runtime_create(w->spec.runtime_dir) == -1) {
 		w->after = AFTER_INITIAL;
-		lifecycle_start_failed(w, xasprintf("cannot create runtime_dir %s: %s",
-					  w->spec.runtime_dir, strerror(errno)));
+		snprintf(why, sizeof(why), "cannot create runtime_dir %s: %s",
+			 w->spec.runtime_dir, strerror(errno));
+		lifecycle_start_failed(w, why);
 		return;
 	}
 	w->runtime_made = 1;

@@ -75,8 +75,8 @@ void worker_protocol_error(struct worker *w, const char *what);
 
 /* Start a kernel; what READY says (or whether a failure ends us) is `after`. */
 void lifecycle_start(struct worker *w, enum after_start after);
-/* A kernel failed to start; `why` is consumed. */
-void lifecycle_start_failed(struct worker *w, char *why);
+/* A kernel failed to start; `why` is borrowed. */
+void lifecycle_start_failed(struct worker *w, const char *why);
 /* The handshake finished: lock a seccomp kernel, or announce it. */
 void lifecycle_handshake_done(struct worker *w);
 /* A shell message while K_LOCKING: the lock's reply (borrowed). */
