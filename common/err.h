@@ -16,8 +16,8 @@
 
 #include <stddef.h>
 
-/* Most reasons fit in this; a longer one is cut, never overflows. */
-#define ERR_LEN 256
+/* Room for a reason naming a path or two; a longer one is cut, never overflows. */
+#define ERR_LEN 1024
 
 /* Format a reason into why[why_len] (nothing when why is NULL); returns -1. */
 int err_set(char *why, size_t why_len, const char *fmt, ...)

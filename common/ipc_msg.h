@@ -47,7 +47,7 @@
 #include "netmode.h"
 
 /* Room for a decoder's complaint: "<TYPE>: <field>: <what is wrong>". */
-#define IPC_ERR_LEN ERR_LEN
+#define IPC_ERR_LEN 256
 
 /* Bytes of free text, which may hold NUL (kernel output, code, messages). */
 struct ipc_text {
