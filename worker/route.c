@@ -163,11 +163,11 @@ drain(struct worker *w, void *sock, const char *channel,
 {
 	struct kernel *k = w->k;
 	struct jupyter_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	int n;
 
 	for (n = 0; n < DRAIN_MAX && w->k == k && !w->quit; n++) {
-		enum jupyter_status st = jupyter_recv(sock, k->signer, &m, &err);
+		enum jupyter_status st = jupyter_recv(sock, k->signer, &m, err, sizeof(err));
 		if (st == JUPYTER_EIO) {
 			if (errno != EAGAIN)
 				log_warnx("receive on %s: %s", channel, err);

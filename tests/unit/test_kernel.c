@@ -249,10 +249,10 @@ static int
 drain(struct kernel *k, void *sock, const char *channel)
 {
 	struct jupyter_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	int got = 0;
 
-	while (jupyter_recv(sock, k->signer, &m, &err) == JUPYTER_OK) {
+	while (jupyter_recv(sock, k->signer, &m, err, sizeof(err)) == JUPYTER_OK) {
 		kernel_handshake_msg(k, channel, &m);
 		jupyter_msg_clear(&m);
 		got = 1;
