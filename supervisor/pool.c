@@ -498,7 +498,7 @@ pool_refill(void)
 }
 
 struct worker *
-pool_take(double wait_s, const char **why)
+pool_take(double wait_s, char *why, size_t why_len)
 {
 	struct timespec deadline;
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -522,15 +522,15 @@ pool_take(double wait_s, const char **why)
 		if (start_failure_message() &&
 		    (start_failure_count() != failures ||
 		     (!pool_starting() && time(NULL) < backoff_until))) {
-			*why = start_failure_message();
+			err_set(why, why_len, "%s", start_failure_message());
 			break;
 		}
 		if (stopping) {
-			*why = "the server is shutting down";
+			err_set(why, why_len, "the server is shutting down");
 			break;
 		}
 		if (pthread_cond_timedwait(&ready_cond, &lock, &deadline) == ETIMEDOUT) {
-			*why = "no kernel became ready in time (see the daemon's log)";
+			err_set(why, why_len, "no kernel became ready in time (see the daemon's log)");
 			break;
 		}
 	}

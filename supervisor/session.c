@@ -63,10 +63,11 @@ session_describe(void)
 }
 
 struct session *
-session_create(int max_sessions, const char **why)
+session_create(int max_sessions, char *why, size_t why_len)
 {
 	if (session_count() + batch_kernels() >= max_sessions) {
-		*why = "the server has reached pool.max_sessions; close a session or retry later";
+		err_set(why, why_len,
+			"the server has reached pool.max_sessions; close a session or retry later");
 		return NULL;
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
@@ -225,7 +226,7 @@ in_line(const struct session *s, const struct call *c)
 void
 session_execute(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
-	const char *why;
+	char why[ERR_LEN] = "";
 	struct timespec deadline;
 
 	if (!in_line(s, c))
@@ -252,7 +253,7 @@ session_execute(struct session *s, struct call *c, const char *code, double time
 		goto done;
 	}
 	s->busy = 1;
-	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, &why)) == NULL) {
+	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
 		c->result = result_failed("NoKernel", why);
 	} else {
 		s->worker->session = s->id;

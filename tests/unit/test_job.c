@@ -23,8 +23,8 @@
 static struct session *
 create(void)
 {
-	const char *why = NULL;
-	struct session *s = session_create(100, &why);
+	char why[ERR_LEN] = "";
+	struct session *s = session_create(100, why, sizeof(why));
 	ck_assert_msg(s != NULL, "%s", why);
 	return s;
 }
