@@ -581,7 +581,7 @@ start_with_small_stacks(const struct mg_callbacks *cb, const char **options)
 }
 
 int
-http_start(const struct config *c, char *err, size_t errlen)
+http_start(const struct config *c, char *why, size_t why_len)
 {
 	struct mg_callbacks cb = {.log_message = log_civetweb,
 				  .begin_request = begin_request,
@@ -629,7 +629,7 @@ http_start(const struct config *c, char *err, size_t errlen)
 	mg_init_library(v6 ? MG_FEATURES_IPV6 : 0);
 	ctx = start_with_small_stacks(&cb, options);
 	if (ctx == NULL) {
-		snprintf(err, errlen, "cannot listen on %s (in use, or not a local address?)",
+		snprintf(why, why_len, "cannot listen on %s (in use, or not a local address?)",
 			 listen);
 		return -1;
 	}
