@@ -174,17 +174,17 @@ START_TEST(create_enter_kill_remove)
 END_TEST
 
 /*
- * Why create_enter_kill_remove cannot run here, into why[len]; 0 if it
+ * Why create_enter_kill_remove cannot run here, into why[why_len]; 0 if it
  * can. The probe's v1 parents are removed again: the case makes its own.
  */
 static int
-root_case_blocked(char *why, size_t len)
+root_case_blocked(char *why, size_t why_len)
 {
 	struct cgroup_layout l;
 	char instance[32];
 
 	if (geteuid() != 0) {
-		snprintf(why, len, "creating control groups needs root");
+		snprintf(why, why_len, "creating control groups needs root");
 		return 1;
 	}
 	snprintf(instance, sizeof(instance), "%d", (int)getpid());
@@ -192,7 +192,7 @@ root_case_blocked(char *why, size_t len)
 	if (usable != CGROUP_NCTL) {
 		for (int c = 0; c < CGROUP_NCTL; c++)
 			if (l.version[c] == 0)
-				snprintf(why, len, "the %s controller is unusable: %s",
+				snprintf(why, why_len, "the %s controller is unusable: %s",
 					 cgroup_ctl_name((enum cgroup_ctl)c), l.reason[c]);
 	}
 	cgroup_layout_remove(&l);
