@@ -21,7 +21,7 @@ struct worker;
 
 #define SESSION_ID_LEN 32 /* hex digits: 128 bits from getrandom */
 
-/* What the working directory holds, as last counted (tool_session_info.c). */
+/* What the working directory holds, as last counted (tools_session.c). */
 struct dir_usage {
 	long long bytes;  /* of regular files */
 	long files;	  /* entries of any kind */
