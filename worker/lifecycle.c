@@ -16,7 +16,7 @@
 
 /* A kernel failed to start; `why` is borrowed. */
 void
-lifecycle_start_failed(struct worker *w, const char *why)
+lifecycle_start_failed(struct wstate *w, const char *why)
 {
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
@@ -38,7 +38,7 @@ lifecycle_start_failed(struct worker *w, const char *why)
 }
 
 void
-lifecycle_start(struct worker *w, enum after_start after)
+lifecycle_start(struct wstate *w, enum after_start after)
 {
 	char why[ERR_LEN];
 
@@ -53,7 +53,7 @@ lifecycle_start(struct worker *w, enum after_start after)
 
 /* The handshake finished: announce the kernel and run what waited. */
 static void
-kernel_now_ready(struct worker *w)
+kernel_now_ready(struct wstate *w)
 {
 	w->kstate = K_READY;
 	log_info("kernel %d ready (%s)", (int)w->k->pid, w->k->language);
@@ -71,7 +71,7 @@ kernel_now_ready(struct worker *w)
  * only once its reply and /proc say the filter is in place.
  */
 void
-lifecycle_handshake_done(struct worker *w)
+lifecycle_handshake_done(struct wstate *w)
 {
 	struct json_object *c;
 
@@ -91,7 +91,7 @@ lifecycle_handshake_done(struct worker *w)
 
 /* The kernel answered the lock request: verify, then it is ready. */
 void
-lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
+lifecycle_lock_replied(struct wstate *w, const struct jupyter_msg *m)
 {
 	struct json_object *st, *ev;
 	char why[ERR_LEN];
@@ -118,7 +118,7 @@ lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
 
 /* How the kernel's death reads, memory limit first. Caller frees. */
 static char *
-death_text(struct worker *w, int *oom)
+death_text(struct wstate *w, int *oom)
 {
 	char *text = kernel_exit_text(w->k);
 
@@ -133,7 +133,7 @@ death_text(struct worker *w, int *oom)
 
 /* The kernel process has exited (and was reaped). */
 void
-lifecycle_died(struct worker *w)
+lifecycle_died(struct wstate *w)
 {
 	struct kernel *k = w->k;
 	int oom;
@@ -170,7 +170,7 @@ lifecycle_died(struct worker *w)
 
 /* A timed-out or cancelled execution ignored the interrupt: kill, answer, restart. */
 void
-lifecycle_kill_after_grace(struct worker *w)
+lifecycle_kill_after_grace(struct wstate *w)
 {
 	route_drain_iopub(w);
 	if (w->ex == NULL)
@@ -196,7 +196,7 @@ lifecycle_kill_after_grace(struct worker *w)
 
 /* The kernel cannot be talked to any more: kill it, restart on the next call. */
 void
-lifecycle_kill_broken(struct worker *w)
+lifecycle_kill_broken(struct wstate *w)
 {
 	log_warnx("kernel %d: lost its sockets; killing it", (int)w->k->pid);
 	kernel_destroy(&w->k, &w->sess, 0);
@@ -205,7 +205,7 @@ lifecycle_kill_broken(struct worker *w)
 }
 
 double
-lifecycle_timers(struct worker *w, double now)
+lifecycle_timers(struct wstate *w, double now)
 {
 	double next = -1;
 

@@ -33,7 +33,7 @@ error_is(const struct exec *ex, const char *type)
 
 /* Answer request id with a result holding only an error of `type`. */
 static void
-reply_error(struct worker *w, uint32_t id, const char *type, const char *message)
+reply_error(struct wstate *w, uint32_t id, const char *type, const char *message)
 {
 	struct ipc_result r;
 
@@ -44,7 +44,7 @@ reply_error(struct worker *w, uint32_t id, const char *type, const char *message
 
 /* Send the RESULT of the current execution and forget it. */
 void
-route_finish_exec(struct worker *w)
+route_finish_exec(struct wstate *w)
 {
 	struct exec *ex = w->ex;
 
@@ -93,7 +93,7 @@ route_finish_exec(struct worker *w)
 
 /* Send execute_request for the waiting execution. */
 void
-route_send_execute(struct worker *w)
+route_send_execute(struct wstate *w)
 {
 	char msg_id[JUPYTER_MSG_ID_MAX];
 	struct json_object *c = exec_request_content(w->ex);
@@ -113,7 +113,7 @@ route_send_execute(struct worker *w)
 
 /* One message received on iopub. */
 static void
-on_iopub(struct worker *w, const struct jupyter_msg *m)
+on_iopub(struct wstate *w, const struct jupyter_msg *m)
 {
 	if (w->kstate == K_STARTING) {
 		kernel_handshake_msg(w->k, "iopub", m);
@@ -131,7 +131,7 @@ on_iopub(struct worker *w, const struct jupyter_msg *m)
 
 /* One message received on shell. */
 static void
-on_shell(struct worker *w, const struct jupyter_msg *m)
+on_shell(struct wstate *w, const struct jupyter_msg *m)
 {
 	if (w->kstate == K_STARTING)
 		kernel_handshake_msg(w->k, "shell", m);
@@ -143,7 +143,7 @@ on_shell(struct worker *w, const struct jupyter_msg *m)
 
 /* Log a dropped kernel message. */
 static void
-dropped(struct worker *w, const char *channel, enum jupyter_status st, const char *err)
+dropped(struct wstate *w, const char *channel, enum jupyter_status st, const char *err)
 {
 	if (st == JUPYTER_EBADSIG)
 		w->dropped++;
@@ -158,8 +158,8 @@ dropped(struct worker *w, const char *channel, enum jupyter_status st, const cha
  * (restart) or when the worker quits. Returns 1 if it stopped at DRAIN_MAX.
  */
 static int
-drain(struct worker *w, void *sock, const char *channel,
-      void (*fn)(struct worker *, const struct jupyter_msg *))
+drain(struct wstate *w, void *sock, const char *channel,
+      void (*fn)(struct wstate *, const struct jupyter_msg *))
 {
 	struct kernel *k = w->k;
 	struct jupyter_msg m;
@@ -189,7 +189,7 @@ drain(struct worker *w, void *sock, const char *channel,
 }
 
 void
-route_drain_iopub(struct worker *w)
+route_drain_iopub(struct wstate *w)
 {
 	/* Everything already sent counts, but a kernel still flooding must not hold us. */
 	for (int rounds = 0; rounds < 16 && w->k && drain(w, w->k->iopub, "iopub", on_iopub);
@@ -198,7 +198,7 @@ route_drain_iopub(struct worker *w)
 }
 
 int
-route_kernel(struct worker *w, const char *channel)
+route_kernel(struct wstate *w, const char *channel)
 {
 	if (strcmp(channel, "iopub") == 0)
 		return drain(w, w->k->iopub, channel, on_iopub);
@@ -214,7 +214,7 @@ route_kernel(struct worker *w, const char *channel)
  * (emptied). 0, or -1 with why[why_len].
  */
 static int
-take_start(struct worker *w, struct ipc_start *st, char *why, size_t why_len)
+take_start(struct wstate *w, struct ipc_start *st, char *why, size_t why_len)
 {
 	struct kernel_spec *s = &w->spec;
 
@@ -241,7 +241,7 @@ take_start(struct worker *w, struct ipc_start *st, char *why, size_t why_len)
 }
 
 static void
-on_start(struct worker *w, struct ipc_msg *m)
+on_start(struct wstate *w, struct ipc_msg *m)
 {
 	struct ipc_start st;
 	char err[ERR_LEN], why[ERR_LEN + 32];
@@ -276,7 +276,7 @@ on_start(struct worker *w, struct ipc_msg *m)
 }
 
 static void
-on_execute(struct worker *w, struct ipc_msg *m)
+on_execute(struct wstate *w, struct ipc_msg *m)
 {
 	struct ipc_execute e;
 	char err[IPC_ERR_LEN];
@@ -308,7 +308,7 @@ on_execute(struct worker *w, struct ipc_msg *m)
 
 /* Interrupt the execution in flight, and again until it answers. */
 static void
-interrupt_exec(struct worker *w, double now)
+interrupt_exec(struct wstate *w, double now)
 {
 	kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
 	w->ex->reinterrupt_at = now + EXEC_REINTERRUPT_S;
@@ -320,7 +320,7 @@ interrupt_exec(struct worker *w, double now)
  * timeout, killed with its kernel if it is still busy after the grace.
  */
 static void
-on_interrupt(struct worker *w, struct ipc_msg *m)
+on_interrupt(struct wstate *w, struct ipc_msg *m)
 {
 	struct exec *ex = w->ex;
 
@@ -342,7 +342,7 @@ on_interrupt(struct worker *w, struct ipc_msg *m)
 }
 
 static void
-on_restart(struct worker *w)
+on_restart(struct wstate *w)
 {
 	if (w->ex && w->kstate == K_READY)
 		route_drain_iopub(w); /* output so far belongs to the interrupted result */
@@ -358,7 +358,7 @@ on_restart(struct worker *w)
 
 /* Act on one frame from the supervisor. */
 void
-route_supervisor(struct worker *w, struct ipc_msg *m)
+route_supervisor(struct wstate *w, struct ipc_msg *m)
 {
 	unsigned type = m->hdr.type;
 	char err[IPC_ERR_LEN];
@@ -387,7 +387,7 @@ route_supervisor(struct worker *w, struct ipc_msg *m)
 /* ---- Timers ---- */
 
 double
-route_timers(struct worker *w, double now)
+route_timers(struct wstate *w, double now)
 {
 	struct exec *ex = w->ex;
 	double next = -1;
