@@ -61,7 +61,7 @@ job_thread(void *arg)
 	session_put(j->session);
 	j->session = NULL;
 	pthread_cond_broadcast(&j->call.cond);
-	job_put(j);
+	job_unref(j);
 	pool_unlock();
 	return NULL;
 }
@@ -155,7 +155,7 @@ job_free(struct job *j)
 }
 
 void
-job_put(struct job *j)
+job_unref(struct job *j)
 {
 	/* A finished job stays listed, unreferenced, until job_expire drops it. */
 	pthread_mutex_lock(&job_lock);

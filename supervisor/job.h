@@ -54,7 +54,7 @@ struct job {
 /*
  * Start running `code` in `session` on behalf of MCP session `owner`;
  * `request_id` (borrowed, may be NULL) lets notifications/cancelled find it.
- * Returns the job with a reference for the caller (job_put).
+ * Returns the job with a reference for the caller (job_unref).
  */
 struct job *job_start(struct session *session, const char *owner, const char *code,
 		      double timeout_s, int silent, struct json_object *request_id);
@@ -62,7 +62,11 @@ struct job *job_start(struct session *session, const char *owner, const char *co
 struct job *job_get(const char *id, const char *owner);
 /* The running job started by request `request_id` of `owner`, referenced. */
 struct job *job_find_request(const char *owner, struct json_object *request_id);
-void job_put(struct job *j);
+/*
+ * Drop a reference taken by job_start, job_get or job_find_request. Unlike
+ * a _put, it never frees: a finished job stays listed until job_expire.
+ */
+void job_unref(struct job *j);
 /*
  * Wait until the job ends or `seconds` pass (<0: forever), or its output
  * changes when `on_change`. Returns nonzero once it has ended.

@@ -302,7 +302,7 @@ cancel_request(struct session *s, struct json_object *params)
 	struct job *j = job_find_request(s->id, rid);
 	if (j) {
 		job_cancel(j);
-		job_put(j);
+		job_unref(j);
 	}
 }
 

@@ -92,7 +92,7 @@ execute_call(struct tool_call *tc)
 	} else {
 		r = result_to_tool(result_copy(j->call.result), j->session_id);
 	}
-	job_put(j);
+	job_unref(j);
 	return r;
 }
 

@@ -78,7 +78,7 @@ kernel_variables(struct tool_call *tc, struct session *s)
 	struct json_object *vars = NULL;
 	if (j->status == JOB_COMPLETED && j->call.out.data)
 		vars = json_tokener_parse(j->call.out.data);
-	job_put(j);
+	job_unref(j);
 	return vars ? vars : json_object_new_object();
 }
 

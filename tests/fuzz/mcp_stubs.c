@@ -104,7 +104,7 @@ job_cancel(struct job *j)
 }
 
 void
-job_put(struct job *j)
+job_unref(struct job *j)
 {
 	abort();
 }
