@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "execute.h"
 #include "ipc.h"
+#include "json_member.h"
 #include "xmalloc.h"
 
 /*
@@ -132,18 +133,6 @@ exec_started(struct exec *ex, const char *msg_id, double now)
 	snprintf(ex->msg_id, sizeof(ex->msg_id), "%s", msg_id);
 	ex->t_start = now;
 	ex->deadline = ex->timeout_s > 0 ? now + ex->timeout_s : 0;
-}
-
-/* Content member `key` as a string, or "" if absent or not a string. */
-static const char *
-content_str(const struct jupyter_msg *m, const char *key)
-{
-	struct json_object *o;
-
-	if (!json_object_object_get_ex(m->content, key, &o) ||
-	    !json_object_is_type(o, json_type_string))
-		return "";
-	return json_object_get_string(o);
 }
 
 /* Forget every output collected so far (clear_output); the error stays. */
@@ -267,8 +256,8 @@ stream_add(struct exec *ex, struct exec_stream *st, const char *text, size_t len
 static void
 add_stream(struct exec *ex, const struct jupyter_msg *m)
 {
-	const char *name = content_str(m, "name");
-	const char *text = content_str(m, "text");
+	const char *name = json_member_str(m->content, "name");
+	const char *text = json_member_str(m->content, "text");
 
 	stream_add(ex, strcmp(name, "stderr") == 0 ? &ex->err : &ex->out, text, strlen(text));
 }
@@ -276,12 +265,12 @@ add_stream(struct exec *ex, const struct jupyter_msg *m)
 void
 exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc_output *o)
 {
-	const char *text = content_str(m, "text");
+	const char *text = json_member_str(m->content, "text");
 	size_t len = strlen(text);
 	size_t n = utf8_prefix(text, len, ex->lim.output_chars, TEXT_CAP);
 
 	memset(o, 0, sizeof(*o));
-	o->name = strcmp(content_str(m, "name"), "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
+	o->name = strcmp(json_member_str(m->content, "name"), "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
 	if (n == len)
 		o->text.s = xstrdup(text);
 	else
@@ -499,8 +488,8 @@ set_error_from(struct exec *ex, struct json_object *content)
 	struct json_object *e = json_object_new_object();
 	struct jupyter_msg m = {.content = content};
 
-	json_object_object_add(e, "type", json_object_new_string(content_str(&m, "ename")));
-	json_object_object_add(e, "message", json_object_new_string(content_str(&m, "evalue")));
+	json_object_object_add(e, "type", json_object_new_string(json_member_str(m.content, "ename")));
+	json_object_object_add(e, "message", json_object_new_string(json_member_str(m.content, "evalue")));
 	json_object_object_add(e, "traceback", traceback_text(content));
 	json_object_put(ex->error);
 	ex->error = e;
@@ -595,7 +584,7 @@ exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, char *const *allow_m
 		return EXEC_IGNORED;
 	ex->quiet_since = clock_mono();
 	if (strcmp(t, "status") == 0) {
-		if (strcmp(content_str(m, "execution_state"), "idle") == 0)
+		if (strcmp(json_member_str(m->content, "execution_state"), "idle") == 0)
 			ex->got_idle = 1;
 		return EXEC_COLLECTED;
 	}
@@ -635,7 +624,7 @@ exec_on_shell(struct exec *ex, const struct jupyter_msg *m)
 	ex->quiet_since = clock_mono();
 	note_seq(ex, m, 1);
 	free(ex->reply_status);
-	ex->reply_status = xstrdup(content_str(m, "status"));
+	ex->reply_status = xstrdup(json_member_str(m->content, "status"));
 	json_object_put(ex->reply_content);
 	ex->reply_content = json_object_get(m->content);
 	return 1;
