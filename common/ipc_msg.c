@@ -262,14 +262,6 @@ ipc_msg_size(unsigned type)
 static void free_struct(const struct schema *s, void *msg);
 
 static void
-free_vector(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-static void
 free_field(const struct field *f, char *at)
 {
 	switch (f->kind) {
@@ -281,7 +273,7 @@ free_field(const struct field *f, char *at)
 		break;
 	case K_STRV:
 	case K_ENV:
-		free_vector(*(char ***)at);
+		strv_free(*(char ***)at);
 		break;
 	case K_OBJ:
 		if (*(void **)at) {

@@ -253,15 +253,6 @@ build_envp(const struct config *cfg, const char *prefix)
 	return envp;
 }
 
-/* Free a vector made by envp_add. */
-static void
-envp_free(char **envp)
-{
-	for (size_t i = 0; envp && envp[i]; i++)
-		free(envp[i]);
-	free(envp);
-}
-
 /* additional_commands, in order, each by /bin/sh -c; the first failure fails the build. */
 static int
 run_additional(struct build_ctx *b)
@@ -398,7 +389,7 @@ out:
 	if (rc == -1 && fs_remove_tree(prefix) == -1)
 		log_warn("remove the failed build %s", prefix);
 	free(python);
-	envp_free(b.envp);
+	strv_free(b.envp);
 	free(prefix);
 	return rc;
 }

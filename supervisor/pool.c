@@ -228,14 +228,6 @@ usable(enum cgroup_ctl c)
 	return cgroups && cgroups->version[c] != 0;
 }
 
-static void
-strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* kernel_env's {name: value} as START's "NAME=value" strings. Caller frees. */
 static char **
 env_strings(struct json_object *env)

@@ -172,14 +172,6 @@ build_argv(char **argv, const char *conn_path)
 	return out;
 }
 
-static void
-free_argv(char **argv)
-{
-	for (size_t i = 0; argv && argv[i]; i++)
-		free(argv[i]);
-	free(argv);
-}
-
 /* What the child was doing when it failed, reported with errno. */
 enum child_stage { STAGE_SETUP, STAGE_CHDIR, STAGE_EXEC };
 
@@ -365,7 +357,7 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 		if (ln.pass_fd >= 0)
 			close(ln.pass_fd);
 		sandbox_launch_free(&ln);
-		free_argv(argv);
+		strv_free(argv);
 		return -1;
 	}
 	if (pipe2(op, O_CLOEXEC) == -1) {
@@ -373,7 +365,7 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 		if (ln.pass_fd >= 0)
 			close(ln.pass_fd);
 		sandbox_launch_free(&ln);
-		free_argv(argv);
+		strv_free(argv);
 		return -1;
 	}
 	k->pid = spawn(spec, &ln, argv, k->conn_fd, op[1], why, why_len);
@@ -383,7 +375,7 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 	if (ln.pass_fd >= 0)
 		close(ln.pass_fd);
 	sandbox_launch_free(&ln);
-	free_argv(argv);
+	strv_free(argv);
 	close(op[1]);
 	k->out_fd = op[0];
 	if (k->pid == -1)

@@ -125,15 +125,6 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 	return 0;
 }
 
-/* Free a NULL-terminated vector of strings. */
-static void
-free_vector(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 void
 sandbox_launch_free(struct sandbox_launch *ln)
 {
@@ -143,8 +134,8 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_keep; i++)
 		free(ln->keep_path[i]);
 	ln->n_keep = 0;
-	free_vector(ln->argv);
-	free_vector(ln->envp);
+	strv_free(ln->argv);
+	strv_free(ln->envp);
 	free(ln->start_dir);
 	ln->argv = ln->envp = NULL;
 	ln->start_dir = NULL;
