@@ -63,8 +63,8 @@ struct schema {
 	size_t size;
 	const struct field *fields;
 	size_t nfields;
-	/* A rule between fields, once each is valid; NULL or what is wrong. */
-	const char *(*check)(const void *msg);
+	/* A rule between fields, once each is valid; 0, or -1 with what is wrong in why. */
+	int (*check)(const void *msg, char *why, size_t why_len);
 };
 
 #define M(S, m) offsetof(struct S, m)
@@ -115,17 +115,17 @@ static const struct field cgroup_fields[] = {
 };
 static const struct schema cgroup_schema = SCHEMA("cgroup", ipc_cgroup, cgroup_fields, NULL);
 
-static const char *
-start_check(const void *msg)
+static int
+start_check(const void *msg, char *why, size_t why_len)
 {
 	const struct ipc_start *s = msg;
 
 	if ((s->uid == 0) != (s->gid == 0))
-		return "uid and gid must come together";
+		return err_set(why, why_len, "uid and gid must come together");
 	if (s->limits && (s->limits->memory_mb || s->limits->pids || s->limits->cpu > 0) &&
 	    s->cgroup == NULL)
-		return "limits.memory_mb, pids and cpu need a cgroup layout";
-	return NULL;
+		return err_set(why, why_len, "limits.memory_mb, pids and cpu need a cgroup layout");
+	return 0;
 }
 
 static const struct field start_fields[] = {
@@ -202,12 +202,14 @@ static const struct field result_fields[] = {
 };
 static const struct schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 
-static const char *
-kernel_died_check(const void *msg)
+static int
+kernel_died_check(const void *msg, char *why, size_t why_len)
 {
 	const struct ipc_kernel_died *d = msg;
 
-	return d->signal && d->exit_code ? "exit_code and signal exclude each other" : NULL;
+	if (d->signal && d->exit_code)
+		return err_set(why, why_len, "exit_code and signal exclude each other");
+	return 0;
 }
 
 static const struct field kernel_died_fields[] = {
@@ -607,8 +609,10 @@ decode_struct(struct ctx *c, const struct schema *s, struct json_object *o, void
 		if (decode_field(c, f, v, (char *)out + f->off) == -1)
 			return -1;
 	}
-	const char *bad = s->check ? s->check(out) : NULL;
-	return bad ? fail(c, NULL, "%s", bad) : 0;
+	char bad[IPC_ERR_LEN];
+	if (s->check && s->check(out, bad, sizeof(bad)) == -1)
+		return fail(c, NULL, "%s", bad);
+	return 0;
 }
 
 int
@@ -780,12 +784,8 @@ encode_field(const struct field *f, const char *at, char *why, size_t why_len)
 static struct json_object *
 encode_struct(const struct schema *s, const void *msg, char *why, size_t why_len)
 {
-	const char *bad = s->check ? s->check(msg) : NULL;
-
-	if (bad) {
-		err_set(why, why_len, "%s", bad);
+	if (s->check && s->check(msg, why, why_len) == -1)
 		return NULL;
-	}
 	struct json_object *o = json_object_new_object();
 	for (size_t i = 0; i < s->nfields; i++) {
 		const struct field *f = &s->fields[i];
