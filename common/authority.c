@@ -94,8 +94,9 @@ parse_name(const char *s, size_t len, struct authority *a, char *why, size_t why
 			label = 0;
 			last = i + 1;
 		} else if (!is_name_char(s[i])) {
-			return err_set(why, why_len, "host has a character other than letters, digits, "
-					 "'-', '_' and '.'");
+			return err_set(why, why_len,
+				       "host has a character other than letters, digits, "
+				       "'-', '_' and '.'");
 		} else if (++label > LABEL_MAX) {
 			return err_set(why, why_len, "label of host name longer than 63 bytes");
 		}
@@ -107,7 +108,8 @@ parse_name(const char *s, size_t len, struct authority *a, char *why, size_t why
 	if (strspn(tail, "0123456789") >= tail_len ||
 	    (tail_len >= 2 && tail[0] == '0' && (tail[1] == 'x' || tail[1] == 'X'))) {
 		if (trailing_dot || !is_canonical_ipv4(s, n))
-			return err_set(why, why_len, "IPv4 address not in canonical dotted-quad form");
+			return err_set(why, why_len,
+				       "IPv4 address not in canonical dotted-quad form");
 		a->kind = AUTHORITY_IPV4;
 	} else {
 		a->kind = AUTHORITY_NAME;

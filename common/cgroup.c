@@ -572,7 +572,8 @@ cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgro
 		if (!wants(lim, c))
 			continue;
 		if (l->version[c] == 0) {
-			err_set(why, why_len, "limits.%s cannot be enforced: no usable %s controller",
+			err_set(why, why_len,
+				"limits.%s cannot be enforced: no usable %s controller",
 				c == CGROUP_MEMORY ? "memory_mb" : ctl_names[c], ctl_names[c]);
 			goto fail;
 		}

@@ -150,7 +150,8 @@ check_uid_range(struct config *c, const char *v, char *why, size_t why_len)
 	errno = 0;
 	first = strtoul(v, &end, 10);
 	if (end == v || *end != '-' || !isdigit((unsigned char)end[1]))
-		return err_set(why, why_len, "%s: expected START-END, as 200000-200999", shown(v, sh));
+		return err_set(why, why_len, "%s: expected START-END, as 200000-200999",
+			       shown(v, sh));
 	const char *second = end + 1;
 	last = strtoul(second, &end, 10);
 	if (*end != '\0' || errno != 0 || first == 0 || last < first || last > 4294967294UL)
@@ -172,7 +173,8 @@ check_listen(struct config *c, const char *v, char *why, size_t why_len)
 	if (v[0] == '[') {
 		const char *end = strchr(v, ']');
 		if (end == NULL || end[1] != ':')
-			return err_set(why, why_len, "%s: expected [IPV6-ADDRESS]:PORT", shown(v, sh));
+			return err_set(why, why_len, "%s: expected [IPV6-ADDRESS]:PORT",
+				       shown(v, sh));
 	} else {
 		const char *colon = strrchr(v, ':');
 		if (colon == NULL)
@@ -193,7 +195,8 @@ check_listen(struct config *c, const char *v, char *why, size_t why_len)
 	if (authority_parse(v, &a, bad, sizeof(bad)) == -1) {
 		if (v[0] == '[')
 			return err_set(why, why_len, "%s: bad IPv6 address", shown(v, sh));
-		return err_set(why, why_len, "%s: bad host name or address (%s)", shown(v, sh), bad);
+		return err_set(why, why_len, "%s: bad host name or address (%s)", shown(v, sh),
+			       bad);
 	}
 	free(c->listen_host);
 	c->listen_host = xstrdup(a.host);
@@ -319,7 +322,8 @@ check_source(struct config *c, const char *v, char *why, size_t why_len)
 		if (strncmp(p, "localhost/", 10) == 0)
 			p += 9;
 		if (p[0] != '/')
-			return err_set(why, why_len, "%s: a file URL must be file:///ABSOLUTE/PATH",
+			return err_set(why, why_len,
+				       "%s: a file URL must be file:///ABSOLUTE/PATH",
 				       shown(v, sh));
 		return 0;
 	}
@@ -340,7 +344,8 @@ check_destination(struct config *c, const char *v, char *why, size_t why_len)
 	if (v[0] == '\0')
 		return err_set(why, why_len, "must not be empty");
 	if (v[0] == '/')
-		return err_set(why, why_len, "%s is absolute: it must be relative to asset_cache_dir",
+		return err_set(why, why_len,
+			       "%s is absolute: it must be relative to asset_cache_dir",
 			       shown(v, sh));
 	for (const char *p = v;;) {
 		size_t len = strcspn(p, "/");
@@ -378,8 +383,8 @@ check_asset_unique(struct config *c, size_t i, char *why, size_t why_len)
 	for (size_t j = 0; j < i; j++) {
 		const struct config_asset *o = config_asset_at(c, j);
 		if (strcmp(a->name, o->name) == 0)
-			return err_set(why, why_len, "name %s is already used by item %zu", a->name,
-				       j + 1);
+			return err_set(why, why_len, "name %s is already used by item %zu",
+				       a->name, j + 1);
 		if (strcmp(a->destination, o->destination) == 0)
 			return err_set(why, why_len, "destination %s is already used by item %zu",
 				       a->destination, j + 1);
@@ -837,15 +842,16 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 		return 0;
 	case CFG_BOOL:
 		if (!plain || (iv = bool_word(s)) < 0)
-			return err_set(why, why_len, "expected true or false, got %s", shown(s, sh));
+			return err_set(why, why_len, "expected true or false, got %s",
+				       shown(s, sh));
 		memcpy(f, &iv, sizeof(iv));
 		return 0;
 	case CFG_INT:
 		if (!plain || parse_long(s, &lv) < 0)
 			return err_set(why, why_len, "expected an integer, got %s", shown(s, sh));
 		if (lv < k->min || lv > k->max)
-			return err_set(why, why_len, "must be between %.0f and %.0f, got %ld", k->min,
-				       k->max, lv);
+			return err_set(why, why_len, "must be between %.0f and %.0f, got %ld",
+				       k->min, k->max, lv);
 		if (k->size == sizeof(int)) {
 			iv = (int)lv;
 			memcpy(f, &iv, sizeof(iv));

@@ -114,7 +114,8 @@ int ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, char *why, size_t
  * callers and tests that hold whole frames. Returns bytes used, 0 if
  * incomplete, -1 with why[why_len] on a protocol error.
  */
-ssize_t ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, char *why, size_t why_len);
+ssize_t ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, char *why,
+		   size_t why_len);
 /* Release a message's payload. */
 void ipc_msg_clear(struct ipc_msg *msg);
 

@@ -124,7 +124,8 @@ start_check(const void *msg, char *why, size_t why_len)
 		return err_set(why, why_len, "uid and gid must come together");
 	if (s->limits && (s->limits->memory_mb || s->limits->pids || s->limits->cpu > 0) &&
 	    s->cgroup == NULL)
-		return err_set(why, why_len, "limits.memory_mb, pids and cpu need a cgroup layout");
+		return err_set(why, why_len,
+			       "limits.memory_mb, pids and cpu need a cgroup layout");
 	return 0;
 }
 
@@ -338,7 +339,7 @@ fail(struct ctx *c, const char *field, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	err_set(c->why, c->why_len, "%s: %.*s%.60s%s%s", c->msg, path_len, c->path,
-		 field ? field : "", field || c->path[0] ? ": " : "", what);
+		field ? field : "", field || c->path[0] ? ": " : "", what);
 	return -1;
 }
 
@@ -626,7 +627,7 @@ ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *why, siz
 	memset(msg, 0, s->size);
 	if (f->hdr.type != type) {
 		err_set(why, why_len, "expected %s, got %s", ipc_type_name(type),
-			 ipc_type_name(f->hdr.type));
+			ipc_type_name(f->hdr.type));
 		return -1;
 	}
 	if (f->payload == NULL)
@@ -643,7 +644,7 @@ ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *why, size_t why_l
 {
 	if (f->hdr.type != type) {
 		err_set(why, why_len, "expected %s, got %s", ipc_type_name(type),
-			 ipc_type_name(f->hdr.type));
+			ipc_type_name(f->hdr.type));
 		return -1;
 	}
 	if (f->payload && json_object_object_length(f->payload) != 0) {
@@ -765,7 +766,8 @@ encode_field(const struct field *f, const char *at, char *why, size_t why_len)
 		size_t n = *(const size_t *)(at - f->off + f->count_off);
 		struct json_object *a = json_object_new_array_ext((int)n);
 		for (size_t i = 0; i < n; i++) {
-			struct json_object *o = encode_struct(f->sub, items + i * f->sub->size, why, why_len);
+			struct json_object *o = encode_struct(f->sub, items + i * f->sub->size,
+							      why, why_len);
 			if (o == NULL) {
 				json_object_put(a);
 				return NULL;
@@ -817,7 +819,8 @@ encode_struct(const struct schema *s, const void *msg, char *why, size_t why_len
 }
 
 int
-ipc_msg_encode(struct buf *out, unsigned type, uint32_t id, const void *msg, char *why, size_t why_len)
+ipc_msg_encode(struct buf *out, unsigned type, uint32_t id, const void *msg, char *why,
+	       size_t why_len)
 {
 	const struct schema *s = schema_of(type);
 

@@ -125,31 +125,34 @@ check(const char *tname, const struct field *f, const char *at, char *why, size_
 	case K_PID:
 		memcpy(&i, at, 4);
 		if (i <= 1)
-			return err_set(why, why_len, "%s: %s: %d is no process of ours", tname, f->name, i);
+			return err_set(why, why_len, "%s: %s: %d is no process of ours", tname,
+				       f->name, i);
 		return 0;
 	case K_STATUS:
 		memcpy(&i, at, 4);
 		if (!is_death_status(i))
-			return err_set(why, why_len, "%s: %s: %d is no wait status of a dead child", tname,
-				    f->name, i);
+			return err_set(why, why_len,
+				       "%s: %s: %d is no wait status of a dead child", tname,
+				       f->name, i);
 		return 0;
 	case K_NETMODE: {
 		enum net_mode m;
 		memcpy(&m, at, sizeof(m));
 		if ((unsigned)m > NET_SECCOMP)
-			return err_set(why, why_len, "%s: %s: %u is no network mode", tname, f->name,
-				    (unsigned)m);
+			return err_set(why, why_len, "%s: %s: %u is no network mode", tname,
+				       f->name, (unsigned)m);
 		return 0;
 	}
 	case K_REASON: {
 		size_t n = strnlen(at, PRIV_REASON_MAX);
 		if (n == 0 || n == PRIV_REASON_MAX)
-			return err_set(why, why_len, "%s: %s: empty or longer than %d bytes", tname, f->name,
-				    PRIV_REASON_MAX - 1);
+			return err_set(why, why_len, "%s: %s: empty or longer than %d bytes",
+				       tname, f->name, PRIV_REASON_MAX - 1);
 		for (size_t k = 0; k < n; k++)
 			if (at[k] < 0x20 || at[k] > 0x7e)
-				return err_set(why, why_len, "%s: %s: byte %zu is not printable ASCII", tname,
-					    f->name, k);
+				return err_set(why, why_len,
+					       "%s: %s: byte %zu is not printable ASCII", tname,
+					       f->name, k);
 		return 0;
 	}
 	default:
@@ -158,7 +161,8 @@ check(const char *tname, const struct field *f, const char *at, char *why, size_
 }
 
 ssize_t
-priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *why, size_t why_len)
+priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *why,
+		size_t why_len)
 {
 	const struct field *fs = fields_of(m->type);
 	const char *base = (const char *)&m->u;
@@ -167,8 +171,8 @@ priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *
 	if (fs == NULL)
 		return err_set(why, why_len, "type %u: unknown", (unsigned)m->type);
 	if (cap < PRIV_MSG_MAX)
-		return err_set(why, why_len, "%s: buffer of %zu bytes is too small", priv_type_name(m->type),
-			    cap);
+		return err_set(why, why_len, "%s: buffer of %zu bytes is too small",
+			       priv_type_name(m->type), cap);
 	out[0] = PRIV_VERSION >> 8;
 	out[1] = PRIV_VERSION & 0xff;
 	out[2] = (unsigned char)(m->type >> 8);
@@ -214,8 +218,8 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *w
 	unsigned version = (unsigned)in[0] << 8 | in[1];
 	m->type = (enum priv_type)((unsigned)in[2] << 8 | in[3]);
 	if (version != PRIV_VERSION)
-		return err_set(why, why_len, "%s: protocol version %u, not %u", priv_type_name(m->type),
-			    version, PRIV_VERSION);
+		return err_set(why, why_len, "%s: protocol version %u, not %u",
+			       priv_type_name(m->type), version, PRIV_VERSION);
 	const struct field *fs = fields_of(m->type);
 	if (fs == NULL)
 		return err_set(why, why_len, "type %u: unknown", (unsigned)m->type);
@@ -224,7 +228,8 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *w
 	size_t pos = PRIV_HDR_LEN;
 
 	if (len > PRIV_MSG_MAX)
-		return err_set(why, why_len, "%s: %zu bytes, more than %d", tname, len, PRIV_MSG_MAX);
+		return err_set(why, why_len, "%s: %zu bytes, more than %d", tname, len,
+			       PRIV_MSG_MAX);
 	for (const struct field *f = fs; f->name; f++) {
 		char *at = base + f->off;
 		size_t w = width(f->kind);
@@ -232,25 +237,27 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *w
 		if (f->kind == K_REASON) {
 			size_t n = len - pos;
 			if (n >= PRIV_REASON_MAX)
-				return err_set(why, why_len, "%s: %s: longer than %d bytes", tname, f->name,
-					    PRIV_REASON_MAX - 1);
+				return err_set(why, why_len, "%s: %s: longer than %d bytes", tname,
+					       f->name, PRIV_REASON_MAX - 1);
 			if (memchr(in + pos, 0, n))
-				return err_set(why, why_len, "%s: %s: holds a NUL", tname, f->name);
+				return err_set(why, why_len, "%s: %s: holds a NUL", tname,
+					       f->name);
 			memcpy(at, in + pos, n);
 			at[n] = '\0';
 			pos = len;
 		} else {
 			if (len - pos < w)
-				return err_set(why, why_len, "%s: %zu bytes: truncated at %s", tname, len,
-					    f->name);
+				return err_set(why, why_len, "%s: %zu bytes: truncated at %s",
+					       tname, len, f->name);
 			if (f->kind == K_U16) {
 				uint16_t h = (uint16_t)(in[pos] << 8 | in[pos + 1]);
 				memcpy(at, &h, 2);
 			} else if (f->kind == K_NETMODE) {
 				uint32_t u = get32(in + pos);
 				if (u > NET_SECCOMP)
-					return err_set(why, why_len, "%s: %s: %u is no network mode", tname,
-						    f->name, u);
+					return err_set(why, why_len,
+						       "%s: %s: %u is no network mode", tname,
+						       f->name, u);
 				enum net_mode nm = (enum net_mode)u;
 				memcpy(at, &nm, sizeof(nm));
 			} else {
@@ -353,7 +360,8 @@ priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *why, size_t why_len)
 	int got, count = close_passed(&mh, &got);
 	int rc = -2;
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-		err_set(why, why_len, "a record of more than %d bytes or descriptors", PRIV_MSG_MAX);
+		err_set(why, why_len, "a record of more than %d bytes or descriptors",
+			PRIV_MSG_MAX);
 	else if (priv_msg_decode(data, (size_t)n, m, why, why_len) == -1)
 		;
 	else if (m->type == PRIV_WORKER_STARTED && count != 1)

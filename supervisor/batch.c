@@ -216,7 +216,8 @@ item_thread(void *arg)
 	char why[ERR_LEN] = "";
 
 	pool_lock();
-	struct worker *w = run->b->cancelled ? NULL : pool_take(ITEM_TAKE_WAIT_S, why, sizeof(why));
+	struct worker *w = run->b->cancelled ? NULL : pool_take(ITEM_TAKE_WAIT_S, why,
+								sizeof(why));
 	if (run->b->cancelled) {
 		item_finish(run->b, run->it, NULL, NULL, NULL);
 	} else if (w == NULL) {

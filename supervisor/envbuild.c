@@ -326,7 +326,8 @@ install_link(const struct config *cfg, const char *prefix, char *why, size_t why
 		if (fs_remove_tree(tmp) == -1)
 			log_warn("remove the replaced environment, now %s", tmp);
 	} else if (rename(tmp, cfg->build_dir) == -1) {
-		snprintf(why, why_len, "rename %s to %s: %s", tmp, cfg->build_dir, strerror(errno));
+		snprintf(why, why_len, "rename %s to %s: %s", tmp, cfg->build_dir,
+			 strerror(errno));
 		unlink(tmp);
 		goto out;
 	}

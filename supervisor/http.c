@@ -496,7 +496,8 @@ framing_problem(const struct mg_request_info *ri, char *why, size_t why_len)
 			if (!content_length_valid(value))
 				return err_set(why, why_len, "Content-Length is not a number");
 			if (length && strcmp(length, value) != 0)
-				return err_set(why, why_len, "two different Content-Length headers");
+				return err_set(why, why_len,
+					       "two different Content-Length headers");
 			length = value;
 			lengths++;
 		} else if (strcasecmp(name, "Transfer-Encoding") == 0) {

@@ -94,7 +94,8 @@ kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t why_len)
 	}
 	if (ppid != parent) {
 		close(fd);
-		snprintf(why, why_len, "kernel_pid %d is not a child of the worker (its parent is %d)",
+		snprintf(why, why_len,
+			 "kernel_pid %d is not a child of the worker (its parent is %d)",
 			 (int)pid, (int)ppid);
 		return -1;
 	}

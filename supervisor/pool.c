@@ -522,7 +522,8 @@ pool_take(double wait_s, char *why, size_t why_len)
 			break;
 		}
 		if (pthread_cond_timedwait(&ready_cond, &lock, &deadline) == ETIMEDOUT) {
-			err_set(why, why_len, "no kernel became ready in time (see the daemon's log)");
+			err_set(why, why_len,
+				"no kernel became ready in time (see the daemon's log)");
 			break;
 		}
 	}

@@ -103,7 +103,8 @@ add_images(struct json_object *content, struct json_object *result)
 			continue;
 		struct json_object *img = json_object_new_object();
 		json_object_object_add(img, "type", json_object_new_string("image"));
-		json_object_object_add(img, "data", json_object_new_string(json_member_str(o, "data")));
+		json_object_object_add(img, "data",
+				       json_object_new_string(json_member_str(o, "data")));
 		json_object_object_add(img, "mimeType", json_object_new_string(mime));
 		json_object_array_add(content, img);
 	}

@@ -270,7 +270,8 @@ exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc
 	size_t n = utf8_prefix(text, len, ex->lim.output_chars, TEXT_CAP);
 
 	memset(o, 0, sizeof(*o));
-	o->name = strcmp(json_member_str(m->content, "name"), "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
+	const char *stream = json_member_str(m->content, "name");
+	o->name = strcmp(stream, "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
 	if (n == len)
 		o->text.s = xstrdup(text);
 	else
@@ -486,10 +487,10 @@ static void
 set_error_from(struct exec *ex, struct json_object *content)
 {
 	struct json_object *e = json_object_new_object();
-	struct jupyter_msg m = {.content = content};
 
-	json_object_object_add(e, "type", json_object_new_string(json_member_str(m.content, "ename")));
-	json_object_object_add(e, "message", json_object_new_string(json_member_str(m.content, "evalue")));
+	json_object_object_add(e, "type", json_object_new_string(json_member_str(content, "ename")));
+	json_object_object_add(e, "message",
+			       json_object_new_string(json_member_str(content, "evalue")));
 	json_object_object_add(e, "traceback", traceback_text(content));
 	json_object_put(ex->error);
 	ex->error = e;

@@ -230,7 +230,8 @@ static int
 child_failure(int stage, int err, const char *prog, const char *cwd, char *why, size_t why_len)
 {
 	if (stage == STAGE_CHDIR)
-		return err_set(why, why_len, "cannot start the kernel in %s: %s", cwd, strerror(err));
+		return err_set(why, why_len, "cannot start the kernel in %s: %s", cwd,
+			       strerror(err));
 	if (stage == STAGE_EXEC)
 		return err_set(why, why_len, "cannot execute %s: %s", prog, strerror(err));
 	if (stage >= SANDBOX_STAGE_CGROUP)
@@ -353,7 +354,8 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 	char **argv = build_argv(spec->argv, k->conn_path);
 
 	if (sandbox_cgroup_create(spec->sb, why, why_len) == -1 ||
-	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why, why_len) == -1) {
+	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why,
+			    why_len) == -1) {
 		if (ln.pass_fd >= 0)
 			close(ln.pass_fd);
 		sandbox_launch_free(&ln);

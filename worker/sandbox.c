@@ -56,7 +56,8 @@ sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, si
 	/* The group is the worker's: a kernel of the same uid could write its limits. */
 	if ((sb->limits.memory_mb || sb->limits.pids || sb->limits.cpu > 0) && !sb->has_id &&
 	    geteuid() != 0)
-		return err_set(why, why_len, "limits.memory_mb, pids and cpu need uid/gid: a kernel "
+		return err_set(why, why_len,
+			       "limits.memory_mb, pids and cpu need uid/gid: a kernel "
 			       "of the worker's own uid would own its cgroup and could raise its limits");
 	return 0;
 }

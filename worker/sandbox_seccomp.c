@@ -419,7 +419,8 @@ check_env(char **envp, const struct ident *id, char *why, size_t why_len)
 		for (size_t i = 0; i < sizeof(rejected_env) / sizeof(rejected_env[0]); i++) {
 			const char *pre = rejected_env[i].prefix;
 			if (strncmp(*e, pre, strlen(pre)) == 0) {
-				err_set(why, why_len, "seccomp: the kernel environment variable %.*s is not supported: %s",
+				err_set(why, why_len,
+					"seccomp: the kernel environment variable %.*s is not supported: %s",
 					(int)strcspn(*e, "="), *e, rejected_env[i].why);
 				return -1;
 			}
@@ -431,7 +432,8 @@ check_env(char **envp, const struct ident *id, char *why, size_t why_len)
 	char *list = xstrdup(llp), *save = NULL;
 	int rc = 0;
 	if (*list == '\0' || strstr(list, "::") || *list == ':' || list[strlen(list) - 1] == ':') {
-		err_set(why, why_len, "seccomp: LD_LIBRARY_PATH has an empty entry (the current directory)");
+		err_set(why, why_len,
+			"seccomp: LD_LIBRARY_PATH has an empty entry (the current directory)");
 		rc = -1;
 	}
 	for (char *t = strtok_r(list, ":", &save); t && rc == 0; t = strtok_r(NULL, ":", &save))
@@ -510,7 +512,8 @@ query_paths(const struct sandbox *sb, const char *python, char **envp, char *why
 	if (rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		o = json_tokener_parse(out.data ? out.data : "");
 	if (o == NULL)
-		err_set(why, why_len, "seccomp: %s -I -S could not report its library paths (wait status %#x)",
+		err_set(why, why_len,
+			"seccomp: %s -I -S could not report its library paths (wait status %#x)",
 			python, (unsigned)status);
 	buf_free(&out);
 	return o;
@@ -518,7 +521,8 @@ query_paths(const struct sandbox *sb, const char *python, char **envp, char *why
 
 /* Check every string of array `key` in o; 0, or -1 with *why. */
 static int
-check_array(struct json_object *o, const char *key, const struct ident *id, char *why, size_t why_len)
+check_array(struct json_object *o, const char *key, const struct ident *id, char *why,
+	    size_t why_len)
 {
 	struct json_object *a;
 
@@ -672,22 +676,26 @@ sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char
 
 	ident_of(sb, &id);
 	if (id.uid == 0) {
-		err_set(why, why_len, "seccomp: the kernel would run as root, which can change any path of its environment; run codeexecd as a user, or give kernels uid/gid");
+		err_set(why, why_len,
+			"seccomp: the kernel would run as root, which can change any path of its environment; run codeexecd as a user, or give kernels uid/gid");
 		return -1;
 	}
 	if (python[0] != '/') {
-		err_set(why, why_len, "seccomp: the kernel program %s must be an absolute path", python);
+		err_set(why, why_len, "seccomp: the kernel program %s must be an absolute path",
+			python);
 		return -1;
 	}
 	free(sb->helper);
 	sb->helper = helper_path();
-	if (check_env(envp, &id, why, why_len) == -1 || check_path(python, &id, why, why_len) == -1 ||
+	if (check_env(envp, &id, why, why_len) == -1 ||
+	    check_path(python, &id, why, why_len) == -1 ||
 	    check_path(sb->helper, &id, why, why_len) == -1)
 		return -1;
 	if ((rep = query_paths(sb, python, envp, why, why_len)) == NULL)
 		return -1;
 	int rc = -1;
-	if (check_array(rep, "path", &id, why, why_len) == -1 || check_array(rep, "roots", &id, why, why_len) == -1)
+	if (check_array(rep, "path", &id, why, why_len) == -1 ||
+	    check_array(rep, "roots", &id, why, why_len) == -1)
 		goto out;
 	if (json_object_object_get_ex(rep, "cfg", &cfg) && json_object_is_type(cfg, json_type_string) &&
 	    check_path(json_object_get_string(cfg), &id, why, why_len) == -1)
@@ -730,7 +738,8 @@ task_locked(const char *path, char *why, size_t why_len)
 	}
 	text[n] = '\0';
 	if (strstr(text, "\nSeccomp:\t2\n") == NULL || strstr(text, "\nNoNewPrivs:\t1\n") == NULL) {
-		err_set(why, why_len, "seccomp: %s does not show Seccomp: 2 and NoNewPrivs: 1", path);
+		err_set(why, why_len, "seccomp: %s does not show Seccomp: 2 and NoNewPrivs: 1",
+			path);
 		return -1;
 	}
 	return 0;

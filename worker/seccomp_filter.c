@@ -142,11 +142,12 @@ only_unix_sockets(char *why, size_t why_len)
 		    !S_ISSOCK(st.st_mode))
 			continue;
 		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == -1) {
-			snprintf(why, why_len, "descriptor %d: SO_DOMAIN: %s", fd, strerror(errno));
+			snprintf(why, why_len, "descriptor %d: SO_DOMAIN: %s", fd,
+				 strerror(errno));
 			bad = 1;
 		} else if (dom != AF_UNIX) {
-			snprintf(why, why_len, "descriptor %d is a socket of family %d, not AF_UNIX", fd,
-				 dom);
+			snprintf(why, why_len,
+				 "descriptor %d is a socket of family %d, not AF_UNIX", fd, dom);
 			bad = 1;
 		}
 	}

@@ -121,8 +121,8 @@ spill_save(const struct spill_place *place, unsigned request, const char *what,
 		return -1;
 	}
 	if (rc == 1) {
-		err_set(why, why_len, "%s/%s was cut at %lld bytes by the file size limit", place->cwd,
-			*rel, (long long)place->max_bytes);
+		err_set(why, why_len, "%s/%s was cut at %lld bytes by the file size limit",
+			place->cwd, *rel, (long long)place->max_bytes);
 		free(*rel);
 		*rel = NULL;
 		return -1;

@@ -34,7 +34,8 @@ typed(const struct ipc_msg *f)
 		buf_init(&one);
 		buf_init(&two);
 		if (ipc_msg_encode(&one, type, f->hdr.id, a, e, sizeof(e)) == 0) {
-			if (ipc_decode((unsigned char *)one.data, one.len, &g, e, sizeof(e)) != (ssize_t)one.len ||
+			if (ipc_decode((unsigned char *)one.data, one.len, &g, e,
+				       sizeof(e)) != (ssize_t)one.len ||
 			    ipc_msg_decode(&g, type, b, err, sizeof(err)) != 0 ||
 			    ipc_msg_encode(&two, type, f->hdr.id, b, e, sizeof(e)) != 0 ||
 			    one.len != two.len || memcmp(one.data, two.data, one.len) != 0)

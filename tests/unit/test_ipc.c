@@ -60,8 +60,10 @@ START_TEST(truncated_frame_waits)
 	buf_init(&b);
 	make_frame(&b, IPC_RESULT, 7);
 	for (size_t cut = 0; cut < b.len; cut++)
-		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, cut, &m, err, sizeof(err)), 0);
-	ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, err, sizeof(err)), (ssize_t)b.len);
+		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, cut, &m, err, sizeof(err)),
+				 0);
+	ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, err, sizeof(err)),
+			 (ssize_t)b.len);
 	ipc_msg_clear(&m);
 	buf_free(&b);
 }
@@ -118,7 +120,8 @@ START_TEST(bad_payload)
 		ipc_hdr_encode(&h, hdr);
 		buf_add(&b, hdr, sizeof(hdr));
 		buf_add(&b, bad[i], len);
-		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, err, sizeof(err)), -1);
+		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, err, sizeof(err)),
+				 -1);
 		ck_assert_str_eq(err, "payload is not a JSON object");
 		buf_free(&b);
 	}

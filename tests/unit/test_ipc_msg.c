@@ -44,7 +44,8 @@ roundtrip(unsigned type, const void *msg, void *out)
 	buf_init(&b);
 	ck_assert_msg(ipc_msg_encode(&a, type, 42, msg, err, sizeof(err)) == 0, "encode %s: %s",
 		      ipc_type_name(type), err);
-	ck_assert_int_eq(ipc_decode((unsigned char *)a.data, a.len, &f, err, sizeof(err)), (ssize_t)a.len);
+	ck_assert_int_eq(ipc_decode((unsigned char *)a.data, a.len, &f, err, sizeof(err)),
+			 (ssize_t)a.len);
 	ck_assert_uint_eq(f.hdr.type, type);
 	ck_assert_uint_eq(f.hdr.id, 42);
 	ck_assert_msg(ipc_msg_decode(&f, type, out, derr, sizeof(derr)) == 0, "decode: %s", derr);
@@ -255,7 +256,8 @@ START_TEST(empty_messages)
 		buf_init(&b);
 		ck_assert_int_eq(ipc_empty_encode(&b, types[i], 5, e, sizeof(e)), 0);
 		ck_assert_uint_eq(b.len, IPC_HDR_LEN);
-		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &f, e, sizeof(e)), IPC_HDR_LEN);
+		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &f, e, sizeof(e)),
+				 IPC_HDR_LEN);
 		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err, sizeof(err)), 0);
 		buf_free(&b);
 		f = frame_of(types[i], "{}");

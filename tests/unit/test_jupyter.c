@@ -379,7 +379,8 @@ START_TEST(recorded_with_wrong_key_rejected)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct recorded r;
 		load(names[i], &r);
-		ck_assert_int_eq(jupyter_parse(s, r.f, r.n, &m, err, sizeof(err)), JUPYTER_EBADSIG);
+		ck_assert_int_eq(jupyter_parse(s, r.f, r.n, &m, err, sizeof(err)),
+				 JUPYTER_EBADSIG);
 		unload(&r);
 	}
 	jupyter_signer_free(&s);

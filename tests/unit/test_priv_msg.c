@@ -26,7 +26,8 @@ roundtrip(const struct priv_msg *m)
 
 	ssize_t n = priv_msg_encode(m, a, sizeof(a), err, sizeof(err));
 	ck_assert_msg(n > 0, "encode %s: %s", priv_type_name(m->type), err);
-	ck_assert_msg(priv_msg_decode(a, (size_t)n, &back, err, sizeof(err)) == 0, "decode: %s", err);
+	ck_assert_msg(priv_msg_decode(a, (size_t)n, &back, err, sizeof(err)) == 0, "decode: %s",
+		      err);
 	ck_assert_int_eq(back.type, m->type);
 	ck_assert_int_eq(priv_msg_encode(&back, b, sizeof(b), err, sizeof(err)), n);
 	ck_assert_int_eq(memcmp(a, b, (size_t)n), 0);
@@ -84,7 +85,8 @@ refused(const unsigned char *in, size_t len, const char *what)
 	char err[PRIV_ERR_LEN] = "";
 	struct priv_msg m;
 
-	ck_assert_msg(priv_msg_decode(in, len, &m, err, sizeof(err)) == -1, "accepted, expected \"%s\"", what);
+	ck_assert_msg(priv_msg_decode(in, len, &m, err, sizeof(err)) == -1,
+		      "accepted, expected \"%s\"", what);
 	ck_assert_msg(strstr(err, what) != NULL, "\"%s\" does not say \"%s\"", err, what);
 }
 
@@ -158,7 +160,8 @@ START_TEST(encode_refusals)
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_REFUSED;
 	m.u.refused.request = 1;
-	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1); /* empty reason */
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)),
+			 -1); /* empty reason */
 	memset(m.u.refused.reason, 'x', sizeof(m.u.refused.reason)); /* no NUL */
 	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
 }

@@ -56,7 +56,8 @@ START_TEST(save_and_name)
 	size_t len;
 	struct stat st;
 
-	ck_assert_msg(spill_save(&place, 7, "stdout", ".txt", "hello\n", 6, &rel, why, sizeof(why)) == 0,
+	ck_assert_msg(spill_save(&place, 7, "stdout", ".txt", "hello\n", 6, &rel, why,
+				 sizeof(why)) == 0,
 		      "%s", why);
 	ck_assert_ptr_nonnull(rel);
 	/* codeexecd-output/7-<8 hex>-stdout.txt */
@@ -138,7 +139,8 @@ START_TEST(missing_cwd)
 	struct spill_place place = {.cwd = "/nonexistent/test_spill"};
 	char *rel = NULL, why[ERR_LEN] = "";
 
-	ck_assert_int_eq(spill_save(&place, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)), -1);
+	ck_assert_int_eq(spill_save(&place, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)),
+			 -1);
 	ck_assert_ptr_null(rel);
 	ck_assert_ptr_nonnull(strstr(why, "/nonexistent/test_spill"));
 }
@@ -156,7 +158,8 @@ START_TEST(given_to_kernel_identity)
 		ck_assert_ptr_nonnull(strstr(why, "chown"));
 		return;
 	}
-	ck_assert_msg(spill_save(&place, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(spill_save(&place, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)) == 0,
+		      "%s", why);
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	ck_assert_int_eq(lstat(path, &st), 0);
 	ck_assert_uint_eq(st.st_uid, 60321);
