@@ -7,19 +7,12 @@
 #include <strings.h>
 
 #include "authority.h"
+#include "err.h"
 
 /* Longer values are refused before any other look: no authority is this long. */
 #define AUTHORITY_INPUT_MAX 300
 #define LABEL_MAX 63
 #define NAME_MAX_LEN 253
-
-static int
-fail(const char **why, const char *reason)
-{
-	if (why)
-		*why = reason;
-	return -1;
-}
 
 static int
 is_digit(char c)
@@ -36,18 +29,18 @@ is_name_char(char c)
 
 /* The bracket-less IPv6 address of `len` bytes at `s`, canonicalized into a->host. */
 static int
-parse_ipv6(const char *s, size_t len, struct authority *a, const char **why)
+parse_ipv6(const char *s, size_t len, struct authority *a, char *why, size_t why_len)
 {
 	char text[64];
 	struct in6_addr a6;
 
 	/* inet_pton reads exactly these; '%' (a zone) and the rest are refused. */
 	if (len == 0 || len >= sizeof(text) || strspn(s, "0123456789abcdefABCDEF:.") < len)
-		return fail(why, "not an IPv6 address");
+		return err_set(why, why_len, "not an IPv6 address");
 	memcpy(text, s, len);
 	text[len] = '\0';
 	if (inet_pton(AF_INET6, text, &a6) != 1)
-		return fail(why, "not an IPv6 address");
+		return err_set(why, why_len, "not an IPv6 address");
 	inet_ntop(AF_INET6, &a6, a->host, sizeof(a->host));
 	a->kind = AUTHORITY_IPV6;
 	return 0;
@@ -84,37 +77,39 @@ is_canonical_ipv4(const char *s, size_t len)
  * browser, so it must then be a canonical dotted quad.
  */
 static int
-parse_name(const char *s, size_t len, struct authority *a, const char **why)
+parse_name(const char *s, size_t len, struct authority *a, char *why, size_t why_len)
 {
 	int trailing_dot = len > 0 && s[len - 1] == '.';
 	size_t n = trailing_dot ? len - 1 : len;
 
 	if (n == 0)
-		return fail(why, "empty host");
+		return err_set(why, why_len, "empty host");
 	if (n > NAME_MAX_LEN)
-		return fail(why, "host name longer than 253 bytes");
+		return err_set(why, why_len, "host name longer than 253 bytes");
 	size_t label = 0, last = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '.') {
 			if (label == 0)
-				return fail(why, "empty label in host name");
+				return err_set(why, why_len, "empty label in host name");
 			label = 0;
 			last = i + 1;
 		} else if (!is_name_char(s[i])) {
-			return fail(why, "host has a character other than letters, digits, "
-					 "'-', '_' and '.'");
+			return err_set(why, why_len,
+				       "host has a character other than letters, digits, "
+				       "'-', '_' and '.'");
 		} else if (++label > LABEL_MAX) {
-			return fail(why, "label of host name longer than 63 bytes");
+			return err_set(why, why_len, "label of host name longer than 63 bytes");
 		}
 	}
 	if (label == 0)
-		return fail(why, "empty label in host name");
+		return err_set(why, why_len, "empty label in host name");
 	const char *tail = s + last;
 	size_t tail_len = n - last;
 	if (strspn(tail, "0123456789") >= tail_len ||
 	    (tail_len >= 2 && tail[0] == '0' && (tail[1] == 'x' || tail[1] == 'X'))) {
 		if (trailing_dot || !is_canonical_ipv4(s, n))
-			return fail(why, "IPv4 address not in canonical dotted-quad form");
+			return err_set(why, why_len,
+				       "IPv4 address not in canonical dotted-quad form");
 		a->kind = AUTHORITY_IPV4;
 	} else {
 		a->kind = AUTHORITY_NAME;
@@ -127,66 +122,66 @@ parse_name(const char *s, size_t len, struct authority *a, const char **why)
 
 /* ":PORT" at `s` (or nothing). */
 static int
-parse_port(const char *s, struct authority *a, const char **why)
+parse_port(const char *s, struct authority *a, char *why, size_t why_len)
 {
 	if (s[0] == '\0') {
 		a->port = -1;
 		return 0;
 	}
 	if (s[0] != ':')
-		return fail(why, "unexpected character after the host");
+		return err_set(why, why_len, "unexpected character after the host");
 	s++;
 	size_t n = strspn(s, "0123456789");
 	if (n == 0 || n > 5 || s[n] != '\0')
-		return fail(why, "port is not a number of 1 to 5 digits");
+		return err_set(why, why_len, "port is not a number of 1 to 5 digits");
 	long port = 0;
 	for (size_t i = 0; i < n; i++)
 		port = port * 10 + (s[i] - '0');
 	if (port > 65535)
-		return fail(why, "port above 65535");
+		return err_set(why, why_len, "port above 65535");
 	a->port = (int)port;
 	return 0;
 }
 
 int
-authority_parse(const char *s, struct authority *a, const char **why)
+authority_parse(const char *s, struct authority *a, char *why, size_t why_len)
 {
 	size_t len = strnlen(s, AUTHORITY_INPUT_MAX + 1);
 
 	memset(a, 0, sizeof(*a));
 	a->port = -1;
 	if (len > AUTHORITY_INPUT_MAX)
-		return fail(why, "authority too long");
+		return err_set(why, why_len, "authority too long");
 	if (s[0] == '[') {
 		const char *end = strchr(s, ']');
 		if (end == NULL)
-			return fail(why, "'[' without ']'");
-		if (parse_ipv6(s + 1, (size_t)(end - s - 1), a, why) == -1)
+			return err_set(why, why_len, "'[' without ']'");
+		if (parse_ipv6(s + 1, (size_t)(end - s - 1), a, why, why_len) == -1)
 			return -1;
-		return parse_port(end + 1, a, why);
+		return parse_port(end + 1, a, why, why_len);
 	}
 	size_t host_len = strcspn(s, ":");
-	if (parse_name(s, host_len, a, why) == -1)
+	if (parse_name(s, host_len, a, why, why_len) == -1)
 		return -1;
-	return parse_port(s + host_len, a, why);
+	return parse_port(s + host_len, a, why, why_len);
 }
 
 int
-authority_parse_host(const char *host, struct authority *a, const char **why)
+authority_parse_host(const char *host, struct authority *a, char *why, size_t why_len)
 {
 	size_t len = strnlen(host, AUTHORITY_INPUT_MAX + 1);
 
 	memset(a, 0, sizeof(*a));
 	a->port = -1;
 	if (len > AUTHORITY_INPUT_MAX)
-		return fail(why, "host too long");
+		return err_set(why, why_len, "host too long");
 	if (memchr(host, ':', len) != NULL)
-		return parse_ipv6(host, len, a, why);
-	return parse_name(host, len, a, why);
+		return parse_ipv6(host, len, a, why, why_len);
+	return parse_name(host, len, a, why, why_len);
 }
 
 int
-origin_parse(const char *s, struct origin *o, const char **why)
+origin_parse(const char *s, struct origin *o, char *why, size_t why_len)
 {
 	const char *rest;
 
@@ -199,9 +194,9 @@ origin_parse(const char *s, struct origin *o, const char **why)
 		strcpy(o->scheme, "https");
 		rest = s + 8;
 	} else {
-		return fail(why, "not an http:// or https:// origin");
+		return err_set(why, why_len, "not an http:// or https:// origin");
 	}
-	return authority_parse(rest, &o->auth, why);
+	return authority_parse(rest, &o->auth, why, why_len);
 }
 
 int
@@ -225,7 +220,7 @@ int
 authority_host_is_loopback(const char *host)
 {
 	struct authority a;
-	return authority_parse_host(host, &a, NULL) == 0 && authority_is_loopback(&a);
+	return authority_parse_host(host, &a, NULL, 0) == 0 && authority_is_loopback(&a);
 }
 
 /* The port of `o`, with the scheme's default filled in. */

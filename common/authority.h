@@ -31,6 +31,10 @@
 #ifndef COMMON_AUTHORITY_H
 #define COMMON_AUTHORITY_H
 
+#include <stddef.h>
+
+#include "err.h"
+
 #define AUTHORITY_HOST_MAX 254 /* a 253-byte name and its trailing dot */
 
 enum authority_kind {
@@ -55,17 +59,17 @@ struct origin {
 
 /*
  * Parse `s` ("host", "host:port", "[v6]", "[v6]:port") as a Host header
- * carries it. Returns 0, or -1 with a static reason in *why (may be NULL).
+ * carries it. Returns 0, or -1 with the reason in why[why_len] (may be NULL).
  */
-int authority_parse(const char *s, struct authority *a, const char **why);
+int authority_parse(const char *s, struct authority *a, char *why, size_t why_len);
 /* Parse a bare host, as the listen address gives it: no port, no brackets. */
-int authority_parse_host(const char *host, struct authority *a, const char **why);
+int authority_parse_host(const char *host, struct authority *a, char *why, size_t why_len);
 /*
  * Parse an Origin header or an allowed_origins entry: "http://" or
  * "https://" and an authority, nothing after it ("null" and "" are not
- * origins). Returns 0, or -1 with a static reason in *why (may be NULL).
+ * origins). Returns 0, or -1 with the reason in why[why_len] (may be NULL).
  */
-int origin_parse(const char *s, struct origin *o, const char **why);
+int origin_parse(const char *s, struct origin *o, char *why, size_t why_len);
 /* Nonzero if `a` names this host's loopback interface (see above). */
 int authority_is_loopback(const struct authority *a);
 /* Nonzero if the bare host `host` parses and names loopback. */

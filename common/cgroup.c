@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "err.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -384,7 +385,7 @@ name_ok(const char *name)
 
 int
 cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char **name,
-			const char **bad)
+			char *why, size_t why_len)
 {
 	struct json_object *v, *e;
 
@@ -393,7 +394,8 @@ cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char **n
 	if (!json_object_is_type(o, json_type_object) ||
 	    !json_object_object_get_ex(o, "name", &v) || !json_object_is_type(v, json_type_string) ||
 	    !name_ok(json_object_get_string(v))) {
-		*bad = "cgroup.name must be one path component of [A-Za-z0-9._-]";
+		err_set(why, why_len,
+			"cgroup.name must be one path component of [A-Za-z0-9._-]");
 		return -1;
 	}
 	for (int c = 0; c < CGROUP_NCTL; c++) {
@@ -406,7 +408,8 @@ cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char **n
 		    json_object_get_string(par)[0] != '/' ||
 		    (json_object_get_int(ver) != 1 && json_object_get_int(ver) != 2)) {
 			cgroup_layout_free(l);
-			*bad = "cgroup.<controller> must be {version: 1|2, parent: absolute path}";
+			err_set(why, why_len,
+				"cgroup.<controller> must be {version: 1|2, parent: absolute path}");
 			return -1;
 		}
 		l->version[c] = json_object_get_int(ver);
@@ -426,9 +429,9 @@ same_dir_before(const struct cgroup *g, int c)
 	return 0;
 }
 
-/* Set the limit of controller c in g; 0 or -1 with *why. */
+/* Set the limit of controller c in g; 0 or -1 with why. */
 static int
-set_limit(struct cgroup *g, int c, const struct cgroup_limits *lim, char **why)
+set_limit(struct cgroup *g, int c, const struct cgroup_limits *lim, char *why, size_t why_len)
 {
 	char v[64];
 	const char *file = NULL;
@@ -472,7 +475,7 @@ set_limit(struct cgroup *g, int c, const struct cgroup_limits *lim, char **why)
 		goto fail;
 	return 0;
 fail:
-	*why = xasprintf("cannot set %s/%s: %s", g->dir[c], file, strerror(errno));
+	err_set(why, why_len, "cannot set %s/%s: %s", g->dir[c], file, strerror(errno));
 	return -1;
 }
 
@@ -490,7 +493,7 @@ wants(const struct cgroup_limits *lim, int c)
 }
 
 int
-cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t size)
+cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t why_len)
 {
 	/*
 	 * v2 moves a process only for a writer of the cgroup.procs of the common
@@ -507,7 +510,7 @@ cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size
 			char *p = xasprintf("%s%s", l->parent[c], v2_files[i]);
 			int rc = lchown(p, uid, gid);
 			if (rc == -1)
-				snprintf(why, size, "chown %s: %s", p, strerror(errno));
+				err_set(why, why_len, "chown %s: %s", p, strerror(errno));
 			free(p);
 			if (rc == -1)
 				return -1;
@@ -525,8 +528,8 @@ cgroup_seal(const struct cgroup_layout *l, char *why, size_t why_len)
 		/* A parent of this pid left by an earlier boot may have another owner. */
 		if (lchown(l->parent[c], geteuid(), getegid()) == -1 ||
 		    chmod(l->parent[c], 0700) == -1) {
-			snprintf(why, why_len, "keep %s root's (chown, chmod 0700): %s", l->parent[c],
-				 strerror(errno));
+			err_set(why, why_len, "keep %s root's (chown, chmod 0700): %s", l->parent[c],
+				strerror(errno));
 			return -1;
 		}
 	}
@@ -535,23 +538,23 @@ cgroup_seal(const struct cgroup_layout *l, char *why, size_t why_len)
 
 int
 cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *lim, char *why,
-		    size_t size)
+		    size_t why_len)
 {
 	static const char *const keys[CGROUP_NLIMIT] = {"limits.memory_mb", "limits.pids",
 							"limits.cpu"};
 	size_t used = 0;
 
-	if (size > 0)
+	if (why_len > 0)
 		why[0] = '\0';
 	for (int c = 0; c < CGROUP_NLIMIT; c++) {
 		if (!wants(lim, c) || l->version[c] != 0)
 			continue;
-		int n = snprintf(why + used, size - used, "%s%s cannot be enforced: %s",
+		int n = snprintf(why + used, why_len - used, "%s%s cannot be enforced: %s",
 				 used ? "; " : "", keys[c], l->reason[c]);
-		if (n > 0 && (size_t)n < size - used)
+		if (n > 0 && (size_t)n < why_len - used)
 			used += (size_t)n;
 		else
-			used = size - 1;
+			used = why_len - 1;
 	}
 	return used ? -1 : 0;
 }
@@ -573,47 +576,49 @@ own_like_parent(const char *dir, const char *parent, char *why, size_t why_len)
 	int rc = 0;
 
 	if (stat(parent, &st) == -1) {
-		snprintf(why, why_len, "stat %s: %s", parent, strerror(errno));
+		err_set(why, why_len, "stat %s: %s", parent, strerror(errno));
 		return -1;
 	}
 	if (st.st_uid == geteuid())
 		return 0;
 	if ((d = opendir(dir)) == NULL) {
-		snprintf(why, why_len, "open %s: %s", dir, strerror(errno));
+		err_set(why, why_len, "open %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	while (rc == 0 && (e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (fchownat(dirfd(d), e->d_name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) == -1) {
-			snprintf(why, why_len, "chown %s/%s: %s", dir, e->d_name, strerror(errno));
+			err_set(why, why_len, "chown %s/%s: %s", dir, e->d_name, strerror(errno));
 			rc = -1;
 		}
 	}
 	closedir(d);
 	if (rc == 0 && lchown(dir, st.st_uid, st.st_gid) == -1) {
-		snprintf(why, why_len, "chown %s: %s", dir, strerror(errno));
+		err_set(why, why_len, "chown %s: %s", dir, strerror(errno));
 		rc = -1;
 	}
 	return rc;
 }
 
-/* Make g's directory of controller c for the group `name`; 0 or -1 with *why. */
+/* Make g's directory of controller c for the group `name`; 0 or -1 with why. */
 static int
-make_dir(struct cgroup *g, const struct cgroup_layout *l, int c, const char *name, char **why)
+make_dir(struct cgroup *g, const struct cgroup_layout *l, int c, const char *name, char *why,
+	 size_t why_len)
 {
-	char err[512];
+	char err[ERR_LEN];
 
 	g->version[c] = l->version[c];
 	g->dir[c] = xasprintf("%s/%s", l->parent[c], name);
 	if (same_dir_before(g, c))
 		return 0;
 	if (mkdir(g->dir[c], 0755) == -1 && errno != EEXIST) {
-		*why = xasprintf("mkdir %s: %s", g->dir[c], strerror(errno));
+		err_set(why, why_len, "mkdir %s: %s", g->dir[c], strerror(errno));
 		return -1;
 	}
 	if (own_like_parent(g->dir[c], l->parent[c], err, sizeof(err)) == -1) {
-		*why = xasprintf("cannot keep the control group as its parent's owner's: %s", err);
+		err_set(why, why_len, "cannot keep the control group as its parent's owner's: %s",
+			err);
 		return -1;
 	}
 	return 0;
@@ -621,13 +626,13 @@ make_dir(struct cgroup *g, const struct cgroup_layout *l, int c, const char *nam
 
 struct cgroup *
 cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgroup_limits *lim,
-	      char **why)
+	      char *why, size_t why_len)
 {
 	struct cgroup *g = xcalloc(1, sizeof(*g));
 	int any = 0;
 
 	if (!name_ok(name)) {
-		*why = xasprintf("bad cgroup name \"%s\"", name);
+		err_set(why, why_len, "bad cgroup name \"%s\"", name);
 		goto fail;
 	}
 	g->memory_mb = lim->memory_mb;
@@ -635,23 +640,24 @@ cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgro
 		if (!wants(lim, c))
 			continue;
 		if (l->version[c] == 0) {
-			*why = xasprintf("limits.%s cannot be enforced: no usable %s controller",
-					 c == CGROUP_MEMORY ? "memory_mb" : ctl_names[c], ctl_names[c]);
+			err_set(why, why_len,
+				"limits.%s cannot be enforced: no usable %s controller",
+				c == CGROUP_MEMORY ? "memory_mb" : ctl_names[c], ctl_names[c]);
 			goto fail;
 		}
-		if (make_dir(g, l, c, name, why) == -1)
+		if (make_dir(g, l, c, name, why, why_len) == -1)
 			goto fail;
 		any = 1;
 	}
 	/* Limits or not, the kernel lives in a group that ends it whole. */
 	if (l->version[CGROUP_FREEZER]) {
-		if (make_dir(g, l, CGROUP_FREEZER, name, why) == -1)
+		if (make_dir(g, l, CGROUP_FREEZER, name, why, why_len) == -1)
 			goto fail;
 	} else {
 		for (int c = 0; !any && c < CGROUP_NLIMIT; c++) {
 			if (l->version[c] == 0)
 				continue;
-			if (make_dir(g, l, c, name, why) == -1)
+			if (make_dir(g, l, c, name, why, why_len) == -1)
 				goto fail;
 			any = 1;
 		}
@@ -659,7 +665,7 @@ cgroup_create(const struct cgroup_layout *l, const char *name, const struct cgro
 	/* A group left by a crashed worker may still hold its kernel. */
 	cgroup_kill_all(g);
 	for (int c = 0; c < CGROUP_NLIMIT; c++)
-		if (g->dir[c] && wants(lim, c) && set_limit(g, c, lim, why) == -1)
+		if (g->dir[c] && wants(lim, c) && set_limit(g, c, lim, why, why_len) == -1)
 			goto fail;
 	return g;
 fail:
@@ -668,7 +674,7 @@ fail:
 }
 
 int
-cgroup_procs_fds(const struct cgroup *g, int *fds, char **why)
+cgroup_procs_fds(const struct cgroup *g, int *fds, char *why, size_t why_len)
 {
 	int n = 0;
 
@@ -678,7 +684,7 @@ cgroup_procs_fds(const struct cgroup *g, int *fds, char **why)
 		char *p = xasprintf("%s/cgroup.procs", g->dir[c]);
 		fds[n] = open(p, O_WRONLY | O_CLOEXEC);
 		if (fds[n] == -1) {
-			*why = xasprintf("open %s: %s", p, strerror(errno));
+			err_set(why, why_len, "open %s: %s", p, strerror(errno));
 			free(p);
 			while (n > 0)
 				close(fds[--n]);

@@ -53,6 +53,8 @@
 
 #include <json-c/json.h>
 
+#include "err.h"
+
 enum cgroup_ctl { CGROUP_MEMORY, CGROUP_PIDS, CGROUP_CPU, CGROUP_FREEZER, CGROUP_NCTL };
 /* The controllers that carry limits: the first CGROUP_NLIMIT of the enum. */
 #define CGROUP_NLIMIT CGROUP_FREEZER
@@ -102,9 +104,9 @@ void cgroup_layout_remove(const struct cgroup_layout *l);
  * directory's cgroup.procs, cgroup.threads and cgroup.subtree_control go
  * too, as systemd's Delegate=yes does, and the daemon's group's
  * cgroup.procs (moving into a kernel group writes there). 0, or -1 with
- * why[size] set.
+ * why[why_len] set.
  */
-int cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t size);
+int cgroup_give(const struct cgroup_layout *l, uid_t uid, gid_t gid, char *why, size_t why_len);
 
 /*
  * For a supervisor started as root whose kernels will share its user: keep
@@ -117,11 +119,11 @@ int cgroup_seal(const struct cgroup_layout *l, char *why, size_t why_len);
 
 /*
  * For the supervisor at start-up: 0 if every limit set in lim can be
- * enforced with layout l, else -1 with why[size] naming each limit that
+ * enforced with layout l, else -1 with why[why_len] naming each limit that
  * cannot and the reason (to log, or to refuse with limits.required).
  */
 int cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limits *lim, char *why,
-			size_t size);
+			size_t why_len);
 
 /*
  * START's "cgroup" member for a kernel group called `name`:
@@ -131,10 +133,10 @@ int cgroup_check_limits(const struct cgroup_layout *l, const struct cgroup_limit
 struct json_object *cgroup_layout_json(const struct cgroup_layout *l, const char *name);
 /*
  * Parse that object into *l and *name (caller frees both). 0, or -1 with
- * *bad saying what is wrong.
+ * why[why_len] saying what is wrong.
  */
 int cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char **name,
-			    const char **bad);
+			    char *why, size_t why_len);
 
 /*
  * Create the group `name` under the layout, owned like its parent (see
@@ -142,17 +144,18 @@ int cgroup_layout_from_json(struct json_object *o, struct cgroup_layout *l, char
  * limits, the group is made in the freezer hierarchy (or any usable one)
  * only to hold and end the kernel's processes. A limit whose controller is
  * unusable fails: limits are never silently dropped.
- * Returns the group (caller owns: cgroup_destroy), or NULL with *why set
- * (caller frees).
+ * Returns the group (caller owns: cgroup_destroy), or NULL with
+ * why[why_len] set.
  */
 struct cgroup *cgroup_create(const struct cgroup_layout *l, const char *name,
-			     const struct cgroup_limits *lim, char **why);
+			     const struct cgroup_limits *lim, char *why,
+			     size_t why_len);
 /*
  * Open the cgroup.procs files a process writes "0" to in order to enter the
  * group (one per hierarchy; at most CGROUP_NCTL), close-on-exec. Returns how
- * many, or -1 with *why set. The caller closes them.
+ * many, or -1 with why[why_len] set. The caller closes them.
  */
-int cgroup_procs_fds(const struct cgroup *g, int *fds, char **why);
+int cgroup_procs_fds(const struct cgroup *g, int *fds, char *why, size_t why_len);
 /*
  * SIGKILL every process in the group and in every group below it, forks
  * racing the kill included (v2 cgroup.kill, v1 freezer), and wait

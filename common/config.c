@@ -31,6 +31,7 @@
 #include "authority.h"
 #include "buf.h"
 #include "config.h"
+#include "err.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -70,79 +71,64 @@ shown(const char *s, char out[SHOWN_LEN])
 	return out;
 }
 
-static int
-why_set(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Write a reason into `why`; always returns -1, for `return why_set(...)`. */
-static int
-why_set(char *why, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* The value checks of the key table. Each returns 0, or -1 and a reason. */
 
 static int
-check_name(struct config *c, const char *v, char *why, size_t n)
+check_name(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	size_t len = strlen(v);
 
 	if (len == 0)
-		return why_set(why, n, "must not be empty");
+		return err_set(why, why_len, "must not be empty");
 	if (strspn(v, NAME_CHARS) != len)
-		return why_set(why, n,
+		return err_set(why, why_len,
 			       "%s may hold only letters, digits, _ and -, "
 			       "since it becomes part of the MCP tool names",
 			       shown(v, sh));
 	if (len > NAME_MAX_LEN)
-		return why_set(why, n, "is %zu characters long; at most %d are allowed", len,
+		return err_set(why, why_len, "is %zu characters long; at most %d are allowed", len,
 			       NAME_MAX_LEN);
 	return 0;
 }
 
 static int
-check_nonempty(struct config *c, const char *v, char *why, size_t n)
+check_nonempty(struct config *c, const char *v, char *why, size_t why_len)
 {
-	return v[0] == '\0' ? why_set(why, n, "must not be empty") : 0;
+	return v[0] == '\0' ? err_set(why, why_len, "must not be empty") : 0;
 }
 
 static int
-check_absolute(struct config *c, const char *v, char *why, size_t n)
+check_absolute(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 
 	if (v[0] != '/')
-		return why_set(why, n, "%s is not an absolute path", shown(v, sh));
+		return err_set(why, why_len, "%s is not an absolute path", shown(v, sh));
 	return 0;
 }
 
 static int
-check_python(struct config *c, const char *v, char *why, size_t n)
+check_python(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 
 	if (v[0] == '\0')
-		return why_set(why, n, "must not be empty");
+		return err_set(why, why_len, "must not be empty");
 	if (strchr(v, '/') != NULL && v[0] != '/')
-		return why_set(why, n,
+		return err_set(why, why_len,
 			       "%s must be a command name found in PATH or an absolute path",
 			       shown(v, sh));
 	return 0;
 }
 
 static int
-check_facility(struct config *c, const char *v, char *why, size_t n)
+check_facility(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 
 	if (log_facility_from_name(v) < 0)
-		return why_set(why, n,
+		return err_set(why, why_len,
 			       "unknown syslog facility %s (daemon, user, auth or local0..local7)",
 			       shown(v, sh));
 	return 0;
@@ -151,7 +137,7 @@ check_facility(struct config *c, const char *v, char *why, size_t n)
 /* Parse "host:port" or "[v6addr]:port" and store both parts. */
 /* kernel_uid_range: "START-END", both above 0, START <= END; "" for none. */
 static int
-check_uid_range(struct config *c, const char *v, char *why, size_t n)
+check_uid_range(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	unsigned long first, last;
@@ -164,11 +150,12 @@ check_uid_range(struct config *c, const char *v, char *why, size_t n)
 	errno = 0;
 	first = strtoul(v, &end, 10);
 	if (end == v || *end != '-' || !isdigit((unsigned char)end[1]))
-		return why_set(why, n, "%s: expected START-END, as 200000-200999", shown(v, sh));
+		return err_set(why, why_len, "%s: expected START-END, as 200000-200999",
+			       shown(v, sh));
 	const char *second = end + 1;
 	last = strtoul(second, &end, 10);
 	if (*end != '\0' || errno != 0 || first == 0 || last < first || last > 4294967294UL)
-		return why_set(why, n,
+		return err_set(why, why_len,
 			       "%s: expected START-END with 0 < START <= END < 4294967295",
 			       shown(v, sh));
 	c->kernel_uid_first = (unsigned)first;
@@ -177,37 +164,39 @@ check_uid_range(struct config *c, const char *v, char *why, size_t n)
 }
 
 static int
-check_listen(struct config *c, const char *v, char *why, size_t n)
+check_listen(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	struct authority a;
-	const char *bad;
+	char bad[ERR_LEN];
 
 	if (v[0] == '[') {
 		const char *end = strchr(v, ']');
 		if (end == NULL || end[1] != ':')
-			return why_set(why, n, "%s: expected [IPV6-ADDRESS]:PORT", shown(v, sh));
+			return err_set(why, why_len, "%s: expected [IPV6-ADDRESS]:PORT",
+				       shown(v, sh));
 	} else {
 		const char *colon = strrchr(v, ':');
 		if (colon == NULL)
-			return why_set(why, n, "%s: expected HOST:PORT", shown(v, sh));
+			return err_set(why, why_len, "%s: expected HOST:PORT", shown(v, sh));
 		if (colon == v)
-			return why_set(why, n, "%s: the host is empty", shown(v, sh));
+			return err_set(why, why_len, "%s: the host is empty", shown(v, sh));
 		if (memchr(v, ':', (size_t)(colon - v)) != NULL)
-			return why_set(why, n,
+			return err_set(why, why_len,
 				       "%s: write an IPv6 address in brackets, as [::1]:8000",
 				       shown(v, sh));
 	}
 	const char *port = strrchr(v, ':') + 1;
 	size_t plen = strlen(port);
 	if (plen == 0 || plen > 5 || strspn(port, "0123456789") != plen || atol(port) > 65535)
-		return why_set(why, n, "the port of %s must be a number from 0 to 65535",
+		return err_set(why, why_len, "the port of %s must be a number from 0 to 65535",
 			       shown(v, sh));
 	/* The one authority parser: what it refuses, nothing else accepts. */
-	if (authority_parse(v, &a, &bad) == -1) {
+	if (authority_parse(v, &a, bad, sizeof(bad)) == -1) {
 		if (v[0] == '[')
-			return why_set(why, n, "%s: bad IPv6 address", shown(v, sh));
-		return why_set(why, n, "%s: bad host name or address (%s)", shown(v, sh), bad);
+			return err_set(why, why_len, "%s: bad IPv6 address", shown(v, sh));
+		return err_set(why, why_len, "%s: bad host name or address (%s)", shown(v, sh),
+			       bad);
 	}
 	free(c->listen_host);
 	c->listen_host = xstrdup(a.host);
@@ -217,17 +206,17 @@ check_listen(struct config *c, const char *v, char *why, size_t n)
 
 /* An origin as browsers send it: scheme://host[:port], nothing more. */
 static int
-check_origin(struct config *c, const char *v, char *why, size_t n)
+check_origin(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	struct origin o;
 
 	if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-		return why_set(why, n,
+		return err_set(why, why_len,
 			       "%s is not an origin: it must start with http:// or https://",
 			       shown(v, sh));
-	if (origin_parse(v, &o, NULL) == -1)
-		return why_set(why, n,
+	if (origin_parse(v, &o, NULL, 0) == -1)
+		return err_set(why, why_len,
 			       "%s is not an origin: expected scheme://host[:port], "
 			       "with no path or trailing /",
 			       shown(v, sh));
@@ -235,9 +224,9 @@ check_origin(struct config *c, const char *v, char *why, size_t n)
 }
 
 static int
-check_command(struct config *c, const char *v, char *why, size_t n)
+check_command(struct config *c, const char *v, char *why, size_t why_len)
 {
-	return v[0] == '\0' ? why_set(why, n, "an empty command") : 0;
+	return v[0] == '\0' ? err_set(why, why_len, "an empty command") : 0;
 }
 
 #define CONTROLLED "codeexecd sets it for every kernel"
@@ -271,28 +260,28 @@ static const struct {
 };
 
 static int
-check_env_name(struct config *c, const char *v, char *why, size_t n)
+check_env_name(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	size_t len = strlen(v);
 
 	if (len == 0 || (v[0] >= '0' && v[0] <= '9') ||
 	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != len)
-		return why_set(why, n,
+		return err_set(why, why_len,
 			       "%s is not a valid environment variable name "
 			       "(letters, digits and _, not starting with a digit)",
 			       shown(v, sh));
 	for (size_t i = 0; i < sizeof(env_rejected) / sizeof(env_rejected[0]); i++)
 		if (strcmp(v, env_rejected[i].name) == 0)
-			return why_set(why, n, "%s is rejected: %s", v, env_rejected[i].why);
+			return err_set(why, why_len, "%s is rejected: %s", v, env_rejected[i].why);
 	return 0;
 }
 
 /* conda_executable: empty, a command name or an absolute path. */
 static int
-check_conda_exe(struct config *c, const char *v, char *why, size_t n)
+check_conda_exe(struct config *c, const char *v, char *why, size_t why_len)
 {
-	return v[0] == '\0' ? 0 : check_python(c, v, why, n);
+	return v[0] == '\0' ? 0 : check_python(c, v, why, why_len);
 }
 
 /* Whether the authority `host[:port]` of an http:// URL names loopback. */
@@ -306,23 +295,23 @@ is_loopback_authority(const char *a, size_t len)
 		return 0;
 	memcpy(text, a, len);
 	text[len] = '\0';
-	return authority_parse(text, &auth, NULL) == 0 && authority_is_loopback(&auth);
+	return authority_parse(text, &auth, NULL, 0) == 0 && authority_is_loopback(&auth);
 }
 
 /* An asset source: https://, http:// to loopback, file:///PATH or /PATH. */
 static int
-check_source(struct config *c, const char *v, char *why, size_t n)
+check_source(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 
 	if (strncmp(v, "https://", 8) == 0) {
 		if (strcspn(v + 8, "/?#") == 0)
-			return why_set(why, n, "%s has no host", shown(v, sh));
+			return err_set(why, why_len, "%s has no host", shown(v, sh));
 		return 0;
 	}
 	if (strncmp(v, "http://", 7) == 0) {
 		if (!is_loopback_authority(v + 7, strcspn(v + 7, "/?#")))
-			return why_set(why, n,
+			return err_set(why, why_len,
 				       "%s: plain http:// is allowed only to a loopback address "
 				       "(127.0.0.1, [::1], localhost); use https://",
 				       shown(v, sh));
@@ -333,13 +322,14 @@ check_source(struct config *c, const char *v, char *why, size_t n)
 		if (strncmp(p, "localhost/", 10) == 0)
 			p += 9;
 		if (p[0] != '/')
-			return why_set(why, n, "%s: a file URL must be file:///ABSOLUTE/PATH",
+			return err_set(why, why_len,
+				       "%s: a file URL must be file:///ABSOLUTE/PATH",
 				       shown(v, sh));
 		return 0;
 	}
 	if (v[0] == '/')
 		return 0;
-	return why_set(why, n,
+	return err_set(why, why_len,
 		       "%s must be an https:// URL, an http:// URL to loopback, a file:// URL "
 		       "or an absolute path",
 		       shown(v, sh));
@@ -347,20 +337,21 @@ check_source(struct config *c, const char *v, char *why, size_t n)
 
 /* An asset destination: a relative path that stays inside the cache. */
 static int
-check_destination(struct config *c, const char *v, char *why, size_t n)
+check_destination(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 
 	if (v[0] == '\0')
-		return why_set(why, n, "must not be empty");
+		return err_set(why, why_len, "must not be empty");
 	if (v[0] == '/')
-		return why_set(why, n, "%s is absolute: it must be relative to asset_cache_dir",
+		return err_set(why, why_len,
+			       "%s is absolute: it must be relative to asset_cache_dir",
 			       shown(v, sh));
 	for (const char *p = v;;) {
 		size_t len = strcspn(p, "/");
 		if (len == 0 || (len == 1 && p[0] == '.') ||
 		    (len == 2 && strncmp(p, "..", 2) == 0))
-			return why_set(why, n,
+			return err_set(why, why_len,
 				       "%s: every part of the path must be a name "
 				       "(no \"..\", \".\", empty part or trailing /)",
 				       shown(v, sh));
@@ -372,30 +363,30 @@ check_destination(struct config *c, const char *v, char *why, size_t n)
 
 /* A sha256 checksum: 64 hexadecimal digits, maybe after "sha256:". */
 static int
-check_checksum(struct config *c, const char *v, char *why, size_t n)
+check_checksum(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	const char *hex = strncmp(v, "sha256:", 7) == 0 ? v + 7 : v;
 
 	if (strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
-		return why_set(why, n, "%s is not a sha256 checksum (64 hexadecimal digits)",
+		return err_set(why, why_len, "%s is not a sha256 checksum (64 hexadecimal digits)",
 			       shown(v, sh));
 	return 0;
 }
 
 /* Two assets may not share a name or a destination. */
 static int
-check_asset_unique(struct config *c, size_t i, char *why, size_t n)
+check_asset_unique(struct config *c, size_t i, char *why, size_t why_len)
 {
 	const struct config_asset *a = config_asset_at(c, i);
 
 	for (size_t j = 0; j < i; j++) {
 		const struct config_asset *o = config_asset_at(c, j);
 		if (strcmp(a->name, o->name) == 0)
-			return why_set(why, n, "name %s is already used by item %zu", a->name,
-				       j + 1);
+			return err_set(why, why_len, "name %s is already used by item %zu",
+				       a->name, j + 1);
 		if (strcmp(a->destination, o->destination) == 0)
-			return why_set(why, n, "destination %s is already used by item %zu",
+			return err_set(why, why_len, "destination %s is already used by item %zu",
 				       a->destination, j + 1);
 	}
 	return 0;
@@ -757,12 +748,12 @@ parse_double(const char *s, double *out)
 
 /* Whether a text value is acceptable where a string is expected. */
 static int
-string_ok(const char *s, int plain, char *why, size_t n)
+string_ok(const char *s, int plain, char *why, size_t why_len)
 {
 	if (plain && is_null_word(s))
-		return why_set(why, n, "has no value");
+		return err_set(why, why_len, "has no value");
 	if (plain && bool_word(s) >= 0)
-		return why_set(why, n,
+		return err_set(why, why_len,
 			       "expected a string, got the YAML boolean %s; "
 			       "quote it if you mean the text",
 			       s);
@@ -829,7 +820,7 @@ records_free(struct config_records *r, const struct config_key *k)
  */
 static int
 set_scalar(struct config *c, void *base, const struct config_key *k, const char *s, int plain,
-	   char *why, size_t n)
+	   char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	void *f = (char *)base + k->offset;
@@ -839,9 +830,9 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 
 	switch (k->kind) {
 	case CFG_STRING:
-		if (string_ok(s, plain, why, n) < 0)
+		if (string_ok(s, plain, why, why_len) < 0)
 			return -1;
-		if (k->check != NULL && k->check(c, s, why, n) < 0)
+		if (k->check != NULL && k->check(c, s, why, why_len) < 0)
 			return -1;
 		if (k->size != 0) {
 			char **p = f;
@@ -851,15 +842,16 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 		return 0;
 	case CFG_BOOL:
 		if (!plain || (iv = bool_word(s)) < 0)
-			return why_set(why, n, "expected true or false, got %s", shown(s, sh));
+			return err_set(why, why_len, "expected true or false, got %s",
+				       shown(s, sh));
 		memcpy(f, &iv, sizeof(iv));
 		return 0;
 	case CFG_INT:
 		if (!plain || parse_long(s, &lv) < 0)
-			return why_set(why, n, "expected an integer, got %s", shown(s, sh));
+			return err_set(why, why_len, "expected an integer, got %s", shown(s, sh));
 		if (lv < k->min || lv > k->max)
-			return why_set(why, n, "must be between %.0f and %.0f, got %ld", k->min,
-				       k->max, lv);
+			return err_set(why, why_len, "must be between %.0f and %.0f, got %ld",
+				       k->min, k->max, lv);
 		if (k->size == sizeof(int)) {
 			iv = (int)lv;
 			memcpy(f, &iv, sizeof(iv));
@@ -869,9 +861,9 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 		return 0;
 	case CFG_NUMBER:
 		if (!plain || parse_double(s, &dv) < 0)
-			return why_set(why, n, "expected a number, got %s", shown(s, sh));
+			return err_set(why, why_len, "expected a number, got %s", shown(s, sh));
 		if (k->min_inclusive ? !(dv >= k->min) || dv > k->max : !(dv > k->min) || dv > k->max)
-			return why_set(why, n, "must be %s %.0f and at most %.0f, got %s",
+			return err_set(why, why_len, "must be %s %.0f and at most %.0f, got %s",
 				       k->min_inclusive ? "at least" : "greater than", k->min, k->max,
 				       s);
 		memcpy(f, &dv, sizeof(dv));
@@ -887,7 +879,7 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 			buf_init(&b);
 			for (size_t i = 0; k->choices[i] != NULL; i++)
 				buf_printf(&b, "%s%s", i ? ", " : "", k->choices[i]);
-			why_set(why, n, "expected one of %s; got %s", b.data, shown(s, sh));
+			err_set(why, why_len, "expected one of %s; got %s", b.data, shown(s, sh));
 			buf_free(&b);
 		}
 		return -1;
@@ -896,7 +888,7 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 	case CFG_RECORDS:
 		break;
 	}
-	return why_set(why, n, "internal error: not a scalar key");
+	return err_set(why, why_len, "internal error: not a scalar key");
 }
 
 void
@@ -986,8 +978,8 @@ struct loader {
 	size_t inputlen;
 	yaml_parser_t parser;
 	struct config *c;
-	char *err;
-	size_t errlen;
+	char *why;
+	size_t why_len;
 	yaml_mark_t top;	/* start of the top-level mapping */
 	int seen[NKEYS];
 	yaml_mark_t marks[NKEYS]; /* where each seen key's value starts */
@@ -1003,10 +995,10 @@ fail(struct loader *l, yaml_mark_t m, const char *fmt, ...)
 	va_list ap;
 	int off;
 
-	off = snprintf(l->err, l->errlen, "%s:%zu:%zu: ", l->file, m.line + 1, m.column + 1);
-	if (off >= 0 && (size_t)off < l->errlen) {
+	off = snprintf(l->why, l->why_len, "%s:%zu:%zu: ", l->file, m.line + 1, m.column + 1);
+	if (off >= 0 && (size_t)off < l->why_len) {
 		va_start(ap, fmt);
-		vsnprintf(l->err + off, l->errlen - (size_t)off, fmt, ap);
+		vsnprintf(l->why + off, l->why_len - (size_t)off, fmt, ap);
 		va_end(ap);
 	}
 	return -1;
@@ -1528,7 +1520,7 @@ finish(struct loader *l)
 
 /* Read all of `path`, a regular file of at most CONFIG_MAX_BYTES. */
 static int
-read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+read_file(const char *path, char **out, size_t *outlen, char *why, size_t why_len)
 {
 	struct buf b;
 	struct stat st;
@@ -1536,16 +1528,16 @@ read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
+		snprintf(why, why_len, "%s: not a regular file", path);
 		close(fd);
 		return -1;
 	}
@@ -1556,14 +1548,14 @@ read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			snprintf(why, why_len, "%s: %s", path, strerror(errno));
 			goto fail;
 		}
 		if (r == 0)
 			break;
 		b.len += (size_t)r;
 		if (b.len > CONFIG_MAX_BYTES) {
-			snprintf(err, errlen, "%s: larger than %d bytes", path, CONFIG_MAX_BYTES);
+			snprintf(why, why_len, "%s: larger than %d bytes", path, CONFIG_MAX_BYTES);
 			goto fail;
 		}
 	}
@@ -1579,7 +1571,7 @@ fail:
 }
 
 int
-config_load(const char *path, struct config *c, char *err, size_t errlen)
+config_load(const char *path, struct config *c, char *why, size_t why_len)
 {
 	struct loader *l;
 	struct ynode *root = NULL;
@@ -1589,7 +1581,7 @@ config_load(const char *path, struct config *c, char *err, size_t errlen)
 
 	config_defaults(c);
 	c->file = xstrdup(path);
-	if (read_file(path, &input, &len, err, errlen) < 0)
+	if (read_file(path, &input, &len, why, why_len) < 0)
 		goto out;
 
 	l = xcalloc(1, sizeof(*l));
@@ -1597,8 +1589,8 @@ config_load(const char *path, struct config *c, char *err, size_t errlen)
 	l->input = input;
 	l->inputlen = len;
 	l->c = c;
-	l->err = err;
-	l->errlen = errlen;
+	l->why = why;
+	l->why_len = why_len;
 	if (!yaml_parser_initialize(&l->parser))
 		fatalx("config: cannot initialize libyaml");
 	yaml_parser_set_input_string(&l->parser, (const unsigned char *)input, len);

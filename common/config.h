@@ -148,7 +148,7 @@ enum config_kind {
 };
 
 /* Validates (and, for keys without a field, stores) one string value. */
-typedef int (*config_check_fn)(struct config *c, const char *value, char *why, size_t whylen);
+typedef int (*config_check_fn)(struct config *c, const char *value, char *why, size_t why_len);
 
 struct config_key {
 	const char *name;	/* dotted for nested keys: "pool.warm" */
@@ -175,7 +175,7 @@ struct config_key {
 	 */
 	const struct config_key *fields;
 	size_t record_size;
-	int (*check_record)(struct config *c, size_t i, char *why, size_t whylen);
+	int (*check_record)(struct config *c, size_t i, char *why, size_t why_len);
 };
 
 /*
@@ -185,11 +185,11 @@ struct config_key {
 void config_defaults(struct config *c);
 /*
  * Read `path` into `c` (which config_load initializes). Returns 0, or -1
- * with a message of the form "FILE:LINE:COLUMN: what is wrong" in err
+ * with a message of the form "FILE:LINE:COLUMN: what is wrong" in why
  * ("FILE: why" when the file cannot be read at all). The first error found
  * is reported. On failure `c` is left empty; config_free on it is harmless.
  */
-int config_load(const char *path, struct config *c, char *err, size_t errlen);
+int config_load(const char *path, struct config *c, char *why, size_t why_len);
 /* Release everything `c` owns. */
 void config_free(struct config *c);
 /* The key table, terminated by an entry whose name is NULL. */

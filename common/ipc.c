@@ -55,7 +55,7 @@ ipc_hdr_encode(const struct ipc_hdr *h, unsigned char *out)
 }
 
 int
-ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, const char **err)
+ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, char *why, size_t why_len)
 {
 	uint16_t v16;
 	uint32_t v32;
@@ -72,15 +72,15 @@ ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, const char **err)
 	h->len = ntohl(v32);
 
 	if (h->version != IPC_VERSION) {
-		*err = "wrong protocol version";
+		err_set(why, why_len, "wrong protocol version");
 		return -1;
 	}
 	if (!ipc_type_valid(h->type)) {
-		*err = "unknown message type";
+		err_set(why, why_len, "unknown message type");
 		return -1;
 	}
 	if (h->len > IPC_MAX_PAYLOAD) {
-		*err = "oversized payload";
+		err_set(why, why_len, "oversized payload");
 		return -1;
 	}
 	return 0;
@@ -88,7 +88,7 @@ ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, const char **err)
 
 int
 ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *payload,
-	  const char **err)
+	  char *why, size_t why_len)
 {
 	const char *text = "";
 	size_t len = 0;
@@ -97,7 +97,7 @@ ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *paylo
 	if (payload) {
 		text = json_object_to_json_string_length(payload, JSON_C_TO_STRING_PLAIN, &len);
 		if (len > IPC_MAX_PAYLOAD) {
-			*err = "oversized payload";
+			err_set(why, why_len, "oversized payload");
 			return -1;
 		}
 	}
@@ -129,10 +129,8 @@ int
 ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload)
 {
 	struct buf frame;
-	const char *err;
-
 	buf_init(&frame);
-	if (ipc_frame(&frame, type, id, payload, &err) == -1) {
+	if (ipc_frame(&frame, type, id, payload, NULL, 0) == -1) {
 		buf_free(&frame);
 		errno = EMSGSIZE;
 		return -1;
@@ -174,7 +172,7 @@ ipc_reader_fill(struct ipc_reader *r)
 }
 
 ssize_t
-ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, const char **err)
+ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, char *why, size_t why_len)
 {
 	struct json_tokener *tok;
 	struct json_object *obj = NULL;
@@ -182,7 +180,7 @@ ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, const cha
 	msg->payload = NULL;
 	if (len < IPC_HDR_LEN)
 		return 0;
-	if (ipc_hdr_decode(data, &msg->hdr, err) == -1)
+	if (ipc_hdr_decode(data, &msg->hdr, why, why_len) == -1)
 		return -1;
 	if (len - IPC_HDR_LEN < msg->hdr.len)
 		return 0;
@@ -195,7 +193,7 @@ ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, const cha
 		json_tokener_free(tok);
 		if (!complete || !json_object_is_type(obj, json_type_object)) {
 			json_object_put(obj);
-			*err = "payload is not a JSON object";
+			err_set(why, why_len, "payload is not a JSON object");
 			return -1;
 		}
 	}
@@ -204,9 +202,9 @@ ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, const cha
 }
 
 int
-ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, const char **err)
+ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, char *why, size_t why_len)
 {
-	ssize_t used = ipc_decode((const unsigned char *)r->in.data, r->in.len, msg, err);
+	ssize_t used = ipc_decode((const unsigned char *)r->in.data, r->in.len, msg, why, why_len);
 	if (used <= 0)
 		return (int)used;
 	buf_consume(&r->in, (size_t)used);

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "buf.h"
+#include "err.h"
 
 /* 2: START sandbox fields, EXECUTE output limits. 3: the typed codec of
  * ipc_msg.h (unknown members refused), READY after every kernel start.
@@ -85,15 +86,15 @@ int ipc_type_valid(unsigned type);
 
 /* Encode a header into out[IPC_HDR_LEN]. */
 void ipc_hdr_encode(const struct ipc_hdr *h, unsigned char *out);
-/* Decode and check a header; 0 if valid, else -1 with *err set. */
-int ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, const char **err);
+/* Decode and check a header; 0 if valid, else -1 with why[why_len] set. */
+int ipc_hdr_decode(const unsigned char *in, struct ipc_hdr *h, char *why, size_t why_len);
 
 /*
  * Build a complete frame into `out` (appended). `payload` is borrowed and may
- * be NULL. Returns 0, or -1 with *err set if the payload is too large.
+ * be NULL. Returns 0, or -1 with why[why_len] set if the payload is too large.
  */
 int ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *payload,
-	      const char **err);
+	      char *why, size_t why_len);
 /* Send one frame, blocking until written. 0, or -1 with errno set. */
 int ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload);
 /* Write len bytes (a built frame), blocking until written. 0, or -1 with errno. */
@@ -108,15 +109,16 @@ void ipc_reader_free(struct ipc_reader *r);
 ssize_t ipc_reader_fill(struct ipc_reader *r);
 /*
  * Take the next complete frame from what was read. Returns 1 and fills *msg,
- * 0 if more bytes are needed, -1 on a protocol error with *err set.
+ * 0 if more bytes are needed, -1 on a protocol error with why[why_len] set.
  */
-int ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, const char **err);
+int ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, char *why, size_t why_len);
 /*
  * Decode one frame from a byte string: the same checks as the reader, for
  * callers and tests that hold whole frames. Returns bytes used, 0 if
- * incomplete, -1 with *err on a protocol error.
+ * incomplete, -1 with why[why_len] on a protocol error.
  */
-ssize_t ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, const char **err);
+ssize_t ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, char *why,
+		   size_t why_len);
 /* Release a message's payload. */
 void ipc_msg_clear(struct ipc_msg *msg);
 

@@ -63,8 +63,8 @@ struct schema {
 	size_t size;
 	const struct field *fields;
 	size_t nfields;
-	/* A rule between fields, once each is valid; NULL or what is wrong. */
-	const char *(*check)(const void *msg);
+	/* A rule between fields, once each is valid; 0, or -1 with what is wrong in why. */
+	int (*check)(const void *msg, char *why, size_t why_len);
 };
 
 #define M(S, m) offsetof(struct S, m)
@@ -115,17 +115,18 @@ static const struct field cgroup_fields[] = {
 };
 static const struct schema cgroup_schema = SCHEMA("cgroup", ipc_cgroup, cgroup_fields, NULL);
 
-static const char *
-start_check(const void *msg)
+static int
+start_check(const void *msg, char *why, size_t why_len)
 {
 	const struct ipc_start *s = msg;
 
 	if ((s->uid == 0) != (s->gid == 0))
-		return "uid and gid must come together";
+		return err_set(why, why_len, "uid and gid must come together");
 	if (s->limits && (s->limits->memory_mb || s->limits->pids || s->limits->cpu > 0) &&
 	    s->cgroup == NULL)
-		return "limits.memory_mb, pids and cpu need a cgroup layout";
-	return NULL;
+		return err_set(why, why_len,
+			       "limits.memory_mb, pids and cpu need a cgroup layout");
+	return 0;
 }
 
 static const struct field start_fields[] = {
@@ -210,12 +211,14 @@ static const struct field result_fields[] = {
 };
 static const struct schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 
-static const char *
-kernel_died_check(const void *msg)
+static int
+kernel_died_check(const void *msg, char *why, size_t why_len)
 {
 	const struct ipc_kernel_died *d = msg;
 
-	return d->signal && d->exit_code ? "exit_code and signal exclude each other" : NULL;
+	if (d->signal && d->exit_code)
+		return err_set(why, why_len, "exit_code and signal exclude each other");
+	return 0;
 }
 
 static const struct field kernel_died_fields[] = {
@@ -271,14 +274,6 @@ ipc_msg_size(unsigned type)
 static void free_struct(const struct schema *s, void *msg);
 
 static void
-free_vector(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-static void
 free_field(const struct field *f, char *at)
 {
 	switch (f->kind) {
@@ -290,7 +285,7 @@ free_field(const struct field *f, char *at)
 		break;
 	case K_STRV:
 	case K_ENV:
-		free_vector(*(char ***)at);
+		strv_free(*(char ***)at);
 		break;
 	case K_OBJ:
 		if (*(void **)at) {
@@ -335,7 +330,8 @@ ipc_msg_free(unsigned type, void *msg)
 
 /* Where a decode is, for its complaint: "START", "limits.", "rich_outputs[2]." */
 struct ctx {
-	char *err;
+	char *why;
+	size_t why_len;
 	const char *msg;  /* the message's name */
 	char path[96];	  /* the enclosing members, each followed by '.' */
 };
@@ -351,8 +347,8 @@ fail(struct ctx *c, const char *field, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	snprintf(c->err, IPC_ERR_LEN, "%s: %.*s%.60s%s%s", c->msg, path_len, c->path,
-		 field ? field : "", field || c->path[0] ? ": " : "", what);
+	err_set(c->why, c->why_len, "%s: %.*s%.60s%s%s", c->msg, path_len, c->path,
+		field ? field : "", field || c->path[0] ? ": " : "", what);
 	return -1;
 }
 
@@ -623,22 +619,24 @@ decode_struct(struct ctx *c, const struct schema *s, struct json_object *o, void
 		if (decode_field(c, f, v, (char *)out + f->off) == -1)
 			return -1;
 	}
-	const char *bad = s->check ? s->check(out) : NULL;
-	return bad ? fail(c, NULL, "%s", bad) : 0;
+	char bad[IPC_ERR_LEN];
+	if (s->check && s->check(out, bad, sizeof(bad)) == -1)
+		return fail(c, NULL, "%s", bad);
+	return 0;
 }
 
 int
-ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *err)
+ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *why, size_t why_len)
 {
 	const struct schema *s = schema_of(type);
-	struct ctx c = {err, ipc_type_name(type), ""};
+	struct ctx c = {why, why_len, ipc_type_name(type), ""};
 
 	if (s == NULL)
 		return fail(&c, NULL, "has no fields to decode");
 	memset(msg, 0, s->size);
 	if (f->hdr.type != type) {
-		snprintf(err, IPC_ERR_LEN, "expected %s, got %s", ipc_type_name(type),
-			 ipc_type_name(f->hdr.type));
+		err_set(why, why_len, "expected %s, got %s", ipc_type_name(type),
+			ipc_type_name(f->hdr.type));
 		return -1;
 	}
 	if (f->payload == NULL)
@@ -651,15 +649,15 @@ ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *err)
 }
 
 int
-ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *err)
+ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *why, size_t why_len)
 {
 	if (f->hdr.type != type) {
-		snprintf(err, IPC_ERR_LEN, "expected %s, got %s", ipc_type_name(type),
-			 ipc_type_name(f->hdr.type));
+		err_set(why, why_len, "expected %s, got %s", ipc_type_name(type),
+			ipc_type_name(f->hdr.type));
 		return -1;
 	}
 	if (f->payload && json_object_object_length(f->payload) != 0) {
-		snprintf(err, IPC_ERR_LEN, "%s: takes no members", ipc_type_name(type));
+		err_set(why, why_len, "%s: takes no members", ipc_type_name(type));
 		return -1;
 	}
 	return 0;
@@ -668,7 +666,7 @@ ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *err)
 /* ---- Encoding ---- */
 
 static struct json_object *encode_struct(const struct schema *s, const void *msg,
-					 const char **err);
+					 char *why, size_t why_len);
 
 /* 1 if an optional field holds its zero value (then it is left out). */
 static int
@@ -693,7 +691,7 @@ is_zero(const struct field *f, const char *at)
 }
 
 static struct json_object *
-encode_vector(const struct field *f, char *const *v, const char **err)
+encode_vector(const struct field *f, char *const *v, char *why, size_t why_len)
 {
 	struct json_object *o = f->kind == K_ENV ? json_object_new_object()
 						 : json_object_new_array();
@@ -706,7 +704,7 @@ encode_vector(const struct field *f, char *const *v, const char **err)
 		const char *eq = strchr(v[i], '=');
 		if (eq == NULL || eq == v[i]) {
 			json_object_put(o);
-			*err = "an env entry is not NAME=value";
+			err_set(why, why_len, "an env entry is not NAME=value");
 			return NULL;
 		}
 		char *name = xstrndup(v[i], (size_t)(eq - v[i]));
@@ -716,9 +714,9 @@ encode_vector(const struct field *f, char *const *v, const char **err)
 	return o;
 }
 
-/* The JSON of field f at `at`; NULL with *err on a value no decoder takes. */
+/* The JSON of field f at `at`; NULL with the reason in why on a value no decoder takes. */
 static struct json_object *
-encode_field(const struct field *f, const char *at, const char **err)
+encode_field(const struct field *f, const char *at, char *why, size_t why_len)
 {
 	double num = 0;
 
@@ -733,7 +731,7 @@ encode_field(const struct field *f, const char *at, const char **err)
 		num = *(const double *)at;
 	int number = f->kind == K_INT || f->kind == K_U32 || f->kind == K_U64 || f->kind == K_DOUBLE;
 	if (number && (!isfinite(num) || num < f->lo || num > f->hi)) {
-		*err = "a number is out of its bounds";
+		err_set(why, why_len, "a number is out of its bounds");
 		return NULL;
 	}
 	switch (f->kind) {
@@ -752,32 +750,33 @@ encode_field(const struct field *f, const char *at, const char **err)
 	case K_TEXT: {
 		const struct ipc_text *t = (const struct ipc_text *)at;
 		if (t->len > TEXT_MAX) {
-			*err = "oversized payload";
+			err_set(why, why_len, "oversized payload");
 			return NULL;
 		}
 		return json_object_new_string_len(t->s ? t->s : "", (int)t->len);
 	}
 	case K_STRV:
 	case K_ENV:
-		return encode_vector(f, *(char **const *)at, err);
+		return encode_vector(f, *(char **const *)at, why, why_len);
 	case K_ENUM: {
 		int e = *(const int *)at, n = 0;
 		while (f->choices[n])
 			n++;
 		if (e < 0 || e >= n) {
-			*err = "an enum field is out of range";
+			err_set(why, why_len, "an enum field is out of range");
 			return NULL;
 		}
 		return json_object_new_string(f->choices[e]);
 	}
 	case K_OBJ:
-		return encode_struct(f->sub, *(void *const *)at, err);
+		return encode_struct(f->sub, *(void *const *)at, why, why_len);
 	case K_LIST: {
 		const char *items = *(const char *const *)at;
 		size_t n = *(const size_t *)(at - f->off + f->count_off);
 		struct json_object *a = json_object_new_array_ext((int)n);
 		for (size_t i = 0; i < n; i++) {
-			struct json_object *o = encode_struct(f->sub, items + i * f->sub->size, err);
+			struct json_object *o = encode_struct(f->sub, items + i * f->sub->size,
+							      why, why_len);
 			if (o == NULL) {
 				json_object_put(a);
 				return NULL;
@@ -789,19 +788,15 @@ encode_field(const struct field *f, const char *at, const char **err)
 	case K_JSON:
 		return json_object_get(*(struct json_object *const *)at);
 	}
-	*err = "a field of unknown kind";
+	err_set(why, why_len, "a field of unknown kind");
 	return NULL;
 }
 
 static struct json_object *
-encode_struct(const struct schema *s, const void *msg, const char **err)
+encode_struct(const struct schema *s, const void *msg, char *why, size_t why_len)
 {
-	const char *bad = s->check ? s->check(msg) : NULL;
-
-	if (bad) {
-		*err = bad;
+	if (s->check && s->check(msg, why, why_len) == -1)
 		return NULL;
-	}
 	struct json_object *o = json_object_new_object();
 	for (size_t i = 0; i < s->nfields; i++) {
 		const struct field *f = &s->fields[i];
@@ -815,7 +810,7 @@ encode_struct(const struct schema *s, const void *msg, const char **err)
 				continue;
 			}
 			if (f->flags & IPC_REQ) {
-				*err = "a required field is missing";
+				err_set(why, why_len, "a required field is missing");
 				json_object_put(o);
 				return NULL;
 			}
@@ -823,7 +818,7 @@ encode_struct(const struct schema *s, const void *msg, const char **err)
 		}
 		if (!(f->flags & IPC_REQ) && is_zero(f, at))
 			continue;
-		if ((v = encode_field(f, at, err)) == NULL) {
+		if ((v = encode_field(f, at, why, why_len)) == NULL) {
 			json_object_put(o);
 			return NULL;
 		}
@@ -833,30 +828,31 @@ encode_struct(const struct schema *s, const void *msg, const char **err)
 }
 
 int
-ipc_msg_encode(struct buf *out, unsigned type, uint32_t id, const void *msg, const char **err)
+ipc_msg_encode(struct buf *out, unsigned type, uint32_t id, const void *msg, char *why,
+	       size_t why_len)
 {
 	const struct schema *s = schema_of(type);
 
 	if (s == NULL) {
-		*err = "a message type without fields";
+		err_set(why, why_len, "a message type without fields");
 		return -1;
 	}
-	struct json_object *o = encode_struct(s, msg, err);
+	struct json_object *o = encode_struct(s, msg, why, why_len);
 	if (o == NULL)
 		return -1;
-	int rc = ipc_frame(out, type, id, o, err);
+	int rc = ipc_frame(out, type, id, o, why, why_len);
 	json_object_put(o);
 	return rc;
 }
 
 int
-ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, const char **err)
+ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, char *why, size_t why_len)
 {
 	if (!ipc_type_valid(type) || schema_of(type) != NULL) {
-		*err = "not a message type without fields";
+		err_set(why, why_len, "not a message type without fields");
 		return -1;
 	}
-	return ipc_frame(out, type, id, NULL, err);
+	return ipc_frame(out, type, id, NULL, why, why_len);
 }
 
 /* Write a frame built in *b, then free it. 0, or -1 with errno. */
@@ -879,10 +875,10 @@ int
 ipc_msg_send(int fd, unsigned type, uint32_t id, const void *msg)
 {
 	struct buf b;
-	const char *err = "";
+	char err[ERR_LEN] = "";
 
 	buf_init(&b);
-	int rc = ipc_msg_encode(&b, type, id, msg, &err);
+	int rc = ipc_msg_encode(&b, type, id, msg, err, sizeof(err));
 	return send_built(fd, &b, rc, err);
 }
 
@@ -890,18 +886,17 @@ int
 ipc_empty_send(int fd, unsigned type, uint32_t id)
 {
 	struct buf b;
-	const char *err = "";
+	char err[ERR_LEN] = "";
 
 	buf_init(&b);
-	int rc = ipc_empty_encode(&b, type, id, &err);
+	int rc = ipc_empty_encode(&b, type, id, err, sizeof(err));
 	return send_built(fd, &b, rc, err);
 }
 
 struct json_object *
 ipc_result_json(const struct ipc_result *r)
 {
-	const char *err;
-	struct json_object *o = encode_struct(&result_schema, r, &err);
+	struct json_object *o = encode_struct(&result_schema, r, NULL, 0);
 
 	/* Only an out-of-range value fails, and a decoded result has none. */
 	return o ? o : json_object_new_object();

@@ -237,40 +237,43 @@ struct ipc_start_failed {
  * size, 0 for the messages without fields.
  */
 size_t ipc_msg_size(unsigned type);
-/* Append the frame of msg to *out. 0, or -1 with *err (invalid or oversized). */
+/* Append the frame of msg to *out. 0, or -1 with why (invalid or oversized). */
 int ipc_msg_encode(struct buf *out, unsigned type, uint32_t id, const void *msg,
-		   const char **err);
+		   char *why, size_t why_len);
 /* Encode and write the frame (blocking). 0, or -1 with errno: EMSGSIZE
  * (over IPC_MAX_PAYLOAD, nothing written), EINVAL (invalid), or write's. */
 int ipc_msg_send(int fd, unsigned type, uint32_t id, const void *msg);
-/* Decode frame f of `type` into *msg (zeroed first). 0, or -1 with err[IPC_ERR_LEN]. */
-int ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *err);
+/* Decode frame f of `type` into *msg (zeroed first). 0, or -1 with why[why_len]. */
+int ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *why,
+		   size_t why_len);
 /* Release what a decode put in *msg and zero it. */
 void ipc_msg_free(unsigned type, void *msg);
 
 /*
  * The typed pairs, for each message NAME of type TYPE:
  *   int  ipc_NAME_encode(struct buf *out, uint32_t id, const struct ipc_NAME *m,
- *                        const char **err);
+ *                        char *why, size_t why_len);
  *   int  ipc_NAME_send(int fd, uint32_t id, const struct ipc_NAME *m);
- *   int  ipc_NAME_decode(const struct ipc_msg *f, struct ipc_NAME *m, char *err);
+ *   int  ipc_NAME_decode(const struct ipc_msg *f, struct ipc_NAME *m, char *why,
+ *                        size_t why_len);
  *   void ipc_NAME_free(struct ipc_NAME *m);
  * with the contracts of the generic forms above.
  */
 #define IPC_MSG_CODEC(name, type)                                                              \
 	static inline int ipc_##name##_encode(struct buf *out, uint32_t id,                  \
-					      const struct ipc_##name *m, const char **err)  \
+					      const struct ipc_##name *m, char *why,         \
+					      size_t why_len)                                \
 	{                                                                                      \
-		return ipc_msg_encode(out, type, id, m, err);                                  \
+		return ipc_msg_encode(out, type, id, m, why, why_len);                         \
 	}                                                                                      \
 	static inline int ipc_##name##_send(int fd, uint32_t id, const struct ipc_##name *m)   \
 	{                                                                                      \
 		return ipc_msg_send(fd, type, id, m);                                          \
 	}                                                                                      \
 	static inline int ipc_##name##_decode(const struct ipc_msg *f, struct ipc_##name *m,   \
-					      char *err)                                       \
+					      char *why, size_t why_len)                       \
 	{                                                                                      \
-		return ipc_msg_decode(f, type, m, err);                                        \
+		return ipc_msg_decode(f, type, m, why, why_len);                               \
 	}                                                                                      \
 	static inline void ipc_##name##_free(struct ipc_##name *m)                             \
 	{                                                                                      \
@@ -288,10 +291,10 @@ IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
 IPC_MSG_CODEC(streaming, IPC_STREAMING)
 
 /* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN, STREAM. */
-int ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, const char **err);
+int ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, char *why, size_t why_len);
 int ipc_empty_send(int fd, unsigned type, uint32_t id);
-/* 0 if f is of `type` with an empty payload (or {}), else -1 with err. */
-int ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *err);
+/* 0 if f is of `type` with an empty payload (or {}), else -1 with why. */
+int ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *why, size_t why_len);
 
 /*
  * The seed 003 result document (what RESULT's payload holds) for the

@@ -5,6 +5,7 @@
  * (detached) or a caller-provided sink (the worker forwards its lines to the
  * supervisor over IPC). Functions ending in "x" do not append errno.
  * Lines are escaped (log_escape) before they reach stderr or syslog.
+ * How a failing function hands its reason to the caller: see err.h.
  */
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H

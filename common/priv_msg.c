@@ -78,17 +78,6 @@ priv_type_name(unsigned type)
 	return "unknown";
 }
 
-static int __attribute__((format(printf, 2, 3)))
-fail(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, PRIV_ERR_LEN, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static void
 put32(unsigned char *p, uint32_t v)
 {
@@ -120,9 +109,9 @@ is_death_status(int32_t s)
 	return (s & 0x7f) == 0 ? (s & 0xff) == 0 : (s >> 8) == 0;
 }
 
-/* Check one decoded (or to-be-encoded) value at `at`: 0, or -1 with err. */
+/* Check one decoded (or to-be-encoded) value at `at`: 0, or -1 with why. */
 static int
-check(const char *tname, const struct field *f, const char *at, char *err)
+check(const char *tname, const struct field *f, const char *at, char *why, size_t why_len)
 {
 	int32_t i;
 	uint32_t u;
@@ -131,36 +120,39 @@ check(const char *tname, const struct field *f, const char *at, char *err)
 	case K_ID:
 		memcpy(&u, at, 4);
 		if (u == 0)
-			return fail(err, "%s: %s: 0 is no id", tname, f->name);
+			return err_set(why, why_len, "%s: %s: 0 is no id", tname, f->name);
 		return 0;
 	case K_PID:
 		memcpy(&i, at, 4);
 		if (i <= 1)
-			return fail(err, "%s: %s: %d is no process of ours", tname, f->name, i);
+			return err_set(why, why_len, "%s: %s: %d is no process of ours", tname,
+				       f->name, i);
 		return 0;
 	case K_STATUS:
 		memcpy(&i, at, 4);
 		if (!is_death_status(i))
-			return fail(err, "%s: %s: %d is no wait status of a dead child", tname,
-				    f->name, i);
+			return err_set(why, why_len,
+				       "%s: %s: %d is no wait status of a dead child", tname,
+				       f->name, i);
 		return 0;
 	case K_NETMODE: {
 		enum net_mode m;
 		memcpy(&m, at, sizeof(m));
 		if ((unsigned)m > NET_SECCOMP)
-			return fail(err, "%s: %s: %u is no network mode", tname, f->name,
-				    (unsigned)m);
+			return err_set(why, why_len, "%s: %s: %u is no network mode", tname,
+				       f->name, (unsigned)m);
 		return 0;
 	}
 	case K_REASON: {
 		size_t n = strnlen(at, PRIV_REASON_MAX);
 		if (n == 0 || n == PRIV_REASON_MAX)
-			return fail(err, "%s: %s: empty or longer than %d bytes", tname, f->name,
-				    PRIV_REASON_MAX - 1);
+			return err_set(why, why_len, "%s: %s: empty or longer than %d bytes",
+				       tname, f->name, PRIV_REASON_MAX - 1);
 		for (size_t k = 0; k < n; k++)
 			if (at[k] < 0x20 || at[k] > 0x7e)
-				return fail(err, "%s: %s: byte %zu is not printable ASCII", tname,
-					    f->name, k);
+				return err_set(why, why_len,
+					       "%s: %s: byte %zu is not printable ASCII", tname,
+					       f->name, k);
 		return 0;
 	}
 	default:
@@ -169,17 +161,18 @@ check(const char *tname, const struct field *f, const char *at, char *err)
 }
 
 ssize_t
-priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *err)
+priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *why,
+		size_t why_len)
 {
 	const struct field *fs = fields_of(m->type);
 	const char *base = (const char *)&m->u;
 	size_t len = PRIV_HDR_LEN;
 
 	if (fs == NULL)
-		return fail(err, "type %u: unknown", (unsigned)m->type);
+		return err_set(why, why_len, "type %u: unknown", (unsigned)m->type);
 	if (cap < PRIV_MSG_MAX)
-		return fail(err, "%s: buffer of %zu bytes is too small", priv_type_name(m->type),
-			    cap);
+		return err_set(why, why_len, "%s: buffer of %zu bytes is too small",
+			       priv_type_name(m->type), cap);
 	out[0] = PRIV_VERSION >> 8;
 	out[1] = PRIV_VERSION & 0xff;
 	out[2] = (unsigned char)(m->type >> 8);
@@ -189,7 +182,7 @@ priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *
 		uint32_t u;
 		uint16_t h;
 
-		if (check(priv_type_name(m->type), f, at, err) == -1)
+		if (check(priv_type_name(m->type), f, at, why, why_len) == -1)
 			return -1;
 		switch (f->kind) {
 		case K_U16:
@@ -217,25 +210,26 @@ priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *
 }
 
 int
-priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *err)
+priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *why, size_t why_len)
 {
 	memset(m, 0, sizeof(*m));
 	if (len < PRIV_HDR_LEN)
-		return fail(err, "a record of %zu bytes: shorter than a header", len);
+		return err_set(why, why_len, "a record of %zu bytes: shorter than a header", len);
 	unsigned version = (unsigned)in[0] << 8 | in[1];
 	m->type = (enum priv_type)((unsigned)in[2] << 8 | in[3]);
 	if (version != PRIV_VERSION)
-		return fail(err, "%s: protocol version %u, not %u", priv_type_name(m->type),
-			    version, PRIV_VERSION);
+		return err_set(why, why_len, "%s: protocol version %u, not %u",
+			       priv_type_name(m->type), version, PRIV_VERSION);
 	const struct field *fs = fields_of(m->type);
 	if (fs == NULL)
-		return fail(err, "type %u: unknown", (unsigned)m->type);
+		return err_set(why, why_len, "type %u: unknown", (unsigned)m->type);
 	const char *tname = priv_type_name(m->type);
 	char *base = (char *)&m->u;
 	size_t pos = PRIV_HDR_LEN;
 
 	if (len > PRIV_MSG_MAX)
-		return fail(err, "%s: %zu bytes, more than %d", tname, len, PRIV_MSG_MAX);
+		return err_set(why, why_len, "%s: %zu bytes, more than %d", tname, len,
+			       PRIV_MSG_MAX);
 	for (const struct field *f = fs; f->name; f++) {
 		char *at = base + f->off;
 		size_t w = width(f->kind);
@@ -243,25 +237,27 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *e
 		if (f->kind == K_REASON) {
 			size_t n = len - pos;
 			if (n >= PRIV_REASON_MAX)
-				return fail(err, "%s: %s: longer than %d bytes", tname, f->name,
-					    PRIV_REASON_MAX - 1);
+				return err_set(why, why_len, "%s: %s: longer than %d bytes", tname,
+					       f->name, PRIV_REASON_MAX - 1);
 			if (memchr(in + pos, 0, n))
-				return fail(err, "%s: %s: holds a NUL", tname, f->name);
+				return err_set(why, why_len, "%s: %s: holds a NUL", tname,
+					       f->name);
 			memcpy(at, in + pos, n);
 			at[n] = '\0';
 			pos = len;
 		} else {
 			if (len - pos < w)
-				return fail(err, "%s: %zu bytes: truncated at %s", tname, len,
-					    f->name);
+				return err_set(why, why_len, "%s: %zu bytes: truncated at %s",
+					       tname, len, f->name);
 			if (f->kind == K_U16) {
 				uint16_t h = (uint16_t)(in[pos] << 8 | in[pos + 1]);
 				memcpy(at, &h, 2);
 			} else if (f->kind == K_NETMODE) {
 				uint32_t u = get32(in + pos);
 				if (u > NET_SECCOMP)
-					return fail(err, "%s: %s: %u is no network mode", tname,
-						    f->name, u);
+					return err_set(why, why_len,
+						       "%s: %s: %u is no network mode", tname,
+						       f->name, u);
 				enum net_mode nm = (enum net_mode)u;
 				memcpy(at, &nm, sizeof(nm));
 			} else {
@@ -270,11 +266,11 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *e
 			}
 			pos += w;
 		}
-		if (check(tname, f, at, err) == -1)
+		if (check(tname, f, at, why, why_len) == -1)
 			return -1;
 	}
 	if (pos != len)
-		return fail(err, "%s: %zu bytes, %zu expected", tname, len, pos);
+		return err_set(why, why_len, "%s: %zu bytes, %zu expected", tname, len, pos);
 	return 0;
 }
 
@@ -282,13 +278,12 @@ int
 priv_msg_send(int sock, const struct priv_msg *m, int fd)
 {
 	unsigned char data[PRIV_MSG_MAX];
-	char err[PRIV_ERR_LEN];
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 
-	ssize_t len = priv_msg_encode(m, data, sizeof(data), err);
+	ssize_t len = priv_msg_encode(m, data, sizeof(data), NULL, 0);
 	if (len == -1 || (fd != -1) != (m->type == PRIV_WORKER_STARTED)) {
 		errno = EINVAL;
 		return -1;
@@ -341,7 +336,7 @@ close_passed(struct msghdr *mh, int *first)
 }
 
 int
-priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *err)
+priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *why, size_t why_len)
 {
 	/* One byte more than a record may hold, so an oversized one shows. */
 	unsigned char data[PRIV_MSG_MAX + 1];
@@ -365,15 +360,16 @@ priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *err)
 	int got, count = close_passed(&mh, &got);
 	int rc = -2;
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-		fail(err, "a record of more than %d bytes or descriptors", PRIV_MSG_MAX);
-	else if (priv_msg_decode(data, (size_t)n, m, err) == -1)
+		err_set(why, why_len, "a record of more than %d bytes or descriptors",
+			PRIV_MSG_MAX);
+	else if (priv_msg_decode(data, (size_t)n, m, why, why_len) == -1)
 		;
 	else if (m->type == PRIV_WORKER_STARTED && count != 1)
-		fail(err, "WORKER_STARTED with %d descriptors, not 1", count);
+		err_set(why, why_len, "WORKER_STARTED with %d descriptors, not 1", count);
 	else if (m->type != PRIV_WORKER_STARTED && count != 0)
-		fail(err, "%s with a descriptor", priv_type_name(m->type));
+		err_set(why, why_len, "%s with a descriptor", priv_type_name(m->type));
 	else if (count == 1 && (fstat(got, &st) == -1 || !S_ISSOCK(st.st_mode)))
-		fail(err, "WORKER_STARTED with a descriptor that is not a socket");
+		err_set(why, why_len, "WORKER_STARTED with a descriptor that is not a socket");
 	else
 		rc = 1;
 	if (rc == 1)

@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
 #include "netmode.h"
 
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
@@ -144,17 +145,19 @@ const char *priv_type_name(unsigned type);
 
 /*
  * Encode `m` (borrowed) into out[cap]. Returns the record's length, or -1
- * with err[PRIV_ERR_LEN] set when a field is out of bounds (the encoder
+ * with why[why_len] set when a field is out of bounds (the encoder
  * applies the decoder's checks, so no peer is sent what it must refuse).
  */
-ssize_t priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *err);
+ssize_t priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *why,
+			size_t why_len);
 
 /*
- * Decode one record of `len` bytes into *m. 0, or -1 with err[PRIV_ERR_LEN]
+ * Decode one record of `len` bytes into *m. 0, or -1 with why[why_len]
  * set. When the header could be read, m->type holds the type named (even
  * an unknown one) so a refusal can say what it refused.
  */
-int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *err);
+int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *why,
+		    size_t why_len);
 
 /*
  * Send one message, with descriptor `fd` (borrowed) when `m` is
@@ -167,9 +170,9 @@ int priv_msg_send(int sock, const struct priv_msg *m, int fd);
  * Receive one message. Returns 1 with *m (and *fd, which the caller then
  * owns, for WORKER_STARTED; else -1); 0 at EOF; -1 with errno on a read
  * error (an empty record, which no encoder makes, reads as EOF too); -2
- * with err[PRIV_ERR_LEN] set when the record is malformed (every
+ * with why[why_len] set when the record is malformed (every
  * descriptor it carried is closed; m->type as for priv_msg_decode, or 0).
  */
-int priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *err);
+int priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *why, size_t why_len);
 
 #endif

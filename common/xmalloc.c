@@ -66,3 +66,11 @@ xasprintf(const char *fmt, ...)
 		fatal("vasprintf");
 	return p;
 }
+
+void
+strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}

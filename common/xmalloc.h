@@ -16,5 +16,7 @@ void *xreallocarray(void *ptr, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Free each string of the NULL-terminated vector v (an argv, an envp), then v; v may be NULL. */
+void strv_free(char **v);
 
 #endif

@@ -39,28 +39,28 @@ struct sink {
 };
 
 /* One asset being provisioned. */
-struct job {
+struct asset_job {
 	const struct config *cfg;
 	const struct config_asset *a;
 	int dirfd;		/* the destination's directory */
 	const char *leaf;	/* the destination's file name in it */
-	char *err;
-	size_t errlen;
+	char *why;		/* the caller's reason buffer */
+	size_t why_len;
 };
 
 static int
-fail(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+fail(struct asset_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Set err to "asset NAME: ..."; always returns -1. */
+/* Set why to "asset NAME: ..."; always returns -1. */
 static int
-fail(struct job *j, const char *fmt, ...)
+fail(struct asset_job *j, const char *fmt, ...)
 {
 	va_list ap;
-	int off = snprintf(j->err, j->errlen, "asset %s: ", j->a->name);
+	int off = snprintf(j->why, j->why_len, "asset %s: ", j->a->name);
 
-	if (off >= 0 && (size_t)off < j->errlen) {
+	if (off >= 0 && (size_t)off < j->why_len) {
 		va_start(ap, fmt);
-		vsnprintf(j->err + off, j->errlen - (size_t)off, fmt, ap);
+		vsnprintf(j->why + off, j->why_len - (size_t)off, fmt, ap);
 		va_end(ap);
 	}
 	return -1;
@@ -133,7 +133,7 @@ read_all(int fd, struct sink *s)
 
 /* Whether the file already at the destination has the expected checksum. */
 static int
-present_and_valid(struct job *j)
+present_and_valid(struct asset_job *j)
 {
 	struct sink s = {.fd = -1, .md = EVP_MD_CTX_new(), .cap = UINT64_MAX};
 	char have[65], want[65];
@@ -183,7 +183,7 @@ local_path(const char *source)
 
 /* Copy a local file into the sink. */
 static int
-fetch_local(struct job *j, struct sink *s)
+fetch_local(struct asset_job *j, struct sink *s)
 {
 	char *path = local_path(j->a->source);
 	struct stat st;
@@ -217,7 +217,7 @@ curl_write(char *data, size_t size, size_t nmemb, void *arg)
  * in size and time, never through a proxy for loopback.
  */
 static int
-fetch_url(struct job *j, struct sink *s)
+fetch_url(struct asset_job *j, struct sink *s)
 {
 	char curlerr[CURL_ERROR_SIZE] = "";
 	int http = strncmp(j->a->source, "http://", 7) == 0;
@@ -257,7 +257,7 @@ fetch_url(struct job *j, struct sink *s)
 
 /* Refuse to start a download the file system has no room for. */
 static int
-check_space(struct job *j)
+check_space(struct asset_job *j)
 {
 	struct statvfs sv;
 
@@ -273,7 +273,7 @@ check_space(struct job *j)
 
 /* Fetch into a temporary file, check, rename into place. */
 static int
-fetch(struct job *j)
+fetch(struct asset_job *j)
 {
 	char hex[17], have[65], want[65];
 	struct sink s = {.md = EVP_MD_CTX_new(), .cap = (uint64_t)j->cfg->asset_max_mb * MIB};
@@ -334,7 +334,7 @@ out:
  * Sets j->dirfd and j->leaf.
  */
 static int
-open_parent(struct job *j, int cachefd)
+open_parent(struct asset_job *j, int cachefd)
 {
 	const char *dest = j->a->destination;
 	int fd = dup(cachefd);
@@ -370,7 +370,7 @@ open_parent(struct job *j, int cachefd)
 
 /* The destination's file itself: absent, or a regular file (never a symlink). */
 static int
-check_leaf(struct job *j)
+check_leaf(struct asset_job *j)
 {
 	struct stat st;
 
@@ -401,10 +401,10 @@ inside_env(const struct config *cfg, const char *dest)
 
 /* Provision one asset. */
 static int
-provision_one(const struct config *cfg, const struct config_asset *a, int cachefd, char *err,
-	      size_t errlen)
+provision_one(const struct config *cfg, const struct config_asset *a, int cachefd, char *why,
+	      size_t why_len)
 {
-	struct job j = {.cfg = cfg, .a = a, .dirfd = -1, .err = err, .errlen = errlen};
+	struct asset_job j = {.cfg = cfg, .a = a, .dirfd = -1, .why = why, .why_len = why_len};
 	int rc = -1;
 
 	if (inside_env(cfg, a->destination))
@@ -426,7 +426,7 @@ provision_one(const struct config *cfg, const struct config_asset *a, int cachef
 }
 
 int
-assets_provision(const struct config *cfg, int force, char *err, size_t errlen)
+assets_provision(const struct config *cfg, int force, char *why, size_t why_len)
 {
 	if (cfg->assets.n == 0)
 		return 0;
@@ -435,11 +435,11 @@ assets_provision(const struct config *cfg, int force, char *err, size_t errlen)
 			 cfg->assets.n);
 		return 0;
 	}
-	if (fs_mkdir_p(cfg->asset_cache_dir, 0755, err, errlen) == -1)
+	if (fs_mkdir_p(cfg->asset_cache_dir, 0755, why, why_len) == -1)
 		return -1;
 	int cachefd = open(cfg->asset_cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cachefd == -1) {
-		snprintf(err, errlen, "open asset_cache_dir %s: %s", cfg->asset_cache_dir,
+		snprintf(why, why_len, "open asset_cache_dir %s: %s", cfg->asset_cache_dir,
 			 strerror(errno));
 		return -1;
 	}
@@ -451,7 +451,7 @@ assets_provision(const struct config *cfg, int force, char *err, size_t errlen)
 	sigaction(SIGPIPE, &ign, &old);
 	int rc = 0;
 	for (size_t i = 0; i < cfg->assets.n && rc == 0; i++)
-		rc = provision_one(cfg, config_asset_at(cfg, i), cachefd, err, errlen);
+		rc = provision_one(cfg, config_asset_at(cfg, i), cachefd, why, why_len);
 	sigaction(SIGPIPE, &old, NULL);
 	curl_global_cleanup();
 	close(cachefd);

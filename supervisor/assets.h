@@ -21,6 +21,6 @@ struct config;
  * Provision every asset when auto_provision is true or `force` is set
  * (--warm). Returns 0, or -1 with the asset's name and the reason in err.
  */
-int assets_provision(const struct config *cfg, int force, char *err, size_t errlen);
+int assets_provision(const struct config *cfg, int force, char *why, size_t why_len);
 
 #endif

@@ -215,10 +215,11 @@ static void *
 item_thread(void *arg)
 {
 	struct item_run *run = arg;
-	const char *why;
+	char why[ERR_LEN] = "";
 
 	pool_lock();
-	struct worker *w = run->b->cancelled ? NULL : pool_take(ITEM_TAKE_WAIT_S, &why);
+	struct worker *w = run->b->cancelled ? NULL : pool_take(ITEM_TAKE_WAIT_S, why,
+								sizeof(why));
 	if (run->b->cancelled) {
 		item_finish(run->b, run->it, NULL, NULL, NULL);
 	} else if (w == NULL) {

@@ -171,18 +171,18 @@ run_step(struct build_ctx *b, char *const argv[], int quiet)
 	const char *tag = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 
 	if (time(NULL) >= b->deadline) {
-		snprintf(b->err, b->errlen, "the build took longer than build_timeout_s (%d s)",
+		snprintf(b->why, b->why_len, "the build took longer than build_timeout_s (%d s)",
 			 b->cfg->build_timeout_s);
 		return -1;
 	}
 	if (pipe2(out, O_CLOEXEC) == -1) {
-		snprintf(b->err, b->errlen, "pipe for a build step: %s", strerror(errno));
+		snprintf(b->why, b->why_len, "pipe for a build step: %s", strerror(errno));
 		return -1;
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == -1) {
-		snprintf(b->err, b->errlen, "fork for a build step: %s", strerror(errno));
+		snprintf(b->why, b->why_len, "fork for a build step: %s", strerror(errno));
 		close(out[0]);
 		close(out[1]);
 		return -1;
@@ -197,15 +197,15 @@ run_step(struct build_ctx *b, char *const argv[], int quiet)
 		return 0;
 	char *cmd = command_line(argv);
 	if (timed_out)
-		snprintf(b->err, b->errlen,
+		snprintf(b->why, b->why_len,
 			 "build step killed: the build took longer than build_timeout_s "
 			 "(%d s): %s",
 			 b->cfg->build_timeout_s, cmd);
 	else if (WIFEXITED(status))
-		snprintf(b->err, b->errlen, "build step failed with exit status %d: %s",
+		snprintf(b->why, b->why_len, "build step failed with exit status %d: %s",
 			 WEXITSTATUS(status), cmd);
 	else
-		snprintf(b->err, b->errlen, "build step killed by signal %d: %s",
+		snprintf(b->why, b->why_len, "build step killed by signal %d: %s",
 			 WTERMSIG(status), cmd);
 	free(cmd);
 	return -1;
@@ -228,9 +228,9 @@ builder_can_import(struct build_ctx *b, const char *python, const char *module)
 	char saved[512];
 
 	/* A failed probe is an answer, not an error: keep err as it was. */
-	snprintf(saved, sizeof(saved), "%s", b->err);
+	snprintf(saved, sizeof(saved), "%s", b->why);
 	int ok = run_step(b, argv, 1) == 0;
-	snprintf(b->err, b->errlen, "%s", saved);
+	snprintf(b->why, b->why_len, "%s", saved);
 	free(code);
 	return ok;
 }
@@ -340,7 +340,7 @@ builder_write(struct build_ctx *b, const char *path, const char *text)
 	}
 	return 0;
 fail:
-	snprintf(b->err, b->errlen, "write %s: %s", path, strerror(errno));
+	snprintf(b->why, b->why_len, "write %s: %s", path, strerror(errno));
 	if (fd != -1)
 		close(fd);
 	return -1;

@@ -23,8 +23,8 @@ struct build_ctx {
 	char **envp;		/* sanitized environment of every step */
 	time_t deadline;	/* the whole build ends by then (build_timeout_s) */
 	void *state;		/* a builder's own, made by prepare, freed by finish */
-	char *err;
-	size_t errlen;
+	char *why;		/* the caller's reason buffer (err.h) */
+	size_t why_len;
 };
 
 struct builder {
@@ -32,7 +32,7 @@ struct builder {
 	/*
 	 * Check everything the build needs before anything is made: the
 	 * programs (a missing one is reported with the type and how to install
-	 * it) and the dependency file. Returns 0, or -1 with err set.
+	 * it) and the dependency file. Returns 0, or -1 with why set.
 	 */
 	int (*prepare)(struct build_ctx *b);
 	/* Create the environment at b->prefix and install the dependencies. */

@@ -29,7 +29,7 @@ struct conda_state {
 static int
 yml_error(struct build_ctx *b, const yaml_node_t *nd, const char *why)
 {
-	snprintf(b->err, b->errlen,
+	snprintf(b->why, b->why_len,
 		 "dependency_file (environment.yml for type conda), line %zu: %s",
 		 nd ? nd->start_mark.line + 1 : 1, why);
 	return -1;
@@ -198,7 +198,7 @@ conda_envfile(struct build_ctx *b)
 		fatalx("libyaml: cannot initialize a parser");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
 	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(b->err, b->errlen,
+		snprintf(b->why, b->why_len,
 			 "dependency_file (environment.yml for type conda), line %zu: %s",
 			 parser.problem_mark.line + 1,
 			 parser.problem ? parser.problem : "bad YAML");
@@ -232,7 +232,7 @@ conda_tool(struct build_ctx *b)
 	if (want[0] != '\0') {
 		char *tool = builder_find(want, builder_tool_path());
 		if (tool == NULL)
-			snprintf(b->err, b->errlen,
+			snprintf(b->why, b->why_len,
 				 "type conda: conda_executable %s is not an executable in %s: "
 				 "install it (micromamba: see https://mamba.readthedocs.io) "
 				 "or fix conda_executable",
@@ -244,7 +244,7 @@ conda_tool(struct build_ctx *b)
 		if (tool != NULL)
 			return tool;
 	}
-	snprintf(b->err, b->errlen,
+	snprintf(b->why, b->why_len,
 		 "type conda needs micromamba, mamba or conda, and none is in %s: install one "
 		 "(micromamba: see https://mamba.readthedocs.io; conda: Miniforge) or set "
 		 "conda_executable",

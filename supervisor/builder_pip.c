@@ -18,7 +18,7 @@ pip_prepare(struct build_ctx *b)
 	char *python = builder_find(b->cfg->python, BUILDER_PATH);
 
 	if (python == NULL) {
-		snprintf(b->err, b->errlen,
+		snprintf(b->why, b->why_len,
 			 "type pip needs the interpreter %s, which is not in %s: install it "
 			 "(apt-get install python3 python3-venv) or set python to its path",
 			 b->cfg->python, BUILDER_PATH);

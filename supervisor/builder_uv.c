@@ -25,7 +25,7 @@ uv_prepare(struct build_ctx *b)
 	b->state = st;
 	st->uv = builder_find("uv", builder_tool_path());
 	if (st->uv == NULL) {
-		snprintf(b->err, b->errlen,
+		snprintf(b->why, b->why_len,
 			 "type uv needs the uv program, which is not in %s: install it "
 			 "(pipx install uv, or see https://docs.astral.sh/uv/) or use type: pip",
 			 builder_tool_path());
@@ -33,7 +33,7 @@ uv_prepare(struct build_ctx *b)
 	}
 	st->python = builder_find(b->cfg->python, BUILDER_PATH);
 	if (st->python == NULL) {
-		snprintf(b->err, b->errlen,
+		snprintf(b->why, b->why_len,
 			 "type uv needs the interpreter %s, which is not in %s: install it "
 			 "(apt-get install python3) or set python to its path",
 			 b->cfg->python, BUILDER_PATH);

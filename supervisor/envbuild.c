@@ -145,14 +145,14 @@ state_text(enum env_state s)
  * another user, which can only be used as it is); -1 on other errors.
  */
 static int
-lock_build(const struct config *cfg, char *err, size_t errlen)
+lock_build(const struct config *cfg, char *why, size_t why_len)
 {
 	char *path = xasprintf("%s.lock", cfg->build_dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 
 	if (fd == -1) {
 		int e = errno;
-		snprintf(err, errlen, "open lock file %s: %s", path, strerror(e));
+		snprintf(why, why_len, "open lock file %s: %s", path, strerror(e));
 		free(path);
 		return e == EACCES || e == EPERM || e == EROFS ? -2 : -1;
 	}
@@ -161,7 +161,7 @@ lock_build(const struct config *cfg, char *err, size_t errlen)
 		while (flock(fd, LOCK_EX) == -1) {
 			if (errno == EINTR)
 				continue;
-			snprintf(err, errlen, "lock %s: %s", path, strerror(errno));
+			snprintf(why, why_len, "lock %s: %s", path, strerror(errno));
 			close(fd);
 			free(path);
 			return -1;
@@ -253,15 +253,6 @@ build_envp(const struct config *cfg, const char *prefix)
 	return envp;
 }
 
-/* Free a vector made by envp_add. */
-static void
-envp_free(char **envp)
-{
-	for (size_t i = 0; envp && envp[i]; i++)
-		free(envp[i]);
-	free(envp);
-}
-
 /* additional_commands, in order, each by /bin/sh -c; the first failure fails the build. */
 static int
 run_additional(struct build_ctx *b)
@@ -270,8 +261,8 @@ run_additional(struct build_ctx *b)
 		char *sh[] = {(char *)"/bin/sh", (char *)"-c", b->cfg->additional_commands.v[i],
 			      NULL};
 		if (builder_run(b, sh) == -1) {
-			size_t used = strlen(b->err);
-			snprintf(b->err + used, b->errlen - used,
+			size_t used = strlen(b->why);
+			snprintf(b->why + used, b->why_len - used,
 				 " (additional_commands item %zu)", i + 1);
 			return -1;
 		}
@@ -294,7 +285,7 @@ seal(struct build_ctx *b, const char *digest)
 		int fd = open(b->prefix, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		/* Every file of the build reaches the disk before the link names it. */
 		if (fd == -1 || syncfs(fd) == -1)
-			snprintf(b->err, b->errlen, "sync %s: %s", b->prefix, strerror(errno));
+			snprintf(b->why, b->why_len, "sync %s: %s", b->prefix, strerror(errno));
 		else
 			rc = 0;
 		if (fd != -1)
@@ -312,7 +303,7 @@ seal(struct build_ctx *b, const char *digest)
  * with it (the old directory is then removed).
  */
 static int
-install_link(const struct config *cfg, const char *prefix, char *err, size_t errlen)
+install_link(const struct config *cfg, const char *prefix, char *why, size_t why_len)
 {
 	char hex[17];
 	struct stat st;
@@ -322,12 +313,12 @@ install_link(const struct config *cfg, const char *prefix, char *err, size_t err
 	rand_hex(hex, 8);
 	char *tmp = xasprintf("%s.link-%s", cfg->build_dir, hex);
 	if (symlink(fs_basename(prefix), tmp) == -1) {
-		snprintf(err, errlen, "symlink %s: %s", tmp, strerror(errno));
+		snprintf(why, why_len, "symlink %s: %s", tmp, strerror(errno));
 		goto out;
 	}
 	if (lstat(cfg->build_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
 		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, cfg->build_dir, RENAME_EXCHANGE) == -1) {
-			snprintf(err, errlen, "exchange %s with %s: %s", tmp, cfg->build_dir,
+			snprintf(why, why_len, "exchange %s with %s: %s", tmp, cfg->build_dir,
 				 strerror(errno));
 			unlink(tmp);
 			goto out;
@@ -335,7 +326,8 @@ install_link(const struct config *cfg, const char *prefix, char *err, size_t err
 		if (fs_remove_tree(tmp) == -1)
 			log_warn("remove the replaced environment, now %s", tmp);
 	} else if (rename(tmp, cfg->build_dir) == -1) {
-		snprintf(err, errlen, "rename %s to %s: %s", tmp, cfg->build_dir, strerror(errno));
+		snprintf(why, why_len, "rename %s to %s: %s", tmp, cfg->build_dir,
+			 strerror(errno));
 		unlink(tmp);
 		goto out;
 	}
@@ -350,7 +342,7 @@ out:
 
 /* Build into a new BUILD_DIR.gen-RANDOM and link build_dir to it. */
 static int
-build(const struct config *cfg, const char *digest, char *err, size_t errlen)
+build(const struct config *cfg, const char *digest, char *why, size_t why_len)
 {
 	const struct builder *bl = builder_for(cfg->type);
 	char hex[17];
@@ -363,13 +355,13 @@ build(const struct config *cfg, const char *digest, char *err, size_t errlen)
 		.prefix = prefix,
 		.envp = build_envp(cfg, prefix),
 		.deadline = start + cfg->build_timeout_s,
-		.err = err,
-		.errlen = errlen,
+		.why = why,
+		.why_len = why_len,
 	};
 	char *python = xasprintf("%s/bin/python", prefix);
 	int rc = -1;
 
-	err[0] = '\0';
+	why[0] = '\0';
 	if (bl->prepare(&b) == -1)
 		goto out;
 	log_info("building the %s environment %s in %s", config_env_type_name(cfg->type),
@@ -377,41 +369,41 @@ build(const struct config *cfg, const char *digest, char *err, size_t errlen)
 	if (bl->build(&b) == -1)
 		goto out;
 	if (!builder_can_import(&b, python, "ipykernel")) {
-		snprintf(err, errlen,
+		snprintf(why, why_len,
 			 "the new environment cannot import ipykernel, which the kernel needs "
 			 "(name it in dependency_file, or use system_site_packages with "
 			 "python3-ipykernel installed)");
 		goto out;
 	}
 	if (run_additional(&b) == -1 || seal(&b, digest) == -1 ||
-	    install_link(cfg, prefix, err, errlen) == -1)
+	    install_link(cfg, prefix, why, why_len) == -1)
 		goto out;
 	log_info("environment %s built in %lld s", cfg->build_dir,
 		 (long long)(time(NULL) - start));
 	rc = 0;
 out:
-	if (rc == -1 && time(NULL) >= b.deadline && strstr(err, "build_timeout_s") == NULL)
+	if (rc == -1 && time(NULL) >= b.deadline && strstr(why, "build_timeout_s") == NULL)
 		/* A probe killed at the deadline reads as "cannot import": say why. */
-		snprintf(err, errlen, "the build took longer than build_timeout_s (%d s)",
+		snprintf(why, why_len, "the build took longer than build_timeout_s (%d s)",
 			 cfg->build_timeout_s);
 	bl->finish(&b);
 	if (rc == -1 && fs_remove_tree(prefix) == -1)
 		log_warn("remove the failed build %s", prefix);
 	free(python);
-	envp_free(b.envp);
+	strv_free(b.envp);
 	free(prefix);
 	return rc;
 }
 
 int
-envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen)
+envbuild_ensure(const struct config *cfg, int force, char *why, size_t why_len)
 {
 	char *parent = fs_dirname(cfg->build_dir);
 	char *digest = envbuild_digest(cfg);
 	int lock = -1, rc = -1;
 
-	if (fs_mkdir_p(parent, 0755, err, errlen) == -1 ||
-	    (lock = lock_build(cfg, err, errlen)) == -1)
+	if (fs_mkdir_p(parent, 0755, why, why_len) == -1 ||
+	    (lock = lock_build(cfg, why, why_len)) == -1)
 		goto out;
 	enum env_state s = inspect(cfg, digest);
 	if (s == ENV_READY || s == ENV_EXTERNAL) {
@@ -426,14 +418,14 @@ envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen)
 		goto out;
 	}
 	if (lock == -2) {
-		/* err names the lock file we may not create: we cannot build here. */
-		size_t used = strlen(err);
-		snprintf(err + used, errlen - used, "; environment %s is %s and cannot be built",
+		/* why names the lock file we may not create: we cannot build here. */
+		size_t used = strlen(why);
+		snprintf(why + used, why_len - used, "; environment %s is %s and cannot be built",
 			 cfg->build_dir, state_text(s));
 		goto out;
 	}
 	if (!cfg->auto_build && !force) {
-		snprintf(err, errlen,
+		snprintf(why, why_len,
 			 "environment %s is %s and auto_build is false "
 			 "(codeexecd --warm builds it)",
 			 cfg->build_dir, state_text(s));
@@ -442,7 +434,7 @@ envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen)
 	if (s != ENV_MISSING)
 		log_warnx("environment %s is %s: rebuilding it", cfg->build_dir, state_text(s));
 	remove_leftovers(cfg);
-	if (build(cfg, digest, err, errlen) == 0) {
+	if (build(cfg, digest, why, why_len) == 0) {
 		remove_leftovers(cfg); /* the build it replaced */
 		rc = 0;
 	}

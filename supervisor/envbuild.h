@@ -30,7 +30,7 @@ struct config;
  * this configuration; else, with auto_build or `force` (--warm), build it.
  * Returns 0, or -1 with the reason in err.
  */
-int envbuild_ensure(const struct config *cfg, int force, char *err, size_t errlen);
+int envbuild_ensure(const struct config *cfg, int force, char *why, size_t why_len);
 
 /* The digest of what the environment is built from, as hex. Caller owns. */
 char *envbuild_digest(const struct config *cfg);

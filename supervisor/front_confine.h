@@ -24,9 +24,9 @@
  * kernel's side (getresuid, capability sets); an unprivileged process
  * cannot empty its bounding set and says so in *bounding_kept (may be
  * NULL), no_new_privs keeping it from ever gaining what that set allows.
- * 0, or -1 with the failed step in err[errlen].
+ * 0, or -1 with the failed step in why[why_len].
  */
-int front_confine(uid_t uid, gid_t gid, int filter, int *bounding_kept, char *err,
-		  size_t errlen);
+int front_confine(uid_t uid, gid_t gid, int filter, int *bounding_kept, char *why,
+		  size_t why_len);
 
 #endif

@@ -217,22 +217,22 @@ static const struct {
 	{SCMP_SYS(getrlimit), ALLOW, 0, {}, "its own limits, read only (older glibc)"},
 };
 
-/* The filter for a process of pid self, ready to load or export; NULL with err set. */
+/* The filter for a process of pid self, ready to load or export; NULL with why set. */
 static scmp_filter_ctx
-build(pid_t self, char *err, size_t errlen)
+build(pid_t self, char *why, size_t why_len)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int rc;
 
 	if (ctx == NULL) {
-		snprintf(err, errlen, "seccomp_init failed");
+		snprintf(why, why_len, "seccomp_init failed");
 		return NULL;
 	}
 	/* Other architectures (i386 via int 0x80, x32) would see other numbers. */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) != 0) {
-		snprintf(err, errlen, "seccomp_attr_set: %s", strerror(-rc));
+		snprintf(why, why_len, "seccomp_attr_set: %s", strerror(-rc));
 		seccomp_release(ctx);
 		return NULL;
 	}
@@ -249,7 +249,7 @@ build(pid_t self, char *err, size_t errlen)
 		rc = seccomp_rule_add_array(ctx, rules[i].action, rules[i].nr, rules[i].nargs, arg);
 		if (rc != 0) {
 			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rules[i].nr);
-			snprintf(err, errlen, "seccomp rule for %s: %s", name ? name : "?",
+			snprintf(why, why_len, "seccomp rule for %s: %s", name ? name : "?",
 				 strerror(-rc));
 			free(name);
 			seccomp_release(ctx);
@@ -260,9 +260,9 @@ build(pid_t self, char *err, size_t errlen)
 }
 
 int
-front_filter_install(char *err, size_t errlen)
+front_filter_install(char *why, size_t why_len)
 {
-	scmp_filter_ctx ctx = build(getpid(), err, errlen);
+	scmp_filter_ctx ctx = build(getpid(), why, why_len);
 
 	if (ctx == NULL)
 		return -1;
@@ -270,7 +270,7 @@ front_filter_install(char *err, size_t errlen)
 	seccomp_release(ctx);
 	if (rc != 0) {
 		/* With TSYNC, a positive value is the thread that could not sync. */
-		snprintf(err, errlen, "seccomp_load: %s",
+		snprintf(why, why_len, "seccomp_load: %s",
 			 rc < 0 ? strerror(-rc) : "a thread could not be synchronized");
 		return -1;
 	}

@@ -23,9 +23,9 @@
  * first getaddrinfo all pass it (test_front_filter runs them under it).
  * What may not follow it: fork, exec, chown/chmod (control_open), rmdir,
  * signals to other processes. Logs nothing: returns 0, or -1 with a message
- * in err[errlen] for the caller to log.
+ * in why[why_len] for the caller to log.
  */
-int front_filter_install(char *err, size_t errlen);
+int front_filter_install(char *why, size_t why_len);
 
 /*
  * Print the filter in libseccomp's pseudo filter code to fd (for tests and

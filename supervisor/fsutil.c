@@ -13,7 +13,7 @@
 #include "xmalloc.h"
 
 int
-fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen)
+fs_mkdir_p(const char *dir, mode_t mode, char *why, size_t why_len)
 {
 	char *p = xstrdup(dir);
 	int rc = 0;
@@ -23,13 +23,13 @@ fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen)
 			continue;
 		*s = '\0';
 		if (mkdir(p, 0755) == -1 && errno != EEXIST) {
-			snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
+			snprintf(why, why_len, "mkdir %s: %s", p, strerror(errno));
 			rc = -1;
 		}
 		*s = '/';
 	}
 	if (rc == 0 && mkdir(p, mode) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "mkdir %s: %s", p, strerror(errno));
+		snprintf(why, why_len, "mkdir %s: %s", p, strerror(errno));
 		rc = -1;
 	}
 	free(p);

@@ -11,7 +11,7 @@
 
 /* mkdir -p: create `dir` and missing parents (parents 0755, `dir` with
  * `mode`). Returns 0, or -1 with the path and errno text in err. */
-int fs_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen);
+int fs_mkdir_p(const char *dir, mode_t mode, char *why, size_t why_len);
 /* fsync the directory `dir`, so renames in it are durable. -1 with errno. */
 int fs_sync_dir(const char *dir);
 /* The last component of `path` (no trailing slash expected). Borrowed. */

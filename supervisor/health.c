@@ -26,12 +26,12 @@ health_set_degraded(const char *why)
 }
 
 int
-health_degraded(char *why, size_t size)
+health_degraded(char *why, size_t why_len)
 {
 	pthread_mutex_lock(&health_lock);
 	int degraded = reason[0] != '\0';
-	if (why && size)
-		snprintf(why, size, "%s", reason);
+	if (why && why_len)
+		snprintf(why, why_len, "%s", reason);
 	pthread_mutex_unlock(&health_lock);
 	return degraded;
 }

@@ -15,9 +15,9 @@
  * One reason at a time: whoever set it clears it. */
 void health_set_degraded(const char *why);
 /*
- * Nonzero while degraded, with the reason copied into why[size]. `why` may
+ * Nonzero while degraded, with the reason copied into why[why_len]. `why` may
  * be NULL to ask only whether.
  */
-int health_degraded(char *why, size_t size);
+int health_degraded(char *why, size_t why_len);
 
 #endif

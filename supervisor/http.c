@@ -58,7 +58,7 @@ origin_listed(const struct origin *o)
 	struct origin allowed;
 
 	for (size_t i = 0; i < cfg->allowed_origins.n; i++)
-		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL) == 0 &&
+		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL, 0) == 0 &&
 		    origin_equal(o, &allowed))
 			return 1;
 	return 0;
@@ -71,7 +71,7 @@ authority_listed(const struct authority *a)
 	struct origin allowed;
 
 	for (size_t i = 0; i < cfg->allowed_origins.n; i++)
-		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL) == 0 &&
+		if (origin_parse(cfg->allowed_origins.v[i], &allowed, NULL, 0) == 0 &&
 		    origin_serves(&allowed, a))
 			return 1;
 	return 0;
@@ -82,24 +82,24 @@ authority_listed(const struct authority *a)
  * a loopback or listed origin, and on a loopback listener only under a
  * loopback or listed Host. Both headers go through the one strict parser
  * (authority.h): what it cannot read is refused, never guessed at.
- * Returns NULL if allowed, else why not.
+ * Returns 0 if allowed, else -1 with why not in why[why_len].
  */
-static const char *
-check_origin_and_host(struct mg_connection *conn)
+static int
+check_origin_and_host(struct mg_connection *conn, char *why, size_t why_len)
 {
 	const char *origin = mg_get_header(conn, "Origin");
 	const char *host_hdr = mg_get_header(conn, "Host");
 	struct origin o;
 	struct authority a;
 
-	if (origin && (origin_parse(origin, &o, NULL) == -1 ||
+	if (origin && (origin_parse(origin, &o, NULL, 0) == -1 ||
 		       (!authority_is_loopback(&o.auth) && !origin_listed(&o))))
-		return "Origin not allowed";
+		return err_set(why, why_len, "Origin not allowed");
 	if (host_hdr && authority_host_is_loopback(cfg->listen_host) &&
-	    (authority_parse(host_hdr, &a, NULL) == -1 ||
+	    (authority_parse(host_hdr, &a, NULL, 0) == -1 ||
 	     (!authority_is_loopback(&a) && !authority_listed(&a))))
-		return "Host not allowed";
-	return NULL;
+		return err_set(why, why_len, "Host not allowed");
+	return 0;
 }
 
 /* Send a complete response. */
@@ -365,17 +365,17 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	struct mcp_request rq = {.method = ri->request_method};
 	struct mcp_response rs;
 	char *body = NULL;
-	const char *denied;
+	char denied[64]; /* a fixed refusal of check_origin_and_host */
 	double start = now_ms();
 
 	if (draining)
 		return send_http_error(conn, 503, "the server is shutting down");
 	/* Reload swaps allowed_origins under config_lock. */
 	config_read_lock();
-	denied = check_origin_and_host(conn);
+	int refused = check_origin_and_host(conn, denied, sizeof(denied));
 	size_t max_body = (size_t)cfg->max_request_bytes;
 	config_read_unlock();
-	if (denied != NULL) {
+	if (refused) {
 		log_info("%s /mcp from %s refused: %s", ri->request_method, ri->remote_addr, denied);
 		return send_http_error(conn, 403, denied);
 	}
@@ -476,13 +476,13 @@ content_length_valid(const char *v)
 }
 
 /*
- * Why the request's framing is ambiguous, or NULL if it is not. A proxy
- * in front may read such a request differently from civetweb (which takes
- * Transfer-Encoding over Content-Length and the first of two headers), so
- * something could be smuggled past it.
+ * 0 if the request's framing is unambiguous, else -1 with why in
+ * why[why_len]. A proxy in front may read such a request differently from
+ * civetweb (which takes Transfer-Encoding over Content-Length and the first
+ * of two headers), so something could be smuggled past it.
  */
-static const char *
-framing_problem(const struct mg_request_info *ri)
+static int
+framing_problem(const struct mg_request_info *ri, char *why, size_t why_len)
 {
 	const char *length = NULL;
 	int hosts = 0, lengths = 0, encodings = 0;
@@ -494,9 +494,10 @@ framing_problem(const struct mg_request_info *ri)
 			hosts++;
 		} else if (strcasecmp(name, "Content-Length") == 0) {
 			if (!content_length_valid(value))
-				return "Content-Length is not a number";
+				return err_set(why, why_len, "Content-Length is not a number");
 			if (length && strcmp(length, value) != 0)
-				return "two different Content-Length headers";
+				return err_set(why, why_len,
+					       "two different Content-Length headers");
 			length = value;
 			lengths++;
 		} else if (strcasecmp(name, "Transfer-Encoding") == 0) {
@@ -504,16 +505,16 @@ framing_problem(const struct mg_request_info *ri)
 		}
 	}
 	if (lengths && encodings)
-		return "both Content-Length and Transfer-Encoding";
+		return err_set(why, why_len, "both Content-Length and Transfer-Encoding");
 	if (encodings > 1)
-		return "more than one Transfer-Encoding header";
+		return err_set(why, why_len, "more than one Transfer-Encoding header");
 	if (encodings && strcmp(ri->http_version, "1.1") != 0)
-		return "Transfer-Encoding in an HTTP/1.0 request";
+		return err_set(why, why_len, "Transfer-Encoding in an HTTP/1.0 request");
 	if (hosts > 1)
-		return "more than one Host header";
+		return err_set(why, why_len, "more than one Host header");
 	if (hosts == 0 && strcmp(ri->http_version, "1.1") == 0)
-		return "an HTTP/1.1 request without Host";
-	return NULL;
+		return err_set(why, why_len, "an HTTP/1.1 request without Host");
+	return 0;
 }
 
 /* Before any handler: requests of ambiguous framing end here. */
@@ -521,10 +522,10 @@ static int
 begin_request(struct mg_connection *conn)
 {
 	const struct mg_request_info *ri = mg_get_request_info(conn);
-	const char *why;
+	char why[64]; /* a fixed complaint of framing_problem */
 
 	front_filter_test_hook();
-	if ((why = framing_problem(ri)) != NULL) {
+	if (framing_problem(ri, why, sizeof(why)) == -1) {
 		log_info("%s %.100s from %s refused: %s", ri->request_method,
 			 ri->local_uri ? ri->local_uri : "-", ri->remote_addr, why);
 		return send_http_error_close(conn, 400, why);
@@ -581,7 +582,7 @@ start_with_small_stacks(const struct mg_callbacks *cb, const char **options)
 }
 
 int
-http_start(const struct config *c, char *err, size_t errlen)
+http_start(const struct config *c, char *why, size_t why_len)
 {
 	struct mg_callbacks cb = {.log_message = log_civetweb,
 				  .begin_request = begin_request,
@@ -629,7 +630,7 @@ http_start(const struct config *c, char *err, size_t errlen)
 	mg_init_library(v6 ? MG_FEATURES_IPV6 : 0);
 	ctx = start_with_small_stacks(&cb, options);
 	if (ctx == NULL) {
-		snprintf(err, errlen, "cannot listen on %s (in use, or not a local address?)",
+		snprintf(why, why_len, "cannot listen on %s (in use, or not a local address?)",
 			 listen);
 		return -1;
 	}

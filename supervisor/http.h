@@ -14,7 +14,7 @@ struct config;
  * Bind the configured listen address and start serving. Returns the bound
  * port, or -1 with a message in err.
  */
-int http_start(const struct config *cfg, char *err, size_t errlen);
+int http_start(const struct config *cfg, char *why, size_t why_len);
 /* From now on answer new MCP requests 503: the daemon is stopping. */
 void http_drain(void);
 /* Stop accepting and wait for the handler threads to finish. */

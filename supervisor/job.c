@@ -59,7 +59,7 @@ job_run(struct job *j, double seconds)
 	session_put(j->session);
 	j->session = NULL;
 	pthread_cond_broadcast(&j->call.cond);
-	job_put(j); /* the driver's reference */
+	job_unref(j); /* the driver's reference */
 	return 1;
 }
 
@@ -199,7 +199,7 @@ job_free(struct job *j)
 }
 
 void
-job_put(struct job *j)
+job_unref(struct job *j)
 {
 	/* A finished job stays listed, unreferenced, until job_expire drops it. */
 	pthread_mutex_lock(&job_lock);

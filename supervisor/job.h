@@ -63,7 +63,7 @@ struct job {
  * be NULL) lets notifications/cancelled find it. It is in the session's
  * line at once, and runs as far as the caller drives it: job_run, then
  * job_background if it has not ended. Returns it with a reference for the
- * caller (job_put), beside the driver's.
+ * caller (job_unref), beside the driver's.
  */
 struct job *job_new(struct session *session, const char *owner, const char *code,
 		    double timeout_s, int silent, struct json_object *request_id);
@@ -86,7 +86,11 @@ void job_watch(struct job *j, double seconds);
 struct job *job_get(const char *id, const char *owner);
 /* The running job started by request `request_id` of `owner`, referenced. */
 struct job *job_find_request(const char *owner, struct json_object *request_id);
-void job_put(struct job *j);
+/*
+ * Drop a reference taken by job_start, job_get or job_find_request. Unlike
+ * a _put, it never frees: a finished job stays listed until job_expire.
+ */
+void job_unref(struct job *j);
 /*
  * Wait until the job ends or `seconds` pass (<0: forever), or its output
  * changes when `on_change`. Returns nonzero once it has ended.

@@ -58,7 +58,7 @@ read_stat(pid_t pid, pid_t *ppid, pid_t *pgrp)
 }
 
 int
-kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t len)
+kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t why_len)
 {
 	pid_t ppid, pgrp;
 
@@ -67,7 +67,7 @@ kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t len)
 	if (fd == -1) {
 		if (errno == ESRCH)
 			return 0;
-		snprintf(why, len, "cannot check kernel_pid %d: pidfd_open: %s", (int)pid,
+		snprintf(why, why_len, "cannot check kernel_pid %d: pidfd_open: %s", (int)pid,
 			 strerror(errno));
 		return -1;
 	}
@@ -79,7 +79,7 @@ kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t len)
 			return 0;
 		}
 		close(fd);
-		snprintf(why, len, "cannot check kernel_pid %d: /proc/%d/stat: %s", (int)pid,
+		snprintf(why, why_len, "cannot check kernel_pid %d: /proc/%d/stat: %s", (int)pid,
 			 (int)pid, strerror(saved));
 		return -1;
 	}
@@ -94,13 +94,14 @@ kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t len)
 	}
 	if (ppid != parent) {
 		close(fd);
-		snprintf(why, len, "kernel_pid %d is not a child of the worker (its parent is %d)",
+		snprintf(why, why_len,
+			 "kernel_pid %d is not a child of the worker (its parent is %d)",
 			 (int)pid, (int)ppid);
 		return -1;
 	}
 	if (pgrp != pid) {
 		close(fd);
-		snprintf(why, len, "kernel_pid %d does not lead its own process group (%d)",
+		snprintf(why, why_len, "kernel_pid %d does not lead its own process group (%d)",
 			 (int)pid, (int)pgrp);
 		return -1;
 	}

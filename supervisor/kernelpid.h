@@ -19,10 +19,10 @@
  * Check that `pid` is a child of `parent` leading its own process group.
  * Returns 1 with *pidfd (caller closes) when it is; 0 with *pidfd = -1 when
  * no such process exists any more (it died: nothing to signal, and no
- * lie); -1 with why[len] when it is some other process (a protocol
+ * lie); -1 with why[why_len] when it is some other process (a protocol
  * violation) or cannot be checked.
  */
-int kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t len);
+int kernelpid_claim(pid_t pid, pid_t parent, int *pidfd, char *why, size_t why_len);
 
 /*
  * SIGKILL the process group of a claimed kernel `pid` while pidfd shows

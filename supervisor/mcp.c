@@ -113,7 +113,7 @@ static void
 do_initialize(struct json_object *id, struct json_object *params, struct mcp_response *rs)
 {
 	struct json_object *v;
-	const char *why;
+	char why[ERR_LEN] = "";
 
 	if (!json_object_is_type(params, json_type_object) ||
 	    !json_object_object_get_ex(params, "protocolVersion", &v) ||
@@ -125,7 +125,7 @@ do_initialize(struct json_object *id, struct json_object *params, struct mcp_res
 	if (!mcp_version_supported(version))
 		version = versions[0];
 	pool_lock();
-	struct session *s = session_create(cfg->pool_max_sessions, &why);
+	struct session *s = session_create(cfg->pool_max_sessions, why, sizeof(why));
 	if (s) {
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
 		session_put(s);
@@ -302,7 +302,7 @@ cancel_request(struct session *s, struct json_object *params)
 	struct job *j = job_find_request(s->id, rid);
 	if (j) {
 		job_cancel(j);
-		job_put(j);
+		job_unref(j);
 	}
 }
 

@@ -291,7 +291,7 @@ monitor_request(struct monitor *m)
 
 	if (m->broken)
 		return -1;
-	int rc = priv_msg_recv(m->front, &r, &fd, err);
+	int rc = priv_msg_recv(m->front, &r, &fd, err, sizeof(err));
 	if (rc == 0)
 		return -1;
 	if (rc == -1) {

@@ -31,19 +31,19 @@ struct monitor_ops {
 	 * limits: the implementation's, from the configuration). 0 with *pid,
 	 * *front_fd (the worker socket's other end; the monitor passes it on
 	 * and closes it) and *dir (the session directory; the monitor owns
-	 * it), or -1 with why[len].
+	 * it), or -1 with why[why_len].
 	 */
-	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t len);
+	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t why_len);
 	/* SIGKILL worker `pid`, a child not reaped yet. */
 	void (*kill_worker)(void *ctx, pid_t pid);
 	/*
 	 * Check that `kernel` is a live child of worker `worker` leading its own
 	 * process group and pin it: 1 with *pidfd (the monitor owns it), 0 if it
-	 * is already gone (*pidfd -1), -1 with why[len] if it is not that
+	 * is already gone (*pidfd -1), -1 with why[why_len] if it is not that
 	 * worker's kernel (kernelpid_claim).
 	 */
 	int (*claim_kernel)(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why,
-			    size_t len);
+			    size_t why_len);
 	/* Kill the group of a claimed kernel through its pidfd (kernelpid_kill). */
 	void (*kill_kernel)(void *ctx, int pidfd, pid_t kernel);
 	/* Worker `pid` was reaped: release what the implementation gave it. */

@@ -179,15 +179,15 @@ worker_queued(struct worker *w, size_t before)
 int
 worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
 {
-	const char *err = "";
+	char err[ERR_LEN] = "";
 	size_t before = w->out.len;
 
 	if (w->fd == -1) {
 		errno = EPIPE;
 		return -1;
 	}
-	int rc = msg ? ipc_msg_encode(&w->out, type, id, msg, &err)
-		     : ipc_empty_encode(&w->out, type, id, &err);
+	int rc = msg ? ipc_msg_encode(&w->out, type, id, msg, err, sizeof(err))
+		     : ipc_empty_encode(&w->out, type, id, err, sizeof(err));
 	if (rc == -1) {
 		w->out.len = before;
 		errno = strcmp(err, "oversized payload") == 0 ? EMSGSIZE : EINVAL;
@@ -224,14 +224,6 @@ static int
 usable(enum cgroup_ctl c)
 {
 	return cgroups && cgroups->version[c] != 0;
-}
-
-static void
-strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* kernel_env's {name: value} as START's "NAME=value" strings. Caller frees. */
@@ -496,7 +488,7 @@ pool_refill(void)
 }
 
 struct worker *
-pool_take(double wait_s, const char **why)
+pool_take(double wait_s, char *why, size_t why_len)
 {
 	struct timespec deadline;
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -520,15 +512,16 @@ pool_take(double wait_s, const char **why)
 		if (start_failure_message() &&
 		    (start_failure_count() != failures ||
 		     (!pool_starting() && time(NULL) < backoff_until))) {
-			*why = start_failure_message();
+			err_set(why, why_len, "%s", start_failure_message());
 			break;
 		}
 		if (stopping) {
-			*why = "the server is shutting down";
+			err_set(why, why_len, "the server is shutting down");
 			break;
 		}
 		if (pthread_cond_timedwait(&ready_cond, &lock, &deadline) == ETIMEDOUT) {
-			*why = "no kernel became ready in time (see the daemon's log)";
+			err_set(why, why_len,
+				"no kernel became ready in time (see the daemon's log)");
 			break;
 		}
 	}
@@ -788,7 +781,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		worker_kill(w, why);
 		return;
 	}
-	if (ipc_msg_decode(m, m->hdr.type, &u, err) == -1) {
+	if (ipc_msg_decode(m, m->hdr.type, &u, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "sent a malformed message: %s", err);
 		worker_kill(w, why);
 		return;
@@ -835,7 +828,7 @@ static void
 worker_readable(struct worker *w)
 {
 	struct ipc_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	int rc;
 
 	ssize_t n = ipc_reader_fill(&w->reader);
@@ -845,7 +838,7 @@ worker_readable(struct worker *w)
 		w->fd = -1;
 		return;
 	}
-	while (w->fd != -1 && (rc = ipc_reader_next(&w->reader, &m, &err)) == 1) {
+	while (w->fd != -1 && (rc = ipc_reader_next(&w->reader, &m, err, sizeof(err))) == 1) {
 		worker_message(w, &m);
 		ipc_msg_clear(&m);
 	}

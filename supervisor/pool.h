@@ -134,9 +134,9 @@ pthread_mutex_t *pool_mutex(void);
 
 /*
  * Take a READY worker for a session, waiting at most `wait_s` seconds for
- * one. Caller holds the lock. Returns NULL with *why set when none came.
+ * one. Caller holds the lock. Returns NULL with why[why_len] set when none came.
  */
-struct worker *pool_take(double wait_s, const char **why);
+struct worker *pool_take(double wait_s, char *why, size_t why_len);
 /* A session is done with `w`: shut it down and forget it. Lock held. */
 void pool_release(struct worker *w);
 /*

@@ -67,7 +67,7 @@ static const struct kept_cap kept_caps[] = {
 };
 
 int
-privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *err, size_t errlen)
+privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *why, size_t why_len)
 {
 	*uid = (uid_t)-1;
 	*gid = (gid_t)-1;
@@ -75,7 +75,7 @@ privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *err, siz
 		return 0;
 	struct passwd *pw = getpwnam(cfg->user);
 	if (pw == NULL) {
-		snprintf(err, errlen, "user %s: no such user", cfg->user);
+		snprintf(why, why_len, "user %s: no such user", cfg->user);
 		return -1;
 	}
 	*uid = pw->pw_uid;
@@ -83,7 +83,7 @@ privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *err, siz
 	if (cfg->group && cfg->group[0]) {
 		struct group *gr = getgrnam(cfg->group);
 		if (gr == NULL) {
-			snprintf(err, errlen, "group %s: no such group", cfg->group);
+			snprintf(why, why_len, "group %s: no such group", cfg->group);
 			return -1;
 		}
 		*gid = gr->gr_gid;
@@ -93,7 +93,7 @@ privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *err, siz
 
 /* Give the directories the daemon writes to its user. */
 static int
-give_directories(const struct config *cfg, uid_t uid, gid_t gid, char *err, size_t errlen)
+give_directories(const struct config *cfg, uid_t uid, gid_t gid, char *why, size_t why_len)
 {
 	const char *dirs[] = {cfg->state_dir, cfg->runtime_dir};
 	char sessions[4096];
@@ -101,33 +101,33 @@ give_directories(const struct config *cfg, uid_t uid, gid_t gid, char *err, size
 	snprintf(sessions, sizeof(sessions), "%s/sessions", cfg->state_dir);
 	for (size_t i = 0; i < 2; i++) {
 		if (chown(dirs[i], uid, gid) == -1) {
-			snprintf(err, errlen, "chown %s: %s", dirs[i], strerror(errno));
+			snprintf(why, why_len, "chown %s: %s", dirs[i], strerror(errno));
 			return -1;
 		}
 	}
 	if (chown(sessions, uid, gid) == -1) {
-		snprintf(err, errlen, "chown %s: %s", sessions, strerror(errno));
+		snprintf(why, why_len, "chown %s: %s", sessions, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
 int
-privdrop_apply(const struct config *cfg, int cgroups, char *err, size_t errlen)
+privdrop_apply(const struct config *cfg, int cgroups, char *why, size_t why_len)
 {
 	uid_t uid;
 	gid_t gid;
 
 	if (geteuid() != 0)
 		return 0; /* an ordinary user runs as itself */
-	if (privdrop_lookup(cfg, &uid, &gid, err, errlen) == -1)
+	if (privdrop_lookup(cfg, &uid, &gid, why, why_len) == -1)
 		return -1;
 	if (uid == (uid_t)-1) {
 		log_warnx("running as root: set user in the configuration so that codeexecd "
 			  "drops to an unprivileged user after start-up");
 		return 0;
 	}
-	if (give_directories(cfg, uid, gid, err, errlen) == -1)
+	if (give_directories(cfg, uid, gid, why, why_len) == -1)
 		return -1;
 	capng_clear(CAPNG_SELECT_ALL);
 	for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++) {
@@ -141,13 +141,13 @@ privdrop_apply(const struct config *cfg, int cgroups, char *err, size_t errlen)
 	}
 	int rc = capng_change_id((int)uid, (int)gid, CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
 	if (rc != 0) {
-		snprintf(err, errlen, "cannot change to user %s (libcap-ng error %d): %s",
+		snprintf(why, why_len, "cannot change to user %s (libcap-ng error %d): %s",
 			 cfg->user, rc, strerror(errno));
 		return -1;
 	}
 	/* change_id applies the permitted set; the ambient set needs its own call. */
 	if (capng_apply(CAPNG_SELECT_AMBIENT) != 0) {
-		snprintf(err, errlen, "cannot set ambient capabilities: %s", strerror(errno));
+		snprintf(why, why_len, "cannot set ambient capabilities: %s", strerror(errno));
 		return -1;
 	}
 	log_info("running as %s (uid %d, gid %d)", cfg->user, (int)uid, (int)gid);

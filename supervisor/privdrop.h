@@ -20,10 +20,10 @@ struct config;
 /*
  * Change to cfg->user (and group) if started as root; `cgroups`: kernels
  * get control groups (cgroup_probe found a usable layout). Returns 0, or
- * -1 with the reason in err.
+ * -1 with the reason in why.
  */
-int privdrop_apply(const struct config *cfg, int cgroups, char *err, size_t errlen);
-/* Resolve cfg->user and group into uid and gid (-1 when user is unset). 0, or -1 with err. */
-int privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *err, size_t errlen);
+int privdrop_apply(const struct config *cfg, int cgroups, char *why, size_t why_len);
+/* Resolve cfg->user and group into uid and gid (-1 when user is unset). 0, or -1 with why. */
+int privdrop_lookup(const struct config *cfg, uid_t *uid, gid_t *gid, char *why, size_t why_len);
 
 #endif

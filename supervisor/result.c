@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "json_member.h"
 #include "result.h"
 
 struct json_object *
@@ -24,15 +25,6 @@ result_failed(const char *type, const char *message)
 	json_object_object_add(r, "error", e);
 	json_object_object_add(r, "execution_time", json_object_new_double(0));
 	return r;
-}
-
-static const char *
-get_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return "";
-	return json_object_get_string(v);
 }
 
 /* Append `s` as its own paragraph of the text item. */
@@ -55,29 +47,29 @@ render_text(struct json_object *result)
 	struct json_object *rich, *err;
 
 	buf_init(&text);
-	add_part(&text, get_str(result, "stdout"));
-	if (get_str(result, "stderr")[0]) {
+	add_part(&text, json_member_str(result, "stdout"));
+	if (json_member_str(result, "stderr")[0]) {
 		add_part(&text, "[stderr]\n");
-		add_part(&text, get_str(result, "stderr"));
+		add_part(&text, json_member_str(result, "stderr"));
 	}
 	if (json_object_object_get_ex(result, "rich_outputs", &rich)) {
 		for (size_t i = 0; i < json_object_array_length(rich); i++) {
 			struct json_object *o = json_object_array_get_idx(rich, i);
-			if (strcmp(get_str(o, "mime_type"), "text/plain") == 0)
-				add_part(&text, get_str(o, "data"));
+			if (strcmp(json_member_str(o, "mime_type"), "text/plain") == 0)
+				add_part(&text, json_member_str(o, "data"));
 		}
 	}
 	if (json_object_object_get_ex(result, "error", &err) &&
 	    json_object_is_type(err, json_type_object)) {
-		const char *tb = get_str(err, "traceback");
-		const char *type = get_str(err, "type");
+		const char *tb = json_member_str(err, "traceback");
+		const char *type = json_member_str(err, "type");
 		if (tb[0])
 			add_part(&text, tb);
 		/* A traceback that does not name the error (a timeout shows the
 		 * kernel's KeyboardInterrupt) gets the error's own line too. */
 		if (!tb[0] || !strstr(tb, type)) {
 			char *line = NULL;
-			if (asprintf(&line, "%s: %s", type, get_str(err, "message")) >= 0)
+			if (asprintf(&line, "%s: %s", type, json_member_str(err, "message")) >= 0)
 				add_part(&text, line);
 			free(line);
 		}
@@ -106,7 +98,7 @@ add_images(struct json_object *content, struct json_object *result)
 		return;
 	for (size_t i = 0; i < json_object_array_length(rich); i++) {
 		struct json_object *o = json_object_array_get_idx(rich, i);
-		const char *mime = get_str(o, "mime_type");
+		const char *mime = json_member_str(o, "mime_type");
 		if (strcmp(mime, "image/png") != 0 && strcmp(mime, "image/jpeg") != 0)
 			continue;
 		struct json_object *img = json_object_new_object();

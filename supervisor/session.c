@@ -64,10 +64,11 @@ session_describe(void)
 }
 
 struct session *
-session_create(int max_sessions, const char **why)
+session_create(int max_sessions, char *why, size_t why_len)
 {
 	if (session_count() + batch_kernels() >= max_sessions) {
-		*why = "the server has reached pool.max_sessions; close a session or retry later";
+		err_set(why, why_len,
+			"the server has reached pool.max_sessions; close a session or retry later");
 		return NULL;
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
@@ -245,7 +246,7 @@ call_ended(struct session *s, struct call *c, int ran)
 static int
 call_begin(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
-	const char *why;
+	char why[ERR_LEN] = "";
 
 	leave_line(s, c);
 	if (s->closed) {
@@ -257,7 +258,7 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 		return call_ended(s, c, 0);
 	}
 	s->busy = 1;
-	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, &why)) == NULL) {
+	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
 		c->result = result_failed("NoKernel", why);
 		return call_ended(s, c, 1);
 	}

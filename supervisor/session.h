@@ -15,11 +15,13 @@
 
 #include <json-c/json.h>
 
+#include "err.h"
+
 struct worker;
 
 #define SESSION_ID_LEN 32 /* hex digits: 128 bits from getrandom */
 
-/* What the working directory holds, as last counted (tool_session_info.c). */
+/* What the working directory holds, as last counted (tools_session.c). */
 struct dir_usage {
 	long long bytes;  /* of regular files */
 	long files;	  /* entries of any kind */
@@ -46,8 +48,8 @@ struct session {
 	unsigned streams;      /* GET streams ever opened; numbers them (mcp.c) */
 };
 
-/* New session, or NULL with *why when pool.max_sessions is reached. */
-struct session *session_create(int max_sessions, const char **why);
+/* New session, or NULL with why[why_len] when pool.max_sessions is reached. */
+struct session *session_create(int max_sessions, char *why, size_t why_len);
 /* Find a live session and take a reference, or NULL. */
 struct session *session_get(const char *id);
 /*

@@ -35,7 +35,7 @@ cancel_job_call(struct tool_call *tc)
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "job_id", json_object_new_string(j->id));
 	json_object_object_add(o, "status", json_object_new_string(job_status_name(j->status)));
-	job_put(j);
+	job_unref(j);
 	return tool_result(o, NULL, 0);
 }
 

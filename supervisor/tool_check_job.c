@@ -60,7 +60,7 @@ check_job_call(struct tool_call *tc)
 		r = result_to_tool(json_object_get(j->call.result), j->session_id);
 		add_job_fields(json_object_object_get(r, "structuredContent"), j);
 	}
-	job_put(j);
+	job_unref(j);
 	return r;
 }
 

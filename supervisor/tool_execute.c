@@ -98,7 +98,7 @@ execute_call(struct tool_call *tc)
 	} else {
 		r = result_to_tool(json_object_get(j->call.result), j->session_id);
 	}
-	job_put(j);
+	job_unref(j);
 	return r;
 }
 

@@ -79,7 +79,7 @@ kernel_variables(struct tool_call *tc, struct session *s)
 	struct json_object *vars = NULL, *out;
 	if (j->status == JOB_COMPLETED && json_object_object_get_ex(j->call.result, "stdout", &out))
 		vars = json_tokener_parse(json_object_get_string(out));
-	job_put(j);
+	job_unref(j);
 	return vars ? vars : json_object_new_object();
 }
 

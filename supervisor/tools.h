@@ -1,7 +1,7 @@
 /*
  * tools.h - the MCP tools: one file per tool, each exporting a table entry;
  * tools/list is generated from the table. Shared argument and result
- * helpers live in tools.c.
+ * helpers live in tools.c, those of the session tools in tools_session.c.
  */
 #ifndef SUPERVISOR_TOOLS_H
 #define SUPERVISOR_TOOLS_H

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "execute.h"
 #include "ipc.h"
+#include "json_member.h"
 #include "xmalloc.h"
 
 /*
@@ -134,18 +135,6 @@ exec_started(struct exec *ex, const char *msg_id, double now)
 	ex->deadline = ex->timeout_s > 0 ? now + ex->timeout_s : 0;
 }
 
-/* Content member `key` as a string, or "" if absent or not a string. */
-static const char *
-content_str(const struct jupyter_msg *m, const char *key)
-{
-	struct json_object *o;
-
-	if (!json_object_object_get_ex(m->content, key, &o) ||
-	    !json_object_is_type(o, json_type_string))
-		return "";
-	return json_object_get_string(o);
-}
-
 /* Forget every output collected so far (clear_output); the error stays. */
 static void
 clear_outputs(struct exec *ex)
@@ -229,11 +218,12 @@ stream_spill(struct exec *ex, struct exec_stream *st, const char *text, size_t l
 static void
 stream_overflow(struct exec *ex, struct exec_stream *st)
 {
-	char *why = NULL;
+	char why[ERR_LEN];
 
-	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, &why);
+	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, why,
+			      sizeof(why));
 	if (st->fd == -1) {
-		st->spill_error = why;
+		st->spill_error = xstrdup(why);
 		st->lost_bytes += st->kept.len; /* the file misses its start too */
 		return;
 	}
@@ -266,8 +256,8 @@ stream_add(struct exec *ex, struct exec_stream *st, const char *text, size_t len
 static void
 add_stream(struct exec *ex, const struct jupyter_msg *m)
 {
-	const char *name = content_str(m, "name");
-	const char *text = content_str(m, "text");
+	const char *name = json_member_str(m->content, "name");
+	const char *text = json_member_str(m->content, "text");
 
 	stream_add(ex, strcmp(name, "stderr") == 0 ? &ex->err : &ex->out, text, strlen(text));
 }
@@ -275,12 +265,13 @@ add_stream(struct exec *ex, const struct jupyter_msg *m)
 void
 exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc_output *o)
 {
-	const char *text = content_str(m, "text");
+	const char *text = json_member_str(m->content, "text");
 	size_t len = strlen(text);
 	size_t n = utf8_prefix(text, len, ex->lim.output_chars, TEXT_CAP);
 
 	memset(o, 0, sizeof(*o));
-	o->name = strcmp(content_str(m, "name"), "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
+	const char *stream = json_member_str(m->content, "name");
+	o->name = strcmp(stream, "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
 	if (n == len)
 		o->text.s = xstrdup(text);
 	else
@@ -410,17 +401,17 @@ rich_bytes_of(const char *mime, struct json_object *v, size_t *len)
 static char *
 rich_spill(struct exec *ex, const char *mime, struct json_object *v, size_t size)
 {
-	char *rel = NULL, *why = NULL, *note, what[32];
+	char *rel = NULL, *note, what[32], why[ERR_LEN] = "";
 	size_t len;
 	unsigned char *bytes = rich_bytes_of(mime, v, &len);
 
 	snprintf(what, sizeof(what), "rich%u", ++ex->rich_saved);
 	if (bytes == NULL)
-		why = xstrdup("its base64 data is malformed");
-	else if (spill_save(&ex->lim.place, ex->id, what, ext_of(mime), bytes, len, &rel,
-			    &why) == 0)
-		why = NULL;
-	if (why == NULL)
+		err_set(why, sizeof(why), "its base64 data is malformed");
+	else
+		spill_save(&ex->lim.place, ex->id, what, ext_of(mime), bytes, len, &rel, why,
+			   sizeof(why));
+	if (why[0] == '\0')
 		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes; it was saved to %s",
 				 mime, size, ex->lim.rich_bytes, rel);
 	else
@@ -428,7 +419,6 @@ rich_spill(struct exec *ex, const char *mime, struct json_object *v, size_t size
 				 mime, size, ex->lim.rich_bytes, why);
 	free(bytes);
 	free(rel);
-	free(why);
 	return note;
 }
 
@@ -521,10 +511,10 @@ static void
 set_error_from(struct exec *ex, struct json_object *content)
 {
 	struct json_object *e = json_object_new_object();
-	struct jupyter_msg m = {.content = content};
 
-	json_object_object_add(e, "type", json_object_new_string(content_str(&m, "ename")));
-	json_object_object_add(e, "message", json_object_new_string(content_str(&m, "evalue")));
+	json_object_object_add(e, "type", json_object_new_string(json_member_str(content, "ename")));
+	json_object_object_add(e, "message",
+			       json_object_new_string(json_member_str(content, "evalue")));
 	json_object_object_add(e, "traceback", traceback_text(content));
 	json_object_put(ex->error);
 	ex->error = e;
@@ -619,7 +609,7 @@ exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, char *const *allow_m
 		return EXEC_IGNORED;
 	ex->quiet_since = clock_mono();
 	if (strcmp(t, "status") == 0) {
-		if (strcmp(content_str(m, "execution_state"), "idle") == 0)
+		if (strcmp(json_member_str(m->content, "execution_state"), "idle") == 0)
 			ex->got_idle = 1;
 		return EXEC_COLLECTED;
 	}
@@ -659,7 +649,7 @@ exec_on_shell(struct exec *ex, const struct jupyter_msg *m)
 	ex->quiet_since = clock_mono();
 	note_seq(ex, m, 1);
 	free(ex->reply_status);
-	ex->reply_status = xstrdup(content_str(m, "status"));
+	ex->reply_status = xstrdup(json_member_str(m->content, "status"));
 	json_object_put(ex->reply_content);
 	ex->reply_content = json_object_get(m->content);
 	return 1;

@@ -219,7 +219,7 @@ find_delim(const struct jupyter_frame *f, size_t n)
 
 /* Fill *msg from the four verified JSON frames; JUPYTER_OK or EMALFORMED. */
 static enum jupyter_status
-parse_parts(const struct jupyter_frame *j, struct jupyter_msg *msg, const char **err)
+parse_parts(const struct jupyter_frame *j, struct jupyter_msg *msg, char *why, size_t why_len)
 {
 	struct json_object *o;
 
@@ -228,12 +228,12 @@ parse_parts(const struct jupyter_frame *j, struct jupyter_msg *msg, const char *
 	msg->metadata = parse_object(&j[2]);
 	msg->content = parse_object(&j[3]);
 	if (!msg->header || !msg->parent_header || !msg->metadata || !msg->content) {
-		*err = "a JSON frame is not an object";
+		err_set(why, why_len, "a JSON frame is not an object");
 		goto bad;
 	}
 	if (!json_object_object_get_ex(msg->header, "msg_type", &o) ||
 	    !json_object_is_type(o, json_type_string)) {
-		*err = "header has no msg_type";
+		err_set(why, why_len, "header has no msg_type");
 		goto bad;
 	}
 	msg->msg_type = json_object_get_string(o);
@@ -248,29 +248,29 @@ bad:
 
 enum jupyter_status
 jupyter_parse(const struct jupyter_signer *s, const struct jupyter_frame *f, size_t nframes,
-	      struct jupyter_msg *msg, const char **err)
+	      struct jupyter_msg *msg, char *why, size_t why_len)
 {
 	memset(msg, 0, sizeof(*msg));
 	long d = find_delim(f, nframes);
 	if (d < 0) {
-		*err = "no <IDS|MSG> delimiter";
+		err_set(why, why_len, "no <IDS|MSG> delimiter");
 		return JUPYTER_EMALFORMED;
 	}
 	size_t first = (size_t)d + 2; /* the header frame */
 	if (nframes < first + 4) {
-		*err = "too few frames after the delimiter";
+		err_set(why, why_len, "too few frames after the delimiter");
 		return JUPYTER_EMALFORMED;
 	}
 	if (f[d + 1].len == 0) {
-		*err = "unsigned message";
+		err_set(why, why_len, "unsigned message");
 		return JUPYTER_EBADSIG;
 	}
 	if (!jupyter_verify(s, f[d + 1].data, f[d + 1].len, f + first)) {
-		*err = "bad signature";
+		err_set(why, why_len, "bad signature");
 		return JUPYTER_EBADSIG;
 	}
 	msg->nbuffers = nframes - first - 4;
-	return parse_parts(f + first, msg, err);
+	return parse_parts(f + first, msg, why, why_len);
 }
 
 void
@@ -320,7 +320,7 @@ parts_close(zmq_msg_t *parts, size_t n)
 
 enum jupyter_status
 jupyter_recv(void *sock, const struct jupyter_signer *s, struct jupyter_msg *msg,
-	     const char **err)
+	     char *why, size_t why_len)
 {
 	zmq_msg_t *parts = NULL;
 	size_t n = 0, cap = 0;
@@ -338,8 +338,8 @@ jupyter_recv(void *sock, const struct jupyter_signer *s, struct jupyter_msg *msg
 			int e = zmq_errno();
 			zmq_msg_close(&parts[n]);
 			parts_close(parts, n);
+			err_set(why, why_len, "%s", zmq_strerror(e));
 			errno = e;
-			*err = zmq_strerror(e);
 			return JUPYTER_EIO;
 		}
 		more = zmq_msg_more(&parts[n]);
@@ -350,7 +350,7 @@ jupyter_recv(void *sock, const struct jupyter_signer *s, struct jupyter_msg *msg
 		f[i].data = zmq_msg_data(&parts[i]);
 		f[i].len = zmq_msg_size(&parts[i]);
 	}
-	enum jupyter_status st = jupyter_parse(s, f, n, msg, err);
+	enum jupyter_status st = jupyter_parse(s, f, n, msg, why, why_len);
 	free(f);
 	parts_close(parts, n);
 	return st;

@@ -18,6 +18,8 @@
 
 #include <json-c/json.h>
 
+#include "err.h"
+
 #define JUPYTER_DELIM "<IDS|MSG>"
 #define JUPYTER_VERSION "5.3"
 /* Hex digits of an HMAC-SHA256 signature, without the NUL. */
@@ -99,10 +101,11 @@ void jupyter_frames_free(struct jupyter_frame *f, size_t n);
 /*
  * Parse the frames of one received message into *msg. On JUPYTER_OK the
  * caller owns what *msg holds (jupyter_msg_clear); on any error *msg is
- * empty and *err says why (a static string).
+ * empty and why[why_len] says why.
  */
 enum jupyter_status jupyter_parse(const struct jupyter_signer *s, const struct jupyter_frame *f,
-				  size_t nframes, struct jupyter_msg *msg, const char **err);
+				  size_t nframes, struct jupyter_msg *msg, char *why,
+				  size_t why_len);
 /* Release what *msg holds; it may be cleared twice. */
 void jupyter_msg_clear(struct jupyter_msg *msg);
 
@@ -117,10 +120,10 @@ int jupyter_send(void *sock, struct jupyter_session *sess, const char *msg_type,
 /*
  * Receive one whole multipart message from `sock` without blocking and parse
  * it. JUPYTER_EIO with errno EAGAIN means nothing was waiting. On JUPYTER_OK
- * the caller owns *msg.
+ * the caller owns *msg; on an error why[why_len] says what went wrong.
  */
 enum jupyter_status jupyter_recv(void *sock, const struct jupyter_signer *s,
-				 struct jupyter_msg *msg, const char **err);
+				 struct jupyter_msg *msg, char *why, size_t why_len);
 
 /*
  * Remove ANSI escape sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL or

@@ -172,14 +172,6 @@ build_argv(char **argv, const char *conn_path)
 	return out;
 }
 
-static void
-free_argv(char **argv)
-{
-	for (size_t i = 0; argv && argv[i]; i++)
-		free(argv[i]);
-	free(argv);
-}
-
 /* What the child was doing when it failed, reported with errno. */
 enum child_stage { STAGE_SETUP, STAGE_CHDIR, STAGE_EXEC };
 
@@ -233,26 +225,27 @@ child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, cons
 	child_fail(errfd, STAGE_EXEC, errno);
 }
 
-/* The message for a child that failed at `stage`. Caller owns it. */
-static char *
-child_failure(int stage, int err, const char *prog, const char *cwd)
+/* Say in why[why_len] how a child failed at `stage`; returns -1. */
+static int
+child_failure(int stage, int err, const char *prog, const char *cwd, char *why, size_t why_len)
 {
 	if (stage == STAGE_CHDIR)
-		return xasprintf("cannot start the kernel in %s: %s", cwd, strerror(err));
+		return err_set(why, why_len, "cannot start the kernel in %s: %s", cwd,
+			       strerror(err));
 	if (stage == STAGE_EXEC)
-		return xasprintf("cannot execute %s: %s", prog, strerror(err));
+		return err_set(why, why_len, "cannot execute %s: %s", prog, strerror(err));
 	if (stage >= SANDBOX_STAGE_CGROUP)
-		return xasprintf("%s: %s", sandbox_stage_text(stage), strerror(err));
-	return xasprintf("cannot set up the kernel process: %s", strerror(err));
+		return err_set(why, why_len, "%s: %s", sandbox_stage_text(stage), strerror(err));
+	return err_set(why, why_len, "cannot set up the kernel process: %s", strerror(err));
 }
 
 /*
  * Fork and exec the kernel with stdout+stderr into out_w. Returns its pid,
- * or -1 with *why set (caller frees).
+ * or -1 with why[why_len] set.
  */
 static pid_t
 spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **argv, int conn_fd,
-      int out_w, char **why)
+      int out_w, char *why, size_t why_len)
 {
 	int ep[2], devnull, report[2];
 	sigset_t all, old;
@@ -261,7 +254,7 @@ spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **ar
 
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull == -1 || pipe2(ep, O_CLOEXEC) == -1) {
-		*why = xasprintf("cannot spawn the kernel: %s", strerror(errno));
+		err_set(why, why_len, "cannot spawn the kernel: %s", strerror(errno));
 		if (devnull != -1)
 			close(devnull);
 		free(prog);
@@ -278,14 +271,14 @@ spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **ar
 	close(ep[1]);
 	close(devnull);
 	if (pid == -1) {
-		*why = xasprintf("cannot fork the kernel: %s", strerror(fork_errno));
+		err_set(why, why_len, "cannot fork the kernel: %s", strerror(fork_errno));
 	} else {
 		ssize_t n;
 		do
 			n = read(ep[0], report, sizeof(report));
 		while (n < 0 && errno == EINTR);
 		if (n == (ssize_t)sizeof(report)) {
-			*why = child_failure(report[0], report[1], prog, spec->cwd);
+			child_failure(report[0], report[1], prog, spec->cwd, why, why_len);
 			while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 				;
 			pid = -1;
@@ -327,17 +320,17 @@ open_socket(struct kernel *k, void *zctx, int type, int port)
 	return s;
 }
 
-/* Make the kernel struct and its paths; NULL with *why if they cannot fit. */
+/* Make the kernel struct and its paths; NULL with why if they cannot fit. */
 static struct kernel *
-kernel_alloc(const struct kernel_spec *spec, char **why)
+kernel_alloc(const struct kernel_spec *spec, char *why, size_t why_len)
 {
 	struct sockaddr_un sun;
 	struct kernel *k;
 
 	/* An ipc endpoint is a Unix socket path: "<ip>-N" must fit in sun_path. */
 	if (strlen(spec->runtime_dir) + strlen("/k-5") >= sizeof(sun.sun_path)) {
-		*why = xasprintf("runtime_dir %s is too long for Unix socket paths",
-				 spec->runtime_dir);
+		err_set(why, why_len, "runtime_dir %s is too long for Unix socket paths",
+			spec->runtime_dir);
 		return NULL;
 	}
 	k = xcalloc(1, sizeof(*k));
@@ -352,38 +345,39 @@ kernel_alloc(const struct kernel_spec *spec, char **why)
 	return k;
 }
 
-/* Spawn the process of k with its output pipe and pidfd; 0 or -1 with *why. */
+/* Spawn the process of k with its output pipe and pidfd; 0 or -1 with why. */
 static int
-kernel_launch(struct kernel *k, const struct kernel_spec *spec, char **why)
+kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_t why_len)
 {
 	int op[2];
 	struct sandbox_launch ln = {.n_cg_fds = 0, .pass_fd = -1};
 	char **argv = build_argv(spec->argv, k->conn_path);
 
-	if (sandbox_cgroup_create(spec->sb, why) == -1 ||
-	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why) == -1) {
+	if (sandbox_cgroup_create(spec->sb, why, why_len) == -1 ||
+	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why,
+			    why_len) == -1) {
 		if (ln.pass_fd >= 0)
 			close(ln.pass_fd);
 		sandbox_launch_free(&ln);
-		free_argv(argv);
+		strv_free(argv);
 		return -1;
 	}
 	if (pipe2(op, O_CLOEXEC) == -1) {
-		*why = xasprintf("cannot spawn the kernel: pipe: %s", strerror(errno));
+		err_set(why, why_len, "cannot spawn the kernel: pipe: %s", strerror(errno));
 		if (ln.pass_fd >= 0)
 			close(ln.pass_fd);
 		sandbox_launch_free(&ln);
-		free_argv(argv);
+		strv_free(argv);
 		return -1;
 	}
-	k->pid = spawn(spec, &ln, argv, k->conn_fd, op[1], why);
+	k->pid = spawn(spec, &ln, argv, k->conn_fd, op[1], why, why_len);
 	/* The kernel has its copies; ours would only keep its key around. */
 	close(k->conn_fd);
 	k->conn_fd = -1;
 	if (ln.pass_fd >= 0)
 		close(ln.pass_fd);
 	sandbox_launch_free(&ln);
-	free_argv(argv);
+	strv_free(argv);
 	close(op[1]);
 	k->out_fd = op[0];
 	if (k->pid == -1)
@@ -393,7 +387,7 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char **why)
 	/* pidfds are always close-on-exec. */
 	k->pidfd = (int)syscall(SYS_pidfd_open, k->pid, 0);
 	if (k->pidfd == -1) {
-		*why = xasprintf("pidfd_open %d: %s", (int)k->pid, strerror(errno));
+		err_set(why, why_len, "pidfd_open %d: %s", (int)k->pid, strerror(errno));
 		return -1;
 	}
 	log_debug("kernel %d started: %s", (int)k->pid, spec->argv[0]);
@@ -402,40 +396,40 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char **why)
 
 struct kernel *
 kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session *sess,
-	     char **why)
+	     char *why, size_t why_len)
 {
 	char key[2 * KEY_BYTES + 1];
-	struct kernel *k = kernel_alloc(spec, why);
+	struct kernel *k = kernel_alloc(spec, why, why_len);
 
 	if (k == NULL)
 		return NULL;
 	rand_hex(key, KEY_BYTES);
 	k->signer = jupyter_signer_new(key, strlen(key));
 	if (k->signer == NULL) {
-		*why = xstrdup("cannot set up HMAC-SHA256 signing");
+		err_set(why, why_len, "cannot set up HMAC-SHA256 signing");
 		goto fail;
 	}
 	int written = write_connection_file(k, key);
 	explicit_bzero(key, sizeof(key)); /* the signer holds its own copy */
 	if (written == -1) {
-		*why = xstrdup("cannot write the connection file");
+		err_set(why, why_len, "cannot write the connection file");
 		goto fail;
 	}
-	if (kernel_launch(k, spec, why) == -1)
+	if (kernel_launch(k, spec, why, why_len) == -1)
 		goto fail;
 	/* ipc connect works before the kernel binds: zmq retries until it does. */
 	k->shell = open_socket(k, zctx, ZMQ_DEALER, PORT_SHELL);
 	k->control = open_socket(k, zctx, ZMQ_DEALER, PORT_CONTROL);
 	k->iopub = open_socket(k, zctx, ZMQ_SUB, PORT_IOPUB);
 	if (!k->shell || !k->control || !k->iopub) {
-		*why = xstrdup("cannot create the ZeroMQ sockets");
+		err_set(why, why_len, "cannot create the ZeroMQ sockets");
 		goto fail;
 	}
 	sess->signer = k->signer;
 	k->start_deadline = clock_mono() + spec->startup_timeout_s;
 	k->next_info = clock_mono() + INFO_RETRY_S;
 	if (jupyter_send(k->shell, sess, "kernel_info_request", NULL, NULL) == -1) {
-		*why = xstrdup("cannot send kernel_info_request");
+		err_set(why, why_len, "cannot send kernel_info_request");
 		goto fail;
 	}
 	return k;

@@ -72,11 +72,11 @@ void kernel_runtime_remove(const char *dir);
  * Write a connection file with a fresh key, spawn the kernel, connect its
  * sockets and send the first kernel_info_request; `sess` (initialized by
  * the caller, once per worker) signs with the new key from now on.
- * Returns the kernel (caller owns it: kernel_destroy), or NULL with *why
- * set to a message the caller owns (free).
+ * Returns the kernel (caller owns it: kernel_destroy), or NULL with
+ * why[why_len] set.
  */
 struct kernel *kernel_start(const struct kernel_spec *spec, void *zctx,
-			    struct jupyter_session *sess, char **why);
+			    struct jupyter_session *sess, char *why, size_t why_len);
 /*
  * End the kernel: when `graceful`, ask it to shut down on control and wait
  * up to a second; then SIGKILL its process group, reap it, close everything

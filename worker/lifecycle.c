@@ -14,9 +14,9 @@
 #include "worker.h"
 #include "xmalloc.h"
 
-/* A kernel failed to start; `why` is consumed. */
+/* A kernel failed to start; `why` is borrowed. */
 void
-lifecycle_start_failed(struct worker *w, char *why)
+lifecycle_start_failed(struct wstate *w, const char *why)
 {
 	kernel_destroy(&w->k, &w->sess, 0);
 	w->kstate = K_DEAD;
@@ -35,16 +35,15 @@ lifecycle_start_failed(struct worker *w, char *why)
 			route_finish_exec(w);
 		}
 	}
-	free(why);
 }
 
 void
-lifecycle_start(struct worker *w, enum after_start after)
+lifecycle_start(struct wstate *w, enum after_start after)
 {
-	char *why = NULL;
+	char why[ERR_LEN];
 
 	w->after = after;
-	w->k = kernel_start(&w->spec, w->zctx, &w->sess, &why);
+	w->k = kernel_start(&w->spec, w->zctx, &w->sess, why, sizeof(why));
 	if (w->k == NULL) {
 		lifecycle_start_failed(w, why);
 		return;
@@ -54,7 +53,7 @@ lifecycle_start(struct worker *w, enum after_start after)
 
 /* The handshake finished: announce the kernel and run what waited. */
 static void
-kernel_now_ready(struct worker *w)
+kernel_now_ready(struct wstate *w)
 {
 	w->kstate = K_READY;
 	log_info("kernel %d ready (%s)", (int)w->k->pid, w->k->language);
@@ -72,7 +71,7 @@ kernel_now_ready(struct worker *w)
  * only once its reply and /proc say the filter is in place.
  */
 void
-lifecycle_handshake_done(struct worker *w)
+lifecycle_handshake_done(struct wstate *w)
 {
 	struct json_object *c;
 
@@ -92,10 +91,10 @@ lifecycle_handshake_done(struct worker *w)
 
 /* The kernel answered the lock request: verify, then it is ready. */
 void
-lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
+lifecycle_lock_replied(struct wstate *w, const struct jupyter_msg *m)
 {
 	struct json_object *st, *ev;
-	char *why = NULL;
+	char why[ERR_LEN];
 
 	if (strcmp(m->msg_type, "execute_reply") != 0 || m->parent_msg_id == NULL ||
 	    strcmp(m->parent_msg_id, w->lock_msg_id) != 0)
@@ -103,11 +102,13 @@ lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
 	if (!json_object_object_get_ex(m->content, "status", &st) ||
 	    strcmp(json_object_get_string(st), "ok") != 0) {
 		json_object_object_get_ex(m->content, "evalue", &ev);
-		lifecycle_start_failed(w, xasprintf("seccomp: the kernel could not lock itself: %s",
-					  ev ? json_object_get_string(ev) : "no reason given"));
+		char *text = xasprintf("seccomp: the kernel could not lock itself: %s",
+				       ev ? json_object_get_string(ev) : "no reason given");
+		lifecycle_start_failed(w, text);
+		free(text);
 		return;
 	}
-	if (sandbox_seccomp_verify(w->k->pid, &why) == -1) {
+	if (sandbox_seccomp_verify(w->k->pid, why, sizeof(why)) == -1) {
 		lifecycle_start_failed(w, why);
 		return;
 	}
@@ -117,7 +118,7 @@ lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m)
 
 /* How the kernel's death reads, memory limit first. Caller frees. */
 static char *
-death_text(struct worker *w, int *oom)
+death_text(struct wstate *w, int *oom)
 {
 	char *text = kernel_exit_text(w->k);
 
@@ -132,7 +133,7 @@ death_text(struct worker *w, int *oom)
 
 /* The kernel process has exited (and was reaped). */
 void
-lifecycle_died(struct worker *w)
+lifecycle_died(struct wstate *w)
 {
 	struct kernel *k = w->k;
 	int oom;
@@ -144,6 +145,7 @@ lifecycle_died(struct worker *w)
 				      kernel_output_tail(k));
 		free(text);
 		lifecycle_start_failed(w, why);
+		free(why);
 		return;
 	}
 	log_warnx("kernel %d: %s", (int)k->pid, text);
@@ -168,7 +170,7 @@ lifecycle_died(struct worker *w)
 
 /* A timed-out or cancelled execution ignored the interrupt: kill, answer, restart. */
 void
-lifecycle_kill_after_grace(struct worker *w)
+lifecycle_kill_after_grace(struct wstate *w)
 {
 	route_drain_iopub(w);
 	if (w->ex == NULL)
@@ -194,7 +196,7 @@ lifecycle_kill_after_grace(struct worker *w)
 
 /* The kernel cannot be talked to any more: kill it, restart on the next call. */
 void
-lifecycle_kill_broken(struct worker *w)
+lifecycle_kill_broken(struct wstate *w)
 {
 	log_warnx("kernel %d: lost its sockets; killing it", (int)w->k->pid);
 	kernel_destroy(&w->k, &w->sess, 0);
@@ -203,7 +205,7 @@ lifecycle_kill_broken(struct worker *w)
 }
 
 double
-lifecycle_timers(struct worker *w, double now)
+lifecycle_timers(struct wstate *w, double now)
 {
 	double next = -1;
 

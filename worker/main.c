@@ -2,7 +2,7 @@
  * main.c - codeexec-worker: entry point, the link to the supervisor and
  * the main loop.
  *
- * Owns the worker's state (struct worker, worker.h) and the conversation
+ * Owns the worker's state (struct wstate, worker.h) and the conversation
  * with the supervisor on fd 3 (ipc.h): frames are read and decoded here
  * and routed by route.c; the kernel's life cycle is lifecycle.c's. One
  * zmq_poll loop watches fd 3, the signal pipe, the kernel's sockets, its
@@ -35,7 +35,7 @@
 static volatile sig_atomic_t got_term;
 static int sig_pipe[2] = {-1, -1};
 /* For the atexit handler only. */
-static struct worker *exiting_worker;
+static struct wstate *exiting_worker;
 /* Where log lines go; -1 once the supervisor is gone. */
 static int log_fd = IPC_WORKER_FD;
 
@@ -87,7 +87,7 @@ setup_signals(void)
 }
 
 int
-worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
+worker_send(struct wstate *w, unsigned type, uint32_t id, const void *msg)
 {
 	if (log_fd == -1)
 		return 0;
@@ -107,7 +107,7 @@ worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
 }
 
 void
-worker_protocol_error(struct worker *w, const char *what)
+worker_protocol_error(struct wstate *w, const char *what)
 {
 	log_warnx("protocol error from the supervisor: %s", what);
 	w->quit = 1;
@@ -119,10 +119,10 @@ worker_protocol_error(struct worker *w, const char *what)
 
 /* fd 3 is readable: read and act on every complete frame. */
 static void
-read_supervisor(struct worker *w)
+read_supervisor(struct wstate *w)
 {
 	struct ipc_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	ssize_t n = ipc_reader_fill(&w->rd);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN)) {
@@ -134,7 +134,7 @@ read_supervisor(struct worker *w)
 		return;
 	}
 	while (!w->quit) {
-		int r = ipc_reader_next(&w->rd, &m, &err);
+		int r = ipc_reader_next(&w->rd, &m, err, sizeof(err));
 		if (r == 0)
 			return;
 		if (r == -1) {
@@ -150,7 +150,7 @@ read_supervisor(struct worker *w)
 
 /* Act on deadlines; the milliseconds until the next one, -1 if none. */
 static long
-run_timers(struct worker *w)
+run_timers(struct wstate *w)
 {
 	double now = clock_mono(), next;
 
@@ -165,7 +165,7 @@ enum { SLOT_IPC, SLOT_SIG, SLOT_SHELL, SLOT_CONTROL, SLOT_IOPUB, SLOT_OUT, SLOT_
 
 /* Fill the poll set; kernel items only while there is a kernel. */
 static int
-poll_items(struct worker *w, zmq_pollitem_t *it, int *slot)
+poll_items(struct wstate *w, zmq_pollitem_t *it, int *slot)
 {
 	int n = 0;
 
@@ -201,7 +201,7 @@ fired(zmq_pollitem_t *it, int *slot, int which)
 
 /* Handle the kernel's events of one round, output before death. */
 static void
-kernel_events(struct worker *w, zmq_pollitem_t *it, int *slot)
+kernel_events(struct wstate *w, zmq_pollitem_t *it, int *slot)
 {
 	struct kernel *k = w->k;
 
@@ -218,7 +218,7 @@ kernel_events(struct worker *w, zmq_pollitem_t *it, int *slot)
 }
 
 static void
-loop(struct worker *w)
+loop(struct wstate *w)
 {
 	zmq_pollitem_t it[SLOT_MAX];
 	int slot[SLOT_MAX];
@@ -247,7 +247,7 @@ loop(struct worker *w)
 
 /* End the kernel, remove the runtime directory, release everything. */
 static void
-cleanup(struct worker *w)
+cleanup(struct wstate *w)
 {
 	/* A kernel still starting may not listen yet: asking it would only wait. */
 	kernel_destroy(&w->k, &w->sess, w->graceful && w->kstate == K_READY);
@@ -319,7 +319,7 @@ print_cgroup_probe(void)
 int
 main(int argc, char **argv)
 {
-	struct worker w;
+	struct wstate w;
 	int ch;
 
 	log_init("codeexec-worker", 1, LOG_DAEMON);

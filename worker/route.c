@@ -33,7 +33,7 @@ error_is(const struct exec *ex, const char *type)
 
 /* Answer request id with a result holding only an error of `type`. */
 static void
-reply_error(struct worker *w, uint32_t id, const char *type, const char *message)
+reply_error(struct wstate *w, uint32_t id, const char *type, const char *message)
 {
 	struct ipc_result r;
 
@@ -44,7 +44,7 @@ reply_error(struct worker *w, uint32_t id, const char *type, const char *message
 
 /* Send the RESULT of the current execution and forget it. */
 void
-route_finish_exec(struct worker *w)
+route_finish_exec(struct wstate *w)
 {
 	struct exec *ex = w->ex;
 
@@ -93,7 +93,7 @@ route_finish_exec(struct worker *w)
 
 /* Send execute_request for the waiting execution. */
 void
-route_send_execute(struct worker *w)
+route_send_execute(struct wstate *w)
 {
 	char msg_id[JUPYTER_MSG_ID_MAX];
 	struct json_object *c = exec_request_content(w->ex);
@@ -113,7 +113,7 @@ route_send_execute(struct worker *w)
 
 /* One message received on iopub. */
 static void
-on_iopub(struct worker *w, const struct jupyter_msg *m)
+on_iopub(struct wstate *w, const struct jupyter_msg *m)
 {
 	if (w->kstate == K_STARTING) {
 		kernel_handshake_msg(w->k, "iopub", m);
@@ -132,7 +132,7 @@ on_iopub(struct worker *w, const struct jupyter_msg *m)
 
 /* One message received on shell. */
 static void
-on_shell(struct worker *w, const struct jupyter_msg *m)
+on_shell(struct wstate *w, const struct jupyter_msg *m)
 {
 	if (w->kstate == K_STARTING)
 		kernel_handshake_msg(w->k, "shell", m);
@@ -144,7 +144,7 @@ on_shell(struct worker *w, const struct jupyter_msg *m)
 
 /* Log a dropped kernel message. */
 static void
-dropped(struct worker *w, const char *channel, enum jupyter_status st, const char *err)
+dropped(struct wstate *w, const char *channel, enum jupyter_status st, const char *err)
 {
 	if (st == JUPYTER_EBADSIG)
 		w->dropped++;
@@ -159,16 +159,16 @@ dropped(struct worker *w, const char *channel, enum jupyter_status st, const cha
  * (restart) or when the worker quits. Returns 1 if it stopped at DRAIN_MAX.
  */
 static int
-drain(struct worker *w, void *sock, const char *channel,
-      void (*fn)(struct worker *, const struct jupyter_msg *))
+drain(struct wstate *w, void *sock, const char *channel,
+      void (*fn)(struct wstate *, const struct jupyter_msg *))
 {
 	struct kernel *k = w->k;
 	struct jupyter_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	int n;
 
 	for (n = 0; n < DRAIN_MAX && w->k == k && !w->quit; n++) {
-		enum jupyter_status st = jupyter_recv(sock, k->signer, &m, &err);
+		enum jupyter_status st = jupyter_recv(sock, k->signer, &m, err, sizeof(err));
 		if (st == JUPYTER_EIO) {
 			if (errno != EAGAIN)
 				log_warnx("receive on %s: %s", channel, err);
@@ -190,7 +190,7 @@ drain(struct worker *w, void *sock, const char *channel,
 }
 
 void
-route_drain_iopub(struct worker *w)
+route_drain_iopub(struct wstate *w)
 {
 	/* Everything already sent counts, but a kernel still flooding must not hold us. */
 	for (int rounds = 0; rounds < 16 && w->k && drain(w, w->k->iopub, "iopub", on_iopub);
@@ -199,7 +199,7 @@ route_drain_iopub(struct worker *w)
 }
 
 int
-route_kernel(struct worker *w, const char *channel)
+route_kernel(struct wstate *w, const char *channel)
 {
 	if (strcmp(channel, "iopub") == 0)
 		return drain(w, w->k->iopub, channel, on_iopub);
@@ -210,12 +210,14 @@ route_kernel(struct worker *w, const char *channel)
 
 /* ---- Supervisor messages ---- */
 
-/* Take w->spec and the rest of the worker's set-up from a decoded START (emptied). */
-static const char *
-take_start(struct worker *w, struct ipc_start *st)
+/*
+ * Take w->spec and the rest of the worker's set-up from a decoded START
+ * (emptied). 0, or -1 with why[why_len].
+ */
+static int
+take_start(struct wstate *w, struct ipc_start *st, char *why, size_t why_len)
 {
 	struct kernel_spec *s = &w->spec;
-	const char *bad;
 
 	s->argv = st->argv;
 	s->envp = st->env;
@@ -226,8 +228,8 @@ take_start(struct worker *w, struct ipc_start *st)
 	st->cwd = st->runtime_dir = NULL;
 	w->place.cwd = s->cwd;
 	s->sb = &w->sb;
-	if ((bad = sandbox_from_start(&w->sb, st)) != NULL)
-		return bad;
+	if (sandbox_from_start(&w->sb, st, why, why_len) == -1)
+		return -1;
 	w->place.chown = w->sb.has_id;
 	w->place.uid = w->sb.uid;
 	w->place.gid = w->sb.gid;
@@ -236,35 +238,38 @@ take_start(struct worker *w, struct ipc_start *st)
 	/* 0: unset by the caller, and no kernel starts in 0 s */
 	s->startup_timeout_s = st->startup_timeout_s > 0 ? st->startup_timeout_s
 							 : DEFAULT_STARTUP_TIMEOUT_S;
-	return NULL;
+	return 0;
 }
 
 static void
-on_start(struct worker *w, struct ipc_msg *m)
+on_start(struct wstate *w, struct ipc_msg *m)
 {
 	struct ipc_start st;
-	char err[IPC_ERR_LEN];
-	const char *bad;
+	char err[ERR_LEN], why[ERR_LEN + 32];
+	int rc;
 
 	if (w->kstate != K_NONE) {
 		worker_protocol_error(w, "second START");
 		return;
 	}
 	w->after = AFTER_INITIAL;
-	if (ipc_start_decode(m, &st, err) == -1) {
-		lifecycle_start_failed(w, xasprintf("bad START payload: %s", err));
+	if (ipc_start_decode(m, &st, err, sizeof(err)) == -1) {
+		snprintf(why, sizeof(why), "bad START payload: %s", err);
+		lifecycle_start_failed(w, why);
 		return;
 	}
-	bad = take_start(w, &st);
+	rc = take_start(w, &st, err, sizeof(err));
 	ipc_start_free(&st);
-	if (bad != NULL) {
-		lifecycle_start_failed(w, xasprintf("bad START payload: %s", bad));
+	if (rc == -1) {
+		snprintf(why, sizeof(why), "bad START payload: %s", err);
+		lifecycle_start_failed(w, why);
 		return;
 	}
 	if (kernel_runtime_create(w->spec.runtime_dir) == -1) {
 		w->after = AFTER_INITIAL;
-		lifecycle_start_failed(w, xasprintf("cannot create runtime_dir %s: %s",
-					  w->spec.runtime_dir, strerror(errno)));
+		snprintf(why, sizeof(why), "cannot create runtime_dir %s: %s",
+			 w->spec.runtime_dir, strerror(errno));
+		lifecycle_start_failed(w, why);
 		return;
 	}
 	w->runtime_made = 1;
@@ -272,13 +277,13 @@ on_start(struct worker *w, struct ipc_msg *m)
 }
 
 static void
-on_execute(struct worker *w, struct ipc_msg *m)
+on_execute(struct wstate *w, struct ipc_msg *m)
 {
 	struct ipc_execute e;
 	char err[IPC_ERR_LEN];
 	struct exec_limits lim = {.place = w->place};
 
-	if (ipc_execute_decode(m, &e, err) == -1) {
+	if (ipc_execute_decode(m, &e, err, sizeof(err)) == -1) {
 		worker_protocol_error(w, err);
 		return;
 	}
@@ -305,7 +310,7 @@ on_execute(struct worker *w, struct ipc_msg *m)
 
 /* Interrupt the execution in flight, and again until it answers. */
 static void
-interrupt_exec(struct worker *w, double now)
+interrupt_exec(struct wstate *w, double now)
 {
 	kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
 	w->ex->reinterrupt_at = now + EXEC_REINTERRUPT_S;
@@ -317,7 +322,7 @@ interrupt_exec(struct worker *w, double now)
  * timeout, killed with its kernel if it is still busy after the grace.
  */
 static void
-on_interrupt(struct worker *w, struct ipc_msg *m)
+on_interrupt(struct wstate *w, struct ipc_msg *m)
 {
 	struct exec *ex = w->ex;
 
@@ -343,7 +348,7 @@ on_interrupt(struct worker *w, struct ipc_msg *m)
  * STREAMING with what came before, so each byte is sent once and in order.
  */
 static void
-on_stream(struct worker *w, struct ipc_msg *m)
+on_stream(struct wstate *w, struct ipc_msg *m)
 {
 	struct ipc_streaming s;
 
@@ -358,7 +363,7 @@ on_stream(struct worker *w, struct ipc_msg *m)
 }
 
 static void
-on_restart(struct worker *w)
+on_restart(struct wstate *w)
 {
 	if (w->ex && w->kstate == K_READY)
 		route_drain_iopub(w); /* output so far belongs to the interrupted result */
@@ -374,7 +379,7 @@ on_restart(struct worker *w)
 
 /* Act on one frame from the supervisor. */
 void
-route_supervisor(struct worker *w, struct ipc_msg *m)
+route_supervisor(struct wstate *w, struct ipc_msg *m)
 {
 	unsigned type = m->hdr.type;
 	char err[IPC_ERR_LEN];
@@ -382,7 +387,7 @@ route_supervisor(struct worker *w, struct ipc_msg *m)
 	log_debug("received %s id %u", ipc_type_name(type), m->hdr.id);
 	if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT || type == IPC_RESTART_KERNEL ||
 	     type == IPC_STREAM) &&
-	    ipc_empty_decode(m, type, err) == -1) {
+	    ipc_empty_decode(m, type, err, sizeof(err)) == -1) {
 		worker_protocol_error(w, err);
 	} else if (type == IPC_SHUTDOWN) {
 		w->quit = 1;
@@ -406,7 +411,7 @@ route_supervisor(struct worker *w, struct ipc_msg *m)
 /* ---- Timers ---- */
 
 double
-route_timers(struct worker *w, double now)
+route_timers(struct wstate *w, double now)
 {
 	struct exec *ex = w->ex;
 	double next = -1;

@@ -28,8 +28,8 @@ can_switch_identity(void)
 	       capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID);
 }
 
-const char *
-sandbox_from_start(struct sandbox *sb, const struct ipc_start *st)
+int
+sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, size_t why_len)
 {
 	/* ipc_msg.c checked types, bounds and that limits come with a cgroup. */
 	sb->mode = st->network_mode;
@@ -51,13 +51,15 @@ sandbox_from_start(struct sandbox *sb, const struct ipc_start *st)
 		sb->has_cgroup = 1;
 	}
 	if (sb->has_id && geteuid() != 0 && !can_switch_identity())
-		return "uid/gid need the worker to run as root (or with CAP_SETUID and CAP_SETGID)";
+		return err_set(why, why_len, "uid/gid need the worker to run as root "
+			       "(or with CAP_SETUID and CAP_SETGID)");
 	/* The group is the worker's: a kernel of the same uid could write its limits. */
 	if ((sb->limits.memory_mb || sb->limits.pids || sb->limits.cpu > 0) && !sb->has_id &&
 	    geteuid() != 0)
-		return "limits.memory_mb, pids and cpu need uid/gid: a kernel of the worker's own uid "
-		       "would own its cgroup and could raise its limits";
-	return NULL;
+		return err_set(why, why_len,
+			       "limits.memory_mb, pids and cpu need uid/gid: a kernel "
+			       "of the worker's own uid would own its cgroup and could raise its limits");
+	return 0;
 }
 
 void
@@ -71,12 +73,12 @@ sandbox_free(struct sandbox *sb)
 }
 
 int
-sandbox_cgroup_create(struct sandbox *sb, char **why)
+sandbox_cgroup_create(struct sandbox *sb, char *why, size_t why_len)
 {
 	if (!sb->has_cgroup)
 		return 0;
 	if (sb->cg == NULL) {
-		sb->cg = cgroup_create(&sb->layout, sb->cgroup_name, &sb->limits, why);
+		sb->cg = cgroup_create(&sb->layout, sb->cgroup_name, &sb->limits, why, why_len);
 		if (sb->cg == NULL)
 			return -1;
 	} else {
@@ -94,11 +96,11 @@ sandbox_oom_killed(struct sandbox *sb)
 
 /* Give path (in a directory we own) to the kernel's identity, never through a link. */
 static int
-give(const char *dir, const char *name, const struct sandbox *sb, char **why)
+give(const char *dir, const char *name, const struct sandbox *sb, char *why, size_t why_len)
 {
 	if (fchownat(AT_FDCWD, name ? name : dir, sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) == -1) {
-		*why = xasprintf("chown %s%s%s: %s", dir, name ? "/" : "", name ? name : "",
-				 strerror(errno));
+		err_set(why, why_len, "chown %s%s%s: %s", dir, name ? "/" : "", name ? name : "",
+			strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -106,31 +108,22 @@ give(const char *dir, const char *name, const struct sandbox *sb, char **why)
 
 int
 sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
-		const char *runtime_dir, struct sandbox_launch *ln, char **why)
+		const char *runtime_dir, struct sandbox_launch *ln, char *why, size_t why_len)
 {
 	memset(ln, 0, sizeof(*ln));
 	ln->pass_fd = -1;
 	/* The kernel binds its sockets there (its connection file is a memfd, kernel.c). */
-	if (sb->has_id && give(runtime_dir, NULL, sb, why) == -1)
+	if (sb->has_id && give(runtime_dir, NULL, sb, why, why_len) == -1)
 		return -1;
-	if (sb->cg && (ln->n_cg_fds = cgroup_procs_fds(sb->cg, ln->cg_fds, why)) == -1) {
+	if (sb->cg && (ln->n_cg_fds = cgroup_procs_fds(sb->cg, ln->cg_fds, why, why_len)) == -1) {
 		ln->n_cg_fds = 0;
 		return -1;
 	}
 	if (sb->mode == NET_ISOLATED)
 		sandbox_isolated_prepare(argv, envp, cwd, runtime_dir, ln);
 	if (sb->mode == NET_SECCOMP)
-		return sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why);
+		return sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why, why_len);
 	return 0;
-}
-
-/* Free a NULL-terminated vector of strings. */
-static void
-free_vector(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
 }
 
 void
@@ -142,8 +135,8 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_keep; i++)
 		free(ln->keep_path[i]);
 	ln->n_keep = 0;
-	free_vector(ln->argv);
-	free_vector(ln->envp);
+	strv_free(ln->argv);
+	strv_free(ln->envp);
 	free(ln->start_dir);
 	ln->argv = ln->envp = NULL;
 	ln->start_dir = NULL;

@@ -32,6 +32,7 @@
 #include <json-c/json.h>
 
 #include "cgroup.h"
+#include "err.h"
 #include "ipc_msg.h"
 #include "netmode.h"
 
@@ -97,26 +98,27 @@ enum sandbox_stage {
 
 /*
  * Fill *sb (zeroed) from a decoded START (borrowed; ipc_msg.c checked its
- * fields). NULL, or what this worker cannot do of it.
+ * fields). 0, or -1 with what this worker cannot do of it in why[why_len].
  */
-const char *sandbox_from_start(struct sandbox *sb, const struct ipc_start *st);
+int sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, size_t why_len);
 /* Release what sandbox_from_start() and the cgroup made; removes the group. */
 void sandbox_free(struct sandbox *sb);
 
 /*
  * Make the kernel's cgroup if START asked for one (once per worker; a
  * restarted kernel reuses it after killing what was left in it). 0, or -1
- * with *why (caller frees).
+ * with why[why_len] set.
  */
-int sandbox_cgroup_create(struct sandbox *sb, char **why);
+int sandbox_cgroup_create(struct sandbox *sb, char *why, size_t why_len);
 
 /*
  * Before the fork: check, and build *ln for a kernel running argv/envp in
- * cwd with its runtime files in runtime_dir. 0, or -1 with *why (caller
- * frees); *ln is released by sandbox_launch_free() either way.
+ * cwd with its runtime files in runtime_dir. 0, or -1 with why[why_len]
+ * set; *ln is released by sandbox_launch_free() either way.
  */
 int sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
-		    const char *runtime_dir, struct sandbox_launch *ln, char **why);
+		    const char *runtime_dir, struct sandbox_launch *ln, char *why,
+		    size_t why_len);
 void sandbox_launch_free(struct sandbox_launch *ln);
 
 /*
@@ -144,16 +146,17 @@ void sandbox_isolated_prepare(char **argv, char **envp, const char *cwd, const c
 
 /*
  * seccomp (sandbox_seccomp.c): check the environment and build the isolated
- * Python startup into *ln. 0, or -1 with *why.
+ * Python startup into *ln. 0, or -1 with why[why_len].
  */
 int sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
-			    const char *runtime_dir, struct sandbox_launch *ln, char **why);
+			    const char *runtime_dir, struct sandbox_launch *ln, char *why,
+			    size_t why_len);
 /* The code the worker runs (silently) in a ready kernel to lock it. */
 const char *sandbox_seccomp_lock_code(void);
 /*
  * After the lock code ran: verify from outside that every thread of `pid`
- * shows Seccomp: 2 and NoNewPrivs: 1. 0, or -1 with *why.
+ * shows Seccomp: 2 and NoNewPrivs: 1. 0, or -1 with why[why_len].
  */
-int sandbox_seccomp_verify(pid_t pid, char **why);
+int sandbox_seccomp_verify(pid_t pid, char *why, size_t why_len);
 
 #endif

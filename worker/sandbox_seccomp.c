@@ -196,7 +196,7 @@ mutable_why(const struct stat *st, const struct ident *id, int as_parent)
 /* State of one validation (nftw has no user pointer). */
 static struct {
 	const struct ident *id;
-	char *bad;	/* the first failure, owned */
+	char bad[ERR_LEN]; /* the first failure; "" while none */
 	int depth;	/* symbolic link nesting */
 	char **seen;	/* trees already walked (owned), so links into them stop */
 	size_t nseen;
@@ -232,8 +232,8 @@ static int check_tree(const char *path);
 static void
 fail_path(const char *path, const char *why)
 {
-	if (chk.bad == NULL)
-		chk.bad = xasprintf("seccomp: %s %s", path, why);
+	if (chk.bad[0] == '\0')
+		snprintf(chk.bad, sizeof(chk.bad), "seccomp: %s %s", path, why);
 }
 
 static int check_parents(const char *path);
@@ -265,7 +265,7 @@ check_link_parent(const char *link)
 		check_parents(real);
 	chk.depth--;
 	free(real);
-	return chk.bad ? -1 : 0;
+	return chk.bad[0] ? -1 : 0;
 }
 
 /* Every directory above path (not path itself) must be immutable. */
@@ -292,7 +292,7 @@ check_parents(const char *path)
 			break;
 	}
 	free(p);
-	return chk.bad ? -1 : 0;
+	return chk.bad[0] ? -1 : 0;
 }
 
 /*
@@ -331,7 +331,7 @@ check_dangling(const char *path)
 		check_parents(real);
 	free(real);
 	free(p);
-	return chk.bad ? -1 : 0;
+	return chk.bad[0] ? -1 : 0;
 }
 
 /* A symbolic link found in a tree: its resolved target must pass too. */
@@ -356,7 +356,7 @@ check_link(const char *path)
 		check_tree(target);
 	chk.depth--;
 	free(target);
-	return chk.bad ? -1 : 0;
+	return chk.bad[0] ? -1 : 0;
 }
 
 /* nftw callback: one entry of a tree under the rule. */
@@ -389,32 +389,29 @@ check_tree(const char *path)
 
 	if (rc == -1)
 		fail_path(path, strerror(errno));
-	return chk.bad ? -1 : 0;
+	return chk.bad[0] ? -1 : 0;
 }
 
 /* The immutable-environment rule for path: parents, itself, its tree. */
 static int
-check_path(const char *path, const struct ident *id, char **why)
+check_path(const char *path, const struct ident *id, char *why, size_t why_len)
 {
 	chk.id = id;
-	chk.bad = NULL;
+	chk.bad[0] = '\0';
 	chk.depth = 0;
 	if (path[0] != '/')
 		fail_path(path, "is not an absolute path");
 	else if (check_parents(path) == 0)
 		check_tree(path);
 	forget_seen();
-	if (chk.bad) {
-		*why = chk.bad;
-		chk.bad = NULL;
-		return -1;
-	}
+	if (chk.bad[0])
+		return err_set(why, why_len, "%s", chk.bad);
 	return 0;
 }
 
 /* Reject unsupported startup variables; validate LD_LIBRARY_PATH entries. */
 static int
-check_env(char **envp, const struct ident *id, char **why)
+check_env(char **envp, const struct ident *id, char *why, size_t why_len)
 {
 	for (char **e = envp; e && *e; e++) {
 		if (strncmp(*e, "LD_LIBRARY_PATH=", 16) == 0 || strcmp(*e, "PYTHONNOUSERSITE=1") == 0)
@@ -422,8 +419,9 @@ check_env(char **envp, const struct ident *id, char **why)
 		for (size_t i = 0; i < sizeof(rejected_env) / sizeof(rejected_env[0]); i++) {
 			const char *pre = rejected_env[i].prefix;
 			if (strncmp(*e, pre, strlen(pre)) == 0) {
-				*why = xasprintf("seccomp: the kernel environment variable %.*s is not supported: %s",
-						 (int)strcspn(*e, "="), *e, rejected_env[i].why);
+				err_set(why, why_len,
+					"seccomp: the kernel environment variable %.*s is not supported: %s",
+					(int)strcspn(*e, "="), *e, rejected_env[i].why);
 				return -1;
 			}
 		}
@@ -434,11 +432,12 @@ check_env(char **envp, const struct ident *id, char **why)
 	char *list = xstrdup(llp), *save = NULL;
 	int rc = 0;
 	if (*list == '\0' || strstr(list, "::") || *list == ':' || list[strlen(list) - 1] == ':') {
-		*why = xstrdup("seccomp: LD_LIBRARY_PATH has an empty entry (the current directory)");
+		err_set(why, why_len,
+			"seccomp: LD_LIBRARY_PATH has an empty entry (the current directory)");
 		rc = -1;
 	}
 	for (char *t = strtok_r(list, ":", &save); t && rc == 0; t = strtok_r(NULL, ":", &save))
-		rc = check_path(t, id, why);
+		rc = check_path(t, id, why, why_len);
 	free(list);
 	return rc;
 }
@@ -482,7 +481,7 @@ read_all(int fd, struct buf *b, int timeout_ms)
 
 /* Ask the interpreter for its paths (query_code). Caller owns the result. */
 static struct json_object *
-query_paths(const struct sandbox *sb, const char *python, char **envp, char **why)
+query_paths(const struct sandbox *sb, const char *python, char **envp, char *why, size_t why_len)
 {
 	char *argv[] = {(char *)python, (char *)"-I", (char *)"-S", (char *)"-c",
 			(char *)query_code, NULL};
@@ -491,7 +490,7 @@ query_paths(const struct sandbox *sb, const char *python, char **envp, char **wh
 	struct json_object *o = NULL;
 
 	if (pipe2(p, O_CLOEXEC) == -1) {
-		*why = xasprintf("seccomp: pipe: %s", strerror(errno));
+		err_set(why, why_len, "seccomp: pipe: %s", strerror(errno));
 		return NULL;
 	}
 	pid_t pid = fork();
@@ -499,7 +498,7 @@ query_paths(const struct sandbox *sb, const char *python, char **envp, char **wh
 		query_child(sb, argv, envp, p[1]);
 	close(p[1]);
 	if (pid == -1) {
-		*why = xasprintf("seccomp: fork: %s", strerror(errno));
+		err_set(why, why_len, "seccomp: fork: %s", strerror(errno));
 		close(p[0]);
 		return NULL;
 	}
@@ -513,25 +512,27 @@ query_paths(const struct sandbox *sb, const char *python, char **envp, char **wh
 	if (rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		o = json_tokener_parse(out.data ? out.data : "");
 	if (o == NULL)
-		*why = xasprintf("seccomp: %s -I -S could not report its library paths (wait status %#x)",
-				 python, (unsigned)status);
+		err_set(why, why_len,
+			"seccomp: %s -I -S could not report its library paths (wait status %#x)",
+			python, (unsigned)status);
 	buf_free(&out);
 	return o;
 }
 
 /* Check every string of array `key` in o; 0, or -1 with *why. */
 static int
-check_array(struct json_object *o, const char *key, const struct ident *id, char **why)
+check_array(struct json_object *o, const char *key, const struct ident *id, char *why,
+	    size_t why_len)
 {
 	struct json_object *a;
 
 	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array)) {
-		*why = xasprintf("seccomp: the interpreter's report lacks %s", key);
+		err_set(why, why_len, "seccomp: the interpreter's report lacks %s", key);
 		return -1;
 	}
 	for (size_t i = 0; i < json_object_array_length(a); i++) {
 		struct json_object *p = json_object_array_get_idx(a, i);
-		if (check_path(json_object_get_string(p), id, why) == -1)
+		if (check_path(json_object_get_string(p), id, why, why_len) == -1)
 			return -1;
 	}
 	return 0;
@@ -542,14 +543,14 @@ check_array(struct json_object *o, const char *key, const struct ident *id, char
  * and Jupyter directories, owned by the kernel's identity. Caller frees.
  */
 static char *
-make_boot_dir(const struct sandbox *sb, const char *runtime_dir, char **why)
+make_boot_dir(const struct sandbox *sb, const char *runtime_dir, char *why, size_t why_len)
 {
 	static const char *const sub[] = {"home", "ipython", "jupyter", "jupyter/config",
 					  "jupyter/data", "jupyter/runtime"};
 	int rfd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (rfd == -1) {
-		*why = xasprintf("seccomp: open %s: %s", runtime_dir, strerror(errno));
+		err_set(why, why_len, "seccomp: open %s: %s", runtime_dir, strerror(errno));
 		return NULL;
 	}
 	fs_remove_tree_at(rfd, "boot"); /* a former kernel's, with whatever it left */
@@ -563,7 +564,7 @@ make_boot_dir(const struct sandbox *sb, const char *runtime_dir, char **why)
 	}
 	ok = ok && (!sb->has_id || fchownat(rfd, "boot", sb->uid, sb->gid, AT_SYMLINK_NOFOLLOW) == 0);
 	if (!ok) {
-		*why = xasprintf("seccomp: cannot make %s: %s", boot, strerror(errno));
+		err_set(why, why_len, "seccomp: cannot make %s: %s", boot, strerror(errno));
 		free(boot);
 		boot = NULL;
 	}
@@ -667,7 +668,7 @@ boot_argv(const char *python, const char *helper, int cwd_fd, const char *conn, 
 
 int
 sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
-			const char *runtime_dir, struct sandbox_launch *ln, char **why)
+			const char *runtime_dir, struct sandbox_launch *ln, char *why, size_t why_len)
 {
 	struct ident id;
 	struct json_object *rep = NULL, *roots, *cfg;
@@ -675,37 +676,41 @@ sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char
 
 	ident_of(sb, &id);
 	if (id.uid == 0) {
-		*why = xstrdup("seccomp: the kernel would run as root, which can change any path of its environment; run codeexecd as a user, or give kernels uid/gid");
+		err_set(why, why_len,
+			"seccomp: the kernel would run as root, which can change any path of its environment; run codeexecd as a user, or give kernels uid/gid");
 		return -1;
 	}
 	if (python[0] != '/') {
-		*why = xasprintf("seccomp: the kernel program %s must be an absolute path", python);
+		err_set(why, why_len, "seccomp: the kernel program %s must be an absolute path",
+			python);
 		return -1;
 	}
 	free(sb->helper);
 	sb->helper = helper_path();
-	if (check_env(envp, &id, why) == -1 || check_path(python, &id, why) == -1 ||
-	    check_path(sb->helper, &id, why) == -1)
+	if (check_env(envp, &id, why, why_len) == -1 ||
+	    check_path(python, &id, why, why_len) == -1 ||
+	    check_path(sb->helper, &id, why, why_len) == -1)
 		return -1;
-	if ((rep = query_paths(sb, python, envp, why)) == NULL)
+	if ((rep = query_paths(sb, python, envp, why, why_len)) == NULL)
 		return -1;
 	int rc = -1;
-	if (check_array(rep, "path", &id, why) == -1 || check_array(rep, "roots", &id, why) == -1)
+	if (check_array(rep, "path", &id, why, why_len) == -1 ||
+	    check_array(rep, "roots", &id, why, why_len) == -1)
 		goto out;
 	if (json_object_object_get_ex(rep, "cfg", &cfg) && json_object_is_type(cfg, json_type_string) &&
-	    check_path(json_object_get_string(cfg), &id, why) == -1)
+	    check_path(json_object_get_string(cfg), &id, why, why_len) == -1)
 		goto out;
 	const char *conn = conn_arg(argv);
 	if (conn == NULL) {
-		*why = xstrdup("seccomp: the kernel's argv has no -f CONNECTION_FILE");
+		err_set(why, why_len, "seccomp: the kernel's argv has no -f CONNECTION_FILE");
 		goto out;
 	}
-	if ((ln->start_dir = make_boot_dir(sb, runtime_dir, why)) == NULL)
+	if ((ln->start_dir = make_boot_dir(sb, runtime_dir, why, why_len)) == NULL)
 		goto out;
 	/* O_PATH: the kernel's fchdir checks its own rights, not ours. */
 	ln->pass_fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (ln->pass_fd == -1) {
-		*why = xasprintf("seccomp: open %s: %s", cwd, strerror(errno));
+		err_set(why, why_len, "seccomp: open %s: %s", cwd, strerror(errno));
 		goto out;
 	}
 	json_object_object_get_ex(rep, "roots", &roots);
@@ -719,7 +724,7 @@ out:
 
 /* Seccomp and NoNewPrivs of one /proc/PID/task/TID/status; 0 if locked. */
 static int
-task_locked(const char *path, char **why)
+task_locked(const char *path, char *why, size_t why_len)
 {
 	char text[8192];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -728,19 +733,20 @@ task_locked(const char *path, char **why)
 	if (fd != -1)
 		close(fd);
 	if (n <= 0) {
-		*why = xasprintf("seccomp: cannot read %s", path);
+		err_set(why, why_len, "seccomp: cannot read %s", path);
 		return -1;
 	}
 	text[n] = '\0';
 	if (strstr(text, "\nSeccomp:\t2\n") == NULL || strstr(text, "\nNoNewPrivs:\t1\n") == NULL) {
-		*why = xasprintf("seccomp: %s does not show Seccomp: 2 and NoNewPrivs: 1", path);
+		err_set(why, why_len, "seccomp: %s does not show Seccomp: 2 and NoNewPrivs: 1",
+			path);
 		return -1;
 	}
 	return 0;
 }
 
 int
-sandbox_seccomp_verify(pid_t pid, char **why)
+sandbox_seccomp_verify(pid_t pid, char *why, size_t why_len)
 {
 	char *dir = xasprintf("/proc/%d/task", (int)pid);
 	DIR *d = opendir(dir);
@@ -748,7 +754,7 @@ sandbox_seccomp_verify(pid_t pid, char **why)
 	int rc = 0, n = 0;
 
 	if (d == NULL) {
-		*why = xasprintf("seccomp: cannot list %s: %s", dir, strerror(errno));
+		err_set(why, why_len, "seccomp: cannot list %s: %s", dir, strerror(errno));
 		free(dir);
 		return -1;
 	}
@@ -756,14 +762,14 @@ sandbox_seccomp_verify(pid_t pid, char **why)
 		if (e->d_name[0] == '.')
 			continue;
 		char *p = xasprintf("%s/%s/status", dir, e->d_name);
-		rc = task_locked(p, why);
+		rc = task_locked(p, why, why_len);
 		free(p);
 		n++;
 	}
 	closedir(d);
 	free(dir);
 	if (rc == 0 && n == 0) {
-		*why = xstrdup("seccomp: the kernel has no threads to check");
+		err_set(why, why_len, "seccomp: the kernel has no threads to check");
 		rc = -1;
 	}
 	return rc;

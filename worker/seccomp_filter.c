@@ -86,22 +86,22 @@ static const struct {
 	{SCMP_SYS(request_key), DENY, NO_ARG, "kernel keyrings, as above"},
 };
 
-/* The filter, ready to load or export; NULL with err set. */
+/* The filter, ready to load or export; NULL with why set. */
 static scmp_filter_ctx
-build(char *err, size_t errlen)
+build(char *why, size_t why_len)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc;
 
 	if (ctx == NULL) {
-		snprintf(err, errlen, "seccomp_init failed");
+		snprintf(why, why_len, "seccomp_init failed");
 		return NULL;
 	}
 	/* Other architectures would see other syscall numbers: kill outright. */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) != 0) {
-		snprintf(err, errlen, "seccomp_attr_set: %s", strerror(-rc));
+		snprintf(why, why_len, "seccomp_attr_set: %s", strerror(-rc));
 		seccomp_release(ctx);
 		return NULL;
 	}
@@ -112,7 +112,7 @@ build(char *err, size_t errlen)
 		if (rc != 0) {
 			char *name;
 			name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rules[i].nr);
-			snprintf(err, errlen, "seccomp rule for %s: %s", name ? name : "?",
+			snprintf(why, why_len, "seccomp rule for %s: %s", name ? name : "?",
 				 strerror(-rc));
 			free(name);
 			seccomp_release(ctx);
@@ -124,14 +124,14 @@ build(char *err, size_t errlen)
 
 /* 0 if no open descriptor is a socket of another family than AF_UNIX. */
 static int
-only_unix_sockets(char *err, size_t errlen)
+only_unix_sockets(char *why, size_t why_len)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
 	int bad = 0;
 
 	if (d == NULL) {
-		snprintf(err, errlen, "cannot list /proc/self/fd: %s", strerror(errno));
+		snprintf(why, why_len, "cannot list /proc/self/fd: %s", strerror(errno));
 		return -1;
 	}
 	while (!bad && (e = readdir(d)) != NULL) {
@@ -142,11 +142,12 @@ only_unix_sockets(char *err, size_t errlen)
 		    !S_ISSOCK(st.st_mode))
 			continue;
 		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == -1) {
-			snprintf(err, errlen, "descriptor %d: SO_DOMAIN: %s", fd, strerror(errno));
+			snprintf(why, why_len, "descriptor %d: SO_DOMAIN: %s", fd,
+				 strerror(errno));
 			bad = 1;
 		} else if (dom != AF_UNIX) {
-			snprintf(err, errlen, "descriptor %d is a socket of family %d, not AF_UNIX", fd,
-				 dom);
+			snprintf(why, why_len,
+				 "descriptor %d is a socket of family %d, not AF_UNIX", fd, dom);
 			bad = 1;
 		}
 	}
@@ -155,23 +156,23 @@ only_unix_sockets(char *err, size_t errlen)
 }
 
 int
-codeexec_seccomp_lock(char *err, size_t errlen)
+codeexec_seccomp_lock(char *why, size_t why_len)
 {
 	/* No same-uid ptrace or /proc/PID/mem of us, whatever Yama says. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1) {
-		snprintf(err, errlen, "prctl PR_SET_DUMPABLE: %s", strerror(errno));
+		snprintf(why, why_len, "prctl PR_SET_DUMPABLE: %s", strerror(errno));
 		return -1;
 	}
-	scmp_filter_ctx ctx = build(err, errlen);
+	scmp_filter_ctx ctx = build(why, why_len);
 	if (ctx == NULL)
 		return -1;
 	int rc = seccomp_load(ctx);
 	seccomp_release(ctx);
 	if (rc != 0) {
 		/* With TSYNC, a positive value is the thread that could not sync. */
-		snprintf(err, errlen, "seccomp_load: %s",
+		snprintf(why, why_len, "seccomp_load: %s",
 			 rc < 0 ? strerror(-rc) : "a thread could not be synchronized");
 		return -1;
 	}
-	return only_unix_sockets(err, errlen);
+	return only_unix_sockets(why, why_len);
 }

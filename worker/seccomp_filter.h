@@ -15,8 +15,8 @@
  * Make the calling process undumpable, install the filter on every thread
  * of it (TSYNC, irreversible, inherited by children; sets no_new_privs),
  * then check that no open descriptor is a non-Unix socket. Returns 0, or
- * -1 with a message in err[errlen].
+ * -1 with a message in why[why_len].
  */
-int codeexec_seccomp_lock(char *err, size_t errlen);
+int codeexec_seccomp_lock(char *why, size_t why_len);
 
 #endif

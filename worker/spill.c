@@ -15,22 +15,22 @@
 /*
  * Open (creating it if needed) SPILL_DIR under cwd without following a
  * link planted by the kernel. Returns a directory descriptor, or -1 with
- * *why set.
+ * why[why_len] set.
  */
 static int
-open_spill_dir(const struct spill_place *place, char **why)
+open_spill_dir(const struct spill_place *place, char *why, size_t why_len)
 {
 	int cwdfd, dfd, made = 0;
 
 	cwdfd = open(place->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cwdfd == -1) {
-		*why = xasprintf("open %s: %s", place->cwd, strerror(errno));
+		err_set(why, why_len, "open %s: %s", place->cwd, strerror(errno));
 		return -1;
 	}
 	if (mkdirat(cwdfd, SPILL_DIR, 0700) == 0)
 		made = 1;
 	else if (errno != EEXIST) {
-		*why = xasprintf("mkdir %s/%s: %s", place->cwd, SPILL_DIR, strerror(errno));
+		err_set(why, why_len, "mkdir %s/%s: %s", place->cwd, SPILL_DIR, strerror(errno));
 		close(cwdfd);
 		return -1;
 	}
@@ -38,11 +38,11 @@ open_spill_dir(const struct spill_place *place, char **why)
 	int saved = errno;
 	close(cwdfd);
 	if (dfd == -1) {
-		*why = xasprintf("open %s/%s: %s", place->cwd, SPILL_DIR, strerror(saved));
+		err_set(why, why_len, "open %s/%s: %s", place->cwd, SPILL_DIR, strerror(saved));
 		return -1;
 	}
 	if (made && place->chown && fchown(dfd, place->uid, place->gid) == -1) {
-		*why = xasprintf("chown %s/%s: %s", place->cwd, SPILL_DIR, strerror(errno));
+		err_set(why, why_len, "chown %s/%s: %s", place->cwd, SPILL_DIR, strerror(errno));
 		close(dfd);
 		return -1;
 	}
@@ -51,10 +51,10 @@ open_spill_dir(const struct spill_place *place, char **why)
 
 int
 spill_create(const struct spill_place *place, unsigned request, const char *what,
-	     const char *ext, char **rel, char **why)
+	     const char *ext, char **rel, char *why, size_t why_len)
 {
 	char rnd[9];
-	int dfd = open_spill_dir(place, why);
+	int dfd = open_spill_dir(place, why, why_len);
 
 	if (dfd == -1)
 		return -1;
@@ -63,11 +63,11 @@ spill_create(const struct spill_place *place, unsigned request, const char *what
 	/* O_EXCL|O_NOFOLLOW: never an existing file, never through a link. */
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd == -1) {
-		*why = xasprintf("create %s/%s/%s: %s", place->cwd, SPILL_DIR, name,
-				 strerror(errno));
+		err_set(why, why_len, "create %s/%s/%s: %s", place->cwd, SPILL_DIR, name,
+			strerror(errno));
 	} else if (place->chown && fchown(fd, place->uid, place->gid) == -1) {
-		*why = xasprintf("chown %s/%s/%s: %s", place->cwd, SPILL_DIR, name,
-				 strerror(errno));
+		err_set(why, why_len, "chown %s/%s/%s: %s", place->cwd, SPILL_DIR, name,
+			strerror(errno));
 		unlinkat(dfd, name, 0);
 		close(fd);
 		fd = -1;
@@ -105,23 +105,24 @@ spill_write(const struct spill_place *place, int fd, off_t *written, const void 
 
 int
 spill_save(const struct spill_place *place, unsigned request, const char *what,
-	   const char *ext, const void *data, size_t len, char **rel, char **why)
+	   const char *ext, const void *data, size_t len, char **rel, char *why,
+	   size_t why_len)
 {
 	off_t written = 0;
-	int fd = spill_create(place, request, what, ext, rel, why);
+	int fd = spill_create(place, request, what, ext, rel, why, why_len);
 
 	if (fd == -1)
 		return -1;
 	int rc = spill_write(place, fd, &written, data, len);
 	if (rc == -1 || close(fd) == -1) {
-		*why = xasprintf("write %s/%s: %s", place->cwd, *rel, strerror(errno));
+		err_set(why, why_len, "write %s/%s: %s", place->cwd, *rel, strerror(errno));
 		free(*rel);
 		*rel = NULL;
 		return -1;
 	}
 	if (rc == 1) {
-		*why = xasprintf("%s/%s was cut at %lld bytes by the file size limit", place->cwd,
-				 *rel, (long long)place->max_bytes);
+		err_set(why, why_len, "%s/%s was cut at %lld bytes by the file size limit",
+			place->cwd, *rel, (long long)place->max_bytes);
 		free(*rel);
 		*rel = NULL;
 		return -1;

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "err.h"
+
 #define SPILL_DIR "codeexecd-output"
 
 /* Where spill files go and whose they become; borrowed by each execution. */
@@ -27,11 +29,11 @@ struct spill_place {
 /*
  * Create a new file SPILL_DIR/<request>-<random>-<what><ext> under
  * place->cwd. Returns its descriptor (close-on-exec, write only) and its
- * path relative to cwd in *rel (caller frees), or -1 with *why set (caller
- * frees).
+ * path relative to cwd in *rel (caller frees), or -1 with why[why_len]
+ * set.
  */
 int spill_create(const struct spill_place *place, unsigned request, const char *what,
-		 const char *ext, char **rel, char **why);
+		 const char *ext, char **rel, char *why, size_t why_len);
 /*
  * Write len bytes at the end of spill file fd that has *written bytes,
  * honouring place->max_bytes. Returns 0, 1 if the size limit cut it (what
@@ -40,10 +42,11 @@ int spill_create(const struct spill_place *place, unsigned request, const char *
 int spill_write(const struct spill_place *place, int fd, off_t *written, const void *data,
 		size_t len);
 /*
- * Save data[len] into a new spill file in one go. Returns 0 with *rel set,
- * or -1 with *why set; the caller frees either.
+ * Save data[len] into a new spill file in one go. Returns 0 with *rel set
+ * (caller frees), or -1 with why[why_len] set.
  */
 int spill_save(const struct spill_place *place, unsigned request, const char *what,
-	       const char *ext, const void *data, size_t len, char **rel, char **why);
+	       const char *ext, const void *data, size_t len, char **rel, char *why,
+	       size_t why_len);
 
 #endif

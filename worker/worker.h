@@ -7,7 +7,7 @@
  *                lock, restart, death;
  *   route.c      kernel messages to the execution, decoded supervisor
  *                messages to their handler, the execution's timers.
- * All of it runs on the one thread of the loop; struct worker lives on
+ * All of it runs on the one thread of the loop; struct wstate lives on
  * main()'s stack and is borrowed by every function below.
  */
 #ifndef WORKER_WORKER_H
@@ -38,7 +38,8 @@ enum after_start {
 	AFTER_QUIET,	   /* a restart for an execution or after a timeout kill */
 };
 
-struct worker {
+/* The worker process's state (the supervisor's view of a worker is its struct worker). */
+struct wstate {
 	struct ipc_reader rd;
 	struct kernel_spec spec;
 	char **allow_mime;		/* NULL: keep every MIME type */
@@ -67,53 +68,53 @@ struct worker {
  * (nothing was written: -1 with errno EMSGSIZE or EINVAL); any other
  * failure means the supervisor is gone (0, and the worker quits).
  */
-int worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg);
+int worker_send(struct wstate *w, unsigned type, uint32_t id, const void *msg);
 /* End the worker because the supervisor broke the protocol. */
-void worker_protocol_error(struct worker *w, const char *what);
+void worker_protocol_error(struct wstate *w, const char *what);
 
 /* ---- lifecycle.c: the kernel's state machine ---- */
 
 /* Start a kernel; what READY says (or whether a failure ends us) is `after`. */
-void lifecycle_start(struct worker *w, enum after_start after);
-/* A kernel failed to start; `why` is consumed. */
-void lifecycle_start_failed(struct worker *w, char *why);
+void lifecycle_start(struct wstate *w, enum after_start after);
+/* A kernel failed to start; `why` is borrowed. */
+void lifecycle_start_failed(struct wstate *w, const char *why);
 /* The handshake finished: lock a seccomp kernel, or announce it. */
-void lifecycle_handshake_done(struct worker *w);
+void lifecycle_handshake_done(struct wstate *w);
 /* A shell message while K_LOCKING: the lock's reply (borrowed). */
-void lifecycle_lock_replied(struct worker *w, const struct jupyter_msg *m);
+void lifecycle_lock_replied(struct wstate *w, const struct jupyter_msg *m);
 /* The kernel process has exited (and was reaped). */
-void lifecycle_died(struct worker *w);
+void lifecycle_died(struct wstate *w);
 /* A timed-out or cancelled execution ignored the interrupt: kill, answer, restart. */
-void lifecycle_kill_after_grace(struct worker *w);
+void lifecycle_kill_after_grace(struct wstate *w);
 /* The kernel cannot be talked to any more: kill it, restart on the next call. */
-void lifecycle_kill_broken(struct worker *w);
+void lifecycle_kill_broken(struct wstate *w);
 /*
  * K_STARTING or K_LOCKING: act on the start-up deadline at `now`. Seconds
  * until the next deadline, or 0 after acting on one.
  */
-double lifecycle_timers(struct worker *w, double now);
+double lifecycle_timers(struct wstate *w, double now);
 
 /* ---- route.c: messages and executions ---- */
 
 /* Send the RESULT of the current execution and forget it. */
-void route_finish_exec(struct worker *w);
+void route_finish_exec(struct wstate *w);
 /* Send execute_request for the waiting execution to the ready kernel. */
-void route_send_execute(struct worker *w);
+void route_send_execute(struct wstate *w);
 /*
  * Receive and route the waiting messages of the kernel's `channel`
  * ("iopub", "shell" or "control"), at most a bounded number. 1 if more
  * may be waiting.
  */
-int route_kernel(struct worker *w, const char *channel);
+int route_kernel(struct wstate *w, const char *channel);
 /* Route everything the kernel already sent on iopub (before it is gone). */
-void route_drain_iopub(struct worker *w);
+void route_drain_iopub(struct wstate *w);
 /* Act on one decoded frame from the supervisor (borrowed). */
-void route_supervisor(struct worker *w, struct ipc_msg *m);
+void route_supervisor(struct wstate *w, struct ipc_msg *m);
 /*
  * K_READY: act on the running execution's deadlines at `now` (timeout,
  * grace, lost output). Seconds until the next one, -1 if none, 0 after
  * acting on one.
  */
-double route_timers(struct worker *w, double now);
+double route_timers(struct wstate *w, double now);
 
 #endif

@@ -23,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jupyter_frame f[MAX_FRAMES + 2];
 	struct jupyter_msg msg;
 	char sig[65];
-	const char *err;
+	char err[ERR_LEN] = "";
 	size_t n = 0;
 
 	if (signer == NULL && (signer = jupyter_signer_new(key, sizeof(key) - 1)) == NULL)
@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (sign && n >= 6 && jupyter_sign(signer, &f[2], sig) == 0)
 		f[1] = (struct jupyter_frame){sig, strlen(sig)};
-	if (jupyter_parse(signer, f, n, &msg, &err) == JUPYTER_OK)
+	if (jupyter_parse(signer, f, n, &msg, err, sizeof(err)) == JUPYTER_OK)
 		jupyter_msg_clear(&msg);
 	return 0;
 }

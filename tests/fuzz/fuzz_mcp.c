@@ -122,10 +122,10 @@ split_request(char *text, size_t size, struct mcp_request *rq)
 				rq->accepts_sse = strstr(value, "text/event-stream") != NULL;
 			else if (strcasecmp(line, "Origin") == 0) {
 				struct origin o;
-				origin_parse(value, &o, NULL);
+				origin_parse(value, &o, NULL, 0);
 			} else if (strcasecmp(line, "Host") == 0) {
 				struct authority a;
-				authority_parse(value, &a, NULL);
+				authority_parse(value, &a, NULL, 0);
 			}
 		}
 		line = end + 1;

@@ -19,9 +19,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char again[PRIV_MSG_MAX];
 	char err[PRIV_ERR_LEN];
 
-	if (priv_msg_decode(data, size, &m, err) == -1)
+	if (priv_msg_decode(data, size, &m, err, sizeof(err)) == -1)
 		return 0;
-	ssize_t n = priv_msg_encode(&m, again, sizeof(again), err);
+	ssize_t n = priv_msg_encode(&m, again, sizeof(again), err, sizeof(err));
 	if (n != (ssize_t)size || memcmp(again, data, size) != 0)
 		abort();
 	return 0;

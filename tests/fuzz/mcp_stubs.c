@@ -36,10 +36,10 @@ pool_unlock(void)
 
 /* A fresh session each time: the first of the table, renamed. */
 struct session *
-session_create(int max_sessions, const char **why)
+session_create(int max_sessions, char *why, size_t why_len)
 {
 	if (++sessions_created % 7 == 0) {
-		*why = "too many sessions (stub)";
+		err_set(why, why_len, "too many sessions (stub)");
 		return NULL;
 	}
 	stub_sessions[0].refs++;
@@ -104,7 +104,7 @@ job_cancel(struct job *j)
 }
 
 void
-job_put(struct job *j)
+job_unref(struct job *j)
 {
 	abort();
 }

@@ -50,11 +50,11 @@ static void
 send_raw(unsigned type, uint32_t id, const char *json)
 {
 	struct buf b;
-	const char *err;
+	char err[ERR_LEN] = "";
 	struct json_object *o = json_tokener_parse(json);
 
 	buf_init(&b);
-	if (o == NULL || ipc_frame(&b, type, id, o, &err) == -1 ||
+	if (o == NULL || ipc_frame(&b, type, id, o, err, sizeof(err)) == -1 ||
 	    ipc_write(IPC_WORKER_FD, b.data, b.len) == -1)
 		exit(3);
 	json_object_put(o);
@@ -153,7 +153,7 @@ main(int argc, char **argv)
 {
 	struct ipc_reader rd;
 	struct ipc_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: fake-worker MODE [PID] [ignored...]\n");
@@ -167,7 +167,7 @@ main(int argc, char **argv)
 		if (n <= 0)
 			quit(0);
 		int rc;
-		while ((rc = ipc_reader_next(&rd, &m, &err)) == 1) {
+		while ((rc = ipc_reader_next(&rd, &m, err, sizeof(err))) == 1) {
 			if (m.hdr.type == IPC_START)
 				on_start(argc, argv);
 			else if (m.hdr.type == IPC_EXECUTE)

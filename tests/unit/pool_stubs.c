@@ -58,10 +58,10 @@ call_clear(struct call *c)
 }
 
 struct worker *
-pool_take(double wait_s, const char **why)
+pool_take(double wait_s, char *why, size_t why_len)
 {
 	if (pool_stub.no_worker) {
-		*why = "no kernel could start (stub)";
+		err_set(why, why_len, "no kernel could start (stub)");
 		return NULL;
 	}
 	struct worker *w = &workers[next_worker++ % 8];

@@ -24,11 +24,11 @@ START_TEST(layout_json_roundtrip)
 	struct cgroup_layout l = {.version = {1, 0, 2},
 				  .parent = {"/sys/fs/cgroup/memory/x", NULL, "/sys/fs/cgroup/d/kernels"}};
 	struct cgroup_layout back;
-	const char *bad = NULL;
+	char bad[ERR_LEN] = "";
 	char *name;
 
 	struct json_object *o = cgroup_layout_json(&l, "k-1234");
-	ck_assert_int_eq(cgroup_layout_from_json(o, &back, &name, &bad), 0);
+	ck_assert_int_eq(cgroup_layout_from_json(o, &back, &name, bad, sizeof(bad)), 0);
 	ck_assert_str_eq(name, "k-1234");
 	ck_assert_int_eq(back.version[CGROUP_MEMORY], 1);
 	ck_assert_int_eq(back.version[CGROUP_PIDS], 0);
@@ -54,11 +54,11 @@ START_TEST(bad_layouts_refused)
 	};
 	for (size_t i = 0; i < sizeof(bad_json) / sizeof(bad_json[0]); i++) {
 		struct cgroup_layout l;
-		const char *bad = NULL;
+		char bad[ERR_LEN] = "";
 		char *name;
 		struct json_object *o = json_tokener_parse(bad_json[i]);
-		ck_assert_int_eq(cgroup_layout_from_json(o, &l, &name, &bad), -1);
-		ck_assert_ptr_nonnull(bad);
+		ck_assert_int_eq(cgroup_layout_from_json(o, &l, &name, bad, sizeof(bad)), -1);
+		ck_assert_str_ne(bad, "");
 		json_object_put(o);
 	}
 }
@@ -68,11 +68,10 @@ START_TEST(limit_without_controller_fails)
 {
 	struct cgroup_layout l = {.version = {0, 0, 0}};
 	struct cgroup_limits lim = {.memory_mb = 100};
-	char *why = NULL;
+	char why[ERR_LEN] = "";
 
-	ck_assert_ptr_null(cgroup_create(&l, "k-x", &lim, &why));
+	ck_assert_ptr_null(cgroup_create(&l, "k-x", &lim, why, sizeof(why)));
 	ck_assert_msg(strstr(why, "limits.memory_mb cannot be enforced") != NULL, "%s", why);
-	free(why);
 }
 END_TEST
 
@@ -111,21 +110,21 @@ START_TEST(create_enter_kill_remove)
 {
 	struct cgroup_layout l;
 	struct cgroup_limits lim = {.memory_mb = 64, .pids = 10, .cpu = 0.25};
-	char *why = NULL, v[128], name[64], instance[32];
+	char why[ERR_LEN] = "", v[128], name[64], instance[32];
 	int fds[CGROUP_NCTL];
 
 	snprintf(instance, sizeof(instance), "%d", (int)getpid());
 	/* main() adds this case only where root_case_blocked() found nothing. */
 	ck_assert_int_eq(cgroup_probe(&l, instance), CGROUP_NCTL);
 	snprintf(name, sizeof(name), "test-cgroup-%d", (int)getpid());
-	struct cgroup *g = cgroup_create(&l, name, &lim, &why);
+	struct cgroup *g = cgroup_create(&l, name, &lim, why, sizeof(why));
 	ck_assert_msg(g != NULL, "%s", why);
 	read_value(l.parent[CGROUP_PIDS], name, "pids.max", v, sizeof(v));
 	ck_assert_str_eq(v, "10");
 	read_value(l.parent[CGROUP_MEMORY], name,
 		   l.version[CGROUP_MEMORY] == 2 ? "memory.max" : "memory.limit_in_bytes", v, sizeof(v));
 	ck_assert_str_eq(v, "67108864");
-	int n = cgroup_procs_fds(g, fds, &why);
+	int n = cgroup_procs_fds(g, fds, why, sizeof(why));
 	ck_assert_int_ge(n, 1);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -159,7 +158,7 @@ START_TEST(create_enter_kill_remove)
 	ck_assert_int_eq(access(v, F_OK), -1);
 	/* Without limits, a group still holds the kernel (the freezer's). */
 	struct cgroup_limits none = {0};
-	g = cgroup_create(&l, name, &none, &why);
+	g = cgroup_create(&l, name, &none, why, sizeof(why));
 	ck_assert_msg(g != NULL, "%s", why);
 	snprintf(v, sizeof(v), "%s/%s", l.parent[CGROUP_FREEZER], name);
 	ck_assert_int_eq(access(v, F_OK), 0);
@@ -175,17 +174,17 @@ START_TEST(create_enter_kill_remove)
 END_TEST
 
 /*
- * Why create_enter_kill_remove cannot run here, into why[len]; 0 if it
+ * Why create_enter_kill_remove cannot run here, into why[why_len]; 0 if it
  * can. The probe's v1 parents are removed again: the case makes its own.
  */
 static int
-root_case_blocked(char *why, size_t len)
+root_case_blocked(char *why, size_t why_len)
 {
 	struct cgroup_layout l;
 	char instance[32];
 
 	if (geteuid() != 0) {
-		snprintf(why, len, "creating control groups needs root");
+		snprintf(why, why_len, "creating control groups needs root");
 		return 1;
 	}
 	snprintf(instance, sizeof(instance), "%d", (int)getpid());
@@ -193,7 +192,7 @@ root_case_blocked(char *why, size_t len)
 	if (usable != CGROUP_NCTL) {
 		for (int c = 0; c < CGROUP_NCTL; c++)
 			if (l.version[c] == 0)
-				snprintf(why, len, "the %s controller is unusable: %s",
+				snprintf(why, why_len, "the %s controller is unusable: %s",
 					 cgroup_ctl_name((enum cgroup_ctl)c), l.reason[c]);
 	}
 	cgroup_layout_remove(&l);

@@ -33,10 +33,10 @@
 static int degraded;
 
 int
-health_degraded(char *why, size_t size)
+health_degraded(char *why, size_t why_len)
 {
 	if (degraded)
-		snprintf(why, size, "runtime_dir is gone (stub)");
+		snprintf(why, why_len, "runtime_dir is gone (stub)");
 	return degraded;
 }
 

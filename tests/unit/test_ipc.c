@@ -12,10 +12,10 @@
 static void
 make_frame(struct buf *b, unsigned type, uint32_t id)
 {
-	const char *err;
+	char err[ERR_LEN] = "";
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "k", json_object_new_string("v"));
-	ck_assert_int_eq(ipc_frame(b, type, id, o, &err), 0);
+	ck_assert_int_eq(ipc_frame(b, type, id, o, err, sizeof(err)), 0);
 	json_object_put(o);
 }
 
@@ -24,7 +24,7 @@ START_TEST(roundtrip_socketpair)
 	int sv[2];
 	struct ipc_reader r;
 	struct ipc_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	struct json_object *o = json_object_new_object();
@@ -35,16 +35,16 @@ START_TEST(roundtrip_socketpair)
 
 	ipc_reader_init(&r, sv[1]);
 	ck_assert_int_gt(ipc_reader_fill(&r), 0);
-	ck_assert_int_eq(ipc_reader_next(&r, &m, &err), 1);
+	ck_assert_int_eq(ipc_reader_next(&r, &m, err, sizeof(err)), 1);
 	ck_assert_uint_eq(m.hdr.type, IPC_EXECUTE);
 	ck_assert_uint_eq(m.hdr.id, 42);
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(m.payload, "code")),
 			 "print(1)");
 	ipc_msg_clear(&m);
-	ck_assert_int_eq(ipc_reader_next(&r, &m, &err), 1);
+	ck_assert_int_eq(ipc_reader_next(&r, &m, err, sizeof(err)), 1);
 	ck_assert_uint_eq(m.hdr.type, IPC_SHUTDOWN);
 	ck_assert_ptr_null(m.payload);
-	ck_assert_int_eq(ipc_reader_next(&r, &m, &err), 0);
+	ck_assert_int_eq(ipc_reader_next(&r, &m, err, sizeof(err)), 0);
 	ipc_reader_free(&r);
 	close(sv[0]);
 	close(sv[1]);
@@ -55,13 +55,15 @@ START_TEST(truncated_frame_waits)
 {
 	struct buf b;
 	struct ipc_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 
 	buf_init(&b);
 	make_frame(&b, IPC_RESULT, 7);
 	for (size_t cut = 0; cut < b.len; cut++)
-		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, cut, &m, &err), 0);
-	ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, &err), (ssize_t)b.len);
+		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, cut, &m, err, sizeof(err)),
+				 0);
+	ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, err, sizeof(err)),
+			 (ssize_t)b.len);
 	ipc_msg_clear(&m);
 	buf_free(&b);
 }
@@ -73,13 +75,13 @@ expect_rejected(size_t off, size_t width, uint32_t value, const char *why)
 {
 	struct buf b;
 	struct ipc_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 
 	buf_init(&b);
 	make_frame(&b, IPC_OUTPUT, 1);
 	for (size_t i = 0; i < width; i++)
 		b.data[off + i] = (char)(value >> (8 * (width - 1 - i)));
-	ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, &err), -1);
+	ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, why);
 	buf_free(&b);
 }
@@ -109,7 +111,7 @@ START_TEST(bad_payload)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct buf b;
 		struct ipc_msg m;
-		const char *err = NULL;
+		char err[ERR_LEN] = "";
 		unsigned char hdr[IPC_HDR_LEN];
 		size_t len = strlen(bad[i]) ? strlen(bad[i]) : 5;
 		struct ipc_hdr h = {IPC_VERSION, IPC_RESULT, 0, 1, (uint32_t)len};
@@ -118,7 +120,8 @@ START_TEST(bad_payload)
 		ipc_hdr_encode(&h, hdr);
 		buf_add(&b, hdr, sizeof(hdr));
 		buf_add(&b, bad[i], len);
-		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, &err), -1);
+		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &m, err, sizeof(err)),
+				 -1);
 		ck_assert_str_eq(err, "payload is not a JSON object");
 		buf_free(&b);
 	}

@@ -37,18 +37,19 @@ roundtrip(unsigned type, const void *msg, void *out)
 {
 	struct buf a, b;
 	struct ipc_msg f;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 	char derr[IPC_ERR_LEN];
 
 	buf_init(&a);
 	buf_init(&b);
-	ck_assert_msg(ipc_msg_encode(&a, type, 42, msg, &err) == 0, "encode %s: %s",
+	ck_assert_msg(ipc_msg_encode(&a, type, 42, msg, err, sizeof(err)) == 0, "encode %s: %s",
 		      ipc_type_name(type), err);
-	ck_assert_int_eq(ipc_decode((unsigned char *)a.data, a.len, &f, &err), (ssize_t)a.len);
+	ck_assert_int_eq(ipc_decode((unsigned char *)a.data, a.len, &f, err, sizeof(err)),
+			 (ssize_t)a.len);
 	ck_assert_uint_eq(f.hdr.type, type);
 	ck_assert_uint_eq(f.hdr.id, 42);
-	ck_assert_msg(ipc_msg_decode(&f, type, out, derr) == 0, "decode: %s", derr);
-	ck_assert_int_eq(ipc_msg_encode(&b, type, 42, out, &err), 0);
+	ck_assert_msg(ipc_msg_decode(&f, type, out, derr, sizeof(derr)) == 0, "decode: %s", derr);
+	ck_assert_int_eq(ipc_msg_encode(&b, type, 42, out, err, sizeof(err)), 0);
 	ck_assert_uint_eq(a.len, b.len);
 	ck_assert_int_eq(memcmp(a.data, b.data, a.len), 0);
 	ipc_msg_clear(&f);
@@ -107,7 +108,7 @@ START_TEST(start_minimal_defaults)
 	struct ipc_msg f = frame_of(IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\","
 					       " \"runtime_dir\": \"/r\"}");
 
-	ck_assert_int_eq(ipc_start_decode(&f, &st, err), 0);
+	ck_assert_int_eq(ipc_start_decode(&f, &st, err, sizeof(err)), 0);
 	ck_assert_ptr_null(st.allow_mime); /* absent: every MIME type */
 	ck_assert_ptr_nonnull(st.env);
 	ck_assert_ptr_null(st.env[0]);
@@ -298,29 +299,30 @@ START_TEST(empty_messages)
 	static const unsigned types[] = {IPC_INTERRUPT, IPC_RESTART_KERNEL, IPC_SHUTDOWN,
 					 IPC_STREAM};
 	char err[IPC_ERR_LEN];
-	const char *e;
+	char e[ERR_LEN] = "";
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct buf b;
 		struct ipc_msg f;
 		buf_init(&b);
-		ck_assert_int_eq(ipc_empty_encode(&b, types[i], 5, &e), 0);
+		ck_assert_int_eq(ipc_empty_encode(&b, types[i], 5, e, sizeof(e)), 0);
 		ck_assert_uint_eq(b.len, IPC_HDR_LEN);
-		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &f, &e), IPC_HDR_LEN);
-		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err), 0);
+		ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &f, e, sizeof(e)),
+				 IPC_HDR_LEN);
+		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err, sizeof(err)), 0);
 		buf_free(&b);
 		f = frame_of(types[i], "{}");
-		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err), 0);
+		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err, sizeof(err)), 0);
 		ipc_msg_clear(&f);
 		f = frame_of(types[i], "{\"junk\": 1}");
-		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err), -1);
+		ck_assert_int_eq(ipc_empty_decode(&f, types[i], err, sizeof(err)), -1);
 		ck_assert(strstr(err, "takes no members") != NULL);
 		ipc_msg_clear(&f);
 		ck_assert_uint_eq(ipc_msg_size(types[i]), 0);
 	}
 	struct buf b;
 	buf_init(&b);
-	ck_assert_int_eq(ipc_empty_encode(&b, IPC_READY, 1, &e), -1);
+	ck_assert_int_eq(ipc_empty_encode(&b, IPC_READY, 1, e, sizeof(e)), -1);
 	ck_assert_uint_eq(b.len, 0);
 	buf_free(&b);
 }
@@ -495,7 +497,7 @@ START_TEST(rejections)
 		memset(buf, 0xa5, sizeof(buf));
 		ck_assert_uint_le(ipc_msg_size(rejected[i].type), sizeof(buf));
 		err[0] = '\0';
-		int rc = ipc_msg_decode(&f, rejected[i].type, buf, err);
+		int rc = ipc_msg_decode(&f, rejected[i].type, buf, err, sizeof(err));
 		ck_assert_msg(rc == -1 && strstr(err, rejected[i].want) != NULL,
 			      "case %zu %s: want \"%s\", got %s \"%s\"", i,
 			      rejected[i].json ? rejected[i].json : "(empty)", rejected[i].want,
@@ -514,11 +516,11 @@ START_TEST(wrong_type)
 	struct ipc_msg f = frame_of(IPC_READY, "{\"kernel_pid\": 12, \"language\": \"p\","
 					       " \"restarted\": false}");
 
-	ck_assert_int_eq(ipc_start_decode(&f, &st, err), -1);
+	ck_assert_int_eq(ipc_start_decode(&f, &st, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "expected START, got READY");
-	ck_assert_int_eq(ipc_empty_decode(&f, IPC_SHUTDOWN, err), -1);
+	ck_assert_int_eq(ipc_empty_decode(&f, IPC_SHUTDOWN, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "expected SHUTDOWN, got READY");
-	ck_assert_int_eq(ipc_ready_decode(&f, &r, err), 0);
+	ck_assert_int_eq(ipc_ready_decode(&f, &r, err, sizeof(err)), 0);
 	ipc_ready_free(&r);
 	ipc_msg_clear(&f);
 }
@@ -527,7 +529,7 @@ END_TEST
 START_TEST(encode_refusals)
 {
 	struct buf b;
-	const char *err;
+	char err[ERR_LEN] = "";
 	char *argv[] = {"k", NULL};
 	char *bad_env[] = {"NOEQUALS", NULL};
 	char *env[] = {NULL};
@@ -536,18 +538,18 @@ START_TEST(encode_refusals)
 	struct ipc_ready r = {12, NULL, 0};
 
 	buf_init(&b);
-	ck_assert_int_eq(ipc_start_encode(&b, 1, &st, &err), -1);
+	ck_assert_int_eq(ipc_start_encode(&b, 1, &st, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "an env entry is not NAME=value");
 	st.env = env;
 	st.uid = 1000; /* without gid */
-	ck_assert_int_eq(ipc_start_encode(&b, 1, &st, &err), -1);
+	ck_assert_int_eq(ipc_start_encode(&b, 1, &st, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "uid and gid must come together");
-	ck_assert_int_eq(ipc_output_encode(&b, 1, &o, &err), -1);
+	ck_assert_int_eq(ipc_output_encode(&b, 1, &o, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "an enum field is out of range");
-	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, &err), -1);
+	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a required field is missing");
 	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0};
-	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, &err), -1);
+	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */
 	buf_free(&b);

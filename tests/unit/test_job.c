@@ -23,8 +23,8 @@
 static struct session *
 create(void)
 {
-	const char *why = NULL;
-	struct session *s = session_create(100, &why);
+	char why[ERR_LEN] = "";
+	struct session *s = session_create(100, why, sizeof(why));
 	ck_assert_msg(s != NULL, "%s", why);
 	return s;
 }
@@ -72,7 +72,7 @@ START_TEST(how_jobs_end)
 		double e = job_elapsed(j);
 		ck_assert(e >= 0);
 		ck_assert(job_elapsed(j) == e); /* frozen once it ended */
-		job_put(j);
+		job_unref(j);
 	}
 	ck_assert_str_eq(pool_stub.order, "ok;fail;timeout");
 	ck_assert_int_eq(s->refs, 1);
@@ -99,7 +99,7 @@ START_TEST(queue_keeps_start_order)
 	for (int i = 0; i < 5; i++) {
 		wait_end(j[i]);
 		ck_assert_int_eq(j[i]->status, JOB_COMPLETED);
-		job_put(j[i]);
+		job_unref(j[i]);
 	}
 	ck_assert_str_eq(pool_stub.order, "block;b;c;d;e");
 	session_put(s);
@@ -115,10 +115,10 @@ START_TEST(owner_only)
 	wait_end(j);
 	struct job *again = job_get(j->id, OWNER);
 	ck_assert_ptr_eq(again, j);
-	job_put(again);
+	job_unref(again);
 	ck_assert_ptr_null(job_get(j->id, STRANGER));
 	ck_assert_ptr_null(job_get("ffffffffffffffffffffffffffffffff", OWNER));
-	job_put(j);
+	job_unref(j);
 	session_put(s);
 	pool_unlock();
 }
@@ -136,14 +136,14 @@ START_TEST(found_by_request)
 	ck_assert_int_eq(stub_wait_blocked(1), 0);
 	struct job *f = job_find_request(OWNER, same);
 	ck_assert_ptr_eq(f, j);
-	job_put(f);
+	job_unref(f);
 	ck_assert_ptr_null(job_find_request(OWNER, other)); /* "42" is not 42 */
 	ck_assert_ptr_null(job_find_request(STRANGER, same));
 	stub_unblock();
 	wait_end(j);
 	/* Only running jobs are found: a late cancel finds nothing. */
 	ck_assert_ptr_null(job_find_request(OWNER, same));
-	job_put(j);
+	job_unref(j);
 	session_put(s);
 	pool_unlock();
 	json_object_put(rid);
@@ -166,7 +166,7 @@ START_TEST(cancel_running)
 	ck_assert_int_eq(j->status, JOB_CANCELLED);
 	job_cancel(j); /* a finished job stays as it ended */
 	ck_assert_int_eq(j->status, JOB_CANCELLED);
-	job_put(j);
+	job_unref(j);
 	session_put(s);
 	pool_unlock();
 }
@@ -191,8 +191,8 @@ START_TEST(cancel_queued)
 	ck_assert_str_eq(pool_stub.order, "block");
 	struct json_object *err = json_object_object_get(queued->call.result, "error");
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(err, "type")), "Cancelled");
-	job_put(first);
-	job_put(queued);
+	job_unref(first);
+	job_unref(queued);
 	session_put(s);
 	pool_unlock();
 }
@@ -230,7 +230,7 @@ START_TEST(wait_on_change)
 	pool_lock();
 	stub_unblock();
 	wait_end(j);
-	job_put(j);
+	job_unref(j);
 	session_put(s);
 	pool_unlock();
 }
@@ -250,8 +250,8 @@ START_TEST(expiry)
 	wait_end(kept);
 	wait_end(held);
 	kept->kept = 1;
-	job_put(quick);
-	job_put(kept);
+	job_unref(quick);
+	job_unref(kept);
 	pool_unlock();
 
 	/* Unreferenced and never handed out: dropped at once; held ones stay. */
@@ -260,18 +260,18 @@ START_TEST(expiry)
 	ck_assert_ptr_null(job_get(quick_id, OWNER));
 	struct job *k = job_get(kept_id, OWNER);
 	ck_assert_ptr_nonnull(k);
-	job_put(k);
+	job_unref(k);
 	struct job *h = job_get(held->id, OWNER);
 	ck_assert_ptr_eq(h, held);
-	job_put(h);
+	job_unref(h);
 	pool_unlock();
 	/* A kept job goes once its retention has passed. */
 	job_expire(0);
 	pool_lock();
 	ck_assert_ptr_null(job_get(kept_id, OWNER));
 	ck_assert_ptr_eq(job_get(held->id, OWNER), held);
-	job_put(held);
-	job_put(held);
+	job_unref(held);
+	job_unref(held);
 	pool_unlock();
 	job_expire(0);
 	pool_lock();

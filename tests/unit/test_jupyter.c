@@ -82,12 +82,12 @@ static void
 parse_recorded(const char *name, const char *msg_type, struct jupyter_msg *m)
 {
 	struct recorded r;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 
 	load(name, &r);
 	struct jupyter_signer *s = jupyter_signer_new(r.key, strlen(r.key));
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(jupyter_parse(s, r.f, r.n, m, &err), JUPYTER_OK);
+	ck_assert_int_eq(jupyter_parse(s, r.f, r.n, m, err, sizeof(err)), JUPYTER_OK);
 	ck_assert_str_eq(m->msg_type, msg_type);
 	jupyter_signer_free(&s);
 	ck_assert_ptr_null(s);
@@ -108,7 +108,7 @@ START_TEST(sign_verify_roundtrip)
 	struct jupyter_frame f[6];
 	struct jupyter_msg m;
 	char id[JUPYTER_MSG_ID_MAX];
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 
 	jupyter_session_init(&sess, s);
 	struct json_object *c = json_object_new_object();
@@ -116,7 +116,7 @@ START_TEST(sign_verify_roundtrip)
 	ck_assert_int_eq(jupyter_build(&sess, "execute_request", c, f, id), 0);
 	ck_assert_uint_eq(f[1].len, JUPYTER_SIG_HEX);
 	ck_assert_int_eq(jupyter_verify(s, f[1].data, f[1].len, f + 2), 1);
-	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, &err), JUPYTER_OK);
+	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, err, sizeof(err)), JUPYTER_OK);
 	ck_assert_str_eq(m.msg_type, "execute_request");
 	ck_assert_str_eq(cstr(&m, "code"), "print('hé')");
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(m.header, "msg_id")), id);
@@ -156,11 +156,11 @@ START_TEST(wrong_key_rejected)
 {
 	struct jupyter_frame f[6];
 	struct jupyter_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
 
 	build_with("another key", f);
-	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, &err), JUPYTER_EBADSIG);
+	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, err, sizeof(err)), JUPYTER_EBADSIG);
 	ck_assert_str_eq(err, "bad signature");
 	ck_assert_ptr_null(m.header);
 	jupyter_frames_free(f, 6);
@@ -172,7 +172,7 @@ START_TEST(tampered_frame_rejected)
 {
 	struct jupyter_frame f[6];
 	struct jupyter_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
 
 	/* Change one byte of each signed frame, and of the signature, in turn. */
@@ -180,15 +180,15 @@ START_TEST(tampered_frame_rejected)
 		build_with(KEY, f);
 		char *p = (char *)f[i].data;
 		p[f[i].len - 1] ^= 1;
-		ck_assert_int_eq(jupyter_parse(s, f, 6, &m, &err), JUPYTER_EBADSIG);
+		ck_assert_int_eq(jupyter_parse(s, f, 6, &m, err, sizeof(err)), JUPYTER_EBADSIG);
 		jupyter_frames_free(f, 6);
 	}
 	/* Truncated signature and unsigned message. */
 	build_with(KEY, f);
 	f[1].len = 10;
-	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, &err), JUPYTER_EBADSIG);
+	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, err, sizeof(err)), JUPYTER_EBADSIG);
 	f[1].len = 0;
-	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, &err), JUPYTER_EBADSIG);
+	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, err, sizeof(err)), JUPYTER_EBADSIG);
 	ck_assert_str_eq(err, "unsigned message");
 	jupyter_frames_free(f, 6);
 	jupyter_signer_free(&s);
@@ -199,14 +199,14 @@ START_TEST(uppercase_signature_accepted)
 {
 	struct jupyter_frame f[6];
 	struct jupyter_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
 
 	build_with(KEY, f);
 	for (char *p = (char *)f[1].data; *p; p++)
 		if (*p >= 'a' && *p <= 'f')
 			*p = (char)(*p - 'a' + 'A');
-	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, &err), JUPYTER_OK);
+	ck_assert_int_eq(jupyter_parse(s, f, 6, &m, err, sizeof(err)), JUPYTER_OK);
 	jupyter_msg_clear(&m);
 	jupyter_frames_free(f, 6);
 	jupyter_signer_free(&s);
@@ -217,15 +217,15 @@ START_TEST(missing_delimiter_rejected)
 {
 	struct jupyter_frame f[6];
 	struct jupyter_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
 
 	build_with(KEY, f);
 	/* Without the delimiter, and with too few frames after it. */
-	ck_assert_int_eq(jupyter_parse(s, f + 1, 5, &m, &err), JUPYTER_EMALFORMED);
+	ck_assert_int_eq(jupyter_parse(s, f + 1, 5, &m, err, sizeof(err)), JUPYTER_EMALFORMED);
 	ck_assert_str_eq(err, "no <IDS|MSG> delimiter");
-	ck_assert_int_eq(jupyter_parse(s, f, 5, &m, &err), JUPYTER_EMALFORMED);
-	ck_assert_int_eq(jupyter_parse(s, f, 0, &m, &err), JUPYTER_EMALFORMED);
+	ck_assert_int_eq(jupyter_parse(s, f, 5, &m, err, sizeof(err)), JUPYTER_EMALFORMED);
+	ck_assert_int_eq(jupyter_parse(s, f, 0, &m, err, sizeof(err)), JUPYTER_EMALFORMED);
 	jupyter_frames_free(f, 6);
 	jupyter_signer_free(&s);
 }
@@ -235,7 +235,7 @@ START_TEST(signed_garbage_rejected)
 {
 	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
 	struct jupyter_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 	char sig[JUPYTER_SIG_HEX + 1];
 	const char *cases[][4] = {
 		{"[1]", "{}", "{}", "{}"},			  /* header not an object */
@@ -251,7 +251,7 @@ START_TEST(signed_garbage_rejected)
 			f[2 + i] = (struct jupyter_frame){cases[c][i], strlen(cases[c][i])};
 		ck_assert_int_eq(jupyter_sign(s, f + 2, sig), 0);
 		f[1] = (struct jupyter_frame){sig, JUPYTER_SIG_HEX};
-		ck_assert_int_eq(jupyter_parse(s, f, 6, &m, &err), JUPYTER_EMALFORMED);
+		ck_assert_int_eq(jupyter_parse(s, f, 6, &m, err, sizeof(err)), JUPYTER_EMALFORMED);
 		ck_assert_ptr_null(m.header);
 	}
 	jupyter_signer_free(&s);
@@ -262,7 +262,7 @@ START_TEST(identities_and_buffers)
 {
 	struct jupyter_frame built[6], f[10];
 	struct jupyter_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
 
 	/* Routing identities before the delimiter, binary buffers after content. */
@@ -273,7 +273,7 @@ START_TEST(identities_and_buffers)
 		f[2 + i] = built[i];
 	f[8] = (struct jupyter_frame){"\0\1\2", 3};
 	f[9] = (struct jupyter_frame){"", 0};
-	ck_assert_int_eq(jupyter_parse(s, f, 10, &m, &err), JUPYTER_OK);
+	ck_assert_int_eq(jupyter_parse(s, f, 10, &m, err, sizeof(err)), JUPYTER_OK);
 	ck_assert_str_eq(m.msg_type, "status");
 	ck_assert_uint_eq(m.nbuffers, 2);
 	jupyter_msg_clear(&m);
@@ -374,12 +374,13 @@ START_TEST(recorded_with_wrong_key_rejected)
 				      "display_data"};
 	struct jupyter_signer *s = jupyter_signer_new(KEY, strlen(KEY));
 	struct jupyter_msg m;
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct recorded r;
 		load(names[i], &r);
-		ck_assert_int_eq(jupyter_parse(s, r.f, r.n, &m, &err), JUPYTER_EBADSIG);
+		ck_assert_int_eq(jupyter_parse(s, r.f, r.n, &m, err, sizeof(err)),
+				 JUPYTER_EBADSIG);
 		unload(&r);
 	}
 	jupyter_signer_free(&s);
@@ -394,18 +395,18 @@ START_TEST(zmq_send_recv)
 	struct jupyter_session sess;
 	struct jupyter_msg m;
 	char id[JUPYTER_MSG_ID_MAX];
-	const char *err = NULL;
+	char err[ERR_LEN] = "";
 
 	ck_assert_int_eq(zmq_bind(a, "inproc://t"), 0);
 	ck_assert_int_eq(zmq_connect(b, "inproc://t"), 0);
 	jupyter_session_init(&sess, s);
-	ck_assert_int_eq(jupyter_recv(a, s, &m, &err), JUPYTER_EIO);
+	ck_assert_int_eq(jupyter_recv(a, s, &m, err, sizeof(err)), JUPYTER_EIO);
 	struct json_object *c = json_object_new_object();
 	json_object_object_add(c, "n", json_object_new_int(7));
 	ck_assert_int_eq(jupyter_send(b, &sess, "comm_msg", c, id), 0);
 	zmq_pollitem_t it = {a, 0, ZMQ_POLLIN, 0};
 	ck_assert_int_eq(zmq_poll(&it, 1, 2000), 1);
-	ck_assert_int_eq(jupyter_recv(a, s, &m, &err), JUPYTER_OK);
+	ck_assert_int_eq(jupyter_recv(a, s, &m, err, sizeof(err)), JUPYTER_OK);
 	ck_assert_str_eq(m.msg_type, "comm_msg");
 	ck_assert_int_eq(json_object_get_int(json_object_object_get(m.content, "n")), 7);
 	jupyter_msg_clear(&m);

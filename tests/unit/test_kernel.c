@@ -57,14 +57,14 @@ teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/* Start `argv` with environment `envp` in dir; NULL with *why on failure. */
+/* Start `argv` with environment `envp` in dir; NULL with why[why_len] on failure. */
 static struct kernel *
-start(char **argv, char **envp, double startup_s, char **why)
+start(char **argv, char **envp, double startup_s, char *why, size_t why_len)
 {
 	struct kernel_spec spec = {.argv = argv, .envp = envp, .cwd = dir, .runtime_dir = runtime,
 				   .startup_timeout_s = startup_s, .sb = &sb};
-	*why = NULL;
-	return kernel_start(&spec, zctx, &sess, why);
+	why[0] = '\0';
+	return kernel_start(&spec, zctx, &sess, why, why_len);
 }
 
 /* Wait (at most 30 s) for the kernel to exit, and reap it. */
@@ -106,16 +106,14 @@ END_TEST
 START_TEST(cannot_execute)
 {
 	char *argv[] = {"/nonexistent/kernel", "-f", "{connection_file}", NULL};
-	char *why;
+	char why[ERR_LEN] = "";
 
-	ck_assert_ptr_null(start(argv, plain_env, 10, &why));
+	ck_assert_ptr_null(start(argv, plain_env, 10, why, sizeof(why)));
 	ck_assert_str_eq(why, "cannot execute /nonexistent/kernel: No such file or directory");
-	free(why);
 	/* A bare name is looked up on the kernel's PATH, not ours. */
 	char *bare[] = {"no-such-kernel-program", NULL};
-	ck_assert_ptr_null(start(bare, plain_env, 10, &why));
+	ck_assert_ptr_null(start(bare, plain_env, 10, why, sizeof(why)));
 	ck_assert_ptr_nonnull(strstr(why, "cannot execute no-such-kernel-program"));
-	free(why);
 	/* Nothing is left in the runtime directory. */
 	ck_assert_int_eq(rmdir(runtime), 0);
 }
@@ -126,11 +124,10 @@ START_TEST(bad_cwd)
 	char *argv[] = {"/bin/true", NULL};
 	struct kernel_spec spec = {.argv = argv, .envp = plain_env, .cwd = "/nonexistent/cwd",
 				   .runtime_dir = runtime, .startup_timeout_s = 10, .sb = &sb};
-	char *why = NULL;
+	char why[ERR_LEN] = "";
 
-	ck_assert_ptr_null(kernel_start(&spec, zctx, &sess, &why));
+	ck_assert_ptr_null(kernel_start(&spec, zctx, &sess, why, sizeof(why)));
 	ck_assert_str_eq(why, "cannot start the kernel in /nonexistent/cwd: No such file or directory");
-	free(why);
 }
 END_TEST
 
@@ -143,11 +140,10 @@ START_TEST(runtime_dir_too_long)
 	long_dir[sizeof(long_dir) - 1] = '\0';
 	struct kernel_spec spec = {.argv = argv, .envp = plain_env, .cwd = dir,
 				   .runtime_dir = long_dir, .startup_timeout_s = 10, .sb = &sb};
-	char *why = NULL;
+	char why[ERR_LEN] = "";
 
-	ck_assert_ptr_null(kernel_start(&spec, zctx, &sess, &why));
+	ck_assert_ptr_null(kernel_start(&spec, zctx, &sess, why, sizeof(why)));
 	ck_assert_ptr_nonnull(strstr(why, "too long for Unix socket paths"));
-	free(why);
 }
 END_TEST
 
@@ -158,8 +154,8 @@ START_TEST(exit_status_and_output)
 			"echo \"env $FOO ${HOME:-nohome}\"; echo \"conn {connection_file}\"; "
 			"test -r {connection_file} && echo readable; printf partial; exit 3",
 			NULL};
-	char *why;
-	struct kernel *k = start(argv, plain_env, 10, &why);
+	char why[ERR_LEN] = "";
+	struct kernel *k = start(argv, plain_env, 10, why, sizeof(why));
 
 	ck_assert_msg(k != NULL, "%s", why);
 	ck_assert_int_gt(k->pid, 0);
@@ -184,8 +180,8 @@ END_TEST
 START_TEST(killed_by_signal)
 {
 	char *argv[] = {"/bin/sh", "-c", "kill -SEGV $$", NULL};
-	char *why;
-	struct kernel *k = start(argv, plain_env, 10, &why);
+	char why[ERR_LEN] = "";
+	struct kernel *k = start(argv, plain_env, 10, why, sizeof(why));
 
 	ck_assert_msg(k != NULL, "%s", why);
 	wait_reaped(k);
@@ -200,8 +196,8 @@ START_TEST(destroy_kills_group)
 {
 	/* A kernel that started a subprocess and ignores SIGTERM and SIGINT. */
 	char *argv[] = {"/bin/sh", "-c", "trap '' TERM INT; sleep 1000 & echo $!; wait", NULL};
-	char *why;
-	struct kernel *k = start(argv, plain_env, 10, &why);
+	char why[ERR_LEN] = "";
+	struct kernel *k = start(argv, plain_env, 10, why, sizeof(why));
 	char line[64] = "";
 	double end = clock_mono() + 30;
 
@@ -233,14 +229,14 @@ END_TEST
 START_TEST(startup_deadline)
 {
 	char *argv[] = {"/bin/sh", "-c", "exec sleep 1000", NULL};
-	char *why;
-	struct kernel *k = start(argv, plain_env, 0, &why);
+	char why[ERR_LEN] = "";
+	struct kernel *k = start(argv, plain_env, 0, why, sizeof(why));
 
 	ck_assert_msg(k != NULL, "%s", why);
 	/* It never answers: past the deadline the tick says so. */
 	ck_assert(kernel_handshake_tick(k, &sess, clock_mono() + 1) < 0);
 	kernel_destroy(&k, &sess, 0);
-	k = start(argv, plain_env, 60, &why);
+	k = start(argv, plain_env, 60, why, sizeof(why));
 	ck_assert_msg(k != NULL, "%s", why);
 	double left = kernel_handshake_tick(k, &sess, clock_mono());
 	ck_assert(left >= 0 && left <= 60);
@@ -253,10 +249,10 @@ static int
 drain(struct kernel *k, void *sock, const char *channel)
 {
 	struct jupyter_msg m;
-	const char *err;
+	char err[ERR_LEN] = "";
 	int got = 0;
 
-	while (jupyter_recv(sock, k->signer, &m, &err) == JUPYTER_OK) {
+	while (jupyter_recv(sock, k->signer, &m, err, sizeof(err)) == JUPYTER_OK) {
 		kernel_handshake_msg(k, channel, &m);
 		jupyter_msg_clear(&m);
 		got = 1;
@@ -271,8 +267,8 @@ START_TEST(ipykernel_handshake)
 	char home[100];
 	snprintf(home, sizeof(home), "HOME=%s", dir); /* IPython writes ~/.ipython */
 	char *envp[] = {"PATH=/usr/bin:/bin", home, "LANG=C.UTF-8", NULL};
-	char *why;
-	struct kernel *k = start(argv, envp, 60, &why);
+	char why[ERR_LEN] = "";
+	struct kernel *k = start(argv, envp, 60, why, sizeof(why));
 
 	ck_assert_msg(k != NULL, "%s", why);
 	ck_assert_ptr_eq(sess.signer, k->signer);

@@ -35,13 +35,13 @@ static struct {
 } acts;
 
 static int
-fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t len)
+fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t why_len)
 {
 	int sv[2];
 
 	(void)ctx;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
-		snprintf(why, len, "socketpair: %s", strerror(errno));
+		snprintf(why, why_len, "socketpair: %s", strerror(errno));
 		return -1;
 	}
 	close(sv[1]); /* the worker's end: no worker here */
@@ -62,12 +62,12 @@ fake_kill_worker(void *ctx, pid_t pid)
 
 /* A worker's kernel is its pid + 1000; anything else is some other process. */
 static int
-fake_claim(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why, size_t len)
+fake_claim(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why, size_t why_len)
 {
 	(void)ctx;
 	acts.claims++;
 	if (kernel != worker + 1000) {
-		snprintf(why, len, "not a child of worker %d", (int)worker);
+		snprintf(why, why_len, "not a child of worker %d", (int)worker);
 		return -1;
 	}
 	*pidfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -189,7 +189,7 @@ answer(struct rig *r, unsigned type, int *fd)
 	char err[PRIV_ERR_LEN];
 	int got;
 
-	ck_assert_int_eq(priv_msg_recv(r->front, &m, &got, err), 1);
+	ck_assert_int_eq(priv_msg_recv(r->front, &m, &got, err, sizeof(err)), 1);
 	ck_assert_msg(m.type == type, "got %s, expected %s", priv_type_name(m.type),
 		      priv_type_name(type));
 	if (fd)
@@ -207,7 +207,7 @@ silence(struct rig *r)
 	char err[PRIV_ERR_LEN];
 	int fd;
 
-	ck_assert_int_eq(priv_msg_recv(r->front, &m, &fd, err), -1);
+	ck_assert_int_eq(priv_msg_recv(r->front, &m, &fd, err, sizeof(err)), -1);
 	ck_assert_int_eq(errno, EAGAIN);
 }
 

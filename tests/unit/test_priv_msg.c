@@ -24,11 +24,12 @@ roundtrip(const struct priv_msg *m)
 	char err[PRIV_ERR_LEN];
 	struct priv_msg back;
 
-	ssize_t n = priv_msg_encode(m, a, sizeof(a), err);
+	ssize_t n = priv_msg_encode(m, a, sizeof(a), err, sizeof(err));
 	ck_assert_msg(n > 0, "encode %s: %s", priv_type_name(m->type), err);
-	ck_assert_msg(priv_msg_decode(a, (size_t)n, &back, err) == 0, "decode: %s", err);
+	ck_assert_msg(priv_msg_decode(a, (size_t)n, &back, err, sizeof(err)) == 0, "decode: %s",
+		      err);
 	ck_assert_int_eq(back.type, m->type);
-	ck_assert_int_eq(priv_msg_encode(&back, b, sizeof(b), err), n);
+	ck_assert_int_eq(priv_msg_encode(&back, b, sizeof(b), err, sizeof(err)), n);
 	ck_assert_int_eq(memcmp(a, b, (size_t)n), 0);
 	if (m->type == PRIV_REFUSED)
 		ck_assert_str_eq(back.u.refused.reason, m->u.refused.reason);
@@ -84,7 +85,8 @@ refused(const unsigned char *in, size_t len, const char *what)
 	char err[PRIV_ERR_LEN] = "";
 	struct priv_msg m;
 
-	ck_assert_msg(priv_msg_decode(in, len, &m, err) == -1, "accepted, expected \"%s\"", what);
+	ck_assert_msg(priv_msg_decode(in, len, &m, err, sizeof(err)) == -1,
+		      "accepted, expected \"%s\"", what);
 	ck_assert_msg(strstr(err, what) != NULL, "\"%s\" does not say \"%s\"", err, what);
 }
 
@@ -96,7 +98,7 @@ START_TEST(bad_records)
 	struct priv_msg m;
 	char err[PRIV_ERR_LEN];
 
-	ck_assert_int_eq(priv_msg_decode(ok, sizeof(ok), &m, err), 0);
+	ck_assert_int_eq(priv_msg_decode(ok, sizeof(ok), &m, err, sizeof(err)), 0);
 	ck_assert_int_eq(m.u.kill.kernel_pid, 100);
 	refused(ok, 3, "shorter than a header");
 	refused(ok, sizeof(ok) - 1, "truncated at kernel_pid");
@@ -152,15 +154,16 @@ START_TEST(encode_refusals)
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_KILL_KERNEL;
 	m.u.kill = (struct priv_kill_kernel){1, 1};
-	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err), -1);
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
 	m.type = (enum priv_type)6;
-	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err), -1);
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_REFUSED;
 	m.u.refused.request = 1;
-	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err), -1); /* empty reason */
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)),
+			 -1); /* empty reason */
 	memset(m.u.refused.reason, 'x', sizeof(m.u.refused.reason)); /* no NUL */
-	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err), -1);
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
 }
 END_TEST
 
@@ -211,7 +214,7 @@ START_TEST(descriptors)
 	m.type = PRIV_WORKER_STARTED;
 	m.u.started = (struct priv_worker_started){1, 2, 3, 400};
 	ck_assert_int_eq(priv_msg_send(sv[0], &m, worker[0]), 0);
-	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err), 1);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), 1);
 	ck_assert_int_ne(fd, -1);
 	ck_assert_int_eq(got.u.started.worker, 2);
 	/* the passed end works: what goes in at worker[1] comes out at fd */
@@ -231,18 +234,18 @@ START_TEST(descriptors)
 	/* END_WORKER with a descriptor: refused, the descriptor closed */
 	unsigned char end[] = {0, 1, 0, 2, 0, 0, 0, 1};
 	send_raw(sv[0], end, sizeof(end), 1);
-	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err), -2);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "END_WORKER with a descriptor"), "%s", err);
 	ck_assert_int_eq(fd, -1);
 	ck_assert_int_eq(open_fds(), before);
 	/* WORKER_STARTED with two, with none, with one that is no socket */
 	unsigned char st[] = {0, 1, 0, 32, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 1, 0};
 	send_raw(sv[0], st, sizeof(st), 2);
-	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err), -2);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "2 descriptors"), "%s", err);
 	ck_assert_int_eq(open_fds(), before);
 	send_raw(sv[0], st, sizeof(st), 0);
-	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err), -2);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "0 descriptors"), "%s", err);
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(devnull, 0);
@@ -264,7 +267,7 @@ START_TEST(descriptors)
 		memcpy(CMSG_DATA(cm), &devnull, sizeof(int));
 		ck_assert_int_eq(sendmsg(sv[0], &mh, 0), (ssize_t)sizeof(st));
 	}
-	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err), -2);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "not a socket"), "%s", err);
 	ck_assert_int_eq(open_fds(), before);
 	/* an oversized record */
@@ -272,11 +275,11 @@ START_TEST(descriptors)
 	memset(big, 'x', sizeof(big));
 	memcpy(big, end, 4);
 	send_raw(sv[0], big, sizeof(big), 0);
-	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err), -2);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "more than"), "%s", err);
 	/* EOF */
 	close(sv[0]);
-	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err), 0);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), 0);
 	close(sv[1]);
 	close(devnull);
 	close(worker[0]);

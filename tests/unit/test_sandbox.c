@@ -19,7 +19,7 @@
 static const char *
 parse(struct sandbox *sb, const char *json)
 {
-	static char err[IPC_ERR_LEN];
+	static char err[ERR_LEN];
 	struct ipc_msg m = {.hdr = {.type = IPC_START}};
 	struct ipc_start st;
 	const char *bad = err;
@@ -31,8 +31,8 @@ parse(struct sandbox *sb, const char *json)
 	json_object_object_add(m.payload, "cwd", json_object_new_string("/tmp"));
 	json_object_object_add(m.payload, "runtime_dir", json_object_new_string("/tmp/rt"));
 	memset(sb, 0, sizeof(*sb));
-	if (ipc_start_decode(&m, &st, err) == 0)
-		bad = sandbox_from_start(sb, &st);
+	if (ipc_start_decode(&m, &st, err, sizeof(err)) == 0)
+		bad = sandbox_from_start(sb, &st, err, sizeof(err)) == 0 ? NULL : err;
 	ipc_start_free(&st);
 	json_object_put(m.payload);
 	return bad;

@@ -28,8 +28,8 @@ error_type(struct json_object *result)
 static struct session *
 create(void)
 {
-	const char *why = NULL;
-	struct session *s = session_create(100, &why);
+	char why[ERR_LEN] = "";
+	struct session *s = session_create(100, why, sizeof(why));
 	ck_assert_msg(s != NULL, "%s", why);
 	return s;
 }
@@ -67,25 +67,25 @@ END_TEST
 
 START_TEST(max_sessions)
 {
-	const char *why = NULL;
+	char why[ERR_LEN] = "";
 
 	pool_lock();
-	struct session *a = session_create(2, &why);
-	struct session *b = session_create(2, &why);
+	struct session *a = session_create(2, why, sizeof(why));
+	struct session *b = session_create(2, why, sizeof(why));
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_null(session_create(2, &why));
+	ck_assert_ptr_null(session_create(2, why, sizeof(why)));
 	ck_assert_ptr_nonnull(strstr(why, "pool.max_sessions"));
 	ck_assert_int_eq(session_count(), 2);
 	/* Kernels of batch items count against the cap too. */
 	session_close(b);
 	session_put(b);
 	pool_stub.batch_kernels = 1;
-	why = NULL;
-	ck_assert_ptr_null(session_create(2, &why));
-	ck_assert_ptr_nonnull(why);
+	why[0] = '\0';
+	ck_assert_ptr_null(session_create(2, why, sizeof(why)));
+	ck_assert_str_ne(why, "");
 	pool_stub.batch_kernels = 0;
-	b = session_create(2, &why);
+	b = session_create(2, why, sizeof(why));
 	ck_assert_ptr_nonnull(b);
 	session_put(a);
 	session_put(b);

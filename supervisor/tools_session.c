@@ -1,4 +1,8 @@
-/* tool_session_info.c - what the session tools share; see tools.h. */
+/*
+ * tools_session.c - what the session tools share (see tools.h): the
+ * session a call names, its one-line summary, and the usage of its
+ * working directory.
+ */
 #include "autoconf.h"
 
 #include <ftw.h>
