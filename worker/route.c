@@ -1,7 +1,7 @@
 /*
  * route.c - where messages go: the kernel's (iopub, shell, control) to the
  * kernel's start-up or to the execution in flight, the supervisor's
- * (decoded by ipc_msg.c) to their handler; and the execution's own
+ * (decoded by ipc_decode.c) to their handler; and the execution's own
  * deadlines. An execution ends here, in route_finish_exec(), whatever
  * ended it.
  */

@@ -31,7 +31,7 @@ can_switch_identity(void)
 int
 sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, size_t why_len)
 {
-	/* ipc_msg.c checked types, bounds and that limits come with a cgroup. */
+	/* ipc_decode.c checked types, bounds and that limits come with a cgroup. */
 	sb->mode = st->network_mode;
 	if (st->uid != 0) {
 		sb->has_id = 1;

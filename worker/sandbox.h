@@ -97,7 +97,7 @@ enum sandbox_stage {
 };
 
 /*
- * Fill *sb (zeroed) from a decoded START (borrowed; ipc_msg.c checked its
+ * Fill *sb (zeroed) from a decoded START (borrowed; ipc_decode.c checked its
  * fields). 0, or -1 with what this worker cannot do of it in why[why_len].
  */
 int sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, size_t why_len);
