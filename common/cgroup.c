@@ -50,8 +50,8 @@ set_limit(struct cgroup *g, int c, const struct cgroup_limits *lim, char *why, s
 		if (cgroup_fs_write(g->dir[c], file, v) == -1)
 			goto fail;
 		/* Without swap limits, a kernel over its memory limit swaps instead. */
-		const char *swap = v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
-		if (cgroup_fs_write(g->dir[c], swap, v2 ? "0" : v) == -1 && errno != ENOENT)
+		file = v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+		if (cgroup_fs_write(g->dir[c], file, v2 ? "0" : v) == -1 && errno != ENOENT)
 			goto fail;
 		return 0;
 	}
