@@ -186,7 +186,7 @@ decode_list(struct ctx *c, const struct ipc_field *f, struct json_object *v, cha
 static int
 decode_field(struct ctx *c, const struct ipc_field *f, struct json_object *v, char *at)
 {
-	long long n;
+	long long n = 0;
 	double d;
 	const char *s;
 
@@ -197,19 +197,17 @@ decode_field(struct ctx *c, const struct ipc_field *f, struct json_object *v, ch
 		*(int *)at = json_object_get_boolean(v) ? 1 : 0;
 		return 0;
 	case IPC_K_INT:
-		if (get_integer(c, f, v, &n) == -1)
-			return -1;
-		*(int *)at = (int)n;
-		return 0;
 	case IPC_K_U32:
-		if (get_integer(c, f, v, &n) == -1)
-			return -1;
-		*(uint32_t *)at = (uint32_t)n;
-		return 0;
 	case IPC_K_U64:
 		if (get_integer(c, f, v, &n) == -1)
 			return -1;
-		*(uint64_t *)at = (uint64_t)n;
+		/* get_integer kept n within the field's bounds, which fit its type. */
+		if (f->kind == IPC_K_INT)
+			*(int *)at = (int)n;
+		else if (f->kind == IPC_K_U32)
+			*(uint32_t *)at = (uint32_t)n;
+		else
+			*(uint64_t *)at = (uint64_t)n;
 		return 0;
 	case IPC_K_DOUBLE:
 		if (!is_number(v))
