@@ -1,7 +1,8 @@
 /*
  * cgroup_layout.c - the layout of cgroup.h: find and prepare the place for
  * kernels' groups (cgroup_probe), give it to the daemon's user or keep it
- * root's (cgroup_give, cgroup_seal), and describe it to a worker in START.
+ * root's (cgroup_give, cgroup_seal), describe it to a worker in START, and
+ * remove it at stop (cgroup_layout_remove).
  */
 #include "autoconf.h"
 
@@ -376,4 +377,18 @@ cgroup_seal(const struct cgroup_layout *l, char *why, size_t why_len)
 		}
 	}
 	return 0;
+}
+
+void
+cgroup_layout_remove(const struct cgroup_layout *l)
+{
+	for (int c = 0; c < CGROUP_NCTL; c++) {
+		int seen = 0;
+		for (int i = 0; i < c; i++)
+			seen |= l->version[i] && l->version[c] &&
+				strcmp(l->parent[i], l->parent[c]) == 0;
+		if (l->version[c] && !seen)
+			cgroup_tree_remove_below(l->parent[c], l->version[c], c == CGROUP_FREEZER,
+						 0);
+	}
 }

@@ -1,6 +1,6 @@
 /*
  * cgroup_tree.c - ending and removing a control group with every group
- * below it (see cgroup_tree.h), and the instance's whole layout at stop.
+ * below it; see cgroup_tree.h.
  */
 #include "autoconf.h"
 
@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "cgroup_fs.h"
 #include "cgroup_tree.h"
 #include "clock.h"
@@ -186,19 +185,5 @@ cgroup_tree_remove_below(const char *dir, int version, int freezer, int stale)
 	if (d)
 		closedir(d);
 	rmdir(dir);
-}
-
-void
-cgroup_layout_remove(const struct cgroup_layout *l)
-{
-	for (int c = 0; c < CGROUP_NCTL; c++) {
-		int seen = 0;
-		for (int i = 0; i < c; i++)
-			seen |= l->version[i] && l->version[c] &&
-				strcmp(l->parent[i], l->parent[c]) == 0;
-		if (l->version[c] && !seen)
-			cgroup_tree_remove_below(l->parent[c], l->version[c], c == CGROUP_FREEZER,
-						 0);
-	}
 }
 
