@@ -22,10 +22,10 @@
  * the filter exists (the loader, the interpreter, IPython and Jupyter read
  * them at start-up), and none has variable-specific validation yet.
  */
-static const struct {
-	const char *prefix;
-	const char *why;
-} rejected_env[] = {
+struct rejected_var {
+	const char *prefix, *why;
+};
+static const struct rejected_var rejected_env[] = {
 	{"LD_", "the dynamic loader reads it before any check (LD_LIBRARY_PATH is validated)"},
 	{"DYLD_", "a loader control"},
 	{"PYTHON", "an interpreter startup control (only PYTHONNOUSERSITE=1 is supported)"},
