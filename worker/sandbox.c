@@ -112,7 +112,7 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 {
 	memset(ln, 0, sizeof(*ln));
 	ln->pass_fd = -1;
-	/* The kernel binds its sockets there (its connection file is a memfd, kernel.c). */
+	/* The kernel binds its sockets there (its connection file is a memfd, kernel_spawn.c). */
 	if (sb->has_id && give(runtime_dir, NULL, sb, why, why_len) == -1)
 		return -1;
 	if (sb->cg && (ln->n_cg_fds = cgroup_procs_fds(sb->cg, ln->cg_fds, why, why_len)) == -1) {
