@@ -352,6 +352,9 @@ on_stream(struct wstate *w, struct ipc_msg *m)
 {
 	struct ipc_streaming s;
 
+	/* What the kernel sent before the poll belongs in the snapshot, not after it. */
+	if (w->ex && w->kstate == K_READY)
+		route_drain_iopub(w);
 	if (w->ex == NULL || w->ex->id != m->hdr.id || w->ex->stream) {
 		log_debug("STREAM for request %u: not running, or streaming already", m->hdr.id);
 		return;

@@ -99,7 +99,8 @@ def prefix_poll():
     check(want_err.startswith(e), "every poll's stderr is a prefix of the whole", e)
     return s
 
-s = wait_for(lambda: (lambda s: s if s.get("stdout") == out1 else None)(prefix_poll()), 30, 0.1)
+s = wait_for(lambda: (lambda s: s if s.get("stdout") == out1 and s.get("stderr") else None)(
+    prefix_poll()), 30, 0.1)
 check(s and s.get("status") == "running" and s.get("stderr") == "e-first\n",
       "polls show what C printed before the first poll, once", observed[-3:])
 mark("c-go1")
