@@ -9,12 +9,9 @@ static void
 cancel_batch_describe(const struct config *cfg, struct json_object *tool)
 {
 	(void)cfg;
-	json_object_object_add(
-		tool, "description",
-		json_object_new_string("Cancel a parallel_execute batch: items not started "
-				       "never start, running ones are interrupted. Answers "
-				       "with the batch's state, as check_batch does."));
-	json_object_object_add(tool, "inputSchema", tool_schema(tool_batch_id_schema));
+	tool_batch_describe(tool, "Cancel a parallel_execute batch: items not started never "
+				  "start, running ones are interrupted. Answers with the "
+				  "batch's state, as check_batch does.");
 }
 
 static struct json_object *

@@ -14,11 +14,9 @@ check_batch_call(struct tool_call *tc)
 static void
 check_batch_describe(const struct config *cfg, struct json_object *tool)
 {
-	json_object_object_add(tool, "description",
-			       json_object_new_string("Check a parallel_execute batch: each "
-						      "item's status and, once done, its "
-						      "result_variable or its error."));
-	json_object_object_add(tool, "inputSchema", tool_schema(tool_batch_id_schema));
+	(void)cfg;
+	tool_batch_describe(tool, "Check a parallel_execute batch: each item's status and, "
+				  "once done, its result_variable or its error.");
 }
 
 const struct tool tool_check_batch = {

@@ -134,9 +134,14 @@ tool_job_not_found(const char *id)
 				       "session's).");
 }
 
-const char tool_batch_id_schema[] =
-	"{\"type\":\"object\",\"properties\":{\"batch_id\":{\"type\":\"string\"}},"
-	"\"required\":[\"batch_id\"]}";
+void
+tool_batch_describe(struct json_object *tool, const char *text)
+{
+	json_object_object_add(tool, "description", json_object_new_string(text));
+	json_object_object_add(tool, "inputSchema",
+			       tool_schema("{\"type\":\"object\",\"properties\":{\"batch_id\":"
+					   "{\"type\":\"string\"}},\"required\":[\"batch_id\"]}"));
+}
 
 struct json_object *
 tool_batch_call(struct tool_call *tc, struct json_object *(*answer)(const char *id,
