@@ -317,6 +317,20 @@ builder_requirements(struct build_ctx *b, const char *python)
 }
 
 int
+builder_base_python(struct build_ctx *b, const char *type, const char *packages)
+{
+	b->base_python = builder_find(b->cfg->python, BUILDER_PATH);
+	if (b->base_python == NULL) {
+		snprintf(b->why, b->why_len,
+			 "type %s needs the interpreter %s, which is not in %s: install it "
+			 "(apt-get install %s) or set python to its path",
+			 type, b->cfg->python, BUILDER_PATH, packages);
+		return -1;
+	}
+	return 0;
+}
+
+int
 builder_venv(struct build_ctx *b, char *const venv[], char *const install[])
 {
 	if (builder_run(b, venv) == -1)

@@ -59,6 +59,12 @@ void builder_clear(struct build_ctx *b);
  * none. Caller owns.
  */
 char *builder_find(const char *name, const char *path);
+/*
+ * Find the interpreter a venv is made from (the `python` setting) into
+ * b->base_python. When it is missing, -1 with b->why saying that type
+ * `type` needs it and to install it with apt-get install `packages`.
+ */
+int builder_base_python(struct build_ctx *b, const char *type, const char *packages);
 /* Search order for build tools: the daemon's PATH, then the fixed build PATH. */
 const char *builder_tool_path(void);
 /* The fixed PATH of build steps, also where `python` is looked up. */

@@ -15,15 +15,7 @@
 static int
 pip_prepare(struct build_ctx *b)
 {
-	b->base_python = builder_find(b->cfg->python, BUILDER_PATH);
-	if (b->base_python == NULL) {
-		snprintf(b->why, b->why_len,
-			 "type pip needs the interpreter %s, which is not in %s: install it "
-			 "(apt-get install python3 python3-venv) or set python to its path",
-			 b->cfg->python, BUILDER_PATH);
-		return -1;
-	}
-	return 0;
+	return builder_base_python(b, "pip", "python3 python3-venv");
 }
 
 /*

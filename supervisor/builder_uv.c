@@ -23,15 +23,7 @@ uv_prepare(struct build_ctx *b)
 			 builder_tool_path());
 		return -1;
 	}
-	b->base_python = builder_find(b->cfg->python, BUILDER_PATH);
-	if (b->base_python == NULL) {
-		snprintf(b->why, b->why_len,
-			 "type uv needs the interpreter %s, which is not in %s: install it "
-			 "(apt-get install python3) or set python to its path",
-			 b->cfg->python, BUILDER_PATH);
-		return -1;
-	}
-	return 0;
+	return builder_base_python(b, "uv", "python3");
 }
 
 /* uv venv, then uv pip install of the requirements (with ipykernel if needed). */
