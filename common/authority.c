@@ -143,15 +143,27 @@ parse_port(const char *s, struct authority *a, char *why, size_t why_len)
 	return 0;
 }
 
+/* Start a parse of s into *a (cleared, no port); refuse an s longer than
+ * AUTHORITY_INPUT_MAX, calling it `what`. Its length in *len; 0 or -1 with why. */
+static int
+parse_begin(const char *s, const char *what, size_t *len, struct authority *a, char *why,
+	    size_t why_len)
+{
+	*len = strnlen(s, AUTHORITY_INPUT_MAX + 1);
+	memset(a, 0, sizeof(*a));
+	a->port = -1;
+	if (*len > AUTHORITY_INPUT_MAX)
+		return err_set(why, why_len, "%s too long", what);
+	return 0;
+}
+
 int
 authority_parse(const char *s, struct authority *a, char *why, size_t why_len)
 {
-	size_t len = strnlen(s, AUTHORITY_INPUT_MAX + 1);
+	size_t len;
 
-	memset(a, 0, sizeof(*a));
-	a->port = -1;
-	if (len > AUTHORITY_INPUT_MAX)
-		return err_set(why, why_len, "authority too long");
+	if (parse_begin(s, "authority", &len, a, why, why_len) == -1)
+		return -1;
 	if (s[0] == '[') {
 		const char *end = strchr(s, ']');
 		if (end == NULL)
@@ -169,12 +181,10 @@ authority_parse(const char *s, struct authority *a, char *why, size_t why_len)
 int
 authority_parse_host(const char *host, struct authority *a, char *why, size_t why_len)
 {
-	size_t len = strnlen(host, AUTHORITY_INPUT_MAX + 1);
+	size_t len;
 
-	memset(a, 0, sizeof(*a));
-	a->port = -1;
-	if (len > AUTHORITY_INPUT_MAX)
-		return err_set(why, why_len, "host too long");
+	if (parse_begin(host, "host", &len, a, why, why_len) == -1)
+		return -1;
 	if (memchr(host, ':', len) != NULL)
 		return parse_ipv6(host, len, a, why, why_len);
 	return parse_name(host, len, a, why, why_len);

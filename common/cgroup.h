@@ -1,6 +1,9 @@
 /*
  * cgroup.h - one control group per kernel, for its memory, pids and cpu
- * limits.
+ * limits. Built of cgroup_layout.c (the layout: probe, give, seal, START's
+ * form of it), cgroup.c (one kernel's group) and cgroup_tree.c (ending and
+ * removing groups with their subtrees), over cgroup_fs.c (control files);
+ * cgroup_fs.h and cgroup_tree.h are theirs alone.
  *
  * Layout. The supervisor calls cgroup_probe() once at start-up; it finds
  * where kernels' groups can live and prepares that place:

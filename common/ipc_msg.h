@@ -1,11 +1,12 @@
 /*
  * ipc_msg.h - the typed codec of every IPC payload (ipc.h frames them):
  * one struct and one encode/decode pair per message type. No other file
- * reads or writes the JSON of a payload.
+ * reads or writes the JSON of a payload. It is built of ipc_schema.c (the
+ * field tables), ipc_decode.c and ipc_encode.c, which share ipc_schema.h.
  *
  * Adding a field (say RESULT's output_lost):
  *   1. add the member to the message's struct below, with its meaning;
- *   2. add one line for it to that message's field table in ipc_msg.c
+ *   2. add one line for it to that message's field table in ipc_schema.c
  *      (IPC_F_BOOL, IPC_F_INT, IPC_F_U64, IPC_F_DOUBLE, IPC_F_STR,
  *      IPC_F_TEXT, IPC_F_STRV, IPC_F_ENUM, IPC_F_OBJ, IPC_F_LIST...: JSON
  *      name, member, bounds, IPC_REQ or IPC_OPT); a nested object is a
@@ -15,7 +16,7 @@
  *      so the round trip covers it, and add a case for its bounds.
  * Decoding, the type and bounds checks, encoding and freeing all follow
  * from the table; a rule between fields goes in the message's check
- * function in ipc_msg.c.
+ * function in ipc_schema.c.
  *
  * What every decoder enforces: the frame is of the expected type; the
  * payload is a JSON object (or empty, for the messages without fields);

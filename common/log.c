@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 
 static const char *log_ident = "codeexecd";
@@ -139,14 +139,10 @@ log_emit(int priority, const char *line)
 		syslog(priority, "%s", line);
 		return;
 	}
-	struct timespec ts;
-	struct tm tm;
 	char stamp[32];
-	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+	long nsec = clock_wall_format(stamp, sizeof(stamp), "%H:%M:%S", 0);
 	pthread_mutex_lock(&lock);
-	fprintf(stderr, "%s.%03ld %s[%d] %s: %s\n", stamp, ts.tv_nsec / 1000000, log_ident,
+	fprintf(stderr, "%s.%03ld %s[%d] %s: %s\n", stamp, nsec / 1000000, log_ident,
 		(int)getpid(), names[priority & 7], line);
 	pthread_mutex_unlock(&lock);
 }
@@ -191,45 +187,27 @@ log_verrno(int priority, int saved, const char *fmt, va_list ap)
 	log_msg(priority, "%s: %s", msg, strerror(saved));
 }
 
-#define LOG_FN(fn, prio)                                                                           \
+/*
+ * The public logging functions of log.h, one line each: `with_errno`
+ * appends the text of errno as it was on entry (saved before anything can
+ * change it), and `then` runs last (exit for fatal and fatalx).
+ */
+#define LOG_FN(fn, prio, with_errno, then)                                                         \
 	void fn(const char *fmt, ...)                                                              \
 	{                                                                                          \
+		int saved = errno;                                                                 \
 		va_list ap;                                                                        \
 		va_start(ap, fmt);                                                                 \
-		log_vmsg(prio, fmt, ap);                                                           \
+		if (with_errno)                                                                    \
+			log_verrno(prio, saved, fmt, ap);                                          \
+		else                                                                               \
+			log_vmsg(prio, fmt, ap);                                                   \
 		va_end(ap);                                                                        \
+		then;                                                                              \
 	}
-LOG_FN(log_debug, LOG_DEBUG)
-LOG_FN(log_info, LOG_INFO)
-LOG_FN(log_warnx, LOG_WARNING)
-
-void
-log_warn(const char *fmt, ...)
-{
-	int saved = errno;
-	va_list ap;
-	va_start(ap, fmt);
-	log_verrno(LOG_WARNING, saved, fmt, ap);
-	va_end(ap);
-}
-
-void
-fatal(const char *fmt, ...)
-{
-	int saved = errno;
-	va_list ap;
-	va_start(ap, fmt);
-	log_verrno(LOG_CRIT, saved, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
-void
-fatalx(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	log_vmsg(LOG_CRIT, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
+LOG_FN(log_debug, LOG_DEBUG, 0, )
+LOG_FN(log_info, LOG_INFO, 0, )
+LOG_FN(log_warnx, LOG_WARNING, 0, )
+LOG_FN(log_warn, LOG_WARNING, 1, )
+LOG_FN(fatal, LOG_CRIT, 1, exit(1))
+LOG_FN(fatalx, LOG_CRIT, 0, exit(1))

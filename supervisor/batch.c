@@ -51,21 +51,6 @@ struct batch {
 static pthread_mutex_t batch_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct batch *batches;
 static const struct config *cfg;
-/*
- * Items that hold a kernel, or wait for one, in every batch: with the
- * sessions they count against pool.max_sessions. batch_lock.
- */
-static int kernels_in_use;
-
-int
-batch_kernels(void)
-{
-	pthread_mutex_lock(&batch_lock);
-	int n = kernels_in_use;
-	pthread_mutex_unlock(&batch_lock);
-	return n;
-}
-
 static const char *
 item_status_name(enum item_status st)
 {
@@ -240,7 +225,7 @@ item_thread(void *arg)
 		pool_release(w);
 	pool_unlock();
 	pthread_mutex_lock(&batch_lock);
-	kernels_in_use--;
+	session_hold_kernels(-1);
 	run->b->running--;
 	run->b->finished++;
 	start_items(run->b);
@@ -254,7 +239,7 @@ item_thread(void *arg)
 static int
 place_free(void)
 {
-	return session_count() + kernels_in_use < cfg->pool_max_sessions;
+	return session_kernels() < cfg->pool_max_sessions;
 }
 
 /* End the batch once every item has (a cancelled batch's pending ones at once). */
@@ -292,7 +277,7 @@ start_items(struct batch *b)
 		run->it = &b->items[b->next_item++];
 		run->it->status = ITEM_RUNNING;
 		b->running++;
-		kernels_in_use++;
+		session_hold_kernels(1);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		int rc = pthread_create(&tid, &attr, item_thread, run);

@@ -593,6 +593,7 @@ main(int argc, char *argv[])
 		      worker);
 	install_signals();
 	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
+	session_on_close(batch_session_closed);
 	mcp_init(&cfg);
 	int port = http_start(&cfg, err, sizeof(err));
 	if (port == -1)

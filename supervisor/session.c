@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
 #include "clock.h"
 #include "log.h"
 #include "pool.h"
@@ -23,11 +22,33 @@
 static struct session *sessions;
 /* Its length, changed under pool_lock, read without it by /health. */
 static atomic_int session_total;
+/* Kernels of batch items, which count against pool.max_sessions too. */
+static atomic_int held_kernels;
+/* Told of each session that closes (main.c sets batch_session_closed). */
+static void (*close_hook)(const char *id);
 
 int
 session_count(void)
 {
 	return atomic_load(&session_total);
+}
+
+void
+session_hold_kernels(int delta)
+{
+	atomic_fetch_add(&held_kernels, delta);
+}
+
+int
+session_kernels(void)
+{
+	return atomic_load(&session_total) + atomic_load(&held_kernels);
+}
+
+void
+session_on_close(void (*fn)(const char *id))
+{
+	close_hook = fn;
 }
 
 struct session **
@@ -66,7 +87,7 @@ session_describe(void)
 struct session *
 session_create(int max_sessions, char *why, size_t why_len)
 {
-	if (session_count() + batch_kernels() >= max_sessions) {
+	if (session_kernels() >= max_sessions) {
 		err_set(why, why_len,
 			"the server has reached pool.max_sessions; close a session or retry later");
 		return NULL;
@@ -141,7 +162,8 @@ session_close(struct session *s)
 		}
 	}
 	s->closed = 1;
-	batch_session_closed(s->id);
+	if (close_hook)
+		close_hook(s->id);
 	/* A running execution is stopped; its thread frees the session after. */
 	if (s->busy && s->worker)
 		pool_interrupt(s->worker);

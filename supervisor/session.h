@@ -76,6 +76,19 @@ void session_close_all(void);
 /* How many sessions there are; needs no lock (for /health). */
 int session_count(void);
 /*
+ * Kernels held outside sessions (batch items) change by `delta`; they count
+ * against pool.max_sessions with the sessions. Needs no lock.
+ */
+void session_hold_kernels(int delta);
+/* Sessions and kernels held outside them together; needs no lock. */
+int session_kernels(void);
+/*
+ * Call `fn` with the id of each session as it closes (pool_lock held), so
+ * that what runs on a session's behalf elsewhere (batches) ends with it.
+ * Set once, before the first session.
+ */
+void session_on_close(void (*fn)(const char *id));
+/*
  * Every session `caller` sees, each referenced (session_put each), in a
  * NULL-terminated array the caller frees.
  */

@@ -1,63 +1,20 @@
 /* execute.c - see execute.h. */
 #include "autoconf.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <openssl/evp.h>
 
 #include "clock.h"
 #include "execute.h"
-#include "ipc.h"
 #include "json_member.h"
 #include "xmalloc.h"
-
-/*
- * Whatever output_limit and rich_limit say, a RESULT must stay under
- * IPC_MAX_PAYLOAD (64 MiB): past these totals, streams and rich outputs
- * also go to spill files. Text that JSON escaping inflates past the frame
- * limit (control characters) is answered with OutputTooLarge by main.c.
- */
-#define TEXT_CAP (12u * 1024 * 1024)
-#define RICH_CAP (24u * 1024 * 1024)
 
 /* Why messages numbered in sequence went missing. */
 #define HWM_WHY                                                                          \
 	"the kernel's iopub socket dropped them: its queue (ZeroMQ's high-water mark, 1000 " \
 	"messages) overflowed while the kernel or the host was too busy to send them"
 #define RESTART_NOTE "[codeexecd] the kernel was restarted; variables from earlier calls are lost\n"
-
-/* An empty stream called name, with no spill file. */
-static void
-stream_init(struct exec_stream *st, const char *name)
-{
-	memset(st, 0, sizeof(*st));
-	st->name = name;
-	st->fd = -1;
-	buf_init(&st->kept);
-}
-
-/* Close a stream's spill file; a failure to flush it is reported. */
-static void
-stream_close(struct exec_stream *st)
-{
-	if (st->fd != -1 && close(st->fd) == -1 && st->spill_error == NULL)
-		st->spill_error = xasprintf("close %s: %s", st->file, strerror(errno));
-	st->fd = -1;
-}
-
-/* Release a stream; its spill file is closed, not removed. */
-static void
-stream_free(struct exec_stream *st)
-{
-	stream_close(st);
-	buf_free(&st->kept);
-	free(st->file);
-	free(st->spill_error);
-}
 
 struct exec *
 exec_new(uint32_t id, const char *code, double timeout_s, const struct exec_limits *lim)
@@ -73,9 +30,9 @@ exec_new(uint32_t id, const char *code, double timeout_s, const struct exec_limi
 		ex->lim.output_chars = EXEC_OUTPUT_LIMIT;
 	if (ex->lim.rich_bytes == 0)
 		ex->lim.rich_bytes = EXEC_RICH_LIMIT;
-	stream_init(&ex->out, "stdout");
-	stream_init(&ex->err, "stderr");
-	ex->rich = json_object_new_array();
+	exec_stream_init(&ex->out, "stdout");
+	exec_stream_init(&ex->err, "stderr");
+	exec_rich_init(&ex->rich);
 	return ex;
 }
 
@@ -89,14 +46,13 @@ exec_free(struct exec **exp)
 	free(ex->code);
 	free(ex->reply_status);
 	json_object_put(ex->reply_content);
-	stream_free(&ex->out);
-	stream_free(&ex->err);
+	exec_stream_free(&ex->out);
+	exec_stream_free(&ex->err);
 	free(ex->lost_reason);
 	free(ex->seq_prefix);
 	free(ex->seq);
-	json_object_put(ex->rich);
+	exec_rich_free(&ex->rich);
 	json_object_put(ex->error);
-	json_object_put(ex->value);
 	free(ex);
 	*exp = NULL;
 }
@@ -141,12 +97,10 @@ clear_outputs(struct exec *ex)
 {
 	/* Spill files keep what they hold: the next overflow starts a new one. */
 	for (struct exec_stream *st = &ex->out; st; st = st == &ex->out ? &ex->err : NULL) {
-		stream_free(st);
-		stream_init(st, st == &ex->out ? "stdout" : "stderr");
+		exec_stream_free(st);
+		exec_stream_init(st, st == &ex->out ? "stdout" : "stderr");
 	}
-	json_object_put(ex->rich);
-	ex->rich = json_object_new_array();
-	ex->rich_bytes = 0;
+	exec_rich_clear(&ex->rich);
 	ex->clear_pending = 0;
 }
 
@@ -158,330 +112,31 @@ before_output(struct exec *ex)
 		clear_outputs(ex);
 }
 
-/* Characters (UTF-8 sequences) in s[len]. */
-static size_t
-utf8_chars(const char *s, size_t len)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i++)
-		n += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return n;
-}
-
-/*
- * Bytes of s[len] that hold at most `chars` characters and at most `bytes`
- * bytes, ending on a character boundary.
- */
-static size_t
-utf8_prefix(const char *s, size_t len, size_t chars, size_t bytes)
-{
-	size_t i = 0, n = 0;
-
-	if (bytes < len)
-		len = bytes;
-	for (; i < len; i++) {
-		if (((unsigned char)s[i] & 0xc0) != 0x80 && n++ == chars)
-			break;
-	}
-	while (i > 0 && i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
-		i--;
-	return i;
-}
-
-/*
- * Append text to the stream's spill file; on failure, remember why and stop.
- * Bytes that no file takes are counted as lost.
- */
-static void
-stream_spill(struct exec *ex, struct exec_stream *st, const char *text, size_t len)
-{
-	if (st->fd == -1) {
-		if (st->spill_error)
-			st->lost_bytes += len;
-		return;
-	}
-	off_t before = st->written;
-	int rc = spill_write(&ex->lim.place, st->fd, &st->written, text, len);
-	if (rc == 0)
-		return;
-	st->lost_bytes += len - (size_t)(st->written - before);
-	if (rc == 1)
-		st->spill_error = xasprintf("%s was cut at %lld bytes by the file size limit",
-					    st->file, (long long)ex->lim.place.max_bytes);
-	else
-		st->spill_error = xasprintf("write %s: %s", st->file, strerror(errno));
-	stream_close(st);
-}
-
-/* The stream passes its limit: start its spill file with what it kept. */
-static void
-stream_overflow(struct exec *ex, struct exec_stream *st)
-{
-	char why[ERR_LEN];
-
-	st->fd = spill_create(&ex->lim.place, ex->id, st->name, ".txt", &st->file, why,
-			      sizeof(why));
-	if (st->fd == -1) {
-		st->spill_error = xstrdup(why);
-		st->lost_bytes += st->kept.len; /* the file misses its start too */
-		return;
-	}
-	stream_spill(ex, st, st->kept.data ? st->kept.data : "", st->kept.len);
-}
-
-/* One chunk of a stream: keep what fits, spill the whole stream past it. */
-static void
-stream_add(struct exec *ex, struct exec_stream *st, const char *text, size_t len)
-{
-	size_t chars = utf8_chars(text, len);
-
-	if (st->cut_chars == 0 && st->kept_chars + chars <= ex->lim.output_chars &&
-	    st->kept.len + len <= TEXT_CAP) {
-		buf_add(&st->kept, text, len);
-		st->kept_chars += chars;
-		return;
-	}
-	if (st->cut_chars == 0 && st->fd == -1 && st->spill_error == NULL)
-		stream_overflow(ex, st);
-	stream_spill(ex, st, text, len);
-	size_t room = ex->lim.output_chars - st->kept_chars;
-	size_t n = st->cut_chars ? 0 : utf8_prefix(text, len, room, TEXT_CAP - st->kept.len);
-	size_t kept = utf8_chars(text, n);
-	buf_add(&st->kept, text, n);
-	st->kept_chars += kept;
-	st->cut_chars += chars - kept;
-}
-
+/* A stream message: its text goes to stdout or stderr. */
 static void
 add_stream(struct exec *ex, const struct jupyter_msg *m)
 {
 	const char *name = json_member_str(m->content, "name");
 	const char *text = json_member_str(m->content, "text");
 
-	stream_add(ex, strcmp(name, "stderr") == 0 ? &ex->err : &ex->out, text, strlen(text));
+	exec_stream_add(strcmp(name, "stderr") == 0 ? &ex->err : &ex->out, text, strlen(text),
+			ex->lim.output_chars, &ex->lim.place, ex->id);
 }
 
 void
 exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc_output *o)
 {
-	const char *text = json_member_str(m->content, "text");
-	size_t len = strlen(text);
-	size_t n = utf8_prefix(text, len, ex->lim.output_chars, TEXT_CAP);
-
-	memset(o, 0, sizeof(*o));
-	const char *stream = json_member_str(m->content, "name");
-	o->name = strcmp(stream, "stderr") == 0 ? IPC_STDERR : IPC_STDOUT;
-	if (n == len)
-		o->text.s = xstrdup(text);
-	else
-		o->text.s = xasprintf("%.*s\n[codeexecd] %zu more characters of this chunk are not streamed; the result says where the whole output is\n",
-				      (int)n, text, utf8_chars(text + n, len - n));
-	o->text.len = strlen(o->text.s);
-}
-
-/* What stream `st` kept so far, and a note if it was cut, as owned text. */
-static struct ipc_text
-kept_so_far(const struct exec_stream *st)
-{
-	struct buf b;
-	struct ipc_text t;
-
-	buf_init(&b);
-	buf_add(&b, st->kept.data ? st->kept.data : "", st->kept.len);
-	if (st->cut_chars)
-		buf_printf(&b, "\n[codeexecd] %zu more characters of %s are not streamed; the result says where the whole output is\n",
-			   st->cut_chars, st->name);
-	t.len = b.len;
-	t.s = buf_release(&b);
-	return t;
+	exec_stream_chunk(json_member_str(m->content, "name"), json_member_str(m->content, "text"),
+			  ex->lim.output_chars, o);
 }
 
 void
 exec_streaming(const struct exec *ex, struct ipc_streaming *s)
 {
-	s->out = kept_so_far(&ex->out);
-	s->err = kept_so_far(&ex->err);
+	s->out = exec_stream_so_far(&ex->out);
+	s->err = exec_stream_so_far(&ex->err);
 }
 
-/* Bytes `v` will take in the result, roughly. */
-static size_t
-value_size(struct json_object *v)
-{
-	if (json_object_is_type(v, json_type_string))
-		return (size_t)json_object_get_string_len(v);
-	return strlen(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
-}
-
-/* 1 for MIME types whose data Jupyter carries as base64 text. */
-static int
-is_base64_mime(const char *mime)
-{
-	return strncmp(mime, "image/", 6) == 0 && strcmp(mime, "image/svg+xml") != 0;
-}
-
-/*
- * Base64 `v` without the line breaks IPython puts in (b2a_base64 ends with
- * "\n"): strict decoders refuse whitespace. Caller owns the result.
- */
-static struct json_object *
-base64_clean(struct json_object *v)
-{
-	const char *s = json_object_get_string(v);
-	size_t len = (size_t)json_object_get_string_len(v);
-
-	if (strcspn(s, " \t\r\n") == len)
-		return json_object_get(v);
-	char *out = xmalloc(len + 1);
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++)
-		if (!strchr(" \t\r\n", s[i]))
-			out[n++] = s[i];
-	struct json_object *o = json_object_new_string_len(out, (int)n);
-	free(out);
-	return o;
-}
-
-/* File name extensions of the MIME types a kernel commonly sends. */
-static const struct {
-	const char *mime, *ext;
-} mime_ext[] = {
-	{"image/png", ".png"},	      {"image/jpeg", ".jpg"},	 {"image/gif", ".gif"},
-	{"image/webp", ".webp"},      {"image/bmp", ".bmp"},	 {"image/svg+xml", ".svg"},
-	{"text/html", ".html"},	      {"text/markdown", ".md"},	 {"text/latex", ".tex"},
-	{"text/plain", ".txt"},	      {"application/json", ".json"},
-	{"application/pdf", ".pdf"},  {"application/javascript", ".js"},
-};
-
-/* The file name extension for mime, ".bin" if unknown. */
-static const char *
-ext_of(const char *mime)
-{
-	for (size_t i = 0; i < sizeof(mime_ext) / sizeof(mime_ext[0]); i++)
-		if (strcmp(mime, mime_ext[i].mime) == 0)
-			return mime_ext[i].ext;
-	return ".bin";
-}
-
-/*
- * The bytes a rich output stands for: base64 decoded for binary types, the
- * text itself, or JSON for structured data. Caller frees; NULL if bad base64.
- */
-static unsigned char *
-rich_bytes_of(const char *mime, struct json_object *v, size_t *len)
-{
-	if (!json_object_is_type(v, json_type_string)) {
-		const char *j = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-		*len = strlen(j);
-		return (unsigned char *)xstrdup(j);
-	}
-	if (!is_base64_mime(mime) && strcmp(mime, "application/pdf") != 0) {
-		*len = (size_t)json_object_get_string_len(v);
-		return (unsigned char *)xstrndup(json_object_get_string(v), *len);
-	}
-	struct json_object *clean = base64_clean(v);
-	const char *b64 = json_object_get_string(clean);
-	size_t n = (size_t)json_object_get_string_len(clean);
-	unsigned char *out = xmalloc(n / 4 * 3 + 3);
-	int got = n % 4 ? -1 : EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
-	if (got < 0) {
-		json_object_put(clean);
-		free(out);
-		return NULL;
-	}
-	/* EVP_DecodeBlock counts padding as zero bytes. */
-	for (size_t i = n; i > 0 && b64[i - 1] == '='; i--)
-		got--;
-	json_object_put(clean);
-	*len = (size_t)got;
-	return out;
-}
-
-/* Save rich output v of `mime` to a spill file; the note that replaces it. */
-static char *
-rich_spill(struct exec *ex, const char *mime, struct json_object *v, size_t size)
-{
-	char *rel = NULL, *note, what[32], why[ERR_LEN] = "";
-	size_t len;
-	unsigned char *bytes = rich_bytes_of(mime, v, &len);
-
-	snprintf(what, sizeof(what), "rich%u", ++ex->rich_saved);
-	if (bytes == NULL)
-		err_set(why, sizeof(why), "its base64 data is malformed");
-	else
-		spill_save(&ex->lim.place, ex->id, what, ext_of(mime), bytes, len, &rel, why,
-			   sizeof(why));
-	if (why[0] == '\0')
-		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes; it was saved to %s",
-				 mime, size, ex->lim.rich_bytes, rel);
-	else
-		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes and could not be saved: %s",
-				 mime, size, ex->lim.rich_bytes, why);
-	free(bytes);
-	free(rel);
-	return note;
-}
-
-/*
- * Append {mime_type, data} for `mime` if `data` has it. An output over the
- * rich limit (or over what one result can carry) is saved to a spill file
- * and replaced by a text/plain note naming it.
- */
-static void
-add_mime(struct exec *ex, struct json_object *data, const char *mime)
-{
-	struct json_object *v, *entry;
-
-	if (!json_object_object_get_ex(data, mime, &v))
-		return;
-	size_t size = value_size(v);
-	entry = json_object_new_object();
-	if (size > ex->lim.rich_bytes || ex->rich_bytes + size > RICH_CAP) {
-		char *note = rich_spill(ex, mime, v, size);
-		json_object_object_add(entry, "mime_type", json_object_new_string("text/plain"));
-		json_object_object_add(entry, "data", json_object_new_string(note));
-		ex->rich_bytes += strlen(note);
-		free(note);
-		json_object_array_add(ex->rich, entry);
-		return;
-	}
-	ex->rich_bytes += size;
-	json_object_object_add(entry, "mime_type", json_object_new_string(mime));
-	if (is_base64_mime(mime) && json_object_is_type(v, json_type_string))
-		v = base64_clean(v);
-	else
-		v = json_object_get(v);
-	json_object_object_add(entry, "data", v);
-	json_object_array_add(ex->rich, entry);
-}
-
-/* execute_result and display_data: every allowed MIME type, in allow_mime order. */
-static void
-add_rich(struct exec *ex, const struct jupyter_msg *m, char *const *allow_mime)
-{
-	struct json_object *data;
-
-	if (!json_object_object_get_ex(m->content, "data", &data) ||
-	    !json_object_is_type(data, json_type_object))
-		return;
-	struct json_object *value;
-	if (json_object_object_get_ex(data, IPC_VALUE_MIME, &value)) {
-		json_object_put(ex->value);
-		ex->value = json_object_get(value);
-		ex->has_value = 1;
-		return;
-	}
-	if (allow_mime == NULL) {
-		json_object_object_foreach(data, mime, v)
-		{
-			(void)v;
-			add_mime(ex, data, mime);
-		}
-		return;
-	}
-	for (size_t i = 0; allow_mime[i]; i++)
-		add_mime(ex, data, allow_mime[i]);
-}
 
 /* The traceback lines joined with "\n", without ANSI escapes. Caller owns it. */
 static struct json_object *
@@ -628,7 +283,8 @@ exec_on_iopub(struct exec *ex, const struct jupyter_msg *m, char *const *allow_m
 	}
 	if (strcmp(t, "execute_result") == 0 || strcmp(t, "display_data") == 0) {
 		before_output(ex);
-		add_rich(ex, m, allow_mime);
+		exec_rich_add(&ex->rich, m->content, allow_mime, ex->lim.rich_bytes, &ex->lim.place,
+			      ex->id);
 		return EXEC_COLLECTED;
 	}
 	if (strcmp(t, "error") == 0) {
@@ -705,23 +361,6 @@ error_from_reply(struct exec *ex)
 		exec_set_error(ex, "Aborted", "the kernel aborted the execution");
 }
 
-/* The marker that ends a cut stream: how much, and where the rest is. */
-static void
-stream_marker(struct buf *b, struct exec_stream *st, size_t limit)
-{
-	stream_close(st);
-	if (st->cut_chars == 0)
-		return;
-	buf_printf(b, "\n[codeexecd] %s truncated at %zu characters: %zu more characters were cut; ",
-		   st->name, limit, st->cut_chars);
-	if (st->spill_error == NULL)
-		buf_printf(b, "the whole %s is in %s\n", st->name, st->file);
-	else if (st->file)
-		buf_printf(b, "the whole %s should be in %s, but %s\n", st->name, st->file,
-			   st->spill_error);
-	else
-		buf_printf(b, "the whole %s could not be saved: %s\n", st->name, st->spill_error);
-}
 
 /* Hand the text in *b to *t (owned) and reset b. */
 static void
@@ -739,7 +378,7 @@ stdout_text(struct exec *ex, struct ipc_text *t)
 
 	buf_init(&b);
 	buf_add(&b, ex->out.kept.data ? ex->out.kept.data : "", ex->out.kept.len);
-	stream_marker(&b, &ex->out, ex->lim.output_chars);
+	exec_stream_marker(&b, &ex->out, ex->lim.output_chars);
 	text_take(t, &b);
 }
 
@@ -784,7 +423,7 @@ stderr_text(struct exec *ex, struct ipc_text *t, const char *lost_note)
 	if (ex->kernel_restarted)
 		buf_adds(&b, RESTART_NOTE);
 	buf_add(&b, ex->err.kept.data ? ex->err.kept.data : "", ex->err.kept.len);
-	stream_marker(&b, &ex->err, ex->lim.output_chars);
+	exec_stream_marker(&b, &ex->err, ex->lim.output_chars);
 	if (lost_note)
 		buf_adds(&b, lost_note);
 	text_take(t, &b);
@@ -815,25 +454,25 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 		     ex->error == NULL;
 	stdout_text(ex, &r->out);
 	/* Both spill files closed first: a failed close is a loss too. */
-	stream_close(&ex->err);
+	exec_stream_close(&ex->err);
 	char *note;
 	r->output_lost = lost_report(ex, &note);
 	stderr_text(ex, &r->err, note);
 	free(note);
-	if (ex->has_value) {
-		r->value = ex->value; /* NULL (JSON null) is left out */
-		ex->value = NULL;
+	if (ex->rich.has_value) {
+		r->value = ex->rich.value; /* NULL (JSON null) is left out */
+		ex->rich.value = NULL;
 	}
-	r->n_rich = json_object_array_length(ex->rich);
+	r->n_rich = json_object_array_length(ex->rich.list);
 	r->rich = xcalloc(r->n_rich ? r->n_rich : 1, sizeof(*r->rich));
 	for (size_t i = 0; i < r->n_rich; i++) {
-		struct json_object *e = json_object_array_get_idx(ex->rich, i);
+		struct json_object *e = json_object_array_get_idx(ex->rich.list, i);
 		r->rich[i].mime_type =
 			xstrdup(json_object_get_string(json_object_object_get(e, "mime_type")));
 		r->rich[i].data = json_object_get(json_object_object_get(e, "data"));
 	}
-	json_object_put(ex->rich);
-	ex->rich = json_object_new_array();
+	json_object_put(ex->rich.list);
+	ex->rich.list = json_object_new_array();
 	if (ex->error) {
 		r->error = xcalloc(1, sizeof(*r->error));
 		r->error->type = member_text(ex->error, "type");

@@ -1,10 +1,13 @@
 /*
  * execute.h - one execution: from EXECUTE to its RESULT.
  *
- * Owns what an execution collects from iopub and shell (stdout, stderr,
- * rich outputs filtered by MIME type, the error with an ANSI-free
- * traceback, clear_output), its deadlines, and its RESULT (ipc_msg.h). It
- * sends nothing itself: route.c moves messages in and out.
+ * Owns the state of one request and its reply: the execute_request, what
+ * arrives on iopub and shell dispatched (streams to exec_stream.h, rich
+ * outputs to exec_rich.h), clear_output, the error with an ANSI-free
+ * traceback, output lost in a gap of the kernel's message numbers, the
+ * deadlines route.c acts on, and the RESULT (ipc_msg.h). It sends nothing
+ * itself: route.c moves messages in and out, and runs the timeout, the
+ * interrupts and the kill after the grace.
  */
 #ifndef WORKER_EXECUTE_H
 #define WORKER_EXECUTE_H
@@ -13,11 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "buf.h"
+#include "exec_rich.h"
+#include "exec_stream.h"
 #include "ipc_msg.h"
 #include "jupyter.h"
 #include "spill.h"
-
 
 /* Defaults of EXECUTE's output_limit (characters) and rich_limit (bytes). */
 #define EXEC_OUTPUT_LIMIT 50000
@@ -43,23 +46,6 @@
  * the interrupt is sent again this often.
  */
 #define EXEC_REINTERRUPT_S 0.5
-
-/*
- * One stream (stdout or stderr) of an execution. The result keeps its first
- * `limit` characters; once it grows past them, the whole stream goes to a
- * spill file as it arrives, so memory stays bounded whatever is printed.
- */
-struct exec_stream {
-	const char *name;	/* "stdout" or "stderr" */
-	struct buf kept;	/* what the result shows */
-	size_t kept_chars;
-	size_t cut_chars;	/* characters seen but not kept */
-	int fd;			/* spill file, -1 until the limit is passed */
-	off_t written;
-	char *file;		/* its path relative to the kernel's cwd */
-	char *spill_error;	/* why the whole stream could not be saved */
-	unsigned long long lost_bytes; /* bytes neither kept nor saved */
-};
 
 /* The limits of one execution (EXECUTE) and where overflow goes. */
 struct exec_limits {
@@ -102,17 +88,8 @@ struct exec {
 
 	struct exec_limits lim;
 	struct exec_stream out, err;
-	struct json_object *rich;  /* array of {mime_type, data} */
+	struct exec_rich rich;	   /* rich outputs and the value (exec_rich.h) */
 	struct json_object *error; /* {type, message, traceback} or NULL */
-	/*
-	 * The last display of IPC_VALUE_MIME: not an output but the RESULT's
-	 * "value", how the supervisor reads a batch item's result variable
-	 * whatever its size (up to the frame limit), without parsing stdout.
-	 */
-	struct json_object *value; /* NULL: JSON null */
-	int has_value;
-	size_t rich_bytes;
-	unsigned rich_saved;	   /* rich outputs moved to spill files */
 	int clear_pending;	   /* clear_output(wait=True) seen */
 };
 

@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -14,6 +12,7 @@
 #include <openssl/params.h>
 #include <zmq.h>
 
+#include "clock.h"
 #include "hex.h"
 #include "jupyter.h"
 #include "log.h"
@@ -115,14 +114,10 @@ jupyter_session_init(struct jupyter_session *sess, struct jupyter_signer *signer
 static void
 iso8601_now(char *out, size_t size)
 {
-	struct timespec ts;
-	struct tm tm;
 	char base[32];
+	long nsec = clock_wall_format(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", 1);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, size, "%.19s.%06dZ", base, (int)(ts.tv_nsec / 1000 % 1000000));
+	snprintf(out, size, "%.19s.%06dZ", base, (int)(nsec / 1000 % 1000000));
 }
 
 /* A string frame owning a copy of `s`. */

@@ -8,8 +8,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -19,13 +17,11 @@
 #include <zmq.h>
 
 #include "clock.h"
-#include "envp.h"
 #include "kernel.h"
 #include "log.h"
 #include "rand.h"
 #include "xmalloc.h"
 
-#define PLACEHOLDER "{connection_file}"
 #define KEY_BYTES 32
 #define MAX_MSG_SIZE ((int64_t)64 * 1024 * 1024)
 #define TAIL_MAX 2048
@@ -37,12 +33,6 @@
 #define SHUTDOWN_WAIT_MS 1000
 /* Until the kernel binds, zmq retries connecting this often (default 100). */
 #define RECONNECT_MS 20
-
-/* Channel -> port, as written in the connection file. */
-enum { PORT_SHELL = 1, PORT_IOPUB = 2, PORT_STDIN = 3, PORT_CONTROL = 4, PORT_HB = 5 };
-
-/* The signals main.c catches or ignores: the kernel gets them back at default. */
-static const int reset_signals[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
 
 int
 kernel_runtime_create(const char *dir)
@@ -64,229 +54,6 @@ kernel_runtime_remove(const char *dir)
 {
 	if (rmdir(dir) == -1 && errno != ENOENT)
 		log_warn("rmdir %s", dir);
-}
-
-/*
- * Write the connection file for k with key `key` into a memfd the kernel
- * inherits (never a file by name: every kernel of the same uid could read
- * it, and its path in argv, which all can read, named the runtime
- * directory). Mode 0600 and owned by the kernel's identity, because
- * ipykernel reopens it to write it back. 0, or -1 logged.
- */
-static int
-write_connection_file(struct kernel *k, const char *key)
-{
-	struct json_object *o = json_object_new_object();
-	size_t len;
-	int fd, rc = -1;
-
-	json_object_object_add(o, "shell_port", json_object_new_int(PORT_SHELL));
-	json_object_object_add(o, "iopub_port", json_object_new_int(PORT_IOPUB));
-	json_object_object_add(o, "stdin_port", json_object_new_int(PORT_STDIN));
-	json_object_object_add(o, "control_port", json_object_new_int(PORT_CONTROL));
-	json_object_object_add(o, "hb_port", json_object_new_int(PORT_HB));
-	json_object_object_add(o, "ip", json_object_new_string(k->ip));
-	json_object_object_add(o, "key", json_object_new_string(key));
-	json_object_object_add(o, "transport", json_object_new_string("ipc"));
-	json_object_object_add(o, "signature_scheme", json_object_new_string("hmac-sha256"));
-	json_object_object_add(o, "kernel_name", json_object_new_string(""));
-	const char *text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PRETTY, &len);
-
-	fd = memfd_create("kernel.json", MFD_CLOEXEC);
-	if (fd == -1) {
-		log_warn("memfd_create for the connection file");
-		goto out;
-	}
-	if (fchmod(fd, 0600) == -1 ||
-	    (k->sb && k->sb->has_id && fchown(fd, k->sb->uid, k->sb->gid) == -1)) {
-		log_warn("chmod/chown the connection file");
-		close(fd);
-		goto out;
-	}
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			log_warn("write the connection file");
-			close(fd);
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	k->conn_fd = fd;
-	free(k->conn_path);
-	k->conn_path = xasprintf("/proc/self/fd/%d", fd);
-	rc = 0;
-out:
-	json_object_put(o);
-	return rc;
-}
-
-/*
- * The program to execve: argv0 itself if it holds a slash, else its first
- * match on the kernel's own PATH (not ours). Caller owns the result.
- */
-static char *
-resolve_program(const char *argv0, char **envp)
-{
-	const char *path = envp_get(envp, "PATH");
-
-	if (strchr(argv0, '/') || *argv0 == '\0')
-		return xstrdup(argv0);
-	if (path == NULL)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		char *cand = xasprintf("%.*s/%s", (int)n, n ? path : ".", argv0);
-		if (access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-		path += n + (path[n] == ':');
-	}
-	return xstrdup(argv0); /* execve reports ENOENT */
-}
-
-/* argv with the placeholder replaced by conn_path. Caller frees each and the array. */
-static char **
-build_argv(char **argv, const char *conn_path)
-{
-	size_t n = 0;
-
-	while (argv[n])
-		n++;
-	char **out = xreallocarray(NULL, n + 1, sizeof(*out));
-	for (size_t i = 0; i < n; i++) {
-		struct buf b;
-		const char *s = argv[i], *p;
-		buf_init(&b);
-		while ((p = strstr(s, PLACEHOLDER)) != NULL) {
-			buf_add(&b, s, (size_t)(p - s));
-			buf_adds(&b, conn_path);
-			s = p + strlen(PLACEHOLDER);
-		}
-		buf_adds(&b, s);
-		out[i] = buf_release(&b);
-	}
-	out[n] = NULL;
-	return out;
-}
-
-/* What the child was doing when it failed, reported with errno. */
-enum child_stage { STAGE_SETUP, STAGE_CHDIR, STAGE_EXEC };
-
-/* In the child: report stage and errno on the exec-error pipe and exit. */
-static void __attribute__((noreturn))
-child_fail(int errfd, int stage, int err)
-{
-	int report[2] = {stage, err};
-	ssize_t n = write(errfd, report, sizeof(report));
-	(void)n;
-	_exit(127);
-}
-
-/*
- * In the child, after fork: only async-signal-safe calls, because libzmq's
- * threads exist in the parent. Never returns.
- */
-static void __attribute__((noreturn))
-child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, const char *prog,
-	   char **argv, int conn_fd, int devnull, int out_w, int errfd, pid_t parent)
-{
-	int stage;
-
-	struct sigaction sa;
-	sigset_t none;
-
-	if (setsid() == -1)
-		child_fail(errfd, STAGE_SETUP, errno);
-	/* If the worker dies without cleaning up, the kernel must not outlive it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		child_fail(errfd, STAGE_SETUP, ESRCH);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (size_t i = 0; i < sizeof(reset_signals) / sizeof(reset_signals[0]); i++)
-		sigaction(reset_signals[i], &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(devnull, 0) == -1 || dup2(out_w, 1) == -1 || dup2(out_w, 2) == -1)
-		child_fail(errfd, STAGE_SETUP, errno);
-	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit... */
-	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-	/* ...but for its connection file and what the sandbox passes on. */
-	if (fcntl(conn_fd, F_SETFD, 0) == -1 ||
-	    (ln->pass_fd >= 0 && fcntl(ln->pass_fd, F_SETFD, 0) == -1))
-		child_fail(errfd, STAGE_SETUP, errno);
-	if (sandbox_child(spec->sb, ln, &stage) == -1)
-		child_fail(errfd, stage, errno);
-	if (chdir(ln->start_dir ? ln->start_dir : spec->cwd) == -1)
-		child_fail(errfd, STAGE_CHDIR, errno);
-	execve(prog, ln->argv ? ln->argv : argv, ln->envp ? ln->envp : spec->envp);
-	child_fail(errfd, STAGE_EXEC, errno);
-}
-
-/* Say in why[why_len] how a child failed at `stage`; returns -1. */
-static int
-child_failure(int stage, int err, const char *prog, const char *cwd, char *why, size_t why_len)
-{
-	if (stage == STAGE_CHDIR)
-		return err_set(why, why_len, "cannot start the kernel in %s: %s", cwd,
-			       strerror(err));
-	if (stage == STAGE_EXEC)
-		return err_set(why, why_len, "cannot execute %s: %s", prog, strerror(err));
-	if (stage >= SANDBOX_STAGE_CGROUP)
-		return err_set(why, why_len, "%s: %s", sandbox_stage_text(stage), strerror(err));
-	return err_set(why, why_len, "cannot set up the kernel process: %s", strerror(err));
-}
-
-/*
- * Fork and exec the kernel with stdout+stderr into out_w. Returns its pid,
- * or -1 with why[why_len] set.
- */
-static pid_t
-spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **argv, int conn_fd,
-      int out_w, char *why, size_t why_len)
-{
-	int ep[2], devnull, report[2];
-	sigset_t all, old;
-	pid_t pid, parent = getpid();
-	char *prog = resolve_program(ln->argv ? ln->argv[0] : argv[0], spec->envp);
-
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull == -1 || pipe2(ep, O_CLOEXEC) == -1) {
-		err_set(why, why_len, "cannot spawn the kernel: %s", strerror(errno));
-		if (devnull != -1)
-			close(devnull);
-		free(prog);
-		return -1;
-	}
-	/* No handler of ours may run in the child between fork and exec. */
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		child_exec(spec, ln, prog, argv, conn_fd, devnull, out_w, ep[1], parent);
-	int fork_errno = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(ep[1]);
-	close(devnull);
-	if (pid == -1) {
-		err_set(why, why_len, "cannot fork the kernel: %s", strerror(fork_errno));
-	} else {
-		ssize_t n;
-		do
-			n = read(ep[0], report, sizeof(report));
-		while (n < 0 && errno == EINTR);
-		if (n == (ssize_t)sizeof(report)) {
-			child_failure(report[0], report[1], prog, spec->cwd, why, why_len);
-			while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-				;
-			pid = -1;
-		}
-	}
-	close(ep[0]);
-	free(prog);
-	return pid;
 }
 
 /* A socket of `type` connected to <ip>-<port>, with our limits. NULL on error. */
@@ -351,7 +118,7 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 {
 	int op[2];
 	struct sandbox_launch ln = {.n_cg_fds = 0, .pass_fd = -1};
-	char **argv = build_argv(spec->argv, k->conn_path);
+	char **argv = kernel_spawn_argv(spec->argv, k->conn_path);
 
 	if (sandbox_cgroup_create(spec->sb, why, why_len) == -1 ||
 	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why,
@@ -370,7 +137,7 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 		strv_free(argv);
 		return -1;
 	}
-	k->pid = spawn(spec, &ln, argv, k->conn_fd, op[1], why, why_len);
+	k->pid = kernel_spawn(spec, &ln, argv, k->conn_fd, op[1], why, why_len);
 	/* The kernel has its copies; ours would only keep its key around. */
 	close(k->conn_fd);
 	k->conn_fd = -1;
@@ -409,18 +176,19 @@ kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session 
 		err_set(why, why_len, "cannot set up HMAC-SHA256 signing");
 		goto fail;
 	}
-	int written = write_connection_file(k, key);
+	k->conn_fd = kernel_spawn_conn_file(k->ip, key, k->sb);
 	explicit_bzero(key, sizeof(key)); /* the signer holds its own copy */
-	if (written == -1) {
+	if (k->conn_fd == -1) {
 		err_set(why, why_len, "cannot write the connection file");
 		goto fail;
 	}
+	k->conn_path = xasprintf("/proc/self/fd/%d", k->conn_fd);
 	if (kernel_launch(k, spec, why, why_len) == -1)
 		goto fail;
 	/* ipc connect works before the kernel binds: zmq retries until it does. */
-	k->shell = open_socket(k, zctx, ZMQ_DEALER, PORT_SHELL);
-	k->control = open_socket(k, zctx, ZMQ_DEALER, PORT_CONTROL);
-	k->iopub = open_socket(k, zctx, ZMQ_SUB, PORT_IOPUB);
+	k->shell = open_socket(k, zctx, ZMQ_DEALER, KERNEL_PORT_SHELL);
+	k->control = open_socket(k, zctx, ZMQ_DEALER, KERNEL_PORT_CONTROL);
+	k->iopub = open_socket(k, zctx, ZMQ_SUB, KERNEL_PORT_IOPUB);
 	if (!k->shell || !k->control || !k->iopub) {
 		err_set(why, why_len, "cannot create the ZeroMQ sockets");
 		goto fail;
@@ -464,7 +232,7 @@ remove_files(struct kernel *k)
 	if (k->conn_fd != -1)
 		close(k->conn_fd);
 	k->conn_fd = -1;
-	for (int port = PORT_SHELL; port <= PORT_HB; port++) {
+	for (int port = KERNEL_PORT_SHELL; port <= KERNEL_PORT_HB; port++) {
 		char *p = xasprintf("%s-%d", k->ip, port);
 		if (unlink(p) == -1 && errno != ENOENT)
 			log_warn("unlink %s", p);
@@ -600,7 +368,7 @@ int
 kernel_reopen_iopub(struct kernel *k, void *zctx)
 {
 	close_socket(&k->iopub);
-	k->iopub = open_socket(k, zctx, ZMQ_SUB, PORT_IOPUB);
+	k->iopub = open_socket(k, zctx, ZMQ_SUB, KERNEL_PORT_IOPUB);
 	return k->iopub ? 0 : -1;
 }
 

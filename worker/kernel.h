@@ -1,12 +1,12 @@
 /*
  * kernel.h - one Jupyter kernel process and its sockets.
  *
- * Owns the runtime directory's contents for one kernel (connection file,
- * ipc socket files), the kernel's process (spawned in its own session and
- * process group, reaped through a pidfd), the pipe carrying its stdout and
- * stderr, the ZeroMQ sockets (shell, control, iopub) and the start-up
- * handshake (kernel_info until iopub is live). It does not interpret
- * executions: execute.c does.
+ * Owns the runtime directory's contents for one kernel (ipc socket files),
+ * the kernel's process once started (its own session and process group,
+ * reaped through a pidfd; kernel_spawn.c forks it), the pipe carrying its
+ * stdout and stderr, the ZeroMQ sockets (shell, control, iopub), the
+ * start-up handshake (kernel_info until iopub is live) and the kernel's
+ * end. It does not interpret executions: execute.c does.
  */
 #ifndef WORKER_KERNEL_H
 #define WORKER_KERNEL_H
@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "jupyter.h"
+#include "kernel_spawn.h"
 #include "sandbox.h"
 
 /*
@@ -28,17 +29,6 @@
 #define KERNEL_LOST_OUTPUT_WHY                                                          \
 	"the kernel's output channel delivered nothing after the reply: a single output " \
 	"message over 256 MiB (one print or display of that size) ends it"
-
-/* What START asked for; owned by main.c, borrowed by every kernel. */
-struct kernel_spec {
-	char **argv;	   /* NULL-terminated; "{connection_file}" is replaced */
-	char **envp;	   /* NULL-terminated "NAME=value": the complete environment */
-	char *cwd;
-	char *runtime_dir; /* created by kernel_runtime_create() */
-	int interrupt_by_message; /* interrupt_mode "message" rather than "signal" */
-	double startup_timeout_s;
-	struct sandbox *sb;	   /* identity, limits, network mode (sandbox.h) */
-};
 
 struct kernel {
 	pid_t pid;	/* also its process group and session id */

@@ -23,7 +23,7 @@ lifecycle_start_failed(struct wstate *w, const char *why)
 	if (w->after != AFTER_QUIET) {
 		struct ipc_start_failed f = {ipc_text_of(why)};
 		log_warnx("%s", why);
-		worker_send(w, IPC_START_FAILED, 0, &f);
+		supervisor_send(w, IPC_START_FAILED, 0, &f);
 		w->quit = 1;
 		w->exit_code = 1;
 	} else {
@@ -60,7 +60,7 @@ kernel_now_ready(struct wstate *w)
 	/* Every kernel is announced: the supervisor signals only the one it
 	 * knows (and checks) as ours. */
 	struct ipc_ready r = {w->k->pid, w->k->language, w->after != AFTER_INITIAL};
-	worker_send(w, IPC_READY, 0, &r);
+	supervisor_send(w, IPC_READY, 0, &r);
 	if (w->ex)
 		route_send_execute(w);
 }
@@ -160,7 +160,7 @@ lifecycle_died(struct wstate *w)
 			d.signal = WTERMSIG(k->wstatus);
 		else
 			d.exit_code = WEXITSTATUS(k->wstatus);
-		worker_send(w, IPC_KERNEL_DIED, 0, &d);
+		supervisor_send(w, IPC_KERNEL_DIED, 0, &d);
 	}
 	free(text);
 	w->state_lost = 1;

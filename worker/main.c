@@ -87,7 +87,7 @@ setup_signals(void)
 }
 
 int
-worker_send(struct wstate *w, unsigned type, uint32_t id, const void *msg)
+supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *msg)
 {
 	if (log_fd == -1)
 		return 0;

@@ -1,7 +1,7 @@
 /*
  * route.c - where messages go: the kernel's (iopub, shell, control) to the
  * kernel's start-up or to the execution in flight, the supervisor's
- * (decoded by ipc_msg.c) to their handler; and the execution's own
+ * (decoded by ipc_decode.c) to their handler; and the execution's own
  * deadlines. An execution ends here, in route_finish_exec(), whatever
  * ended it.
  */
@@ -38,7 +38,7 @@ reply_error(struct wstate *w, uint32_t id, const char *type, const char *message
 	struct ipc_result r;
 
 	exec_error_result(type, message, &r);
-	worker_send(w, IPC_RESULT, id, &r);
+	supervisor_send(w, IPC_RESULT, id, &r);
 	ipc_result_free(&r);
 }
 
@@ -81,7 +81,7 @@ route_finish_exec(struct wstate *w)
 	struct ipc_result r;
 	exec_result(ex, clock_mono(), &r);
 	/* Nothing is written when the frame is too big: answer anyway. */
-	int rc = worker_send(w, IPC_RESULT, ex->id, &r);
+	int rc = supervisor_send(w, IPC_RESULT, ex->id, &r);
 	ipc_result_free(&r);
 	if (rc == -1) {
 		log_warnx("the result of request %u exceeds the IPC frame limit", ex->id);
@@ -125,7 +125,7 @@ on_iopub(struct wstate *w, const struct jupyter_msg *m)
 	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM && w->ex->stream) {
 		struct ipc_output o;
 		exec_output_chunk(w->ex, m, &o);
-		worker_send(w, IPC_OUTPUT, w->ex->id, &o);
+		supervisor_send(w, IPC_OUTPUT, w->ex->id, &o);
 		ipc_output_free(&o);
 	}
 }
@@ -358,7 +358,7 @@ on_stream(struct wstate *w, struct ipc_msg *m)
 	}
 	w->ex->stream = 1;
 	exec_streaming(w->ex, &s);
-	worker_send(w, IPC_STREAMING, w->ex->id, &s);
+	supervisor_send(w, IPC_STREAMING, w->ex->id, &s);
 	ipc_streaming_free(&s);
 }
 

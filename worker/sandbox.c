@@ -31,7 +31,7 @@ can_switch_identity(void)
 int
 sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, size_t why_len)
 {
-	/* ipc_msg.c checked types, bounds and that limits come with a cgroup. */
+	/* ipc_decode.c checked types, bounds and that limits come with a cgroup. */
 	sb->mode = st->network_mode;
 	if (st->uid != 0) {
 		sb->has_id = 1;
@@ -112,7 +112,7 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 {
 	memset(ln, 0, sizeof(*ln));
 	ln->pass_fd = -1;
-	/* The kernel binds its sockets there (its connection file is a memfd, kernel.c). */
+	/* The kernel binds its sockets there (its connection file is a memfd, kernel_spawn.c). */
 	if (sb->has_id && give(runtime_dir, NULL, sb, why, why_len) == -1)
 		return -1;
 	if (sb->cg && (ln->n_cg_fds = cgroup_procs_fds(sb->cg, ln->cg_fds, why, why_len)) == -1) {

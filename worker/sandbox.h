@@ -4,13 +4,14 @@
  * Like OpenSSH's ssh-sandbox.h, a narrow interface with one file per
  * backend. sandbox.c is the entry every caller uses and calls down into
  * the backends, sandbox_isolated.c (user + network namespaces with
- * loopback) and sandbox_seccomp.c (isolated Python startup, immutable
- * environment, and the filter of seccomp_filter.c installed once the
- * kernel is ready). Below all of them, sandbox_steps.c holds what every
- * mode's child does (cgroup, rlimits, identity, capabilities); nothing
- * below calls back up.
+ * loopback) and seccomp: sandbox_seccomp.c (the isolated Python startup,
+ * over an environment that sandbox_immutable.c checks is immutable) and
+ * sandbox_seccomp_lock.c (the filter of seccomp_filter.c installed once
+ * the kernel is ready, and verified). Below all of them, sandbox_steps.c
+ * holds what every mode's child does (cgroup, rlimits, identity,
+ * capabilities); nothing below calls back up.
  *
- * The steps, in kernel.c's order:
+ * The steps, in the order kernel.c and kernel_spawn.c take them:
  *   sandbox_prepare()  worker, before the fork: check what START asked and
  *                      rewrite the kernel's argv/env (seccomp startup);
  *   sandbox_child()    kernel process, between fork and exec: enter the
@@ -81,7 +82,7 @@ struct sandbox_launch {
 /* The directories an isolated kernel gets a private tmpfs on. */
 extern const char *const sandbox_private_dirs[SANDBOX_NPRIVATE];
 
-/* Failure stages reported by the child (kernel.c adds its own below 16). */
+/* Failure stages reported by the child (kernel_spawn.c adds its own below 16). */
 enum sandbox_stage {
 	SANDBOX_STAGE_CGROUP = 16,
 	SANDBOX_STAGE_RLIMIT,
@@ -97,7 +98,7 @@ enum sandbox_stage {
 };
 
 /*
- * Fill *sb (zeroed) from a decoded START (borrowed; ipc_msg.c checked its
+ * Fill *sb (zeroed) from a decoded START (borrowed; ipc_decode.c checked its
  * fields). 0, or -1 with what this worker cannot do of it in why[why_len].
  */
 int sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, size_t why_len);
@@ -151,7 +152,7 @@ void sandbox_isolated_prepare(char **argv, char **envp, const char *cwd, const c
 int sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 			    const char *runtime_dir, struct sandbox_launch *ln, char *why,
 			    size_t why_len);
-/* The code the worker runs (silently) in a ready kernel to lock it. */
+/* The code the worker runs (silently) in a ready kernel to lock it (sandbox_seccomp_lock.c). */
 const char *sandbox_seccomp_lock_code(void);
 /*
  * After the lock code ran: verify from outside that every thread of `pid`

@@ -1,7 +1,8 @@
 /*
  * sandbox_seccomp.c - kernel_network_mode seccomp: an isolated Python
- * startup over an immutable environment, then a seccomp filter the kernel
- * installs on itself when the worker says it is ready.
+ * startup over an immutable environment (the rule is sandbox_immutable.c's),
+ * then a seccomp filter the kernel installs on itself when the worker says
+ * it is ready (sandbox_seccomp_lock.c). This file builds the startup.
  *
  * Why from inside: seccomp filters only ever apply to the calling thread
  * (and, with TSYNC, its siblings); nothing outside can install one on a
@@ -10,16 +11,13 @@
  * below (our code, passed with -c, nothing read from disk but validated
  * roots) loads codeexec-seccomp.so from beside the worker and keeps a
  * lock() the worker runs silently once the handshake is done, before READY
- * (see main.c). The worker then checks /proc/PID/task/\*\/status from the
+ * (lifecycle.c). The worker then checks /proc/PID/task/\*\/status from the
  * outside: a kernel that did not lock itself is killed.
  */
 #include "autoconf.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -37,30 +35,12 @@
 #include "fs_tree.h"
 #include "log.h"
 #include "sandbox.h"
+#include "sandbox_immutable.h"
 #include "sandbox_steps.h"
 #include "xmalloc.h"
 
 #define HELPER_NAME "codeexec-seccomp.so"
 #define QUERY_TIMEOUT_MS 20000
-#define MAX_GROUPS 64
-#define MAX_LINK_DEPTH 32
-
-/*
- * Startup variables: rejected unless listed as supported. They act before
- * the filter exists (the loader, the interpreter, IPython and Jupyter read
- * them at start-up), and none has variable-specific validation yet.
- */
-static const struct {
-	const char *prefix;
-	const char *why;
-} rejected_env[] = {
-	{"LD_", "the dynamic loader reads it before any check (LD_LIBRARY_PATH is validated)"},
-	{"DYLD_", "a loader control"},
-	{"PYTHON", "an interpreter startup control (only PYTHONNOUSERSITE=1 is supported)"},
-	{"IPYTHON", "an IPython startup control"},
-	{"JUPYTER", "a Jupyter startup control"},
-	{"JPY_", "a Jupyter startup control"},
-};
 
 /*
  * Asked of the interpreter (run -I -S as the kernel identity) before the
@@ -130,317 +110,6 @@ static const char boot_code[] =
 	"app.initialize(['-f', conn] + opts)\n"
 	"app.start()\n";
 
-static const char lock_code[] = "__import__('_codeexecd_seccomp').lock()";
-
-const char *
-sandbox_seccomp_lock_code(void)
-{
-	return lock_code;
-}
-
-/* The identity the immutable-environment rule is checked against. */
-struct ident {
-	uid_t uid;
-	gid_t groups[MAX_GROUPS];
-	int ngroups;
-};
-
-/* The kernel identity: START's uid/gid, else ours with our groups. */
-static void
-ident_of(const struct sandbox *sb, struct ident *id)
-{
-	if (sb->has_id) {
-		id->uid = sb->uid;
-		id->groups[0] = sb->gid;
-		id->ngroups = 1;
-		return;
-	}
-	id->uid = geteuid();
-	id->groups[0] = getegid();
-	int n = getgroups(MAX_GROUPS - 1, id->groups + 1);
-	id->ngroups = 1 + (n > 0 ? n : 0);
-}
-
-/* 1 if g is one of the identity's groups. */
-static int
-in_groups(const struct ident *id, gid_t g)
-{
-	for (int i = 0; i < id->ngroups; i++)
-		if (id->groups[i] == g)
-			return 1;
-	return 0;
-}
-
-/*
- * Why st (of path) breaks the rule for id, or NULL: owned by the kernel's
- * identity, or writable by it. A sticky directory (/tmp) may be writable
- * by all when it only controls, as a parent, what others own.
- */
-static const char *
-mutable_why(const struct stat *st, const struct ident *id, int as_parent)
-{
-	if (st->st_uid == id->uid)
-		return "is owned by the kernel's identity";
-	if (S_ISLNK(st->st_mode))
-		return NULL; /* a link's own mode means nothing; its target is checked */
-	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
-		return NULL; /* /dev/null (masked units link there) carries no code */
-	if ((st->st_mode & S_IWGRP) && in_groups(id, st->st_gid))
-		return "is writable by a group of the kernel's identity";
-	int sticky_dir = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX);
-	if ((st->st_mode & S_IWOTH) && !(as_parent && sticky_dir))
-		return "is writable by everyone";
-	return NULL;
-}
-
-/* State of one validation (nftw has no user pointer). */
-static struct {
-	const struct ident *id;
-	char bad[ERR_LEN]; /* the first failure; "" while none */
-	int depth;	/* symbolic link nesting */
-	char **seen;	/* trees already walked (owned), so links into them stop */
-	size_t nseen;
-} chk;
-
-/* 1 if path lies in a tree already walked. */
-static int
-covered(const char *path)
-{
-	for (size_t i = 0; i < chk.nseen; i++) {
-		size_t n = strlen(chk.seen[i]);
-		if (strncmp(path, chk.seen[i], n) == 0 &&
-		    (path[n] == '\0' || path[n] == '/' || (n == 1 && chk.seen[i][0] == '/')))
-			return 1;
-	}
-	return 0;
-}
-
-/* Forget the trees walked by the last check. */
-static void
-forget_seen(void)
-{
-	for (size_t i = 0; i < chk.nseen; i++)
-		free(chk.seen[i]);
-	free(chk.seen);
-	chk.seen = NULL;
-	chk.nseen = 0;
-}
-
-static int check_tree(const char *path);
-
-/* Record the first failure about path. */
-static void
-fail_path(const char *path, const char *why)
-{
-	if (chk.bad[0] == '\0')
-		snprintf(chk.bad, sizeof(chk.bad), "seccomp: %s %s", path, why);
-}
-
-static int check_parents(const char *path);
-
-/*
- * A directory above a checked path that is a symbolic link: the walk up the
- * path's text sees the link, not where it leads, yet whoever may replace
- * that target or a directory above it replaces the whole tree. The resolved
- * directory and its own parents must pass too.
- */
-static int
-check_link_parent(const char *link)
-{
-	char *real = realpath(link, NULL);
-	const char *why;
-	struct stat st;
-
-	if (real == NULL) {
-		fail_path(link, strerror(errno));
-		return -1;
-	}
-	if (++chk.depth > MAX_LINK_DEPTH)
-		fail_path(link, "leads through too many symbolic links");
-	else if (stat(real, &st) == -1)
-		fail_path(real, strerror(errno));
-	else if ((why = mutable_why(&st, chk.id, 1)) != NULL)
-		fail_path(real, why);
-	else
-		check_parents(real);
-	chk.depth--;
-	free(real);
-	return chk.bad[0] ? -1 : 0;
-}
-
-/* Every directory above path (not path itself) must be immutable. */
-static int
-check_parents(const char *path)
-{
-	char *p = xstrdup(path), *slash;
-	struct stat st;
-
-	while ((slash = strrchr(p, '/')) != NULL) {
-		*(slash == p ? slash + 1 : slash) = '\0';
-		if (lstat(p, &st) == -1) {
-			fail_path(p, strerror(errno));
-			break;
-		}
-		const char *why = mutable_why(&st, chk.id, 1);
-		if (why) {
-			fail_path(p, why);
-			break;
-		}
-		if (S_ISLNK(st.st_mode) && check_link_parent(p) == -1)
-			break;
-		if (slash == p)
-			break;
-	}
-	free(p);
-	return chk.bad[0] ? -1 : 0;
-}
-
-/*
- * A link to nothing: the kernel must not be able to create its target, so
- * the nearest existing ancestor of the target must pass as a parent.
- */
-static int
-check_dangling(const char *path)
-{
-	char text[PATH_MAX], *p, *slash;
-	struct stat st;
-	ssize_t n = readlink(path, text, sizeof(text) - 1);
-
-	if (n <= 0) {
-		fail_path(path, "is a symbolic link that cannot be read");
-		return -1;
-	}
-	text[n] = '\0';
-	if (text[0] == '/') {
-		p = xstrdup(text);
-	} else {
-		char *dir = xstrdup(path);
-		*strrchr(dir, '/') = '\0';
-		p = xasprintf("%s/%s", dir, text);
-		free(dir);
-	}
-	while (stat(p, &st) == -1 && (slash = strrchr(p, '/')) != NULL && slash != p)
-		*slash = '\0';
-	char *real = realpath(p, NULL);
-	const char *why = NULL;
-	if (real == NULL || stat(real, &st) == -1)
-		fail_path(path, "is a symbolic link whose target cannot be examined");
-	else if ((why = mutable_why(&st, chk.id, 1)) != NULL)
-		fail_path(real, why);
-	else
-		check_parents(real);
-	free(real);
-	free(p);
-	return chk.bad[0] ? -1 : 0;
-}
-
-/* A symbolic link found in a tree: its resolved target must pass too. */
-static int
-check_link(const char *path)
-{
-	char *target = realpath(path, NULL);
-
-	if (target == NULL && errno == ENOENT)
-		return check_dangling(path);
-	if (target == NULL) {
-		fail_path(path, strerror(errno));
-		return -1;
-	}
-	if (covered(target)) {
-		free(target);
-		return 0; /* its tree was or is being walked */
-	}
-	if (++chk.depth > MAX_LINK_DEPTH)
-		fail_path(path, "leads through too many symbolic links");
-	else if (check_parents(target) == 0)
-		check_tree(target);
-	chk.depth--;
-	free(target);
-	return chk.bad[0] ? -1 : 0;
-}
-
-/* nftw callback: one entry of a tree under the rule. */
-static int
-visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	const char *why;
-
-	(void)ftw;
-	if (flag == FTW_NS || flag == FTW_DNR) {
-		fail_path(path, "cannot be examined");
-		return 1;
-	}
-	if ((why = mutable_why(st, chk.id, 0)) != NULL) {
-		fail_path(path, why);
-		return 1;
-	}
-	if (flag == FTW_SL)
-		return check_link(path) == -1;
-	return 0;
-}
-
-/* path and everything below it (links followed to their targets). */
-static int
-check_tree(const char *path)
-{
-	chk.seen = xreallocarray(chk.seen, chk.nseen + 1, sizeof(*chk.seen));
-	chk.seen[chk.nseen++] = xstrdup(path);
-	int rc = nftw(path, visit, 16, FTW_PHYS);
-
-	if (rc == -1)
-		fail_path(path, strerror(errno));
-	return chk.bad[0] ? -1 : 0;
-}
-
-/* The immutable-environment rule for path: parents, itself, its tree. */
-static int
-check_path(const char *path, const struct ident *id, char *why, size_t why_len)
-{
-	chk.id = id;
-	chk.bad[0] = '\0';
-	chk.depth = 0;
-	if (path[0] != '/')
-		fail_path(path, "is not an absolute path");
-	else if (check_parents(path) == 0)
-		check_tree(path);
-	forget_seen();
-	if (chk.bad[0])
-		return err_set(why, why_len, "%s", chk.bad);
-	return 0;
-}
-
-/* Reject unsupported startup variables; validate LD_LIBRARY_PATH entries. */
-static int
-check_env(char **envp, const struct ident *id, char *why, size_t why_len)
-{
-	for (char **e = envp; e && *e; e++) {
-		if (strncmp(*e, "LD_LIBRARY_PATH=", 16) == 0 || strcmp(*e, "PYTHONNOUSERSITE=1") == 0)
-			continue;
-		for (size_t i = 0; i < sizeof(rejected_env) / sizeof(rejected_env[0]); i++) {
-			const char *pre = rejected_env[i].prefix;
-			if (strncmp(*e, pre, strlen(pre)) == 0) {
-				err_set(why, why_len,
-					"seccomp: the kernel environment variable %.*s is not supported: %s",
-					(int)strcspn(*e, "="), *e, rejected_env[i].why);
-				return -1;
-			}
-		}
-	}
-	const char *llp = envp_get(envp, "LD_LIBRARY_PATH");
-	if (llp == NULL)
-		return 0;
-	char *list = xstrdup(llp), *save = NULL;
-	int rc = 0;
-	if (*list == '\0' || strstr(list, "::") || *list == ':' || list[strlen(list) - 1] == ':') {
-		err_set(why, why_len,
-			"seccomp: LD_LIBRARY_PATH has an empty entry (the current directory)");
-		rc = -1;
-	}
-	for (char *t = strtok_r(list, ":", &save); t && rc == 0; t = strtok_r(NULL, ":", &save))
-		rc = check_path(t, id, why, why_len);
-	free(list);
-	return rc;
-}
 
 /* In the query child: become the kernel identity, then exec. Never returns. */
 static void __attribute__((noreturn))
@@ -519,24 +188,6 @@ query_paths(const struct sandbox *sb, const char *python, char **envp, char *why
 	return o;
 }
 
-/* Check every string of array `key` in o; 0, or -1 with *why. */
-static int
-check_array(struct json_object *o, const char *key, const struct ident *id, char *why,
-	    size_t why_len)
-{
-	struct json_object *a;
-
-	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array)) {
-		err_set(why, why_len, "seccomp: the interpreter's report lacks %s", key);
-		return -1;
-	}
-	for (size_t i = 0; i < json_object_array_length(a); i++) {
-		struct json_object *p = json_object_array_get_idx(a, i);
-		if (check_path(json_object_get_string(p), id, why, why_len) == -1)
-			return -1;
-	}
-	return 0;
-}
 
 /*
  * A fresh private start directory <runtime_dir>/boot with empty IPython
@@ -670,11 +321,11 @@ int
 sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 			const char *runtime_dir, struct sandbox_launch *ln, char *why, size_t why_len)
 {
-	struct ident id;
+	struct sandbox_ident id;
 	struct json_object *rep = NULL, *roots, *cfg;
 	const char *python = argv[0];
 
-	ident_of(sb, &id);
+	sandbox_immutable_ident(&id, sb->has_id, sb->uid, sb->gid);
 	if (id.uid == 0) {
 		err_set(why, why_len,
 			"seccomp: the kernel would run as root, which can change any path of its environment; run codeexecd as a user, or give kernels uid/gid");
@@ -687,18 +338,18 @@ sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char
 	}
 	free(sb->helper);
 	sb->helper = helper_path();
-	if (check_env(envp, &id, why, why_len) == -1 ||
-	    check_path(python, &id, why, why_len) == -1 ||
-	    check_path(sb->helper, &id, why, why_len) == -1)
+	if (sandbox_immutable_env(envp, &id, why, why_len) == -1 ||
+	    sandbox_immutable_path(python, &id, why, why_len) == -1 ||
+	    sandbox_immutable_path(sb->helper, &id, why, why_len) == -1)
 		return -1;
 	if ((rep = query_paths(sb, python, envp, why, why_len)) == NULL)
 		return -1;
 	int rc = -1;
-	if (check_array(rep, "path", &id, why, why_len) == -1 ||
-	    check_array(rep, "roots", &id, why, why_len) == -1)
+	if (sandbox_immutable_array(rep, "path", &id, why, why_len) == -1 ||
+	    sandbox_immutable_array(rep, "roots", &id, why, why_len) == -1)
 		goto out;
 	if (json_object_object_get_ex(rep, "cfg", &cfg) && json_object_is_type(cfg, json_type_string) &&
-	    check_path(json_object_get_string(cfg), &id, why, why_len) == -1)
+	    sandbox_immutable_path(json_object_get_string(cfg), &id, why, why_len) == -1)
 		goto out;
 	const char *conn = conn_arg(argv);
 	if (conn == NULL) {
@@ -719,58 +370,5 @@ sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char
 	rc = 0;
 out:
 	json_object_put(rep);
-	return rc;
-}
-
-/* Seccomp and NoNewPrivs of one /proc/PID/task/TID/status; 0 if locked. */
-static int
-task_locked(const char *path, char *why, size_t why_len)
-{
-	char text[8192];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd == -1 ? -1 : read(fd, text, sizeof(text) - 1);
-
-	if (fd != -1)
-		close(fd);
-	if (n <= 0) {
-		err_set(why, why_len, "seccomp: cannot read %s", path);
-		return -1;
-	}
-	text[n] = '\0';
-	if (strstr(text, "\nSeccomp:\t2\n") == NULL || strstr(text, "\nNoNewPrivs:\t1\n") == NULL) {
-		err_set(why, why_len, "seccomp: %s does not show Seccomp: 2 and NoNewPrivs: 1",
-			path);
-		return -1;
-	}
-	return 0;
-}
-
-int
-sandbox_seccomp_verify(pid_t pid, char *why, size_t why_len)
-{
-	char *dir = xasprintf("/proc/%d/task", (int)pid);
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int rc = 0, n = 0;
-
-	if (d == NULL) {
-		err_set(why, why_len, "seccomp: cannot list %s: %s", dir, strerror(errno));
-		free(dir);
-		return -1;
-	}
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *p = xasprintf("%s/%s/status", dir, e->d_name);
-		rc = task_locked(p, why, why_len);
-		free(p);
-		n++;
-	}
-	closedir(d);
-	free(dir);
-	if (rc == 0 && n == 0) {
-		err_set(why, why_len, "seccomp: the kernel has no threads to check");
-		rc = -1;
-	}
 	return rc;
 }

@@ -68,7 +68,7 @@ struct wstate {
  * (nothing was written: -1 with errno EMSGSIZE or EINVAL); any other
  * failure means the supervisor is gone (0, and the worker quits).
  */
-int worker_send(struct wstate *w, unsigned type, uint32_t id, const void *msg);
+int supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *msg);
 /* End the worker because the supervisor broke the protocol. */
 void worker_protocol_error(struct wstate *w, const char *what);
 

@@ -162,14 +162,3 @@ stub_wait_blocked(int n)
 			return -1;
 	return 0;
 }
-
-int
-batch_kernels(void)
-{
-	return pool_stub.batch_kernels;
-}
-
-void
-batch_session_closed(const char *owner)
-{
-}

@@ -18,7 +18,6 @@ struct pool_stub {
 	int takes;		/* pool_take calls that gave a worker */
 	int releases;		/* pool_release calls */
 	int interrupts;		/* pool_interrupt calls */
-	int batch_kernels;	/* what batch_kernels answers */
 	int blocked;		/* executions waiting in "block" now */
 	char order[256];	/* the code of each execution, in the order run, ";"-joined */
 };

@@ -180,11 +180,11 @@ START_TEST(streaming_roundtrip)
 	ck_assert_uint_eq(out.err.len, 0);
 	ipc_streaming_free(&out);
 	f = frame_of(IPC_STREAMING, "{\"stdout\": 1}");
-	ck_assert_int_eq(ipc_streaming_decode(&f, &out, err), -1);
+	ck_assert_int_eq(ipc_streaming_decode(&f, &out, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "STREAMING: stdout: must be a string");
 	ipc_msg_clear(&f);
 	f = frame_of(IPC_STREAMING, "{\"stdout\": \"\", \"rich\": []}");
-	ck_assert_int_eq(ipc_streaming_decode(&f, &out, err), -1);
+	ck_assert_int_eq(ipc_streaming_decode(&f, &out, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "STREAMING: unknown member \"rich\"");
 	ipc_msg_clear(&f);
 }
@@ -201,7 +201,7 @@ START_TEST(result_take)
 					       " \"kernel_restarted\": false}");
 	struct json_object *payload = f.payload;
 
-	ck_assert_int_eq(ipc_result_decode(&f, &r, err), 0);
+	ck_assert_int_eq(ipc_result_decode(&f, &r, err, sizeof(err)), 0);
 	ipc_result_free(&r);
 	struct json_object *doc = ipc_result_take(&f);
 	ck_assert_ptr_eq(doc, payload);

@@ -65,6 +65,14 @@ START_TEST(create_and_find)
 }
 END_TEST
 
+static char closed_id[SESSION_ID_LEN + 1];
+
+static void
+record_close(const char *id)
+{
+	snprintf(closed_id, sizeof(closed_id), "%s", id);
+}
+
 START_TEST(max_sessions)
 {
 	char why[ERR_LEN] = "";
@@ -78,13 +86,16 @@ START_TEST(max_sessions)
 	ck_assert_ptr_nonnull(strstr(why, "pool.max_sessions"));
 	ck_assert_int_eq(session_count(), 2);
 	/* Kernels of batch items count against the cap too. */
+	session_on_close(record_close);
 	session_close(b);
+	ck_assert_str_eq(closed_id, b->id); /* what runs for b elsewhere ends with it */
+	session_on_close(NULL);
 	session_put(b);
-	pool_stub.batch_kernels = 1;
+	session_hold_kernels(1);
 	why[0] = '\0';
 	ck_assert_ptr_null(session_create(2, why, sizeof(why)));
 	ck_assert_str_ne(why, "");
-	pool_stub.batch_kernels = 0;
+	session_hold_kernels(-1);
 	b = session_create(2, why, sizeof(why));
 	ck_assert_ptr_nonnull(b);
 	session_put(a);
