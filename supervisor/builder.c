@@ -317,6 +317,54 @@ builder_requirements(struct build_ctx *b, const char *python)
 }
 
 int
+builder_base_python(struct build_ctx *b, const char *type, const char *packages)
+{
+	b->base_python = builder_find(b->cfg->python, BUILDER_PATH);
+	if (b->base_python == NULL) {
+		snprintf(b->why, b->why_len,
+			 "type %s needs the interpreter %s, which is not in %s: install it "
+			 "(apt-get install %s) or set python to its path",
+			 type, b->cfg->python, BUILDER_PATH, packages);
+		return -1;
+	}
+	return 0;
+}
+
+int
+builder_venv(struct build_ctx *b, char *const venv[], char *const install[])
+{
+	if (builder_run(b, venv) == -1)
+		return -1;
+
+	char *reqs = builder_requirements(b, b->env_python);
+	int rc = 0;
+	if (builder_has_requirements(reqs)) {
+		char *file = xasprintf("%s/.codeexecd-requirements.txt", b->prefix);
+		size_t n = 0;
+		while (install[n] != NULL)
+			n++;
+		char **argv = xcalloc(n + 3, sizeof(*argv));
+		memcpy(argv, install, n * sizeof(*argv));
+		argv[n] = (char *)"-r";
+		argv[n + 1] = file;
+		rc = builder_write(b, file, reqs) == -1 || builder_run(b, argv) == -1 ? -1 : 0;
+		free(argv);
+		free(file);
+	}
+	free(reqs);
+	return rc;
+}
+
+void
+builder_clear(struct build_ctx *b)
+{
+	free(b->tool);
+	free(b->base_python);
+	free(b->envfile);
+	b->tool = b->base_python = b->envfile = NULL;
+}
+
+int
 builder_write(struct build_ctx *b, const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);

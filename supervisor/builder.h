@@ -22,9 +22,14 @@ struct build_ctx {
 	const char *prefix;	/* the new environment; builders create it */
 	char **envp;		/* sanitized environment of every step */
 	time_t deadline;	/* the whole build ends by then (build_timeout_s) */
-	void *state;		/* a builder's own, made by prepare, freed by finish */
+	const char *env_python;	/* the new environment's interpreter, once built */
 	char *why;		/* the caller's reason buffer (err.h) */
 	size_t why_len;
+	/* What prepare found; owned by the build, freed by builder_clear. */
+	char *tool;		/* the build program (uv, micromamba, mamba, conda), or NULL */
+	char *base_python;	/* the interpreter a venv is made from (pip, uv), or NULL */
+	char *envfile;		/* conda: the environment.yml given to the tool, or NULL */
+	int micromamba;		/* conda: the tool is micromamba, whose command line differs */
 };
 
 struct builder {
@@ -37,8 +42,6 @@ struct builder {
 	int (*prepare)(struct build_ctx *b);
 	/* Create the environment at b->prefix and install the dependencies. */
 	int (*build)(struct build_ctx *b);
-	/* Release b->state; called after prepare whatever happened. */
-	void (*finish)(struct build_ctx *b);
 };
 
 extern const struct builder builder_pip;
@@ -47,6 +50,8 @@ extern const struct builder builder_conda;
 
 /* The builder of type `t`. */
 const struct builder *builder_for(enum env_type t);
+/* Free what prepare found (b->tool, b->base_python, b->envfile), whatever happened. */
+void builder_clear(struct build_ctx *b);
 
 /*
  * Path of program `name`: itself if it holds a '/' and is executable, else
@@ -54,6 +59,12 @@ const struct builder *builder_for(enum env_type t);
  * none. Caller owns.
  */
 char *builder_find(const char *name, const char *path);
+/*
+ * Find the interpreter a venv is made from (the `python` setting) into
+ * b->base_python. When it is missing, -1 with b->why saying that type
+ * `type` needs it and to install it with apt-get install `packages`.
+ */
+int builder_base_python(struct build_ctx *b, const char *type, const char *packages);
 /* Search order for build tools: the daemon's PATH, then the fixed build PATH. */
 const char *builder_tool_path(void);
 /* The fixed PATH of build steps, also where `python` is looked up. */
@@ -82,6 +93,14 @@ int builder_spec_names(const char *spec, const char *name);
  * environment's) cannot already import it. Caller owns.
  */
 char *builder_requirements(struct build_ctx *b, const char *python);
+/*
+ * A venv build (pip, uv): run `venv`, which makes the environment at
+ * b->prefix; then, when builder_requirements for b->env_python has
+ * anything to install, write it to a file in the environment and run
+ * `install` (argv up to its NULL) followed by "-r FILE". Returns 0, or -1
+ * with b->why.
+ */
+int builder_venv(struct build_ctx *b, char *const venv[], char *const install[]);
 /* Whether a requirements text has anything but blank lines and comments. */
 int builder_has_requirements(const char *text);
 /* Write `text` to `path` (mode 0644, synced). Returns 0, or -1 with b->err. */

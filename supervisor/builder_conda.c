@@ -19,12 +19,6 @@
 /* Tried in this order when conda_executable is empty. */
 static const char *const conda_tools[] = {"micromamba", "mamba", "conda", NULL};
 
-struct conda_state {
-	char *tool;
-	int micromamba;	/* its command line differs from conda's and mamba's */
-	char *envfile;	/* the environment.yml given to the tool */
-};
-
 /* Set err to "dependency_file (environment.yml), line N: why"; returns -1. */
 static int
 yml_error(struct build_ctx *b, const yaml_node_t *nd, const char *why)
@@ -256,13 +250,10 @@ conda_tool(struct build_ctx *b)
 static int
 conda_prepare(struct build_ctx *b)
 {
-	struct conda_state *st = xcalloc(1, sizeof(*st));
-
-	b->state = st;
-	if ((st->envfile = conda_envfile(b)) == NULL || (st->tool = conda_tool(b)) == NULL)
+	if ((b->envfile = conda_envfile(b)) == NULL || (b->tool = conda_tool(b)) == NULL)
 		return -1;
-	const char *base = strrchr(st->tool, '/') ? strrchr(st->tool, '/') + 1 : st->tool;
-	st->micromamba = strncmp(base, "micromamba", 10) == 0;
+	const char *base = strrchr(b->tool, '/') ? strrchr(b->tool, '/') + 1 : b->tool;
+	b->micromamba = strncmp(base, "micromamba", 10) == 0;
 	return 0;
 }
 
@@ -270,18 +261,17 @@ conda_prepare(struct build_ctx *b)
 static int
 conda_build(struct build_ctx *b)
 {
-	struct conda_state *st = b->state;
 	char *file = xasprintf("%s.yml", b->prefix);
-	char *mm[] = {st->tool, (char *)"create", (char *)"--yes", (char *)"--prefix",
+	char *mm[] = {b->tool, (char *)"create", (char *)"--yes", (char *)"--prefix",
 		      (char *)b->prefix, (char *)"--file", file, NULL};
-	char *cd[] = {st->tool, (char *)"env", (char *)"create", (char *)"--prefix",
+	char *cd[] = {b->tool, (char *)"env", (char *)"create", (char *)"--prefix",
 		      (char *)b->prefix, (char *)"--file", file, NULL};
 	int rc = -1;
 
-	if (builder_write(b, file, st->envfile) == 0 &&
-	    builder_run(b, st->micromamba ? mm : cd) == 0) {
+	if (builder_write(b, file, b->envfile) == 0 &&
+	    builder_run(b, b->micromamba ? mm : cd) == 0) {
 		char *copy = xasprintf("%s/.codeexecd-environment.yml", b->prefix);
-		rc = builder_write(b, copy, st->envfile);
+		rc = builder_write(b, copy, b->envfile);
 		free(copy);
 	}
 	unlink(file);
@@ -289,23 +279,8 @@ conda_build(struct build_ctx *b)
 	return rc;
 }
 
-/* Release the tool's path and the environment file. */
-static void
-conda_finish(struct build_ctx *b)
-{
-	struct conda_state *st = b->state;
-
-	if (st != NULL) {
-		free(st->tool);
-		free(st->envfile);
-		free(st);
-	}
-	b->state = NULL;
-}
-
 const struct builder builder_conda = {
 	.type = ENV_CONDA,
 	.prepare = conda_prepare,
 	.build = conda_build,
-	.finish = conda_finish,
 };

@@ -350,15 +350,16 @@ build(const struct config *cfg, const char *digest, char *why, size_t why_len)
 
 	rand_hex(hex, 8);
 	char *prefix = xasprintf("%s.gen-%s", cfg->build_dir, hex);
+	char *python = xasprintf("%s/bin/python", prefix);
 	struct build_ctx b = {
 		.cfg = cfg,
 		.prefix = prefix,
 		.envp = build_envp(cfg, prefix),
 		.deadline = start + cfg->build_timeout_s,
+		.env_python = python,
 		.why = why,
 		.why_len = why_len,
 	};
-	char *python = xasprintf("%s/bin/python", prefix);
 	int rc = -1;
 
 	why[0] = '\0';
@@ -386,7 +387,7 @@ out:
 		/* A probe killed at the deadline reads as "cannot import": say why. */
 		snprintf(why, why_len, "the build took longer than build_timeout_s (%d s)",
 			 cfg->build_timeout_s);
-	bl->finish(&b);
+	builder_clear(&b);
 	if (rc == -1 && fs_remove_tree(prefix) == -1)
 		log_warn("remove the failed build %s", prefix);
 	free(python);

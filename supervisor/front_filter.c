@@ -20,6 +20,7 @@
 
 #include "front_filter.h"
 #include "log.h"
+#include "scfilter.h"
 
 /*
  * Namespace flags: with them clone() makes a new namespace, not just a
@@ -221,21 +222,10 @@ static const struct {
 static scmp_filter_ctx
 build(pid_t self, char *why, size_t why_len)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int rc;
+	scmp_filter_ctx ctx = scfilter_new(SCMP_ACT_KILL_PROCESS, why, why_len);
 
-	if (ctx == NULL) {
-		snprintf(why, why_len, "seccomp_init failed");
+	if (ctx == NULL)
 		return NULL;
-	}
-	/* Other architectures (i386 via int 0x80, x32) would see other numbers. */
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) != 0) {
-		snprintf(why, why_len, "seccomp_attr_set: %s", strerror(-rc));
-		seccomp_release(ctx);
-		return NULL;
-	}
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		struct scmp_arg_cmp arg[2];
 
@@ -246,12 +236,8 @@ build(pid_t self, char *why, size_t why_len)
 		for (unsigned a = 0; a < rules[i].nargs; a++)
 			if (arg[a].op == SCMP_CMP_EQ && arg[a].datum_a == SELF_PID)
 				arg[a].datum_a = (scmp_datum_t)self;
-		rc = seccomp_rule_add_array(ctx, rules[i].action, rules[i].nr, rules[i].nargs, arg);
-		if (rc != 0) {
-			char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rules[i].nr);
-			snprintf(why, why_len, "seccomp rule for %s: %s", name ? name : "?",
-				 strerror(-rc));
-			free(name);
+		if (scfilter_add(ctx, rules[i].action, rules[i].nr, rules[i].nargs, arg, why,
+				 why_len) == -1) {
 			seccomp_release(ctx);
 			return NULL;
 		}
@@ -264,16 +250,8 @@ front_filter_install(char *why, size_t why_len)
 {
 	scmp_filter_ctx ctx = build(getpid(), why, why_len);
 
-	if (ctx == NULL)
+	if (ctx == NULL || scfilter_load(ctx, why, why_len) == -1)
 		return -1;
-	int rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	if (rc != 0) {
-		/* With TSYNC, a positive value is the thread that could not sync. */
-		snprintf(why, why_len, "seccomp_load: %s",
-			 rc < 0 ? strerror(-rc) : "a thread could not be synchronized");
-		return -1;
-	}
 	installed = 1;
 	return 0;
 }

@@ -2,9 +2,12 @@
  * pool.h - the worker processes: spawning, the warm pool, IPC dispatch,
  * reaping and throttled refill.
  *
- * Running one execution on a worker, and what the worker answers to it,
- * is pool_exec.c's part (struct call, pool_execute*, pool_interrupt,
- * pool_stream).
+ * Its parts, each with its own header (pool_state.h lists them): pool.c
+ * takes and releases workers; pool_spawn.c spawns them and refills the
+ * warm pool; pool_io.c reads, writes and dispatches on their sockets;
+ * pool_reap.c settles their deaths and the shutdown. Running one execution
+ * on a worker, and what the worker answers to it, is pool_exec.c's part
+ * (struct call, pool_execute*, pool_interrupt, pool_stream).
  *
  * Owns every struct worker and pool_lock, which guards the workers, the
  * session table and every struct call: the main loop and the HTTP threads

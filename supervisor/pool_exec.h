@@ -1,7 +1,8 @@
 /*
- * pool_exec.h - what pool.c and pool_exec.c tell each other, and nobody
- * else: pool.c owns the workers and their sockets, pool_exec.c the
- * executions on them (see pool.h for the public side of both).
+ * pool_exec.h - what the pool's other parts and pool_exec.c tell each
+ * other, and nobody else: pool_io.c owns the workers' sockets and sends
+ * with worker_send (pool_io.h), pool_exec.c owns the executions on them
+ * (see pool.h for the public side of both).
  */
 #ifndef SUPERVISOR_POOL_EXEC_H
 #define SUPERVISOR_POOL_EXEC_H
@@ -13,12 +14,9 @@
 
 #include "ipc_msg.h"
 #include "pool.h"
+#include "pool_io.h"
 
 struct config;
-
-/* pool.c: queue message `msg` (the struct of `type`, or NULL) for `w`;
- * never blocks. 0, or -1 with errno set. */
-int worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg);
 
 /* pool_exec.c: remember the configuration (borrowed), for EXECUTE's limits. */
 void pool_exec_init(const struct config *cfg);

@@ -117,14 +117,45 @@ tool_result(struct json_object *structured, const char *text, int is_error)
 	return r;
 }
 
+/* {key: id, status: "not_found"}, with `text` for people. Caller owns. */
+static struct json_object *
+not_found(const char *key, const char *id, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, key, json_object_new_string(id));
+	json_object_object_add(o, "status", json_object_new_string("not_found"));
+	return tool_result(o, text, 1);
+}
+
 struct json_object *
 tool_job_not_found(const char *id)
 {
-	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "job_id", json_object_new_string(id));
-	json_object_object_add(o, "status", json_object_new_string("not_found"));
-	return tool_result(o, "No such job in this session (unknown, expired, or another "
-			      "session's).", 1);
+	return not_found("job_id", id, "No such job in this session (unknown, expired, or another "
+				       "session's).");
+}
+
+void
+tool_batch_describe(struct json_object *tool, const char *text)
+{
+	json_object_object_add(tool, "description", json_object_new_string(text));
+	json_object_object_add(tool, "inputSchema",
+			       tool_schema("{\"type\":\"object\",\"properties\":{\"batch_id\":"
+					   "{\"type\":\"string\"}},\"required\":[\"batch_id\"]}"));
+}
+
+struct json_object *
+tool_batch_call(struct tool_call *tc, struct json_object *(*answer)(const char *id,
+								    const char *owner))
+{
+	const char *id = tool_arg_string(tc, "batch_id");
+
+	if (id == NULL)
+		return tool_bad_params(tc, "argument 'batch_id' (a string) is required");
+	struct json_object *report = answer(id, tc->session->id);
+	if (report == NULL)
+		return not_found("batch_id", id, "No such batch in this session (unknown, "
+						 "expired, or another session's).");
+	return tool_result(report, NULL, 0);
 }
 
 struct json_object *

@@ -75,6 +75,17 @@ double tool_arg_timeout(struct tool_call *tc);
 struct json_object *tool_result(struct json_object *structured, const char *text, int is_error);
 /* The answer about a job the caller may not see: like one that never existed. */
 struct json_object *tool_job_not_found(const char *id);
+/* A batch tool's description, `text`, and its inputSchema: a required batch_id. */
+void tool_batch_describe(struct json_object *tool, const char *text);
+/*
+ * A batch tool's call: `answer` (batch_report or batch_cancel) for the
+ * batch named by the `batch_id` argument and the caller's session; a batch
+ * it may not see (answer gives NULL) is answered like one that never
+ * existed. Caller owns.
+ */
+struct json_object *tool_batch_call(struct tool_call *tc,
+				    struct json_object *(*answer)(const char *id,
+								  const char *owner));
 /* An inputSchema/outputSchema from its JSON text. Caller owns. */
 struct json_object *tool_schema(const char *json);
 /*

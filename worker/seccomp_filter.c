@@ -15,6 +15,7 @@
 
 #include <seccomp.h>
 
+#include "scfilter.h"
 #include "seccomp_filter.h"
 
 #define DENY SCMP_ACT_ERRNO(EPERM)
@@ -90,31 +91,15 @@ static const struct {
 static scmp_filter_ctx
 build(char *why, size_t why_len)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int rc;
+	scmp_filter_ctx ctx = scfilter_new(SCMP_ACT_ALLOW, why, why_len);
 
-	if (ctx == NULL) {
-		snprintf(why, why_len, "seccomp_init failed");
+	if (ctx == NULL)
 		return NULL;
-	}
-	/* Other architectures would see other syscall numbers: kill outright. */
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) != 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1)) != 0) {
-		snprintf(why, why_len, "seccomp_attr_set: %s", strerror(-rc));
-		seccomp_release(ctx);
-		return NULL;
-	}
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		/* op 0: unconditional, no comparison. */
 		unsigned n = rules[i].arg.op != 0;
-		rc = n ? seccomp_rule_add_array(ctx, rules[i].action, rules[i].nr, n, &rules[i].arg)
-		       : seccomp_rule_add(ctx, rules[i].action, rules[i].nr, 0);
-		if (rc != 0) {
-			char *name;
-			name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, rules[i].nr);
-			snprintf(why, why_len, "seccomp rule for %s: %s", name ? name : "?",
-				 strerror(-rc));
-			free(name);
+		if (scfilter_add(ctx, rules[i].action, rules[i].nr, n, &rules[i].arg, why,
+				 why_len) == -1) {
 			seccomp_release(ctx);
 			return NULL;
 		}
@@ -164,15 +149,7 @@ codeexec_seccomp_lock(char *why, size_t why_len)
 		return -1;
 	}
 	scmp_filter_ctx ctx = build(why, why_len);
-	if (ctx == NULL)
+	if (ctx == NULL || scfilter_load(ctx, why, why_len) == -1)
 		return -1;
-	int rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	if (rc != 0) {
-		/* With TSYNC, a positive value is the thread that could not sync. */
-		snprintf(why, why_len, "seccomp_load: %s",
-			 rc < 0 ? strerror(-rc) : "a thread could not be synchronized");
-		return -1;
-	}
 	return only_unix_sockets(why, why_len);
 }

@@ -1,0 +1,329 @@
+/* pool_io.c - see pool_io.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ipc_msg.h"
+#include "kernelpid.h"
+#include "log.h"
+#include "pool_exec.h"
+#include "pool_io.h"
+#include "pool_reap.h"
+#include "pool_state.h"
+#include "start_failure.h"
+#include "xmalloc.h"
+
+/* A worker that leaves queued bytes unread this long is stopped or hung. */
+#define WORKER_UNREAD_S 10
+
+void
+worker_drop_queue(struct worker *w)
+{
+	/* Keep a small buffer for the next frame; give back a large one. */
+	if (w->out.cap > 65536) {
+		buf_free(&w->out);
+		buf_init(&w->out);
+	}
+	w->out.len = 0;
+	w->out_off = 0;
+}
+
+void
+worker_flush(struct worker *w)
+{
+	while (w->fd != -1 && w->out_off < w->out.len) {
+		ssize_t n = send(w->fd, w->out.data + w->out_off, w->out.len - w->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			w->out_off += (size_t)n;
+			w->out_since = clock_mono();
+		} else if (n == -1 && errno == EINTR) {
+			continue;
+		} else if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return;
+		} else {
+			/* Gone: its exit status, via SIGCHLD, says how. */
+			log_debug("write to worker %d: %s", (int)w->pid, strerror(errno));
+			worker_drop_queue(w);
+		}
+	}
+	if (w->out_off == w->out.len)
+		worker_drop_queue(w);
+}
+
+/*
+ * A frame was just appended to w->out, which held `before` bytes: write
+ * what the socket takes at once; the main loop writes the rest when poll()
+ * says it may. Every message to a worker goes through here (encode it into
+ * w->out, then call this), so that nothing ever blocks on a worker.
+ */
+static void
+worker_queued(struct worker *w, size_t before)
+{
+	if (w->out_off == before)
+		w->out_since = clock_mono(); /* nothing was pending: the clock starts */
+	worker_flush(w);
+	if (w->out_off < w->out.len)
+		pool_wake(); /* poll for POLLOUT from now on */
+}
+
+/*
+ * Queue message `msg` for `w` (see worker_queued): the struct of `type`
+ * (ipc_msg.h, borrowed), or NULL for the types without fields. Never
+ * blocks. 0, or -1 with errno set (EPIPE: the worker is gone; EMSGSIZE:
+ * too large; EINVAL: a value the codec refuses).
+ */
+int
+worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
+{
+	char err[ERR_LEN] = "";
+	size_t before = w->out.len;
+
+	if (w->fd == -1) {
+		errno = EPIPE;
+		return -1;
+	}
+	int rc = msg ? ipc_msg_encode(&w->out, type, id, msg, err, sizeof(err))
+		     : ipc_empty_encode(&w->out, type, id, err, sizeof(err));
+	if (rc == -1) {
+		w->out.len = before;
+		errno = strcmp(err, "oversized payload") == 0 ? EMSGSIZE : EINVAL;
+		return -1;
+	}
+	worker_queued(w, before);
+	return 0;
+}
+/*
+ * What a worker may send in each phase of its life, in the manner of
+ * OpenSSH's monitor (MON_PERMIT): a message type not permitted in the
+ * worker's phase, or one whose fields do not decode, ends the worker.
+ */
+enum phase {
+	PHASE_STARTING,	 /* START sent, no kernel yet */
+	PHASE_READY,	 /* idle, in the pool or held by a session */
+	PHASE_EXECUTING, /* an EXECUTE in flight */
+	PHASE_STOPPING,	 /* SHUTDOWN sent */
+	PHASE_N,
+};
+
+#define PERMIT(t) (1u << ((t) - IPC_READY))
+static const unsigned permit[PHASE_N] = {
+	/* its kernel comes up, or it says why not */
+	[PHASE_STARTING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_LOG),
+	/* an idle kernel may die; the next one is announced again */
+	[PHASE_READY] = PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	/* output and the result of the request in flight; a kernel started for
+	 * it, or one that died idle just before it came */
+	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) |
+			    PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	/* whatever it sent before it read SHUTDOWN */
+	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
+			   PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) |
+			   PERMIT(IPC_LOG),
+};
+
+static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing", "stopping"};
+
+static enum phase
+worker_phase(const struct worker *w)
+{
+	switch (w->state) {
+	case WORKER_STARTING:
+		return PHASE_STARTING;
+	case WORKER_ASSIGNED:
+		return w->call ? PHASE_EXECUTING : PHASE_READY;
+	case WORKER_IDLE:
+		return PHASE_READY;
+	default:
+		return PHASE_STOPPING;
+	}
+}
+
+static int
+permitted(enum phase ph, unsigned type)
+{
+	return type >= IPC_READY && type <= IPC_STREAMING && (permit[ph] & PERMIT(type));
+}
+
+/* READY: take the kernel it names, once proven to be that worker's. */
+static void
+on_ready(struct worker *w, const struct ipc_ready *r)
+{
+	char why[200];
+	int fd;
+
+	int rc = kernelpid_claim(r->kernel_pid, w->pid, &fd, why, sizeof(why));
+	if (rc == -1) {
+		worker_kill(w, why);
+		return;
+	}
+	if (w->kernel_pidfd != -1)
+		close(w->kernel_pidfd);
+	w->kernel_pidfd = fd;
+	w->kernel_pid = rc == 1 ? r->kernel_pid : 0;
+	w->ever_ready = 1;
+	pool.early_deaths = 0;
+	if (w->state == WORKER_STARTING) {
+		worker_set_state(w, WORKER_IDLE);
+		pthread_cond_broadcast(&pool.ready_cond);
+	}
+}
+
+/* OUTPUT and RESULT: for the request in flight, which in PHASE_EXECUTING
+ * must be theirs. 1 if they belong to it, 0 if to nobody, -1 if a lie. */
+static int
+for_call(struct worker *w, enum phase ph, const struct ipc_msg *m)
+{
+	char why[120];
+
+	if (w->call && w->call->id == m->hdr.id)
+		return 1;
+	if (ph != PHASE_EXECUTING)
+		return 0; /* a SHUTDOWN crossed it */
+	snprintf(why, sizeof(why), "%s for request %u, but request %u is in flight",
+		 ipc_type_name(m->hdr.type), m->hdr.id, w->call->id);
+	worker_kill(w, why);
+	return -1;
+}
+
+/* Act on one message from worker `w`: check it is permitted now, decode, act. */
+static void
+worker_message(struct worker *w, struct ipc_msg *m)
+{
+	char err[IPC_ERR_LEN], why[IPC_ERR_LEN + 64];
+	enum phase ph = worker_phase(w);
+	union {
+		struct ipc_ready ready;
+		struct ipc_start_failed start_failed;
+		struct ipc_output output;
+		struct ipc_streaming streaming;
+		struct ipc_result result;
+		struct ipc_kernel_died kernel_died;
+		struct ipc_log log;
+	} u;
+
+	if (!permitted(ph, m->hdr.type)) {
+		snprintf(why, sizeof(why), "sent %s, which a worker may not send while %s",
+			 ipc_type_name(m->hdr.type), phase_names[ph]);
+		worker_kill(w, why);
+		return;
+	}
+	if (ipc_msg_decode(m, m->hdr.type, &u, err, sizeof(err)) == -1) {
+		snprintf(why, sizeof(why), "sent a malformed message: %s", err);
+		worker_kill(w, why);
+		return;
+	}
+	switch (m->hdr.type) {
+	case IPC_READY:
+		on_ready(w, &u.ready);
+		start_failure_set(NULL);
+		break;
+	case IPC_START_FAILED:
+		log_warnx("worker %d could not start its kernel: %s", (int)w->pid,
+			  u.start_failed.message.s);
+		start_failure_set(u.start_failed.message.s);
+		pthread_cond_broadcast(&pool.ready_cond); /* waiters fail now, with the reason */
+		break;
+	case IPC_OUTPUT:
+		if (for_call(w, ph, m) == 1 &&
+		    pool_exec_output(w, &u.output, why, sizeof(why)) == -1)
+			worker_kill(w, why);
+		break;
+	case IPC_STREAMING:
+		if (for_call(w, ph, m) == 1 &&
+		    pool_exec_streaming(w, &u.streaming, why, sizeof(why)) == -1)
+			worker_kill(w, why);
+		break;
+	case IPC_RESULT:
+		/* The decoded payload itself, neither copied nor encoded again. */
+		if (for_call(w, ph, m) == 1)
+			pool_exec_complete(w, ipc_result_take(m));
+		break;
+	case IPC_KERNEL_DIED:
+		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,
+			  u.kernel_died.message.s);
+		break;
+	case IPC_LOG:
+		log_msg(u.log.priority, "worker %d: %s", (int)w->pid, u.log.message.s);
+		break;
+	}
+	ipc_msg_free(m->hdr.type, &u);
+}
+
+/* Read and dispatch everything worker `w` has sent. */
+static void
+worker_readable(struct worker *w)
+{
+	struct ipc_msg m;
+	char err[ERR_LEN] = "";
+	int rc;
+
+	ssize_t n = ipc_reader_fill(&w->reader);
+	if (n == 0 || (n < 0 && errno != EAGAIN)) {
+		/* Its exit status, via SIGCHLD, says what happened. */
+		close(w->fd);
+		w->fd = -1;
+		return;
+	}
+	while (w->fd != -1 && (rc = ipc_reader_next(&w->reader, &m, err, sizeof(err))) == 1) {
+		worker_message(w, &m);
+		ipc_msg_clear(&m);
+	}
+	if (w->fd != -1 && rc == -1)
+		worker_kill(w, err);
+}
+
+int
+pool_pollfds(struct pollfd *pfd, int max)
+{
+	int n = 0;
+	for (struct worker *w = pool.workers; w && n < max; w = w->next) {
+		if (w->fd == -1)
+			continue;
+		pfd[n].fd = w->fd;
+		pfd[n].events = POLLIN | (w->out_off < w->out.len ? POLLOUT : 0);
+		pfd[n].revents = 0;
+		n++;
+	}
+	return n;
+}
+
+void
+pool_handle(const struct pollfd *pfd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!pfd[i].revents)
+			continue;
+		for (struct worker *w = pool.workers; w; w = w->next) {
+			if (w->fd != pfd[i].fd)
+				continue;
+			if (pfd[i].revents & POLLOUT)
+				worker_flush(w);
+			if (w->fd != -1 && (pfd[i].revents & ~POLLOUT))
+				worker_readable(w);
+			break;
+		}
+	}
+}
+
+void
+pool_io_kill_unread(void)
+{
+	double now = clock_mono();
+
+	for (struct worker *w = pool.workers; w; w = w->next) {
+		if (w->fd == -1 || w->out_off == w->out.len || now - w->out_since < WORKER_UNREAD_S)
+			continue;
+		char *why = xasprintf("it left %zu bytes unread on its socket for %d s (stopped "
+				      "or hung)", w->out.len - w->out_off, WORKER_UNREAD_S);
+		worker_kill(w, why);
+		free(why);
+	}
+}
+

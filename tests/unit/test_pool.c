@@ -1,0 +1,453 @@
+/*
+ * test_pool.c - the pool's state changes with real worker processes: the
+ * warm pool fills, a ready worker is taken and replaced, it executes, it is
+ * released and reaped; a worker that dies fails its call and is replaced; a
+ * worker that breaks the protocol is killed, and refills back off after
+ * early deaths; pool_stop ends them all.
+ *
+ * pool.c, pool_spawn.c, pool_io.c, pool_reap.c and pool_exec.c are real;
+ * the workers are system/fake-worker (run through a one-line script that
+ * gives it its mode), which speaks the real IPC codec on fd 3 and starts a
+ * child of its own as its "kernel". The test's thread is the main loop.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "fs_tree.h"
+#include "pool.h"
+#include "pool_state.h"
+#include "xmalloc.h"
+
+/* How long a state may take to come; far above what it needs. */
+#define DEADLINE_S 20
+
+static struct config cfg;
+static char fake_worker[4096];
+static char tmpdir[] = "/tmp/test_pool.XXXXXX";
+
+/* Write the script that runs fake-worker in `mode`; returns its path. */
+static char *
+worker_script(const char *dir, const char *mode)
+{
+	char *path = xasprintf("%s/worker-%s", dir, mode);
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f != NULL, "create %s: %s", path, strerror(errno));
+	fprintf(f, "#!/bin/sh\nexec '%s' %s \"$@\"\n", fake_worker, mode);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	return path;
+}
+
+/* A configuration in a fresh directory, and the pool on workers of `mode`. */
+static void
+start_pool(const char *mode, int warm)
+{
+	char *dir = mkdtemp(tmpdir);
+
+	ck_assert_msg(dir != NULL, "mkdtemp: %s", strerror(errno));
+	config_defaults(&cfg);
+	free(cfg.state_dir);
+	free(cfg.runtime_dir);
+	cfg.state_dir = xasprintf("%s/state", dir);
+	cfg.runtime_dir = xasprintf("%s/run", dir);
+	char *sessions = xasprintf("%s/sessions", cfg.state_dir);
+	ck_assert_int_eq(mkdir(cfg.state_dir, 0700), 0);
+	ck_assert_int_eq(mkdir(sessions, 0700), 0);
+	ck_assert_int_eq(mkdir(cfg.runtime_dir, 0700), 0);
+	free(sessions);
+	cfg.pool_warm = warm;
+	cfg.pool_max_sessions = 4;
+	pool_init(&cfg, NULL, worker_script(dir, mode), 0);
+	pool_start();
+}
+
+/* One turn of the main loop, in the order main.c's loop_once takes it. */
+static void
+turn(void)
+{
+	struct pollfd pfd[32];
+
+	pfd[0] = (struct pollfd){.fd = pool_wake_fd(), .events = POLLIN};
+	pool_lock();
+	int n = pool_pollfds(pfd + 1, 31);
+	pool_unlock();
+	ck_assert(poll(pfd, (nfds_t)n + 1, 50) != -1 || errno == EINTR);
+	pool_lock();
+	pool_handle(pfd + 1, n);
+	pool_reap();
+	pool_tick();
+	pool_unlock();
+	pool_refill();
+}
+
+/* Turn the loop until cond() holds (asked with the lock held); 1 if it did. */
+static int
+turn_until(int (*cond)(void))
+{
+	double end = clock_mono() + DEADLINE_S;
+
+	for (;;) {
+		pool_lock();
+		int ok = cond();
+		pool_unlock();
+		if (ok)
+			return 1;
+		if (clock_mono() > end)
+			return 0;
+		turn();
+	}
+}
+
+/* How many workers pool_describe lists in state `state`. Lock held. */
+static int
+count_state(const char *state)
+{
+	struct json_object *list = pool_describe();
+	int n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *w = json_object_array_get_idx(list, i);
+		n += strcmp(json_object_get_string(json_object_object_get(w, "state")), state) == 0;
+	}
+	json_object_put(list);
+	return n;
+}
+
+/* Whether worker `pid` is still listed. Lock held. */
+static int
+listed(pid_t pid)
+{
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->pid == pid)
+			return 1;
+	return 0;
+}
+
+static int
+one_idle(void)
+{
+	return pool_idle_count() == 1;
+}
+
+static int
+two_idle(void)
+{
+	return pool_idle_count() == 2 && count_state("idle") == 2;
+}
+
+static int
+three_early_deaths(void)
+{
+	return pool.early_deaths >= 3;
+}
+
+static int
+none_live(void)
+{
+	return pool_live_count() == 0;
+}
+
+/* The worker the tests take, for conditions that look at it. */
+static struct worker *taken;
+
+static int
+taken_dead(void)
+{
+	return taken->state == WORKER_DEAD;
+}
+
+static pid_t released_pid;
+
+static int
+released_gone(void)
+{
+	return !listed(released_pid);
+}
+
+/* Take a ready worker at once (lock held); fails the test when none is. */
+static struct worker *
+take(void)
+{
+	char why[256] = "";
+	struct worker *w = pool_take(0, why, sizeof(why));
+
+	ck_assert_msg(w != NULL, "no worker: %s", why);
+	return w;
+}
+
+static const char *
+error_type(struct json_object *result)
+{
+	struct json_object *e = json_object_object_get(result, "error");
+	return e ? json_object_get_string(json_object_object_get(e, "type")) : "";
+}
+
+static const char *
+error_message(struct json_object *result)
+{
+	struct json_object *e = json_object_object_get(result, "error");
+	return e ? json_object_get_string(json_object_object_get(e, "message")) : "";
+}
+
+START_TEST(warm_pool_fills)
+{
+	start_pool("child", 2);
+	ck_assert_int_eq(pool_ready(), 0);
+	ck_assert_msg(turn_until(two_idle), "the warm pool never held 2 ready workers");
+	ck_assert_int_eq(pool_ready(), 1);
+	pool_lock();
+	for (struct worker *w = pool.workers; w; w = w->next) {
+		/* READY's kernel was claimed: a process of its own, not the worker. */
+		ck_assert_int_gt(w->kernel_pid, 0);
+		ck_assert_int_ne(w->kernel_pid, w->pid);
+		ck_assert_int_ne(w->kernel_pidfd, -1);
+		ck_assert(w->ever_ready);
+		ck_assert(!w->owned);
+	}
+	/* No more than the warm target: a turn later there are still two. */
+	pool_unlock();
+	turn();
+	pool_lock();
+	ck_assert_int_eq(pool_live_count(), 2);
+	pool_unlock();
+	pool_stop();
+	ck_assert_ptr_null(pool.workers);
+}
+END_TEST
+
+START_TEST(take_execute_release)
+{
+	struct call c;
+
+	start_pool("child", 1);
+	ck_assert(turn_until(one_idle));
+	pool_lock();
+	struct worker *w = take();
+	ck_assert_int_eq(w->state, WORKER_ASSIGNED);
+	ck_assert(w->owned);
+	ck_assert_int_eq(pool_idle_count(), 0);
+	ck_assert_int_eq(count_state("assigned"), 1);
+	pool_unlock();
+
+	/* The pool replaces what was taken. */
+	ck_assert_msg(turn_until(one_idle), "the taken worker was not replaced");
+	pool_lock();
+	ck_assert_int_eq(pool_live_count(), 2);
+
+	call_init(&c);
+	pool_execute_start(w, &c, "1 + 1", 10, 0);
+	ck_assert_ptr_eq(w->call, &c);
+	pool_unlock();
+	for (double end = clock_mono() + DEADLINE_S; !c.done && clock_mono() < end;)
+		turn();
+	pool_lock();
+	ck_assert_msg(c.done, "no RESULT came");
+	ck_assert_ptr_null(w->call);
+	ck_assert(json_object_get_boolean(json_object_object_get(c.result, "success")));
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(c.result, "stdout")),
+			 "fake\n");
+	call_clear(&c);
+
+	/* Released: SHUTDOWN, then reaped and freed. */
+	released_pid = w->pid;
+	pool_release(w);
+	ck_assert_int_eq(w->state, WORKER_CLOSING);
+	ck_assert(!w->owned);
+	pool_unlock();
+	ck_assert_msg(turn_until(released_gone), "the released worker was never reaped");
+	pool_lock();
+	ck_assert_int_eq(pool_live_count(), 1);
+	pool_unlock();
+}
+END_TEST
+
+START_TEST(death_fails_call)
+{
+	struct call c;
+
+	start_pool("child", 1);
+	ck_assert(turn_until(one_idle));
+	pool_lock();
+	taken = take();
+	/* Stopped, it cannot answer before it dies with the call in flight. */
+	ck_assert_int_eq(kill(taken->pid, SIGSTOP), 0);
+	call_init(&c);
+	pool_execute_start(taken, &c, "1 + 1", 10, 0);
+	ck_assert(!c.done);
+	ck_assert_int_eq(kill(taken->pid, SIGKILL), 0);
+	pool_unlock();
+	ck_assert_msg(turn_until(taken_dead), "the killed worker was never reaped");
+	pool_lock();
+	ck_assert(c.done);
+	ck_assert_str_eq(error_type(c.result), "WorkerDied");
+	ck_assert_msg(strstr(error_message(c.result), "killed by signal 9") != NULL, "%s",
+		      error_message(c.result));
+	call_clear(&c);
+	/* Held by its session, a dead worker stays listed, and says so. */
+	ck_assert(listed(taken->pid));
+	ck_assert_int_eq(taken->fd, -1);
+	call_init(&c);
+	pool_execute_start(taken, &c, "1 + 1", 10, 0);
+	ck_assert(c.done);
+	ck_assert_str_eq(error_type(c.result), "WorkerDied");
+	ck_assert_msg(strstr(error_message(c.result), "start a new session") != NULL, "%s",
+		      error_message(c.result));
+	call_clear(&c);
+	released_pid = taken->pid;
+	pool_release(taken);
+	ck_assert(!listed(released_pid));
+	/* An assigned worker's death is not an early one. */
+	ck_assert_int_eq(pool.early_deaths, 0);
+	pool_unlock();
+	ck_assert(turn_until(one_idle));
+}
+END_TEST
+
+/* A worker that sends what its phase does not permit is killed; so many of
+ * them in a row make refills back off, and takers are told no kernel came. */
+static void
+refused(const char *mode)
+{
+	char why[256] = "";
+
+	start_pool(mode, 1);
+	ck_assert_msg(turn_until(three_early_deaths), "%s workers were not refused", mode);
+	pool_lock();
+	ck_assert_int_eq(pool_idle_count(), 0);
+	ck_assert(pool.backoff_until != 0 && pool.backoff_until >= time(NULL) - 1);
+	ck_assert_ptr_null(pool_take(0, why, sizeof(why)));
+	ck_assert_msg(strstr(why, "no kernel became ready") != NULL, "%s", why);
+	ck_assert_int_eq(pool_ready(), 0);
+	pool_unlock();
+}
+
+START_TEST(out_of_phase_refused)
+{
+	refused("early-result");
+}
+END_TEST
+
+START_TEST(malformed_refused)
+{
+	refused("malformed");
+}
+END_TEST
+
+START_TEST(stop_ends_all)
+{
+	char why[256] = "";
+
+	start_pool("child", 2);
+	ck_assert(turn_until(two_idle));
+	pool_lock();
+	taken = take();
+	pid_t pids[2] = {pool.workers->pid, pool.workers->next->pid};
+	pool_unlock();
+	pool_stop();
+	pool_lock();
+	ck_assert(none_live());
+	/* Owned by a session, the taken worker stays listed, dead. */
+	ck_assert_int_eq(taken->state, WORKER_DEAD);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(kill(pids[i], 0) == -1 && errno == ESRCH, 1);
+	ck_assert_ptr_null(pool_take(1, why, sizeof(why)));
+	ck_assert_str_eq(why, "the server is shutting down");
+	pool_unlock();
+	pool_refill();
+	pool_lock();
+	ck_assert_int_eq(pool_live_count(), 0);
+	pool_unlock();
+}
+END_TEST
+
+/* After each test: no worker left, and the directories gone. */
+static void
+clean_up(void)
+{
+	pool_stop();
+	ck_assert_int_eq(fs_remove_tree(tmpdir), 0);
+}
+
+/*
+ * Kill and reap what failed tests left: a failed assertion ends a test's
+ * process without clean_up, and Check kills its process group, workers
+ * included, but not their kernels, which lead sessions of their own. As
+ * the subreaper, this process inherits them.
+ */
+static void
+kill_orphans(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[64], line[512];
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		int pid = atoi(e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		FILE *f = pid > 0 ? fopen(path, "r") : NULL;
+		if (f == NULL)
+			continue;
+		/* "pid (comm) state ppid ...", where comm may hold anything. */
+		char *end = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		int ppid = 0;
+		if (end != NULL && sscanf(end + 1, " %*c %d", &ppid) == 1 && ppid == getpid()) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		fclose(f);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+int
+main(void)
+{
+	const char *top = getenv("top_builddir");
+
+	snprintf(fake_worker, sizeof(fake_worker), "%s/tests/system/fake-worker",
+		 top ? top : "..");
+	if (access(fake_worker, X_OK) == -1) {
+		printf("SKIP: %s is not built (make -C tests system/fake-worker)\n", fake_worker);
+		return 77;
+	}
+
+	/* Each test in a process of its own (CK_FORK): the pool is global. */
+	const TTest *const tests[] = {
+		warm_pool_fills,     take_execute_release, death_fails_call,
+		out_of_phase_refused, malformed_refused,    stop_ends_all,
+	};
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 90);
+	tcase_add_checked_fixture(tc, NULL, clean_up);
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		tcase_add_test(tc, tests[i]);
+	Suite *suite = suite_create("pool");
+	suite_add_tcase(suite, tc);
+
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		perror("prctl PR_SET_CHILD_SUBREAPER");
+	SRunner *sr = srunner_create(suite);
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	kill_orphans();
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
