@@ -2,7 +2,6 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
@@ -10,39 +9,13 @@
 
 #include "config.h"
 #include "log.h"
-#include "pool_exec.h"
-#include "pool_io.h"
-#include "pool_reap.h"
-#include "pool_spawn.h"
-#include "pool_state.h"
+#include "pool.h"
+#include "pool_send.h"
 #include "start_failure.h"
 #include "uid.h"
 
-/* pool_lock: the workers, the session table, every call (see pool.h). */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-struct pool_state pool = {.ready_cond = PTHREAD_COND_INITIALIZER};
-/* Written under the lock, read without it by /health. */
-static atomic_int idle_workers;
+/* Set once a kernel came up; read without the lock by /health. */
 static atomic_int ever_ready;
-static int wake_pipe[2] = {-1, -1};
-
-void
-pool_lock(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-pthread_mutex_t *
-pool_mutex(void)
-{
-	return &lock;
-}
-
-void
-pool_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
 
 void
 pool_init(const struct config *c, const struct cgroup_layout *layout, const char *path,
@@ -53,45 +26,13 @@ pool_init(const struct config *c, const struct cgroup_layout *layout, const char
 	uid_init(c, path);
 	pool_spawn_init(path, verbose);
 	pool_exec_init(c);
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
-		fatal("pipe2 for the pool's wake pipe");
-}
-
-int
-pool_wake_fd(void)
-{
-	return wake_pipe[0];
-}
-
-void
-pool_wake(void)
-{
-	char c = 1;
-	/* A full pipe already means "wake up"; nothing to do on EAGAIN. */
-	if (write(wake_pipe[1], &c, 1) == -1 && errno != EAGAIN)
-		log_warn("write to the pool's wake pipe");
-}
-
-void
-worker_set_state(struct worker *w, enum worker_state st)
-{
-	if (w->state == WORKER_IDLE && st != WORKER_IDLE)
-		atomic_fetch_sub(&idle_workers, 1);
-	else if (w->state != WORKER_IDLE && st == WORKER_IDLE)
-		atomic_fetch_add(&idle_workers, 1);
-	w->state = st;
+	pool_wake_init();
 }
 
 void
 pool_start(void)
 {
 	pool_refill();
-}
-
-int
-pool_idle_count(void)
-{
-	return atomic_load(&idle_workers);
 }
 
 int
@@ -130,15 +71,6 @@ pool_describe(void)
 	return list;
 }
 
-int
-pool_spare_count(void)
-{
-	int n = 0;
-	for (struct worker *w = pool.workers; w; w = w->next)
-		n += w->state == WORKER_IDLE || w->state == WORKER_STARTING;
-	return n;
-}
-
 /* Nonzero while a worker is starting its kernel. */
 static int
 pool_starting(void)
@@ -147,15 +79,6 @@ pool_starting(void)
 		if (w->state == WORKER_STARTING)
 			return 1;
 	return 0;
-}
-
-int
-pool_live_count(void)
-{
-	int n = 0;
-	for (struct worker *w = pool.workers; w; w = w->next)
-		n += w->state != WORKER_DEAD;
-	return n;
 }
 
 struct worker *
@@ -190,7 +113,7 @@ pool_take(double wait_s, char *why, size_t why_len)
 			err_set(why, why_len, "the server is shutting down");
 			break;
 		}
-		if (pthread_cond_timedwait(&pool.ready_cond, &lock, &deadline) == ETIMEDOUT) {
+		if (pthread_cond_timedwait(&pool.ready_cond, pool_mutex(), &deadline) == ETIMEDOUT) {
 			err_set(why, why_len,
 				"no kernel became ready in time (see the daemon's log)");
 			break;
@@ -223,7 +146,7 @@ void
 pool_tick(void)
 {
 	char drain[64];
-	while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
+	while (read(pool_wake_fd(), drain, sizeof(drain)) > 0)
 		;
 	pool_io_kill_unread();
 	uid_tick();

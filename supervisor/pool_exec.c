@@ -1,9 +1,9 @@
 /*
  * pool_exec.c - one execution on a worker: EXECUTE out, then OUTPUT,
- * STREAMING and RESULT back (see pool.h and pool_exec.h). Owns the calls'
- * ids and their lifecycle on the worker side of the supervisor: starting,
- * waiting with the worker's silence bounded, streaming on demand,
- * interrupting, completing.
+ * STREAMING and RESULT back (see pool_exec.h). Owns the calls' ids and
+ * their lifecycle on the worker side of the supervisor: starting, waiting
+ * with the worker's silence bounded, streaming on demand, interrupting,
+ * completing.
  *
  * Output streams only while someone watches: EXECUTE carries stream when
  * the call was watched from the start (progress notifications); a poll
@@ -23,6 +23,7 @@
 #include "config.h"
 #include "log.h"
 #include "pool_exec.h"
+#include "pool_send.h"
 #include "result.h"
 #include "xmalloc.h"
 
@@ -37,24 +38,6 @@ void
 pool_exec_init(const struct config *c)
 {
 	cfg = c;
-}
-
-void
-call_init(struct call *c)
-{
-	memset(c, 0, sizeof(*c));
-	buf_init(&c->out);
-	buf_init(&c->err);
-	pthread_cond_init(&c->cond, NULL);
-}
-
-void
-call_clear(struct call *c)
-{
-	json_object_put(c->result);
-	buf_free(&c->out);
-	buf_free(&c->err);
-	pthread_cond_destroy(&c->cond);
 }
 
 void

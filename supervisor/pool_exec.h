@@ -1,8 +1,8 @@
 /*
- * pool_exec.h - what the pool's other parts and pool_exec.c tell each
- * other, and nobody else: pool_io.c owns the workers' sockets and sends
- * with worker_send (pool_io.h), pool_exec.c owns the executions on them
- * (see pool.h for the public side of both).
+ * pool_exec.h - one execution on a worker (pool_exec.c): EXECUTE out
+ * through pool_send.h, and OUTPUT, STREAMING and RESULT back, handed over
+ * by pool_io.c's dispatch. Callers outside the pool reach it through
+ * pool.h. Lock held for all of it, unless said.
  */
 #ifndef SUPERVISOR_POOL_EXEC_H
 #define SUPERVISOR_POOL_EXEC_H
@@ -13,13 +13,39 @@
 #include <json-c/json.h>
 
 #include "ipc_msg.h"
-#include "pool.h"
-#include "pool_io.h"
+#include "pool_state.h"
 
 struct config;
 
-/* pool_exec.c: remember the configuration (borrowed), for EXECUTE's limits. */
+/* Remember the configuration (borrowed), for EXECUTE's limits. */
 void pool_exec_init(const struct config *cfg);
+
+/*
+ * Run `code` on `w` and wait for its result, which lands in c->result
+ * (the RESULT payload, or a result describing why there is none). Lock held
+ * on entry and exit (released while waiting). `silent` runs it without
+ * history or execution count, for the daemon's own queries.
+ */
+void pool_execute(struct worker *w, struct call *c, const char *code, double timeout_s,
+		  int silent);
+/*
+ * pool_execute in two steps, for a caller that does other things while it
+ * waits: pool_execute_start queues EXECUTE (streaming when c->stream is
+ * not off) and returns at once; pool_execute_wait waits at most `seconds`
+ * (<0: until the result) and returns 1 once c->done. Lock held.
+ */
+void pool_execute_start(struct worker *w, struct call *c, const char *code, double timeout_s,
+			int silent);
+int pool_execute_wait(struct worker *w, struct call *c, double seconds);
+/*
+ * Someone now watches call `c`, running on `w`: ask the worker to stream
+ * its output (STREAM; c->stream turns on when STREAMING brings what came
+ * before). Nothing if it streams already or is no longer w's. Lock held.
+ */
+void pool_stream(struct worker *w, struct call *c);
+/* Ask the kernel of `w` to interrupt the execution in flight. Lock held. */
+void pool_interrupt(struct worker *w);
+
 /* Complete the call in flight on `w` with `result` (consumed). */
 void pool_exec_complete(struct worker *w, struct json_object *result);
 /*

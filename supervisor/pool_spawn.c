@@ -16,7 +16,7 @@
 #include "ipc_msg.h"
 #include "kernel_env.h"
 #include "log.h"
-#include "pool_io.h"
+#include "pool_send.h"
 #include "pool_spawn.h"
 #include "pool_state.h"
 #include "rand.h"

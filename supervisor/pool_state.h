@@ -1,28 +1,113 @@
 /*
- * pool_state.h - what the parts of the pool share (see pool.h for the
- * public side). pool.c owns this state and the lock that guards it; the
- * other parts read and change it under pool_lock:
+ * pool_state.h - the bottom of the pool: its types, the state its parts
+ * share, the lock that guards them and the wake pipe (pool_state.c). It
+ * includes no other pool header. The pool's parts, each with its own
+ * header, stack above it; each includes only what is below it:
  *
- *   pool.c        the lock, the wake pipe, taking and releasing workers,
- *                 the counts /health reads
- *   pool_spawn.c  spawning a worker, its START, and the warm pool's refill
- *   pool_io.c     the worker sockets: queued writes, reading, and the
- *                 dispatch of each message by the worker's phase
- *   pool_reap.c   worker death: killing, reaping, freeing, shutdown
- *   pool_exec.c   one execution on a worker (pool_exec.h)
+ *   pool_state.c  struct worker and struct call, pool_lock, the wake pipe,
+ *                 worker_set_state and the counts /health reads
+ *   pool_send.c   the queue of frames to each worker, written without blocking
+ *   pool_exec.c   one execution on a worker (send)
+ *   pool_spawn.c  spawning a worker, its START, the warm pool's refill (send)
+ *   pool_reap.c   worker death: killing, reaping, freeing, shutdown (exec, send)
+ *   pool_io.c     reading the workers' sockets and dispatching each message
+ *                 by the worker's phase (exec, reap, send)
+ *   pool.c        the top: taking and releasing workers, /status and
+ *                 /health numbers; pool.h, the public face, includes the
+ *                 parts' headers that callers outside the pool use
+ *
+ * Owns pool_lock (rules in pool.h) and the wake pipe; the workers in
+ * pool.workers are the pool's (spawned by pool_spawn.c, freed by
+ * pool_reap.c).
  */
 #ifndef SUPERVISOR_POOL_STATE_H
 #define SUPERVISOR_POOL_STATE_H
 
 #include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
-#include "pool.h"
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "ipc.h"
 
 struct config;
 struct cgroup_layout;
 
-/* The pool's memory. Defined in pool.c; guarded by pool_lock. */
+enum worker_state {
+	WORKER_STARTING, /* spawned, kernel not ready yet */
+	WORKER_IDLE,	 /* READY, waiting in the pool */
+	WORKER_ASSIGNED, /* serving one session */
+	WORKER_CLOSING,	 /* SHUTDOWN sent */
+	WORKER_DEAD,	 /* exited and reaped; kept while a session points at it */
+};
+
+/* Where a call is on its way (session_run in session.c moves it on). */
+enum call_phase {
+	CALL_NEW,     /* not yet in its session's line */
+	CALL_IN_LINE, /* waiting for the earlier executions of its session */
+	CALL_RUNNING, /* sent to the worker: its code is no longer needed */
+	CALL_ENDED,   /* has its result */
+};
+
+/* Whether the worker sends the call's output as it comes (OUTPUT). */
+enum call_stream {
+	CALL_STREAM_OFF,   /* no: stdout and stderr come once, in the RESULT */
+	CALL_STREAM_ASKED, /* STREAM sent; STREAMING, with the output so far, to come */
+	CALL_STREAM_ON,	   /* yes: someone streams progress or polls the job */
+};
+
+/*
+ * One execution and what it produced so far. The caller owns it
+ * (call_init/call_clear); the main loop appends streamed output and sets
+ * the result, broadcasting `cond` at each change. `out` and `err` fill
+ * only while the call streams; the result holds all of its output.
+ */
+struct call {
+	uint32_t id;
+	int done;
+	enum call_phase phase;
+	enum call_stream stream;
+	struct json_object *result; /* set when done; owned by the call */
+	struct buf out;		    /* stdout streamed so far */
+	struct buf err;		    /* stderr streamed so far */
+	unsigned long changes;	    /* bumped at every output and at the end */
+	int cancelled;		    /* do not start it if it has not started */
+	struct call *next_in_line;  /* the session's queue (session.c) */
+	struct timespec turn_deadline; /* its timeout, while it waits in line */
+	struct timespec kill_deadline; /* running: a worker silent until then is killed */
+	pthread_cond_t cond;
+};
+
+void call_init(struct call *c);
+void call_clear(struct call *c);
+
+struct worker {
+	struct worker *next;
+	pid_t pid;
+	pid_t kernel_pid;    /* READY's, once proven a child of pid (kernelpid.h); or 0 */
+	int kernel_pidfd;    /* pins kernel_pid; -1 when none */
+	int fd;
+	struct ipc_reader reader;
+	enum worker_state state;
+	int owned;	     /* a session holds this worker */
+	const char *session; /* id of that session, for status reports (borrowed) */
+	int ever_ready;
+	char *workdir;	     /* the kernel's working directory (owned) */
+	char *rundir;	     /* its private runtime directory (owned) */
+	uid_t uid;	     /* the kernel's identity from kernel_uid_range, or 0 */
+	char *death;	     /* how it died, once it did (owned) */
+	char *cause;	     /* why the supervisor killed it, if it did (owned) */
+	struct call *call;   /* the execution in flight, or NULL */
+	struct buf out;	     /* frames queued for the worker (main loop writes them) */
+	size_t out_off;	     /* bytes of `out` already written */
+	double out_since;    /* monotonic s: `out` became pending or last moved */
+};
+
+
+/* The pool's memory. Defined in pool_state.c; guarded by pool_lock. */
 struct pool_state {
 	struct worker *workers;		     /* every worker not freed yet */
 	pthread_cond_t ready_cond;	     /* a worker became ready, died, or failed to start */
@@ -35,12 +120,26 @@ struct pool_state {
 };
 extern struct pool_state pool;
 
-/* pool.c: every change of a worker's state goes here, so that /health's
- * count of idle workers needs no lock. */
+void pool_lock(void);
+void pool_unlock(void);
+/* The lock itself, for condition variables that wait under it. */
+pthread_mutex_t *pool_mutex(void);
+
+/* Make the wake pipe; fatal if it cannot. Once, before the main loop. */
+void pool_wake_init(void);
+/* Wake the main loop (from any thread) so it re-reads the pool's state. */
+void pool_wake(void);
+/* Read end of the wake pipe, for the main loop's poll set. */
+int pool_wake_fd(void);
+
+/* Every change of a worker's state goes here, so that /health's count of
+ * idle workers needs no lock. Lock held. */
 void worker_set_state(struct worker *w, enum worker_state st);
-/* pool.c: workers that are, or will soon be, available to a new session. */
+/* Idle workers, for /health. Needs no lock. */
+int pool_idle_count(void);
+/* Workers that are, or will soon be, available to a new session. Lock held. */
 int pool_spare_count(void);
-/* pool.c: workers not reaped yet. */
+/* Workers not reaped yet. Lock held. */
 int pool_live_count(void);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * pool_stubs.c - what test_session and test_job link instead of pool.c and
- * batch.c: a real pool_lock, and workers that are plain structs whose
- * executions answer from their code (pool_stubs.h).
+ * batch.c: workers that are plain structs whose executions answer from
+ * their code (pool_stubs.h). The pool's bottom layer, pool_state.c (the
+ * real pool_lock and calls), is linked as it is.
  */
 #include "autoconf.h"
 
@@ -15,47 +16,10 @@
 #include "result.h"
 
 struct pool_stub pool_stub;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static unsigned long unblocks;
 static struct worker workers[8];
 static int next_worker;
-
-void
-pool_lock(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-void
-pool_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-pthread_mutex_t *
-pool_mutex(void)
-{
-	return &lock;
-}
-
-void
-call_init(struct call *c)
-{
-	memset(c, 0, sizeof(*c));
-	buf_init(&c->out);
-	buf_init(&c->err);
-	pthread_cond_init(&c->cond, NULL);
-}
-
-void
-call_clear(struct call *c)
-{
-	json_object_put(c->result);
-	buf_free(&c->out);
-	buf_free(&c->err);
-	pthread_cond_destroy(&c->cond);
-}
 
 struct worker *
 pool_take(double wait_s, char *why, size_t why_len)
@@ -100,7 +64,7 @@ pool_execute(struct worker *w, struct call *c, const char *code, double timeout_
 		pool_stub.blocked++;
 		pthread_cond_broadcast(&changed);
 		while (unblocks == seen && w->call == c)
-			pthread_cond_wait(&changed, &lock);
+			pthread_cond_wait(&changed, pool_mutex());
 		pool_stub.blocked--;
 		c->result = w->call == c ? result_ok()
 					 : result_failed("KeyboardInterrupt", "interrupted");
@@ -158,7 +122,7 @@ stub_wait_blocked(int n)
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += 10;
 	while (pool_stub.blocked < n)
-		if (pthread_cond_timedwait(&changed, &lock, &deadline) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&changed, pool_mutex(), &deadline) == ETIMEDOUT)
 			return -1;
 	return 0;
 }

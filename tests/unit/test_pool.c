@@ -5,7 +5,7 @@
  * worker that breaks the protocol is killed, and refills back off after
  * early deaths; pool_stop ends them all.
  *
- * pool.c, pool_spawn.c, pool_io.c, pool_reap.c and pool_exec.c are real;
+ * Every part of the pool (pool.c and the pool_*.c below it) is real;
  * the workers are system/fake-worker (run through a one-line script that
  * gives it its mode), which speaks the real IPC codec on fd 3 and starts a
  * child of its own as its "kernel". The test's thread is the main loop.
