@@ -20,7 +20,7 @@ close_describe(const struct config *cfg, struct json_object *tool)
 static struct json_object *
 close_call(struct tool_call *tc)
 {
-	struct session *s = tool_named_session(tc);
+	struct session *s = tool_session_arg(tc, "session_id");
 	if (s == NULL)
 		return NULL;
 	struct json_object *o = json_object_new_object();

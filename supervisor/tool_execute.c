@@ -73,7 +73,7 @@ execute_call(struct tool_call *tc)
 		return tool_bad_params(tc, "argument 'code' (a string) is required");
 	if ((seconds = tool_arg_timeout(tc)) < 0)
 		return NULL;
-	struct session *target = tool_target_session(tc);
+	struct session *target = tool_session_arg(tc, "execution_session_id");
 	if (target == NULL)
 		return NULL;
 	/* This thread runs it (`code` is borrowed from the request meanwhile). */

@@ -96,7 +96,7 @@ inspect_describe(const struct config *cfg, struct json_object *tool)
 static struct json_object *
 inspect_call(struct tool_call *tc)
 {
-	struct session *s = tool_named_session(tc);
+	struct session *s = tool_session_arg(tc, "session_id");
 	if (s == NULL)
 		return NULL;
 	tool_refresh_usage(&s, 1);

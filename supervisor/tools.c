@@ -165,20 +165,23 @@ tool_schema(const char *json)
 }
 
 struct session *
-tool_target_session(struct tool_call *tc)
+tool_session_arg(struct tool_call *tc, const char *arg)
 {
-	const char *id = tool_arg_string(tc, "execution_session_id");
+	const char *id = tool_arg_string(tc, arg);
 
 	if (id == NULL || strcmp(id, tc->session->id) == 0) {
 		tc->session->refs++;
 		return tc->session;
 	}
 	struct session *s = session_get(id);
-	if (s == NULL || !session_may_use(tc->session, s)) {
-		if (s)
-			session_put(s);
-		tool_bad_params(tc, "unknown execution_session_id");
-		return NULL;
+	if (s && !session_may_use(tc->session, s)) {
+		session_put(s);
+		s = NULL;
+	}
+	if (s == NULL) {
+		char why[64];
+		snprintf(why, sizeof(why), "unknown %s", arg);
+		tool_bad_params(tc, why);
 	}
 	return s;
 }

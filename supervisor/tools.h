@@ -90,18 +90,14 @@ struct json_object *tool_batch_call(struct tool_call *tc,
 struct json_object *tool_schema(const char *json);
 /*
  * The session a call addresses: the caller's own, or the one named by its
- * `execution_session_id` argument when the caller may use it. Referenced;
- * NULL after tool_bad_params when unknown or foreign.
+ * argument `arg` (execution_session_id, session_id) when the caller may use
+ * it. Referenced; NULL after tool_bad_params ("unknown ARG") when unknown
+ * or foreign.
  */
-struct session *tool_target_session(struct tool_call *tc);
+struct session *tool_session_arg(struct tool_call *tc, const char *arg);
 
 /* inputSchema of the session tools: an optional session_id. */
 extern const char tool_session_id_schema[];
-/*
- * The session named by the `session_id` argument, or the caller's own;
- * referenced. NULL after tool_bad_params when unknown or foreign.
- */
-struct session *tool_named_session(struct tool_call *tc);
 /*
  * Id, times, state and working directory of `s`, with its size as last
  * counted (tool_refresh_usage). Caller owns.

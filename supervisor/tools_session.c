@@ -110,24 +110,6 @@ session_state(const struct session *s)
 	return s->worker->state == WORKER_DEAD ? "dead" : "idle";
 }
 
-struct session *
-tool_named_session(struct tool_call *tc)
-{
-	const char *id = tool_arg_string(tc, "session_id");
-	if (id == NULL || strcmp(id, tc->session->id) == 0) {
-		tc->session->refs++;
-		return tc->session;
-	}
-	struct session *s = session_get(id);
-	if (s && !session_may_use(tc->session, s)) {
-		session_put(s);
-		s = NULL;
-	}
-	if (s == NULL)
-		tool_bad_params(tc, "unknown session_id");
-	return s;
-}
-
 /* The working directory's usage for people: "at least ..." when cut short. */
 static char *
 usage_text(const struct dir_usage *u, double now)

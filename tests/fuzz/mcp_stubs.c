@@ -128,7 +128,7 @@ stub_call(struct tool_call *tc)
 
 	if (seconds < 0)
 		return NULL;
-	struct session *target = tool_target_session(tc);
+	struct session *target = tool_session_arg(tc, "execution_session_id");
 	if (target == NULL)
 		return NULL;
 	session_put(target);
