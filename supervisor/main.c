@@ -379,6 +379,11 @@ watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile
 		runtime_dir_degraded(why);
 		return;
 	}
+	if (!dir_ok) {
+		pool_lock();
+		pool_runtime_renewed();
+		pool_unlock();
+	}
 	if (!sock_ok) {
 		if (*control_fd != -1)
 			close(*control_fd);

@@ -20,6 +20,7 @@
 #include "pool_spawn.h"
 #include "pool_state.h"
 #include "rand.h"
+#include "start_failure.h"
 #include "uid.h"
 #include "xmalloc.h"
 
@@ -234,17 +235,30 @@ pool_refill(void)
 	for (;;) {
 		pool_lock();
 		int go = wants_worker(&uid);
+		unsigned generation = pool.generation;
 		pool_unlock();
 		if (!go)
 			return;
 		struct worker *w = spawn_worker(uid);
 		pool_lock();
-		if (w)
+		if (w) {
+			w->generation = generation;
 			worker_adopt(w);
-		else
+		} else {
 			uid_release(uid, NULL);
+		}
 		pool_unlock();
 		if (w == NULL)
 			return;
 	}
+}
+
+void
+pool_runtime_renewed(void)
+{
+	pool.generation++;
+	pool.early_deaths = 0;
+	pool.backoff_until = 0;
+	start_failure_set(NULL);
+	pool_wake();
 }
