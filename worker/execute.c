@@ -325,6 +325,14 @@ exec_done(const struct exec *ex)
 	return ex->got_reply && ex->got_idle;
 }
 
+int
+exec_ended_unanswered(const struct exec *ex, double now)
+{
+	/* quiet_since: the idle, the last message of ours */
+	return ex->reinterrupt_at > 0 && ex->got_idle && !ex->got_reply &&
+	       now >= ex->quiet_since + EXEC_REINTERRUPT_S;
+}
+
 double
 exec_idle_deadline(const struct exec *ex)
 {

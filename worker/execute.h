@@ -138,6 +138,14 @@ int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
 /* 1 once both execute_reply and status idle have arrived. */
 int exec_done(const struct exec *ex);
 /*
+ * Whether an interrupted execution ended without its reply: a
+ * KeyboardInterrupt that lands in ipykernel's own handler (after it began
+ * the request, before the code or after it) is caught there, and the
+ * kernel goes idle without answering. The reply, sent before the idle on
+ * another socket, is given EXEC_REINTERRUPT_S to arrive.
+ */
+int exec_ended_unanswered(const struct exec *ex, double now);
+/*
  * When to stop waiting for status idle (monotonic), or 0 while the reply
  * has not come. Past it, the caller calls exec_lose_output and finishes.
  */

@@ -427,6 +427,15 @@ route_timers(struct wstate *w, double now)
 			ex->grace_deadline = now + EXEC_GRACE_S;
 			interrupt_exec(w, now);
 		}
+		if (exec_ended_unanswered(ex, now)) {
+			log_info("request %u: the kernel caught the interrupt in its own handler "
+				 "and went idle without a reply", ex->id);
+			exec_set_error(ex, "KeyboardInterrupt",
+				       "interrupted before the code began or after it ended; "
+				       "the kernel sent no reply");
+			route_finish_exec(w);
+			return 0;
+		}
 		if (ex->reinterrupt_at > 0 && now >= ex->reinterrupt_at && !ex->got_reply)
 			interrupt_exec(w, now);
 		if (ex->grace_deadline > 0 && now >= ex->grace_deadline) {
