@@ -236,7 +236,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		return;
 	}
 	struct json_object *empty = json_object_new_object();
-	char why[512];
+	char why[1024];
 	/* No argument is dropped unseen: an unknown one fails the call. */
 	struct json_object *checked = tools_args(cfg, t, args ? args : empty, why, sizeof(why));
 	json_object_put(empty);

@@ -85,8 +85,23 @@ tools_list(const struct config *cfg)
 	return list;
 }
 
-/* Names listed in an error message at most: the rest are counted. */
-#define UNKNOWN_LISTED 8
+/* Names listed in an error message at most, and their bytes shown at most. */
+#define UNKNOWN_LISTED 5
+#define NAME_SHOWN 64
+
+/* How much of `s` to show: NAME_SHOWN bytes at most, never half a UTF-8 character. */
+static int
+shown_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n <= NAME_SHOWN)
+		return (int)n;
+	n = NAME_SHOWN;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return (int)n;
+}
 
 /*
  * 0 if every member of args is a property of `desc`'s inputSchema; else -1
@@ -107,7 +122,7 @@ args_known(struct json_object *desc, struct json_object *args, char *err, size_t
 		if (props && json_object_object_get_ex(props, key, NULL))
 			continue;
 		if (unknown < UNKNOWN_LISTED)
-			buf_printf(&b, "%s'%.64s'", unknown ? ", " : "", key);
+			buf_printf(&b, "%s'%.*s'", unknown ? ", " : "", shown_len(key), key);
 		unknown++;
 	}
 	if (unknown == 0) {
@@ -184,7 +199,7 @@ tools_args(const struct config *cfg, const struct tool *t, struct json_object *a
 			json_object_object_add(out, name, json_object_get(val));
 		} else if (!same_value(have, val)) {
 			snprintf(err, err_len,
-				 "arguments '%.64s' and '%.64s' are two names for the same argument "
+				 "arguments '%s' and '%s' are two names for the same argument "
 				 "but their values differ: give one of them",
 				 other_name(t, args, key, name), key);
 			json_object_put(out);

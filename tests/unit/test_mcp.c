@@ -441,7 +441,7 @@ END_TEST
 static void
 call(struct answer *a, const char *args, const char *meta)
 {
-	char body[600];
+	char body[1200];
 
 	snprintf(body, sizeof(body),
 		 "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":"
@@ -532,6 +532,32 @@ START_TEST(tools_call_errors)
 	assert_error(&a, 200, -32602,
 		     "unknown argument 'timeout_ms' to execute_py_code; it accepts: code, "
 		     "timeout, execution_session_id, timeout_s");
+	done(&a);
+	/* Long names cut whole characters; past five names, a count. */
+	call(&a, "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,"
+		 "\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\":7}",
+		 NULL);
+	assert_error(&a, 200, -32602,
+		     "unknown arguments 'a', 'b', 'c', 'd', 'e' and 2 more to execute_py_code");
+	done(&a);
+	call(&a, "{\"code\":\"1\",\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\":1}", NULL);
+	/* 64 bytes: 32 characters of two, then the quote. */
+	assert_error(&a, 200, -32602,
+		     "unknown argument '\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9' to");
 	done(&a);
 	/* An alias and its name that disagree. */
 	call(&a, "{\"code\":\"1\",\"timeout\":5,\"timeout_s\":6}", NULL);
