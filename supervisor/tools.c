@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "buf.h"
-
 #include "config.h"
 #include "session.h"
 #include "tools.h"
