@@ -27,7 +27,7 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		"\"A short note on what the code does, for logs.\"},"
 		"\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":"
 		"\"Seconds before the execution is interrupted (clamped to the server's "
-		"maximum).\"},"
+		"max_timeout; null and 0 are refused: nothing runs unbounded).\"},"
 		"\"execution_session_id\":{\"type\":\"string\",\"description\":"
 		"\"Run in this earlier session's kernel (same identity) instead of this "
 		"connection's own.\"}},"
@@ -102,8 +102,16 @@ execute_call(struct tool_call *tc)
 	return r;
 }
 
+/* Seed 003's run_cell(code_str, timeout_s=...) names. */
+static const struct tool_alias execute_aliases[] = {
+	{"code_str", "code"},
+	{"timeout_s", "timeout"},
+	{NULL, NULL},
+};
+
 const struct tool tool_execute = {
 	.name_format = "execute_{name}_code",
 	.describe = execute_describe,
+	.aliases = execute_aliases,
 	.call = execute_call,
 };
