@@ -91,8 +91,13 @@ kernel_env_build(const struct config *cfg)
 	put(env, "MCP_ASSET_CACHE_DIR", cfg->asset_cache_dir);
 	/* Without authentication every caller is the same anonymous identity. */
 	put(env, "USER_IDENTITY", "anonymous");
-	/* Before kernel_environment, whose MPLBACKEND takes precedence. */
-	if (strcmp(cfg->matplotlib_backend, CONFIG_MPL_NONE) != 0)
+	/*
+	 * Before kernel_environment, whose MPLBACKEND takes precedence. The
+	 * inline default is ipykernel's own (it sets MPLBACKEND to it when
+	 * unset), so the default environment stays seed 000's baseline.
+	 */
+	if (strcmp(cfg->matplotlib_backend, CONFIG_MPL_NONE) != 0 &&
+	    strcmp(cfg->matplotlib_backend, CONFIG_MPL_INLINE) != 0)
 		put(env, "MPLBACKEND", cfg->matplotlib_backend);
 	for (size_t i = 0; i < cfg->kernel_environment.n; i++)
 		put(env, cfg->kernel_environment.keys[i], cfg->kernel_environment.values[i]);

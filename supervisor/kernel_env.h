@@ -2,12 +2,11 @@
  * kernel_env.h - what a kernel is started with: its interpreter, its
  * complete process environment and the MIME types it may return.
  *
- * The environment also carries matplotlib_backend (MPLBACKEND, or for
- * none an argument that undoes ipykernel's inline default).
- *
  * Kernels never inherit the daemon's environment (seed 000, "Kernel process
  * environment"): they get a sanitized baseline, the framework's own values
- * and the configured kernel_environment, nothing else.
+ * and the configured kernel_environment, nothing else. A matplotlib_backend
+ * other than the default is one more: MPLBACKEND (none is an argument that
+ * undoes ipykernel's inline default instead).
  */
 #ifndef SUPERVISOR_KERNEL_ENV_H
 #define SUPERVISOR_KERNEL_ENV_H
