@@ -33,6 +33,7 @@
 #include "job.h"
 #include "log.h"
 #include "mcp.h"
+#include "mpl_check.h"
 #include "pool.h"
 #include "privdrop.h"
 #include "uid.h"
@@ -570,6 +571,9 @@ main(int argc, char *argv[])
 		fatalx("environment: %s", err);
 	if (assets_provision(&cfg, warm, err, sizeof(err)) == -1)
 		fatalx("assets: %s", err);
+	/* Before any kernel starts: a backend kernels cannot load is no use. */
+	if (!warm && mpl_check(&cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (warm) {
 		log_info("environment and assets ready; --warm done");
 		config_free(&cfg);

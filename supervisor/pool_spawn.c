@@ -66,19 +66,7 @@ usable(enum cgroup_ctl c)
 	return pool.cgroups && pool.cgroups->version[c] != 0;
 }
 
-/* kernel_env's {name: value} as START's "NAME=value" strings. Caller frees. */
-static char **
-env_strings(struct json_object *env)
-{
-	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
-	size_t i = 0;
-
-	json_object_object_foreach(env, name, val)
-		v[i++] = xasprintf("%s=%s", name, json_object_get_string(val));
-	return v;
-}
-
-/* The strings of a JSON array (argv, allow_mime) as a vector. Caller frees. */
+/* The strings of a JSON array (argv) as a vector. Caller frees. */
 static char **
 strings_of(struct json_object *a)
 {
@@ -96,7 +84,6 @@ send_start(struct worker *w)
 {
 	struct json_object *argv = kernel_env_argv(pool.cfg);
 	struct json_object *env = kernel_env_build(pool.cfg);
-	struct json_object *mime = kernel_env_allow_mime();
 	/* A limit whose controller is unusable here (and not required) goes. */
 	struct ipc_limits lim = {
 		.memory_mb = usable(CGROUP_MEMORY) ? (uint64_t)pool.cfg->limit_memory_mb : 0,
@@ -111,10 +98,10 @@ send_start(struct worker *w)
 	kernel_env_session(env, w->workdir);
 	struct ipc_start st = {
 		.argv = strings_of(argv),
-		.env = env_strings(env),
+		.env = kernel_env_strings(env),
 		.cwd = w->workdir,
 		.runtime_dir = w->rundir,
-		.allow_mime = strings_of(mime),
+		.allow_mime = kernel_env_mime(pool.cfg, NULL),
 		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
 		.startup_timeout_s = STARTUP_TIMEOUT_S,
 		.network_mode = pool.cfg->kernel_network_mode,
@@ -133,7 +120,6 @@ send_start(struct worker *w)
 	strv_free(st.allow_mime);
 	json_object_put(argv);
 	json_object_put(env);
-	json_object_put(mime);
 }
 
 /*

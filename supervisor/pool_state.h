@@ -71,6 +71,9 @@ struct call {
 	enum call_phase phase;
 	enum call_stream stream;
 	struct json_object *result; /* set when done; owned by the call */
+	/* The MIME types the caller asked for (owned, NULL-terminated; NULL:
+	 * allow_mime as configured), narrowing allow_mime at EXECUTE. */
+	char **allow_mime;
 	struct buf out;		    /* stdout streamed so far */
 	struct buf err;		    /* stderr streamed so far */
 	unsigned long changes;	    /* bumped at every output and at the end */

@@ -44,6 +44,7 @@ exec_free(struct exec **exp)
 	if (ex == NULL)
 		return;
 	free(ex->code);
+	strv_free(ex->allow_mime);
 	free(ex->reply_status);
 	json_object_put(ex->reply_content);
 	exec_stream_free(&ex->out);
@@ -452,6 +453,19 @@ member_text(struct json_object *o, const char *key)
 	return t;
 }
 
+/* The strings of `a` as RESULT's dropped_mime: NULL when none. Caller frees. */
+static char **
+dropped_strv(struct json_object *a)
+{
+	size_t n = json_object_array_length(a);
+	if (n == 0)
+		return NULL;
+	char **v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(json_object_get_string(json_object_array_get_idx(a, i)));
+	return v;
+}
+
 void
 exec_result(struct exec *ex, double now, struct ipc_result *r)
 {
@@ -481,6 +495,7 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 	}
 	json_object_put(ex->rich.list);
 	ex->rich.list = json_object_new_array();
+	r->dropped_mime = dropped_strv(ex->rich.dropped);
 	if (ex->error) {
 		r->error = xcalloc(1, sizeof(*r->error));
 		r->error->type = member_text(ex->error, "type");

@@ -61,6 +61,7 @@ struct exec {
 	int silent;		/* Jupyter's silent: no history, no execute_result */
 	int stream;		/* send stream chunks as OUTPUT (someone watches) */
 	int kernel_restarted;	/* runs in a fresh kernel after a death */
+	char **allow_mime;	/* EXECUTE's (owned), or NULL: START's */
 	char msg_id[JUPYTER_MSG_ID_MAX]; /* of execute_request; "" until sent */
 	char probe_id[JUPYTER_MSG_ID_MAX]; /* kernel_info_request probing iopub, or "" */
 	double t_start;		/* when execute_request was sent (monotonic) */

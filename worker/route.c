@@ -122,7 +122,8 @@ on_iopub(struct wstate *w, const struct jupyter_msg *m)
 	if (w->ex == NULL)
 		return;
 	/* Chunks only for a watched call: otherwise the RESULT alone carries them. */
-	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM && w->ex->stream) {
+	char *const *allow = w->ex->allow_mime ? w->ex->allow_mime : w->allow_mime;
+	if (exec_on_iopub(w->ex, m, allow) == EXEC_STREAM && w->ex->stream) {
 		struct ipc_output o;
 		exec_output_chunk(w->ex, m, &o);
 		supervisor_send(w, IPC_OUTPUT, w->ex->id, &o);
@@ -298,6 +299,8 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
 	w->ex->silent = e.silent;
 	w->ex->stream = e.stream;
+	w->ex->allow_mime = e.allow_mime;
+	e.allow_mime = NULL;
 	ipc_execute_free(&e);
 	/* Lost state is told to the next call, even when its kernel is up already. */
 	w->ex->kernel_restarted = w->state_lost;
