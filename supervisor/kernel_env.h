@@ -28,6 +28,13 @@ struct json_object *kernel_env_argv(const struct config *cfg);
  * are the session's, never another's.
  */
 void kernel_env_session(struct json_object *env, const char *workdir);
+/*
+ * The code a pooled kernel runs before it is handed out: pool.preload's
+ * imports, then an expression whose result is displayed (what makes the
+ * first execution slow is the display path's first use) but stored
+ * nowhere. Caller frees.
+ */
+char *kernel_env_warm_code(const struct config *cfg);
 /* The MIME types kept in rich_outputs (seed 003's allow list). Caller owns. */
 struct json_object *kernel_env_allow_mime(void);
 /* Home directory of the user the daemon runs as ("/" if it has none). Borrowed. */
