@@ -280,6 +280,27 @@ check_backend(struct config *c, const char *v, char *why, size_t why_len)
 #define CONTROLLED "codeexecd sets it for every kernel"
 #define INJECTS "it injects code before kernel isolation applies"
 
+/* A dotted Python module name (pool.preload): what `import NAME` takes. */
+static int
+check_module_name(struct config *c, const char *v, char *why, size_t why_len)
+{
+	static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
+	char sh[SHOWN_LEN];
+	const char *p = v;
+
+	(void)c;
+	/* Each identifier starts with a letter or _; dots join them. */
+	while (*p != '\0' && strchr(letters, *p) != NULL) {
+		p += strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (*p == '\0')
+			return 0;
+		if (*p++ != '.')
+			break;
+	}
+	return err_set(why, why_len, "%s is not a Python module name (identifiers joined by dots)",
+		       shown(v, sh));
+}
+
 /* kernel_environment names refused, as seed 000 lists them, with the reason. */
 static const struct {
 	const char *name;
@@ -593,6 +614,10 @@ static const struct config_key keys[] = {
 	 .doc = "Runtime files: sockets, kernel connection files, the pid file."},
 	{.name = "pool.warm", .kind = CFG_INT, .def = "2", .group = "Daemon", FIELD(pool_warm),
 	 .min = 0, .max = 1024, .doc = "Kernels kept started and idle, ready for new sessions."},
+	{.name = "pool.preload", .kind = CFG_LIST, .def = "[]", .group = "Daemon",
+	 FIELD(pool_preload), .check = check_module_name,
+	 .doc = "Python modules every pooled kernel imports before a session gets it; one "
+		"that cannot be imported makes kernels fail to start, saying why."},
 	{.name = "pool.max_sessions", .kind = CFG_INT, .def = "100", .group = "Daemon",
 	 FIELD(pool_max_sessions), .min = 1, .max = 65536,
 	 .doc = "Most sessions (each with its own kernel) open at once."},

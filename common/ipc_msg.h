@@ -100,6 +100,7 @@ struct ipc_start {
 	uint32_t uid, gid;
 	struct ipc_limits *limits; /* NULL: none. A limit that cannot be enforced fails START */
 	struct ipc_cgroup *cgroup; /* NULL: no cgroup (then memory_mb, pids, cpu must be 0) */
+	char *warm_code; /* run once, not silent and without history, before READY; NULL: none */
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "config.h"
 #include "kernel_env.h"
 #include "xmalloc.h"
@@ -153,6 +154,23 @@ kernel_env_argv(const struct config *cfg)
 	if (strcmp(cfg->matplotlib_backend, CONFIG_MPL_NONE) == 0 && !sets_mplbackend(cfg))
 		json_object_array_add(argv, json_object_new_string(mpl_unset));
 	return argv;
+}
+
+char *
+kernel_env_warm_code(const struct config *cfg)
+{
+	struct buf b;
+
+	buf_init(&b);
+	/* Names are checked by config.c: nothing but identifiers and dots. */
+	for (size_t i = 0; i < cfg->pool_preload.n; i++)
+		buf_printf(&b, "import %s\n", cfg->pool_preload.v[i]);
+	/*
+	 * IPython's own output cache: displayed like any value, but the one
+	 * value its display hook stores nowhere (no _, _1 or Out entry).
+	 */
+	buf_printf(&b, "_oh\n");
+	return buf_release(&b);
 }
 
 /* Whether NULL-terminated `v` holds `s`. */

@@ -84,6 +84,7 @@ send_start(struct worker *w)
 {
 	struct json_object *argv = kernel_env_argv(pool.cfg);
 	struct json_object *env = kernel_env_build(pool.cfg);
+	char *warm = kernel_env_warm_code(pool.cfg);
 	/* A limit whose controller is unusable here (and not required) goes. */
 	struct ipc_limits lim = {
 		.memory_mb = usable(CGROUP_MEMORY) ? (uint64_t)pool.cfg->limit_memory_mb : 0,
@@ -102,6 +103,7 @@ send_start(struct worker *w)
 		.cwd = w->workdir,
 		.runtime_dir = w->rundir,
 		.allow_mime = kernel_env_mime(pool.cfg, NULL),
+		.warm_code = warm,
 		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
 		.startup_timeout_s = STARTUP_TIMEOUT_S,
 		.network_mode = pool.cfg->kernel_network_mode,
@@ -118,6 +120,7 @@ send_start(struct worker *w)
 	strv_free(st.argv);
 	strv_free(st.env);
 	strv_free(st.allow_mime);
+	free(warm);
 	json_object_put(argv);
 	json_object_put(env);
 }

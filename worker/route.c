@@ -137,8 +137,8 @@ on_shell(struct wstate *w, const struct jupyter_msg *m)
 {
 	if (w->kstate == K_STARTING)
 		kernel_handshake_msg(w->k, "shell", m);
-	else if (w->kstate == K_LOCKING)
-		lifecycle_lock_replied(w, m);
+	else if (w->kstate == K_LOCKING || w->kstate == K_WARMING)
+		lifecycle_prep_replied(w, m);
 	else if (w->ex)
 		exec_on_shell(w->ex, m);
 }
@@ -225,6 +225,8 @@ take_start(struct wstate *w, struct ipc_start *st, char *why, size_t why_len)
 	s->cwd = st->cwd;
 	s->runtime_dir = st->runtime_dir;
 	w->allow_mime = st->allow_mime;
+	w->warm_code = st->warm_code;
+	st->warm_code = NULL;
 	st->argv = st->env = st->allow_mime = NULL;
 	st->cwd = st->runtime_dir = NULL;
 	w->place.cwd = s->cwd;

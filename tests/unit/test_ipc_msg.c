@@ -69,7 +69,8 @@ START_TEST(start_roundtrip)
 	struct ipc_cgroup cg;
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
-			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg};
+			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg,
+			       "import numpy\n0\n"};
 	struct ipc_start out;
 	struct cgroup_layout back;
 
@@ -90,6 +91,7 @@ START_TEST(start_roundtrip)
 	ck_assert_uint_eq(out.limits->memory_mb, 256);
 	ck_assert(out.limits->cpu == 0.5);
 	ck_assert_str_eq(out.cgroup->name, "k-ab");
+	ck_assert_str_eq(out.warm_code, "import numpy\n0\n");
 	ipc_cgroup_to_layout(out.cgroup, &back);
 	ck_assert_int_eq(back.version[CGROUP_MEMORY], 2);
 	ck_assert_int_eq(back.version[CGROUP_PIDS], 1);
