@@ -2,7 +2,8 @@
 # 418-warm-preload: pooled kernels are warmed before a session gets them
 # (issue 18 goal 2). With pool.preload, a new session's kernel has the
 # modules imported already; the warm-up is not in the session's history and
-# leaves no value in `_`; a module that cannot be imported makes the call
+# leaves no value in `_`; debugpy is kept out of kernels (issue 18 goal 3);
+# a module that cannot be imported makes the call
 # fail at once with NoKernel naming the module; a name that is not a module
 # name is refused by `codeexecd -n`.
 . "$(dirname "$0")/lib.sh"
@@ -42,10 +43,10 @@ a = Client(sys.argv[1])
 a.initialize()
 r = a.execute("import json, sys\n"
               "print(json.dumps([_, 'wave' in sys.modules, 'json.tool' in sys.modules, "
-              "len(In), len(Out)]))")
-check(sc(r).get("stdout", "").strip() == '["", true, true, 2, 0]',
+              "len(In), len(Out), sys.modules.get('debugpy', 'absent')]))")
+check(sc(r).get("stdout", "").strip() == '["", true, true, 2, 0, null]',
       "the first call sees the preloaded modules, an empty `_`, only itself in In, "
-      "nothing in Out", r)
+      "nothing in Out, and debugpy kept out", r)
 ok("pool.preload imported before the session's first call; the warm-up left no trace")
 EOF2
 stop_daemon
