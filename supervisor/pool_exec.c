@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool_exec.h"
 #include "pool_send.h"
 #include "result.h"
@@ -48,7 +49,9 @@ pool_exec_complete(struct worker *w, struct json_object *result)
 		json_object_put(result);
 		return;
 	}
+	metrics_result(result);
 	c->result = result;
+	c->returned = clock_mono();
 	c->done = 1;
 	c->changes++;
 	w->call = NULL;
@@ -70,6 +73,7 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		return;
 	}
 	w->call = c;
+	c->sent = clock_mono();
 	/* Asked before it started: EXECUTE says so, nothing came before. */
 	if (c->stream == CALL_STREAM_ASKED)
 		c->stream = CALL_STREAM_ON;

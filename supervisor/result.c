@@ -167,7 +167,12 @@ result_output_schema(int or_job)
 		"\"traceback\":{\"type\":\"string\"}},"
 		"\"required\":[\"type\",\"message\",\"traceback\"]}]},"
 		"\"execution_time\":{\"type\":\"number\"},"
-		"\"kernel_restarted\":{\"type\":\"boolean\"}},"
+		"\"kernel_restarted\":{\"type\":\"boolean\"},"
+		"\"timings\":{\"type\":\"object\",\"properties\":{"
+		"\"queued_ms\":{\"type\":\"number\",\"minimum\":0},"
+		"\"kernel_ms\":{\"type\":\"number\",\"minimum\":0},"
+		"\"total_ms\":{\"type\":\"number\",\"minimum\":0}},"
+		"\"required\":[\"queued_ms\",\"kernel_ms\",\"total_ms\"]}},"
 		"\"required\":[\"session_id\",\"success\",\"stdout\",\"stderr\","
 		"\"rich_outputs\",\"error\",\"execution_time\"]}";
 	struct json_object *s = json_tokener_parse(schema);
