@@ -210,6 +210,10 @@ struct ipc_result {
 	struct ipc_output_lost *output_lost; /* "output_lost"; NULL: nothing lost */
 	/* "value": the last display of IPC_VALUE_MIME; NULL: none (or null). */
 	struct json_object *value;
+	/* Outputs this call saved to spill files (streams past their limit,
+	 * rich outputs too large), for the daemon's counters; the supervisor
+	 * takes it out of the result before anyone sees it. */
+	uint64_t spill_files;
 };
 
 /* IPC_KERNEL_DIED: the kernel died while idle. */

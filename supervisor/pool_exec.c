@@ -49,6 +49,10 @@ pool_exec_complete(struct worker *w, struct json_object *result)
 		json_object_put(result);
 		return;
 	}
+	/* spill_files is for the daemon's counters, not for the client. */
+	metrics_add(METRICS_SPILL_FILES,
+		    (uint64_t)json_object_get_int64(json_object_object_get(result, "spill_files")));
+	json_object_object_del(result, "spill_files");
 	metrics_result(result);
 	c->result = result;
 	c->returned = clock_mono();

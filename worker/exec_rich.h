@@ -35,7 +35,8 @@ struct exec_rich {
 	struct json_object *value; /* NULL: JSON null */
 	int has_value;
 	size_t bytes;		   /* what the list holds */
-	unsigned saved;		   /* rich outputs moved to spill files */
+	unsigned saved;		   /* rich outputs moved to spill files, or tried */
+	unsigned spilled;	   /* ...and saved there */
 };
 
 /* An empty list, no value. */

@@ -1,8 +1,8 @@
 #!/bin/sh
 # 417-metrics: observability (issue 18). /metrics speaks the Prometheus text
 # format (promtool accepts it) and its counters move by exactly what a few
-# calls did: one that succeeds, one that raises, one that times out, one
-# unknown tool. Each execute result carries structuredContent.timings
+# calls did: one that succeeds, one whose stdout spills to a file, one that
+# raises, one that times out, one of an unknown tool. Each execute result carries structuredContent.timings
 # {queued_ms, kernel_ms, total_ms}, sane and consistent, and the request's
 # log line says them. /metrics refuses a foreign Origin or Host like /mcp;
 # with metrics_listen it is served there, and only there.
@@ -15,6 +15,8 @@ require_py ipykernel
 require_binaries
 setup_tmp
 PORT=$(free_port)
+# Past 100 characters, stdout goes whole to a spill file.
+CFG_EXTRA='output_truncation_threshold: 100'
 write_config
 start_daemon
 wait_ready
@@ -55,11 +57,13 @@ check(set(props.get("timings", {}).get("required", [])) == {"queued_ms", "kernel
 seen = {}
 for what, code, timeout, want in [
         ("ok", "print('m' * 10)", None, None),
+        ("spill", "print('s' * 500)", None, None),
         ("error", "1/0", None, "ZeroDivisionError"),
         ("timeout", "import time\ntime.sleep(30)", 1, "TimeoutError")]:
     r = a.execute(code, timeout=timeout)
     s = r["structuredContent"]
     check((s.get("error") or {}).get("type") == want, "%s: error type %s" % (what, want), r)
+    check("spill_files" not in s, "%s: the worker's spill_files stays the daemon's" % what, s)
     t = s.get("timings")
     check(isinstance(t, dict) and set(t) == {"queued_ms", "kernel_ms", "total_ms"},
           "%s: timings has queued_ms, kernel_ms, total_ms" % what, r)
@@ -106,7 +110,7 @@ def want(name, cond, what):
                    % (name, delta(name), what, before.get(name), after.get(name)))
 
 t = 'codeexecd_calls_total{tool="execute_py_code",outcome="%s"}'
-want(t % "ok", lambda d: d == 1, "1")
+want(t % "ok", lambda d: d == 2, "2")
 want(t % "error", lambda d: d == 1, "1")
 want(t % "timeout", lambda d: d == 1, "1")
 want(t % "cancelled", lambda d: d == 0, "0")
@@ -114,13 +118,14 @@ want('codeexecd_calls_total{tool="unknown",outcome="rejected"}', lambda d: d == 
 want("codeexecd_timeouts_total", lambda d: d == 1, "1")
 want("codeexecd_cancels_total", lambda d: d == 0, "0")
 for h in ("call_queued_seconds", "call_kernel_seconds", "call_seconds"):
-    want("codeexecd_%s_count" % h, lambda d: d == 3, "3")
-    want('codeexecd_%s_bucket{le="+Inf"}' % h, lambda d: d == 3, "3")
+    want("codeexecd_%s_count" % h, lambda d: d == 4, "4")
+    want('codeexecd_%s_bucket{le="+Inf"}' % h, lambda d: d == 4, "4")
 want("codeexecd_call_kernel_seconds_sum", lambda d: d >= 0.9, ">= 0.9 (the timeout)")
 want("codeexecd_call_seconds_sum", lambda d: d >= 0.9, ">= 0.9")
-want('codeexecd_call_seconds_bucket{le="0.5"}', lambda d: d <= 2, "<= 2 (the timeout is slower)")
-want('codeexecd_output_bytes_total{stream="stdout"}', lambda d: d >= 10, ">= 10")
-# initialize, 4 tools/call and this daemon's /health and /metrics: all 200.
+want('codeexecd_call_seconds_bucket{le="0.5"}', lambda d: d <= 3, "<= 3 (the timeout is slower)")
+want('codeexecd_output_bytes_total{stream="stdout"}', lambda d: d >= 110, ">= 110 (10, and 100 kept)")
+want("codeexecd_spill_files_total", lambda d: d == 1, "1 (the 500 characters)")
+# initialize, 5 tools/call and this daemon's /health and /metrics: all 200.
 want('codeexecd_http_responses_total{code="200"}', lambda d: d >= 5, ">= 5")
 if after.get("codeexecd_kernel_starts_total", 0) < 1:
     bad.append("codeexecd_kernel_starts_total is %s, want >= 1"
@@ -132,7 +137,7 @@ if after.get("codeexecd_pool_max_sessions") != 10 or after.get("codeexecd_pool_w
                % (after.get("codeexecd_pool_max_sessions"), after.get("codeexecd_pool_warm")))
 for name in ('codeexecd_pool_kernels{state="idle"}', 'codeexecd_pool_kernels{state="starting"}',
              'codeexecd_kernel_deaths_total{cause="crash"}', "codeexecd_oom_kills_total",
-             "codeexecd_spill_files_total", 'codeexecd_worker_deaths_total{cause="killed"}'):
+             'codeexecd_worker_deaths_total{cause="killed"}'):
     if name not in after:
         bad.append("%s is missing" % name)
 for b in bad:
