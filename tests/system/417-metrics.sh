@@ -2,7 +2,7 @@
 # 417-metrics: observability (issue 18). /metrics speaks the Prometheus text
 # format (promtool accepts it) and its counters move by exactly what a few
 # calls did: one that succeeds, one whose stdout spills to a file, one that
-# raises, one that times out, one of an unknown tool. Each execute result carries structuredContent.timings
+# raises, one whose kernel dies, one that times out, one of an unknown tool. Each execute result carries structuredContent.timings
 # {queued_ms, kernel_ms, total_ms}, sane and consistent, and the request's
 # log line says them. /metrics refuses a foreign Origin or Host like /mcp;
 # with metrics_listen it is served there, and only there.
@@ -59,6 +59,7 @@ for what, code, timeout, want in [
         ("ok", "print('m' * 10)", None, None),
         ("spill", "print('s' * 500)", None, None),
         ("error", "1/0", None, "ZeroDivisionError"),
+        ("crash", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", None, "KernelDied"),
         ("timeout", "import time\ntime.sleep(30)", 1, "TimeoutError")]:
     r = a.execute(code, timeout=timeout)
     s = r["structuredContent"]
@@ -111,21 +112,26 @@ def want(name, cond, what):
 
 t = 'codeexecd_calls_total{tool="execute_py_code",outcome="%s"}'
 want(t % "ok", lambda d: d == 2, "2")
-want(t % "error", lambda d: d == 1, "1")
+want(t % "error", lambda d: d == 2, "2 (the raise and the crash)")
 want(t % "timeout", lambda d: d == 1, "1")
 want(t % "cancelled", lambda d: d == 0, "0")
 want('codeexecd_calls_total{tool="unknown",outcome="rejected"}', lambda d: d == 1, "1")
 want("codeexecd_timeouts_total", lambda d: d == 1, "1")
 want("codeexecd_cancels_total", lambda d: d == 0, "0")
 for h in ("call_queued_seconds", "call_kernel_seconds", "call_seconds"):
-    want("codeexecd_%s_count" % h, lambda d: d == 4, "4")
-    want('codeexecd_%s_bucket{le="+Inf"}' % h, lambda d: d == 4, "4")
+    want("codeexecd_%s_count" % h, lambda d: d == 5, "5")
+    want('codeexecd_%s_bucket{le="+Inf"}' % h, lambda d: d == 5, "5")
 want("codeexecd_call_kernel_seconds_sum", lambda d: d >= 0.9, ">= 0.9 (the timeout)")
 want("codeexecd_call_seconds_sum", lambda d: d >= 0.9, ">= 0.9")
-want('codeexecd_call_seconds_bucket{le="0.5"}', lambda d: d <= 3, "<= 3 (the timeout is slower)")
+want('codeexecd_call_seconds_bucket{le="0.5"}', lambda d: d <= 4, "<= 4 (the timeout is slower)")
+want('codeexecd_kernel_deaths_total{cause="crash"}', lambda d: d == 1, "1 (the SIGKILL)")
+want('codeexecd_kernel_deaths_total{cause="oom"}', lambda d: d == 0, "0")
+want("codeexecd_oom_kills_total", lambda d: d == 0, "0")
+want("codeexecd_kernel_restarts_total", lambda d: d == 1, "1 (after the crash)")
+want("codeexecd_kernel_starts_total", lambda d: d >= 1, ">= 1 (the restart, and maybe a pool refill)")
 want('codeexecd_output_bytes_total{stream="stdout"}', lambda d: d >= 110, ">= 110 (10, and 100 kept)")
 want("codeexecd_spill_files_total", lambda d: d == 1, "1 (the 500 characters)")
-# initialize, 5 tools/call and this daemon's /health and /metrics: all 200.
+# initialize, 6 tools/call and this daemon's /health and /metrics: all 200.
 want('codeexecd_http_responses_total{code="200"}', lambda d: d >= 5, ">= 5")
 if after.get("codeexecd_kernel_starts_total", 0) < 1:
     bad.append("codeexecd_kernel_starts_total is %s, want >= 1"
@@ -167,6 +173,14 @@ for h in "Host: localhost:$PORT" "Host: [::1]:$PORT" "Origin: http://127.0.0.1:$
 done
 st=$(metrics "$TMPD/post.txt" -X POST)
 expect_status 405 "$st" "POST /metrics"
+curl -s -o /dev/null --max-time 10 "$BASE/no-such-page" || true
+st=$(metrics "$TMPD/codes.txt")
+expect_status 200 "$st" "GET /metrics after the refusals"
+for want in '403"} 6' '405"} 1' '404"} 1'; do
+	grep -q "^codeexecd_http_responses_total{code=\"$want\$" "$TMPD/codes.txt" ||
+		fail "no codeexecd_http_responses_total{code=\"$want: responses not counted by status"
+done
+ok "HTTP responses are counted by status, civetweb's own 404 too"
 stop_daemon
 
 # metrics_listen: /metrics on its own address, and not on the MCP one.
