@@ -2,7 +2,8 @@
 # 417-metrics: observability (issue 18). /metrics speaks the Prometheus text
 # format (promtool accepts it) and its counters move by exactly what a few
 # calls did: one that succeeds, one whose stdout spills to a file, one that
-# raises, one whose kernel dies, one that times out, one of an unknown tool. Each execute result carries structuredContent.timings
+# raises, one whose kernel dies, one that times out, one the client cancels,
+# one of an unknown tool. Each execute result carries structuredContent.timings
 # {queued_ms, kernel_ms, total_ms}, sane and consistent, and the request's
 # log line says them. /metrics refuses a foreign Origin or Host like /mcp;
 # with metrics_listen it is served there, and only there.
@@ -77,6 +78,12 @@ for what, code, timeout, want in [
     ok("%s: timings %s" % (what, t))
 check(seen["timeout"]["kernel_ms"] >= 900,
       "the timed-out call spent its timeout (1 s) in the kernel", seen["timeout"])
+# One more, cancelled by the client while it runs: no answer, but counted.
+from calls import Stream, call_msg, notify, wait_busy
+st = Stream(a, call_msg(a, "execute_py_code", {"code": "import time\ntime.sleep(30)"}, 77)).start()
+wait_busy(a)
+notify(a, "notifications/cancelled", {"requestId": 77, "reason": "417-metrics"})
+check(st.wait(20), "the cancelled call's exchange ends", st.evidence())
 r = a.request("tools/call", {"name": "no_such_tool", "arguments": {}})
 check("error" in r.json, "an unknown tool is a JSON-RPC error", r.json)
 json.dump(seen, open(sys.argv[2], "w"))
@@ -114,16 +121,16 @@ t = 'codeexecd_calls_total{tool="execute_py_code",outcome="%s"}'
 want(t % "ok", lambda d: d == 2, "2")
 want(t % "error", lambda d: d == 2, "2 (the raise and the crash)")
 want(t % "timeout", lambda d: d == 1, "1")
-want(t % "cancelled", lambda d: d == 0, "0")
+want(t % "cancelled", lambda d: d == 1, "1")
 want('codeexecd_calls_total{tool="unknown",outcome="rejected"}', lambda d: d == 1, "1")
 want("codeexecd_timeouts_total", lambda d: d == 1, "1")
-want("codeexecd_cancels_total", lambda d: d == 0, "0")
+want("codeexecd_cancels_total", lambda d: d == 1, "1")
 for h in ("call_queued_seconds", "call_kernel_seconds", "call_seconds"):
-    want("codeexecd_%s_count" % h, lambda d: d == 5, "5")
-    want('codeexecd_%s_bucket{le="+Inf"}' % h, lambda d: d == 5, "5")
+    want("codeexecd_%s_count" % h, lambda d: d == 6, "6")
+    want('codeexecd_%s_bucket{le="+Inf"}' % h, lambda d: d == 6, "6")
 want("codeexecd_call_kernel_seconds_sum", lambda d: d >= 0.9, ">= 0.9 (the timeout)")
 want("codeexecd_call_seconds_sum", lambda d: d >= 0.9, ">= 0.9")
-want('codeexecd_call_seconds_bucket{le="0.5"}', lambda d: d <= 4, "<= 4 (the timeout is slower)")
+want('codeexecd_call_seconds_bucket{le="0.5"}', lambda d: d <= 5, "<= 5 (the timeout is slower)")
 want('codeexecd_kernel_deaths_total{cause="crash"}', lambda d: d == 1, "1 (the SIGKILL)")
 want('codeexecd_kernel_deaths_total{cause="oom"}', lambda d: d == 0, "0")
 want("codeexecd_oom_kills_total", lambda d: d == 0, "0")
