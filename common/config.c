@@ -163,8 +163,9 @@ check_uid_range(struct config *c, const char *v, char *why, size_t why_len)
 	return 0;
 }
 
+/* A listen address, HOST:PORT or [V6]:PORT, into *host (replaced) and *port. */
 static int
-check_listen(struct config *c, const char *v, char *why, size_t why_len)
+parse_listen(const char *v, char **host, int *port_out, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	struct authority a;
@@ -198,10 +199,29 @@ check_listen(struct config *c, const char *v, char *why, size_t why_len)
 		return err_set(why, why_len, "%s: bad host name or address (%s)", shown(v, sh),
 			       bad);
 	}
-	free(c->listen_host);
-	c->listen_host = xstrdup(a.host);
-	c->listen_port = a.port;
+	free(*host);
+	*host = xstrdup(a.host);
+	*port_out = a.port;
 	return 0;
+}
+
+static int
+check_listen(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return parse_listen(v, &c->listen_host, &c->listen_port, why, why_len);
+}
+
+/* metrics_listen: "" serves /metrics beside /mcp; else its own address. */
+static int
+check_metrics_listen(struct config *c, const char *v, char *why, size_t why_len)
+{
+	if (v[0] == '\0') {
+		free(c->metrics_listen_host);
+		c->metrics_listen_host = NULL;
+		c->metrics_listen_port = 0;
+		return 0;
+	}
+	return parse_listen(v, &c->metrics_listen_host, &c->metrics_listen_port, why, why_len);
 }
 
 /* An origin as browsers send it: scheme://host[:port], nothing more. */
@@ -596,6 +616,10 @@ static const struct config_key keys[] = {
 	{.name = "listen", .kind = CFG_STRING, .def = "127.0.0.1:8000", .group = "Daemon",
 	 .offset = 0, .size = 0, .check = check_listen,
 	 .doc = "Address and TCP port of the MCP HTTP endpoint, HOST:PORT or [V6]:PORT."},
+	{.name = "metrics_listen", .kind = CFG_STRING, .def = "", .group = "Daemon",
+	 .offset = 0, .size = 0, .check = check_metrics_listen,
+	 .doc = "Address of a listener of its own for /metrics, as listen; empty: /metrics is "
+		"served on the listen address."},
 	{.name = "allow_external_network_boundary", .kind = CFG_BOOL, .def = "false",
 	 .group = "Daemon", FIELD(allow_external_network_boundary),
 	 .doc = "Acknowledge that a non-loopback listen address without authentication is "
@@ -1034,6 +1058,7 @@ config_free(struct config *c)
 	}
 	free(c->file);
 	free(c->listen_host);
+	free(c->metrics_listen_host);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -104,6 +104,8 @@ struct config {
 	/* daemon */
 	char *listen_host;	 /* from `listen: host:port` */
 	int listen_port;	 /* 0: any free port */
+	char *metrics_listen_host; /* from `metrics_listen`; NULL: /metrics on `listen` */
+	int metrics_listen_port;
 	int allow_external_network_boundary;
 	struct strlist allowed_origins;
 	long max_request_bytes;

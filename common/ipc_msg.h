@@ -220,6 +220,10 @@ struct ipc_result {
 	/* MIME types outputs carried but allow_mime did not keep, each once,
 	 * at most IPC_DROPPED_MAX; NULL: none. */
 	char **dropped_mime;
+	/* Outputs this call saved to spill files (streams past their limit,
+	 * rich outputs too large), for the daemon's counters; the supervisor
+	 * takes it out of the result before anyone sees it. */
+	uint64_t spill_files;
 };
 
 /* IPC_KERNEL_DIED: the kernel died while idle. */

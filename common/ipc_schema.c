@@ -158,6 +158,7 @@ static const struct ipc_field result_fields[] = {
 	IPC_F_OBJ(ipc_result, "output_lost", output_lost, lost_schema, IPC_OPT),
 	IPC_F_JSON(ipc_result, "value", value, IPC_OPT),
 	IPC_F_STRV(ipc_result, "dropped_mime", dropped_mime, IPC_DROPPED_MAX, IPC_OPT),
+	IPC_F_U64(ipc_result, "spill_files", spill_files, 0, 1000000, IPC_OPT),
 };
 static const struct ipc_schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 

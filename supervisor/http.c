@@ -23,6 +23,7 @@
 #include "http_conn.h"
 #include "log.h"
 #include "mcp.h"
+#include "metrics.h"
 #include "pool.h"
 #include "reload.h"
 #include "session.h"
@@ -46,6 +47,7 @@
 #endif
 
 static struct mg_context *ctx;
+static struct mg_context *metrics_ctx; /* metrics_listen's, when set */
 static atomic_int draining;
 static const struct config *cfg;
 static int max_busy;	   /* /mcp handlers allowed at once */
@@ -82,10 +84,12 @@ authority_listed(const struct authority *a)
  * a loopback or listed origin, and on a loopback listener only under a
  * loopback or listed Host. Both headers go through the one strict parser
  * (authority.h): what it cannot read is refused, never guessed at.
+ * `listen_host` is the host of the listener the request came to.
  * Returns 0 if allowed, else -1 with why not in why[why_len].
  */
 static int
-check_origin_and_host(struct mg_connection *conn, char *why, size_t why_len)
+check_origin_and_host(struct mg_connection *conn, const char *listen_host, char *why,
+		      size_t why_len)
 {
 	const char *origin = mg_get_header(conn, "Origin");
 	const char *host_hdr = mg_get_header(conn, "Host");
@@ -95,7 +99,7 @@ check_origin_and_host(struct mg_connection *conn, char *why, size_t why_len)
 	if (origin && (origin_parse(origin, &o, NULL, 0) == -1 ||
 		       (!authority_is_loopback(&o.auth) && !origin_listed(&o))))
 		return err_set(why, why_len, "Origin not allowed");
-	if (host_hdr && authority_host_is_loopback(cfg->listen_host) &&
+	if (host_hdr && authority_host_is_loopback(listen_host) &&
 	    (authority_parse(host_hdr, &a, NULL, 0) == -1 ||
 	     (!authority_is_loopback(&a) && !authority_listed(&a))))
 		return err_set(why, why_len, "Host not allowed");
@@ -368,11 +372,12 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	char denied[64]; /* a fixed refusal of check_origin_and_host */
 	double start = now_ms();
 
+	rq.arrived = start / 1e3;
 	if (draining)
 		return send_http_error(conn, 503, "the server is shutting down");
 	/* Reload swaps allowed_origins under config_lock. */
 	config_read_lock();
-	int refused = check_origin_and_host(conn, denied, sizeof(denied));
+	int refused = check_origin_and_host(conn, cfg->listen_host, denied, sizeof(denied));
 	size_t max_body = (size_t)cfg->max_request_bytes;
 	config_read_unlock();
 	if (refused) {
@@ -427,10 +432,14 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	}
 	atomic_fetch_sub(&busy, 1);
 	/* One line per request; never the code or a token. */
-	log_info("%s %s session %.8s: %d%s%s in %.1f ms", ri->request_method,
+	char timings[80] = "";
+	if (rs.timed)
+		snprintf(timings, sizeof(timings), " (queued %.1f, kernel %.1f ms)", rs.queued_ms,
+			 rs.kernel_ms);
+	log_info("%s %s session %.8s: %d%s%s in %.1f ms%s", ri->request_method,
 		 rs.what[0] ? rs.what : "/mcp",
 		 rs.session_id[0] ? rs.session_id : (rq.session_id ? rq.session_id : "-"),
-		 rs.status, rs.outcome[0] ? " " : "", rs.outcome, now_ms() - start);
+		 rs.status, rs.outcome[0] ? " " : "", rs.outcome, now_ms() - start, timings);
 	mcp_response_free(&rs);
 	free(body);
 	return rs.status;
@@ -465,6 +474,42 @@ health_handler(struct mg_connection *conn, void *unused)
 		      NULL, NULL, NULL);
 	json_object_put(o);
 	return status;
+}
+
+/*
+ * /metrics, in the Prometheus text format: lock-free like /health (the
+ * counters are atomics), and behind the same Origin and Host checks as
+ * /mcp, so that a page in a browser cannot read it by DNS rebinding.
+ * `listener` is the host it listens on (the listen or metrics_listen one).
+ */
+static int
+metrics_handler(struct mg_connection *conn, void *listener)
+{
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	char denied[64];
+
+	if (strcmp(ri->request_method, "GET") != 0) {
+		send_response(conn, 405, "text/plain", "GET /metrics\n", NULL, "GET", NULL);
+		return 405;
+	}
+	/* allowed_origins is swapped by reload under config_lock: a leaf here. */
+	config_read_lock();
+	int refused = check_origin_and_host(conn, listener, denied, sizeof(denied));
+	config_read_unlock();
+	if (refused) {
+		log_info("GET /metrics from %s refused: %s", ri->remote_addr, denied);
+		return send_http_error(conn, 403, denied);
+	}
+	/* Read unlocked, as /health reads them; the ints of the configuration
+	 * too (as pool_ready does): any recent value will do. */
+	struct metrics_gauges g = {.sessions = session_count(), .busy = session_busy_count(),
+				   .idle = pool_idle_count(), .starting = pool_starting_count(),
+				   .warm = cfg->pool_warm, .max_sessions = cfg->pool_max_sessions};
+	char *text = metrics_render(&g);
+	send_response(conn, 200, "text/plain; version=0.0.4; charset=utf-8", text, NULL, NULL,
+		      NULL);
+	free(text);
+	return 200;
 }
 
 /* Nonzero if `v` is a Content-Length: digits only, and not absurdly many. */
@@ -533,6 +578,13 @@ begin_request(struct mg_connection *conn)
 	return 0;
 }
 
+/* Every response, ours or civetweb's own (a 404), counts by its status. */
+static void
+end_request(const struct mg_connection *conn, int status)
+{
+	metrics_http_status(status);
+}
+
 static int
 log_civetweb(const struct mg_connection *conn, const char *message)
 {
@@ -581,11 +633,59 @@ start_with_small_stacks(const struct mg_callbacks *cb, const char **options)
 	return started;
 }
 
+/* HOST:PORT (IPv6 in brackets) of a listener, for civetweb. */
+static void
+listen_spec(char *out, size_t len, const char *host, int port)
+{
+	snprintf(out, len, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+}
+
+/*
+ * metrics_listen: a civetweb context of its own serving only /metrics, so
+ * that a scraper never takes a thread /mcp needs, nor the reverse. Two
+ * threads: scrapes are short and few. 0, or -1 with why[why_len].
+ */
+static int
+metrics_start(const struct config *c, char *why, size_t why_len)
+{
+	struct mg_callbacks cb = {.log_message = log_civetweb,
+				  .begin_request = begin_request,
+				  .end_request = end_request};
+	struct mg_server_port ports[2];
+	char listen[300], header_timeout[16];
+
+	listen_spec(listen, sizeof(listen), c->metrics_listen_host, c->metrics_listen_port);
+	snprintf(header_timeout, sizeof(header_timeout), "%d", c->http_header_timeout_s * 1000);
+	const char *options[] = {
+		"listening_ports", listen,
+		"num_threads", "2",
+		"enable_keep_alive", "yes",
+		"request_timeout_ms", header_timeout,
+		"tcp_nodelay", "1",
+		"access_control_allow_origin", "",
+		"access_control_allow_methods", "",
+		"access_control_allow_headers", "",
+		NULL,
+	};
+	metrics_ctx = start_with_small_stacks(&cb, options);
+	if (metrics_ctx == NULL)
+		return err_set(why, why_len,
+			       "cannot listen on %s for metrics_listen (in use, or not a local "
+			       "address?)", listen);
+	mg_set_request_handler(metrics_ctx, "/metrics$", metrics_handler,
+			       c->metrics_listen_host);
+	int n = mg_get_server_ports(metrics_ctx, 2, ports);
+	log_info("metrics: listening on %s:%d (/metrics)", c->metrics_listen_host,
+		 n > 0 ? ports[0].port : c->metrics_listen_port);
+	return 0;
+}
+
 int
 http_start(const struct config *c, char *why, size_t why_len)
 {
 	struct mg_callbacks cb = {.log_message = log_civetweb,
 				  .begin_request = begin_request,
+				  .end_request = end_request,
 				  .init_connection = http_conn_open,
 				  .connection_close = http_conn_close};
 	struct mg_server_port ports[4];
@@ -600,8 +700,7 @@ http_start(const struct config *c, char *why, size_t why_len)
 	max_busy = nthreads > 2 * HTTP_RESERVED_THREADS ? nthreads - HTTP_RESERVED_THREADS
 							: nthreads / 2 + 1;
 	http_conn_init(nthreads, per_client);
-	snprintf(listen, sizeof(listen), v6 ? "[%s]:%d" : "%s:%d", c->listen_host,
-		 c->listen_port);
+	listen_spec(listen, sizeof(listen), c->listen_host, c->listen_port);
 	snprintf(threads, sizeof(threads), "%d", nthreads);
 	snprintf(keep_alive, sizeof(keep_alive), "%d", c->http_keep_alive_s * 1000);
 	snprintf(header_timeout, sizeof(header_timeout), "%d", c->http_header_timeout_s * 1000);
@@ -627,6 +726,8 @@ http_start(const struct config *c, char *why, size_t why_len)
 		"access_control_allow_headers", "",
 		NULL,
 	};
+	if (c->metrics_listen_host && strchr(c->metrics_listen_host, ':'))
+		v6 = 1;
 	mg_init_library(v6 ? MG_FEATURES_IPV6 : 0);
 	ctx = start_with_small_stacks(&cb, options);
 	if (ctx == NULL) {
@@ -636,6 +737,10 @@ http_start(const struct config *c, char *why, size_t why_len)
 	}
 	mg_set_request_handler(ctx, "/mcp$", mcp_handler, NULL);
 	mg_set_request_handler(ctx, "/health$", health_handler, NULL);
+	if (c->metrics_listen_host == NULL)
+		mg_set_request_handler(ctx, "/metrics$", metrics_handler, c->listen_host);
+	else if (metrics_start(c, why, why_len) == -1)
+		return -1;
 	log_info("http: %d threads, %d connections per client address, keep-alive %d s, "
 		 "headers within %d s", nthreads, per_client, c->http_keep_alive_s,
 		 c->http_header_timeout_s);
@@ -654,6 +759,10 @@ http_drain(void)
 void
 http_stop(void)
 {
+	if (metrics_ctx) {
+		mg_stop(metrics_ctx);
+		metrics_ctx = NULL;
+	}
 	if (ctx) {
 		mg_stop(ctx);
 		ctx = NULL;

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "job.h"
 #include "log.h"
+#include "metrics.h"
 #include "rand.h"
 #include "xmalloc.h"
 
@@ -46,6 +47,60 @@ final_status(struct job *j)
 	return JOB_FAILED;
 }
 
+/* Queued and kernel seconds of ended job `j` (see job_timings). */
+static void
+job_phases(const struct job *j, double *queued, double *kernel)
+{
+	const struct call *c = &j->call;
+	double returned = c->returned > 0 ? c->returned : j->ended;
+
+	*queued = (c->sent > 0 ? c->sent : j->ended) - j->arrived;
+	*kernel = c->sent > 0 ? returned - c->sent : 0;
+}
+
+/* Count how ended job `j` went, for /metrics; the daemon's own silent
+ * queries are not calls. */
+static void
+job_count(const struct job *j)
+{
+	double queued, kernel;
+
+	if (j->silent)
+		return;
+	if (j->status == JOB_TIMED_OUT)
+		metrics_add(METRICS_TIMEOUTS, 1);
+	else if (j->status == JOB_CANCELLED)
+		metrics_add(METRICS_CANCELS, 1);
+	job_phases(j, &queued, &kernel);
+	metrics_observe(METRICS_QUEUED, queued);
+	metrics_observe(METRICS_KERNEL, kernel);
+	metrics_observe(METRICS_TOTAL, j->ended - j->arrived);
+}
+
+/* `seconds` as milliseconds, to the microsecond, never negative. */
+static struct json_object *
+json_ms(double seconds)
+{
+	char text[32];
+	double ms = seconds > 0 ? seconds * 1e3 : 0;
+
+	snprintf(text, sizeof(text), "%.3f", ms);
+	return json_object_new_double_s(ms, text);
+}
+
+struct json_object *
+job_timings(const struct job *j, double answered)
+{
+	struct json_object *o = json_object_new_object();
+	double queued, kernel;
+
+	job_phases(j, &queued, &kernel);
+	json_object_object_add(o, "queued_ms", json_ms(queued));
+	json_object_object_add(o, "kernel_ms", json_ms(kernel));
+	json_object_object_add(o, "total_ms", json_ms(answered - j->arrived));
+	return o;
+}
+
 int
 job_run(struct job *j, double seconds)
 {
@@ -56,6 +111,7 @@ job_run(struct job *j, double seconds)
 	j->status = final_status(j);
 	j->finished = time(NULL);
 	j->ended = clock_mono();
+	job_count(j);
 	session_put(j->session);
 	j->session = NULL;
 	pthread_cond_broadcast(&j->call.cond);
@@ -111,7 +167,7 @@ job_new(struct session *session, const char *owner, const char *code, double tim
 	/* In line now, in the caller's order, not when its driver gets the lock. */
 	session_enqueue(session, &j->call);
 	j->status = JOB_RUNNING;
-	j->started = clock_mono();
+	j->started = j->arrived = clock_mono();
 	j->refs = 2; /* the caller's and the driver's */
 	pthread_mutex_lock(&job_lock);
 	j->next = jobs;

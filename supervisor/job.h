@@ -51,6 +51,7 @@ struct job {
 	enum job_status status;
 	int cancel_requested;
 	int kept;			  /* handed to the client to poll: retained */
+	double arrived;			  /* monotonic s: its request came (default: started) */
 	double started;			  /* monotonic seconds */
 	double ended;			  /* monotonic seconds, once finished */
 	time_t finished;
@@ -98,6 +99,12 @@ void job_unref(struct job *j);
 int job_wait(struct job *j, double seconds, int on_change);
 /* Interrupt the job's execution; it ends as cancelled. */
 void job_cancel(struct job *j);
+/*
+ * The timings of ended job `j`, in ms: queued (arrival until its code went
+ * to the worker), kernel (until its result came; 0 if it never ran) and
+ * total (arrival until `answered`, monotonic s). Caller owns.
+ */
+struct json_object *job_timings(const struct job *j, double answered);
 /* Seconds since the job started (until it ended). */
 double job_elapsed(const struct job *j);
 const char *job_status_name(enum job_status st);

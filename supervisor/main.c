@@ -33,12 +33,14 @@
 #include "job.h"
 #include "log.h"
 #include "mcp.h"
+#include "metrics.h"
 #include "mpl_check.h"
 #include "pool.h"
 #include "privdrop.h"
 #include "uid.h"
 #include "reload.h"
 #include "session.h"
+#include "tools.h"
 #include "xmalloc.h"
 
 #define MAX_POLL 1024
@@ -604,6 +606,11 @@ main(int argc, char *argv[])
 	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
 	session_on_close(batch_session_closed);
 	mcp_init(&cfg);
+	for (size_t i = 0; i < tools_count(); i++) {
+		char name[128];
+		tools_name(i, &cfg, name, sizeof(name));
+		metrics_tool_name((int)i, name);
+	}
 	int port = http_start(&cfg, err, sizeof(err));
 	if (port == -1)
 		fatalx("%s", err);

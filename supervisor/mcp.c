@@ -7,11 +7,13 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "job.h"
 #include "json_strict.h"
 #include "log.h"
 #include "mcp.h"
+#include "metrics.h"
 #include "pool.h"
 #include "tools.h"
 #include "xmalloc.h"
@@ -220,6 +222,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	    !json_object_object_get_ex(params, "name", &name) ||
 	    !json_object_is_type(name, json_type_string)) {
 		set_error(rs, 200, id, ERR_PARAMS, "tools/call needs params.name");
+		metrics_call(-1, METRICS_REJECTED);
 		return;
 	}
 	snprintf(rs->what, sizeof(rs->what), "tools/call %.100s", json_object_get_string(name));
@@ -228,11 +231,13 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		char msg[300];
 		snprintf(msg, sizeof(msg), "unknown tool: %.200s", json_object_get_string(name));
 		set_error(rs, 200, id, ERR_PARAMS, msg);
+		metrics_call(-1, METRICS_REJECTED);
 		return;
 	}
 	json_object_object_get_ex(params, "arguments", &args);
 	if (args != NULL && !json_object_is_type(args, json_type_object)) {
 		set_error(rs, 200, id, ERR_PARAMS, "params.arguments must be an object");
+		metrics_call(tools_index(t), METRICS_REJECTED);
 		return;
 	}
 	struct json_object *empty = json_object_new_object();
@@ -242,6 +247,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	json_object_put(empty);
 	if (checked == NULL) {
 		set_error(rs, 200, id, ERR_PARAMS, why);
+		metrics_call(tools_index(t), METRICS_REJECTED);
 		return;
 	}
 	/* A client that left before its call started must not have it run. */
@@ -251,22 +257,30 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	if (gone) {
 		rs->status = 204;
 		snprintf(rs->outcome, sizeof(rs->outcome), "client gone before it started");
+		metrics_call(tools_index(t), METRICS_ABANDONED);
 		json_object_put(checked);
 		return;
 	}
 	struct progress_io io = {.rq = rq, .token = progress_token(params)};
 	struct tool_call tc = {.cfg = cfg, .session = s, .args = checked,
-			       .request_id = id, .client_gone = client_gone, .io = &io};
+			       .request_id = id, .client_gone = client_gone, .io = &io,
+			       .arrived = rq->arrived > 0 ? rq->arrived : clock_mono()};
 	if (io.token && rq->accepts_sse && rq->send_event)
 		tc.progress = send_progress;
 	struct json_object *result = t->call(&tc);
 	json_object_put(checked);
+	rs->timed = tc.timed;
+	rs->queued_ms = tc.queued_ms;
+	rs->kernel_ms = tc.kernel_ms;
 	if (tc.no_response) {
 		rs->status = 204; /* cancelled: the client expects nothing */
 		snprintf(rs->outcome, sizeof(rs->outcome), "cancelled");
+		metrics_call(tools_index(t), METRICS_CANCELLED);
 	} else if (result == NULL) {
 		set_error(rs, 200, id, tc.error_code, tc.error_message);
+		metrics_call(tools_index(t), METRICS_REJECTED);
 	} else {
+		metrics_call(tools_index(t), metrics_outcome_of(result));
 		struct json_object *is_error;
 		int failed = json_object_object_get_ex(result, "isError", &is_error) &&
 			     json_object_get_boolean(is_error);
@@ -583,6 +597,7 @@ mcp_handle(const struct mcp_request *rq, struct mcp_response *rs)
 	rs->stream = 0;
 	rs->close = 0;
 	rs->what[0] = rs->outcome[0] = '\0';
+	rs->timed = 0;
 	if (strcmp(rq->method, "POST") == 0) {
 		handle_post(rq, rs);
 	} else if (strcmp(rq->method, "DELETE") == 0) {

@@ -20,6 +20,7 @@ struct mcp_request {
 	const char *session_id;	      /* Mcp-Session-Id header, or NULL */
 	const char *protocol_version; /* MCP-Protocol-Version header, or NULL */
 	int accepts_sse;	      /* Accept lists text/event-stream */
+	double arrived;		      /* monotonic s: the request came (0: now) */
 	/*
 	 * The transport's side of streaming: send one JSON-RPC message as an
 	 * event on this request's stream (starting it if needed), and tell
@@ -41,6 +42,8 @@ struct mcp_response {
 	int close;				/* close the connection after answering */
 	char what[160];				/* for the log: method and tool */
 	char outcome[64];			/* for the log: how it ended, or "" */
+	int timed;				/* an execution's timings are set: */
+	double queued_ms, kernel_ms;		/* for the log, as in its result */
 };
 
 /* Remember the configuration (borrowed for the daemon's lifetime). */

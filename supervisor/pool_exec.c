@@ -23,6 +23,7 @@
 #include "config.h"
 #include "kernel_env.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool_exec.h"
 #include "pool_send.h"
 #include "result.h"
@@ -49,7 +50,13 @@ pool_exec_complete(struct worker *w, struct json_object *result)
 		json_object_put(result);
 		return;
 	}
+	/* spill_files is for the daemon's counters, not for the client. */
+	metrics_add(METRICS_SPILL_FILES,
+		    (uint64_t)json_object_get_int64(json_object_object_get(result, "spill_files")));
+	json_object_object_del(result, "spill_files");
+	metrics_result(result);
 	c->result = result;
+	c->returned = clock_mono();
 	c->done = 1;
 	c->changes++;
 	w->call = NULL;
@@ -71,6 +78,7 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		return;
 	}
 	w->call = c;
+	c->sent = clock_mono();
 	/* Asked before it started: EXECUTE says so, nothing came before. */
 	if (c->stream == CALL_STREAM_ASKED)
 		c->stream = CALL_STREAM_ON;

@@ -11,6 +11,7 @@
 #include "ipc_msg.h"
 #include "kernelpid.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool_exec.h"
 #include "pool_io.h"
 #include "pool_reap.h"
@@ -90,6 +91,9 @@ on_ready(struct worker *w, const struct ipc_ready *r)
 		close(w->kernel_pidfd);
 	w->kernel_pidfd = fd;
 	w->kernel_pid = rc == 1 ? r->kernel_pid : 0;
+	metrics_add(METRICS_KERNEL_STARTS, 1);
+	if (w->ever_ready)
+		metrics_add(METRICS_KERNEL_RESTARTS, 1);
 	w->ever_ready = 1;
 	pool.early_deaths = 0;
 	if (w->state == WORKER_STARTING) {
@@ -172,6 +176,8 @@ worker_message(struct worker *w, struct ipc_msg *m)
 	case IPC_KERNEL_DIED:
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,
 			  u.kernel_died.message.s);
+		metrics_kernel_death(u.kernel_died.memory_limit_exceeded ? METRICS_DEATH_OOM
+									 : METRICS_DEATH_CRASH);
 		break;
 	case IPC_LOG:
 		log_msg(u.log.priority, "worker %d: %s", (int)w->pid, u.log.message.s);

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "kernelpid.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool_exec.h"
 #include "pool_reap.h"
 #include "pool_send.h"
@@ -51,6 +52,8 @@ worker_exited(struct worker *w, int status)
 	free(how);
 	log_msg(w->state == WORKER_CLOSING ? LOG_DEBUG : LOG_WARNING, "worker %d %s",
 		(int)w->pid, w->death);
+	if (w->state != WORKER_CLOSING)
+		metrics_worker_death(w->cause != NULL, WIFSIGNALED(status));
 	if (w->fd != -1) {
 		close(w->fd);
 		w->fd = -1;

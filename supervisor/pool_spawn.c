@@ -191,6 +191,7 @@ worker_adopt(struct worker *w)
 {
 	w->next = pool.workers;
 	pool.workers = w;
+	worker_counted(w);
 
 	send_start(w);
 	log_debug("worker %d started for %s", (int)w->pid, w->workdir);

@@ -16,6 +16,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 struct pool_state pool = {.ready_cond = PTHREAD_COND_INITIALIZER};
 /* Written under the lock, read without it by /health. */
 static atomic_int idle_workers;
+static atomic_int starting_workers;
 static int wake_pipe[2] = {-1, -1};
 
 void
@@ -78,8 +79,17 @@ pool_wake(void)
 }
 
 void
+worker_counted(struct worker *w)
+{
+	if (w->state == WORKER_STARTING)
+		atomic_fetch_add(&starting_workers, 1);
+}
+
+void
 worker_set_state(struct worker *w, enum worker_state st)
 {
+	if (w->state == WORKER_STARTING && st != WORKER_STARTING)
+		atomic_fetch_sub(&starting_workers, 1);
 	if (w->state == WORKER_IDLE && st != WORKER_IDLE)
 		atomic_fetch_sub(&idle_workers, 1);
 	else if (w->state != WORKER_IDLE && st == WORKER_IDLE)
@@ -91,6 +101,12 @@ int
 pool_idle_count(void)
 {
 	return atomic_load(&idle_workers);
+}
+
+int
+pool_starting_count(void)
+{
+	return atomic_load(&starting_workers);
 }
 
 int

@@ -81,6 +81,8 @@ struct call {
 	struct call *next_in_line;  /* the session's queue (session.c) */
 	struct timespec turn_deadline; /* its timeout, while it waits in line */
 	struct timespec kill_deadline; /* running: a worker silent until then is killed */
+	double sent;		    /* monotonic s: EXECUTE queued for the worker; 0: never */
+	double returned;	    /* monotonic s: its result came; 0: not yet */
 	pthread_cond_t cond;
 };
 
@@ -145,8 +147,12 @@ int pool_wake_fd(void);
 /* Every change of a worker's state goes here, so that /health's count of
  * idle workers needs no lock. Lock held. */
 void worker_set_state(struct worker *w, enum worker_state st);
+/* A new worker, spawned STARTING, joins the counts. Once; lock held. */
+void worker_counted(struct worker *w);
 /* Idle workers, for /health. Needs no lock. */
 int pool_idle_count(void);
+/* Workers starting their kernel, for /metrics. Needs no lock. */
+int pool_starting_count(void);
 /* Workers that are, or will soon be, available to a new session. Lock held. */
 int pool_spare_count(void);
 /* Workers not reaped yet. Lock held. */

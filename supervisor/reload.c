@@ -97,6 +97,9 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"matplotlib_backend", str_differs(run->matplotlib_backend, new->matplotlib_backend)},
 		{"listen", str_differs(run->listen_host, new->listen_host) ||
 				   run->listen_port != new->listen_port},
+		{"metrics_listen",
+		 str_differs(run->metrics_listen_host, new->metrics_listen_host) ||
+			 run->metrics_listen_port != new->metrics_listen_port},
 		{"allow_external_network_boundary",
 		 run->allow_external_network_boundary != new->allow_external_network_boundary},
 		{"state_dir", str_differs(run->state_dir, new->state_dir)},

@@ -193,7 +193,12 @@ result_output_schema(int or_job)
 		"\"kernel_restarted\":{\"type\":\"boolean\"},"
 		"\"dropped_mime\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
 		"\"description\":\"MIME types of rich outputs not kept (not in allow_mime); "
-		"absent when none was dropped.\"}},"
+		"absent when none was dropped.\"},"
+		"\"timings\":{\"type\":\"object\",\"properties\":{"
+		"\"queued_ms\":{\"type\":\"number\",\"minimum\":0},"
+		"\"kernel_ms\":{\"type\":\"number\",\"minimum\":0},"
+		"\"total_ms\":{\"type\":\"number\",\"minimum\":0}},"
+		"\"required\":[\"queued_ms\",\"kernel_ms\",\"total_ms\"]}},"
 		"\"required\":[\"session_id\",\"success\",\"stdout\",\"stderr\","
 		"\"rich_outputs\",\"error\",\"execution_time\"]}";
 	struct json_object *s = json_tokener_parse(schema);

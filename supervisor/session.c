@@ -22,6 +22,8 @@
 static struct session *sessions;
 /* Its length, changed under pool_lock, read without it by /health. */
 static atomic_int session_total;
+/* Sessions with a call running (busy), for /metrics; as session_total. */
+static atomic_int busy_total;
 /* Kernels of batch items, which count against pool.max_sessions too. */
 static atomic_int held_kernels;
 /* Told of each session that closes (main.c sets batch_session_closed). */
@@ -31,6 +33,21 @@ int
 session_count(void)
 {
 	return atomic_load(&session_total);
+}
+
+int
+session_busy_count(void)
+{
+	return atomic_load(&busy_total);
+}
+
+/* Every change of s->busy goes here, so that /metrics needs no lock. */
+static void
+set_busy(struct session *s, int busy)
+{
+	if (s->busy != busy)
+		atomic_fetch_add(&busy_total, busy ? 1 : -1);
+	s->busy = busy;
 }
 
 void
@@ -253,7 +270,7 @@ call_ended(struct session *s, struct call *c, int ran)
 {
 	if (ran) {
 		s->last_used = time(NULL);
-		s->busy = 0;
+		set_busy(s, 0);
 		pthread_cond_broadcast(&s->turn);
 	}
 	c->phase = CALL_ENDED;
@@ -279,7 +296,7 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 		c->result = result_failed("Cancelled", "cancelled before it started");
 		return call_ended(s, c, 0);
 	}
-	s->busy = 1;
+	set_busy(s, 1);
 	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
 		c->result = result_failed("NoKernel", why);
 		return call_ended(s, c, 1);

@@ -75,6 +75,9 @@ int session_any_busy(void);
 void session_close_all(void);
 /* How many sessions there are; needs no lock (for /health). */
 int session_count(void);
+/* How many of them (and of closed ones whose last call still ends) run a
+ * call now; needs no lock (for /metrics). */
+int session_busy_count(void);
 /*
  * Kernels held outside sessions (batch items) change by `delta`; they count
  * against pool.max_sessions with the sessions. Needs no lock.

@@ -58,7 +58,10 @@ check_job_call(struct tool_call *tc)
 		r = tool_result(o, NULL, 0);
 	} else {
 		r = result_to_tool(json_object_get(j->call.result), j->session_id);
-		add_job_fields(json_object_object_get(r, "structuredContent"), j);
+		struct json_object *sc = json_object_object_get(r, "structuredContent");
+		add_job_fields(sc, j);
+		/* Its total runs to the end of the execution, not to this poll. */
+		json_object_object_add(sc, "timings", job_timings(j, j->ended));
 	}
 	job_unref(j);
 	return r;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "job.h"
 #include "kernel_env.h"
@@ -151,6 +152,19 @@ job_handle(const struct config *cfg, struct job *j, int promoted)
 	return tool_result(o, NULL, 0);
 }
 
+/* The timings of ended job `j`, answered now, into `r` (a CallToolResult)
+ * and for the request's log line. */
+static void
+add_timings(struct tool_call *tc, struct json_object *r, const struct job *j)
+{
+	struct json_object *t = job_timings(j, clock_mono());
+
+	tc->timed = 1;
+	tc->queued_ms = json_object_get_double(json_object_object_get(t, "queued_ms"));
+	tc->kernel_ms = json_object_get_double(json_object_object_get(t, "kernel_ms"));
+	json_object_object_add(json_object_object_get(r, "structuredContent"), "timings", t);
+}
+
 static struct json_object *
 execute_call(struct tool_call *tc)
 {
@@ -175,6 +189,7 @@ execute_call(struct tool_call *tc)
 	struct job *j = job_new(target, tc->session->id, code, seconds, 0, tc->request_id);
 	session_put(target);
 	j->call.allow_mime = allow_mime; /* the call's now: sent with its EXECUTE */
+	j->arrived = tc->arrived;
 	if (tc->progress)
 		j->call.stream = CALL_STREAM_ON; /* progress shows output as it comes */
 
@@ -193,6 +208,7 @@ execute_call(struct tool_call *tc)
 		r = job_handle(tc->cfg, j, wait_s > 0);
 	} else {
 		r = result_to_tool(json_object_get(j->call.result), j->session_id);
+		add_timings(tc, r, j);
 	}
 	job_unref(j);
 	return r;

@@ -74,6 +74,27 @@ tool_describe(const struct tool *t, const struct config *cfg)
 	return o;
 }
 
+size_t
+tools_count(void)
+{
+	return TOOL_COUNT;
+}
+
+int
+tools_index(const struct tool *t)
+{
+	for (size_t i = 0; i < TOOL_COUNT; i++)
+		if (tool_table[i] == t)
+			return (int)i;
+	return -1;
+}
+
+void
+tools_name(size_t i, const struct config *cfg, char *out, size_t len)
+{
+	tool_name(tool_table[i], cfg, out, len);
+}
+
 struct json_object *
 tools_list(const struct config *cfg)
 {

@@ -6,6 +6,8 @@
 #ifndef SUPERVISOR_TOOLS_H
 #define SUPERVISOR_TOOLS_H
 
+#include <stddef.h>
+
 #include <json-c/json.h>
 
 struct config;
@@ -26,6 +28,10 @@ struct tool_call {
 	/* Nonzero once the client has gone away. Called unlocked. */
 	int (*client_gone)(void *io);
 	void *io;
+	double arrived;		/* monotonic s: the request came */
+	/* An execution's timings in ms, for the request's log line: set `timed`. */
+	int timed;
+	double queued_ms, kernel_ms;
 	int no_response;	/* cancelled by the client: answer nothing */
 	int error_code;		/* set with error_message to fail the request */
 	char error_message[256];
@@ -71,6 +77,11 @@ extern const struct tool tool_cancel_batch;
 
 /* The tools/list result's "tools" array. Caller owns. */
 struct json_object *tools_list(const struct config *cfg);
+/* How many tools the table holds; the index of `t` in it (-1: none); the
+ * name of the i-th under `cfg`, into out[len]. For counting calls by tool. */
+size_t tools_count(void);
+int tools_index(const struct tool *t);
+void tools_name(size_t i, const struct config *cfg, char *out, size_t len);
 /* The tool called `name`, or NULL. */
 const struct tool *tools_find(const struct config *cfg, const char *name);
 

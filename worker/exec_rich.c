@@ -151,12 +151,14 @@ rich_spill(const struct rich_dest *d, const char *mime, struct json_object *v, s
 		err_set(why, sizeof(why), "its base64 data is malformed");
 	else
 		spill_save(d->place, d->id, what, ext_of(mime), bytes, len, &rel, why, sizeof(why));
-	if (why[0] == '\0')
+	if (why[0] == '\0') {
+		d->r->spilled++;
 		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes; it was saved to %s",
 				 mime, size, d->limit, rel);
-	else
+	} else {
 		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes and could not be saved: %s",
 				 mime, size, d->limit, why);
+	}
 	free(bytes);
 	free(rel);
 	return note;

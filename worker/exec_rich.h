@@ -39,7 +39,8 @@ struct exec_rich {
 	 * once, at most IPC_DROPPED_MAX; kept across clear_output. */
 	struct json_object *dropped;
 	size_t bytes;		   /* what the list holds */
-	unsigned saved;		   /* rich outputs moved to spill files */
+	unsigned saved;		   /* rich outputs moved to spill files, or tried */
+	unsigned spilled;	   /* ...and saved there */
 };
 
 /* An empty list, no value. */

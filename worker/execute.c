@@ -479,6 +479,7 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 	exec_stream_close(&ex->err);
 	char *note;
 	r->output_lost = lost_report(ex, &note);
+	r->spill_files = (ex->out.file != NULL) + (ex->err.file != NULL) + ex->rich.spilled;
 	stderr_text(ex, &r->err, note);
 	free(note);
 	if (ex->rich.has_value) {

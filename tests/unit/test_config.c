@@ -100,6 +100,7 @@ START_TEST(defaults)
 	ck_assert(c.max_timeout == 600.0);
 	ck_assert_str_eq(c.listen_host, "127.0.0.1");
 	ck_assert_int_eq(c.listen_port, 8000);
+	ck_assert_ptr_null(c.metrics_listen_host);
 	ck_assert_int_eq(c.allow_external_network_boundary, 0);
 	ck_assert_uint_eq(c.allowed_origins.n, 0);
 	ck_assert_int_eq(c.max_request_bytes, 4194304);
@@ -409,6 +410,12 @@ static const struct {
 	{"name: x\nlisten: 127.0.0.1:-1\n",
 	 "2:9: listen: the port of \"127.0.0.1:-1\" must be a number from 0 to 65535"},
 	{"name: x\nlisten: 0.0.0.0:65535\n", NULL},
+	{"name: x\nmetrics_listen: 127.0.0.1\n",
+	 "2:17: metrics_listen: \"127.0.0.1\": expected HOST:PORT"},
+	{"name: x\nmetrics_listen: \"[::1]:99999\"\n",
+	 "2:17: metrics_listen: the port of \"[::1]:99999\" must be a number from 0 to 65535"},
+	{"name: x\nmetrics_listen: \"[::1]:9464\"\n", NULL},
+	{"name: x\nmetrics_listen: \"\"\n", NULL},
 	{"name: x\nstate_dir: var/lib\n", "2:12: state_dir: \"var/lib\" is not an absolute path"},
 	{"name: x\nbuild_dir: envs/{name}\n",
 	 "2:12: build_dir: \"envs/x\" is not an absolute path (only a leading ~/ is expanded)"},

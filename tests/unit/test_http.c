@@ -68,9 +68,21 @@ pool_idle_count(void)
 }
 
 int
+pool_starting_count(void)
+{
+	return 0;
+}
+
+int
 session_count(void)
 {
 	return 1;
+}
+
+int
+session_busy_count(void)
+{
+	return 0;
 }
 
 static struct config cfg;

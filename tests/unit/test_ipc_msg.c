@@ -228,7 +228,7 @@ START_TEST(result_roundtrip)
 				   ipc_text_of("division by zero"), ipc_text_of("Traceback...")};
 	char *dropped[] = {"application/vnd.custom+json", NULL};
 	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1,
-				 NULL, NULL, dropped};
+				 NULL, NULL, dropped, 3};
 	struct ipc_result out;
 
 	roundtrip(IPC_RESULT, &in, &out);
@@ -246,6 +246,7 @@ START_TEST(result_roundtrip)
 	ck_assert_int_eq(out.kernel_restarted, 1);
 	ck_assert_str_eq(out.dropped_mime[0], "application/vnd.custom+json");
 	ck_assert_ptr_null(out.dropped_mime[1]);
+	ck_assert_uint_eq(out.spill_files, 3);
 
 	/* The supervisor's document: seed 003's keys, error null when none. */
 	struct json_object *doc = ipc_result_json(&out);
@@ -256,7 +257,7 @@ START_TEST(result_roundtrip)
 	ipc_result_free(&out);
 
 	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0, NULL, NULL,
-				NULL};
+				NULL, 0};
 	roundtrip(IPC_RESULT, &ok, &out);
 	ck_assert_ptr_null(out.error);
 	ck_assert_uint_eq(out.n_rich, 0);
@@ -432,6 +433,10 @@ static const struct {
 	{IPC_READY, "{\"kernel_pid\": 99999999999999999999999, \"language\": \"p\","
 		    " \"restarted\": false}",
 	 "kernel_pid: must be an integer in"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": null, \"execution_time\": 0, \"kernel_restarted\": false,"
+		     " \"spill_files\": -1}",
+	 "RESULT: spill_files: must be an integer in [0, 1000000]"},
 	{IPC_LOG, "{\"priority\": 8, \"message\": \"x\"}", "LOG: priority: must be an integer in [0, 7]"},
 	{IPC_LOG, "{\"priority\": -1, \"message\": \"x\"}", "LOG: priority: must be an integer in"},
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": -1}",
