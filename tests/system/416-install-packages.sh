@@ -6,8 +6,9 @@
 # imports in A from A's own directory and raises ImportError in B; `%pip
 # install` of the second in A lands there too. The shared environment's
 # files (hashed) and recorded digest are unchanged; a name starting with
-# '-' is refused as an option; after A is closed its directory, packages
-# included, is gone. As root, the same in kernel_network_mode isolated and
+# '-' is refused as an option; an install may be a session's first call;
+# a package the wheelhouse lacks fails with pip's output; after A is closed
+# its directory, packages included, is gone. As root, the same in kernel_network_mode isolated and
 # seccomp (kernels under uids of kernel_uid_range, reading the wheelhouse),
 # and without a wheelhouse those modes refuse installs saying why.
 . "$(dirname "$0")/lib.sh"
@@ -122,6 +123,20 @@ resp = a.request("tools/call", {"name": "py_install_packages", "arguments": {"pa
 check(((resp.json or {}).get("error") or {}).get("code") == -32602, "empty list refused", resp.json)
 ok("%s: names starting with '-' and empty lists are refused" % mode)
 
+# A session's first call may be the install: it gets its kernel first.
+c = Client(url)
+c.initialize()
+r = tool(c, "py_install_packages", {"packages": ["tinypkg_b==1.0"]})
+check(sc(r).get("success") is True, "%s: install as a session's first call" % mode, r)
+r = c.execute("import tinypkg_b, os\ntinypkg_b.__file__.startswith(os.getcwd() + '/.packages/')")
+check(value_of(r) == "True", "%s: the fresh session imports it from its own directory" % mode, r)
+# A requirement the wheelhouse lacks: pip's failure, said, nothing installed.
+r = tool(c, "py_install_packages", {"packages": ["tinypkg_missing"]})
+s = sc(r)
+check(r.get("isError") is True and (s.get("error") or {}).get("type") == "RuntimeError" and
+      "tinypkg_missing" in (s.get("stdout") or ""), "%s: a failed install says so" % mode, r)
+ok("%s: install as a first call; a missing package fails with pip's output" % mode)
+
 after = (tree_hash(env), open(digest_file).read())
 check(after == before, "%s: the shared environment's files and digest are unchanged" % mode,
       [before, after])
@@ -145,12 +160,12 @@ if [ "$(id -u)" != 0 ] || ! unshare -U -n true 2>/dev/null; then
 fi
 worker_for_other_uids
 for mode in isolated seccomp; do
-	round $mode 'kernel_uid_range: "62200-62299"'
+	round $mode 'kernel_uid_range: "63720-63739"'
 done
 
 # Without a wheelhouse a kernel with no network refuses installs, saying why.
 CFG_EXTRA='kernel_network_mode: seccomp
-kernel_uid_range: "62200-62299"'
+kernel_uid_range: "63720-63739"'
 write_config
 start_daemon
 wait_ready
