@@ -164,14 +164,30 @@ install_source(const struct config *cfg, const char *workdir, struct json_object
 	return code;
 }
 
+/* 1 if the pip options say --no-index: installs need no network then. */
+static int
+offline_options(const struct config *cfg)
+{
+	struct json_object *opts = kernel_env_pip_options(cfg);
+	int offline = 0;
+
+	for (size_t i = 0; i < json_object_array_length(opts); i++)
+		offline |= strcmp(json_object_get_string(json_object_array_get_idx(opts, i)),
+				  "--no-index") == 0;
+	json_object_put(opts);
+	return offline;
+}
+
 /*
  * A kernel without a network reaches no index: say so rather than let pip
- * retry for minutes. NULL when installs can work.
+ * retry for minutes. NULL when installs can work: a network, a wheelhouse,
+ * or a dependency_file that itself installs with --no-index (from local
+ * --find-links directories).
  */
 static const char *
 no_index_reason(const struct config *cfg)
 {
-	if (cfg->wheelhouse[0] != '\0' || cfg->kernel_network_mode == NET_INHERIT)
+	if (cfg->kernel_network_mode == NET_INHERIT || offline_options(cfg))
 		return NULL;
 	return cfg->kernel_network_mode == NET_SECCOMP
 		       ? "kernel_network_mode is seccomp: kernels have no network, and installs "
@@ -197,10 +213,12 @@ session_workdir(struct tool_call *tc, struct session *s, struct json_object **re
 		if (j->status != JOB_COMPLETED || s->worker == NULL)
 			*result = json_object_get(j->call.result);
 		job_unref(j);
-		if (*result == NULL && s->worker == NULL)
-			*result = result_failed("NoKernel", "the session has no kernel");
 		if (*result)
 			return NULL;
+	}
+	if (s->worker == NULL || s->worker->workdir == NULL) {
+		*result = result_failed("NoKernel", "the session has no kernel");
+		return NULL;
 	}
 	return xstrdup(s->worker->workdir);
 }

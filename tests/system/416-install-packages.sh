@@ -9,8 +9,9 @@
 # '-' is refused as an option; an install may be a session's first call;
 # a package the wheelhouse lacks fails with pip's output; after A is closed
 # its directory, packages included, is gone. As root, the same in kernel_network_mode isolated and
-# seccomp (kernels under uids of kernel_uid_range, reading the wheelhouse),
-# and without a wheelhouse those modes refuse installs saying why.
+# seccomp (kernels under uids of kernel_uid_range, reading the wheelhouse);
+# without a wheelhouse seccomp refuses installs saying why, unless
+# dependency_file's option lines say --no-index --find-links DIR.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -182,5 +183,34 @@ check(r.get("isError") is True and e.get("type") == "NoPackageIndex" and
       "reachable package index" in e.get("message", "") and "wheelhouse" in e["message"],
       "seccomp without a wheelhouse: a clear refusal", r)
 ok("seccomp without a wheelhouse: %s" % e["message"])
+EOF2
+stop_daemon
+
+# ...unless dependency_file's own option lines install with no index: then
+# the install takes them (--no-index --find-links), in seccomp too.
+write_config
+"$PY" - "$TMPD/codeexecd.yaml" "$TMPD/wheels" <<'EOF2'
+import sys
+path, wheels = sys.argv[1:3]
+text = open(path).read().replace('dependency_file: ""',
+                                 'dependency_file: "--no-index\\n--find-links %s\\n"' % wheels)
+open(path, "w").write(text)
+EOF2
+grep -q -- "--find-links $TMPD/wheels" "$TMPD/codeexecd.yaml" || fail "dependency_file not set"
+start_daemon
+wait_ready
+run_py "$URL" <<'EOF2'
+import sys
+from mcp import Client, check, ok, value_of
+from calls import tool, sc
+
+a = Client(sys.argv[1])
+a.initialize()
+r = tool(a, "py_install_packages", {"packages": ["tinypkg_a"]})
+check(sc(r).get("success") is True and "Looking in links" in (sc(r).get("stdout") or ""),
+      "seccomp, dependency_file --no-index --find-links: the install uses them", r)
+r = a.execute("import tinypkg_a\ntinypkg_a.VALUE")
+check(value_of(r) == "'tinypkg_a-1.0'", "seccomp: the package imports", r)
+ok("seccomp with dependency_file's --no-index --find-links: installed from there")
 EOF2
 stop_daemon
