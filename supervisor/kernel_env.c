@@ -81,7 +81,8 @@ pip_option_of(const char *tok)
 {
 	for (size_t i = 0; i < N_PIP_OPTIONS; i++) {
 		size_t n = strlen(pip_index_options[i].name);
-		if (strncmp(tok, pip_index_options[i].name, n) == 0 && (tok[n] == '\0' || tok[n] == '='))
+		if (strncmp(tok, pip_index_options[i].name, n) == 0 &&
+		    (tok[n] == '\0' || tok[n] == '='))
 			return (int)i;
 		if (pip_index_options[i].short_name &&
 		    strcmp(tok, pip_index_options[i].short_name) == 0)

@@ -108,7 +108,8 @@ packages_arg(struct tool_call *tc)
 		return tool_bad_params(tc, "argument 'packages' (a non-empty array of strings) is "
 					   "required");
 	if (json_object_array_length(v) > PACKAGES_MAX) {
-		snprintf(why, sizeof(why), "argument 'packages': at most %d per call", PACKAGES_MAX);
+		snprintf(why, sizeof(why), "argument 'packages': at most %d per call",
+			 PACKAGES_MAX);
 		return tool_bad_params(tc, why);
 	}
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
@@ -121,8 +122,8 @@ packages_arg(struct tool_call *tc)
 			bad = (unsigned char)s[k] < 0x20 || s[k] == 0x7f;
 		if (bad) {
 			snprintf(why, sizeof(why),
-				 "argument 'packages': item %zu is not a requirement (a string of 1 "
-				 "to %d printable characters)",
+				 "argument 'packages': item %zu is not a requirement (a string "
+				 "of 1 to %d printable characters)",
 				 i, PACKAGE_MAX);
 			return tool_bad_params(tc, why);
 		}
@@ -263,7 +264,8 @@ install_call(struct tool_call *tc)
 		if (json_object_object_get_ex(r, "structuredContent", &sc)) {
 			char *pkgs = kernel_env_pkgs_dir(workdir);
 			json_object_object_add(sc, "packages", json_object_get(packages));
-			json_object_object_add(sc, "target_directory", json_object_new_string(pkgs));
+			json_object_object_add(sc, "target_directory",
+					       json_object_new_string(pkgs));
 			free(pkgs);
 		}
 	}
