@@ -229,8 +229,77 @@ check_command(struct config *c, const char *v, char *why, size_t why_len)
 	return v[0] == '\0' ? err_set(why, why_len, "an empty command") : 0;
 }
 
+/* RFC 6838's restricted-name characters, in lower case as Jupyter sends types. */
+#define MIME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789!#$&^_.+-"
+
+/* An allow_mime item: TYPE/SUBTYPE in lower case, not listed before. */
+static int
+check_mime(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	size_t type = strspn(v, MIME_CHARS);
+
+	if (type == 0 || type > 127 || v[type] != '/' || strlen(v + type + 1) == 0 ||
+	    strlen(v + type + 1) > 127 || strspn(v + type + 1, MIME_CHARS) != strlen(v + type + 1))
+		return err_set(why, why_len,
+			       "%s is not a MIME type: expected TYPE/SUBTYPE in lower case, "
+			       "as image/png",
+			       shown(v, sh));
+	for (size_t i = 0; i < c->allow_mime.n; i++)
+		if (strcmp(c->allow_mime.v[i], v) == 0)
+			return err_set(why, why_len, "%s is listed twice", shown(v, sh));
+	return 0;
+}
+
+/* matplotlib_backend: none, module://DOTTED.NAME or a built-in name (agg). */
+static int
+check_backend(struct config *c, const char *v, char *why, size_t why_len)
+{
+	static const char ident[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
+	char sh[SHOWN_LEN];
+	const char *mod = strncmp(v, "module://", 9) == 0 ? v + 9 : NULL;
+
+	if (mod == NULL && v[0] != '\0' && strspn(v, ident) == strlen(v))
+		return 0;
+	/* Dotted identifiers: no empty part, none starting with a digit. */
+	for (const char *p = mod; p != NULL;) {
+		size_t len = strspn(p, ident);
+		if (len == 0 || isdigit((unsigned char)p[0]) || (p[len] != '.' && p[len] != '\0'))
+			break;
+		if (p[len] == '\0')
+			return 0;
+		p += len + 1;
+	}
+	return err_set(why, why_len,
+		       "%s is not a matplotlib backend: expected none, module://MODULE "
+		       "(a dotted Python module name) or a built-in backend name such as agg",
+		       shown(v, sh));
+}
+
 #define CONTROLLED "codeexecd sets it for every kernel"
 #define INJECTS "it injects code before kernel isolation applies"
+
+/* A dotted Python module name (pool.preload): what `import NAME` takes. */
+static int
+check_module_name(struct config *c, const char *v, char *why, size_t why_len)
+{
+	static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
+	char sh[SHOWN_LEN];
+	const char *p = v;
+
+	(void)c;
+	/* Each identifier starts with a letter or _; dots join them. */
+	while (*p != '\0' && strchr(letters, *p) != NULL) {
+		p += strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (*p == '\0')
+			return 0;
+		if (*p++ != '.')
+			break;
+	}
+	return err_set(why, why_len, "%s is not a Python module name (identifiers joined by dots)",
+		       shown(v, sh));
+}
 
 /* kernel_environment names refused, as seed 000 lists them, with the reason. */
 static const struct {
@@ -508,6 +577,16 @@ static const struct config_key keys[] = {
 	{.name = "rich_output_max_bytes", .kind = CFG_INT, .def = "5242880", .group = "Execution",
 	 FIELD(rich_output_max_bytes), .min = 1024, .max = 33554432,
 	 .doc = "Largest rich output (image, HTML) returned; a larger one is saved to a file."},
+	{.name = "allow_mime", .kind = CFG_LIST, .group = "Execution", FIELD(allow_mime),
+	 .def = "[text/plain, text/html, text/markdown, text/latex, image/png, image/svg+xml, "
+		"image/jpeg, application/json, application/javascript, application/pdf]",
+	 .check = check_mime,
+	 .doc = "MIME types of rich outputs kept in results (text/plain always is); a call "
+		"may narrow them."},
+	{.name = "matplotlib_backend", .kind = CFG_STRING, .def = CONFIG_MPL_INLINE,
+	 .group = "Execution", FIELD(matplotlib_backend), .check = check_backend,
+	 .doc = "matplotlib backend of every kernel (MPLBACKEND); none leaves matplotlib to "
+		"choose."},
 	{.name = "parallel_max_concurrency", .kind = CFG_INT, .def = "0", .group = "Execution",
 	 FIELD(parallel_max_concurrency), .min = 0, .max = 65536,
 	 .doc = "Most kernels one parallel_execute batch runs at once; 0 bounds it by the pool."},
@@ -546,6 +625,10 @@ static const struct config_key keys[] = {
 	 .doc = "Runtime files: sockets, kernel connection files, the pid file."},
 	{.name = "pool.warm", .kind = CFG_INT, .def = "2", .group = "Daemon", FIELD(pool_warm),
 	 .min = 0, .max = 1024, .doc = "Kernels kept started and idle, ready for new sessions."},
+	{.name = "pool.preload", .kind = CFG_LIST, .def = "[]", .group = "Daemon",
+	 FIELD(pool_preload), .check = check_module_name,
+	 .doc = "Python modules every pooled kernel imports before a session gets it; one "
+		"that cannot be imported makes kernels fail to start, saying why."},
 	{.name = "pool.max_sessions", .kind = CFG_INT, .def = "100", .group = "Daemon",
 	 FIELD(pool_max_sessions), .min = 1, .max = 65536,
 	 .doc = "Most sessions (each with its own kernel) open at once."},
@@ -902,6 +985,29 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 	return err_set(why, why_len, "internal error: not a scalar key");
 }
 
+/* Apply the default of list `k`, written "[a, b, c]" in the table. */
+static void
+list_default(struct config *c, const struct config_key *k)
+{
+	struct strlist *list = field_of(c, k);
+	char why[WHY_LEN];
+	size_t len = strlen(k->def);
+
+	if (len < 2 || k->def[0] != '[' || k->def[len - 1] != ']')
+		fatalx("config: bad default of %s: not [ITEM, ...]", k->name);
+	for (const char *p = k->def + 1; *p != ']';) {
+		size_t n = strcspn(p, ",]");
+		char *item = xstrndup(p, n);
+		if (n > 0 && k->check && k->check(c, item, why, sizeof(why)) < 0)
+			fatalx("config: bad default of %s: %s", k->name, why);
+		if (n > 0)
+			strlist_add(list, item);
+		free(item);
+		p += n;
+		p += strspn(p, ", ");
+	}
+}
+
 void
 config_defaults(struct config *c)
 {
@@ -910,6 +1016,8 @@ config_defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < NKEYS; i++) {
 		const struct config_key *k = &keys[i];
+		if (k->kind == CFG_LIST && k->def != NULL)
+			list_default(c, k);
 		if (k->def == NULL || k->kind == CFG_LIST || k->kind == CFG_MAP ||
 		    k->kind == CFG_RECORDS)
 			continue;

@@ -94,6 +94,8 @@ struct config {
 	double promotion_threshold_s;
 	int output_truncation_threshold; /* characters */
 	int rich_output_max_bytes;
+	struct strlist allow_mime;	 /* rich output types kept; text/plain always is */
+	char *matplotlib_backend;	 /* MPLBACKEND of kernels; "none": left alone */
 	int parallel_max_concurrency;	 /* 0: bounded by the pool only */
 	int parallel_max_inputs;	 /* inputs of one batch, at most */
 	double progress_interval_s;
@@ -109,6 +111,7 @@ struct config {
 	char *state_dir;
 	char *runtime_dir;
 	int pool_warm;
+	struct strlist pool_preload;
 	int pool_max_sessions;
 	/* the HTTP front (supervisor/http.c) */
 	int http_threads;		 /* 0: sized from pool.max_sessions */
@@ -135,6 +138,10 @@ struct config {
 	char *control_group;		 /* may use the control socket; "": none */
 	enum kernel_history kernel_history;
 };
+
+/* matplotlib_backend's default (seed 003's) and the value that sets none. */
+#define CONFIG_MPL_INLINE "module://matplotlib_inline.backend_inline"
+#define CONFIG_MPL_NONE "none"
 
 /* What a key holds, for the table and the documentation checks. */
 enum config_kind {

@@ -27,8 +27,9 @@
 /* 2: START sandbox fields, EXECUTE output limits. 3: the typed codec of
  * ipc_msg.h (unknown members refused), READY after every kernel start.
  * 4: START's cgroup.freezer (the group every kernel lives in).
- * 5: OUTPUT only while streamed: EXECUTE's stream, STREAM and STREAMING. */
-#define IPC_VERSION 5
+ * 5: OUTPUT only while streamed: EXECUTE's stream, STREAM and STREAMING.
+ * 6: EXECUTE's allow_mime, RESULT's dropped_mime. 7: START's warm_code. */
+#define IPC_VERSION 7
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

@@ -100,6 +100,7 @@ struct ipc_start {
 	uint32_t uid, gid;
 	struct ipc_limits *limits; /* NULL: none. A limit that cannot be enforced fails START */
 	struct ipc_cgroup *cgroup; /* NULL: no cgroup (then memory_mb, pids, cpu must be 0) */
+	char *warm_code; /* run once, not silent and without history, before READY; NULL: none */
 };
 
 /*
@@ -126,6 +127,9 @@ struct ipc_execute {
 	 * a STREAM for the request asks for them later.
 	 */
 	int stream;
+	/* MIME types kept in rich_outputs for this execution, replacing
+	 * START's allow_mime; NULL: START's. */
+	char **allow_mime;
 };
 
 /*
@@ -195,6 +199,9 @@ struct ipc_output_lost {
 	struct ipc_text reason;
 };
 
+/* RESULT's dropped_mime holds at most this many types. */
+#define IPC_DROPPED_MAX 64
+
 /* IPC_RESULT: the result of request id, in the shape of seed 003. */
 struct ipc_result {
 	int success;
@@ -210,6 +217,9 @@ struct ipc_result {
 	struct ipc_output_lost *output_lost; /* "output_lost"; NULL: nothing lost */
 	/* "value": the last display of IPC_VALUE_MIME; NULL: none (or null). */
 	struct json_object *value;
+	/* MIME types outputs carried but allow_mime did not keep, each once,
+	 * at most IPC_DROPPED_MAX; NULL: none. */
+	char **dropped_mime;
 };
 
 /* IPC_KERNEL_DIED: the kernel died while idle. */

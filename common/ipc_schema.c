@@ -80,6 +80,7 @@ static const struct ipc_field start_fields[] = {
 	IPC_F_STR(ipc_start, "cwd", cwd, 4096, IPC_REQ | IPC_ABS),
 	IPC_F_STR(ipc_start, "runtime_dir", runtime_dir, 4096, IPC_REQ | IPC_ABS),
 	IPC_F_STRV(ipc_start, "allow_mime", allow_mime, IPC_VEC_MAX, IPC_OPT),
+	IPC_F_STR(ipc_start, "warm_code", warm_code, 65536, IPC_OPT),
 	IPC_F_ENUM(ipc_start, "interrupt_mode", interrupt_mode, interrupt_modes, IPC_OPT),
 	IPC_F_DOUBLE(ipc_start, "startup_timeout_s", startup_timeout_s, 0, 86400, IPC_OPT),
 	IPC_F_ENUM(ipc_start, "network_mode", network_mode, net_mode_names, IPC_OPT),
@@ -99,6 +100,7 @@ static const struct ipc_field execute_fields[] = {
 	IPC_F_U64(ipc_execute, "output_limit", output_limit, 0, INT_MAX, IPC_OPT),
 	IPC_F_U64(ipc_execute, "rich_limit", rich_limit, 0, INT_MAX, IPC_OPT),
 	IPC_F_BOOL(ipc_execute, "stream", stream, IPC_OPT),
+	IPC_F_STRV(ipc_execute, "allow_mime", allow_mime, IPC_VEC_MAX, IPC_OPT),
 };
 static const struct ipc_schema execute_schema =
 	SCHEMA("EXECUTE", ipc_execute, execute_fields, NULL);
@@ -155,6 +157,7 @@ static const struct ipc_field result_fields[] = {
 	IPC_F_BOOL(ipc_result, "kernel_restarted", kernel_restarted, IPC_REQ),
 	IPC_F_OBJ(ipc_result, "output_lost", output_lost, lost_schema, IPC_OPT),
 	IPC_F_JSON(ipc_result, "value", value, IPC_OPT),
+	IPC_F_STRV(ipc_result, "dropped_mime", dropped_mime, IPC_DROPPED_MAX, IPC_OPT),
 };
 static const struct ipc_schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "buf.h"
+#include "config.h"
 #include "kernel_env.h"
 #include "session_pkgs.h"
 #include "xmalloc.h"
@@ -41,11 +41,16 @@ static const struct {
 /* The temporary-directory variables, all set to the same directory. */
 static const char *const temp_vars[] = {"TMPDIR", "TMP", "TEMP"};
 
-static const char *const allowed_mime[] = {
-	"text/plain", "text/html", "text/markdown", "text/latex", "image/png",
-	"image/svg+xml", "image/jpeg", "application/json", "application/javascript",
-	"application/pdf",
-};
+/* Every output's fallback, kept whatever allow_mime says. */
+static const char fallback_mime[] = "text/plain";
+
+/*
+ * matplotlib_backend none: ipykernel sets MPLBACKEND to its inline backend
+ * when it is unset, before it runs exec_lines; this line takes it back
+ * (a statement, so that it displays nothing and binds no name).
+ */
+static const char mpl_unset[] =
+	"--IPKernelApp.exec_lines=if True: __import__('os').environ.pop('MPLBACKEND', None)";
 
 char *
 kernel_env_python(const struct config *cfg)
@@ -212,6 +217,14 @@ kernel_env_build(const struct config *cfg)
 	put(env, "PIP_NO_INPUT", "1");
 	put(env, "PIP_DISABLE_PIP_VERSION_CHECK", "1");
 	put_pip_options(cfg, env);
+	/*
+	 * Before kernel_environment, whose MPLBACKEND takes precedence. The
+	 * inline default is ipykernel's own (it sets MPLBACKEND to it when
+	 * unset), so the default environment stays seed 000's baseline.
+	 */
+	if (strcmp(cfg->matplotlib_backend, CONFIG_MPL_NONE) != 0 &&
+	    strcmp(cfg->matplotlib_backend, CONFIG_MPL_INLINE) != 0)
+		put(env, "MPLBACKEND", cfg->matplotlib_backend);
 	for (size_t i = 0; i < cfg->kernel_environment.n; i++)
 		put(env, cfg->kernel_environment.keys[i], cfg->kernel_environment.values[i]);
 	return env;
@@ -221,6 +234,17 @@ char *
 kernel_env_pkgs_dir(const char *workdir)
 {
 	return xasprintf("%s/" SESSION_PKGS_DIR, workdir);
+}
+
+char **
+kernel_env_strings(struct json_object *env)
+{
+	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
+	size_t i = 0;
+
+	json_object_object_foreach(env, name, val)
+		v[i++] = xasprintf("%s=%s", name, json_object_get_string(val));
+	return v;
 }
 
 void
@@ -237,6 +261,16 @@ kernel_env_session(const struct config *cfg, struct json_object *env, const char
 	put(env, "PYTHONPATH", pkgs);
 	put(env, "PIP_TARGET", pkgs);
 	free(pkgs);
+}
+
+/* Whether kernel_environment names MPLBACKEND (then it decides). */
+static int
+sets_mplbackend(const struct config *cfg)
+{
+	for (size_t i = 0; i < cfg->kernel_environment.n; i++)
+		if (strcmp(cfg->kernel_environment.keys[i], "MPLBACKEND") == 0)
+			return 1;
+	return 0;
 }
 
 struct json_object *
@@ -258,14 +292,60 @@ kernel_env_argv(const struct config *cfg)
 		json_object_array_add(argv, json_object_new_string(fixed[i]));
 	if (history[cfg->kernel_history])
 		json_object_array_add(argv, json_object_new_string(history[cfg->kernel_history]));
+	if (strcmp(cfg->matplotlib_backend, CONFIG_MPL_NONE) == 0 && !sets_mplbackend(cfg))
+		json_object_array_add(argv, json_object_new_string(mpl_unset));
 	return argv;
 }
 
-struct json_object *
-kernel_env_allow_mime(void)
+char *
+kernel_env_warm_code(const struct config *cfg)
 {
-	struct json_object *a = json_object_new_array();
-	for (size_t i = 0; i < sizeof(allowed_mime) / sizeof(allowed_mime[0]); i++)
-		json_object_array_add(a, json_object_new_string(allowed_mime[i]));
-	return a;
+	struct buf b;
+
+	buf_init(&b);
+	/* Names are checked by config.c: nothing but identifiers and dots. */
+	for (size_t i = 0; i < cfg->pool_preload.n; i++)
+		buf_printf(&b, "import %s\n", cfg->pool_preload.v[i]);
+	/*
+	 * IPython's own output cache: displayed like any value, but the one
+	 * value its display hook stores nowhere (no _, _1 or Out entry).
+	 */
+	buf_printf(&b, "_oh\n");
+	return buf_release(&b);
+}
+
+/* Whether NULL-terminated `v` holds `s`. */
+static int
+strv_has(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return 1;
+	return 0;
+}
+
+char **
+kernel_env_mime(const struct config *cfg, char *const *asked)
+{
+	const struct strlist *l = &cfg->allow_mime;
+	char **v = xcalloc(l->n + 2, sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (asked == NULL || strv_has(asked, l->v[i]) || strcmp(l->v[i], fallback_mime) == 0)
+			v[n++] = xstrdup(l->v[i]);
+	if (!strv_has(v, fallback_mime))
+		v[n++] = xstrdup(fallback_mime);
+	return v;
+}
+
+int
+kernel_env_mime_allowed(const struct config *cfg, const char *mime)
+{
+	if (strcmp(mime, fallback_mime) == 0)
+		return 1;
+	for (size_t i = 0; i < cfg->allow_mime.n; i++)
+		if (strcmp(cfg->allow_mime.v[i], mime) == 0)
+			return 1;
+	return 0;
 }

@@ -4,7 +4,9 @@
  *
  * Kernels never inherit the daemon's environment (seed 000, "Kernel process
  * environment"): they get a sanitized baseline, the framework's own values
- * and the configured kernel_environment, nothing else.
+ * and the configured kernel_environment, nothing else. A matplotlib_backend
+ * other than the default is one more: MPLBACKEND (none is an argument that
+ * undoes ipykernel's inline default instead).
  */
 #ifndef SUPERVISOR_KERNEL_ENV_H
 #define SUPERVISOR_KERNEL_ENV_H
@@ -17,6 +19,8 @@ struct config;
 char *kernel_env_python(const struct config *cfg);
 /* The kernel's whole environment as {name: value}. Caller owns. */
 struct json_object *kernel_env_build(const struct config *cfg);
+/* An environment object as "NAME=value" strings, NULL-terminated. Caller frees. */
+char **kernel_env_strings(struct json_object *env);
 /*
  * The kernel's argv: the environment's interpreter running ipykernel on
  * {connection_file}, with the history kernel_history asks for. Caller owns.
@@ -39,8 +43,22 @@ void kernel_env_session(const struct config *cfg, struct json_object *env, const
 struct json_object *kernel_env_pip_options(const struct config *cfg);
 /* The absolute SESSION_PKGS_DIR of working directory `workdir`. Caller owns. */
 char *kernel_env_pkgs_dir(const char *workdir);
-/* The MIME types kept in rich_outputs (seed 003's allow list). Caller owns. */
-struct json_object *kernel_env_allow_mime(void);
+/*
+ * The MIME types kept in rich_outputs: allow_mime, in its order, narrowed
+ * to those in `asked` (NULL-terminated, borrowed; NULL: not narrowed),
+ * with text/plain always (last if allow_mime lacks it). NULL-terminated;
+ * caller frees (strv_free).
+ */
+char **kernel_env_mime(const struct config *cfg, char *const *asked);
+/* Whether a call may ask for `mime`: text/plain or an allow_mime type. */
+int kernel_env_mime_allowed(const struct config *cfg, const char *mime);
+/*
+ * The code a pooled kernel runs before it is handed out: pool.preload's
+ * imports, then an expression whose result is displayed (what makes the
+ * first execution slow is the display path's first use) but stored
+ * nowhere. Caller frees.
+ */
+char *kernel_env_warm_code(const struct config *cfg);
 /* Home directory of the user the daemon runs as ("/" if it has none). Borrowed. */
 const char *kernel_env_home(void);
 

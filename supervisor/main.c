@@ -33,6 +33,7 @@
 #include "job.h"
 #include "log.h"
 #include "mcp.h"
+#include "mpl_check.h"
 #include "pool.h"
 #include "privdrop.h"
 #include "uid.h"
@@ -379,6 +380,11 @@ watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile
 		runtime_dir_degraded(why);
 		return;
 	}
+	if (!dir_ok) {
+		pool_lock();
+		pool_runtime_renewed();
+		pool_unlock();
+	}
 	if (!sock_ok) {
 		if (*control_fd != -1)
 			close(*control_fd);
@@ -565,6 +571,9 @@ main(int argc, char *argv[])
 		fatalx("environment: %s", err);
 	if (assets_provision(&cfg, warm, err, sizeof(err)) == -1)
 		fatalx("assets: %s", err);
+	/* Before any kernel starts: a backend kernels cannot load is no use. */
+	if (!warm && mpl_check(&cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (warm) {
 		log_info("environment and assets ready; --warm done");
 		config_free(&cfg);

@@ -235,6 +235,15 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		set_error(rs, 200, id, ERR_PARAMS, "params.arguments must be an object");
 		return;
 	}
+	struct json_object *empty = json_object_new_object();
+	char why[1024];
+	/* No argument is dropped unseen: an unknown one fails the call. */
+	struct json_object *checked = tools_args(cfg, t, args ? args : empty, why, sizeof(why));
+	json_object_put(empty);
+	if (checked == NULL) {
+		set_error(rs, 200, id, ERR_PARAMS, why);
+		return;
+	}
 	/* A client that left before its call started must not have it run. */
 	pool_unlock();
 	int gone = rq->client_gone && rq->client_gone(rq->io);
@@ -242,16 +251,16 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	if (gone) {
 		rs->status = 204;
 		snprintf(rs->outcome, sizeof(rs->outcome), "client gone before it started");
+		json_object_put(checked);
 		return;
 	}
-	struct json_object *empty = json_object_new_object();
 	struct progress_io io = {.rq = rq, .token = progress_token(params)};
-	struct tool_call tc = {.cfg = cfg, .session = s, .args = args ? args : empty,
+	struct tool_call tc = {.cfg = cfg, .session = s, .args = checked,
 			       .request_id = id, .client_gone = client_gone, .io = &io};
 	if (io.token && rq->accepts_sse && rq->send_event)
 		tc.progress = send_progress;
 	struct json_object *result = t->call(&tc);
-	json_object_put(empty);
+	json_object_put(checked);
 	if (tc.no_response) {
 		rs->status = 204; /* cancelled: the client expects nothing */
 		snprintf(rs->outcome, sizeof(rs->outcome), "cancelled");

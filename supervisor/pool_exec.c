@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "kernel_env.h"
 #include "log.h"
 #include "pool_exec.h"
 #include "pool_send.h"
@@ -80,12 +81,15 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		.output_limit = (uint64_t)cfg->output_truncation_threshold,
 		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
 		.stream = c->stream == CALL_STREAM_ON,
+		/* Every time, so a reloaded allow_mime applies to running kernels. */
+		.allow_mime = kernel_env_mime(cfg, c->allow_mime),
 	};
 	if (worker_send(w, IPC_EXECUTE, c->id, &e) == -1) {
 		log_warn("send EXECUTE to worker %d", (int)w->pid);
 		pool_exec_complete(w, result_failed("WorkerDied",
 						    "cannot reach the session's kernel worker"));
 	}
+	strv_free(e.allow_mime);
 }
 
 int

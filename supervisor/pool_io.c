@@ -150,7 +150,8 @@ worker_message(struct worker *w, struct ipc_msg *m)
 	case IPC_START_FAILED:
 		log_warnx("worker %d could not start its kernel: %s", (int)w->pid,
 			  u.start_failed.message.s);
-		start_failure_set(u.start_failed.message.s);
+		if (w->generation == pool.generation)
+			start_failure_set(u.start_failed.message.s);
 		pthread_cond_broadcast(&pool.ready_cond); /* waiters fail now, with the reason */
 		break;
 	case IPC_OUTPUT:

@@ -66,7 +66,7 @@ worker_exited(struct worker *w, int status)
 		pool_exec_complete(w, result_failed("WorkerDied", msg));
 		free(msg);
 	}
-	if (w->state == WORKER_STARTING && !w->ever_ready) {
+	if (w->state == WORKER_STARTING && !w->ever_ready && w->generation == pool.generation) {
 		pool.early_deaths++;
 		if (pool.early_deaths >= EARLY_DEATHS_BEFORE_BACKOFF) {
 			int delay = 1 << (pool.early_deaths - EARLY_DEATHS_BEFORE_BACKOFF);

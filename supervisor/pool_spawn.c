@@ -20,6 +20,7 @@
 #include "pool_spawn.h"
 #include "pool_state.h"
 #include "rand.h"
+#include "start_failure.h"
 #include "uid.h"
 #include "xmalloc.h"
 
@@ -81,19 +82,7 @@ usable(enum cgroup_ctl c)
 	return pool.cgroups && pool.cgroups->version[c] != 0;
 }
 
-/* kernel_env's {name: value} as START's "NAME=value" strings. Caller frees. */
-static char **
-env_strings(struct json_object *env)
-{
-	char **v = xcalloc((size_t)json_object_object_length(env) + 1, sizeof(*v));
-	size_t i = 0;
-
-	json_object_object_foreach(env, name, val)
-		v[i++] = xasprintf("%s=%s", name, json_object_get_string(val));
-	return v;
-}
-
-/* The strings of a JSON array (argv, allow_mime) as a vector. Caller frees. */
+/* The strings of a JSON array (argv) as a vector. Caller frees. */
 static char **
 strings_of(struct json_object *a)
 {
@@ -111,7 +100,7 @@ send_start(struct worker *w)
 {
 	struct json_object *argv = kernel_env_argv(pool.cfg);
 	struct json_object *env = kernel_env_build(pool.cfg);
-	struct json_object *mime = kernel_env_allow_mime();
+	char *warm = kernel_env_warm_code(pool.cfg);
 	/* A limit whose controller is unusable here (and not required) goes. */
 	struct ipc_limits lim = {
 		.memory_mb = usable(CGROUP_MEMORY) ? (uint64_t)pool.cfg->limit_memory_mb : 0,
@@ -126,10 +115,11 @@ send_start(struct worker *w)
 	kernel_env_session(pool.cfg, env, w->workdir);
 	struct ipc_start st = {
 		.argv = strings_of(argv),
-		.env = env_strings(env),
+		.env = kernel_env_strings(env),
 		.cwd = w->workdir,
 		.runtime_dir = w->rundir,
-		.allow_mime = strings_of(mime),
+		.allow_mime = kernel_env_mime(pool.cfg, NULL),
+		.warm_code = warm,
 		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
 		.startup_timeout_s = STARTUP_TIMEOUT_S,
 		.network_mode = pool.cfg->kernel_network_mode,
@@ -146,9 +136,9 @@ send_start(struct worker *w)
 	strv_free(st.argv);
 	strv_free(st.env);
 	strv_free(st.allow_mime);
+	free(warm);
 	json_object_put(argv);
 	json_object_put(env);
-	json_object_put(mime);
 }
 
 /*
@@ -250,17 +240,30 @@ pool_refill(void)
 	for (;;) {
 		pool_lock();
 		int go = wants_worker(&uid);
+		unsigned generation = pool.generation;
 		pool_unlock();
 		if (!go)
 			return;
 		struct worker *w = spawn_worker(uid);
 		pool_lock();
-		if (w)
+		if (w) {
+			w->generation = generation;
 			worker_adopt(w);
-		else
+		} else {
 			uid_release(uid, NULL);
+		}
 		pool_unlock();
 		if (w == NULL)
 			return;
 	}
+}
+
+void
+pool_runtime_renewed(void)
+{
+	pool.generation++;
+	pool.early_deaths = 0;
+	pool.backoff_until = 0;
+	start_failure_set(NULL);
+	pool_wake();
 }

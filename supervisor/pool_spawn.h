@@ -18,5 +18,11 @@ void pool_spawn_init(const char *worker_path, int verbose);
  * unseen before it is listed.
  */
 void pool_refill(void);
+/*
+ * runtime_dir has been made again after it disappeared: the workers
+ * spawned before failed for want of it, so forget their failures (the
+ * backoff and the reason takers are given) and refill at once. Lock held.
+ */
+void pool_runtime_renewed(void);
 
 #endif

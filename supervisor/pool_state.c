@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "pool_state.h"
+#include "xmalloc.h"
 
 /* pool_lock: the workers, the session table, every call (see pool.h). */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,6 +49,7 @@ void
 call_clear(struct call *c)
 {
 	json_object_put(c->result);
+	strv_free(c->allow_mime);
 	buf_free(&c->out);
 	buf_free(&c->err);
 	pthread_cond_destroy(&c->cond);

@@ -71,6 +71,9 @@ struct call {
 	enum call_phase phase;
 	enum call_stream stream;
 	struct json_object *result; /* set when done; owned by the call */
+	/* The MIME types the caller asked for (owned, NULL-terminated; NULL:
+	 * allow_mime as configured), narrowing allow_mime at EXECUTE. */
+	char **allow_mime;
 	struct buf out;		    /* stdout streamed so far */
 	struct buf err;		    /* stderr streamed so far */
 	unsigned long changes;	    /* bumped at every output and at the end */
@@ -98,6 +101,7 @@ struct worker {
 	char *workdir;	     /* the kernel's working directory (owned) */
 	char *rundir;	     /* its private runtime directory (owned) */
 	uid_t uid;	     /* the kernel's identity from kernel_uid_range, or 0 */
+	unsigned generation; /* pool.generation when it was spawned */
 	char *death;	     /* how it died, once it did (owned) */
 	char *cause;	     /* why the supervisor killed it, if it did (owned) */
 	struct call *call;   /* the execution in flight, or NULL */
@@ -117,6 +121,12 @@ struct pool_state {
 	int takers;			     /* threads waiting in pool_take */
 	int early_deaths;		     /* workers in a row that died before READY */
 	time_t backoff_until;		     /* no refill before this time */
+	/*
+	 * Bumped when runtime_dir is made again: workers spawned before then
+	 * failed for a reason that has gone, so their failures neither back
+	 * off the refill nor become the reason takers are given.
+	 */
+	unsigned generation;
 };
 extern struct pool_state pool;
 

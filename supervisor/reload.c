@@ -93,6 +93,8 @@ report_restart_needed(const struct config *run, const struct config *new)
 		 list_differs(&run->additional_commands, &new->additional_commands)},
 		{"kernel_environment",
 		 map_differs(&run->kernel_environment, &new->kernel_environment)},
+		/* Kernels are started with it, and only start-up checks it. */
+		{"matplotlib_backend", str_differs(run->matplotlib_backend, new->matplotlib_backend)},
 		{"listen", str_differs(run->listen_host, new->listen_host) ||
 				   run->listen_port != new->listen_port},
 		{"allow_external_network_boundary",
@@ -143,6 +145,7 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->allowed_origins, new->allowed_origins);
 	SWAP(run->max_request_bytes, new->max_request_bytes);
 	SWAP(run->pool_warm, new->pool_warm);
+	SWAP(run->pool_preload, new->pool_preload);
 	SWAP(run->pool_max_sessions, new->pool_max_sessions);
 	SWAP(run->http_max_streams_per_session, new->http_max_streams_per_session);
 	SWAP(run->http_max_calls_per_session, new->http_max_calls_per_session);
@@ -150,6 +153,8 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->promotion_threshold_s, new->promotion_threshold_s);
 	SWAP(run->output_truncation_threshold, new->output_truncation_threshold);
 	SWAP(run->rich_output_max_bytes, new->rich_output_max_bytes);
+	/* Read by each EXECUTE (pool_exec.c) and each call's check (tools.c). */
+	SWAP(run->allow_mime, new->allow_mime);
 	SWAP(run->parallel_max_concurrency, new->parallel_max_concurrency);
 	SWAP(run->progress_interval_s, new->progress_interval_s);
 	SWAP(run->job_retention_s, new->job_retention_s);

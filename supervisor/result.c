@@ -39,7 +39,29 @@ add_part(struct buf *text, const char *s)
 	buf_add(text, s, n);
 }
 
-/* The readable text of a result: output, values, then the error. */
+/* A line naming the rich output types allow_mime dropped, if any. */
+static void
+add_dropped(struct buf *text, struct json_object *result)
+{
+	struct json_object *dropped;
+
+	if (!json_object_object_get_ex(result, "dropped_mime", &dropped) ||
+	    json_object_array_length(dropped) == 0)
+		return;
+	struct buf line;
+	buf_init(&line);
+	buf_adds(&line, "[codeexecd] rich output types not kept (allow_mime): ");
+	for (size_t i = 0; i < json_object_array_length(dropped); i++) {
+		if (i > 0)
+			buf_adds(&line, ", ");
+		buf_adds(&line, json_object_get_string(json_object_array_get_idx(dropped, i)));
+	}
+	buf_add(&line, "", 1);
+	add_part(text, line.data);
+	buf_free(&line);
+}
+
+/* The readable text of a result: output, values, the types dropped, the error. */
 static char *
 render_text(struct json_object *result)
 {
@@ -59,6 +81,7 @@ render_text(struct json_object *result)
 				add_part(&text, json_member_str(o, "data"));
 		}
 	}
+	add_dropped(&text, result);
 	if (json_object_object_get_ex(result, "error", &err) &&
 	    json_object_is_type(err, json_type_object)) {
 		const char *tb = json_member_str(err, "traceback");
@@ -167,7 +190,10 @@ result_output_schema(int or_job)
 		"\"traceback\":{\"type\":\"string\"}},"
 		"\"required\":[\"type\",\"message\",\"traceback\"]}]},"
 		"\"execution_time\":{\"type\":\"number\"},"
-		"\"kernel_restarted\":{\"type\":\"boolean\"}},"
+		"\"kernel_restarted\":{\"type\":\"boolean\"},"
+		"\"dropped_mime\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+		"\"description\":\"MIME types of rich outputs not kept (not in allow_mime); "
+		"absent when none was dropped.\"}},"
 		"\"required\":[\"session_id\",\"success\",\"stdout\",\"stderr\","
 		"\"rich_outputs\",\"error\",\"execution_time\"]}";
 	struct json_object *s = json_tokener_parse(schema);

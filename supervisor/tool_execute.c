@@ -9,12 +9,34 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "config.h"
 #include "job.h"
+#include "kernel_env.h"
 #include "progress.h"
 #include "result.h"
 #include "session.h"
 #include "tools.h"
+#include "xmalloc.h"
+
+/* List the types a call may ask for as allow_mime's items' enum. */
+static void
+add_mime_enum(const struct config *cfg, struct json_object *schema)
+{
+	struct json_object *props, *prop, *items;
+	struct json_object *choices = json_object_new_array();
+
+	char **allowed = kernel_env_mime(cfg, NULL);
+	for (char **p = allowed; *p; p++)
+		json_object_array_add(choices, json_object_new_string(*p));
+	strv_free(allowed);
+	if (json_object_object_get_ex(schema, "properties", &props) &&
+	    json_object_object_get_ex(props, "allow_mime", &prop) &&
+	    json_object_object_get_ex(prop, "items", &items))
+		json_object_object_add(items, "enum", choices);
+	else
+		json_object_put(choices);
+}
 
 static void
 execute_describe(const struct config *cfg, struct json_object *tool)
@@ -27,16 +49,84 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		"\"A short note on what the code does, for logs.\"},"
 		"\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":"
 		"\"Seconds before the execution is interrupted (clamped to the server's "
-		"maximum).\"},"
+		"max_timeout; null and 0 are refused: nothing runs unbounded).\"},"
 		"\"execution_session_id\":{\"type\":\"string\",\"description\":"
 		"\"Run in this earlier session's kernel (same identity) instead of this "
-		"connection's own.\"}},"
+		"connection's own.\"},"
+		"\"allow_mime\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+		"\"description\":\"Keep only these MIME types of rich outputs (text/plain "
+		"always stays); a subset of the server's list. Types not kept are named in "
+		"dropped_mime.\"}},"
 		"\"required\":[\"code\"]}";
+	struct json_object *schema = tool_schema(input_schema);
 
 	json_object_object_add(tool, "description", json_object_new_string(cfg->description));
-	json_object_object_add(tool, "inputSchema", tool_schema(input_schema));
+	add_mime_enum(cfg, schema);
+	json_object_object_add(tool, "inputSchema", schema);
 	json_object_object_add(tool, "outputSchema",
 			       result_output_schema(cfg->execution_mode != EXEC_SYNC));
+}
+
+/* Fail `tc` with -32602: `mime` is not in allow_mime; name it and the list. */
+static void
+refuse_mime(struct tool_call *tc, const char *mime)
+{
+	struct buf list;
+
+	buf_init(&list);
+	char **allowed = kernel_env_mime(tc->cfg, NULL);
+	for (char **p = allowed; *p; p++) {
+		buf_adds(&list, p == allowed ? "" : ", ");
+		buf_adds(&list, *p);
+	}
+	buf_add(&list, "", 1);
+	snprintf(tc->error_message, sizeof(tc->error_message),
+		 "argument 'allow_mime': \"%.64s\" is not allowed by this server; a call may "
+		 "only narrow its list: %s",
+		 mime, list.data);
+	tc->error_code = -32602;
+	strv_free(allowed);
+	buf_free(&list);
+}
+
+/*
+ * The allow_mime argument into *out: the MIME types asked for (owned,
+ * NULL-terminated; NULL when absent). 0, or -1 after tool_bad_params when
+ * it is not an array of strings or names a type allow_mime does not hold
+ * (a call narrows the configured list, never widens it).
+ */
+static int
+arg_allow_mime(struct tool_call *tc, char ***out)
+{
+	struct json_object *v;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(tc->args, "allow_mime", &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_array)) {
+		tool_bad_params(tc, "argument 'allow_mime' must be an array of MIME types");
+		return -1;
+	}
+	size_t n = json_object_array_length(v);
+	char **asked = xcalloc(n + 1, sizeof(*asked));
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *item = json_object_array_get_idx(v, i);
+		const char *s = json_object_get_string(item);
+		if (!json_object_is_type(item, json_type_string) ||
+		    strlen(s) != (size_t)json_object_get_string_len(item)) {
+			tool_bad_params(tc, "argument 'allow_mime' must be an array of MIME types");
+			strv_free(asked);
+			return -1;
+		}
+		if (!kernel_env_mime_allowed(tc->cfg, s)) {
+			refuse_mime(tc, s);
+			strv_free(asked);
+			return -1;
+		}
+		asked[i] = xstrdup(s);
+	}
+	*out = asked;
+	return 0;
 }
 
 /* The answer for a job that runs on in the background. Caller owns. */
@@ -73,12 +163,18 @@ execute_call(struct tool_call *tc)
 		return tool_bad_params(tc, "argument 'code' (a string) is required");
 	if ((seconds = tool_arg_timeout(tc)) < 0)
 		return NULL;
-	struct session *target = tool_session_arg(tc, "execution_session_id");
-	if (target == NULL)
+	char **allow_mime;
+	if (arg_allow_mime(tc, &allow_mime) == -1)
 		return NULL;
+	struct session *target = tool_session_arg(tc, "execution_session_id");
+	if (target == NULL) {
+		strv_free(allow_mime);
+		return NULL;
+	}
 	/* This thread runs it (`code` is borrowed from the request meanwhile). */
 	struct job *j = job_new(target, tc->session->id, code, seconds, 0, tc->request_id);
 	session_put(target);
+	j->call.allow_mime = allow_mime; /* the call's now: sent with its EXECUTE */
 	if (tc->progress)
 		j->call.stream = CALL_STREAM_ON; /* progress shows output as it comes */
 
@@ -102,8 +198,16 @@ execute_call(struct tool_call *tc)
 	return r;
 }
 
+/* Seed 003's run_cell(code_str, timeout_s=...) names. */
+static const struct tool_alias execute_aliases[] = {
+	{"code_str", "code"},
+	{"timeout_s", "timeout"},
+	{NULL, NULL},
+};
+
 const struct tool tool_execute = {
 	.name_format = "execute_{name}_code",
 	.describe = execute_describe,
+	.aliases = execute_aliases,
 	.call = execute_call,
 };

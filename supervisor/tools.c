@@ -3,8 +3,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "config.h"
 #include "session.h"
 #include "tools.h"
@@ -28,20 +30,183 @@ tool_name(const struct tool *t, const struct config *cfg, char *out, size_t len)
 		 mark + 6);
 }
 
+/*
+ * Give `t`'s inputSchema in `o` its aliases (each described as its name's
+ * double) and "additionalProperties": false: what tools_args enforces.
+ */
+static void
+finish_input_schema(const struct tool *t, struct json_object *o)
+{
+	struct json_object *schema, *props, *target;
+
+	if (!json_object_object_get_ex(o, "inputSchema", &schema))
+		return;
+	if (!json_object_object_get_ex(schema, "properties", &props)) {
+		props = json_object_new_object();
+		json_object_object_add(schema, "properties", props);
+	}
+	for (const struct tool_alias *a = t->aliases; a && a->alias; a++) {
+		struct json_object *copy = NULL;
+		char text[200];
+		if (!json_object_object_get_ex(props, a->name, &target) ||
+		    json_object_deep_copy(target, &copy, NULL) != 0)
+			continue;
+		snprintf(text, sizeof(text),
+			 "The same as '%s' (its name in seed 003's run_cell); give one of the "
+			 "two, or both with equal values.",
+			 a->name);
+		json_object_object_add(copy, "description", json_object_new_string(text));
+		json_object_object_add(props, a->alias, copy);
+	}
+	json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
+}
+
+/* The tools/list entry of `t`. Caller owns. */
+static struct json_object *
+tool_describe(const struct tool *t, const struct config *cfg)
+{
+	struct json_object *o = json_object_new_object();
+	char name[256];
+
+	tool_name(t, cfg, name, sizeof(name));
+	json_object_object_add(o, "name", json_object_new_string(name));
+	t->describe(cfg, o);
+	finish_input_schema(t, o);
+	return o;
+}
+
 struct json_object *
 tools_list(const struct config *cfg)
 {
 	struct json_object *list = json_object_new_array();
-	char name[256];
 
-	for (size_t i = 0; i < TOOL_COUNT; i++) {
-		struct json_object *t = json_object_new_object();
-		tool_name(tool_table[i], cfg, name, sizeof(name));
-		json_object_object_add(t, "name", json_object_new_string(name));
-		tool_table[i]->describe(cfg, t);
-		json_object_array_add(list, t);
-	}
+	for (size_t i = 0; i < TOOL_COUNT; i++)
+		json_object_array_add(list, tool_describe(tool_table[i], cfg));
 	return list;
+}
+
+/* Names listed in an error message at most, and their bytes shown at most. */
+#define UNKNOWN_LISTED 5
+#define NAME_SHOWN 64
+
+/* How much of `s` to show: NAME_SHOWN bytes at most, never half a UTF-8 character. */
+static int
+shown_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n <= NAME_SHOWN)
+		return (int)n;
+	n = NAME_SHOWN;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return (int)n;
+}
+
+/*
+ * 0 if every member of args is a property of `desc`'s inputSchema; else -1
+ * with err naming the others and listing the properties.
+ */
+static int
+args_known(struct json_object *desc, struct json_object *args, char *err, size_t err_len)
+{
+	struct json_object *schema, *props = NULL;
+	struct buf b;
+	int unknown = 0;
+
+	if (json_object_object_get_ex(desc, "inputSchema", &schema))
+		json_object_object_get_ex(schema, "properties", &props);
+	buf_init(&b);
+	json_object_object_foreach(args, key, val) {
+		(void)val;
+		if (props && json_object_object_get_ex(props, key, NULL))
+			continue;
+		if (unknown < UNKNOWN_LISTED)
+			buf_printf(&b, "%s'%.*s'", unknown ? ", " : "", shown_len(key), key);
+		unknown++;
+	}
+	if (unknown == 0) {
+		buf_free(&b);
+		return 0;
+	}
+	if (unknown > UNKNOWN_LISTED)
+		buf_printf(&b, " and %d more", unknown - UNKNOWN_LISTED);
+	buf_printf(&b, " to %s; it accepts: ",
+		   json_object_get_string(json_object_object_get(desc, "name")));
+	int n = 0;
+	if (props) {
+		json_object_object_foreach(props, name, p) {
+			(void)p;
+			buf_printf(&b, "%s%s", n++ ? ", " : "", name);
+		}
+	}
+	if (n == 0)
+		buf_adds(&b, "no arguments");
+	char *list = buf_release(&b);
+	snprintf(err, err_len, "unknown argument%s %s", unknown > 1 ? "s" : "", list);
+	free(list);
+	return -1;
+}
+
+/* Nonzero if a and b are the same value (1 and 1.0 are). */
+static int
+same_value(struct json_object *a, struct json_object *b)
+{
+	int a_num = json_object_is_type(a, json_type_int) || json_object_is_type(a, json_type_double);
+	int b_num = json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double);
+
+	if (a_num && b_num)
+		return json_object_get_double(a) == json_object_get_double(b);
+	return json_object_equal(a, b);
+}
+
+/* The name alias `key` of `t` stands for, or key itself. */
+static const char *
+canonical_name(const struct tool *t, const char *key)
+{
+	for (const struct tool_alias *a = t->aliases; a && a->alias; a++)
+		if (strcmp(a->alias, key) == 0)
+			return a->name;
+	return key;
+}
+
+/* The member of args other than `key` that stands for `name` too. */
+static const char *
+other_name(const struct tool *t, struct json_object *args, const char *key, const char *name)
+{
+	json_object_object_foreach(args, k, v) {
+		(void)v;
+		if (strcmp(k, key) != 0 && strcmp(canonical_name(t, k), name) == 0)
+			return k;
+	}
+	return name;
+}
+
+struct json_object *
+tools_args(const struct config *cfg, const struct tool *t, struct json_object *args, char *err,
+	   size_t err_len)
+{
+	struct json_object *desc = tool_describe(t, cfg);
+	int known = args_known(desc, args, err, err_len);
+
+	json_object_put(desc);
+	if (known == -1)
+		return NULL;
+	struct json_object *out = json_object_new_object(), *have;
+	json_object_object_foreach(args, key, val) {
+		const char *name = canonical_name(t, key);
+		if (!json_object_object_get_ex(out, name, &have)) {
+			json_object_object_add(out, name, json_object_get(val));
+		} else if (!same_value(have, val)) {
+			snprintf(err, err_len,
+				 "arguments '%s' and '%s' are two names for the same argument "
+				 "but their values differ: give one of them",
+				 other_name(t, args, key, name), key);
+			json_object_put(out);
+			return NULL;
+		}
+	}
+	return out;
 }
 
 const struct tool *
@@ -77,6 +242,24 @@ tool_arg_string(struct tool_call *tc, const char *key)
 	return json_object_get_string(v);
 }
 
+/*
+ * Refuse a timeout that is not a number of seconds above zero. null and 0
+ * mean "unbounded" in seed 003; nothing runs here without a bound.
+ */
+static double
+bad_timeout(struct tool_call *tc, const char *what)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg),
+		 "argument 'timeout' %s; codeexecd never runs code unbounded (null and 0 "
+		 "are refused): give at most max_timeout, %g seconds, or leave it out for "
+		 "default_timeout, %g seconds",
+		 what, tc->cfg->max_timeout, tc->cfg->default_timeout);
+	tool_bad_params(tc, msg);
+	return -1;
+}
+
 double
 tool_arg_timeout(struct tool_call *tc)
 {
@@ -85,15 +268,11 @@ tool_arg_timeout(struct tool_call *tc)
 
 	if (!json_object_object_get_ex(tc->args, "timeout", &v))
 		return tc->cfg->default_timeout;
-	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) {
-		tool_bad_params(tc, "argument 'timeout' must be a number of seconds");
-		return -1;
-	}
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return bad_timeout(tc, "must be a number of seconds");
 	seconds = json_object_get_double(v);
-	if (!(seconds > 0) || !isfinite(seconds)) {
-		tool_bad_params(tc, "argument 'timeout' must be greater than zero");
-		return -1;
-	}
+	if (!(seconds > 0) || !isfinite(seconds))
+		return bad_timeout(tc, "must be greater than zero");
 	return seconds > tc->cfg->max_timeout ? tc->cfg->max_timeout : seconds;
 }
 

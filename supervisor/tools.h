@@ -31,10 +31,26 @@ struct tool_call {
 	char error_message[256];
 };
 
+/*
+ * Another name a tool accepts for one of its arguments (seed 003's names,
+ * so that its callers' arguments are never dropped). Giving both is allowed
+ * only with equal values.
+ */
+struct tool_alias {
+	const char *alias;
+	const char *name;
+};
+
 struct tool {
 	const char *name_format; /* "{name}" stands for the configured name */
-	/* Add description, inputSchema and outputSchema to `tool`. */
+	/*
+	 * Add description, inputSchema and outputSchema to `tool`. The
+	 * inputSchema's "properties" are the only arguments a call may give
+	 * (tools_args); tools_list adds the aliases and additionalProperties.
+	 */
 	void (*describe)(const struct config *cfg, struct json_object *tool);
+	/* NULL, or aliases ending with {NULL, NULL}. */
+	const struct tool_alias *aliases;
 	/*
 	 * Run the tool. Returns a CallToolResult (caller owns), or NULL after
 	 * setting error_code and error_message for a JSON-RPC error, or NULL
@@ -59,6 +75,16 @@ struct json_object *tools_list(const struct config *cfg);
 /* The tool called `name`, or NULL. */
 const struct tool *tools_find(const struct config *cfg, const char *name);
 
+/*
+ * The arguments of a call of `t` (`args`, borrowed, an object), checked
+ * against its inputSchema: each must be one of its properties, and each
+ * alias is given under the name it stands for. Caller owns the result
+ * (values shared with `args`). NULL with a message naming the unknown
+ * arguments and the accepted ones (or the alias that disagrees) in err.
+ */
+struct json_object *tools_args(const struct config *cfg, const struct tool *t,
+			       struct json_object *args, char *err, size_t err_len);
+
 /* Fail `tc` with JSON-RPC "invalid params"; returns NULL to return. */
 struct json_object *tool_bad_params(struct tool_call *tc, const char *message);
 /* The string argument `key`, or NULL if absent, not a string or holding a NUL. */
@@ -66,7 +92,8 @@ const char *tool_arg_string(struct tool_call *tc, const char *key);
 /*
  * The timeout argument in seconds: default_timeout when absent, clamped to
  * max_timeout. Returns -1 after tool_bad_params when it is not a positive
- * number.
+ * number (null and 0, seed 003's "unbounded", included: nothing runs
+ * without a bound).
  */
 double tool_arg_timeout(struct tool_call *tc);
 /*

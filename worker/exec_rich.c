@@ -9,6 +9,7 @@
 
 #include "exec_rich.h"
 #include "ipc.h"
+#include "ipc_msg.h"
 #include "xmalloc.h"
 
 /* Where an output over the limit goes, for one exec_rich_add(); borrowed. */
@@ -24,6 +25,7 @@ exec_rich_init(struct exec_rich *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->list = json_object_new_array();
+	r->dropped = json_object_new_array();
 }
 
 void
@@ -31,7 +33,8 @@ exec_rich_free(struct exec_rich *r)
 {
 	json_object_put(r->list);
 	json_object_put(r->value);
-	r->list = r->value = NULL;
+	json_object_put(r->dropped);
+	r->list = r->value = r->dropped = NULL;
 }
 
 void
@@ -193,6 +196,36 @@ add_mime(const struct rich_dest *d, struct json_object *data, const char *mime)
 	json_object_array_add(r->list, entry);
 }
 
+/* Whether NULL-terminated `v` holds `s`. */
+static int
+strv_has(char *const *v, const char *s)
+{
+	for (; *v; v++)
+		if (strcmp(*v, s) == 0)
+			return 1;
+	return 0;
+}
+
+/* Add the types of `data` that `allow_mime` does not hold to r->dropped. */
+static void
+note_dropped(struct exec_rich *r, struct json_object *data, char *const *allow_mime)
+{
+	json_object_object_foreach(data, mime, v)
+	{
+		(void)v;
+		size_t n = json_object_array_length(r->dropped);
+		/* RESULT refuses more, or longer: rather fewer names than none. */
+		if (n >= IPC_DROPPED_MAX || strlen(mime) > 255 || strv_has(allow_mime, mime))
+			continue;
+		size_t i = 0;
+		while (i < n && strcmp(json_object_get_string(
+					   json_object_array_get_idx(r->dropped, i)), mime) != 0)
+			i++;
+		if (i == n)
+			json_object_array_add(r->dropped, json_object_new_string(mime));
+	}
+}
+
 void
 exec_rich_add(struct exec_rich *r, struct json_object *content, char *const *allow_mime,
 	      size_t limit, const struct spill_place *place, uint32_t id)
@@ -220,4 +253,5 @@ exec_rich_add(struct exec_rich *r, struct json_object *content, char *const *all
 	}
 	for (size_t i = 0; allow_mime[i]; i++)
 		add_mime(&d, data, allow_mime[i]);
+	note_dropped(r, data, allow_mime);
 }

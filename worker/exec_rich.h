@@ -5,7 +5,8 @@
  * Owns the list of {mime_type, data} a RESULT carries, filtered by the
  * allowed MIME types; an output over rich_limit (or over what one result
  * can carry) saved to a spill file (spill.h), images decoded from base64,
- * and replaced by a text/plain note naming the file; and the last display
+ * and replaced by a text/plain note naming the file; the types it did not
+ * keep (RESULT's dropped_mime); and the last display
  * of IPC_VALUE_MIME, the result's value. Knows nothing of the execution
  * (execute.h) that holds it.
  */
@@ -34,6 +35,9 @@ struct exec_rich {
 	 */
 	struct json_object *value; /* NULL: JSON null */
 	int has_value;
+	/* Types outputs had that allow_mime did not keep: strings, each
+	 * once, at most IPC_DROPPED_MAX; kept across clear_output. */
+	struct json_object *dropped;
 	size_t bytes;		   /* what the list holds */
 	unsigned saved;		   /* rich outputs moved to spill files */
 };
@@ -47,8 +51,9 @@ void exec_rich_clear(struct exec_rich *r);
 /*
  * Collect the content (borrowed) of an execute_result or display_data:
  * every MIME type of `allow_mime` (NULL-terminated, borrowed; NULL: every
- * type) it has, in that order; one over `limit` bytes goes to a spill file
- * of request `id` in `place` (borrowed).
+ * type) it has, in that order, and note in `dropped` those it has beyond
+ * them; one over `limit` bytes goes to a spill file of request `id` in
+ * `place` (borrowed).
  */
 void exec_rich_add(struct exec_rich *r, struct json_object *content, char *const *allow_mime,
 		   size_t limit, const struct spill_place *place, uint32_t id);

@@ -44,6 +44,7 @@ exec_free(struct exec **exp)
 	if (ex == NULL)
 		return;
 	free(ex->code);
+	strv_free(ex->allow_mime);
 	free(ex->reply_status);
 	json_object_put(ex->reply_content);
 	exec_stream_free(&ex->out);
@@ -325,6 +326,14 @@ exec_done(const struct exec *ex)
 	return ex->got_reply && ex->got_idle;
 }
 
+int
+exec_ended_unanswered(const struct exec *ex, double now)
+{
+	/* quiet_since: the idle, the last message of ours */
+	return ex->reinterrupt_at > 0 && ex->got_idle && !ex->got_reply &&
+	       now >= ex->quiet_since + EXEC_REINTERRUPT_S;
+}
+
 double
 exec_idle_deadline(const struct exec *ex)
 {
@@ -444,6 +453,19 @@ member_text(struct json_object *o, const char *key)
 	return t;
 }
 
+/* The strings of `a` as RESULT's dropped_mime: NULL when none. Caller frees. */
+static char **
+dropped_strv(struct json_object *a)
+{
+	size_t n = json_object_array_length(a);
+	if (n == 0)
+		return NULL;
+	char **v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(json_object_get_string(json_object_array_get_idx(a, i)));
+	return v;
+}
+
 void
 exec_result(struct exec *ex, double now, struct ipc_result *r)
 {
@@ -473,6 +495,7 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 	}
 	json_object_put(ex->rich.list);
 	ex->rich.list = json_object_new_array();
+	r->dropped_mime = dropped_strv(ex->rich.dropped);
 	if (ex->error) {
 		r->error = xcalloc(1, sizeof(*r->error));
 		r->error->type = member_text(ex->error, "type");

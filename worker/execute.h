@@ -61,6 +61,7 @@ struct exec {
 	int silent;		/* Jupyter's silent: no history, no execute_result */
 	int stream;		/* send stream chunks as OUTPUT (someone watches) */
 	int kernel_restarted;	/* runs in a fresh kernel after a death */
+	char **allow_mime;	/* EXECUTE's (owned), or NULL: START's */
 	char msg_id[JUPYTER_MSG_ID_MAX]; /* of execute_request; "" until sent */
 	char probe_id[JUPYTER_MSG_ID_MAX]; /* kernel_info_request probing iopub, or "" */
 	double t_start;		/* when execute_request was sent (monotonic) */
@@ -137,6 +138,14 @@ void exec_streaming(const struct exec *ex, struct ipc_streaming *s);
 int exec_on_shell(struct exec *ex, const struct jupyter_msg *m);
 /* 1 once both execute_reply and status idle have arrived. */
 int exec_done(const struct exec *ex);
+/*
+ * Whether an interrupted execution ended without its reply: a
+ * KeyboardInterrupt that lands in ipykernel's own handler (after it began
+ * the request, before the code or after it) is caught there, and the
+ * kernel goes idle without answering. The reply, sent before the idle on
+ * another socket, is given EXEC_REINTERRUPT_S to arrive.
+ */
+int exec_ended_unanswered(const struct exec *ex, double now);
 /*
  * When to stop waiting for status idle (monotonic), or 0 while the reply
  * has not come. Past it, the caller calls exec_lose_output and finishes.

@@ -51,7 +51,7 @@ lifecycle_start(struct wstate *w, enum after_start after)
 	w->kstate = K_STARTING;
 }
 
-/* The handshake finished: announce the kernel and run what waited. */
+/* The kernel is prepared: announce it and run what waited. */
 static void
 kernel_now_ready(struct wstate *w)
 {
@@ -65,47 +65,95 @@ kernel_now_ready(struct wstate *w)
 		route_send_execute(w);
 }
 
+/* Send `c` (consumed) as the execute_request of preparing phase `st`. */
+static void
+send_prep(struct wstate *w, struct json_object *c, enum kstate st, const char *what)
+{
+	int rc = jupyter_send(w->k->shell, &w->sess, "execute_request", c, w->prep_msg_id);
+
+	json_object_put(c);
+	if (rc == -1) {
+		char *why = xasprintf("cannot send the %s request to the kernel", what);
+		lifecycle_start_failed(w, why);
+		free(why);
+		return;
+	}
+	w->kstate = st;
+}
+
+/*
+ * Warm the kernel before it is announced: ipykernel's first execution is
+ * slower than later ones (it builds what a displayed result needs on first
+ * use), and pool.preload's imports belong here too, so a session's first
+ * call costs what any call does. Not silent (a silent one leaves part of
+ * the first-call cost), without history (the session's history starts
+ * empty).
+ */
+static void
+warm_up(struct wstate *w)
+{
+	if (w->warm_code == NULL) {
+		kernel_now_ready(w);
+		return;
+	}
+	struct json_object *c = exec_request_build(w->warm_code, 0, 1);
+	json_object_object_add(c, "store_history", json_object_new_boolean(0));
+	send_prep(w, c, K_WARMING, "warm-up");
+}
+
 /*
  * The handshake finished. A seccomp kernel must first lock itself (see
- * sandbox_seccomp.c): it is sent the lock code, silently, and is ready
+ * sandbox_seccomp.c): it is sent the lock code, silently, and goes on
  * only once its reply and /proc say the filter is in place.
  */
 void
 lifecycle_handshake_done(struct wstate *w)
 {
-	struct json_object *c;
-
-	if (w->sb.mode != NET_SECCOMP) {
-		kernel_now_ready(w);
-		return;
-	}
-	c = exec_request_build(sandbox_seccomp_lock_code(), 1, 1);
-	int rc = jupyter_send(w->k->shell, &w->sess, "execute_request", c, w->lock_msg_id);
-	json_object_put(c);
-	if (rc == -1) {
-		lifecycle_start_failed(w, xstrdup("seccomp: cannot send the lock request to the kernel"));
-		return;
-	}
-	w->kstate = K_LOCKING;
+	if (w->sb.mode != NET_SECCOMP)
+		warm_up(w);
+	else
+		send_prep(w, exec_request_build(sandbox_seccomp_lock_code(), 1, 1), K_LOCKING,
+			  "seccomp lock");
 }
 
-/* The kernel answered the lock request: verify, then it is ready. */
-void
-lifecycle_lock_replied(struct wstate *w, const struct jupyter_msg *m)
+int
+lifecycle_starting(const struct wstate *w)
 {
-	struct json_object *st, *ev;
+	return w->kstate == K_STARTING || w->kstate == K_LOCKING || w->kstate == K_WARMING;
+}
+
+/* The error a failed preparing request's reply carries. Caller frees. */
+static char *
+prep_error(const char *what, const struct jupyter_msg *m)
+{
+	struct json_object *en = NULL, *ev = NULL;
+
+	json_object_object_get_ex(m->content, "ename", &en);
+	json_object_object_get_ex(m->content, "evalue", &ev);
+	return xasprintf("%s failed: %s: %s", what, en ? json_object_get_string(en) : "error",
+			 ev ? json_object_get_string(ev) : "no reason given");
+}
+
+void
+lifecycle_prep_replied(struct wstate *w, const struct jupyter_msg *m)
+{
+	struct json_object *st;
 	char why[ERR_LEN];
 
 	if (strcmp(m->msg_type, "execute_reply") != 0 || m->parent_msg_id == NULL ||
-	    strcmp(m->parent_msg_id, w->lock_msg_id) != 0)
+	    strcmp(m->parent_msg_id, w->prep_msg_id) != 0)
 		return;
+	const char *what = w->kstate == K_LOCKING ? "seccomp: the kernel's lock"
+						  : "the warm-up (pool.preload's imports)";
 	if (!json_object_object_get_ex(m->content, "status", &st) ||
 	    strcmp(json_object_get_string(st), "ok") != 0) {
-		json_object_object_get_ex(m->content, "evalue", &ev);
-		char *text = xasprintf("seccomp: the kernel could not lock itself: %s",
-				       ev ? json_object_get_string(ev) : "no reason given");
+		char *text = prep_error(what, m);
 		lifecycle_start_failed(w, text);
 		free(text);
+		return;
+	}
+	if (w->kstate == K_WARMING) {
+		kernel_now_ready(w);
 		return;
 	}
 	if (sandbox_seccomp_verify(w->k->pid, why, sizeof(why)) == -1) {
@@ -113,7 +161,7 @@ lifecycle_lock_replied(struct wstate *w, const struct jupyter_msg *m)
 		return;
 	}
 	log_info("kernel %d: seccomp filter installed on every thread", (int)w->k->pid);
-	kernel_now_ready(w);
+	warm_up(w);
 }
 
 /* How the kernel's death reads, memory limit first. Caller frees. */
@@ -140,7 +188,7 @@ lifecycle_died(struct wstate *w)
 	char *text = death_text(w, &oom);
 
 	kernel_read_output(k);
-	if (w->kstate == K_STARTING || w->kstate == K_LOCKING) {
+	if (lifecycle_starting(w)) {
 		char *why = xasprintf("%s during start-up; its last output:\n%s", text,
 				      kernel_output_tail(k));
 		free(text);
@@ -209,9 +257,12 @@ lifecycle_timers(struct wstate *w, double now)
 {
 	double next = -1;
 
-	if (w->kstate == K_LOCKING) {
+	if (w->kstate == K_LOCKING || w->kstate == K_WARMING) {
 		if (now >= w->k->start_deadline) {
-			lifecycle_start_failed(w, xasprintf("seccomp: the kernel did not lock itself within %g seconds",
+			lifecycle_start_failed(w, xasprintf("%s within %g seconds",
+							    w->kstate == K_LOCKING
+								    ? "seccomp: the kernel did not lock itself"
+								    : "the kernel did not finish its warm-up",
 							    w->spec.startup_timeout_s));
 			return 0;
 		}

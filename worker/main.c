@@ -154,7 +154,7 @@ run_timers(struct wstate *w)
 {
 	double now = clock_mono(), next;
 
-	if (w->kstate == K_STARTING || w->kstate == K_LOCKING)
+	if (lifecycle_starting(w))
 		next = lifecycle_timers(w, now);
 	else
 		next = route_timers(w, now);
@@ -267,6 +267,7 @@ cleanup(struct wstate *w)
 	for (char **p = w->allow_mime; p && *p; p++)
 		free(*p);
 	free(w->allow_mime);
+	free(w->warm_code);
 	sandbox_free(&w->sb);
 	ipc_reader_free(&w->rd);
 	if (w->zctx)

@@ -122,7 +122,8 @@ on_iopub(struct wstate *w, const struct jupyter_msg *m)
 	if (w->ex == NULL)
 		return;
 	/* Chunks only for a watched call: otherwise the RESULT alone carries them. */
-	if (exec_on_iopub(w->ex, m, w->allow_mime) == EXEC_STREAM && w->ex->stream) {
+	char *const *allow = w->ex->allow_mime ? w->ex->allow_mime : w->allow_mime;
+	if (exec_on_iopub(w->ex, m, allow) == EXEC_STREAM && w->ex->stream) {
 		struct ipc_output o;
 		exec_output_chunk(w->ex, m, &o);
 		supervisor_send(w, IPC_OUTPUT, w->ex->id, &o);
@@ -136,8 +137,8 @@ on_shell(struct wstate *w, const struct jupyter_msg *m)
 {
 	if (w->kstate == K_STARTING)
 		kernel_handshake_msg(w->k, "shell", m);
-	else if (w->kstate == K_LOCKING)
-		lifecycle_lock_replied(w, m);
+	else if (w->kstate == K_LOCKING || w->kstate == K_WARMING)
+		lifecycle_prep_replied(w, m);
 	else if (w->ex)
 		exec_on_shell(w->ex, m);
 }
@@ -224,6 +225,8 @@ take_start(struct wstate *w, struct ipc_start *st, char *why, size_t why_len)
 	s->cwd = st->cwd;
 	s->runtime_dir = st->runtime_dir;
 	w->allow_mime = st->allow_mime;
+	w->warm_code = st->warm_code;
+	st->warm_code = NULL;
 	st->argv = st->env = st->allow_mime = NULL;
 	st->cwd = st->runtime_dir = NULL;
 	w->place.cwd = s->cwd;
@@ -298,6 +301,8 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
 	w->ex->silent = e.silent;
 	w->ex->stream = e.stream;
+	w->ex->allow_mime = e.allow_mime;
+	e.allow_mime = NULL;
 	ipc_execute_free(&e);
 	/* Lost state is told to the next call, even when its kernel is up already. */
 	w->ex->kernel_restarted = w->state_lost;
@@ -426,6 +431,15 @@ route_timers(struct wstate *w, double now)
 			ex->timed_out = 1;
 			ex->grace_deadline = now + EXEC_GRACE_S;
 			interrupt_exec(w, now);
+		}
+		if (exec_ended_unanswered(ex, now)) {
+			log_info("request %u: the kernel caught the interrupt in its own handler "
+				 "and went idle without a reply", ex->id);
+			exec_set_error(ex, "KeyboardInterrupt",
+				       "interrupted before the code began or after it ended; "
+				       "the kernel sent no reply");
+			route_finish_exec(w);
+			return 0;
 		}
 		if (ex->reinterrupt_at > 0 && now >= ex->reinterrupt_at && !ex->got_reply)
 			interrupt_exec(w, now);

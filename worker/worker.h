@@ -27,6 +27,7 @@ enum kstate {
 	K_NONE,	    /* before START */
 	K_STARTING, /* spawned, handshake running */
 	K_LOCKING,  /* seccomp: handshake done, the kernel installs its filter */
+	K_WARMING,  /* runs START's warm_code; READY once it answers */
 	K_READY,
 	K_DEAD,	    /* died or was killed; the next EXECUTE starts a new one */
 };
@@ -45,7 +46,8 @@ struct wstate {
 	char **allow_mime;		/* NULL: keep every MIME type */
 	struct spill_place place;	/* where executions spill what they cut */
 	struct sandbox sb;		/* identity, limits, network mode */
-	char lock_msg_id[JUPYTER_MSG_ID_MAX]; /* K_LOCKING: the lock's execute_request */
+	char *warm_code;		/* START's; NULL: none */
+	char prep_msg_id[JUPYTER_MSG_ID_MAX]; /* K_LOCKING, K_WARMING: their execute_request */
 	int runtime_made;
 	void *zctx;
 	struct jupyter_session sess;
@@ -80,8 +82,10 @@ void lifecycle_start(struct wstate *w, enum after_start after);
 void lifecycle_start_failed(struct wstate *w, const char *why);
 /* The handshake finished: lock a seccomp kernel, or announce it. */
 void lifecycle_handshake_done(struct wstate *w);
-/* A shell message while K_LOCKING: the lock's reply (borrowed). */
-void lifecycle_lock_replied(struct wstate *w, const struct jupyter_msg *m);
+/* Whether the kernel is still on its way to READY (started, locking, warming). */
+int lifecycle_starting(const struct wstate *w);
+/* A shell message while K_LOCKING or K_WARMING: maybe their reply (borrowed). */
+void lifecycle_prep_replied(struct wstate *w, const struct jupyter_msg *m);
 /* The kernel process has exited (and was reaped). */
 void lifecycle_died(struct wstate *w);
 /* A timed-out or cancelled execution ignored the interrupt: kill, answer, restart. */
@@ -89,7 +93,7 @@ void lifecycle_kill_after_grace(struct wstate *w);
 /* The kernel cannot be talked to any more: kill it, restart on the next call. */
 void lifecycle_kill_broken(struct wstate *w);
 /*
- * K_STARTING or K_LOCKING: act on the start-up deadline at `now`. Seconds
+ * While lifecycle_starting: act on the start-up deadline at `now`. Seconds
  * until the next deadline, or 0 after acting on one.
  */
 double lifecycle_timers(struct wstate *w, double now);

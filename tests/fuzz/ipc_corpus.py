@@ -38,11 +38,12 @@ RESULT = {"success": False, "stdout": "1\n", "stderr": "",
                            {"mime_type": "application/json", "data": {"a": [1, 2.5, None]}}],
           "error": {"type": "ZeroDivisionError", "message": "division by zero",
                     "traceback": "Traceback"},
-          "execution_time": 0.01, "kernel_restarted": True}
+          "execution_time": 0.01, "kernel_restarted": True, "dropped_mime": ["text/html"]}
 seeds = {
     "start": frame("START", START),
     "execute": frame("EXECUTE", {"code": "print('hi\\u0000')", "timeout_s": 30, "silent": True,
-                                 "output_limit": 50000, "rich_limit": 5242880}),
+                                 "output_limit": 50000, "rich_limit": 5242880,
+                                 "allow_mime": ["text/plain", "image/png"]}),
     "interrupt": frame("INTERRUPT"),
     "restart-kernel": frame("RESTART_KERNEL", {}),
     "shutdown": frame("SHUTDOWN"),

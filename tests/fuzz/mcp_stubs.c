@@ -113,7 +113,12 @@ static void
 stub_describe(const struct config *cfg, struct json_object *tool)
 {
 	json_object_object_add(tool, "description", json_object_new_string("stub"));
-	json_object_object_add(tool, "inputSchema", tool_schema("{\"type\":\"object\"}"));
+	/* The arguments stub_call reads: tools_args refuses any other. */
+	json_object_object_add(tool, "inputSchema",
+			       tool_schema("{\"type\":\"object\",\"properties\":{"
+					   "\"code\":{\"type\":\"string\"},"
+					   "\"timeout\":{\"type\":\"number\"},"
+					   "\"execution_session_id\":{\"type\":\"string\"}}}"));
 }
 
 /*
@@ -146,9 +151,16 @@ stub_call(struct tool_call *tc)
 	return tool_result(o, NULL, code && strcmp(code, "raise") == 0);
 }
 
+/* As the real execute tool: seed 003's name for timeout. */
+static const struct tool_alias stub_aliases[] = {{"timeout_s", "timeout"}, {NULL, NULL}};
+
+const struct tool tool_execute = {.name_format = "execute_{name}_code",
+				  .describe = stub_describe,
+				  .call = stub_call,
+				  .aliases = stub_aliases};
+
 #define STUB_TOOL(var, format)                                                                    \
 	const struct tool var = {.name_format = format, .describe = stub_describe, .call = stub_call}
-STUB_TOOL(tool_execute, "execute_{name}_code");
 STUB_TOOL(tool_check_job, "{name}_check_job");
 STUB_TOOL(tool_cancel_job, "{name}_cancel_job");
 STUB_TOOL(tool_list_sessions, "{name}_list_sessions");

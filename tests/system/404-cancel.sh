@@ -24,6 +24,7 @@ r = a.execute("import os\nkeep = 5")
 check(sc(r).get("success") is True, "setup runs", r)
 
 SLEEP = 3
+EXEC_GRACE = 5 # worker/execute.h: interrupt, then kill after this
 def late_code(name):
     return ("import time\nopen(%r, 'w').close()\nprint('started', flush=True)\n"
             "time.sleep(%d)\nopen(%r, 'w').write('too late')\nprint('wrote it')"
@@ -123,6 +124,39 @@ check(st.wait(10) and st.responses() == [], "nothing is answered for the cancell
       st.evidence())
 after("late5.txt", started, "cancelled before it ran")
 ok("notifications/cancelled at once: the code stopped, the kernel kept its variables")
+
+# 6. The interrupt lands in ipykernel's own handler, after it began the
+# request and before the code: ipykernel catches the KeyboardInterrupt and
+# goes idle without a reply. A hook that slows that moment down makes it
+# certain. The execution still ends at once, without a restart.
+r = a.execute("k = get_ipython().kernel\n"
+              "_orig_input = k._publish_execute_input\n"
+              "def _slow_input(code, *rest):\n"
+              "    if 'SLOW_' + 'INPUT' in code:\n"
+              "        time.sleep(%d)\n"
+              "    return _orig_input(code, *rest)\n"
+              "import time\n"
+              "k._publish_execute_input = _slow_input" % SLEEP)
+check(sc(r).get("success") is True, "the slowing hook is set", r)
+st = Stream(a, call_msg(a, "execute_py_code", {"code": "# SLOW_INPUT\n" + late_code("late6.txt")}, 46))
+st.start()
+started = time.time()
+wait_busy(a)
+n = notify(a, "notifications/cancelled", {"requestId": 46, "reason": "test 404, in the handler"})
+check(n.status in (200, 202, 204), "notifications/cancelled accepted (HTTP %d)" % n.status)
+check(st.wait(10) and st.responses() == [], "nothing is answered for the cancelled request",
+      st.evidence())
+after("late6.txt", started, "cancelled in ipykernel's handler")
+r = a.execute("os.path.exists('started-late6.txt')")
+check(value_of(r) == "False", "the code after the handler never began", r)
+t0 = time.time()
+r = a.execute("# SLOW_INPUT\n1", timeout=1)
+check(sc(r).get("error", {}).get("type") == "TimeoutError",
+      "a timeout that lands in the handler is a TimeoutError", r)
+r = a.execute("keep", http_timeout=30)
+check(value_of(r) == "5" and time.time() - t0 < EXEC_GRACE,
+      "... and the kernel kept its variables, without waiting out the grace", r)
+ok("an interrupt ipykernel caught in its own handler ends the execution, no restart")
 
 # Past the moment the last cancelled code would have written its file:
 # none of the files appeared.

@@ -5,7 +5,8 @@
 #    has one where the host offers them) and running kernels. The next start removes all of it, kills
 #    what ran in those groups, and logs what it removed.
 # 2. runtime_dir removed under a running daemon: made again with its control
-#    socket and pid file; new sessions work.
+#    socket and pid file; new sessions work at once, though the workers
+#    that started in between failed.
 # 3. runtime_dir replaced by a file: /health says "degraded" (503) with the
 #    reason until the file goes, then "ok" again with the socket back.
 # /health answers within a second throughout 2 and 3.
@@ -106,6 +107,11 @@ quick_health() {
 	[ "$qh" != 000 ] || fail "/health did not answer within a second"
 }
 rm -rf "$TMPD/run"
+# Kill the warm workers: those that start before the daemon notices fail
+# for want of runtime_dir, enough of them to back refills off. Those
+# failures must not outlive runtime_dir's return (the sessions below run
+# at once).
+kill -KILL $(cat /proc/"$DAEMON_PID"/task/*/children) 2>/dev/null || true
 back() { quick_health && [ -S "$TMPD/run/control/codeexecd.sock" ] && [ -f "$TMPD/run/codeexecd.pid" ]; }
 wait_for 10 "runtime_dir, the control socket and the pid file made again" back
 [ "$(cat "$TMPD/run/codeexecd.pid")" = "$DAEMON_PID" ] || fail "the new pid file is wrong"

@@ -115,6 +115,12 @@ START_TEST(defaults)
 	ck_assert_int_eq(c.auto_provision, 1);
 	ck_assert_int_eq(c.asset_timeout_s, 600);
 	ck_assert_int_eq(c.asset_max_mb, 10240);
+	/* seed 003's ExecutionConfig */
+	ck_assert_uint_eq(c.allow_mime.n, 10);
+	ck_assert_str_eq(c.allow_mime.v[0], "text/plain");
+	ck_assert_str_eq(c.allow_mime.v[4], "image/png");
+	ck_assert_str_eq(c.allow_mime.v[9], "application/pdf");
+	ck_assert_str_eq(c.matplotlib_backend, "module://matplotlib_inline.backend_inline");
 	config_free(&c);
 	config_free(&c); /* harmless twice */
 }
@@ -375,6 +381,26 @@ static const struct {
 	{"name: x\ndefault_timeout: 0x10\n",
 	 "2:18: default_timeout: expected a number, got \"0x10\""},
 	{"name: x\ndefault_timeout: 2.5e2\n", NULL},
+	{"name: x\nallow_mime: [text/plain, image/png]\n", NULL},
+	{"name: x\nallow_mime: []\n", NULL},
+	{"name: x\nallow_mime: [image/png, Image/PNG]\n",
+	 "2:25: allow_mime item 2: \"Image/PNG\" is not a MIME type: expected TYPE/SUBTYPE in "
+	 "lower case, as image/png"},
+	{"name: x\nallow_mime: [image/png, image/png]\n",
+	 "2:25: allow_mime item 2: \"image/png\" is listed twice"},
+	{"name: x\nallow_mime: [png]\n",
+	 "2:14: allow_mime item 1: \"png\" is not a MIME type: expected TYPE/SUBTYPE in lower "
+	 "case, as image/png"},
+	{"name: x\nmatplotlib_backend: none\n", NULL},
+	{"name: x\nmatplotlib_backend: agg\n", NULL},
+	{"name: x\nmatplotlib_backend: module://my_pkg.backend_x\n", NULL},
+	{"name: x\nmatplotlib_backend: module://my_pkg..x\n",
+	 "2:21: matplotlib_backend: \"module://my_pkg..x\" is not a matplotlib backend: expected "
+	 "none, module://MODULE (a dotted Python module name) or a built-in backend name such "
+	 "as agg"},
+	{"name: x\nmatplotlib_backend: \"\"\n",
+	 "2:21: matplotlib_backend: \"\" is not a matplotlib backend: expected none, "
+	 "module://MODULE (a dotted Python module name) or a built-in backend name such as agg"},
 	{"name: x\nlisten: localhost\n", "2:9: listen: \"localhost\": expected HOST:PORT"},
 	{"name: x\nlisten: \":80\"\n", "2:9: listen: \":80\": the host is empty"},
 	{"name: x\nlisten: \"[::1]8000\"\n",

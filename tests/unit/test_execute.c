@@ -335,6 +335,49 @@ START_TEST(value_display_is_the_value)
 }
 END_TEST
 
+/* Types allow_mime does not hold are dropped and named, each once; the value is no output. */
+START_TEST(dropped_types_named)
+{
+	struct exec *ex = new_exec(0, 0);
+	char *allow[] = {"text/plain", "text/html", NULL};
+	struct jupyter_msg m = {0};
+	const char *outputs[] = {
+		"{\"data\": {\"image/png\": \"iVBORw0KGgo=\", \"text/plain\": \"<Figure>\"}}",
+		"{\"data\": {\"text/html\": \"<b>x</b>\", \"image/png\": \"iVBORw0KGgo=\","
+		" \"application/vnd.custom+json\": {}}}",
+		"{\"data\": {\"" IPC_VALUE_MIME "\": 1}}",
+	};
+
+	m.msg_type = "display_data";
+	m.parent_msg_id = "m-1";
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		m.content = json_tokener_parse(outputs[i]);
+		exec_on_iopub(ex, &m, allow);
+		json_object_put(m.content);
+	}
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_uint_eq(r.n_rich, 2);
+	ck_assert_str_eq(r.rich[0].mime_type, "text/plain");
+	ck_assert_str_eq(r.rich[1].mime_type, "text/html");
+	ck_assert_ptr_nonnull(r.dropped_mime);
+	ck_assert_str_eq(r.dropped_mime[0], "image/png");
+	ck_assert_str_eq(r.dropped_mime[1], "application/vnd.custom+json");
+	ck_assert_ptr_null(r.dropped_mime[2]);
+	ipc_result_free(&r);
+	exec_free(&ex);
+
+	/* Every type kept (no list): nothing is named. */
+	ex = new_exec(0, 0);
+	feed(ex, "display_data", outputs[1]);
+	exec_result(ex, 1, &r);
+	ck_assert_uint_eq(r.n_rich, 3);
+	ck_assert_ptr_null(r.dropped_mime);
+	ipc_result_free(&r);
+	exec_free(&ex);
+}
+END_TEST
+
 static Suite *
 execute_suite(void)
 {
@@ -352,6 +395,7 @@ execute_suite(void)
 	tcase_add_test(tc, numbered_gap_reported);
 	tcase_add_test(tc, unsaved_bytes_reported);
 	tcase_add_test(tc, value_display_is_the_value);
+	tcase_add_test(tc, dropped_types_named);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -69,7 +69,8 @@ START_TEST(start_roundtrip)
 	struct ipc_cgroup cg;
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
-			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg};
+			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg,
+			       "import numpy\n0\n"};
 	struct ipc_start out;
 	struct cgroup_layout back;
 
@@ -90,6 +91,7 @@ START_TEST(start_roundtrip)
 	ck_assert_uint_eq(out.limits->memory_mb, 256);
 	ck_assert(out.limits->cpu == 0.5);
 	ck_assert_str_eq(out.cgroup->name, "k-ab");
+	ck_assert_str_eq(out.warm_code, "import numpy\n0\n");
 	ipc_cgroup_to_layout(out.cgroup, &back);
 	ck_assert_int_eq(back.version[CGROUP_MEMORY], 2);
 	ck_assert_int_eq(back.version[CGROUP_PIDS], 1);
@@ -125,7 +127,8 @@ END_TEST
 START_TEST(execute_roundtrip)
 {
 	struct ipc_text code = {"print('a\0b')", 12};
-	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1}, out;
+	char *mime[] = {"text/plain", "image/png", NULL};
+	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime}, out;
 
 	roundtrip(IPC_EXECUTE, &in, &out);
 	ck_assert_uint_eq(out.code.len, 12);
@@ -135,6 +138,9 @@ START_TEST(execute_roundtrip)
 	ck_assert_uint_eq(out.output_limit, 100);
 	ck_assert_uint_eq(out.rich_limit, 4096);
 	ck_assert_int_eq(out.stream, 1);
+	ck_assert_str_eq(out.allow_mime[0], "text/plain");
+	ck_assert_str_eq(out.allow_mime[1], "image/png");
+	ck_assert_ptr_null(out.allow_mime[2]);
 	ipc_execute_free(&out);
 }
 END_TEST
@@ -220,8 +226,9 @@ START_TEST(result_roundtrip)
 	};
 	struct ipc_exec_error e = {ipc_text_of("ZeroDivisionError"),
 				   ipc_text_of("division by zero"), ipc_text_of("Traceback...")};
+	char *dropped[] = {"application/vnd.custom+json", NULL};
 	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1,
-				 NULL, NULL};
+				 NULL, NULL, dropped};
 	struct ipc_result out;
 
 	roundtrip(IPC_RESULT, &in, &out);
@@ -237,6 +244,8 @@ START_TEST(result_roundtrip)
 	ck_assert_str_eq(out.error->type.s, "ZeroDivisionError");
 	ck_assert(out.execution_time == 0.25);
 	ck_assert_int_eq(out.kernel_restarted, 1);
+	ck_assert_str_eq(out.dropped_mime[0], "application/vnd.custom+json");
+	ck_assert_ptr_null(out.dropped_mime[1]);
 
 	/* The supervisor's document: seed 003's keys, error null when none. */
 	struct json_object *doc = ipc_result_json(&out);
@@ -246,7 +255,8 @@ START_TEST(result_roundtrip)
 	json_object_put(doc);
 	ipc_result_free(&out);
 
-	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0, NULL, NULL};
+	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0, NULL, NULL,
+				NULL};
 	roundtrip(IPC_RESULT, &ok, &out);
 	ck_assert_ptr_null(out.error);
 	ck_assert_uint_eq(out.n_rich, 0);
@@ -386,6 +396,10 @@ static const struct {
 		     " [{\"mime_type\": \"a/b\", \"data\": null}], \"error\": null,"
 		     " \"execution_time\": 0, \"kernel_restarted\": false}",
 	 "RESULT: rich_outputs[0].data: must not be null"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": null, \"execution_time\": 0, \"kernel_restarted\": false,"
+		     " \"dropped_mime\": [\"a/b\", 7]}",
+	 "RESULT: dropped_mime: each item must be a string"},
 	{IPC_START, "{\"argv\": \"k\", \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
 	 "START: argv: must be an array of strings"},
 	{IPC_START, "{\"argv\": [1], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\"}",
@@ -423,6 +437,8 @@ static const struct {
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": -1}",
 	 "EXECUTE: timeout_s: must be a number in [0, 1e+09]"},
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": 1e300}", "EXECUTE: timeout_s: must be a number"},
+	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": 1, \"allow_mime\": \"text/plain\"}",
+	 "EXECUTE: allow_mime: must be an array of strings"},
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": 1, \"output_limit\": -1}",
 	 "EXECUTE: output_limit: must be an integer in [0, 2147483647]"},
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": 1, \"rich_limit\": 1099511627776}",
@@ -548,7 +564,7 @@ START_TEST(encode_refusals)
 	ck_assert_str_eq(err, "an enum field is out of range");
 	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a required field is missing");
-	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0};
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL};
 	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */

@@ -418,8 +418,21 @@ START_TEST(tools_list)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct json_object *t = json_object_array_get_idx(tools, i);
 		ck_assert_str_eq(json_object_get_string(json_object_object_get(t, "name")), names[i]);
-		ck_assert_ptr_nonnull(json_object_object_get(t, "inputSchema"));
+		struct json_object *schema = json_object_object_get(t, "inputSchema");
+		ck_assert_ptr_nonnull(schema);
 		ck_assert_ptr_nonnull(json_object_object_get(t, "description"));
+		/* Closed: tools_args refuses what it does not list. */
+		struct json_object *more = json_object_object_get(schema, "additionalProperties");
+		ck_assert(json_object_is_type(more, json_type_boolean) &&
+			  !json_object_get_boolean(more));
+		/* Aliases are listed, with their name's type. */
+		struct json_object *props = json_object_object_get(schema, "properties");
+		struct json_object *alias = json_object_object_get(props, "timeout_s");
+		if (i == 0)
+			ck_assert_str_eq(json_object_get_string(json_object_object_get(alias, "type")),
+					 "number");
+		else
+			ck_assert_ptr_null(alias);
 	}
 	done(&a);
 }
@@ -429,7 +442,7 @@ END_TEST
 static void
 call(struct answer *a, const char *args, const char *meta)
 {
-	char body[600];
+	char body[1200];
 
 	snprintf(body, sizeof(body),
 		 "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":"
@@ -467,6 +480,13 @@ START_TEST(tools_call_ok)
 	ck_assert(json_object_get_boolean(at(&a, "result.isError")));
 	ck_assert_str_eq(a.rs.outcome, "isError");
 	done(&a);
+	/* timeout_s stands for timeout; both, if equal (5 and 5.0 are). */
+	call(&a, "{\"code\":\"1\",\"timeout_s\":5}", NULL);
+	ck_assert_double_eq(json_object_get_double(at(&a, "result.structuredContent.timeout")), 5);
+	done(&a);
+	call(&a, "{\"code\":\"1\",\"timeout_s\":5,\"timeout\":5.0}", NULL);
+	ck_assert_double_eq(json_object_get_double(at(&a, "result.structuredContent.timeout")), 5);
+	done(&a);
 	/* In another session of the same identity: allowed. */
 	call(&a, "{\"code\":\"1\",\"execution_session_id\":\"" STUB_SESSION_ID "\"}", NULL);
 	ck_assert_int_eq(a.rs.status, 200);
@@ -497,6 +517,54 @@ START_TEST(tools_call_errors)
 	call(&a, "{\"code\":\"1\",\"timeout\":-1}", NULL);
 	ck_assert_int_eq(a.rs.status, 200);
 	ck_assert_int_eq(json_object_get_int(at(&a, "error.code")), -32602);
+	done(&a);
+	/* Null and 0 ("unbounded" in seed 003) are refused naming max_timeout. */
+	call(&a, "{\"code\":\"1\",\"timeout\":null}", NULL);
+	ck_assert_int_eq(json_object_get_int(at(&a, "error.code")), -32602);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(at(&a, "error.message")),
+				     "max_timeout, 120 seconds"));
+	done(&a);
+	call(&a, "{\"code\":\"1\",\"timeout\":0}", NULL);
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(at(&a, "error.message")),
+				     "never runs code unbounded"));
+	done(&a);
+	/* An argument the schema does not list: refused, named, the list given. */
+	call(&a, "{\"code\":\"1\",\"timeout_ms\":5}", NULL);
+	assert_error(&a, 200, -32602,
+		     "unknown argument 'timeout_ms' to execute_py_code; it accepts: code, "
+		     "timeout, execution_session_id, timeout_s");
+	done(&a);
+	/* Long names cut whole characters; past five names, a count. */
+	call(&a, "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,"
+		 "\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\":7}",
+		 NULL);
+	assert_error(&a, 200, -32602,
+		     "unknown arguments 'a', 'b', 'c', 'd', 'e' and 2 more to execute_py_code");
+	done(&a);
+	call(&a, "{\"code\":\"1\",\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+		 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\":1}", NULL);
+	/* 64 bytes: 32 characters of two, then the quote. */
+	assert_error(&a, 200, -32602,
+		     "unknown argument '\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		     "\xc3\xa9\xc3\xa9' to");
+	done(&a);
+	/* An alias and its name that disagree. */
+	call(&a, "{\"code\":\"1\",\"timeout\":5,\"timeout_s\":6}", NULL);
+	assert_error(&a, 200, -32602,
+		     "arguments 'timeout' and 'timeout_s' are two names for the same argument "
+		     "but their values differ: give one of them");
 	done(&a);
 	/* A session of another identity is as unknown as one that is not. */
 	call(&a, "{\"code\":\"1\",\"execution_session_id\":\"" STUB_OTHER_ID "\"}", NULL);

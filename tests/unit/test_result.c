@@ -38,6 +38,23 @@ START_TEST(output_and_value)
 }
 END_TEST
 
+/* The types allow_mime dropped are named in the text, after the values. */
+START_TEST(dropped_types_in_text)
+{
+	struct json_object *t = result_to_tool(
+		parse("{\"success\":true,\"stdout\":\"\",\"stderr\":\"\",\"rich_outputs\":["
+		      "{\"mime_type\":\"text/plain\",\"data\":\"<Figure>\"}],"
+		      "\"error\":null,\"execution_time\":0,"
+		      "\"dropped_mime\":[\"image/png\",\"text/html\"]}"),
+		"s");
+	ck_assert_str_eq(text_of(t), "<Figure>\n[codeexecd] rich output types not kept "
+				     "(allow_mime): image/png, text/html");
+	struct json_object *sc = json_object_object_get(t, "structuredContent");
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(sc, "dropped_mime")), 2);
+	json_object_put(t);
+}
+END_TEST
+
 START_TEST(images_become_items)
 {
 	struct json_object *t = result_to_tool(
@@ -117,6 +134,7 @@ main(void)
 	TCase *tc = tcase_create("render");
 	tcase_add_test(tc, output_and_value);
 	tcase_add_test(tc, images_become_items);
+	tcase_add_test(tc, dropped_types_in_text);
 	tcase_add_test(tc, error_without_its_name_in_traceback);
 	tcase_add_test(tc, failed_result_shape);
 	tcase_add_test(tc, empty_output_says_so);
