@@ -11,7 +11,8 @@
 # its directory, packages included, is gone. As root, the same in kernel_network_mode isolated and
 # seccomp (kernels under uids of kernel_uid_range, reading the wheelhouse);
 # without a wheelhouse seccomp refuses installs saying why, unless
-# dependency_file's option lines say --no-index --find-links DIR.
+# dependency_file's option lines say --no-index --find-links DIR. A
+# wheelhouse that does not exist stops start-up.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -153,6 +154,15 @@ ok("%s: closing A removed %s" % (mode, pk))
 EOF2
 	stop_daemon
 }
+
+# A wheelhouse that is not a directory stops start-up, naming it.
+CFG_EXTRA="wheelhouse: $TMPD/no-such-wheelhouse"
+write_config
+timeout 120 "$CODEEXECD" -d -f "$TMPD/codeexecd.yaml" -W "$WORKER" >"$TMPD/bad.log" 2>&1 &&
+	fail "the daemon started with a missing wheelhouse"
+grep -q "wheelhouse $TMPD/no-such-wheelhouse: No such file or directory" "$TMPD/bad.log" ||
+	fail "no clear start-up error for a missing wheelhouse: $(tail -n 3 "$TMPD/bad.log")"
+ok "a missing wheelhouse stops start-up: $(grep wheelhouse "$TMPD/bad.log" | tail -n 1)"
 
 round inherit
 if [ "$(id -u)" != 0 ] || ! unshare -U -n true 2>/dev/null; then
