@@ -4,7 +4,8 @@
 # with `pip wheel` into a local wheelhouse (no index here), configured as
 # `wheelhouse:`. py_install_packages installs the first in session A: it
 # imports in A from A's own directory and raises ImportError in B; `%pip
-# install` of the second in A lands there too. The shared environment's
+# install` of the second in A lands there too; the install runs as the
+# session's identity and is interrupted at the call's timeout. The shared environment's
 # files (hashed) and recorded digest are unchanged; a name starting with
 # '-' is refused as an option; an install may be a session's first call;
 # a package the wheelhouse lacks fails with pip's output; after A is closed
@@ -101,7 +102,19 @@ check(got[2] is True, "%s: A's directory is ahead of the site-packages on sys.pa
 r = b.execute("import tinypkg_a")
 err = sc(r).get("error") or {}
 check(err.get("type") == "ModuleNotFoundError", "%s: B cannot import tinypkg_a" % mode, r)
-ok("%s: the tool installed tinypkg_a into %s; A imports it, B does not" % (mode, pk))
+owner = os.stat(os.path.join(pk, "tinypkg_a.py")).st_uid
+check(owner == os.stat(cwd_a).st_uid, "%s: the install ran as the session's identity" % mode,
+      [owner, os.stat(cwd_a).st_uid])
+ok("%s: the tool installed tinypkg_a into %s as uid %d; A imports it, B does not"
+   % (mode, pk, owner))
+
+# The call's timeout bounds the install: pip is interrupted, the kernel lives.
+r = tool(a, "py_install_packages", {"packages": ["tinypkg_b"], "timeout": 0.05})
+check((sc(r).get("error") or {}).get("type") == "TimeoutError",
+      "%s: an install past its timeout is a TimeoutError" % mode, r)
+r = a.execute("tinypkg_a.VALUE")
+check(value_of(r) == "'tinypkg_a-1.0'", "%s: the kernel lives on after it" % mode, r)
+ok("%s: an install past its timeout is interrupted" % mode)
 
 r = a.execute("%pip install tinypkg_b")
 out = sc(r).get("stdout") or ""
