@@ -366,6 +366,13 @@ check_env_name(struct config *c, const char *v, char *why, size_t why_len)
 	return 0;
 }
 
+/* wheelhouse: empty, or an absolute path (kernels of any cwd read it). */
+static int
+check_wheelhouse(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return v[0] == '\0' ? 0 : check_absolute(c, v, why, why_len);
+}
+
 /* conda_executable: empty, a command name or an absolute path. */
 static int
 check_conda_exe(struct config *c, const char *v, char *why, size_t why_len)
@@ -551,6 +558,10 @@ static const struct config_key keys[] = {
 	{.name = "conda_executable", .kind = CFG_STRING, .def = "", .group = "Environment",
 	 FIELD(conda_executable), .check = check_conda_exe,
 	 .doc = "Program that builds a conda environment; empty: micromamba, mamba or conda."},
+	{.name = "wheelhouse", .kind = CFG_STRING, .def = "", .group = "Environment",
+	 FIELD(wheelhouse), .check = check_wheelhouse,
+	 .doc = "Directory of wheels that per-session package installs come from, with no "
+		"index; empty: the index of dependency_file."},
 
 	/* Assets */
 	{.name = "assets", .kind = CFG_RECORDS, .def = "[]", .group = "Assets", FIELD(assets),

@@ -79,6 +79,7 @@ struct config {
 	char *asset_cache_dir;	 /* expanded; "" in the file means the parent of build_dir */
 	int build_timeout_s;	 /* whole build, every step included */
 	char *conda_executable;	 /* "": the first of micromamba, mamba, conda found */
+	char *wheelhouse;	 /* "" or absolute: per-session installs with no index */
 
 	/* assets (seed 000) */
 	struct config_records assets; /* of struct config_asset */

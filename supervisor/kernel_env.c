@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include "buf.h"
 #include "config.h"
 #include "kernel_env.h"
+#include "session_pkgs.h"
 #include "xmalloc.h"
 
 /* Daemon variables a kernel may see, for locale and time zone only. */
@@ -16,6 +18,25 @@ static const char *const passed_through[] = {
 	"LANG", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE",
 	"LC_MONETARY", "LC_MESSAGES", "TZ",
 };
+
+/*
+ * The index options of a requirements file that per-session installs take
+ * over, each with its short form (or NULL), whether it takes a value, and
+ * the variable pip reads it from (a list, space-separated, when repeated).
+ */
+static const struct {
+	const char *name, *short_name;
+	int has_value;
+	const char *var;
+} pip_index_options[] = {
+	{"--index-url", "-i", 1, "PIP_INDEX_URL"},
+	{"--extra-index-url", NULL, 1, "PIP_EXTRA_INDEX_URL"},
+	{"--find-links", "-f", 1, "PIP_FIND_LINKS"},
+	{"--trusted-host", NULL, 1, "PIP_TRUSTED_HOST"},
+	{"--no-index", NULL, 0, "PIP_NO_INDEX"},
+};
+
+#define N_PIP_OPTIONS (sizeof(pip_index_options) / sizeof(pip_index_options[0]))
 
 /* The temporary-directory variables, all set to the same directory. */
 static const char *const temp_vars[] = {"TMPDIR", "TMP", "TEMP"};
@@ -59,6 +80,106 @@ temp_dir(void)
 	return t && t[0] == '/' ? t : "/tmp";
 }
 
+/* Index of the option `tok` ("--name", "--name=v", "-i") names, or -1. */
+static int
+pip_option_of(const char *tok)
+{
+	for (size_t i = 0; i < N_PIP_OPTIONS; i++) {
+		size_t n = strlen(pip_index_options[i].name);
+		if (strncmp(tok, pip_index_options[i].name, n) == 0 &&
+		    (tok[n] == '\0' || tok[n] == '='))
+			return (int)i;
+		if (pip_index_options[i].short_name &&
+		    strcmp(tok, pip_index_options[i].short_name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Add option `i` of one dependency_file line, its value from `rest`, to out. */
+static void
+add_pip_option(struct json_object *out, int i, const char *tok, const char *rest)
+{
+	const char *eq = strchr(tok, '=');
+	char value[4096];
+
+	if (!pip_index_options[i].has_value) {
+		json_object_array_add(out, json_object_new_string(pip_index_options[i].name));
+		return;
+	}
+	if (eq) {
+		snprintf(value, sizeof(value), "%s", eq + 1);
+	} else {
+		rest += strspn(rest, " \t");
+		snprintf(value, sizeof(value), "%.*s", (int)strcspn(rest, " \t#"), rest);
+	}
+	if (value[0] == '\0')
+		return; /* pip refused it when the environment was built */
+	json_object_array_add(out, json_object_new_string(pip_index_options[i].name));
+	json_object_array_add(out, json_object_new_string(value));
+}
+
+struct json_object *
+kernel_env_pip_options(const struct config *cfg)
+{
+	struct json_object *out = json_object_new_array();
+
+	if (cfg->wheelhouse[0] != '\0') {
+		json_object_array_add(out, json_object_new_string("--no-index"));
+		json_object_array_add(out, json_object_new_string("--find-links"));
+		json_object_array_add(out, json_object_new_string(cfg->wheelhouse));
+		return out;
+	}
+	if (cfg->type == ENV_CONDA)
+		return out; /* environment.yml: no pip option lines */
+	for (const char *line = cfg->dependency_file; *line != '\0';) {
+		size_t len = strcspn(line, "\n");
+		char tok[4096];
+		const char *p = line + strspn(line, " \t");
+		size_t tlen = strcspn(p, " \t\n");
+		if (p < line + len && tlen < sizeof(tok)) {
+			snprintf(tok, sizeof(tok), "%.*s", (int)tlen, p);
+			char *lineend = xasprintf("%.*s", (int)(line + len - (p + tlen)), p + tlen);
+			int i = pip_option_of(tok);
+			if (i >= 0)
+				add_pip_option(out, i, tok, lineend);
+			free(lineend);
+		}
+		line += len + (line[len] == '\n');
+	}
+	return out;
+}
+
+/* The pip options as the variables pip reads, so %pip install uses them too. */
+static void
+put_pip_options(const struct config *cfg, struct json_object *env)
+{
+	struct json_object *opts = kernel_env_pip_options(cfg);
+	struct buf vals[N_PIP_OPTIONS];
+
+	for (size_t i = 0; i < N_PIP_OPTIONS; i++)
+		buf_init(&vals[i]);
+	for (size_t k = 0; k < json_object_array_length(opts); k++) {
+		int i = pip_option_of(json_object_get_string(json_object_array_get_idx(opts, k)));
+		if (!pip_index_options[i].has_value) {
+			buf_adds(&vals[i], "1");
+			continue;
+		}
+		const char *v = json_object_get_string(json_object_array_get_idx(opts, ++k));
+		if (i == 0 || vals[i].len == 0) /* one index URL: the last one wins */
+			vals[i].len = 0;
+		else
+			buf_adds(&vals[i], " ");
+		buf_adds(&vals[i], v);
+	}
+	for (size_t i = 0; i < N_PIP_OPTIONS; i++) {
+		if (vals[i].len > 0)
+			put(env, pip_index_options[i].var, vals[i].data);
+		buf_free(&vals[i]);
+	}
+	json_object_put(opts);
+}
+
 /*
  * The baseline, the framework's values, then kernel_environment. config.c
  * has refused every kernel_environment name set here before it, so the
@@ -92,6 +213,10 @@ kernel_env_build(const struct config *cfg)
 	put(env, "MCP_ASSET_CACHE_DIR", cfg->asset_cache_dir);
 	/* Without authentication every caller is the same anonymous identity. */
 	put(env, "USER_IDENTITY", "anonymous");
+	/* %pip install: no prompt, no check of PyPI for a newer pip, our index. */
+	put(env, "PIP_NO_INPUT", "1");
+	put(env, "PIP_DISABLE_PIP_VERSION_CHECK", "1");
+	put_pip_options(cfg, env);
 	/*
 	 * Before kernel_environment, whose MPLBACKEND takes precedence. The
 	 * inline default is ipykernel's own (it sets MPLBACKEND to it when
@@ -103,6 +228,12 @@ kernel_env_build(const struct config *cfg)
 	for (size_t i = 0; i < cfg->kernel_environment.n; i++)
 		put(env, cfg->kernel_environment.keys[i], cfg->kernel_environment.values[i]);
 	return env;
+}
+
+char *
+kernel_env_pkgs_dir(const char *workdir)
+{
+	return xasprintf("%s/" SESSION_PKGS_DIR, workdir);
 }
 
 char **
@@ -117,9 +248,19 @@ kernel_env_strings(struct json_object *env)
 }
 
 void
-kernel_env_session(struct json_object *env, const char *workdir)
+kernel_env_session(const struct config *cfg, struct json_object *env, const char *workdir)
 {
 	put(env, "HOME", workdir);
+	/*
+	 * A seccomp kernel is started with -I (no PYTHONPATH) and must not
+	 * learn its directory before it is locked: its startup does this then.
+	 */
+	if (cfg->kernel_network_mode == NET_SECCOMP)
+		return;
+	char *pkgs = kernel_env_pkgs_dir(workdir);
+	put(env, "PYTHONPATH", pkgs);
+	put(env, "PIP_TARGET", pkgs);
+	free(pkgs);
 }
 
 /* Whether kernel_environment names MPLBACKEND (then it decides). */

@@ -29,9 +29,20 @@ struct json_object *kernel_env_argv(const struct config *cfg);
 /*
  * Give env the session's own HOME, its working directory `workdir`: its
  * IPython directory (startup files, history), Jupyter data and user site
- * are the session's, never another's.
+ * are the session's, never another's. So are the packages it installs:
+ * pip's target and the head of sys.path are its SESSION_PKGS_DIR (but in
+ * seccomp mode, where the startup puts them once locked).
  */
-void kernel_env_session(struct json_object *env, const char *workdir);
+void kernel_env_session(const struct config *cfg, struct json_object *env, const char *workdir);
+/*
+ * The pip options of per-session installs, as argv items: --no-index
+ * --find-links WHEELHOUSE when wheelhouse is set, else the index options
+ * of dependency_file's option lines (--index-url, --extra-index-url,
+ * --find-links, --trusted-host, --no-index). Caller owns.
+ */
+struct json_object *kernel_env_pip_options(const struct config *cfg);
+/* The absolute SESSION_PKGS_DIR of working directory `workdir`. Caller owns. */
+char *kernel_env_pkgs_dir(const char *workdir);
 /*
  * The MIME types kept in rich_outputs: allow_mime, in its order, narrowed
  * to those in `asked` (NULL-terminated, borrowed; NULL: not narrowed),

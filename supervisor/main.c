@@ -88,6 +88,28 @@ install_signals(void)
 }
 
 /* Refuse to serve beyond loopback without authentication (seed 000). */
+/*
+ * The wheelhouse per-session installs read (tool_install_packages.c): a
+ * directory, or start-up stops; kernels under other uids need to read and
+ * search it, which a warning says when its mode denies others that.
+ */
+static void
+check_wheelhouse(const struct config *cfg)
+{
+	struct stat st;
+
+	if (cfg->wheelhouse[0] == '\0')
+		return;
+	if (stat(cfg->wheelhouse, &st) == -1)
+		fatalx("wheelhouse %s: %s", cfg->wheelhouse, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		fatalx("wheelhouse %s is not a directory", cfg->wheelhouse);
+	if (cfg->kernel_uid_first != 0 && (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
+		log_warnx("wheelhouse %s is not readable and searchable by others (mode %03o): "
+			  "kernels of kernel_uid_range cannot install from it",
+			  cfg->wheelhouse, (unsigned)(st.st_mode & 0777));
+}
+
 static void
 check_network_boundary(const struct config *cfg)
 {
@@ -576,6 +598,8 @@ main(int argc, char *argv[])
 	/* Before any kernel starts: a backend kernels cannot load is no use. */
 	if (!warm && mpl_check(&cfg, err, sizeof(err)) == -1)
 		fatalx("%s", err);
+	if (!warm)
+		check_wheelhouse(&cfg);
 	if (warm) {
 		log_info("environment and assets ready; --warm done");
 		config_free(&cfg);

@@ -163,7 +163,7 @@ mpl_check(const struct config *cfg, char *why, size_t why_len)
 	}
 	/* A HOME of its own: matplotlib's caches land there and go with it. */
 	struct json_object *env = kernel_env_build(cfg);
-	kernel_env_session(env, home);
+	kernel_env_session(cfg, env, home);
 	char **envp = kernel_env_strings(env);
 	char *python = kernel_env_python(cfg);
 

@@ -37,6 +37,21 @@ pool_spawn_init(const char *path, int verbose)
 	worker_verbose = verbose;
 }
 
+/*
+ * The session's package directory, there from the start: a sys.path entry
+ * that did not exist at the first import stays skipped (importlib caches
+ * the miss), so what %pip install put there later would not import.
+ * Best effort: an install makes it too.
+ */
+static void
+make_pkgs_dir(const char *workdir, uid_t uid)
+{
+	char *pkgs = kernel_env_pkgs_dir(workdir);
+	if (mkdir(pkgs, 0700) == -1 || (uid != 0 && chown(pkgs, uid, uid) == -1))
+		log_warn("mkdir %s for kernel identity %d", pkgs, (int)uid);
+	free(pkgs);
+}
+
 /* Make a fresh, private working directory for a future session, owned by
  * the kernel's identity when it has one. Caller owns the returned path. */
 static char *
@@ -56,6 +71,7 @@ make_workdir(uid_t uid)
 		free(dir);
 		return NULL;
 	}
+	make_pkgs_dir(dir, uid);
 	return dir;
 }
 
@@ -96,7 +112,7 @@ send_start(struct worker *w)
 	struct ipc_cgroup cg;
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 
-	kernel_env_session(env, w->workdir);
+	kernel_env_session(pool.cfg, env, w->workdir);
 	struct ipc_start st = {
 		.argv = strings_of(argv),
 		.env = kernel_env_strings(env),

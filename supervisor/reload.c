@@ -113,6 +113,8 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"asset_cache_dir", str_differs(run->asset_cache_dir, new->asset_cache_dir)},
 		{"build_timeout_s", run->build_timeout_s != new->build_timeout_s},
 		{"conda_executable", str_differs(run->conda_executable, new->conda_executable)},
+		/* Kernels are started with it (kernel_env.c): keep one value. */
+		{"wheelhouse", str_differs(run->wheelhouse, new->wheelhouse)},
 		{"assets", assets_differ(&run->assets, &new->assets)},
 		{"auto_provision", run->auto_provision != new->auto_provision},
 		{"asset_timeout_s", run->asset_timeout_s != new->asset_timeout_s},

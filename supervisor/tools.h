@@ -74,6 +74,7 @@ extern const struct tool tool_close_session;
 extern const struct tool tool_parallel_execute;
 extern const struct tool tool_check_batch;
 extern const struct tool tool_cancel_batch;
+extern const struct tool tool_install_packages;
 
 /* The tools/list result's "tools" array. Caller owns. */
 struct json_object *tools_list(const struct config *cfg);

@@ -37,6 +37,7 @@
 #include "sandbox.h"
 #include "sandbox_immutable.h"
 #include "sandbox_steps.h"
+#include "session_pkgs.h"
 #include "xmalloc.h"
 
 #define HELPER_NAME "codeexec-seccomp.so"
@@ -70,7 +71,8 @@ static const char query_code[] =
  * exec_lines runs, and debugpy is kept out (the Jupyter debugger needs
  * TCP), as is IOPub's pipe for forked subprocesses (a TCP listener on
  * 127.0.0.1); cwd joins sys.path only after the filter is in place, since
- * a former kernel of this session may have left modules there.
+ * a former kernel of this session may have left modules there; so do the
+ * session's own packages, and pip learns their directory then.
  */
 static const char boot_code[] =
 	"import sys\n"
@@ -89,6 +91,10 @@ static const char boot_code[] =
 	"        os.fchdir(cwd)\n"
 	"        os.close(cwd)\n"
 	"        cwd = -1\n"
+	/* The session's packages (session_pkgs.h), for imports and for pip. */
+	"        pk = os.path.join(os.getcwd(), '" SESSION_PKGS_DIR "')\n"
+	"        sys.path.insert(0, pk)\n"
+	"        os.environ['PIP_TARGET'] = os.environ['PYTHONPATH'] = pk\n"
 	"    if '' not in sys.path:\n"
 	"        sys.path.insert(0, '')\n"
 	"_m = types.ModuleType('_codeexecd_seccomp')\n"

@@ -169,3 +169,4 @@ STUB_TOOL(tool_close_session, "{name}_close_session");
 STUB_TOOL(tool_parallel_execute, "{name}_parallel_execute");
 STUB_TOOL(tool_check_batch, "{name}_check_batch");
 STUB_TOOL(tool_cancel_batch, "{name}_cancel_batch");
+STUB_TOOL(tool_install_packages, "{name}_install_packages");

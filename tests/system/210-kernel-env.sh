@@ -70,7 +70,9 @@ env = dict(l.split('=', 1) for l in open('/proc/self/environ').read().split('\0'
 allowed = {'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LC_NUMERIC', 'LC_TIME',
            'LC_COLLATE', 'LC_MONETARY', 'LC_MESSAGES', 'TZ', 'TMPDIR', 'TMP', 'TEMP',
            'VIRTUAL_ENV', 'MCP_ASSET_CACHE_DIR', 'USER_IDENTITY', 'LD_LIBRARY_PATH',
-           'DOMAIN_RUNTIME_ROOT', 'PYTHONNOUSERSITE'}
+           'DOMAIN_RUNTIME_ROOT', 'PYTHONNOUSERSITE', 'PIP_NO_INPUT',
+           'PIP_DISABLE_PIP_VERSION_CHECK', 'PIP_TARGET', 'PYTHONPATH'}
+pkgs = os.path.join(os.getcwd(), '.packages')
 extra = sorted(set(env) - allowed)
 leak = [k for k, v in list(env.items()) + list(os.environ.items()) if '$SECRET' in v or k == 'SECRET_TOKEN']
 try:
@@ -83,6 +85,7 @@ print('leak', leak)
 print('parent_leak', '$SECRET' in parent)
 print('path0', env['PATH'].split(':')[0])
 print('assets', env['MCP_ASSET_CACHE_DIR'])
+print('pkgs', env.get('PYTHONPATH') == pkgs and env.get('PIP_TARGET') == pkgs)
 print('ld', env.get('LD_LIBRARY_PATH'), os.environ.get('DOMAIN_RUNTIME_ROOT'))
 if '$have_cc':
     print('answer', ctypes.CDLL('libcxdanswer.so').cxd_answer())
@@ -96,6 +99,8 @@ if [ -r "/proc/$wpid/environ" ] && tr '\0' '\n' <"/proc/$wpid/environ" | grep -q
 fi
 echo "$out" | grep -qx "path0 $ENVDIR/bin" || fail "PATH does not start with the environment: $out"
 echo "$out" | grep -qx "assets $TMPD/envs" || fail "MCP_ASSET_CACHE_DIR is not the parent of build_dir"
+echo "$out" | grep -qx "pkgs True" ||
+	fail "PYTHONPATH and PIP_TARGET are not the session's .packages: $out"
 echo "$out" | grep -qx "ld $lib /usr/local/lib/domain-runtime/" || fail "kernel_environment missing: $out"
 ok "SECRET_TOKEN, AWS_SECRET_ACCESS_KEY, PYTHONPATH of the daemon: not in the kernel nor its worker"
 ok "kernel environment: only the baseline, MCP_ASSET_CACHE_DIR, USER_IDENTITY, kernel_environment"

@@ -1,0 +1,150 @@
+/*
+ * test_kernel_env.c - what per-session installs take from the
+ * configuration: the pip options of dependency_file or of wheelhouse, the
+ * same as the PIP_* variables of every kernel (%pip install), and the
+ * session's package directory as PYTHONPATH and PIP_TARGET.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "kernel_env.h"
+#include "xmalloc.h"
+
+static struct config cfg;
+
+/* The defaults, with dependency_file `deps` and wheelhouse `wheels`. */
+static void
+setup_cfg(const char *deps, const char *wheels)
+{
+	config_defaults(&cfg);
+	free(cfg.dependency_file);
+	cfg.dependency_file = xstrdup(deps);
+	free(cfg.wheelhouse);
+	cfg.wheelhouse = xstrdup(wheels);
+	free(cfg.asset_cache_dir);
+	cfg.asset_cache_dir = xstrdup("/srv/assets");
+}
+
+/* The options as one space-separated string. Caller frees. */
+static char *
+options_text(void)
+{
+	struct json_object *a = kernel_env_pip_options(&cfg);
+	char *out = xstrdup("");
+
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		char *next = xasprintf("%s%s%s", out, i ? " " : "",
+				       json_object_get_string(json_object_array_get_idx(a, i)));
+		free(out);
+		out = next;
+	}
+	json_object_put(a);
+	return out;
+}
+
+/* The value of `name` in the kernel environment, or "" if unset. Caller frees. */
+static char *
+env_value(const char *name)
+{
+	struct json_object *env = kernel_env_build(&cfg), *v;
+	char *out = xstrdup(json_object_object_get_ex(env, name, &v) ? json_object_get_string(v)
+								      : "");
+	json_object_put(env);
+	return out;
+}
+
+START_TEST(index_lines_are_taken)
+{
+	setup_cfg("# a comment\n--index-url https://pypi.example/simple\n"
+		  "  --extra-index-url=https://extra.example/simple  # why\n"
+		  "-f /srv/wheels\n--trusted-host pypi.example\nnumpy==1.26\n"
+		  "-r other.txt\n--no-binary :all:\n",
+		  "");
+	char *t = options_text();
+	ck_assert_str_eq(t, "--index-url https://pypi.example/simple --extra-index-url "
+			    "https://extra.example/simple --find-links /srv/wheels --trusted-host "
+			    "pypi.example");
+	free(t);
+	char *v = env_value("PIP_INDEX_URL");
+	ck_assert_str_eq(v, "https://pypi.example/simple");
+	free(v);
+	v = env_value("PIP_FIND_LINKS");
+	ck_assert_str_eq(v, "/srv/wheels");
+	free(v);
+	v = env_value("PIP_NO_INDEX");
+	ck_assert_str_eq(v, "");
+	free(v);
+	config_free(&cfg);
+}
+END_TEST
+
+START_TEST(repeated_options_make_lists)
+{
+	setup_cfg("--find-links /a\n--find-links=/b\n--no-index\n", "");
+	char *v = env_value("PIP_FIND_LINKS");
+	ck_assert_str_eq(v, "/a /b");
+	free(v);
+	v = env_value("PIP_NO_INDEX");
+	ck_assert_str_eq(v, "1");
+	free(v);
+	config_free(&cfg);
+}
+END_TEST
+
+START_TEST(wheelhouse_replaces_the_index)
+{
+	setup_cfg("--index-url https://pypi.example/simple\n", "/srv/wheelhouse");
+	char *t = options_text();
+	ck_assert_str_eq(t, "--no-index --find-links /srv/wheelhouse");
+	free(t);
+	char *v = env_value("PIP_INDEX_URL");
+	ck_assert_str_eq(v, "");
+	free(v);
+	v = env_value("PIP_FIND_LINKS");
+	ck_assert_str_eq(v, "/srv/wheelhouse");
+	free(v);
+	config_free(&cfg);
+}
+END_TEST
+
+START_TEST(session_packages_on_the_path)
+{
+	setup_cfg("", "");
+	struct json_object *env = kernel_env_build(&cfg), *v;
+	kernel_env_session(&cfg, env, "/state/sessions/abc");
+	ck_assert(json_object_object_get_ex(env, "PYTHONPATH", &v));
+	ck_assert_str_eq(json_object_get_string(v), "/state/sessions/abc/.packages");
+	ck_assert(json_object_object_get_ex(env, "PIP_TARGET", &v));
+	ck_assert_str_eq(json_object_get_string(v), "/state/sessions/abc/.packages");
+	json_object_put(env);
+	/* seccomp: started with -I, the kernel sets them itself once locked. */
+	cfg.kernel_network_mode = NET_SECCOMP;
+	env = kernel_env_build(&cfg);
+	kernel_env_session(&cfg, env, "/state/sessions/abc");
+	ck_assert(!json_object_object_get_ex(env, "PYTHONPATH", NULL));
+	ck_assert(!json_object_object_get_ex(env, "PIP_TARGET", NULL));
+	json_object_put(env);
+	config_free(&cfg);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("kernel_env");
+	TCase *tc = tcase_create("packages");
+	tcase_add_test(tc, index_lines_are_taken);
+	tcase_add_test(tc, repeated_options_make_lists);
+	tcase_add_test(tc, wheelhouse_replaces_the_index);
+	tcase_add_test(tc, session_packages_on_the_path);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
