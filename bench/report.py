@@ -22,9 +22,9 @@ def rows(res):
         if m and m.get("n"):
             out.append((label, m["median"], m["p90"], m["n"], note))
 
-    def ratio(label, part, num, den, note=""):
+    def ratio(label, part, num, den, note="", den_part=None):
         a = s.get(part, {}).get(num)
-        b = s.get(part, {}).get(den)
+        b = s.get(den_part or part, {}).get(den)
         if a and b and a.get("n") and b.get("n") and b["median"] > 0:
             out.append((label, a["median"] / b["median"], None, None, note))
 
@@ -47,6 +47,10 @@ def rows(res):
             "compare: the first tools/call")
         ratio("ratio first result / cold kernel", "new_session", "first_result_ms",
               "cold_kernel_ms")
+        ratio("ratio first tools/call / warm tools/call (part 1)", "new_session",
+              "first_call_ms", "codeexecd_ms", "aim <= 1.5", den_part="roundtrip")
+        ratio("ratio first result / warm tools/call (part 1)", "new_session",
+              "first_result_ms", "codeexecd_ms", "", den_part="roundtrip")
         row("wait for the pool to refill (between rounds)", "new_session",
             "pool_refill_wait_ms")
     if "progress_1p1" in s:

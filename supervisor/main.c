@@ -471,7 +471,8 @@ handle_signal_flags(struct config *cfg)
 	}
 }
 
-/* One turn of the loop: wait up to a second, then serve what is ready. */
+/* One turn of the loop: wait up to a second (less when a deferred refill
+ * falls due), then serve what is ready. */
 static void
 loop_once(struct config *cfg, int *control_fd, const char *pidfile)
 {
@@ -483,8 +484,10 @@ loop_once(struct config *cfg, int *control_fd, const char *pidfile)
 	pfd[2] = (struct pollfd){.fd = *control_fd, .events = POLLIN};
 	pool_lock();
 	int n = pool_pollfds(pfd + 3, MAX_POLL - 3);
+	int refill_ms = pool_refill_due_ms();
 	pool_unlock();
-	if (poll(pfd, (nfds_t)n + 3, 1000) == -1 && errno != EINTR)
+	int wait_ms = refill_ms >= 0 && refill_ms < 1000 ? refill_ms : 1000;
+	if (poll(pfd, (nfds_t)n + 3, wait_ms) == -1 && errno != EINTR)
 		fatal("poll");
 	if (pfd[0].revents)
 		handle_signal_flags(cfg);

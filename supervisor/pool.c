@@ -123,8 +123,9 @@ pool_take(double wait_s, char *why, size_t why_len)
 	if (found) {
 		worker_set_state(found, WORKER_ASSIGNED);
 		found->owned = 1;
+		pool_refill_defer();
 	}
-	pool_wake(); /* refill what was taken */
+	pool_wake(); /* refill what was taken, once the deferral is over */
 	return found;
 }
 

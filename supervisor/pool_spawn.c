@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "clock.h"
 #include "config.h"
 #include "ipc_msg.h"
 #include "kernel_env.h"
@@ -26,6 +27,8 @@
 
 /* Seconds a worker gets to start its kernel before it is killed. */
 #define STARTUP_TIMEOUT_S 60
+/* How long after a worker is taken its replacement starts (pool_refill_defer). */
+#define REFILL_DEFER_S 0.25
 
 static const char *worker_path;
 static int worker_verbose;
@@ -225,6 +228,8 @@ wants_worker(uid_t *uid)
 	if (pool.stopping || time(NULL) < pool.backoff_until || pool_spare_count() >= want ||
 	    pool_live_count() >= limit)
 		return 0;
+	if (pool.takers == 0 && clock_mono() < pool.refill_at)
+		return 0;
 	if (pool.cfg->kernel_uid_first && (*uid = uid_take()) == 0) {
 		log_warnx("every identity of kernel_uid_range is in use or not swept yet; "
 			  "no new kernel");
@@ -257,6 +262,20 @@ pool_refill(void)
 		if (w == NULL)
 			return;
 	}
+}
+
+void
+pool_refill_defer(void)
+{
+	pool.refill_at = clock_mono() + REFILL_DEFER_S;
+}
+
+int
+pool_refill_due_ms(void)
+{
+	double left = pool.refill_at - clock_mono();
+
+	return left > 0 ? (int)(left * 1000) + 1 : -1;
 }
 
 void

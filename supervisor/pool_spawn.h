@@ -19,6 +19,16 @@ void pool_spawn_init(const char *worker_path, int verbose);
  */
 void pool_refill(void);
 /*
+ * A worker was just taken: its session's first call runs now. Starting
+ * its replacement at once would spend the host's CPU on a kernel's
+ * start-up (most of a second of it) while that call runs; on a small host
+ * that doubled the first call. So the warm target is refilled
+ * REFILL_DEFER_S later, unless a caller waits for a worker. Lock held.
+ */
+void pool_refill_defer(void);
+/* Milliseconds until a deferred refill is due (for the main loop's poll), or -1. */
+int pool_refill_due_ms(void);
+/*
  * runtime_dir has been made again after it disappeared: the workers
  * spawned before failed for want of it, so forget their failures (the
  * backoff and the reason takers are given) and refill at once. Lock held.

@@ -123,6 +123,7 @@ struct pool_state {
 	int takers;			     /* threads waiting in pool_take */
 	int early_deaths;		     /* workers in a row that died before READY */
 	time_t backoff_until;		     /* no refill before this time */
+	double refill_at;		     /* monotonic: no refill for the warm target before */
 	/*
 	 * Bumped when runtime_dir is made again: workers spawned before then
 	 * failed for a reason that has gone, so their failures neither back
