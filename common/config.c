@@ -653,6 +653,9 @@ static const struct config_key keys[] = {
 	 FIELD(pool_preload), .check = check_module_name,
 	 .doc = "Python modules every pooled kernel imports before a session gets it; one "
 		"that cannot be imported makes kernels fail to start, saying why."},
+	{.name = "pool.max_starting", .kind = CFG_INT, .def = "0", .group = "Daemon",
+	 FIELD(pool_max_starting), .min = 0, .max = 1024,
+	 .doc = "Kernels that start at once, at most; 0: one per online CPU."},
 	{.name = "pool.max_sessions", .kind = CFG_INT, .def = "100", .group = "Daemon",
 	 FIELD(pool_max_sessions), .min = 1, .max = 65536,
 	 .doc = "Most sessions (each with its own kernel) open at once."},

@@ -114,6 +114,7 @@ struct config {
 	char *runtime_dir;
 	int pool_warm;
 	struct strlist pool_preload;
+	int pool_max_starting;
 	int pool_max_sessions;
 	/* the HTTP front (supervisor/http.c) */
 	int http_threads;		 /* 0: sized from pool.max_sessions */

@@ -216,6 +216,18 @@ worker_adopt(struct worker *w)
 	log_debug("worker %d started for %s", (int)w->pid, w->workdir);
 }
 
+/* pool.max_starting, or one per online CPU when it is 0. */
+static int
+max_starting(void)
+{
+	long cpus;
+
+	if (pool.cfg->pool_max_starting > 0)
+		return pool.cfg->pool_max_starting;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus > 0 ? (int)cpus : 1;
+}
+
 /* Whether another worker should start now, taking its kernel identity
  * into *uid if so. Lock held. */
 static int
@@ -229,6 +241,10 @@ wants_worker(uid_t *uid)
 	    pool_live_count() >= limit)
 		return 0;
 	if (pool.takers == 0 && clock_mono() < pool.refill_at)
+		return 0;
+	/* A burst of sessions must not start every kernel at once: each start
+	 * is most of a second of CPU, and all would be late. */
+	if (pool_starting_count() >= max_starting())
 		return 0;
 	if (pool.cfg->kernel_uid_first && (*uid = uid_take()) == 0) {
 		log_warnx("every identity of kernel_uid_range is in use or not swept yet; "

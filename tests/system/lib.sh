@@ -166,11 +166,13 @@ EOF
 }
 
 # Start the daemon in the foreground mode (-d) in the background, logging
-# to $LOG. Sets DAEMON_PID. $1: config file (default $TMPD/codeexecd.yaml).
+# to $LOG, with the extra options $DAEMON_ARGS. Sets DAEMON_PID. $1: config
+# file (default $TMPD/codeexecd.yaml).
 start_daemon() {
 	conf=${1:-$TMPD/codeexecd.yaml}
 	LOG=$TMPD/daemon.log
-	"$CODEEXECD" -d -f "$conf" -W "$WORKER" >>"$LOG" 2>&1 &
+	# shellcheck disable=SC2086 # DAEMON_ARGS: extra options, word-split
+	"$CODEEXECD" -d -f "$conf" -W "$WORKER" ${DAEMON_ARGS:-} >>"$LOG" 2>&1 &
 	DAEMON_PID=$!
 	BASE=http://127.0.0.1:$PORT
 	URL=$BASE/mcp
