@@ -653,6 +653,10 @@ static const struct config_key keys[] = {
 	 FIELD(pool_preload), .check = check_module_name,
 	 .doc = "Python modules every pooled kernel imports before a session gets it; one "
 		"that cannot be imported makes kernels fail to start, saying why."},
+	{.name = "pool.warm_max", .kind = CFG_INT, .def = "0", .group = "Daemon",
+	 FIELD(pool_warm_max), .min = 0, .max = 1024,
+	 .doc = "Most idle kernels the pool grows to when sessions arrive quickly; "
+		"at or below pool.warm, the pool stays at pool.warm."},
 	{.name = "pool.max_starting", .kind = CFG_INT, .def = "0", .group = "Daemon",
 	 FIELD(pool_max_starting), .min = 0, .max = 1024,
 	 .doc = "Kernels that start at once, at most; 0: one per online CPU."},

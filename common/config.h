@@ -115,6 +115,7 @@ struct config {
 	int pool_warm;
 	struct strlist pool_preload;
 	int pool_max_starting;
+	int pool_warm_max;
 	int pool_max_sessions;
 	/* the HTTP front (supervisor/http.c) */
 	int http_threads;		 /* 0: sized from pool.max_sessions */

@@ -123,7 +123,7 @@ pool_take(double wait_s, char *why, size_t why_len)
 	if (found) {
 		worker_set_state(found, WORKER_ASSIGNED);
 		found->owned = 1;
-		pool_refill_defer();
+		pool_worker_taken();
 	}
 	pool_wake(); /* refill what was taken, once the deferral is over */
 	return found;
@@ -150,6 +150,7 @@ pool_tick(void)
 	while (read(pool_wake_fd(), drain, sizeof(drain)) > 0)
 		;
 	pool_io_kill_unread();
+	pool_trim();
 	uid_tick();
 }
 

@@ -27,8 +27,17 @@
 
 /* Seconds a worker gets to start its kernel before it is killed. */
 #define STARTUP_TIMEOUT_S 60
-/* How long after a worker is taken its replacement starts (pool_refill_defer). */
+/* How long after a worker is taken its replacement starts (pool_worker_taken). */
 #define REFILL_DEFER_S 0.25
+/* The demand that raises the warm target: takes in the last TAKE_WINDOW_S. */
+#define TAKE_WINDOW_S 10.0
+#define TAKE_HISTORY 256
+/* Idle workers beyond the target are retired after this long without a take. */
+#define TRIM_AFTER_S 30.0
+
+/* When the last TAKE_HISTORY workers were taken (monotonic), a ring. Lock held. */
+static double take_times[TAKE_HISTORY];
+static unsigned take_next;
 
 static const char *worker_path;
 static int worker_verbose;
@@ -228,12 +237,33 @@ max_starting(void)
 	return cpus > 0 ? (int)cpus : 1;
 }
 
+/*
+ * How many idle kernels to keep: pool.warm, raised by recent demand up to
+ * pool.warm_max. A kernel takes about a second to start, so twice the
+ * sessions per second that took one over the last TAKE_WINDOW_S covers
+ * the next second's arrivals with room to spare.
+ */
+static int
+warm_target(void)
+{
+	int floor = pool.cfg->pool_warm, ceiling = pool.cfg->pool_warm_max;
+	double now = clock_mono();
+	int recent = 0;
+
+	if (ceiling <= floor)
+		return floor;
+	for (unsigned i = 0; i < TAKE_HISTORY; i++)
+		recent += take_times[i] > 0 && now - take_times[i] < TAKE_WINDOW_S;
+	int extra = (int)((2.0 * recent + TAKE_WINDOW_S - 1) / TAKE_WINDOW_S);
+	return floor + extra < ceiling ? floor + extra : ceiling;
+}
+
 /* Whether another worker should start now, taking its kernel identity
  * into *uid if so. Lock held. */
 static int
 wants_worker(uid_t *uid)
 {
-	int want = (pool.cfg->pool_warm > 0 ? pool.cfg->pool_warm : 0) + pool.takers;
+	int want = warm_target() + pool.takers;
 	int limit = pool.cfg->pool_max_sessions + want;
 
 	*uid = 0;
@@ -281,9 +311,36 @@ pool_refill(void)
 }
 
 void
-pool_refill_defer(void)
+pool_worker_taken(void)
 {
-	pool.refill_at = clock_mono() + REFILL_DEFER_S;
+	double now = clock_mono();
+
+	pool.refill_at = now + REFILL_DEFER_S;
+	take_times[take_next++ % TAKE_HISTORY] = now;
+}
+
+void
+pool_trim(void)
+{
+	static double last_trim;
+	double last = take_times[(take_next + TAKE_HISTORY - 1) % TAKE_HISTORY];
+	double now = clock_mono();
+
+	/* One a second: a pool shrinks gently, and a new burst stops it. */
+	if (pool.stopping || pool_idle_count() <= warm_target() || now - last < TRIM_AFTER_S ||
+	    now - last_trim < 1.0)
+		return;
+	last_trim = now;
+	for (struct worker *w = pool.workers; w; w = w->next) {
+		if (w->state != WORKER_IDLE || w->owned)
+			continue;
+		log_info("worker %d: idle beyond the warm target of %d; retiring it", (int)w->pid,
+			 warm_target());
+		if (worker_send(w, IPC_SHUTDOWN, 0, NULL) == -1)
+			log_warn("send SHUTDOWN to worker %d", (int)w->pid);
+		worker_set_state(w, WORKER_CLOSING);
+		return;
+	}
 }
 
 int

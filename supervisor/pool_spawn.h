@@ -23,9 +23,17 @@ void pool_refill(void);
  * its replacement at once would spend the host's CPU on a kernel's
  * start-up (most of a second of it) while that call runs; on a small host
  * that doubled the first call. So the warm target is refilled
- * REFILL_DEFER_S later, unless a caller waits for a worker. Lock held.
+ * REFILL_DEFER_S later, unless a caller waits for a worker. The take also
+ * counts towards the demand that raises the warm target (pool.warm_max).
+ * Lock held.
  */
-void pool_refill_defer(void);
+void pool_worker_taken(void);
+/*
+ * Retire one idle worker beyond the warm target, once no worker has been
+ * taken for TRIM_AFTER_S: what a burst raised the pool to shrinks back.
+ * Lock held.
+ */
+void pool_trim(void);
 /* Milliseconds until a deferred refill is due (for the main loop's poll), or -1. */
 int pool_refill_due_ms(void);
 /*

@@ -150,6 +150,7 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->pool_warm, new->pool_warm);
 	SWAP(run->pool_preload, new->pool_preload);
 	SWAP(run->pool_max_starting, new->pool_max_starting);
+	SWAP(run->pool_warm_max, new->pool_warm_max);
 	SWAP(run->pool_max_sessions, new->pool_max_sessions);
 	SWAP(run->http_max_streams_per_session, new->http_max_streams_per_session);
 	SWAP(run->http_max_calls_per_session, new->http_max_calls_per_session);
