@@ -17,11 +17,20 @@
 #include <unistd.h>
 
 #include "execute.h"
+#include "fs_tree.h"
 #include "ipc.h"
 #include "ipc_msg.h"
 #include "xmalloc.h"
 
 static char dir[] = "/tmp/test_execute.XXXXXX";
+
+/* After each test: its directory (and what spilled into it) goes. */
+static void
+remove_dir(void)
+{
+	if (strstr(dir, "XXXXXX") == NULL)
+		ck_assert_int_eq(fs_remove_tree(dir), 0);
+}
 
 /* An execution with limits in a fresh directory, already "sent". */
 static struct exec *
@@ -30,6 +39,7 @@ new_exec(size_t chars, size_t rich)
 	static struct spill_place place;
 	struct exec_limits lim = {.output_chars = chars, .rich_bytes = rich};
 
+	remove_dir(); /* a test's earlier execution, freed by now */
 	ck_assert_ptr_nonnull(mkdtemp(strcpy(dir, "/tmp/test_execute.XXXXXX")));
 	place.cwd = dir;
 	lim.place = place;
@@ -384,6 +394,7 @@ execute_suite(void)
 	Suite *s = suite_create("execute");
 	TCase *tc = tcase_create("limits");
 
+	tcase_add_checked_fixture(tc, NULL, remove_dir);
 	tcase_add_test(tc, under_limit_kept_whole);
 	tcase_add_test(tc, over_limit_spilled_whole);
 	tcase_add_test(tc, utf8_counted_as_characters);
