@@ -90,6 +90,7 @@ pool_take(double wait_s, char *why, size_t why_len)
 
 	struct worker *found = NULL;
 	unsigned long failures = start_failure_count();
+	int position = 0; /* callers waiting when this one began to */
 
 	pool.takers++;
 	pool_wake();
@@ -99,6 +100,11 @@ pool_take(double wait_s, char *why, size_t why_len)
 				found = w;
 		if (found)
 			break;
+		if (position == 0) {
+			position = pool.takers;
+			log_info("a call waits for a kernel: %d waiting, %d kernels starting", position,
+				 pool_starting_count());
+		}
 		/*
 		 * Kernels fail to start: say why now, not after wait_s, once a
 		 * start tried for us failed, or while refills back off.
@@ -115,7 +121,9 @@ pool_take(double wait_s, char *why, size_t why_len)
 		}
 		if (pthread_cond_timedwait(&pool.ready_cond, pool_mutex(), &deadline) == ETIMEDOUT) {
 			err_set(why, why_len,
-				"no kernel became ready in time (see the daemon's log)");
+				"no kernel became ready within %g s; %d calls were waiting for one "
+				"when this one began to (see the daemon's log)",
+				wait_s, position);
 			break;
 		}
 	}
