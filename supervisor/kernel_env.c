@@ -307,12 +307,48 @@ kernel_env_argv(const struct config *cfg)
 	return argv;
 }
 
+/*
+ * Keeps a long session from growing without bound: IPython holds every
+ * input four times (In, _iN, the raw input list, and, with the history in
+ * memory, a cache no thread ever writes out); after each cell, the one
+ * KEEP cells back goes from all of them (In keeps its numbering: the
+ * entry is emptied), and the in-memory database keeps the last KEEP. Out is culled by
+ * IPython itself at its cache_size, with a warning in the agent's stderr
+ * that says nothing the agent can act on; it is silenced. Run through
+ * exec in a namespace of its own, so the session's finds nothing of it.
+ */
+static const char bound_history[] =
+	"exec('''\n"
+	"import warnings\n"
+	"warnings.filterwarnings('ignore', message='Output cache limit')\n"
+	"KEEP = 1000\n"
+	"def trim(result, ip=ip):\n"
+	"    n = ip.execution_count - 1 - KEEP\n"
+	"    if n < 1:\n"
+	"        return\n"
+	"    ip.user_ns.pop('_i%d' % n, None)\n"
+	"    ih = ip.user_ns.get('_ih')\n"
+	"    if ih is not None and n < len(ih):\n"
+	"        ih[n] = ''\n"
+	"    hm = ip.history_manager\n"
+	"    if hm is None or not hm.enabled:\n"
+	"        return\n"
+	"    if n < len(hm.input_hist_raw):\n"
+	"        hm.input_hist_raw[n] = ''\n"
+	"    if str(hm.hist_file) == ':memory:':\n" /* no thread ever writes its cache out */
+	"        hm.writeout_cache()\n"
+	"        hm.db.execute('DELETE FROM history WHERE session = ? AND line <= ?',\n"
+	"                      (hm.session_number, n))\n"
+	"ip.events.register('post_run_cell', trim)\n"
+	"''', {'ip': get_ipython()})\n";
+
 char *
 kernel_env_warm_code(const struct config *cfg)
 {
 	struct buf b;
 
 	buf_init(&b);
+	buf_adds(&b, bound_history);
 	/* Names are checked by config.c: nothing but identifiers and dots. */
 	for (size_t i = 0; i < cfg->pool_preload.n; i++)
 		buf_printf(&b, "import %s\n", cfg->pool_preload.v[i]);

@@ -2,7 +2,8 @@
 # 418-warm-preload: pooled kernels are warmed before a session gets them
 # (issue 18 goal 2). With pool.preload, a new session's kernel has the
 # modules imported already; the warm-up is not in the session's history and
-# leaves no value in `_`; debugpy is kept out of kernels (issue 18 goal 3);
+# leaves no value in `_`; a long session keeps only its last 1000 inputs
+# and is not warned when IPython culls its output cache; debugpy is kept out of kernels (issue 18 goal 3);
 # a module that cannot be imported makes the call
 # fail at once with NoKernel naming the module; a name that is not a module
 # name is refused by `codeexecd -n`.
@@ -37,7 +38,7 @@ start_daemon
 wait_ready
 run_py "$URL" <<'EOF2'
 import sys
-from mcp import Client, check, ok
+from mcp import Client, check, ok, value_of
 from calls import sc
 a = Client(sys.argv[1])
 a.initialize()
@@ -48,6 +49,21 @@ check(sc(r).get("stdout", "").strip() == '["", true, true, 2, 0, null]',
       "the first call sees the preloaded modules, an empty `_`, only itself in In, "
       "nothing in Out, and debugpy kept out", r)
 ok("pool.preload imported before the session's first call; the warm-up left no trace")
+# A long session keeps the last 1000 inputs: after each cell, the input
+# 1000 cells back goes (In emptied, _iN removed). Jump the count instead of
+# running 1000 cells: after the cell that sets it, the count is 2001.
+r = a.execute("get_ipython().execution_count = 2000")
+r = a.execute("_i1001 = 'an input 1000 cells back'")
+r = a.execute("'_i1001' in globals()")
+check(value_of(r) == "False", "the input 1000 cells back is dropped after each cell", r)
+r = a.execute("_i1010 = 'recent'")
+r = a.execute("'_i1010' in globals()")
+check(value_of(r) == "True", "... and only that one", r)
+# IPython's output cache culls itself, warning in stderr: not to the agent.
+r = a.execute("get_ipython().displayhook.cull_cache()")
+check(sc(r).get("success") is True and sc(r).get("stderr") == "",
+      "culling the output cache writes no warning", r)
+ok("long sessions keep the last 1000 inputs; the output cache culls in silence")
 EOF2
 stop_daemon
 [ "$DAEMON_RC" = 0 ] || fail "daemon exit status $DAEMON_RC"
