@@ -31,6 +31,8 @@
 #                              record (default: HEAD of this checkout)
 #   CODEEXECD_BENCH_WRAP       a command the daemon is started under, for
 #                              diagnosis: "env LD_PRELOAD=...", "perf record -g"
+#   CODEEXECD_BENCH_MAX_STARTING  with -s: the daemon's pool.max_starting
+#                              (default 0, one per CPU)
 #
 # Needs Debian's /usr/bin/python3 with python3-ipykernel and
 # python3-jupyter-client; `python3` on PATH may be another interpreter.
@@ -174,6 +176,7 @@ if [ -n "$scale" ]; then
 pool:
   warm: 2
   max_sessions: 80
+  max_starting: ${CODEEXECD_BENCH_MAX_STARTING:-0}
 http:
   max_connections_per_client: 256
 EOF
@@ -236,7 +239,8 @@ if [ -n "$scale" ]; then
 	[ -n "$record" ] && readme="--readme $here/README.md"
 	"$PY" "$here/scale.py" --port "$port" --warm 2 --tmpdir "$TMPD" \
 		--out "$TMPD/results.json" --codeexecd "$daemon" --commit "$commit" \
-		--loadavg-start "$load_start" $readme "$@" &
+		--loadavg-start "$load_start" --max-starting "${CODEEXECD_BENCH_MAX_STARTING:-0}" \
+		$readme "$@" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || die "scale.py failed"
 	BENCH_PID=
