@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py options]
+# usage: bench/run.sh [-n] [-s] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py or scale.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -14,6 +14,10 @@
 # ../build/worker/codeexec-worker beside this directory.
 #
 #   -n   do not write the results into bench/README.md (print them only)
+#   -s   run scale.py (many concurrent sessions against as many kernels
+#        driven by jupyter_client; issue 18 goal 4) instead of bench.py,
+#        with a daemon configured for 64 sessions from one address, e.g.
+#        bench/run.sh -s -- --sessions 1,8 --calls 20
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -27,6 +31,8 @@
 #                              record (default: HEAD of this checkout)
 #   CODEEXECD_BENCH_WRAP       a command the daemon is started under, for
 #                              diagnosis: "env LD_PRELOAD=...", "perf record -g"
+#   CODEEXECD_BENCH_MAX_STARTING  with -s: the daemon's pool.max_starting
+#                              (default 0, one per CPU)
 #
 # Needs Debian's /usr/bin/python3 with python3-ipykernel and
 # python3-jupyter-client; `python3` on PATH may be another interpreter.
@@ -37,10 +43,15 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 record=1
-if [ "${1:-}" = -n ]; then
-	record=
+scale=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-n) record= ;;
+	-s) scale=1 ;;
+	*) break ;;
+	esac
 	shift
-fi
+done
 daemon=${CODEEXECD:-$here/../build/supervisor/codeexecd}
 worker=${CODEEXEC_WORKER:-$here/../build/worker/codeexec-worker}
 if [ $# -gt 0 ] && [ "$1" != -- ]; then
@@ -156,10 +167,26 @@ system_site_packages: true
 listen: "127.0.0.1:0"
 state_dir: $TMPD/state
 runtime_dir: $TMPD/run
+EOF
+if [ -n "$scale" ]; then
+	# Room for 64 sessions (and a few more) from this one client address:
+	# http.threads 0 sizes the threads from max_sessions; every session
+	# holds one kept-alive connection.
+	cat >>"$TMPD/codeexecd.yaml" <<EOF
+pool:
+  warm: 2
+  max_sessions: 80
+  max_starting: ${CODEEXECD_BENCH_MAX_STARTING:-0}
+http:
+  max_connections_per_client: 256
+EOF
+else
+	cat >>"$TMPD/codeexecd.yaml" <<EOF
 pool:
   warm: 2
   max_sessions: 20
 EOF
+fi
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 v=
@@ -206,7 +233,20 @@ if [ -z "$commit" ]; then
 	[ -n "$commit" ] && commit="$commit (HEAD of bench/'s checkout)"
 fi
 # ipykernel's debugger warns about frozen modules on every start; quiet it.
-PYDEVD_DISABLE_FILE_VALIDATION=1 "$PY" "$here/bench.py" --port "$port" --warm 2 \
+export PYDEVD_DISABLE_FILE_VALIDATION=1
+if [ -n "$scale" ]; then
+	readme=
+	[ -n "$record" ] && readme="--readme $here/README.md"
+	"$PY" "$here/scale.py" --port "$port" --warm 2 --tmpdir "$TMPD" \
+		--out "$TMPD/results.json" --codeexecd "$daemon" --commit "$commit" \
+		--loadavg-start "$load_start" --max-starting "${CODEEXECD_BENCH_MAX_STARTING:-0}" \
+		$readme "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "scale.py failed"
+	BENCH_PID=
+	exit 0
+fi
+ "$PY" "$here/bench.py" --port "$port" --warm 2 \
 	--tmpdir "$TMPD" --out "$TMPD/results.json" --codeexecd "$daemon" \
 	--commit "$commit" --loadavg-start "$load_start" "$@" &
 BENCH_PID=$!
