@@ -659,7 +659,7 @@ static const struct config_key keys[] = {
 		"at or below pool.warm, the pool stays at pool.warm."},
 	{.name = "pool.max_starting", .kind = CFG_INT, .def = "0", .group = "Daemon",
 	 FIELD(pool_max_starting), .min = 0, .max = 1024,
-	 .doc = "Kernels that start at once, at most; 0: one per online CPU."},
+	 .doc = "Kernels that start at once, at most; 0: three per online CPU."},
 	{.name = "pool.max_sessions", .kind = CFG_INT, .def = "100", .group = "Daemon",
 	 FIELD(pool_max_sessions), .min = 1, .max = 65536,
 	 .doc = "Most sessions (each with its own kernel) open at once."},

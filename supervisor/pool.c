@@ -91,6 +91,7 @@ pool_take(double wait_s, char *why, size_t why_len)
 	struct worker *found = NULL;
 	unsigned long failures = start_failure_count();
 	int position = 0; /* callers waiting when this one began to */
+	unsigned long ready_seen = pool.kernels_ready;
 
 	pool.takers++;
 	pool_wake();
@@ -118,6 +119,16 @@ pool_take(double wait_s, char *why, size_t why_len)
 		if (pool.stopping) {
 			err_set(why, why_len, "the server is shutting down");
 			break;
+		}
+		/*
+		 * A queue that moves is not a failure: the wait is wait_s since
+		 * the last kernel that became ready, so a burst bigger than what
+		 * starts in wait_s is served, only slowly.
+		 */
+		if (pool.kernels_ready != ready_seen) {
+			ready_seen = pool.kernels_ready;
+			clock_gettime(CLOCK_REALTIME, &deadline);
+			deadline.tv_sec += (time_t)wait_s;
 		}
 		if (pthread_cond_timedwait(&pool.ready_cond, pool_mutex(), &deadline) == ETIMEDOUT) {
 			err_set(why, why_len,

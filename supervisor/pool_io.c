@@ -97,6 +97,7 @@ on_ready(struct worker *w, const struct ipc_ready *r)
 	w->ever_ready = 1;
 	pool.early_deaths = 0;
 	if (w->state == WORKER_STARTING) {
+		pool.kernels_ready++;
 		worker_set_state(w, WORKER_IDLE);
 		pthread_cond_broadcast(&pool.ready_cond);
 	}

@@ -121,6 +121,7 @@ struct pool_state {
 	const struct cgroup_layout *cgroups; /* kernels' groups (borrowed); NULL: none */
 	int stopping;			     /* pool_stop began: no refill, takers fail */
 	int takers;			     /* threads waiting in pool_take */
+	unsigned long kernels_ready;	     /* READYs of first kernels so far */
 	int early_deaths;		     /* workers in a row that died before READY */
 	time_t backoff_until;		     /* no refill before this time */
 	double refill_at;		     /* monotonic: no refill for the warm target before */
