@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py options]
+# usage: bench/run.sh [-n] [-m] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -14,6 +14,9 @@
 # ../build/worker/codeexec-worker beside this directory.
 #
 #   -n   do not write the results into bench/README.md (print them only)
+#   -m   measure memory instead (memory.py: worker PSS, supervisor RSS over
+#        mixed calls and after large outputs); options after -- go to
+#        memory.py, e.g. `-- -n 1000` for a quick run
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -37,10 +40,15 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 record=1
-if [ "${1:-}" = -n ]; then
-	record=
+memory=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-n) record= ;;
+	-m) memory=1 ;;
+	*) break ;;
+	esac
 	shift
-fi
+done
 daemon=${CODEEXECD:-$here/../build/supervisor/codeexecd}
 worker=${CODEEXEC_WORKER:-$here/../build/worker/codeexec-worker}
 if [ $# -gt 0 ] && [ "$1" != -- ]; then
@@ -160,6 +168,8 @@ pool:
   warm: 2
   max_sessions: 20
 EOF
+# memory.py prints 10 MB in a call and wants it back whole.
+[ -n "$memory" ] && echo "output_truncation_threshold: 30000000" >>"$TMPD/codeexecd.yaml"
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 v=
@@ -204,6 +214,17 @@ commit=${CODEEXECD_BENCH_COMMIT:-}
 if [ -z "$commit" ]; then
 	commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || true)
 	[ -n "$commit" ] && commit="$commit (HEAD of bench/'s checkout)"
+fi
+if [ -n "$memory" ]; then
+	readme=
+	[ -n "$record" ] && readme="--readme $here/README.md"
+	"$PY" "$here/memory.py" --port "$port" --daemon-pid "$DAEMON_PID" \
+		--out "$TMPD/memory.json" --codeexecd "$daemon" --commit "$commit" \
+		--loadavg-start "$load_start" $readme "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "memory.py failed"
+	BENCH_PID=
+	exit 0
 fi
 # ipykernel's debugger warns about frozen modules on every start; quiet it.
 PYDEVD_DISABLE_FILE_VALIDATION=1 "$PY" "$here/bench.py" --port "$port" --warm 2 \
