@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [-s] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py or scale.py options]
+# usage: bench/run.sh [-n] [-s | -m] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py or memory.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -18,6 +18,9 @@
 #        driven by jupyter_client; issue 18 goal 4) instead of bench.py,
 #        with a daemon configured for 64 sessions from one address, e.g.
 #        bench/run.sh -s -- --sessions 1,8 --calls 20
+#   -m   measure memory instead (memory.py: worker PSS, supervisor RSS over
+#        mixed calls and after large outputs); options after -- go to
+#        memory.py, e.g. `-- -n 1000` for a quick run
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -44,10 +47,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 record=1
 scale=
+memory=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) record= ;;
 	-s) scale=1 ;;
+	-m) memory=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -187,6 +192,8 @@ pool:
   max_sessions: 20
 EOF
 fi
+# memory.py prints 10 MB in a call and wants it back whole.
+[ -n "$memory" ] && echo "output_truncation_threshold: 30000000" >>"$TMPD/codeexecd.yaml"
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 v=
@@ -231,6 +238,17 @@ commit=${CODEEXECD_BENCH_COMMIT:-}
 if [ -z "$commit" ]; then
 	commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || true)
 	[ -n "$commit" ] && commit="$commit (HEAD of bench/'s checkout)"
+fi
+if [ -n "$memory" ]; then
+	readme=
+	[ -n "$record" ] && readme="--readme $here/README.md"
+	"$PY" "$here/memory.py" --port "$port" --daemon-pid "$DAEMON_PID" \
+		--out "$TMPD/memory.json" --codeexecd "$daemon" --commit "$commit" \
+		--loadavg-start "$load_start" $readme "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "memory.py failed"
+	BENCH_PID=
+	exit 0
 fi
 # ipykernel's debugger warns about frozen modules on every start; quiet it.
 export PYDEVD_DISABLE_FILE_VALIDATION=1

@@ -84,6 +84,13 @@ buf_consume(struct buf *b, size_t n)
 		b->data[b->len] = '\0';
 }
 
+void
+buf_shrink(struct buf *b, size_t keep)
+{
+	if (b->len == 0 && b->cap > keep)
+		buf_free(b);
+}
+
 char *
 buf_release(struct buf *b)
 {

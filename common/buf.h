@@ -23,6 +23,11 @@ void buf_adds(struct buf *b, const char *s);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Drop the first n bytes. */
 void buf_consume(struct buf *b, size_t n);
+/*
+ * If the buffer is empty and its storage has grown past `keep` bytes, free
+ * the storage: one large message must not stay allocated for good.
+ */
+void buf_shrink(struct buf *b, size_t keep);
 /* Hand the data to the caller (who frees it) and reset the buffer. */
 char *buf_release(struct buf *b);
 

@@ -208,6 +208,8 @@ ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, char *why, size_t why
 	if (used <= 0)
 		return (int)used;
 	buf_consume(&r->in, (size_t)used);
+	/* After a large frame (a big result) the buffer would stay that big. */
+	buf_shrink(&r->in, IPC_READER_KEEP);
 	return 1;
 }
 

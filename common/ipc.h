@@ -75,6 +75,9 @@ struct ipc_msg {
 	struct json_object *payload;
 };
 
+/* Storage a reader keeps between frames; a larger buffer is freed once empty. */
+#define IPC_READER_KEEP (256u * 1024)
+
 /* Incremental reader of one stream socket. */
 struct ipc_reader {
 	int fd;

@@ -22,6 +22,7 @@
 #include "http.h"
 #include "http_conn.h"
 #include "log.h"
+#include "memtrim.h"
 #include "mcp.h"
 #include "metrics.h"
 #include "pool.h"
@@ -440,8 +441,12 @@ mcp_handler(struct mg_connection *conn, void *unused)
 		 rs.what[0] ? rs.what : "/mcp",
 		 rs.session_id[0] ? rs.session_id : (rq.session_id ? rq.session_id : "-"),
 		 rs.status, rs.outcome[0] ? " " : "", rs.outcome, now_ms() - start, timings);
+	size_t answered = rs.body ? strlen(rs.body) : 0;
 	mcp_response_free(&rs);
 	free(body);
+	/* The result, its JSON and the answer were freed by now; a big one
+	 * would stay resident in this thread's arena (memtrim.h). */
+	memtrim_after(answered + rq.body_len);
 	return rs.status;
 }
 

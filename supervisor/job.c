@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "job.h"
 #include "log.h"
+#include "memtrim.h"
 #include "metrics.h"
 #include "rand.h"
 #include "xmalloc.h"
@@ -306,6 +307,7 @@ job_expire(int retention_s)
 {
 	time_t now = time(NULL);
 	struct job *j, *next;
+	int freed = 0;
 
 	/* refs 0 means its driver has put it: it is over, and nothing
 	 * outside this lock can reach it any more. */
@@ -313,9 +315,15 @@ job_expire(int retention_s)
 	pthread_mutex_lock(&job_lock);
 	for (j = jobs; j; j = next) {
 		next = j->next;
-		if (j->refs == 0 && (!j->kept || difftime(now, j->finished) >= retention_s))
+		if (j->refs == 0 && (!j->kept || difftime(now, j->finished) >= retention_s)) {
+			freed += j->kept;
 			job_free(j);
+		}
 	}
 	pthread_mutex_unlock(&job_lock);
 	pool_unlock();
+	/* A kept (polled) job's result may have been large, and its size is
+	 * not known here; such expiries are rare: trim whenever one went. */
+	if (freed)
+		memtrim_after(MEMTRIM_LARGE);
 }

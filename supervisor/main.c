@@ -32,6 +32,7 @@
 #include "http.h"
 #include "job.h"
 #include "log.h"
+#include "memtrim.h"
 #include "mcp.h"
 #include "metrics.h"
 #include "mpl_check.h"
@@ -572,6 +573,7 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	log_init("codeexecd", 1, LOG_DAEMON);
+	memtrim_init(); /* before any thread: see memtrim.h */
 	if (verbose)
 		log_set_level(LOG_DEBUG);
 	/* Detached, we run in /: SIGHUP must find the same file. */

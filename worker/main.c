@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "fs_tree.h"
 #include "log.h"
+#include "memtrim.h"
 #include "sweep.h"
 #include "worker.h"
 
@@ -324,6 +325,7 @@ main(int argc, char **argv)
 	int ch;
 
 	log_init("codeexec-worker", 1, LOG_DAEMON);
+	memtrim_init();
 	while ((ch = getopt(argc, argv, "pr:v")) != -1) {
 		if (ch == 'p')
 			return print_cgroup_probe();

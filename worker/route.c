@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "clock.h"
 #include "log.h"
+#include "memtrim.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -88,7 +89,10 @@ route_finish_exec(struct wstate *w)
 		reply_error(w, ex->id, "OutputTooLarge",
 			    "the result exceeds the size limit of one message");
 	}
+	size_t held = ex->out.kept.len + ex->err.kept.len + ex->rich.bytes;
 	exec_free(&w->ex);
+	/* A worker lives as long as its session: give a big result's memory back. */
+	memtrim_after(held);
 }
 
 /* Send execute_request for the waiting execution. */

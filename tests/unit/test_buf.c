@@ -28,6 +28,29 @@ START_TEST(grow_and_consume)
 }
 END_TEST
 
+/* An emptied buffer that grew past `keep` gives its storage back; a small
+ * one, or one still holding data, keeps it. */
+START_TEST(shrink_after_large)
+{
+	struct buf b;
+	buf_init(&b);
+	buf_reserve(&b, 100);
+	buf_shrink(&b, 4096);
+	ck_assert_ptr_nonnull(b.data);
+	buf_reserve(&b, 1 << 20);
+	buf_add(&b, "x", 1);
+	buf_shrink(&b, 4096);
+	ck_assert_ptr_nonnull(b.data); /* not empty */
+	buf_consume(&b, 1);
+	buf_shrink(&b, 4096);
+	ck_assert_ptr_null(b.data);
+	ck_assert_uint_eq(b.cap, 0);
+	buf_adds(&b, "again");
+	ck_assert_str_eq(b.data, "again");
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(hex_ids_differ)
 {
 	char a[33], b[33];
@@ -45,6 +68,7 @@ main(void)
 	Suite *s = suite_create("buf");
 	TCase *tc = tcase_create("buf");
 	tcase_add_test(tc, grow_and_consume);
+	tcase_add_test(tc, shrink_after_large);
 	tcase_add_test(tc, hex_ids_differ);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
