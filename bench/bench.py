@@ -22,6 +22,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 import mcpclient  # noqa: E402
 
 now = time.perf_counter
@@ -78,22 +79,7 @@ class DirectKernel:
     def wait(self, msg_id):
         """Wait for the execute_reply and the iopub idle of msg_id; return
         (reply, text/plain value or None)."""
-        kc = self.kc
-        while True:
-            reply = kc.get_shell_msg(timeout=60)
-            if reply["parent_header"].get("msg_id") == msg_id:
-                break
-        value = None
-        while True:
-            m = kc.get_iopub_msg(timeout=60)
-            if m["parent_header"].get("msg_id") != msg_id:
-                continue
-            t = m["msg_type"]
-            if t == "execute_result":
-                value = m["content"]["data"].get("text/plain")
-            elif t == "status" and m["content"]["execution_state"] == "idle":
-                break
-        return reply, value
+        return benchlib.wait_executed(self.kc, msg_id, 60)
 
     def cancel_to_idle(self, after_s):
         """Run time.sleep(60), interrupt it after after_s the way the
@@ -353,15 +339,7 @@ def facts(args):
     import ipykernel
     import jupyter_client
     import zmq
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = benchlib.cpu_model()
     try:
         version = subprocess.run([args.codeexecd, "-V"], capture_output=True, text=True,
                                  timeout=10).stdout.strip()

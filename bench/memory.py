@@ -25,6 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 import mcpclient  # noqa: E402
 
 BEGIN = "<!-- memory-results:begin (written by bench/memory.py) -->"
@@ -210,15 +211,7 @@ def facts(args):
                                  timeout=10).stdout.strip()
     except OSError:
         version = "?"
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = benchlib.cpu_model()
     libc = " ".join(platform.libc_ver())
     return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "nproc": os.cpu_count(), "cpu": cpu, "kernel": platform.release(),

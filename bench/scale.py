@@ -34,6 +34,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 import mcpclient  # noqa: E402
 
 now = time.perf_counter
@@ -227,21 +228,7 @@ def direct_thread(args, side, i, tag):
 def direct_execute(kc, code):
     """Execute; wait for the execute_reply and iopub idle, as the daemon
     does; return the text/plain value, or None if the reply is not ok."""
-    msg_id = kc.execute(code, allow_stdin=False)
-    while True:
-        reply = kc.get_shell_msg(timeout=300)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            break
-    value = None
-    while True:
-        m = kc.get_iopub_msg(timeout=300)
-        if m["parent_header"].get("msg_id") != msg_id:
-            continue
-        t = m["msg_type"]
-        if t == "execute_result":
-            value = m["content"]["data"].get("text/plain")
-        elif t == "status" and m["content"]["execution_state"] == "idle":
-            break
+    reply, value = benchlib.wait_executed(kc, kc.execute(code, allow_stdin=False), 300)
     return value if reply["content"]["status"] == "ok" else None
 
 
@@ -275,12 +262,7 @@ def run_side(args, name, n, rnd):
 def facts(args):
     import ipykernel
     import jupyter_client
-    cpu = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = benchlib.cpu_model()
     try:
         version = subprocess.run([args.codeexecd, "-V"], capture_output=True, text=True,
                                  timeout=10).stdout.strip()
