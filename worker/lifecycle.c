@@ -259,11 +259,13 @@ lifecycle_timers(struct wstate *w, double now)
 
 	if (w->kstate == K_LOCKING || w->kstate == K_WARMING) {
 		if (now >= w->k->start_deadline) {
-			lifecycle_start_failed(w, xasprintf("%s within %g seconds",
-							    w->kstate == K_LOCKING
-								    ? "seccomp: the kernel did not lock itself"
-								    : "the kernel did not finish its warm-up",
-							    w->spec.startup_timeout_s));
+			char *why = xasprintf("%s within %g seconds",
+					      w->kstate == K_LOCKING
+						      ? "seccomp: the kernel did not lock itself"
+						      : "the kernel did not finish its warm-up",
+					      w->spec.startup_timeout_s);
+			lifecycle_start_failed(w, why);
+			free(why);
 			return 0;
 		}
 		next = w->k->start_deadline - now;
@@ -271,9 +273,11 @@ lifecycle_timers(struct wstate *w, double now)
 	if (w->kstate == K_STARTING) {
 		next = kernel_handshake_tick(w->k, &w->sess, now);
 		if (next < 0) {
-			lifecycle_start_failed(w, xasprintf(
+			char *why = xasprintf(
 				"the kernel did not answer within %g seconds; its last output:\n%s",
-				w->spec.startup_timeout_s, kernel_output_tail(w->k)));
+				w->spec.startup_timeout_s, kernel_output_tail(w->k));
+			lifecycle_start_failed(w, why);
+			free(why);
 			return 0;
 		}
 	}
