@@ -12,6 +12,9 @@
 #include <stddef.h>
 
 #include "netmode.h"
+#include "tooldef.h"
+
+struct ynode;
 
 enum env_type {
 	ENV_PIP,
@@ -23,6 +26,11 @@ enum exec_mode {
 	EXEC_SYNC,
 	EXEC_ASYNC_ONLY,
 	EXEC_ADAPTIVE,
+};
+
+/* What search_{name}_tools ranks with (tool_search_backend). */
+enum tool_backend {
+	TOOL_BACKEND_BM25,
 };
 
 /* Where a kernel keeps its IPython history (kernel_history). */
@@ -141,6 +149,12 @@ struct config {
 	char *group;
 	char *control_group;		 /* may use the control socket; "": none */
 	enum kernel_history kernel_history;
+
+	/* domain tools (issue 15; seed 000's ToolRegistry and preprocess_code) */
+	struct tooldefs tools;		 /* `tools:` and every file of tools_dir */
+	char *tools_dir;		 /* "" or absolute */
+	enum tool_backend tool_search_backend;
+	char *code_prefix;		 /* run once per kernel start; "" for none */
 };
 
 /* matplotlib_backend's default (seed 003's) and the value that sets none. */
@@ -157,6 +171,7 @@ enum config_kind {
 	CFG_LIST,   /* sequence of strings */
 	CFG_MAP,    /* mapping of string to string */
 	CFG_RECORDS, /* sequence of mappings, each read by the key's `fields` */
+	CFG_NODE,    /* any YAML value, read by the key's `node` function */
 };
 
 /* Validates (and, for keys without a field, stores) one string value. */
@@ -188,6 +203,12 @@ struct config_key {
 	const struct config_key *fields;
 	size_t record_size;
 	int (*check_record)(struct config *c, size_t i, char *why, size_t why_len);
+	/*
+	 * CFG_NODE: read value `v` of file `file` into c. Returns 0, or -1
+	 * with its own "FILE:LINE:COLUMN: ..." messages in why.
+	 */
+	int (*node)(struct config *c, const char *file, const struct ynode *v, char *why,
+		    size_t why_len);
 };
 
 /*

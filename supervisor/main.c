@@ -36,6 +36,8 @@
 #include "mcp.h"
 #include "metrics.h"
 #include "mpl_check.h"
+#include "toolreg.h"
+#include "toolreg_check.h"
 #include "pool.h"
 #include "privdrop.h"
 #include "uid.h"
@@ -586,6 +588,14 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check_only) {
+		int rc = toolreg_check_modules(&cfg, err, sizeof(err));
+		if (rc != 0)
+			fprintf(stderr, "codeexecd: %s\n", err);
+		if (rc == -1) {
+			config_free(&cfg);
+			free(abs);
+			return 1;
+		}
 		fprintf(stderr, "codeexecd: configuration %s OK\n", conffile);
 		config_free(&cfg);
 		free(abs);
@@ -635,6 +645,7 @@ main(int argc, char *argv[])
 	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
 	session_on_close(batch_session_closed);
 	mcp_init(&cfg);
+	toolreg_replace(toolreg_build(&cfg.tools));
 	for (size_t i = 0; i < tools_count(); i++) {
 		char name[128];
 		tools_name(i, &cfg, name, sizeof(name));
@@ -659,6 +670,7 @@ main(int argc, char *argv[])
 		cgroup_layout_free(&layout);
 	}
 	uid_finish(); /* every process and file of the kernels' uids */
+	toolreg_free(toolreg_replace(NULL)); /* before the definitions it borrows */
 	config_free(&cfg);
 	free(abs);
 	log_info("stopped");
