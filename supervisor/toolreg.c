@@ -45,7 +45,7 @@ struct term {
 };
 
 struct toolreg {
-	const struct tooldefs *defs;
+	struct tooldefs defs; /* a shallow copy: the array is borrowed */
 	struct term *terms; /* open addressing, `cap` slots, power of two */
 	size_t cap, nterms;
 	double *len;	    /* weighted length of each tool */
@@ -217,7 +217,7 @@ toolreg_build(const struct tooldefs *defs)
 	char(*words)[TOOLREG_WORD_MAX + 1] = xcalloc(FIELD_WORDS, sizeof(*words));
 	double total = 0;
 
-	r->defs = defs;
+	r->defs = *defs;
 	r->len = xcalloc(defs->n + 1, sizeof(*r->len));
 	grow(r);
 	for (uint32_t i = 0; i < defs->n; i++) {
@@ -254,13 +254,13 @@ toolreg_free(struct toolreg *r)
 size_t
 toolreg_size(const struct toolreg *r)
 {
-	return r ? r->defs->n : 0;
+	return r ? r->defs.n : 0;
 }
 
 const struct tool_def *
 toolreg_tool(const struct toolreg *r, size_t i)
 {
-	return &r->defs->v[i];
+	return &r->defs.v[i];
 }
 
 /* Insert hit (doc, score) into the best-first list out[*n], at most top long. */
@@ -312,7 +312,7 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	for (size_t d = 0; d < ndocs; d++) {
 		if (score[d] <= 0)
 			continue;
-		if (category && strcasecmp(r->defs->v[d].category, category) != 0)
+		if (category && strcasecmp(r->defs.v[d].category, category) != 0)
 			continue;
 		keep_best(out, &n, top, d, score[d]);
 	}

@@ -37,8 +37,9 @@ struct toolreg_hit {
 };
 
 /*
- * An index of `defs` (borrowed: they must outlive the index and not
- * change). Caller owns (toolreg_free).
+ * An index of the definitions `defs` holds (their array is borrowed: it
+ * must outlive the index and not change; `defs` itself may be moved, as
+ * reload.c does). Caller owns (toolreg_free).
  */
 struct toolreg *toolreg_build(const struct tooldefs *defs);
 void toolreg_free(struct toolreg *r);
