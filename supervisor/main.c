@@ -588,6 +588,8 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check_only) {
+		if (toolreg_check_dir(&cfg, err, sizeof(err)) == -1)
+			fprintf(stderr, "codeexecd: warning: %s\n", err);
 		int rc = toolreg_check_modules(&cfg, err, sizeof(err));
 		if (rc != 0)
 			fprintf(stderr, "codeexecd: %s\n", err);
@@ -615,6 +617,8 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	if (!warm)
 		check_wheelhouse(&cfg);
+	if (!warm && toolreg_check_dir(&cfg, err, sizeof(err)) == -1)
+		log_warnx("%s", err);
 	if (warm) {
 		log_info("environment and assets ready; --warm done");
 		config_free(&cfg);

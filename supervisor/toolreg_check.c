@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -136,6 +138,39 @@ report(const struct config *cfg, char *text, char *why, size_t why_len)
 		err_set(why, why_len, "%s", msg.data);
 	buf_free(&msg);
 	return bad ? -1 : 0;
+}
+
+/* Whether `st` may be written by kernels: by others, or by their one uid. */
+static int
+kernel_writable(const struct config *cfg, const struct stat *st, unsigned kernel_uid)
+{
+	if (st->st_mode & S_IWOTH)
+		return 1;
+	return cfg->kernel_uid_first == 0 && st->st_uid == kernel_uid && kernel_uid != 0;
+}
+
+int
+toolreg_check_dir(const struct config *cfg, char *why, size_t why_len)
+{
+	unsigned kernel_uid = (unsigned)getuid();
+	struct passwd *pw;
+	struct stat st;
+
+	if (kernel_uid == 0 && cfg->user[0] != '\0' && (pw = getpwnam(cfg->user)) != NULL)
+		kernel_uid = (unsigned)pw->pw_uid;
+	if (cfg->tools_dir[0] == '\0')
+		return 0;
+	if (stat(cfg->tools_dir, &st) == -1)
+		return err_set(why, why_len, "tools_dir %s: %s", cfg->tools_dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return err_set(why, why_len, "tools_dir %s is not a directory", cfg->tools_dir);
+	if (kernel_writable(cfg, &st, kernel_uid))
+		return err_set(why, why_len,
+			       "tools_dir %s can be written by kernels (mode %03o, owner uid %u): "
+			       "a kernel could change the tools every later session imports; give "
+			       "it to root, mode 0755",
+			       cfg->tools_dir, (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid);
+	return 0;
 }
 
 int

@@ -26,4 +26,13 @@ struct config;
  */
 int toolreg_check_modules(const struct config *cfg, char *why, size_t why_len);
 
+/*
+ * Check tools_dir at start-up: a directory, and not writable by kernels
+ * (they import from it: one that could write there would change the tools
+ * of every later session). Without kernel_uid_range kernels run as the
+ * daemon's user: `user` when started as root, else the one it runs as.
+ * Returns 0, or -1 with the reason in why.
+ */
+int toolreg_check_dir(const struct config *cfg, char *why, size_t why_len);
+
 #endif

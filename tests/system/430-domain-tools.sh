@@ -123,6 +123,12 @@ check("PREFIXED = 41" not in (value_of(r) or ""), "the prefix is not in the sess
 ok("code_prefix runs as its own execution; line numbers stay the agent's")
 PY
 
+if [ "$(id -u)" = 0 ]; then
+	grep -q "tools_dir .* can be written by kernels" "$LOG" &&
+		fail "start-up warns of a root-owned 0555 tools_dir"
+	ok "no warning for a tools_dir kernels cannot write"
+fi
+
 # SIGHUP adds a tool to tools_dir's file: found at once.
 chmod 0755 "$tools"
 cat >>"$tools/chem.yaml" <<'YAML'
@@ -165,6 +171,13 @@ grep -q "codeexecd.yaml:[0-9]*: tool haversine_distance: module geo_tools_not_in
 	fail "codeexecd -n does not name the tool and its module: $(cat "$TMPD/n.out")"
 grep -q "mol_weight" "$TMPD/n.out" && fail "codeexecd -n complains of mol_weight, which imports: $(cat "$TMPD/n.out")"
 ok "codeexecd -n names the tool whose module does not import"
+
+chmod 0777 "$tools"
+"$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" >"$TMPD/n.out" 2>&1 || true
+grep -q "warning: tools_dir $tools can be written by kernels (mode 777" "$TMPD/n.out" ||
+	fail "no warning for a world-writable tools_dir: $(cat "$TMPD/n.out")"
+chmod 0555 "$tools"
+ok "a tools_dir kernels could write is warned of"
 
 # The official TypeScript SDK client, when its modules are installed.
 CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
