@@ -511,7 +511,61 @@ static const struct config_key asset_fields[] = {
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
-static const char *const tool_backends[] = {"bm25", NULL};
+static const char *const tool_backends[] = {"bm25", "azure_ai_search", NULL};
+
+/* azure_ai_search.endpoint: empty, https://HOST[:PORT], or http:// to loopback. */
+static int
+check_endpoint(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
+			   : strncmp(v, "http://", 7) == 0 ? v + 7
+							   : NULL;
+
+	if (v[0] == '\0')
+		return 0;
+	if (host == NULL || host[0] == '\0' || host[strcspn(host, "/?#")] != '\0')
+		return err_set(why, why_len,
+			       "%s: expected https://HOST[:PORT], with no path, as "
+			       "https://NAME.search.windows.net",
+			       shown(v, sh));
+	if (host == v + 7 && !is_loopback_authority(host, strlen(host)))
+		return err_set(why, why_len,
+			       "%s: plain http:// is allowed only to a loopback address; use https://",
+			       shown(v, sh));
+	return 0;
+}
+
+/* azure_ai_search.index: Azure's index names, lower-case letters, digits and -. */
+static int
+check_index(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	size_t len = strlen(v);
+
+	if (len == 0)
+		return 0;
+	if (len < 2 || len > 128 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != len ||
+	    v[0] == '-' || v[len - 1] == '-')
+		return err_set(why, why_len,
+			       "%s is not an Azure AI Search index name (2 to 128 lower-case letters, "
+			       "digits and -, not first or last)",
+			       shown(v, sh));
+	return 0;
+}
+
+/* azure_ai_search.api_version: as 2023-11-01 or 2024-05-01-preview. */
+static int
+check_api_version(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	size_t len = strlen(v);
+
+	if (len < 10 || len > 32 || strspn(v, "0123456789-abcdefghijklmnopqrstuvwxyz") != len)
+		return err_set(why, why_len, "%s is not an API version, as 2023-11-01",
+			       shown(v, sh));
+	return 0;
+}
 
 /* tools: a list of tool definitions (tooldef.h). */
 static int
@@ -752,7 +806,23 @@ static const struct config_key keys[] = {
 		"files kernels can import; empty: none."},
 	{.name = "tool_search_backend", .kind = CFG_ENUM, .def = "bm25", .group = "Tools",
 	 FIELD(tool_search_backend), .choices = tool_backends,
-	 .doc = "How search_NAME_tools ranks the tools: bm25."},
+	 .doc = "How search_NAME_tools ranks the tools: bm25, or azure_ai_search (an Azure AI "
+		"Search index, with azure_ai_search.*)."},
+	{.name = "azure_ai_search.endpoint", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(azure_endpoint), .check = check_endpoint,
+	 .doc = "URL of the Azure AI Search service, https://NAME.search.windows.net."},
+	{.name = "azure_ai_search.index", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(azure_index), .check = check_index,
+	 .doc = "Index holding one document per tool, keyed by the tool's name."},
+	{.name = "azure_ai_search.api_key_file", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(azure_api_key_file), .check = check_wheelhouse,
+	 .doc = "File holding the query key; readable by its owner only."},
+	{.name = "azure_ai_search.api_version", .kind = CFG_STRING, .def = "2023-11-01",
+	 .group = "Tools", FIELD(azure_api_version), .check = check_api_version,
+	 .doc = "REST API version of the requests."},
+	{.name = "azure_ai_search.timeout_s", .kind = CFG_INT, .def = "10", .group = "Tools",
+	 FIELD(azure_timeout_s), .min = 1, .max = 300,
+	 .doc = "Seconds one search request may take; after it, the local BM25 answers."},
 	{.name = "code_prefix", .kind = CFG_STRING, .def = "", .group = "Tools",
 	 FIELD(code_prefix),
 	 .doc = "Python code every kernel runs once when it starts, before the agent's first "
@@ -1679,6 +1749,12 @@ finish(struct loader *l)
 			    c->max_timeout);
 	if (expand_path(l, "build_dir", &c->build_dir) < 0)
 		return -1;
+	if (c->tool_search_backend == TOOL_BACKEND_AZURE &&
+	    (c->azure_endpoint[0] == '\0' || c->azure_index[0] == '\0' ||
+	     c->azure_api_key_file[0] == '\0'))
+		return fail(l, mark_of(l, "tool_search_backend"),
+			    "tool_search_backend azure_ai_search needs azure_ai_search.endpoint, "
+			    ".index and .api_key_file");
 	/* After `tools:`, so that a name both define is a duplicate in the file. */
 	if (tooldefs_load_dir(&c->tools, c->tools_dir, l->why, l->why_len) < 0)
 		return -1;

@@ -31,6 +31,7 @@ enum exec_mode {
 /* What search_{name}_tools ranks with (tool_search_backend). */
 enum tool_backend {
 	TOOL_BACKEND_BM25,
+	TOOL_BACKEND_AZURE, /* azure_ai_search */
 };
 
 /* Where a kernel keeps its IPython history (kernel_history). */
@@ -154,6 +155,11 @@ struct config {
 	struct tooldefs tools;		 /* `tools:` and every file of tools_dir */
 	char *tools_dir;		 /* "" or absolute */
 	enum tool_backend tool_search_backend;
+	char *azure_endpoint;		 /* azure_ai_search.*: for TOOL_BACKEND_AZURE */
+	char *azure_index;
+	char *azure_api_key_file;
+	char *azure_api_version;
+	int azure_timeout_s;
 	char *code_prefix;		 /* run once per kernel start; "" for none */
 };
 

@@ -37,6 +37,7 @@
 #include "metrics.h"
 #include "mpl_check.h"
 #include "toolreg.h"
+#include "toolreg_azure.h"
 #include "toolreg_check.h"
 #include "pool.h"
 #include "privdrop.h"
@@ -649,7 +650,10 @@ main(int argc, char *argv[])
 	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
 	session_on_close(batch_session_closed);
 	mcp_init(&cfg);
-	toolreg_replace(toolreg_build(&cfg.tools));
+	struct toolreg *reg = toolreg_from_config(&cfg, err, sizeof(err));
+	if (reg == NULL)
+		fatalx("%s", err);
+	toolreg_replace(reg);
 	for (size_t i = 0; i < tools_count(); i++) {
 		char name[128];
 		tools_name(i, &cfg, name, sizeof(name));

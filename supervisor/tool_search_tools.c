@@ -13,8 +13,11 @@
 
 #include "buf.h"
 #include "config.h"
+#include "log.h"
+#include "pool.h"
 #include "tooldef.h"
 #include "toolreg.h"
+#include "toolreg_azure.h"
 #include "tools.h"
 #include "xmalloc.h"
 
@@ -44,6 +47,8 @@ search_describe(const struct config *cfg, struct json_object *tool)
 		"{\"type\":\"object\",\"properties\":{"
 		"\"query\":{\"type\":\"string\"},"
 		"\"total_tools\":{\"type\":\"integer\"},"
+		"\"backend\":{\"type\":\"string\",\"enum\":[\"bm25\",\"azure_ai_search\"]},"
+		"\"backend_error\":{\"type\":\"string\"},"
 		"\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 		"\"name\":{\"type\":\"string\"},\"module\":{\"type\":\"string\"},"
 		"\"import\":{\"type\":\"string\"},\"signature\":{\"type\":\"string\"},"
@@ -165,11 +170,43 @@ arg_top(struct tool_call *tc)
 	return -1;
 }
 
+/*
+ * Ask Azure AI Search (the registry's backend), without pool_lock while it
+ * answers; the hits it names that the registry (maybe reloaded meanwhile)
+ * holds into hits. Returns how many, or -1 with the reason in why.
+ */
+static long
+remote_search(const struct azure_search *backend, const char *query, const char *category,
+	      int top, struct toolreg_hit *hits, char *why, size_t why_len)
+{
+	struct azure_search *a = azure_search_dup(backend);
+	char **names;
+	double *scores;
+	size_t n, kept = 0;
+
+	pool_unlock();
+	int rc = azure_search_run(a, query, category, top, &names, &scores, &n, why, why_len);
+	pool_lock();
+	azure_search_free(a);
+	if (rc < 0)
+		return -1;
+	struct toolreg *reg = toolreg_live();
+	for (size_t i = 0; i < n && kept < (size_t)top; i++) {
+		long t = toolreg_find(reg, names[i]);
+		if (t >= 0)
+			hits[kept++] = (struct toolreg_hit){(size_t)t, scores[i]};
+	}
+	strv_free(names);
+	free(scores);
+	return (long)kept;
+}
+
 static struct json_object *
 search_call(struct tool_call *tc)
 {
 	struct toolreg *reg = toolreg_live();
 	struct toolreg_hit hits[TOOLREG_TOP_MAX];
+	char remote_error[512] = "";
 	const char *query = tool_arg_string(tc, "query");
 	const char *category = NULL;
 	struct buf text;
@@ -184,12 +221,31 @@ search_call(struct tool_call *tc)
 		return tool_bad_params(tc, "argument 'category' must be a string");
 	if ((top = arg_top(tc)) < 0)
 		return NULL;
-	size_t n = reg ? toolreg_search(reg, query, category, hits, (size_t)top) : 0;
+	long got = -1;
+	const struct azure_search *backend = toolreg_backend(reg);
+	if (backend != NULL) {
+		got = remote_search(backend, query, category, top, hits, remote_error,
+				    sizeof(remote_error));
+		if (got < 0)
+			log_warnx("search_%s_tools: %s; the local BM25 index answers",
+				  tc->cfg->name, remote_error);
+		reg = toolreg_live(); /* a reload may have come while it was unlocked */
+	}
+	size_t n = got >= 0 ? (size_t)got
+		   : reg    ? toolreg_search(reg, query, category, hits, (size_t)top)
+			    : 0;
 
 	struct json_object *o = json_object_new_object(), *results = json_object_new_array();
+	json_object_object_add(o, "backend", json_object_new_string(got >= 0 ? "azure_ai_search"
+										 : "bm25"));
+	if (remote_error[0] != '\0')
+		json_object_object_add(o, "backend_error", json_object_new_string(remote_error));
 	json_object_object_add(o, "query", json_object_new_string(query));
 	json_object_object_add(o, "total_tools", json_object_new_int64((int64_t)toolreg_size(reg)));
 	buf_init(&text);
+	if (remote_error[0] != '\0')
+		buf_printf(&text, "(Azure AI Search failed (%s); these are the local BM25 results.)\n\n",
+			   remote_error);
 	for (size_t i = 0; i < n; i++) {
 		const struct tool_def *d = toolreg_tool(reg, hits[i].tool);
 		json_object_array_add(results, hit_json(d, hits[i].score));

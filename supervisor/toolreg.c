@@ -50,6 +50,8 @@ struct toolreg {
 	size_t cap, nterms;
 	double *len;	    /* weighted length of each tool */
 	double avglen;
+	void *backend;	    /* toolreg_set_backend's */
+	void (*backend_free)(void *);
 };
 
 static struct toolreg *live;
@@ -244,6 +246,8 @@ toolreg_free(struct toolreg *r)
 {
 	if (r == NULL)
 		return;
+	if (r->backend_free)
+		r->backend_free(r->backend);
 	for (size_t i = 0; i < r->cap; i++)
 		free(r->terms[i].p);
 	free(r->terms);
@@ -318,6 +322,28 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	}
 	free(score);
 	return n;
+}
+
+void
+toolreg_set_backend(struct toolreg *r, void *backend, void (*backend_free)(void *))
+{
+	r->backend = backend;
+	r->backend_free = backend_free;
+}
+
+void *
+toolreg_backend(const struct toolreg *r)
+{
+	return r ? r->backend : NULL;
+}
+
+long
+toolreg_find(const struct toolreg *r, const char *name)
+{
+	for (size_t i = 0; r && i < r->defs.n; i++)
+		if (strcmp(r->defs.v[i].name, name) == 0)
+			return (long)i;
+	return -1;
 }
 
 struct toolreg *

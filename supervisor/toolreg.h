@@ -60,6 +60,15 @@ size_t toolreg_search(const struct toolreg *r, const char *query, const char *ca
 size_t toolreg_tokens(const char *text, char (*out)[TOOLREG_WORD_MAX + 1], size_t max);
 
 /*
+ * A remote backend that answers searches instead of BM25 (toolreg_azure.h),
+ * owned by `r` from now on and freed with backend_free; NULL: none.
+ */
+void toolreg_set_backend(struct toolreg *r, void *backend, void (*backend_free)(void *));
+void *toolreg_backend(const struct toolreg *r);
+/* The index of the tool called `name`, or -1. */
+long toolreg_find(const struct toolreg *r, const char *name);
+
+/*
  * The registry in service (NULL: none configured). Read and replaced under
  * pool_lock (tool calls hold it; reload.c replaces it holding it).
  */

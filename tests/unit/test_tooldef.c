@@ -149,6 +149,21 @@ static const struct {
 	 "  - name: f\n    description: e\n    module: m\n    return_spec: {type: int}\n",
 	 "7:11: tools item 2 (f): duplicate tool name f (first at "},
 	{"tools: {name: f}\n", "2:8: tools: expected a list of tool definitions"},
+	/* The Tools keys besides the definitions. */
+	{"tool_search_backend: azure_ai_search\n",
+	 "2:22: tool_search_backend azure_ai_search needs azure_ai_search.endpoint, .index and "
+	 ".api_key_file"},
+	{"azure_ai_search:\n  endpoint: http://example.com\n",
+	 "3:13: azure_ai_search.endpoint: \"http://example.com\": plain http:// is allowed only to "
+	 "a loopback address"},
+	{"azure_ai_search:\n  endpoint: https://x.search.windows.net/indexes\n",
+	 "3:13: azure_ai_search.endpoint: \"https://x.search.windows.net/indexes\": expected "
+	 "https://HOST[:PORT], with no path"},
+	{"azure_ai_search:\n  index: Tools\n",
+	 "3:10: azure_ai_search.index: \"Tools\" is not an Azure AI Search index name"},
+	{"tool_search_backend: sqlite\n",
+	 "2:22: tool_search_backend: expected one of bm25, azure_ai_search; got \"sqlite\""},
+	{"tools_dir: tools\n", "2:12: tools_dir: \"tools\" is not an absolute path"},
 	{"tools:\n  - name: f\n    description: [d]\n    module: m\n    return_spec: {type: int}\n",
 	 "4:18: tools item 1 (f): description: expected a single value, got a list"},
 };
