@@ -121,6 +121,12 @@ check("line 3" in tb and "line 5" not in tb,
 r = c.execute("In[1:]")
 check("PREFIXED = 41" not in (value_of(r) or ""), "the prefix is not in the session's history", r)
 ok("code_prefix runs as its own execution; line numbers stay the agent's")
+
+r = c.execute("import os; os._exit(3)")
+check(r.get("isError") is True, "a kernel that exits fails its call", r)
+r = c.execute("PREFIXED, 'math' in dir()")
+check(value_of(r) == "(41, True)", "the fresh kernel ran code_prefix too", r)
+ok("code_prefix runs again in the kernel that replaces one that died")
 PY
 
 if [ "$(id -u)" = 0 ]; then
