@@ -15,12 +15,25 @@
 #define BM25_K1 1.2
 #define BM25_B 0.75
 
+/* Field weights (toolreg.h); -D overrides them for bench/README.md's comparison. */
+#ifndef W_NAME
 #define W_NAME 3.0
+#endif
+#ifndef W_PARAM_NAME
 #define W_PARAM_NAME 1.5
+#endif
+#ifndef W_DESCRIPTION
 #define W_DESCRIPTION 1.0
+#endif
+#ifndef W_CATEGORY
 #define W_CATEGORY 0.5
+#endif
+#ifndef W_PARAM_DESCRIPTION
 #define W_PARAM_DESCRIPTION 0.5
+#endif
+#ifndef W_RETURN
 #define W_RETURN 0.5
+#endif
 
 /* Words of one field, at most (the rest of a long description is ignored). */
 #define FIELD_WORDS 512

@@ -12,8 +12,9 @@
  *	parameter descriptions		0.5
  *	return description		0.5
  *
- * (the weights were chosen on the labelled set of tests/data/tools, see
- * bench/README.md). Words are what toolreg_tokens makes of the text:
+ * (a prior, that a word of the name says more than one of a description;
+ * bench/README.md compares it with other weights on the labelled set of
+ * tests/unit/data/tools, where all come within two queries of each other). Words are what toolreg_tokens makes of the text:
  * snake_case and camelCase split, lower case, punctuation dropped, common
  * English words dropped, plurals and -ing/-ed endings folded.
  */
