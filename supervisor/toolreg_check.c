@@ -170,6 +170,11 @@ toolreg_check_dir(const struct config *cfg, char *why, size_t why_len)
 			       "a kernel could change the tools every later session imports; give "
 			       "it to root, mode 0755",
 			       cfg->tools_dir, (unsigned)(st.st_mode & 0777), (unsigned)st.st_uid);
+	if (cfg->kernel_uid_first != 0 && (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
+		return err_set(why, why_len,
+			       "tools_dir %s is not readable and searchable by others (mode %03o): "
+			       "kernels of kernel_uid_range cannot import from it",
+			       cfg->tools_dir, (unsigned)(st.st_mode & 0777));
 	return 0;
 }
 

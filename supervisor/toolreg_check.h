@@ -27,7 +27,8 @@ struct config;
 int toolreg_check_modules(const struct config *cfg, char *why, size_t why_len);
 
 /*
- * Check tools_dir at start-up: a directory, and not writable by kernels
+ * Check tools_dir at start-up: a directory, readable by kernels of
+ * kernel_uid_range (others), and not writable by kernels
  * (they import from it: one that could write there would change the tools
  * of every later session). Without kernel_uid_range kernels run as the
  * daemon's user: `user` when started as root, else the one it runs as.
