@@ -3,7 +3,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ipc.h"
@@ -15,6 +17,8 @@ static const char *const type_names[] = {
 	[IPC_RESTART_KERNEL] = "RESTART_KERNEL",
 	[IPC_SHUTDOWN] = "SHUTDOWN",
 	[IPC_STREAM] = "STREAM",
+	[IPC_FILE_LIST] = "FILE_LIST",
+	[IPC_FILE_OPEN] = "FILE_OPEN",
 	[IPC_READY] = "READY",
 	[IPC_OUTPUT] = "OUTPUT",
 	[IPC_RESULT] = "RESULT",
@@ -22,6 +26,8 @@ static const char *const type_names[] = {
 	[IPC_LOG] = "LOG",
 	[IPC_START_FAILED] = "START_FAILED",
 	[IPC_STREAMING] = "STREAMING",
+	[IPC_FILES] = "FILES",
+	[IPC_FILE] = "FILE",
 };
 
 int
@@ -126,6 +132,33 @@ ipc_write(int fd, const void *data, size_t len)
 }
 
 int
+ipc_write_fd(int fd, const void *data, size_t len, int pass)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {(void *)data, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &pass, sizeof(int));
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	/* The descriptor went with the first byte; the rest is plain bytes. */
+	return ipc_write(fd, (const char *)data + n, len - (size_t)n);
+}
+
+int
 ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload)
 {
 	struct buf frame;
@@ -147,26 +180,70 @@ ipc_reader_init(struct ipc_reader *r, int fd)
 {
 	r->fd = fd;
 	buf_init(&r->in);
+	r->taken = 0;
+	r->passed_fd = -1;
+	r->fd_end = 0;
+	r->fd_error = 0;
 }
 
 void
 ipc_reader_free(struct ipc_reader *r)
 {
 	buf_free(&r->in);
+	if (r->passed_fd != -1)
+		close(r->passed_fd);
+	r->passed_fd = -1;
+}
+
+/* Take the descriptors a recvmsg brought: one at most, and only when none waits. */
+static void
+take_fds(struct ipc_reader *r, struct msghdr *mh, ssize_t n)
+{
+	if (mh->msg_flags & MSG_CTRUNC)
+		r->fd_error = 1; /* the kernel closed what did not fit */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (r->passed_fd == -1 && !r->fd_error && n > 0) {
+				r->passed_fd = fd;
+				r->fd_end = r->taken + r->in.len + (uint64_t)n;
+			} else {
+				close(fd);
+				r->fd_error = 1;
+			}
+		}
+	}
 }
 
 ssize_t
 ipc_reader_fill(struct ipc_reader *r)
 {
 	ssize_t n;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
 
 	buf_reserve(&r->in, 65536);
+	struct iovec iov = {r->in.data + r->in.len, r->in.cap - r->in.len - 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
 	do
-		n = read(r->fd, r->in.data + r->in.len, r->in.cap - r->in.len - 1);
+		n = recvmsg(r->fd, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		take_fds(r, &mh, n);
 	if (n > 0) {
 		r->in.len += (size_t)n;
 		r->in.data[r->in.len] = '\0';
+	}
+	if (r->fd_error) {
+		errno = EPROTO;
+		return -1;
 	}
 	return n;
 }
@@ -178,6 +255,8 @@ ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, char *why
 	struct json_object *obj = NULL;
 
 	msg->payload = NULL;
+	msg->has_fd = 0;
+	msg->fd = -1;
 	if (len < IPC_HDR_LEN)
 		return 0;
 	if (ipc_hdr_decode(data, &msg->hdr, why, why_len) == -1)
@@ -207,6 +286,13 @@ ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, char *why, size_t why
 	ssize_t used = ipc_decode((const unsigned char *)r->in.data, r->in.len, msg, why, why_len);
 	if (used <= 0)
 		return (int)used;
+	/* The waiting descriptor is this frame's if its read ended inside it. */
+	if (r->passed_fd != -1 && r->fd_end > r->taken && r->fd_end <= r->taken + (uint64_t)used) {
+		msg->has_fd = 1;
+		msg->fd = r->passed_fd;
+		r->passed_fd = -1;
+	}
+	r->taken += (uint64_t)used;
 	buf_consume(&r->in, (size_t)used);
 	/* After a large frame (a big result) the buffer would stay that big. */
 	buf_shrink(&r->in, IPC_READER_KEEP);
@@ -218,4 +304,8 @@ ipc_msg_clear(struct ipc_msg *msg)
 {
 	json_object_put(msg->payload);
 	msg->payload = NULL;
+	if (msg->has_fd && msg->fd != -1)
+		close(msg->fd);
+	msg->has_fd = 0;
+	msg->fd = -1;
 }

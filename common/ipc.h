@@ -29,8 +29,9 @@
  * 4: START's cgroup.freezer (the group every kernel lives in).
  * 5: OUTPUT only while streamed: EXECUTE's stream, STREAM and STREAMING.
  * 6: EXECUTE's allow_mime, RESULT's dropped_mime. 7: START's warm_code.
- * 8: RESULT's spill_files, for /metrics. */
-#define IPC_VERSION 8
+ * 8: RESULT's spill_files, for /metrics. 9: outputs/: RESULT's artifacts,
+ * FILE_LIST/FILES and FILE_OPEN/FILE (a descriptor passed with SCM_RIGHTS). */
+#define IPC_VERSION 9
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -44,6 +45,8 @@ enum ipc_type {
 	IPC_RESTART_KERNEL = 4, /* no fields; kill the kernel and start a fresh one */
 	IPC_SHUTDOWN = 5,	/* no fields; end the kernel and exit */
 	IPC_STREAM = 6,		/* no fields; send request `id`'s output as it comes */
+	IPC_FILE_LIST = 7,	/* no fields; list outputs/ (answer: FILES) */
+	IPC_FILE_OPEN = 8,	/* open a file of outputs/ (struct ipc_file_open; answer: FILE) */
 
 	/* worker -> supervisor: 32..63 */
 	IPC_READY = 32,	       /* a kernel is up (struct ipc_ready) */
@@ -53,6 +56,8 @@ enum ipc_type {
 	IPC_LOG = 36,	       /* a log line of the worker (struct ipc_log) */
 	IPC_START_FAILED = 37, /* the kernel could not be started (struct ipc_start_failed) */
 	IPC_STREAMING = 38,    /* STREAM's answer: the output so far (struct ipc_streaming) */
+	IPC_FILES = 39,	       /* FILE_LIST's answer (struct ipc_files) */
+	IPC_FILE = 40,	       /* FILE_OPEN's answer, with the descriptor (struct ipc_file) */
 };
 
 /*
@@ -69,10 +74,22 @@ struct ipc_hdr {
 	uint32_t len;
 };
 
-/* One decoded frame. The caller owns `payload` (json_object_put). */
+/*
+ * One decoded frame. The caller owns `payload` (json_object_put) and the
+ * descriptor that came with it, if has_fd (ipc_msg_clear closes both).
+ *
+ * Descriptors: only FILE carries one. The sender attaches it (SCM_RIGHTS)
+ * to the sendmsg() that writes the whole frame; Linux ends a recvmsg() on
+ * a stream socket right after the bytes that carried descriptors, so the
+ * descriptor belongs to the frame holding the last byte of the read that
+ * brought it. A read bringing more than one, or a descriptor while one is
+ * still waiting for its frame, is a protocol error.
+ */
 struct ipc_msg {
 	struct ipc_hdr hdr;
 	struct json_object *payload;
+	int has_fd;
+	int fd;
 };
 
 /* Storage a reader keeps between frames; a larger buffer is freed once empty. */
@@ -82,6 +99,10 @@ struct ipc_msg {
 struct ipc_reader {
 	int fd;
 	struct buf in;
+	uint64_t taken;	   /* bytes consumed from `in` since the start */
+	int passed_fd;	   /* a descriptor waiting for its frame, or -1 */
+	uint64_t fd_end;   /* it came with the read ending at this byte (counted like taken) */
+	int fd_error;	   /* a read brought descriptors it may not */
 };
 
 /* Printable name of a message type, "unknown" if not one. */
@@ -104,12 +125,18 @@ int ipc_frame(struct buf *out, unsigned type, uint32_t id, struct json_object *p
 int ipc_send(int fd, unsigned type, uint32_t id, struct json_object *payload);
 /* Write len bytes (a built frame), blocking until written. 0, or -1 with errno. */
 int ipc_write(int fd, const void *data, size_t len);
+/*
+ * Write a built frame with descriptor `pass` attached to its first byte
+ * (SCM_RIGHTS), blocking until written. 0, or -1 with errno.
+ */
+int ipc_write_fd(int fd, const void *data, size_t len, int pass);
 
 void ipc_reader_init(struct ipc_reader *r, int fd);
 void ipc_reader_free(struct ipc_reader *r);
 /*
- * Read what the socket has now (one read). Returns bytes read, 0 at EOF,
- * -1 with errno on error (EAGAIN included when non-blocking).
+ * Read what the socket has now (one recvmsg, which may bring a descriptor).
+ * Returns bytes read, 0 at EOF, -1 with errno on error (EAGAIN included
+ * when non-blocking; EPROTO when descriptors came that no frame may take).
  */
 ssize_t ipc_reader_fill(struct ipc_reader *r);
 /*
@@ -124,7 +151,7 @@ int ipc_reader_next(struct ipc_reader *r, struct ipc_msg *msg, char *why, size_t
  */
 ssize_t ipc_decode(const unsigned char *data, size_t len, struct ipc_msg *msg, char *why,
 		   size_t why_len);
-/* Release a message's payload. */
+/* Release a message's payload and close its descriptor, if any. */
 void ipc_msg_clear(struct ipc_msg *msg);
 
 #endif

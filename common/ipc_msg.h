@@ -141,6 +141,17 @@ struct ipc_execute {
  * answers with STREAMING before any OUTPUT of that request.
  */
 
+/*
+ * IPC_FILE_OPEN: open file `path` of the session's outputs/ directory and
+ * answer with FILE, passing the open descriptor. The worker opens it one
+ * component at a time below outputs/, never following a link; "..",
+ * absolute paths, links, FIFOs, devices and sockets are refused (FILE with
+ * error). IPC_FILE_LIST (no fields) asks for FILES.
+ */
+struct ipc_file_open {
+	char *path; /* relative to outputs/ */
+};
+
 /* ---- worker -> supervisor ---- */
 
 /*
@@ -224,6 +235,38 @@ struct ipc_result {
 	 * rich outputs too large), for the daemon's counters; the supervisor
 	 * takes it out of the result before anyone sees it. */
 	uint64_t spill_files;
+	/* Regular files of outputs/ the call created or changed; NULL: none. */
+	struct ipc_artifact *artifacts;
+	size_t n_artifacts;
+	int artifacts_truncated; /* outputs/ holds more than the worker looked at */
+};
+
+/* One regular file of outputs/: RESULT's artifacts, FILES' items. */
+struct ipc_artifact {
+	char *name;	  /* relative to outputs/, "/"-separated */
+	uint64_t size_bytes;
+	char *mime_type;
+	char *modified_at; /* ISO 8601, UTC, "2026-12-01T13:45:00Z" */
+};
+
+/* Files of outputs/ that FILES and RESULT name at most (a larger tree is cut). */
+#define IPC_FILES_MAX 1000
+
+/* IPC_FILES: the regular files under outputs/ (deepest levels and past
+ * IPC_FILES_MAX left out: then truncated). */
+struct ipc_files {
+	struct ipc_artifact *files;
+	size_t n_files;
+	int truncated;
+};
+
+/*
+ * IPC_FILE: FILE_OPEN's answer. Either `error` (no descriptor), or the
+ * file's metadata with its descriptor (read only) attached to the frame.
+ */
+struct ipc_file {
+	struct ipc_text error;	    /* why it cannot be opened; empty: it is open */
+	struct ipc_artifact *file; /* NULL with error */
 };
 
 /* IPC_KERNEL_DIED: the kernel died while idle. */
@@ -304,8 +347,11 @@ IPC_MSG_CODEC(kernel_died, IPC_KERNEL_DIED)
 IPC_MSG_CODEC(log, IPC_LOG)
 IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
 IPC_MSG_CODEC(streaming, IPC_STREAMING)
+IPC_MSG_CODEC(file_open, IPC_FILE_OPEN)
+IPC_MSG_CODEC(files, IPC_FILES)
+IPC_MSG_CODEC(file, IPC_FILE)
 
-/* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN, STREAM. */
+/* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN, STREAM, FILE_LIST. */
 int ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, char *why, size_t why_len);
 int ipc_empty_send(int fd, unsigned type, uint32_t id);
 /* 0 if f is of `type` with an empty payload (or {}), else -1 with why. */
@@ -333,6 +379,9 @@ void ipc_cgroup_from_layout(struct ipc_cgroup *out, struct ipc_cgroup_ctl ctl[CG
 			    const struct cgroup_layout *l, const char *name);
 /* A decoded START cgroup as a layout (copied; caller frees with cgroup_layout_free). */
 void ipc_cgroup_to_layout(const struct ipc_cgroup *c, struct cgroup_layout *l);
+
+/* Whether `name` may name a file below outputs/: relative, no empty, "." or ".." component. */
+int ipc_artifact_name_ok(const char *name);
 
 /* Text from a C string (borrowed), for filling structs to encode. */
 struct ipc_text ipc_text_of(const char *s);

@@ -147,6 +147,44 @@ static const struct ipc_field lost_fields[] = {
 static const struct ipc_schema lost_schema =
 	SCHEMA("output_lost", ipc_output_lost, lost_fields, NULL);
 
+int
+ipc_artifact_name_ok(const char *n)
+{
+	if (n[0] == '/' || n[0] == '\0')
+		return 0;
+	for (const char *p = n; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 0 || (len == 2 && p[0] == '.' && p[1] == '.') ||
+		    (len == 1 && p[0] == '.'))
+			return 0;
+		p += len;
+		if (*p == '/')
+			p++;
+		if (*p == '\0' && p[-1] == '/')
+			return 0;
+	}
+	return 1;
+}
+
+static int
+artifact_check(const void *msg, char *why, size_t why_len)
+{
+	const struct ipc_artifact *a = msg;
+
+	if (!ipc_artifact_name_ok(a->name))
+		return err_set(why, why_len, "name must be a relative path without . or ..");
+	return 0;
+}
+
+static const struct ipc_field artifact_fields[] = {
+	IPC_F_STR(ipc_artifact, "name", name, 4096, IPC_REQ | IPC_NONEMPTY),
+	IPC_F_U64(ipc_artifact, "size_bytes", size_bytes, 0, UINT64_MAX >> 11, IPC_REQ),
+	IPC_F_STR(ipc_artifact, "mime_type", mime_type, 255, IPC_REQ | IPC_NONEMPTY),
+	IPC_F_STR(ipc_artifact, "modified_at", modified_at, 40, IPC_REQ | IPC_NONEMPTY),
+};
+static const struct ipc_schema artifact_schema =
+	SCHEMA("artifact", ipc_artifact, artifact_fields, artifact_check);
+
 static const struct ipc_field result_fields[] = {
 	IPC_F_BOOL(ipc_result, "success", success, IPC_REQ),
 	IPC_F_TEXT(ipc_result, "stdout", out, IPC_TEXT_MAX, IPC_REQ),
@@ -159,6 +197,9 @@ static const struct ipc_field result_fields[] = {
 	IPC_F_JSON(ipc_result, "value", value, IPC_OPT),
 	IPC_F_STRV(ipc_result, "dropped_mime", dropped_mime, IPC_DROPPED_MAX, IPC_OPT),
 	IPC_F_U64(ipc_result, "spill_files", spill_files, 0, 1000000, IPC_OPT),
+	IPC_F_LIST(ipc_result, "artifacts", artifacts, n_artifacts, IPC_FILES_MAX,
+		   artifact_schema, IPC_OPT),
+	IPC_F_BOOL(ipc_result, "artifacts_truncated", artifacts_truncated, IPC_OPT),
 };
 static const struct ipc_schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 
@@ -194,6 +235,46 @@ static const struct ipc_field start_failed_fields[] = {
 static const struct ipc_schema start_failed_schema =
 	SCHEMA("START_FAILED", ipc_start_failed, start_failed_fields, NULL);
 
+static int
+file_open_check(const void *msg, char *why, size_t why_len)
+{
+	const struct ipc_file_open *o = msg;
+
+	/* The worker refuses such paths too; a supervisor never asks for them. */
+	if (!ipc_artifact_name_ok(o->path))
+		return err_set(why, why_len, "path must be relative, without . or ..");
+	return 0;
+}
+
+static const struct ipc_field file_open_fields[] = {
+	IPC_F_STR(ipc_file_open, "path", path, 4096, IPC_REQ | IPC_NONEMPTY),
+};
+static const struct ipc_schema file_open_schema =
+	SCHEMA("FILE_OPEN", ipc_file_open, file_open_fields, file_open_check);
+
+static const struct ipc_field files_fields[] = {
+	IPC_F_LIST(ipc_files, "files", files, n_files, IPC_FILES_MAX, artifact_schema, IPC_REQ),
+	IPC_F_BOOL(ipc_files, "truncated", truncated, IPC_OPT),
+};
+static const struct ipc_schema files_schema = SCHEMA("FILES", ipc_files, files_fields, NULL);
+
+static int
+file_check(const void *msg, char *why, size_t why_len)
+{
+	const struct ipc_file *f = msg;
+
+	if ((f->error.len > 0) == (f->file != NULL))
+		return err_set(why, why_len, "exactly one of error and file");
+	return 0;
+}
+
+static const struct ipc_field file_fields[] = {
+	IPC_F_TEXT(ipc_file, "error", error, 4096, IPC_OPT),
+	IPC_F_OBJ(ipc_file, "file", file, artifact_schema, IPC_OPT),
+};
+static const struct ipc_schema file_schema =
+	SCHEMA("FILE", ipc_file, file_fields, file_check);
+
 /* The schema of each message type; NULL for the types without fields. */
 static const struct ipc_schema *const schemas[] = {
 	[IPC_START] = &start_schema,
@@ -205,6 +286,9 @@ static const struct ipc_schema *const schemas[] = {
 	[IPC_LOG] = &log_schema,
 	[IPC_START_FAILED] = &start_failed_schema,
 	[IPC_STREAMING] = &streaming_schema,
+	[IPC_FILE_OPEN] = &file_open_schema,
+	[IPC_FILES] = &files_schema,
+	[IPC_FILE] = &file_schema,
 };
 
 const struct ipc_schema *

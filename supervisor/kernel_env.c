@@ -252,6 +252,10 @@ void
 kernel_env_session(const struct config *cfg, struct json_object *env, const char *workdir)
 {
 	put(env, "HOME", workdir);
+	/* The directory whose files are the session's artifacts (the worker makes it). */
+	char *outputs = xasprintf("%s/outputs", workdir);
+	put(env, "CODEEXECD_OUTPUT_DIR", outputs);
+	free(outputs);
 	/*
 	 * A seccomp kernel is started with -I (no PYTHONPATH) and must not
 	 * learn its directory before it is locked: its startup does this then.

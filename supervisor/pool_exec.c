@@ -50,6 +50,11 @@ pool_exec_complete(struct worker *w, struct json_object *result)
 		json_object_put(result);
 		return;
 	}
+	/* A worker that died during a look at outputs/ (pool_reap.c). */
+	if (c->kind != CALL_EXECUTE) {
+		pool_exec_file(w, result, -1);
+		return;
+	}
 	/* spill_files is for the daemon's counters, not for the client. */
 	metrics_add(METRICS_SPILL_FILES,
 		    (uint64_t)json_object_get_int64(json_object_object_get(result, "spill_files")));
@@ -61,6 +66,36 @@ pool_exec_complete(struct worker *w, struct json_object *result)
 	c->changes++;
 	w->call = NULL;
 	pthread_cond_broadcast(&c->cond);
+}
+
+void
+pool_exec_file(struct worker *w, struct json_object *answer, int fd)
+{
+	struct call *c = w->call;
+
+	if (c == NULL) {
+		json_object_put(answer);
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	c->result = answer;
+	c->fd = fd;
+	c->returned = clock_mono();
+	c->done = 1;
+	c->changes++;
+	w->call = NULL;
+	pthread_cond_broadcast(&c->cond);
+}
+
+/* Send the message of a call that looks at outputs/; 0 or -1 with errno. */
+static int
+send_file_call(struct worker *w, struct call *c, const char *path)
+{
+	if (c->kind == CALL_FILE_LIST)
+		return worker_send(w, IPC_FILE_LIST, c->id, NULL);
+	struct ipc_file_open o = {.path = (char *)path};
+	return worker_send(w, IPC_FILE_OPEN, c->id, &o);
 }
 
 void
@@ -82,6 +117,15 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 	/* Asked before it started: EXECUTE says so, nothing came before. */
 	if (c->stream == CALL_STREAM_ASKED)
 		c->stream = CALL_STREAM_ON;
+	if (c->kind != CALL_EXECUTE) {
+		if (send_file_call(w, c, code) == -1) {
+			log_warn("send %s to worker %d",
+				 c->kind == CALL_FILE_LIST ? "FILE_LIST" : "FILE_OPEN", (int)w->pid);
+			pool_exec_file(w, result_failed("WorkerDied", "cannot reach the session's "
+								      "kernel worker"), -1);
+		}
+		return;
+	}
 	struct ipc_execute e = {
 		.code = ipc_text_of(code),
 		.timeout_s = timeout_s,
@@ -113,6 +157,11 @@ pool_execute_wait(struct worker *w, struct call *c, double seconds)
 			return 0;
 		log_warnx("worker %d gave no result in time; killing it", (int)w->pid);
 		kill(w->pid, SIGKILL);
+		if (c->kind != CALL_EXECUTE) {
+			pool_exec_file(w, result_failed("WorkerDied", "the kernel worker stopped "
+								      "answering and was killed"), -1);
+			continue;
+		}
 		pool_exec_complete(w, result_failed("WorkerDied", "the kernel worker stopped "
 								  "answering and was killed"));
 	}

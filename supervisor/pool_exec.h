@@ -46,6 +46,11 @@ void pool_stream(struct worker *w, struct call *c);
 /* Ask the kernel of `w` to interrupt the execution in flight. Lock held. */
 void pool_interrupt(struct worker *w);
 
+/*
+ * Complete the file call in flight on `w` (FILES or FILE) with `answer`,
+ * its payload (consumed), and `fd` (consumed; -1: none).
+ */
+void pool_exec_file(struct worker *w, struct json_object *answer, int fd);
 /* Complete the call in flight on `w` with `result` (consumed). */
 void pool_exec_complete(struct worker *w, struct json_object *result);
 /*

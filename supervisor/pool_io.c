@@ -32,6 +32,8 @@ enum phase {
 	PHASE_STARTING,	 /* START sent, no kernel yet */
 	PHASE_READY,	 /* idle, in the pool or held by a session */
 	PHASE_EXECUTING, /* an EXECUTE in flight */
+	PHASE_LISTING,	 /* a FILE_LIST in flight */
+	PHASE_OPENING,	 /* a FILE_OPEN in flight */
 	PHASE_STOPPING,	 /* SHUTDOWN sent */
 	PHASE_N,
 };
@@ -46,13 +48,21 @@ static const unsigned permit[PHASE_N] = {
 	 * it, or one that died idle just before it came */
 	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) |
 			    PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+	/* the listing asked for; an idle kernel may die meanwhile */
+	[PHASE_LISTING] = PERMIT(IPC_FILES) | PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) |
+			  PERMIT(IPC_LOG),
+	/* the file asked for, the only message that may carry a descriptor */
+	[PHASE_OPENING] = PERMIT(IPC_FILE) | PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) |
+			  PERMIT(IPC_LOG),
 	/* whatever it sent before it read SHUTDOWN */
 	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
 			   PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) |
-			   PERMIT(IPC_LOG),
+			   PERMIT(IPC_LOG) | PERMIT(IPC_FILES) | PERMIT(IPC_FILE),
 };
 
-static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing", "stopping"};
+static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing",
+						 "listing outputs/", "opening a file",
+						 "stopping"};
 
 static enum phase
 worker_phase(const struct worker *w)
@@ -61,7 +71,11 @@ worker_phase(const struct worker *w)
 	case WORKER_STARTING:
 		return PHASE_STARTING;
 	case WORKER_ASSIGNED:
-		return w->call ? PHASE_EXECUTING : PHASE_READY;
+		if (w->call == NULL)
+			return PHASE_READY;
+		return w->call->kind == CALL_FILE_LIST	 ? PHASE_LISTING
+		       : w->call->kind == CALL_FILE_OPEN ? PHASE_OPENING
+							 : PHASE_EXECUTING;
 	case WORKER_IDLE:
 		return PHASE_READY;
 	default:
@@ -72,7 +86,7 @@ worker_phase(const struct worker *w)
 static int
 permitted(enum phase ph, unsigned type)
 {
-	return type >= IPC_READY && type <= IPC_STREAMING && (permit[ph] & PERMIT(type));
+	return type >= IPC_READY && type <= IPC_FILE && (permit[ph] & PERMIT(type));
 }
 
 /* READY: take the kernel it names, once proven to be that worker's. */
@@ -112,7 +126,7 @@ for_call(struct worker *w, enum phase ph, const struct ipc_msg *m)
 
 	if (w->call && w->call->id == m->hdr.id)
 		return 1;
-	if (ph != PHASE_EXECUTING)
+	if (ph == PHASE_STOPPING)
 		return 0; /* a SHUTDOWN crossed it */
 	snprintf(why, sizeof(why), "%s for request %u, but request %u is in flight",
 		 ipc_type_name(m->hdr.type), m->hdr.id, w->call->id);
@@ -134,6 +148,8 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		struct ipc_result result;
 		struct ipc_kernel_died kernel_died;
 		struct ipc_log log;
+		struct ipc_files files;
+		struct ipc_file file;
 	} u;
 
 	if (!permitted(ph, m->hdr.type)) {
@@ -142,9 +158,21 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		worker_kill(w, why);
 		return;
 	}
+	if (m->has_fd && m->hdr.type != IPC_FILE) {
+		snprintf(why, sizeof(why), "sent a descriptor with %s", ipc_type_name(m->hdr.type));
+		worker_kill(w, why);
+		return;
+	}
 	if (ipc_msg_decode(m, m->hdr.type, &u, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "sent a malformed message: %s", err);
 		worker_kill(w, why);
+		return;
+	}
+	/* FILE carries a descriptor exactly when it names a file. */
+	if (m->hdr.type == IPC_FILE && (u.file.file != NULL) != (m->has_fd != 0)) {
+		worker_kill(w, u.file.file ? "sent FILE without its descriptor"
+					   : "sent a descriptor with FILE's error");
+		ipc_msg_free(m->hdr.type, &u);
 		return;
 	}
 	switch (m->hdr.type) {
@@ -173,6 +201,18 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		/* The decoded payload itself, neither copied nor encoded again. */
 		if (for_call(w, ph, m) == 1)
 			pool_exec_complete(w, ipc_result_take(m));
+		break;
+	case IPC_FILES:
+		if (for_call(w, ph, m) == 1)
+			pool_exec_file(w, ipc_result_take(m), -1);
+		break;
+	case IPC_FILE:
+		if (for_call(w, ph, m) == 1) {
+			int fd = m->has_fd ? m->fd : -1;
+			m->has_fd = 0;
+			m->fd = -1;
+			pool_exec_file(w, ipc_result_take(m), fd);
+		}
 		break;
 	case IPC_KERNEL_DIED:
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,

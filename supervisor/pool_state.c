@@ -41,6 +41,7 @@ void
 call_init(struct call *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->fd = -1;
 	buf_init(&c->out);
 	buf_init(&c->err);
 	pthread_cond_init(&c->cond, NULL);
@@ -50,6 +51,9 @@ void
 call_clear(struct call *c)
 {
 	json_object_put(c->result);
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
 	strv_free(c->allow_mime);
 	buf_free(&c->out);
 	buf_free(&c->err);

@@ -59,6 +59,13 @@ enum call_stream {
 	CALL_STREAM_ON,	   /* yes: someone streams progress or polls the job */
 };
 
+/* What a call asks of the worker: code to run, or a look at outputs/. */
+enum call_kind {
+	CALL_EXECUTE,	/* EXECUTE; RESULT answers */
+	CALL_FILE_LIST, /* FILE_LIST; FILES answers */
+	CALL_FILE_OPEN, /* FILE_OPEN of the path given as code; FILE answers */
+};
+
 /*
  * One execution and what it produced so far. The caller owns it
  * (call_init/call_clear); the main loop appends streamed output and sets
@@ -68,6 +75,9 @@ enum call_stream {
 struct call {
 	uint32_t id;
 	int done;
+	enum call_kind kind;
+	/* CALL_FILE_OPEN: the descriptor FILE passed (owned), or -1. */
+	int fd;
 	enum call_phase phase;
 	enum call_stream stream;
 	struct json_object *result; /* set when done; owned by the call */

@@ -107,6 +107,31 @@ supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *msg)
 	return 0;
 }
 
+int
+supervisor_send_fd(struct wstate *w, unsigned type, uint32_t id, const void *msg, int fd)
+{
+	struct buf b;
+	char err[IPC_ERR_LEN] = "";
+
+	if (log_fd == -1)
+		return 0;
+	buf_init(&b);
+	if (ipc_msg_encode(&b, type, id, msg, err, sizeof(err)) == -1) {
+		log_warnx("dropped an invalid %s frame: %s", ipc_type_name(type), err);
+		buf_free(&b);
+		errno = EINVAL;
+		return -1;
+	}
+	int rc = ipc_write_fd(IPC_WORKER_FD, b.data, b.len, fd);
+	buf_free(&b);
+	if (rc == -1) {
+		log_fd = -1;
+		log_warn("send %s to the supervisor", ipc_type_name(type));
+		w->quit = 1;
+	}
+	return 0;
+}
+
 void
 worker_protocol_error(struct wstate *w, const char *what)
 {

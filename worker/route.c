@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "clock.h"
@@ -81,6 +82,8 @@ route_finish_exec(struct wstate *w)
 		w->state_lost = 0;
 	struct ipc_result r;
 	exec_result(ex, clock_mono(), &r);
+	outputs_changed(&w->place, &w->snap, &r);
+	outputs_snap_free(&w->snap);
 	/* Nothing is written when the frame is too big: answer anyway. */
 	int rc = supervisor_send(w, IPC_RESULT, ex->id, &r);
 	ipc_result_free(&r);
@@ -280,6 +283,11 @@ on_start(struct wstate *w, struct ipc_msg *m)
 		return;
 	}
 	w->runtime_made = 1;
+	/* Every session has outputs/, its path in CODEEXECD_OUTPUT_DIR. */
+	if (outputs_make(&w->place, why, sizeof(why)) == -1) {
+		lifecycle_start_failed(w, why);
+		return;
+	}
 	lifecycle_start(w, AFTER_INITIAL);
 }
 
@@ -308,6 +316,9 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	w->ex->allow_mime = e.allow_mime;
 	e.allow_mime = NULL;
 	ipc_execute_free(&e);
+	/* What outputs/ holds now: the result lists what the code changed. */
+	if (!w->ex->silent)
+		outputs_snap_take(&w->place, &w->snap);
 	/* Lost state is told to the next call, even when its kernel is up already. */
 	w->ex->kernel_restarted = w->state_lost;
 	if (w->kstate == K_READY)
@@ -389,6 +400,45 @@ on_restart(struct wstate *w)
 	lifecycle_start(w, AFTER_RESTART_CMD);
 }
 
+/* FILE_LIST: the files of outputs/. */
+static void
+on_file_list(struct wstate *w, struct ipc_msg *m)
+{
+	struct ipc_files f;
+
+	outputs_list(&w->place, &f);
+	supervisor_send(w, IPC_FILES, m->hdr.id, &f);
+	ipc_files_free(&f);
+}
+
+/* FILE_OPEN: open one file of outputs/ safely and pass its descriptor. */
+static void
+on_file_open(struct wstate *w, struct ipc_msg *m)
+{
+	struct ipc_file_open o;
+	struct ipc_file f = {0};
+	struct ipc_artifact a = {0};
+	char err[IPC_ERR_LEN], why[ERR_LEN];
+
+	if (ipc_file_open_decode(m, &o, err, sizeof(err)) == -1) {
+		worker_protocol_error(w, err);
+		return;
+	}
+	int fd = outputs_open(&w->place, o.path, &a, why, sizeof(why));
+	if (fd == -1) {
+		f.error = ipc_text_of(why);
+		supervisor_send(w, IPC_FILE, m->hdr.id, &f);
+	} else {
+		f.file = &a;
+		supervisor_send_fd(w, IPC_FILE, m->hdr.id, &f, fd);
+		close(fd);
+	}
+	free(a.name);
+	free(a.mime_type);
+	free(a.modified_at);
+	ipc_file_open_free(&o);
+}
+
 /* Act on one frame from the supervisor. */
 void
 route_supervisor(struct wstate *w, struct ipc_msg *m)
@@ -397,8 +447,10 @@ route_supervisor(struct wstate *w, struct ipc_msg *m)
 	char err[IPC_ERR_LEN];
 
 	log_debug("received %s id %u", ipc_type_name(type), m->hdr.id);
-	if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT || type == IPC_RESTART_KERNEL ||
-	     type == IPC_STREAM) &&
+	if (m->has_fd) {
+		worker_protocol_error(w, "a descriptor came with a frame");
+	} else if ((type == IPC_SHUTDOWN || type == IPC_INTERRUPT ||
+		    type == IPC_RESTART_KERNEL || type == IPC_STREAM || type == IPC_FILE_LIST) &&
 	    ipc_empty_decode(m, type, err, sizeof(err)) == -1) {
 		worker_protocol_error(w, err);
 	} else if (type == IPC_SHUTDOWN) {
@@ -415,6 +467,10 @@ route_supervisor(struct wstate *w, struct ipc_msg *m)
 		on_restart(w);
 	} else if (type == IPC_STREAM) {
 		on_stream(w, m);
+	} else if (type == IPC_FILE_LIST) {
+		on_file_list(w, m);
+	} else if (type == IPC_FILE_OPEN) {
+		on_file_open(w, m);
 	} else {
 		worker_protocol_error(w, "a worker-to-supervisor message type");
 	}

@@ -20,6 +20,7 @@
 #include "ipc_msg.h"
 #include "jupyter.h"
 #include "kernel.h"
+#include "outputs.h"
 #include "sandbox.h"
 #include "spill.h"
 
@@ -55,6 +56,7 @@ struct wstate {
 	enum kstate kstate;
 	enum after_start after;
 	struct exec *ex;     /* running, or waiting for a starting kernel */
+	struct outputs_snap snap; /* outputs/ when ex began, for its artifacts */
 	int state_lost;	     /* a kernel died: the next result says kernel_restarted */
 	unsigned long dropped; /* kernel messages dropped for a bad signature */
 	int quit;
@@ -71,6 +73,8 @@ struct wstate {
  * failure means the supervisor is gone (0, and the worker quits).
  */
 int supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *msg);
+/* supervisor_send with descriptor `fd` (borrowed) passed along (SCM_RIGHTS). */
+int supervisor_send_fd(struct wstate *w, unsigned type, uint32_t id, const void *msg, int fd);
 /* End the worker because the supervisor broke the protocol. */
 void worker_protocol_error(struct wstate *w, const char *what);
 

@@ -101,7 +101,7 @@ on_start(int argc, char **argv)
 		r.kernel_pid = atoi(argv[2]);
 	} else if (strcmp(mode, "early-result") == 0) {
 		struct ipc_result res = {1, ipc_text_of("early\n"), ipc_text_of(""), NULL, 0,
-					 NULL, 0, 0, NULL, NULL, NULL, 0};
+					 NULL, 0, 0, NULL, NULL, NULL, 0, NULL, 0, 0};
 		ipc_result_send(IPC_WORKER_FD, 1, &res);
 		return;
 	} else if (strcmp(mode, "malformed") == 0 || strcmp(mode, "junk") == 0) {
@@ -133,7 +133,7 @@ static void
 on_execute(uint32_t id)
 {
 	struct ipc_result res = {1, ipc_text_of("fake\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0,
-				 NULL, NULL, NULL, 0};
+				 NULL, NULL, NULL, 0, NULL, 0, 0};
 
 	ipc_result_send(IPC_WORKER_FD, strcmp(mode, "wrong-id") == 0 ? id + 1 : id, &res);
 }

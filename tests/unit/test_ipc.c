@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +19,62 @@ make_frame(struct buf *b, unsigned type, uint32_t id)
 	ck_assert_int_eq(ipc_frame(b, type, id, o, err, sizeof(err)), 0);
 	json_object_put(o);
 }
+
+/*
+ * A descriptor passed with a frame comes out with that frame, not with the
+ * frames before or after it in the same read; two at once are refused.
+ */
+START_TEST(descriptor_with_its_frame)
+{
+	int sv[2], pipefd[2];
+	struct ipc_reader r;
+	struct ipc_msg m;
+	char err[ERR_LEN] = "";
+	struct buf b;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(pipe(pipefd), 0);
+	buf_init(&b);
+	make_frame(&b, IPC_LOG, 1);
+	ck_assert_int_eq(ipc_write(sv[0], b.data, b.len), 0);
+	b.len = 0;
+	make_frame(&b, IPC_FILE, 2);
+	ck_assert_int_eq(ipc_write_fd(sv[0], b.data, b.len, pipefd[1]), 0);
+	b.len = 0;
+	make_frame(&b, IPC_LOG, 3);
+	ck_assert_int_eq(ipc_write(sv[0], b.data, b.len), 0);
+
+	ipc_reader_init(&r, sv[1]);
+	while (r.in.len < 3 * b.len)
+		ck_assert_int_gt(ipc_reader_fill(&r), 0);
+	for (uint32_t id = 1; id <= 3; id++) {
+		ck_assert_int_eq(ipc_reader_next(&r, &m, err, sizeof(err)), 1);
+		ck_assert_uint_eq(m.hdr.id, id);
+		ck_assert_int_eq(m.has_fd, id == 2);
+		if (id == 2) {
+			ck_assert_int_eq(write(m.fd, "x", 1), 1); /* it is the pipe's end */
+			char c;
+			ck_assert_int_eq(read(pipefd[0], &c, 1), 1);
+		}
+		ipc_msg_clear(&m);
+	}
+
+	/* Two descriptors while the first waits for its frame: a protocol error. */
+	b.len = 0;
+	make_frame(&b, IPC_FILE, 4);
+	ck_assert_int_eq(ipc_write_fd(sv[0], b.data, 3, pipefd[1]), 0);
+	ck_assert_int_gt(ipc_reader_fill(&r), 0);
+	ck_assert_int_eq(ipc_write_fd(sv[0], b.data + 3, b.len - 3, pipefd[1]), 0);
+	ck_assert_int_eq(ipc_reader_fill(&r), -1);
+	ck_assert_int_eq(errno, EPROTO);
+	ipc_reader_free(&r);
+	buf_free(&b);
+	close(sv[0]);
+	close(sv[1]);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+END_TEST
 
 START_TEST(roundtrip_socketpair)
 {
@@ -142,6 +199,7 @@ main(void)
 	Suite *s = suite_create("ipc");
 	TCase *tc = tcase_create("frames");
 	tcase_add_test(tc, roundtrip_socketpair);
+	tcase_add_test(tc, descriptor_with_its_frame);
 	tcase_add_test(tc, truncated_frame_waits);
 	tcase_add_test(tc, wrong_version);
 	tcase_add_test(tc, unknown_type);

@@ -218,6 +218,50 @@ START_TEST(result_take)
 }
 END_TEST
 
+/* FILE_OPEN, FILES and FILE: paths stay below outputs/, FILE is one of error and file. */
+START_TEST(file_messages)
+{
+	char err[IPC_ERR_LEN];
+	struct ipc_file_open o = {"plots/a.png"}, o2;
+	struct ipc_artifact a = {"a.csv", 3, "text/csv", "2026-12-01T13:00:00Z"};
+	struct ipc_files fs = {&a, 1, 0}, fs2;
+	struct ipc_file f = {{NULL, 0}, &a}, f2;
+
+	roundtrip(IPC_FILE_OPEN, &o, &o2);
+	ck_assert_str_eq(o2.path, "plots/a.png");
+	ipc_file_open_free(&o2);
+	roundtrip(IPC_FILES, &fs, &fs2);
+	ck_assert_uint_eq(fs2.n_files, 1);
+	ck_assert_str_eq(fs2.files[0].mime_type, "text/csv");
+	ipc_files_free(&fs2);
+	roundtrip(IPC_FILE, &f, &f2);
+	ck_assert_str_eq(f2.file->name, "a.csv");
+	ipc_file_free(&f2);
+
+	static const char *const bad_open[] = {
+		"{\"path\": \"../x\"}", "{\"path\": \"/etc/passwd\"}", "{\"path\": \"a//b\"}",
+		"{\"path\": \"a/./b\"}", "{\"path\": \"a/\"}", "{\"path\": \"\"}", "{}",
+	};
+	for (size_t i = 0; i < sizeof(bad_open) / sizeof(bad_open[0]); i++) {
+		struct ipc_msg m = frame_of(IPC_FILE_OPEN, bad_open[i]);
+		ck_assert_msg(ipc_file_open_decode(&m, &o2, err, sizeof(err)) == -1, "%s", bad_open[i]);
+		ipc_msg_clear(&m);
+	}
+	static const char *const bad_file[] = {
+		"{}",
+		"{\"error\": \"no\", \"file\": {\"name\": \"a\", \"size_bytes\": 1,"
+		" \"mime_type\": \"t/t\", \"modified_at\": \"x\"}}",
+		"{\"file\": {\"name\": \"../a\", \"size_bytes\": 1, \"mime_type\": \"t/t\","
+		" \"modified_at\": \"x\"}}",
+	};
+	for (size_t i = 0; i < sizeof(bad_file) / sizeof(bad_file[0]); i++) {
+		struct ipc_msg m = frame_of(IPC_FILE, bad_file[i]);
+		ck_assert_msg(ipc_file_decode(&m, &f2, err, sizeof(err)) == -1, "%s", bad_file[i]);
+		ipc_msg_clear(&m);
+	}
+}
+END_TEST
+
 START_TEST(result_roundtrip)
 {
 	struct ipc_rich rich[2] = {
@@ -227,8 +271,9 @@ START_TEST(result_roundtrip)
 	struct ipc_exec_error e = {ipc_text_of("ZeroDivisionError"),
 				   ipc_text_of("division by zero"), ipc_text_of("Traceback...")};
 	char *dropped[] = {"application/vnd.custom+json", NULL};
+	struct ipc_artifact arts[1] = {{"plots/a.png", 42, "image/png", "2026-12-01T13:00:00Z"}};
 	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1,
-				 NULL, NULL, dropped, 3};
+				 NULL, NULL, dropped, 3, arts, 1, 1};
 	struct ipc_result out;
 
 	roundtrip(IPC_RESULT, &in, &out);
@@ -247,6 +292,10 @@ START_TEST(result_roundtrip)
 	ck_assert_str_eq(out.dropped_mime[0], "application/vnd.custom+json");
 	ck_assert_ptr_null(out.dropped_mime[1]);
 	ck_assert_uint_eq(out.spill_files, 3);
+	ck_assert_uint_eq(out.n_artifacts, 1);
+	ck_assert_str_eq(out.artifacts[0].name, "plots/a.png");
+	ck_assert_uint_eq(out.artifacts[0].size_bytes, 42);
+	ck_assert_int_eq(out.artifacts_truncated, 1);
 
 	/* The supervisor's document: seed 003's keys, error null when none. */
 	struct json_object *doc = ipc_result_json(&out);
@@ -257,7 +306,7 @@ START_TEST(result_roundtrip)
 	ipc_result_free(&out);
 
 	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0, NULL, NULL,
-				NULL, 0};
+				NULL, 0, NULL, 0, 0};
 	roundtrip(IPC_RESULT, &ok, &out);
 	ck_assert_ptr_null(out.error);
 	ck_assert_uint_eq(out.n_rich, 0);
@@ -600,6 +649,7 @@ main(void)
 	Suite *s = suite_create("ipc_msg");
 	TCase *tc = tcase_create("codec");
 
+	tcase_add_test(tc, file_messages);
 	tcase_add_test(tc, start_roundtrip);
 	tcase_add_test(tc, start_minimal_defaults);
 	tcase_add_test(tc, execute_roundtrip);
