@@ -508,6 +508,121 @@ static const struct config_key asset_fields[] = {
 	{.name = NULL},
 };
 
+/* ---- publishers (issue 16) ---- */
+
+/* publishers' type. */
+static int
+check_pub_type(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+
+	(void)c;
+	if (strcmp(v, "local") == 0 || strcmp(v, "azure_blob") == 0)
+		return 0;
+	return err_set(why, why_len, "%s: expected local or azure_blob", shown(v, sh));
+}
+
+/* publishers' account_url: https://, or http:// to loopback (Azurite); a path is allowed. */
+static int
+check_account_url(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
+			   : strncmp(v, "http://", 7) == 0 ? v + 7
+							   : NULL;
+
+	(void)c;
+	if (v[0] == '\0')
+		return 0;
+	if (host == NULL || host[0] == '\0' || host[0] == '/' || strpbrk(v, "?#") != NULL)
+		return err_set(why, why_len, "%s: expected https://ACCOUNT.blob.core.windows.net",
+			       shown(v, sh));
+	if (host == v + 7 && !is_loopback_authority(host, strcspn(host, "/")))
+		return err_set(why, why_len,
+			       "%s: plain http:// is allowed only to a loopback address; use https://",
+			       shown(v, sh));
+	return 0;
+}
+
+/* publishers' prefix: relative, no "..", only the known placeholders. */
+static int
+check_prefix(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+
+	(void)c;
+	if (v[0] == '/' || strstr(v, "..") != NULL)
+		return err_set(why, why_len, "%s: must be relative, without ..", shown(v, sh));
+	for (const char *p = strchr(v, '{'); p; p = strchr(p + 1, '{'))
+		if (strncmp(p, "{identity}", 10) != 0 && strncmp(p, "{session}", 9) != 0 &&
+		    strncmp(p, "{date}", 6) != 0)
+			return err_set(why, why_len, "%s: the placeholders are {identity}, "
+						     "{session} and {date}", shown(v, sh));
+	return 0;
+}
+
+/* A publisher's fields agree with its type; names are unique. */
+static int
+check_publisher(struct config *c, size_t i, char *why, size_t why_len)
+{
+	const struct config_publisher *p = config_publisher_at(c, i);
+
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(p->name, config_publisher_at(c, j)->name) == 0)
+			return err_set(why, why_len, "name %s is already used by item %zu",
+				       p->name, j + 1);
+	if (strspn(p->name, NAME_CHARS) != strlen(p->name))
+		return err_set(why, why_len, "name may hold only letters, digits, _ and -");
+	if (strcmp(p->type, "local") == 0) {
+		if (p->base_dir[0] != '/')
+			return err_set(why, why_len, "type local needs base_dir, an absolute path");
+		return 0;
+	}
+	if (p->account_url[0] == '\0' || p->container[0] == '\0')
+		return err_set(why, why_len, "type azure_blob needs account_url and container");
+	int creds = (p->sas_token_file[0] != '\0') + (p->account_key_file[0] != '\0') +
+		    (p->managed_identity != 0);
+	if (creds != 1)
+		return err_set(why, why_len, "type azure_blob needs exactly one of sas_token_file, "
+					     "account_key_file and managed_identity: true");
+	return 0;
+}
+
+#define PFIELD(f) \
+	.offset = offsetof(struct config_publisher, f), \
+	.size = sizeof(((struct config_publisher *)0)->f)
+
+/* The fields of one `publishers` entry. */
+static const struct config_key publisher_fields[] = {
+	{.name = "name", .kind = CFG_STRING, .def = NULL, PFIELD(name), .check = check_nonempty,
+	 .doc = "Name of the publisher, as NAME_send's publisher argument gives it."},
+	{.name = "type", .kind = CFG_STRING, .def = NULL, PFIELD(type), .check = check_pub_type,
+	 .doc = "local (a directory) or azure_blob (Azure Blob Storage)."},
+	{.name = "base_dir", .kind = CFG_STRING, .def = "", PFIELD(base_dir),
+	 .check = check_wheelhouse, .doc = "local: the directory artifacts are copied into."},
+	{.name = "account_url", .kind = CFG_STRING, .def = "", PFIELD(account_url),
+	 .check = check_account_url, .doc = "azure_blob: the account's blob endpoint."},
+	{.name = "container", .kind = CFG_STRING, .def = "", PFIELD(container),
+	 .doc = "azure_blob: the container blobs go to."},
+	{.name = "sas_token_file", .kind = CFG_STRING, .def = "", PFIELD(sas_token_file),
+	 .check = check_wheelhouse, .doc = "azure_blob: file holding a SAS token."},
+	{.name = "account_key_file", .kind = CFG_STRING, .def = "", PFIELD(account_key_file),
+	 .check = check_wheelhouse, .doc = "azure_blob: file holding the account key (SharedKey)."},
+	{.name = "managed_identity", .kind = CFG_BOOL, .def = "false", PFIELD(managed_identity),
+	 .doc = "azure_blob: take a token from the instance metadata endpoint."},
+	{.name = "max_bytes", .kind = CFG_INT, .def = "104857600", PFIELD(max_bytes), .min = 1,
+	 .max = 2147483647, .doc = "Largest artifact it takes, in bytes."},
+	{.name = "prefix", .kind = CFG_STRING, .def = "{identity}/{session}", PFIELD(prefix),
+	 .check = check_prefix, .doc = "Path before each artifact's name."},
+	{.name = "auto_publish", .kind = CFG_BOOL, .def = "false", PFIELD(auto_publish),
+	 .doc = "Publish the artifacts of every result."},
+	{.name = "on_close", .kind = CFG_BOOL, .def = "false", PFIELD(on_close),
+	 .doc = "Publish outputs/ when a session ends."},
+	{.name = "content_type", .kind = CFG_STRING, .def = "", PFIELD(content_type),
+	 .doc = "Content type given to every artifact; empty: guessed from the file."},
+	{.name = NULL},
+};
+
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
@@ -640,6 +755,16 @@ static const struct config_key keys[] = {
 	{.name = "asset_max_mb", .kind = CFG_INT, .def = "10240", .group = "Assets",
 	 FIELD(asset_max_mb), .min = 1, .max = 16777216,
 	 .doc = "Largest asset, in MiB; a larger download is stopped and refused."},
+
+	/* Artifacts (issue 16) */
+	{.name = "publishers", .kind = CFG_RECORDS, .def = "[]", .group = "Artifacts",
+	 FIELD(publishers), .fields = publisher_fields,
+	 .record_size = sizeof(struct config_publisher), .check_record = check_publisher,
+	 .doc = "Where NAME_send publishes the session's files: directories and Azure Blob "
+		"containers."},
+	{.name = "resource_max_bytes", .kind = CFG_INT, .def = "10485760", .group = "Artifacts",
+	 FIELD(resource_max_bytes), .min = 1, .max = 67108864,
+	 .doc = "Largest session file resources/read returns, in bytes."},
 
 	/* Execution */
 	{.name = "default_timeout", .kind = CFG_NUMBER, .def = "300", .group = "Execution",

@@ -92,6 +92,8 @@ struct config {
 
 	/* assets (seed 000) */
 	struct config_records assets; /* of struct config_asset */
+	struct config_records publishers; /* of struct config_publisher */
+	int resource_max_bytes;	      /* resources/read gives at most this */
 	int auto_provision;
 	int asset_timeout_s;
 	int asset_max_mb;
@@ -167,6 +169,23 @@ struct config {
 #define CONFIG_MPL_INLINE "module://matplotlib_inline.backend_inline"
 #define CONFIG_MPL_NONE "none"
 
+/* One entry of `publishers` (seed 000, "Publishers"; issue 16). */
+struct config_publisher {
+	char *name;
+	char *type;		/* "local" or "azure_blob" */
+	char *base_dir;		/* local: absolute */
+	char *account_url;	/* azure_blob: https://ACCOUNT.blob.core.windows.net */
+	char *container;	/* azure_blob */
+	char *sas_token_file;	/* azure_blob: one credential of these three */
+	char *account_key_file;
+	int managed_identity;
+	int max_bytes;		/* bytes of one artifact */
+	char *prefix;		/* with {identity}, {session}, {date} */
+	int auto_publish;	/* publish each result's artifacts */
+	int on_close;		/* publish outputs/ when the session ends */
+	char *content_type;	/* empty: guessed (mime.h) */
+};
+
 /* What a key holds, for the table and the documentation checks. */
 enum config_kind {
 	CFG_STRING,
@@ -238,6 +257,12 @@ static inline const struct config_asset *
 config_asset_at(const struct config *c, size_t i)
 {
 	return (const struct config_asset *)c->assets.v + i;
+}
+/* Record `i` of the publishers list. */
+static inline const struct config_publisher *
+config_publisher_at(const struct config *c, size_t i)
+{
+	return (const struct config_publisher *)c->publishers.v + i;
 }
 /* "pip", "uv", "conda". */
 const char *config_env_type_name(enum env_type t);

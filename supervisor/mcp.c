@@ -15,6 +15,8 @@
 #include "mcp.h"
 #include "metrics.h"
 #include "pool.h"
+#include "resources.h"
+#include "session.h"
 #include "tools.h"
 #include "xmalloc.h"
 
@@ -101,6 +103,11 @@ initialize_result(const char *version)
 	json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
 	json_object_object_add(caps, "tools", tools);
 	json_object_object_add(caps, "logging", json_object_new_object());
+	/* The session's files under outputs/ (resources.h). */
+	struct json_object *res = json_object_new_object();
+	json_object_object_add(res, "listChanged", json_object_new_boolean(0));
+	json_object_object_add(res, "subscribe", json_object_new_boolean(0));
+	json_object_object_add(caps, "resources", res);
 	json_object_object_add(r, "capabilities", caps);
 	json_object_object_add(info, "name", json_object_new_string("codeexecd"));
 	json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
@@ -289,6 +296,23 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	}
 }
 
+/* resources/...: the session's files (resources.h). */
+static void
+do_resources(struct session *s, const char *method, struct json_object *id,
+	     struct json_object *params, struct mcp_response *rs)
+{
+	char msg[ERR_LEN];
+	int code = 0;
+
+	s->refs++; /* held while the lock is released to read a file */
+	struct json_object *r = resources_handle(cfg, s, method, params, &code, msg, sizeof(msg));
+	if (r)
+		set_result(rs, id, r);
+	else
+		set_error(rs, 200, id, code, msg);
+	session_put(s);
+}
+
 /* A request of an initialized session; the lock is held. */
 static void
 dispatch(const struct mcp_request *rq, struct session *s, const char *method,
@@ -305,6 +329,8 @@ dispatch(const struct mcp_request *rq, struct session *s, const char *method,
 		do_tools_call(rq, s, id, params, rs);
 	else if (strcmp(method, "logging/setLevel") == 0)
 		do_set_level(s, id, params, rs);
+	else if (resources_method(method))
+		do_resources(s, method, id, params, rs);
 	else if (strcmp(method, "initialize") == 0)
 		set_error(rs, 400, id, ERR_INVALID_REQUEST,
 			  "this session is already initialized; send initialize without "

@@ -81,6 +81,7 @@ extern const struct tool tool_check_batch;
 extern const struct tool tool_cancel_batch;
 extern const struct tool tool_install_packages;
 extern const struct tool tool_search_tools;
+extern const struct tool tool_send;
 
 /* The tools/list result's "tools" array. Caller owns. */
 struct json_object *tools_list(const struct config *cfg);

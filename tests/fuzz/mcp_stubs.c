@@ -15,6 +15,7 @@
 #include "job.h"
 #include "mcp_stubs.h"
 #include "pool.h"
+#include "resources.h"
 #include "session.h"
 #include "tools.h"
 
@@ -182,3 +183,40 @@ const struct tool tool_search_tools = {.name_format = "search_{name}_tools",
 				       .describe = stub_describe,
 				       .call = stub_call,
 				       .listed = stub_search_listed};
+
+/* As the real one: listed only when publishers are configured. */
+static int
+stub_send_listed(const struct config *cfg)
+{
+	return cfg->publishers.n > 0;
+}
+
+const struct tool tool_send = {.name_format = "{name}_send",
+			       .describe = stub_describe,
+			       .call = stub_call,
+			       .listed = stub_send_listed};
+
+/* resources/...: answered as if the session had no files. */
+int
+resources_method(const char *method)
+{
+	return strncmp(method, "resources/", 10) == 0;
+}
+
+struct json_object *
+resources_handle(const struct config *cfg, struct session *s, const char *method,
+		 struct json_object *params, int *code, char *msg, size_t msg_len)
+{
+	(void)cfg;
+	(void)s;
+	(void)params;
+	(void)code;
+	(void)msg;
+	(void)msg_len;
+	struct json_object *r = json_object_new_object();
+	json_object_object_add(r, strcmp(method, "resources/templates/list") == 0
+					  ? "resourceTemplates"
+					  : "resources",
+			       json_object_new_array());
+	return r;
+}

@@ -6,8 +6,8 @@
  *  - man/codeexecd.yaml.5 documents each key as one list item whose line
  *    reads ".It Ic KEY ..." (dotted for nested keys: ".It Ic pool.warm"),
  *    under the ".Ss" subsection named by the key's group ("Identity",
- *    "Environment", "Assets", "Execution", "Isolation", "Daemon", "Tools"). No other line of the page
- *    starts with ".It Ic". Inside its item, a key states its default as
+ *    "Environment", "Assets", "Artifacts", "Execution", "Isolation", "Daemon",
+ *    "Tools"). No other line of the page starts with ".It Ic". Inside its item, a key states its default as
  *    the text line "Default:" followed by the line ".Ql VALUE" (VALUE
  *    quoted when it holds spaces), or, for an empty default, the line
  *    "Default: empty."; the one key without a default says "Required.".
@@ -562,6 +562,7 @@ START_TEST(table_is_sound)
 				      (strcmp(k->group, "Identity") == 0 ||
 				       strcmp(k->group, "Environment") == 0 ||
 				       strcmp(k->group, "Assets") == 0 ||
+				       strcmp(k->group, "Artifacts") == 0 ||
 				       strcmp(k->group, "Execution") == 0 ||
 				       strcmp(k->group, "Isolation") == 0 ||
 				       strcmp(k->group, "Daemon") == 0 ||

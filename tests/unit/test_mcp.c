@@ -305,6 +305,7 @@ START_TEST(initialize_negotiates)
 			 PACKAGE_VERSION);
 	ck_assert(!json_object_get_boolean(at(&a, "result.capabilities.tools.listChanged")));
 	ck_assert_ptr_nonnull(at(&a, "result.capabilities.logging"));
+	ck_assert_ptr_nonnull(at(&a, "result.capabilities.resources"));
 	ck_assert_ptr_null(at(&a, "result.instructions")); /* server_description is empty */
 	done(&a);
 	/* A version this server does not speak: it offers its newest. */
@@ -370,7 +371,12 @@ START_TEST(ping_and_unknown_methods)
 	ck_assert_ptr_null(at(&a, "error"));
 	ck_assert_str_eq(a.rs.what, "ping");
 	done(&a);
-	post(&a, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\"}");
+	/* resources/... are answered (resources.c); an unknown one is not. */
+	post(&a, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/list\"}");
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert(json_object_is_type(at(&a, "result.resources"), json_type_array));
+	done(&a);
+	post(&a, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/list\"}");
 	assert_error(&a, 200, -32601, "method not found");
 	ck_assert_int_eq(json_object_get_int(at(&a, "id")), 4);
 	ck_assert_str_eq(a.rs.outcome, "error -32601");
