@@ -2,6 +2,9 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,7 @@
 #include "pool_reap.h"
 #include "pool_send.h"
 #include "pool_state.h"
+#include "result.h"
 #include "start_failure.h"
 #include "xmalloc.h"
 
@@ -265,9 +269,17 @@ pool_pollfds(struct pollfd *pfd, int max)
 	return n;
 }
 
+/* The thread that reads the workers' sockets (the main loop's). */
+static pthread_t io_thread;
+static int io_thread_known;
+
 void
 pool_handle(const struct pollfd *pfd, int n)
 {
+	if (!io_thread_known) {
+		io_thread = pthread_self();
+		io_thread_known = 1;
+	}
 	for (int i = 0; i < n; i++) {
 		if (!pfd[i].revents)
 			continue;
@@ -298,3 +310,35 @@ pool_io_kill_unread(void)
 	}
 }
 
+
+/* On the thread that reads the workers: read them here until c is done. */
+static void
+drive_until_done(struct worker *w, struct call *c, double timeout_s)
+{
+	struct pollfd pfd[512];
+	double end = clock_mono() + timeout_s;
+
+	while (!c->done) {
+		if (clock_mono() >= end) {
+			log_warnx("worker %d gave no answer in time; killing it", (int)w->pid);
+			kill(w->pid, SIGKILL);
+			pool_exec_file(w, result_failed("WorkerDied", "the kernel worker did not "
+								      "answer in time"), -1);
+			break;
+		}
+		int n = pool_pollfds(pfd, 512);
+		/* Lock held: nothing else changes the workers meanwhile. */
+		if (poll(pfd, (nfds_t)n, 100) > 0)
+			pool_handle(pfd, n);
+	}
+}
+
+void
+pool_file_call(struct worker *w, struct call *c, const char *path, double timeout_s)
+{
+	pool_execute_start(w, c, path ? path : "", timeout_s, 1);
+	if (io_thread_known && pthread_equal(io_thread, pthread_self()))
+		drive_until_done(w, c, timeout_s);
+	else
+		pool_execute_wait(w, c, -1);
+}

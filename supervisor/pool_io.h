@@ -22,5 +22,14 @@ int pool_pollfds(struct pollfd *pfd, int max);
 void pool_handle(const struct pollfd *pfd, int n);
 /* Kill every worker that has left queued bytes unread for too long. */
 void pool_io_kill_unread(void);
+/*
+ * Run file call `c` (c->kind set: FILE_LIST, or FILE_OPEN of `path`) on
+ * `w` outside its session's line, and wait for its answer, at most
+ * timeout_s: for the end of a session, when no execution runs. On the
+ * thread that reads the workers (the main loop's, which expires sessions
+ * and shuts down) it reads them itself; elsewhere it waits for that
+ * thread. Lock held (released while waiting elsewhere).
+ */
+void pool_file_call(struct worker *w, struct call *c, const char *path, double timeout_s);
 
 #endif

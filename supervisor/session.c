@@ -28,6 +28,7 @@ static atomic_int busy_total;
 static atomic_int held_kernels;
 /* Told of each session that closes (main.c sets batch_session_closed). */
 static void (*close_hook)(const char *id);
+static void (*before_close)(struct session *s);
 
 int
 session_count(void)
@@ -60,6 +61,12 @@ int
 session_kernels(void)
 {
 	return atomic_load(&session_total) + atomic_load(&held_kernels);
+}
+
+void
+session_before_close(void (*fn)(struct session *s))
+{
+	before_close = fn;
 }
 
 void
@@ -179,6 +186,10 @@ session_close(struct session *s)
 		}
 	}
 	s->closed = 1;
+	s->refs++; /* the hook may release the lock */
+	if (before_close)
+		before_close(s);
+	s->refs--;
 	if (close_hook)
 		close_hook(s->id);
 	/* A running execution is stopped; its thread frees the session after. */

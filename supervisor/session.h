@@ -92,6 +92,12 @@ int session_kernels(void);
  */
 void session_on_close(void (*fn)(const char *id));
 /*
+ * Call `fn` with each session as it closes, once it is out of the table
+ * and before its worker is released (pool_lock held; fn may release it
+ * while it waits): on-close publishing (onclose.c). Set once, at start.
+ */
+void session_before_close(void (*fn)(struct session *s));
+/*
  * Every session `caller` sees, each referenced (session_put each), in a
  * NULL-terminated array the caller frees.
  */

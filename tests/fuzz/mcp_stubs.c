@@ -15,6 +15,7 @@
 #include "job.h"
 #include "mcp_stubs.h"
 #include "pool.h"
+#include "onclose.h"
 #include "resources.h"
 #include "session.h"
 #include "tools.h"
@@ -219,4 +220,11 @@ resources_handle(const struct config *cfg, struct session *s, const char *method
 					  : "resources",
 			       json_object_new_array());
 	return r;
+}
+
+/* On-close publishing is not exercised here. */
+void
+onclose_init(const struct config *cfg)
+{
+	(void)cfg;
 }

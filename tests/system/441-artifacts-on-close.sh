@@ -1,0 +1,74 @@
+#!/bin/sh
+# 441-artifacts-on-close: nothing lost at the end (issue 16). With a local
+# publisher marked on_close, the files of a session's outputs/ are published
+# before its directory goes, whether the session is closed with py_close_session,
+# expires idle, or ends with the daemon (SIGTERM); the log names what went
+# where. A publisher without on_close gets nothing.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_py ipykernel
+require_binaries
+setup_tmp
+PORT=$(free_port)
+mkdir -m 777 "$TMPD/pub"
+CFG_EXTRA="session_idle_timeout: 3
+publishers:
+  - name: keep
+    type: local
+    base_dir: $TMPD/pub/kept
+    prefix: \"{session}\"
+    on_close: true
+  - name: other
+    type: local
+    base_dir: $TMPD/pub/other"
+write_config
+start_daemon
+wait_ready
+
+run_py "$URL" "$TMPD/pub/kept" "$TMPD/ids" <<'EOF2'
+import os, sys, time
+from mcp import Client, check, ok
+from calls import tool, sc
+
+url, kept, ids = sys.argv[1], sys.argv[2], sys.argv[3]
+def session(tag):
+    c = Client(url)
+    c.initialize()
+    r = c.execute("import os\nd = os.environ['CODEEXECD_OUTPUT_DIR']\n"
+                  "os.makedirs(os.path.join(d, 'sub'))\n"
+                  "open(os.path.join(d, 'sub', 'r.txt'), 'w').write(%r)\n"
+                  "open(os.path.join(d, 'plain.csv'), 'w').write('a\\n')\n" % tag)
+    check(r.get("isError") is not True, "%s wrote its outputs" % tag, r)
+    return c
+
+closed = session("closed")
+r = tool(closed, "py_close_session", {})
+check(r.get("isError") is not True, "close_session answers", r)
+f = os.path.join(kept, closed.session_id, "sub", "r.txt")
+check(open(f).read() == "closed", "closed: outputs/sub/r.txt was published before the close answered")
+check(os.path.exists(os.path.join(kept, closed.session_id, "plain.csv")), "closed: plain.csv too")
+ok("a closed session's outputs/ is published")
+
+idle = session("idle")
+f = os.path.join(kept, idle.session_id, "sub", "r.txt")
+end = time.time() + 30
+while not os.path.exists(f) and time.time() < end:
+    time.sleep(0.2)
+check(os.path.exists(f) and open(f).read() == "idle", "idle: published when it expired")
+ok("an expired session's outputs/ is published")
+
+last = session("shutdown")
+open(ids, "w").write(last.session_id)
+EOF2
+[ $? -eq 0 ] || fail "the on-close checks failed"
+stop_daemon
+sid=$(cat "$TMPD/ids")
+[ "$(cat "$TMPD/pub/kept/$sid/sub/r.txt" 2>/dev/null)" = shutdown ] ||
+	fail "the session open at shutdown was not published"
+ok "the outputs/ of a session open at shutdown is published"
+grep -q "session ${sid%"${sid#????????}"} closed: published outputs/sub/r.txt with keep as file://$TMPD/pub/kept/$sid/sub/r.txt" "$LOG" ||
+	fail "the log does not name what was published where"
+ok "the log names what was published where"
+[ ! -e "$TMPD/pub/other" ] || fail "a publisher without on_close got files"
+ok "a publisher without on_close gets nothing"
