@@ -13,7 +13,7 @@
 #include "json_strict.h"
 #include "log.h"
 #include "mcp.h"
-#include "onclose.h"
+#include "pubhooks.h"
 #include "metrics.h"
 #include "pool.h"
 #include "resources.h"
@@ -36,7 +36,7 @@ void
 mcp_init(const struct config *c)
 {
 	cfg = c;
-	onclose_init(c);
+	pubhooks_init(c);
 }
 
 int

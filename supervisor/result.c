@@ -137,6 +137,29 @@ add_images(struct json_object *content, struct json_object *result)
 	}
 }
 
+/* Add one resource_link item per artifact published at the end of the call. */
+static void
+add_links(struct json_object *content, struct json_object *result)
+{
+	struct json_object *pub;
+
+	if (!json_object_object_get_ex(result, "published", &pub) ||
+	    !json_object_is_type(pub, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(pub); i++) {
+		struct json_object *p = json_object_array_get_idx(pub, i);
+		struct json_object *l = json_object_new_object();
+		json_object_object_add(l, "type", json_object_new_string("resource_link"));
+		json_object_object_add(l, "uri", json_object_get(json_object_object_get(p, "uri")));
+		json_object_object_add(l, "name", json_object_get(json_object_object_get(p, "name")));
+		json_object_object_add(l, "mimeType",
+				       json_object_get(json_object_object_get(p, "mime_type")));
+		json_object_object_add(l, "size",
+				       json_object_get(json_object_object_get(p, "size_bytes")));
+		json_object_array_add(content, l);
+	}
+}
+
 struct json_object *
 result_to_tool(struct json_object *result, const char *session_id)
 {
@@ -148,6 +171,7 @@ result_to_tool(struct json_object *result, const char *session_id)
 	json_object_array_add(content, text_item(text));
 	free(text);
 	add_images(content, result);
+	add_links(content, result);
 
 	/* The result's members, shared (json-c counts references) rather than
 	 * copied, and session_id: the result itself is left as it is. */
@@ -194,6 +218,14 @@ result_output_schema(int or_job)
 		"\"dropped_mime\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
 		"\"description\":\"MIME types of rich outputs not kept (not in allow_mime); "
 		"absent when none was dropped.\"},"
+		"\"artifacts\":{\"type\":\"array\",\"description\":\"Files of outputs/ the call "
+		"created or changed; absent when none.\",\"items\":{\"type\":\"object\","
+		"\"properties\":{\"name\":{\"type\":\"string\"},\"size_bytes\":{\"type\":\"integer\"},"
+		"\"mime_type\":{\"type\":\"string\"},\"modified_at\":{\"type\":\"string\"}},"
+		"\"required\":[\"name\",\"size_bytes\",\"mime_type\",\"modified_at\"]}},"
+		"\"artifacts_truncated\":{\"type\":\"boolean\"},"
+		"\"published\":{\"type\":\"array\",\"description\":\"Where auto_publish "
+		"publishers put the artifacts.\",\"items\":{\"type\":\"object\"}},"
 		"\"timings\":{\"type\":\"object\",\"properties\":{"
 		"\"queued_ms\":{\"type\":\"number\",\"minimum\":0},"
 		"\"kernel_ms\":{\"type\":\"number\",\"minimum\":0},"

@@ -29,6 +29,7 @@ static atomic_int held_kernels;
 /* Told of each session that closes (main.c sets batch_session_closed). */
 static void (*close_hook)(const char *id);
 static void (*before_close)(struct session *s);
+static void (*after_run)(struct session *s, struct call *c);
 
 int
 session_count(void)
@@ -61,6 +62,12 @@ int
 session_kernels(void)
 {
 	return atomic_load(&session_total) + atomic_load(&held_kernels);
+}
+
+void
+session_after_run(void (*fn)(struct session *s, struct call *c))
+{
+	after_run = fn;
 }
 
 void
@@ -353,6 +360,9 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 		double left = seconds < 0 ? -1 : seconds - (clock_mono() - start);
 		if (!pool_execute_wait(s->worker, c, seconds < 0 || left > 0 ? left : 0))
 			return 0;
+		/* Still busy: nothing else runs on the worker while the hook works. */
+		if (after_run && c->kind == CALL_EXECUTE)
+			after_run(s, c);
 		return call_ended(s, c, 1);
 	}
 	return 1;

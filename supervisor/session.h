@@ -94,9 +94,15 @@ void session_on_close(void (*fn)(const char *id));
 /*
  * Call `fn` with each session as it closes, once it is out of the table
  * and before its worker is released (pool_lock held; fn may release it
- * while it waits): on-close publishing (onclose.c). Set once, at start.
+ * while it waits): on-close publishing (pubhooks.c). Set once, at start.
  */
 void session_before_close(void (*fn)(struct session *s));
+/*
+ * Call `fn` with each execution's call once its result came, before the
+ * session's next call may run (pool_lock held; fn may release it): it may
+ * add to c->result (auto_publish, pubhooks.c). Set once, at start.
+ */
+void session_after_run(void (*fn)(struct session *s, struct call *c));
 /*
  * Every session `caller` sees, each referenced (session_put each), in a
  * NULL-terminated array the caller frees.

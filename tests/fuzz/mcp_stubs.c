@@ -15,7 +15,7 @@
 #include "job.h"
 #include "mcp_stubs.h"
 #include "pool.h"
-#include "onclose.h"
+#include "pubhooks.h"
 #include "resources.h"
 #include "session.h"
 #include "tools.h"
@@ -224,7 +224,7 @@ resources_handle(const struct config *cfg, struct session *s, const char *method
 
 /* On-close publishing is not exercised here. */
 void
-onclose_init(const struct config *cfg)
+pubhooks_init(const struct config *cfg)
 {
 	(void)cfg;
 }

@@ -1,5 +1,7 @@
 #!/bin/sh
-# 441-artifacts-on-close: nothing lost at the end (issue 16). With a local
+# 441-artifacts-on-close: nothing lost at the end (issue 16). First, a
+# publisher marked auto_publish gets each result's artifacts, and the result
+# says where they went (published, resource_link items). With a local
 # publisher marked on_close, the files of a session's outputs/ are published
 # before its directory goes, whether the session is closed with py_close_session,
 # expires idle, or ends with the daemon (SIGTERM); the log names what went
@@ -21,7 +23,12 @@ publishers:
     on_close: true
   - name: other
     type: local
-    base_dir: $TMPD/pub/other"
+    base_dir: $TMPD/pub/other
+  - name: auto
+    type: local
+    base_dir: $TMPD/pub/auto
+    prefix: \"{session}\"
+    auto_publish: true"
 write_config
 start_daemon
 wait_ready
@@ -43,6 +50,17 @@ def session(tag):
     return c
 
 closed = session("closed")
+r = closed.execute("open(os.path.join(d, 'late.txt'), 'w').write('late')")
+pub = sc(r).get("published") or []
+want = os.path.join(os.path.dirname(kept), "auto", closed.session_id, "late.txt")
+check(len(pub) == 1 and pub[0]["publisher"] == "auto" and pub[0]["uri"] == "file://" + want,
+      "auto_publish: the result says where its artifact went", sc(r))
+check(open(want).read() == "late", "auto_publish: the artifact was copied")
+links = [x for x in r["content"] if x.get("type") == "resource_link"]
+check(len(links) == 1 and links[0]["uri"] == pub[0]["uri"], "auto_publish: a resource_link", r)
+r = closed.execute("1")
+check("published" not in sc(r), "auto_publish: a call without artifacts publishes nothing", sc(r))
+ok("auto_publish publishes each result's artifacts and links them")
 r = tool(closed, "py_close_session", {})
 check(r.get("isError") is not True, "close_session answers", r)
 f = os.path.join(kept, closed.session_id, "sub", "r.txt")
