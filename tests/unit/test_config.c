@@ -457,6 +457,37 @@ static const struct {
 	{"---\n", "2:1: the top level must be a mapping of keys, not a single value"},
 	{"", "1:1: the file is empty: expected a mapping of keys"},
 	{"name: x\nserver_description: |\n  line one\n  line two\n", NULL},
+	/* publishers (issue 16) */
+	{"name: x\npublishers: [{name: l, type: local, base_dir: /srv/p}]\n", NULL},
+	{"name: x\npublishers: [{name: b, type: azure_blob, account_url: "
+	 "\"https://a.blob.core.windows.net\", container: c, sas_token_file: /k}]\n", NULL},
+	{"name: x\npublishers: [{name: l, type: ftp}]\n",
+	 "2:30: publishers item 1: type: \"ftp\": expected local or azure_blob"},
+	{"name: x\npublishers: [{name: l, type: local}]\n",
+	 "2:14: publishers item 1: type local needs base_dir, an absolute path"},
+	{"name: x\npublishers: [{name: l, type: local, base_dir: /a}, "
+	 "{name: l, type: local, base_dir: /b}]\n",
+	 "2:52: publishers item 2: name l is already used by item 1"},
+	{"name: x\npublishers: [{name: b, type: azure_blob, account_url: "
+	 "\"https://a.blob.core.windows.net\", container: c}]\n",
+	 "2:14: publishers item 1: type azure_blob needs exactly one of sas_token_file, "
+	 "account_key_file and managed_identity: true"},
+	{"name: x\npublishers: [{name: b, type: azure_blob, account_url: "
+	 "\"https://a.blob.core.windows.net\", container: c, sas_token_file: /k, "
+	 "managed_identity: true}]\n",
+	 "2:14: publishers item 1: type azure_blob needs exactly one of sas_token_file, "
+	 "account_key_file and managed_identity: true"},
+	{"name: x\npublishers: [{name: b, type: azure_blob, account_url: "
+	 "\"http://a.example.com/x\", container: c, sas_token_file: /k}]\n",
+	 "2:55: publishers item 1: account_url: \"http://a.example.com/x\": plain http:// is "
+	 "allowed only to a loopback address; use https://"},
+	{"name: x\npublishers: [{name: l, type: local, base_dir: /a, prefix: \"../x\"}]\n",
+	 "2:59: publishers item 1: prefix: \"../x\": must be relative, without .."},
+	{"name: x\npublishers: [{name: l, type: local, base_dir: /a, prefix: \"{user}\"}]\n",
+	 "2:59: publishers item 1: prefix: \"{user}\": the placeholders are {identity}, "
+	 "{session} and {date}"},
+	{"name: x\npublishers: [{name: l, type: local, base_dir: /a, max_bytes: 0}]\n",
+	 "2:62: publishers item 1: max_bytes: must be between 1 and 2147483647, got 0"},
 	{"name: x\nassets: {}\n", "2:9: assets: expected a list of mappings, got a mapping"},
 	{"name: x\nassets: [a]\n", "2:10: assets item 1: expected a mapping of fields, got \"a\""},
 	{"name: x\nassets: [{name: a, source: /a, destination: a}]\n",
