@@ -62,5 +62,7 @@ int publish_local(const struct config_publisher *p, const struct publish_src *sr
 		  struct publish_out *out, char *why, size_t why_len);
 int publish_azure(const struct config_publisher *p, const struct publish_src *src,
 		  struct publish_out *out, char *why, size_t why_len);
+/* For tests: the instance metadata endpoint's "http://HOST:PORT" (NULL: Azure's). */
+void publish_azure_imds_base(const char *base);
 
 #endif

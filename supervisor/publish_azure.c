@@ -40,8 +40,17 @@
 #define AZ_CONNECT_S 30
 #define AZ_ANSWER_MAX 65536
 /* Managed identity: Azure's instance metadata endpoint, for Blob Storage. */
-#define IMDS_URL "http://169.254.169.254/metadata/identity/oauth2/token" \
-		 "?api-version=2018-02-01&resource=https%3A%2F%2Fstorage.azure.com%2F"
+#define IMDS_BASE "http://169.254.169.254"
+#define IMDS_PATH "/metadata/identity/oauth2/token" \
+		  "?api-version=2018-02-01&resource=https%3A%2F%2Fstorage.azure.com%2F"
+
+static const char *imds_base = IMDS_BASE;
+
+void
+publish_azure_imds_base(const char *base)
+{
+	imds_base = base ? base : IMDS_BASE;
+}
 
 /* One upload's connection to the service. */
 struct az {
@@ -197,7 +206,8 @@ imds_token(char *why, size_t why_len)
 	char *tok = NULL;
 
 	buf_init(&ans);
-	curl_easy_setopt(c, CURLOPT_URL, IMDS_URL);
+	char *url = xasprintf("%s%s", imds_base, IMDS_PATH);
+	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_PROXY, "");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -217,6 +227,7 @@ imds_token(char *why, size_t why_len)
 			cc != CURLE_OK ? curl_easy_strerror(cc) : "answered", status);
 	json_object_put(o);
 	buf_free(&ans);
+	free(url);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	return tok;
