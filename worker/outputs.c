@@ -129,13 +129,9 @@ walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			free(p);
 		} else if (S_ISDIR(st.st_mode)) {
 			w->truncated = 1;
-		} else if (S_ISREG(st.st_mode)) {
-			int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-							       O_NOCTTY | O_CLOEXEC);
-			if (fd != -1 && fstat(fd, &st) == 0 && file_ok(w->place, &st))
-				add_found(w, name, &st, type_of(fd, name));
-			if (fd != -1)
-				close(fd);
+		} else if (file_ok(w->place, &st)) {
+			/* Its type is looked at only if it is reported (to_artifact). */
+			add_found(w, name, &st, NULL);
 		}
 		free(name);
 	}
@@ -183,14 +179,31 @@ iso_time(int64_t ns)
 	return xstrdup(out);
 }
 
+static int open_below(const struct spill_place *place, const char *path, char *why,
+		      size_t why_len);
+
+/* The MIME type of outputs/`name`, opened safely; by its name alone if it cannot be. */
+static const char *
+mime_of(const struct spill_place *place, const char *name)
+{
+	struct stat st;
+	int fd = open_below(place, name, NULL, 0);
+	const char *type = fd != -1 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+				   ? type_of(fd, name)
+				   : mime_guess(name, NULL, 0);
+	if (fd != -1)
+		close(fd);
+	return type;
+}
+
 /* Move found file f into artifact *a. */
 static void
-to_artifact(struct found *f, struct ipc_artifact *a)
+to_artifact(const struct spill_place *place, struct found *f, struct ipc_artifact *a)
 {
+	a->mime_type = xstrdup(f->mime ? f->mime : mime_of(place, f->name));
 	a->name = f->name;
 	f->name = NULL;
 	a->size_bytes = f->size;
-	a->mime_type = xstrdup(f->mime);
 	a->modified_at = iso_time(f->mtime_ns);
 }
 
@@ -203,7 +216,7 @@ outputs_list(const struct spill_place *place, struct ipc_files *out)
 	walk(place, &w);
 	out->files = xcalloc(w.n ? w.n : 1, sizeof(*out->files));
 	for (size_t i = 0; i < w.n; i++)
-		to_artifact(&w.f[i], &out->files[i]);
+		to_artifact(place, &w.f[i], &out->files[i]);
 	out->n_files = w.n;
 	out->truncated = w.truncated;
 	walk_free(&w);
@@ -260,7 +273,7 @@ outputs_changed(const struct spill_place *place, const struct outputs_snap *s,
 			continue;
 		if (r->artifacts == NULL)
 			r->artifacts = xcalloc(w.n, sizeof(*r->artifacts));
-		to_artifact(&w.f[i], &r->artifacts[k++]);
+		to_artifact(place, &w.f[i], &r->artifacts[k++]);
 	}
 	r->n_artifacts = k;
 	r->artifacts_truncated = w.truncated;
@@ -285,12 +298,14 @@ open_error(int e)
 	}
 }
 
-int
-outputs_open(const struct spill_place *place, const char *path, struct ipc_artifact *a,
-	     char *why, size_t why_len)
+/*
+ * Open outputs/`path` one component at a time without following links
+ * (the last one O_NONBLOCK, so a FIFO does not wait for a writer). The
+ * descriptor, or -1 with why[why_len] naming the path and the reason.
+ */
+static int
+open_below(const struct spill_place *place, const char *path, char *why, size_t why_len)
 {
-	struct stat st;
-
 	if (!ipc_artifact_name_ok(path))
 		return err_set(why, why_len, "%s: refused: not a relative path below %s/ "
 					     "(absolute, empty, \".\" or \"..\")", path, OUTPUTS_DIR);
@@ -302,7 +317,6 @@ outputs_open(const struct spill_place *place, const char *path, struct ipc_artif
 	int fd = -1;
 	while (comp) {
 		char *next = strtok_r(NULL, "/", &save);
-		/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
 		int flags = next ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 				 : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 		fd = openat(dfd, comp, flags);
@@ -317,6 +331,18 @@ outputs_open(const struct spill_place *place, const char *path, struct ipc_artif
 		comp = next;
 	}
 	free(copy);
+	return fd;
+}
+
+int
+outputs_open(const struct spill_place *place, const char *path, struct ipc_artifact *a,
+	     char *why, size_t why_len)
+{
+	struct stat st;
+	int fd = open_below(place, path, why, why_len);
+
+	if (fd == -1)
+		return -1;
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return err_set(why, why_len, "%s: refused: not a regular file (a directory, FIFO, "
