@@ -41,7 +41,9 @@
 #include <unistd.h>
 
 #include "front_filter.h"
+#include "ipc.h"
 #include "log.h"
+#include "publish.h"
 
 /* In a child: fail with a distinct status unless cond. */
 #define EXPECT(n, cond)                                                                           \
@@ -424,6 +426,79 @@ loopback_name(void)
 	return loop ? name : "localhost";
 }
 
+/* ---- a session file published, in a child under the filter (issue 16) ---------------- */
+
+static char pub_dir[] = "/tmp/test_front_publish.XXXXXX";
+
+/*
+ * What the front does with a FILE answer: take the descriptor from the
+ * worker's frame (recvmsg, SCM_RIGHTS), fstat and read it, and copy it
+ * under a local publisher's base_dir (mkdir, openat, write, fsync, renameat).
+ */
+static void
+publish_child(int sock)
+{
+	struct ipc_reader r;
+	struct ipc_msg m;
+	char err[ERR_LEN], base[128];
+	struct publish_out out;
+	int rc;
+
+	install_or_die();
+	ipc_reader_init(&r, sock);
+	while ((rc = ipc_reader_next(&r, &m, err, sizeof(err))) == 0)
+		EXPECT(40, ipc_reader_fill(&r) > 0);
+	EXPECT(41, rc == 1 && m.hdr.type == IPC_FILE && m.has_fd);
+	snprintf(base, sizeof(base), "%s/published", pub_dir);
+	struct config_publisher p = {.name = "l", .type = "local", .base_dir = base,
+				     .account_url = "", .container = "", .sas_token_file = "",
+				     .account_key_file = "", .max_bytes = 1000,
+				     .prefix = "{identity}/{session}", .content_type = ""};
+	struct publish_src src = {m.fd, "plots/a.csv", "text/csv", "me", "s1"};
+	EXPECT(42, publish(&p, &src, &out, err, sizeof(err)) == 0);
+	EXPECT(43, out.size == 4);
+	ipc_msg_clear(&m);
+	ipc_reader_free(&r);
+	exit(0);
+}
+
+START_TEST(test_front_publishes)
+{
+	int sv[2], fd;
+	char src[160], got[16] = "";
+	struct buf b;
+
+	ck_assert_ptr_nonnull(mkdtemp(pub_dir));
+	snprintf(src, sizeof(src), "%s/src.csv", pub_dir);
+	ck_assert_int_ge(fd = open(src, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600), 0);
+	ck_assert_int_eq(write(fd, "a,b\n", 4), 4);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid_t pid = fork();
+	ck_assert_int_ne(pid, -1);
+	if (pid == 0) {
+		close(sv[0]);
+		publish_child(sv[1]);
+	}
+	close(sv[1]);
+	struct json_object *o = json_tokener_parse("{\"file\": {}}");
+	buf_init(&b);
+	ck_assert_int_eq(ipc_frame(&b, IPC_FILE, 1, o, NULL, 0), 0);
+	ck_assert_int_eq(ipc_write_fd(sv[0], b.data, b.len, fd), 0);
+	json_object_put(o);
+	buf_free(&b);
+	int status = reap(pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the publishing child failed");
+	snprintf(src, sizeof(src), "%s/published/me/s1/plots/a.csv", pub_dir);
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_eq(read(in, got, sizeof(got)), 4);
+	ck_assert_str_eq(got, "a,b\n");
+	close(in);
+	close(fd);
+	close(sv[0]);
+}
+END_TEST
+
 START_TEST(test_front_work)
 {
 	int sock[2], ipc[2], report[2];
@@ -804,6 +879,7 @@ suite(void)
 	tcase_add_test(tc, test_allowed);
 	tcase_add_loop_test(tc, test_killed, 0, (int)(sizeof(killed) / sizeof(killed[0])));
 	tcase_add_test(tc, test_front_work);
+	tcase_add_test(tc, test_front_publishes);
 	suite_add_tcase(s, tc);
 	return s;
 }
