@@ -17,7 +17,8 @@ with open(os.path.join(here, "..", "..", "common", "ipc.h")) as f:
     VERSION = int(re.search(r"#define IPC_VERSION (\d+)", f.read()).group(1))
 TYPES = {"START": 1, "EXECUTE": 2, "INTERRUPT": 3, "RESTART_KERNEL": 4, "SHUTDOWN": 5,
          "READY": 32, "OUTPUT": 33, "RESULT": 34, "KERNEL_DIED": 35, "LOG": 36,
-         "START_FAILED": 37}
+         "START_FAILED": 37, "STREAMING": 38, "FILE_LIST": 7, "FILE_OPEN": 8, "FILES": 39,
+         "FILE": 40}
 
 
 def frame(type_name, payload=None, version=None, req=1, raw=None):
@@ -39,6 +40,8 @@ RESULT = {"success": False, "stdout": "1\n", "stderr": "",
           "error": {"type": "ZeroDivisionError", "message": "division by zero",
                     "traceback": "Traceback"},
           "execution_time": 0.01, "kernel_restarted": True, "dropped_mime": ["text/html"]}
+ART = {"name": "plots/a.png", "size_bytes": 42, "mime_type": "image/png",
+       "modified_at": "2026-12-01T13:00:00Z"}
 seeds = {
     "start": frame("START", START),
     "execute": frame("EXECUTE", {"code": "print('hi\\u0000')", "timeout_s": 30, "silent": True,
@@ -55,6 +58,14 @@ seeds = {
                                          "memory_limit_exceeded": True}),
     "log": frame("LOG", {"priority": 4, "message": "a warning"}),
     "start-failed": frame("START_FAILED", {"message": "no user namespaces"}),
+    "result-artifacts": frame("RESULT", dict(RESULT, artifacts=[ART], artifacts_truncated=True)),
+    "file-list": frame("FILE_LIST"),
+    "file-open": frame("FILE_OPEN", {"path": "plots/a.png"}),
+    "files": frame("FILES", {"files": [ART, dict(ART, name="b.csv")], "truncated": True}),
+    "file": frame("FILE", {"file": ART}),
+    "file-error": frame("FILE", {"error": "a.png: refused: a.png is a symbolic link"}),
+    "file-open-traversal": frame("FILE_OPEN", {"path": "../../etc/shadow"}),
+    "file-both": frame("FILE", {"error": "x", "file": ART}),
     # refused: wrong version, missing field, out of bounds, junk, trailing bytes
     "bad-version": frame("READY", {"kernel_pid": 5, "language": "p", "restarted": False},
                          version=1),
