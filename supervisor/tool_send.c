@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "config.h"
 #include "ipc_msg.h"
 #include "json_member.h"
@@ -73,6 +74,26 @@ send_error(const char *type, const char *message)
 	return tool_result(o, message, 1);
 }
 
+/* The answer to a publisher name not configured: the names that are. */
+static struct json_object *
+unknown_publisher(const struct config *cfg, const char *name)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_adds(&b, "no publisher \"");
+	buf_adds(&b, name);
+	buf_adds(&b, "\" is configured; the publishers are:");
+	for (size_t i = 0; i < cfg->publishers.n; i++) {
+		buf_adds(&b, i ? ", " : " ");
+		buf_adds(&b, config_publisher_at(cfg, i)->name);
+	}
+	char *msg = buf_release(&b);
+	struct json_object *r = send_error("UnknownPublisher", msg);
+	free(msg);
+	return r;
+}
+
 /* A string argument that is absent or a string; -1 after tool_bad_params otherwise. */
 static int
 opt_string(struct tool_call *tc, const char *key, const char **out)
@@ -125,7 +146,7 @@ send_call(struct tool_call *tc)
 		return NULL;
 	const struct config_publisher *p = publish_find(tc->cfg, pub_name);
 	if (p == NULL)
-		return send_error("UnknownPublisher", "no publisher of that name is configured");
+		return unknown_publisher(tc->cfg, pub_name);
 	if (name && !ipc_artifact_name_ok(name))
 		return send_error("Refused", "name must be a relative path without . or ..");
 	int fd = sfiles_open(tc->session, path, &info, &ferr, why, sizeof(why));

@@ -121,8 +121,9 @@ e = sc(r).get("error") or {}
 check(r.get("isError") is True and e.get("type") == "TooLarge" and "max_bytes" in e.get("message", ""),
       "a file over max_bytes is refused, naming max_bytes", r)
 r = send("data.csv", publisher="nope")
-check(r.get("isError") is True and sc(r)["error"]["type"] == "UnknownPublisher",
-      "an unknown publisher is refused", r)
+check(r.get("isError") is True and sc(r)["error"]["type"] == "UnknownPublisher" and
+      "local, tiny" in sc(r)["error"]["message"],
+      "an unknown publisher is refused, naming the configured ones", r)
 ok("refused: %s, and over max_bytes" % ", ".join(p or "''" for p, _ in refused))
 
 # A link swapped in while sends run: each send is the file or a refusal,
