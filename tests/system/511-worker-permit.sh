@@ -2,7 +2,8 @@
 # 511-worker-permit: the supervisor's permit table. Fake workers
 # (fake-worker.c) send a message their phase does not permit, or one with a
 # malformed field: each is killed with exactly one log line saying what it
-# sent, a call in flight gets WorkerDied, and /health keeps answering.
+# sent, a call in flight gets WorkerDied, and /health keeps answering. A
+# descriptor passed with a LOG, or a FILE nobody asked for, ends it too.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -51,6 +52,9 @@ run_mode malformed "sent a malformed message: READY: kernel_pid: must be an inte
 run_mode junk "sent a malformed message: READY: unknown member \"pgid\"; killing it"
 # Phase "ready": OUTPUT with no request in flight.
 run_mode output-idle "sent OUTPUT, which a worker may not send while ready; killing it"
+# Descriptors (issue 16): only FILE may carry one, and only for a FILE_OPEN in flight.
+run_mode fd-with-log "sent a descriptor with LOG; killing it"
+run_mode file-idle "sent FILE, which a worker may not send while ready; killing it"
 
 # Phase "executing": the RESULT of another request. The call gets WorkerDied.
 call_wrong_id() {

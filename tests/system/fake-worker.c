@@ -127,6 +127,21 @@ on_start(int argc, char **argv)
 		struct ipc_output o = {IPC_STDOUT, ipc_text_of("nobody asked\n")};
 		ipc_output_send(IPC_WORKER_FD, 1, &o);
 	}
+	/* A descriptor where none belongs: with a LOG, or a FILE nobody asked for. */
+	if (strcmp(mode, "fd-with-log") == 0 || strcmp(mode, "file-idle") == 0) {
+		struct buf b;
+		struct ipc_log l = {LOG_INFO, ipc_text_of("a log line with a descriptor")};
+		struct ipc_artifact a = {"x.txt", 1, "text/plain", "2026-12-01T00:00:00Z"};
+		struct ipc_file f = {{NULL, 0}, &a};
+		char err[IPC_ERR_LEN];
+		buf_init(&b);
+		int rc = strcmp(mode, "fd-with-log") == 0
+				 ? ipc_log_encode(&b, 0, &l, err, sizeof(err))
+				 : ipc_file_encode(&b, 1, &f, err, sizeof(err));
+		if (rc == -1 || ipc_write_fd(IPC_WORKER_FD, b.data, b.len, 0) == -1)
+			exit(3);
+		buf_free(&b);
+	}
 }
 
 static void
