@@ -71,7 +71,8 @@ allowed = {'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'LC_NUMERIC', 'LC_TIME'
            'LC_COLLATE', 'LC_MONETARY', 'LC_MESSAGES', 'TZ', 'TMPDIR', 'TMP', 'TEMP',
            'VIRTUAL_ENV', 'MCP_ASSET_CACHE_DIR', 'USER_IDENTITY', 'LD_LIBRARY_PATH',
            'DOMAIN_RUNTIME_ROOT', 'PYTHONNOUSERSITE', 'PIP_NO_INPUT',
-           'PIP_DISABLE_PIP_VERSION_CHECK', 'PIP_TARGET', 'PYTHONPATH'}
+           'PIP_DISABLE_PIP_VERSION_CHECK', 'PIP_TARGET', 'PYTHONPATH',
+           'CODEEXECD_OUTPUT_DIR'}
 pkgs = os.path.join(os.getcwd(), '.packages')
 extra = sorted(set(env) - allowed)
 leak = [k for k, v in list(env.items()) + list(os.environ.items()) if '$SECRET' in v or k == 'SECRET_TOKEN']
@@ -86,6 +87,8 @@ print('parent_leak', '$SECRET' in parent)
 print('path0', env['PATH'].split(':')[0])
 print('assets', env['MCP_ASSET_CACHE_DIR'])
 print('pkgs', env.get('PYTHONPATH') == pkgs and env.get('PIP_TARGET') == pkgs)
+print('outputs', env.get('CODEEXECD_OUTPUT_DIR') == os.path.join(os.getcwd(), 'outputs') and
+      os.path.isdir(env['CODEEXECD_OUTPUT_DIR']))
 print('ld', env.get('LD_LIBRARY_PATH'), os.environ.get('DOMAIN_RUNTIME_ROOT'))
 if '$have_cc':
     print('answer', ctypes.CDLL('libcxdanswer.so').cxd_answer())
@@ -103,7 +106,9 @@ echo "$out" | grep -qx "pkgs True" ||
 	fail "PYTHONPATH and PIP_TARGET are not the session's .packages: $out"
 echo "$out" | grep -qx "ld $lib /usr/local/lib/domain-runtime/" || fail "kernel_environment missing: $out"
 ok "SECRET_TOKEN, AWS_SECRET_ACCESS_KEY, PYTHONPATH of the daemon: not in the kernel nor its worker"
-ok "kernel environment: only the baseline, MCP_ASSET_CACHE_DIR, USER_IDENTITY, kernel_environment"
+echo "$out" | grep -qx "outputs True" ||
+	fail "CODEEXECD_OUTPUT_DIR is not the session's outputs/ directory: $out"
+ok "kernel environment: only the baseline, MCP_ASSET_CACHE_DIR, USER_IDENTITY, CODEEXECD_OUTPUT_DIR, kernel_environment"
 if [ -n "$have_cc" ]; then
 	echo "$out" | grep -qx "answer 42" || fail "the loader did not find the library: $out"
 	ok "LD_LIBRARY_PATH from kernel_environment: the loader finds libcxdanswer.so"
