@@ -1,6 +1,7 @@
 /* resources.c - see resources.h. */
 #include "autoconf.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "config.h"
 #include "json_member.h"
 #include "mime.h"
@@ -40,12 +42,47 @@ fail(int *code, char *msg, size_t msg_len, int c, const char *text)
 	return NULL;
 }
 
+/* The URI of file `name` of session `id`: each part of the name percent-encoded. Caller frees. */
+static char *
+uri_of(const char *id, const char *name)
+{
+	struct buf b;
+	char *copy = xstrdup(name), *save = NULL;
+
+	buf_init(&b);
+	buf_adds(&b, URI_SCHEME);
+	buf_adds(&b, id);
+	buf_adds(&b, "/outputs");
+	for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
+		char *e = curl_easy_escape(NULL, s, 0);
+		buf_adds(&b, "/");
+		buf_adds(&b, e);
+		curl_free(e);
+	}
+	free(copy);
+	return buf_release(&b);
+}
+
+/* The path a URI's encoded path stands for (caller frees); NULL if it holds a NUL. */
+static char *
+path_of(const char *encoded)
+{
+	int len = 0;
+	char *d = curl_easy_unescape(NULL, encoded, 0, &len);
+
+	if (d == NULL)
+		return NULL;
+	char *p = strlen(d) == (size_t)len ? xstrdup(d) : NULL;
+	curl_free(d);
+	return p;
+}
+
 /* The resource of file f (a FILES item) of session `id`. */
 static struct json_object *
 resource_of(const char *id, struct json_object *f)
 {
 	struct json_object *r = json_object_new_object();
-	char *uri = xasprintf(URI_SCHEME "%s/outputs/%s", id, json_member_str(f, "name"));
+	char *uri = uri_of(id, json_member_str(f, "name"));
 
 	json_object_object_add(r, "uri", json_object_new_string(uri));
 	json_object_object_add(r, "name", json_object_get(json_object_object_get(f, "name")));
@@ -157,12 +194,13 @@ is_text(const char *b, size_t len)
 	return 1;
 }
 
-/* The session and path a URI of ours names; NULL when it is not one. */
+/* The session and path (caller frees) a URI of ours names; NULL when it is not one. */
 static struct session *
-uri_target(struct session *caller, const char *uri, const char **path)
+uri_target(struct session *caller, const char *uri, char **path)
 {
 	char id[SESSION_ID_LEN + 1];
 
+	*path = NULL;
 	if (strncmp(uri, URI_SCHEME, strlen(URI_SCHEME)) != 0)
 		return NULL;
 	const char *p = uri + strlen(URI_SCHEME);
@@ -172,7 +210,8 @@ uri_target(struct session *caller, const char *uri, const char **path)
 		return NULL;
 	memcpy(id, p, SESSION_ID_LEN);
 	id[SESSION_ID_LEN] = '\0';
-	*path = slash + 9;
+	if ((*path = path_of(slash + 9)) == NULL)
+		return NULL;
 	struct session *t = session_get(id);
 	/* As list_sessions sees them: anonymous callers only their own session. */
 	if (t && !session_visible(caller, t)) {
@@ -207,7 +246,7 @@ do_read(const struct config *cfg, struct session *s, struct json_object *params,
 	char *msg, size_t msg_len)
 {
 	struct json_object *u, *info;
-	const char *path = NULL;
+	char *path = NULL;
 	char why[ERR_LEN];
 	enum sfiles_err ferr;
 	size_t len = 0;
@@ -218,14 +257,18 @@ do_read(const struct config *cfg, struct session *s, struct json_object *params,
 		return fail(code, msg, msg_len, ERR_PARAMS, "resources/read needs params.uri");
 	const char *uri = json_object_get_string(u);
 	struct session *t = uri_target(s, uri, &path);
-	if (t == NULL)
+	if (t == NULL) {
+		free(path);
 		return fail(code, msg, msg_len, RESOURCES_NOT_FOUND, "Resource not found");
+	}
 	int fd = sfiles_open(t, path, &info, &ferr, why, sizeof(why));
 	session_put(t);
-	if (fd == -1)
+	if (fd == -1) {
+		free(path);
 		return ferr == SFILES_REFUSED
 			       ? fail(code, msg, msg_len, RESOURCES_NOT_FOUND, "Resource not found")
 			       : fail(code, msg, msg_len, ERR_INTERNAL, why);
+	}
 	pool_unlock();
 	char *b = read_all(fd, (size_t)cfg->resource_max_bytes, &len);
 	int saved = errno;
@@ -247,6 +290,7 @@ do_read(const struct config *cfg, struct session *s, struct json_object *params,
 		json_object_object_add(r, "contents", list);
 	}
 	free(b);
+	free(path);
 	json_object_put(info);
 	return r;
 }

@@ -179,8 +179,23 @@ check(c.get("text") == CSV.decode() and c["mimeType"] == "text/csv", "read a CSV
 c = a.result("resources/read", {"uri": uri["plot.png"]})["contents"][0]
 check(base64.b64decode(c.get("blob", "")) == PNG and c["mimeType"] == "image/png",
       "read a PNG as base64", c)
+a.execute("open(os.path.join(d, 'my notes.txt'), 'w').write('spaced')")
+def all_resources(c):
+    got, cursor = [], None
+    while True:
+        res = c.result("resources/list", {"cursor": cursor} if cursor else {})
+        got += res["resources"]
+        cursor = res.get("nextCursor")
+        if not cursor:
+            return got
+sp = [x for x in all_resources(a) if x["name"] == "my notes.txt"]
+check(len(sp) == 1 and sp[0]["uri"].endswith("/outputs/my%20notes.txt"),
+      "a name with a space is percent-encoded in its URI", sp)
+c = a.result("resources/read", {"uri": sp[0]["uri"]})["contents"][0]
+check(c.get("text") == "spaced", "and read back through it", c)
 base = uri["data.csv"][:-len("data.csv")]
 for bad in (base + "../secret.txt", base + "link", base + "missing", base + "/etc/passwd",
+            base + "%2E%2E/secret.txt", base + "sub%2F..%2F..%2Fsecret.txt", base + "a%00b",
             "file:///etc/passwd", base.replace(a.session_id, "0" * 32) + "data.csv"):
     r = a.request("resources/read", {"uri": bad})
     e = (r.json or {}).get("error") or {}
