@@ -1,0 +1,184 @@
+/*
+ * test_outputs.c - the worker's outputs/ (worker/outputs.c) on a real
+ * directory: it is made; listing gives regular files only, sorted, with
+ * sizes and types (magic bytes before extensions); a snapshot tells what a
+ * call created or changed; opening refuses "..", absolute paths, links
+ * (also as a middle component), FIFOs without waiting, directories and
+ * devices, and passes a regular file's descriptor.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fs_tree.h"
+#include "outputs.h"
+#include "xmalloc.h"
+
+static char dir[] = "/tmp/test_outputs.XXXXXX";
+static struct spill_place place;
+
+static void
+put(const char *rel, const void *data, size_t len)
+{
+	char *p = xasprintf("%s/outputs/%s", dir, rel);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	free(p);
+}
+
+static void
+setup(void)
+{
+	char why[ERR_LEN];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	memset(&place, 0, sizeof(place));
+	place.cwd = dir;
+	ck_assert_msg(outputs_make(&place, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(outputs_make(&place, why, sizeof(why)) == 0, "again: %s", why);
+}
+
+static void
+teardown(void)
+{
+	fs_remove_tree(dir);
+	strcpy(dir, "/tmp/test_outputs.XXXXXX");
+}
+
+START_TEST(list_and_changes)
+{
+	struct ipc_files f;
+	struct outputs_snap snap = {0};
+	struct ipc_result r;
+	char *p;
+
+	put("b.csv", "x,y\n", 4);
+	put("fig", "\x89PNG\r\n\x1a\nrest", 12);
+	p = xasprintf("%s/outputs/sub", dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	free(p);
+	put("sub/a.txt", "a", 1);
+	p = xasprintf("%s/outputs/link", dir);
+	ck_assert_int_eq(symlink("/etc/passwd", p), 0);
+	free(p);
+	p = xasprintf("%s/outputs/fifo", dir);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	free(p);
+
+	outputs_list(&place, &f);
+	ck_assert_uint_eq(f.n_files, 3);
+	ck_assert_str_eq(f.files[0].name, "b.csv");
+	ck_assert_str_eq(f.files[0].mime_type, "text/csv");
+	ck_assert_str_eq(f.files[1].name, "fig");
+	ck_assert_str_eq(f.files[1].mime_type, "image/png"); /* by its magic, no extension */
+	ck_assert_uint_eq(f.files[1].size_bytes, 12);
+	ck_assert_str_eq(f.files[2].name, "sub/a.txt");
+	ck_assert_int_eq(f.truncated, 0);
+	ck_assert_int_eq(f.files[0].modified_at[strlen(f.files[0].modified_at) - 1], 'Z');
+	ipc_files_free(&f);
+
+	outputs_snap_take(&place, &snap);
+	put("new.json", "{}", 2);
+	put("b.csv", "x,y\n1,2\n", 8);
+	memset(&r, 0, sizeof(r));
+	outputs_changed(&place, &snap, &r);
+	ck_assert_uint_eq(r.n_artifacts, 2);
+	ck_assert_str_eq(r.artifacts[0].name, "b.csv");
+	ck_assert_uint_eq(r.artifacts[0].size_bytes, 8);
+	ck_assert_str_eq(r.artifacts[1].name, "new.json");
+	ck_assert_str_eq(r.artifacts[1].mime_type, "application/json");
+	ipc_result_free(&r);
+	outputs_snap_free(&snap);
+
+	/* No snapshot, no artifacts. */
+	memset(&r, 0, sizeof(r));
+	outputs_changed(&place, &snap, &r);
+	ck_assert_uint_eq(r.n_artifacts, 0);
+}
+END_TEST
+
+START_TEST(open_refuses)
+{
+	struct ipc_artifact a = {0};
+	char why[ERR_LEN], *p;
+
+	put("ok.pdf", "%PDF-1.4", 8);
+	p = xasprintf("%s/secret", dir);
+	int s = open(p, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_ge(s, 0);
+	close(s);
+	free(p);
+	p = xasprintf("%s/outputs/link", dir);
+	ck_assert_int_eq(symlink("../secret", p), 0);
+	free(p);
+	p = xasprintf("%s/outputs/up", dir);
+	ck_assert_int_eq(symlink("..", p), 0);
+	free(p);
+	p = xasprintf("%s/outputs/fifo", dir);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	free(p);
+	p = xasprintf("%s/outputs/d", dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	free(p);
+
+	int fd = outputs_open(&place, "ok.pdf", &a, why, sizeof(why));
+	ck_assert_msg(fd >= 0, "%s", why);
+	ck_assert_str_eq(a.mime_type, "application/pdf");
+	ck_assert_uint_eq(a.size_bytes, 8);
+	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+	free(a.name);
+	free(a.mime_type);
+	free(a.modified_at);
+
+	static const struct {
+		const char *path, *why;
+	} refused[] = {
+		{"../secret", "not a relative path"}, {"/etc/passwd", "not a relative path"},
+		{"d/../ok.pdf", "not a relative path"}, {"", "not a relative path"},
+		{"link", "symbolic link"},		{"up/secret", "not below a directory"},
+		{"fifo", "not a regular file"},		{"d", "not a regular file"},
+		{"missing", "does not exist"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		memset(&a, 0, sizeof(a));
+		ck_assert_msg(outputs_open(&place, refused[i].path, &a, why, sizeof(why)) == -1,
+			      "%s was opened", refused[i].path);
+		ck_assert_msg(strstr(why, refused[i].why) != NULL, "%s: %s", refused[i].path, why);
+		ck_assert_ptr_null(a.name);
+	}
+	if (geteuid() == 0) {
+		p = xasprintf("%s/outputs/null", dir);
+		ck_assert_int_eq(mknod(p, S_IFCHR | 0600, makedev(1, 3)), 0);
+		free(p);
+		ck_assert_int_eq(outputs_open(&place, "null", &a, why, sizeof(why)), -1);
+		ck_assert_msg(strstr(why, "not a regular file") != NULL, "%s", why);
+	}
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("outputs");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, list_and_changes);
+	tcase_add_test(tc, open_refuses);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
