@@ -319,6 +319,12 @@ drive_until_done(struct worker *w, struct call *c, double timeout_s)
 	double end = clock_mono() + timeout_s;
 
 	while (!c->done) {
+		/* Its socket closed: it is gone, and reaping it waits for this loop. */
+		if (w->fd == -1) {
+			pool_exec_file(w, result_failed("WorkerDied", "the kernel worker is gone"),
+				       -1);
+			break;
+		}
 		if (clock_mono() >= end) {
 			log_warnx("worker %d gave no answer in time; killing it", (int)w->pid);
 			kill(w->pid, SIGKILL);

@@ -212,15 +212,19 @@ void
 session_expire(double idle_s)
 {
 	time_t now = time(NULL);
-	struct session *s = sessions, *next;
 
 	if (idle_s <= 0)
 		return;
-	for (; s; s = next) {
-		next = s->next;
+	/*
+	 * From the head again after each close: closing may release the lock
+	 * (on-close publishing), and the session after it may be gone by then.
+	 */
+again:
+	for (struct session *s = sessions; s; s = s->next) {
 		if (!s->busy && difftime(now, s->last_used) > idle_s) {
 			log_info("session %.8s idle for %.0f s: closed", s->id, idle_s);
 			session_close(s);
+			goto again;
 		}
 	}
 }
