@@ -25,6 +25,7 @@ struct walk {
 		const char *mime;
 	} *f;
 	size_t n, cap;
+	size_t visited; /* entries looked at, of any kind */
 	int truncated;
 };
 
@@ -113,7 +114,8 @@ walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 		struct stat st;
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (w->n >= IPC_FILES_MAX) {
+		/* Bounded however the kernel fills it: this runs before every call. */
+		if (w->n >= IPC_FILES_MAX || ++w->visited > OUTPUTS_VISIT_MAX) {
 			w->truncated = 1;
 			break;
 		}

@@ -22,6 +22,8 @@
 #define OUTPUTS_DIR "outputs"
 /* Directories below outputs/ that are looked into. */
 #define OUTPUTS_DEPTH 8
+/* Entries of any kind looked at in one walk; past it the listing is cut. */
+#define OUTPUTS_VISIT_MAX 20000
 
 /* outputs/ as it was: each file's name, size and modification time. */
 struct outputs_snap {

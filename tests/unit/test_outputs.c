@@ -107,6 +107,25 @@ START_TEST(list_and_changes)
 }
 END_TEST
 
+/* A directory of many entries that are no files is cut, and says so. */
+START_TEST(walk_is_bounded)
+{
+	struct ipc_files f;
+	char *p;
+
+	for (int i = 0; i < OUTPUTS_VISIT_MAX + 10; i++) {
+		p = xasprintf("%s/outputs/l%d", dir, i);
+		ck_assert_int_eq(symlink("x", p), 0);
+		free(p);
+	}
+	put("zz.txt", "z", 1);
+	outputs_list(&place, &f);
+	ck_assert_int_eq(f.truncated, 1);
+	ck_assert_uint_le(f.n_files, 1);
+	ipc_files_free(&f);
+}
+END_TEST
+
 START_TEST(open_refuses)
 {
 	struct ipc_artifact a = {0};
@@ -173,8 +192,10 @@ main(void)
 	Suite *s = suite_create("outputs");
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, list_and_changes);
 	tcase_add_test(tc, open_refuses);
+	tcase_add_test(tc, walk_is_bounded);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
