@@ -119,6 +119,15 @@ for name, data, ctype, pub in (("small.csv", small, "text/csv", "blob"),
           "%s: %s has its Content-MD5" % (pub, name), h)
     ok("%s: %s uploaded (%d bytes), read back with its type and MD5" % (pub, name, len(data)))
 
+# A name with a space: escaped in the URL, and signed as escaped.
+a.execute("open(os.path.join(d, 'my data.csv'), 'wb').write(b'q\\n')")
+r = tool(a, "py_send", {"path": "my data.csv", "publisher": "blob"})
+check(r.get("isError") is not True and sc(r)["uri"].endswith("/my%20data.csv"),
+      "a name with a space is sent, escaped in its uri", r)
+h, body = blob("/art/anonymous/%s/my%%20data.csv" % a.session_id)
+check(body == b"q\n", "and read back", body)
+ok("a name with a space: signed and uploaded")
+
 st, _, body = request(azport, "GET", "/art/anonymous/%s/big.bin" % a.session_id,
                       {"comp": "blocklist"})
 check(st == 200 and body.count(b"<Block>") == 3, "big.bin went in 3 blocks", body[:400])
