@@ -8,6 +8,7 @@
  */
 #include "autoconf.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -16,11 +17,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "err.h"
 #include "hex.h"
 #include "publish.h"
 #include "rand.h"
 #include "xmalloc.h"
+
+/* "file://" and the absolute path, each part percent-encoded. Caller frees. */
+static char *
+file_uri(const char *base, const char *rel)
+{
+	struct buf b;
+	char *path = xasprintf("%s/%s", base, rel), *save = NULL;
+
+	buf_init(&b);
+	buf_adds(&b, "file://");
+	for (char *s = strtok_r(path, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
+		char *e = curl_easy_escape(NULL, s, 0);
+		buf_adds(&b, "/");
+		buf_adds(&b, e);
+		curl_free(e);
+	}
+	free(path);
+	return buf_release(&b);
+}
 
 /* mkdir -p of the absolute base_dir (the administrator's path). */
 static int
@@ -169,7 +190,7 @@ publish_local(const struct config_publisher *p, const struct publish_src *src,
 	} else {
 		out->size = (uint64_t)n;
 		hex_encode(out->sha256, md, 32);
-		out->uri = xasprintf("file://%s/%s", p->base_dir, rel);
+		out->uri = file_uri(p->base_dir, rel);
 	}
 	close(dfd);
 	free(tmp);
