@@ -240,7 +240,9 @@ worker_readable(struct worker *w)
 	int rc;
 
 	ssize_t n = ipc_reader_fill(&w->reader);
-	if (n == 0 || (n < 0 && errno != EAGAIN)) {
+	/* Descriptors no frame may take: act on the frames before them, then end it. */
+	int bad_fds = n < 0 && errno == EPROTO;
+	if (!bad_fds && (n == 0 || (n < 0 && errno != EAGAIN))) {
 		/* Its exit status, via SIGCHLD, says what happened. */
 		close(w->fd);
 		w->fd = -1;
@@ -252,6 +254,9 @@ worker_readable(struct worker *w)
 	}
 	if (w->fd != -1 && rc == -1)
 		worker_kill(w, err);
+	if (w->fd != -1 && bad_fds)
+		worker_kill(w, "sent descriptors that no frame may carry (two at once, or more "
+			       "than one in a message)");
 }
 
 int

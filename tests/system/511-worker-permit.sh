@@ -55,6 +55,7 @@ run_mode output-idle "sent OUTPUT, which a worker may not send while ready; kill
 # Descriptors (issue 16): only FILE may carry one, and only for a FILE_OPEN in flight.
 run_mode fd-with-log "sent a descriptor with LOG; killing it"
 run_mode file-idle "sent FILE, which a worker may not send while ready; killing it"
+run_mode two-fds "sent descriptors that no frame may carry (two at once, or more than one in a message); killing it"
 
 # Phase "executing": the RESULT of another request. The call gets WorkerDied.
 call_wrong_id() {

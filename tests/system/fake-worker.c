@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ipc_msg.h"
@@ -126,6 +127,26 @@ on_start(int argc, char **argv)
 	if (strcmp(mode, "output-idle") == 0) {
 		struct ipc_output o = {IPC_STDOUT, ipc_text_of("nobody asked\n")};
 		ipc_output_send(IPC_WORKER_FD, 1, &o);
+	}
+	/* Two descriptors in one message: no frame may take them. */
+	if (strcmp(mode, "two-fds") == 0) {
+		int fds[2] = {0, 1};
+		char byte = 0;
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(fds))];
+		} ctl;
+		struct iovec iov = {&byte, 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+				    .msg_controllen = sizeof(ctl.buf)};
+		memset(&ctl, 0, sizeof(ctl));
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(c), fds, sizeof(fds));
+		if (sendmsg(IPC_WORKER_FD, &mh, 0) != 1)
+			exit(3);
 	}
 	/* A descriptor where none belongs: with a LOG, or a FILE nobody asked for. */
 	if (strcmp(mode, "fd-with-log") == 0 || strcmp(mode, "file-idle") == 0) {
