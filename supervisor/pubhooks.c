@@ -37,13 +37,29 @@ wanted(enum when w)
 	return 0;
 }
 
+/* Add {name, publisher?, message} to `failed`. */
+static void
+add_failure(struct json_object *failed, const char *name, const char *publisher,
+	    const char *message)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", json_object_new_string(name));
+	if (publisher)
+		json_object_object_add(o, "publisher", json_object_new_string(publisher));
+	json_object_object_add(o, "message", json_object_new_string(message));
+	json_object_array_add(failed, o);
+}
+
 /*
  * Publish file f (a FILES or artifacts item) of s to every publisher of
- * `w`; add each publish's {publisher, uri, ...} to `done` (may be NULL).
+ * `w`; add each publish's {publisher, uri, ...} to `done` and each
+ * failure's {name, publisher, message} to `failed` (both may be NULL).
  * Lock held (released while copying).
  */
 static void
-publish_one(struct session *s, struct json_object *f, enum when w, struct json_object *done)
+publish_one(struct session *s, struct json_object *f, enum when w, struct json_object *done,
+	    struct json_object *failed)
 {
 	const char *name = json_member_str(f, "name");
 	const char *ctx = w == AT_CLOSE ? "closed" : "result";
@@ -58,6 +74,8 @@ publish_one(struct session *s, struct json_object *f, enum when w, struct json_o
 	if (fd == -1) {
 		log_warnx("session %.8s %s: outputs/%s not published: the worker could not "
 			  "open it", s->id, ctx, name);
+		if (failed)
+			add_failure(failed, name, NULL, "the session's worker could not open it");
 		call_clear(&c);
 		return;
 	}
@@ -83,6 +101,8 @@ publish_one(struct session *s, struct json_object *f, enum when w, struct json_o
 		} else {
 			log_warnx("session %.8s %s: outputs/%s not published with %s: %s", s->id,
 				  ctx, name, p->name, why);
+			if (failed)
+				add_failure(failed, name, p->name, why);
 		}
 	}
 	close(fd);
@@ -111,7 +131,7 @@ publish_session(struct session *s)
 			  "it", s->id);
 	} else {
 		for (size_t i = 0; i < json_object_array_length(files); i++)
-			publish_one(s, json_object_array_get_idx(files, i), AT_CLOSE, NULL);
+			publish_one(s, json_object_array_get_idx(files, i), AT_CLOSE, NULL, NULL);
 	}
 	call_clear(&c);
 }
@@ -132,12 +152,15 @@ publish_result(struct session *s, struct call *c)
 	    !json_object_is_type(arts, json_type_array))
 		return;
 	struct json_object *done = json_object_new_array();
+	struct json_object *failed = json_object_new_array();
 	for (size_t i = 0; i < json_object_array_length(arts); i++)
-		publish_one(s, json_object_array_get_idx(arts, i), AT_RESULT, done);
-	if (c->result)
-		json_object_object_add(c->result, "published", done);
+		publish_one(s, json_object_array_get_idx(arts, i), AT_RESULT, done, failed);
+	json_object_object_add(c->result, "published", done);
+	/* The agent learns of a failure in the result, not only the log. */
+	if (json_object_array_length(failed) > 0)
+		json_object_object_add(c->result, "publish_errors", failed);
 	else
-		json_object_put(done);
+		json_object_put(failed);
 }
 
 void

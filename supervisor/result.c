@@ -226,6 +226,8 @@ result_output_schema(int or_job)
 		"\"artifacts_truncated\":{\"type\":\"boolean\"},"
 		"\"published\":{\"type\":\"array\",\"description\":\"Where auto_publish "
 		"publishers put the artifacts.\",\"items\":{\"type\":\"object\"}},"
+		"\"publish_errors\":{\"type\":\"array\",\"description\":\"Artifacts auto_publish "
+		"publishers could not take, and why.\",\"items\":{\"type\":\"object\"}},"
 		"\"timings\":{\"type\":\"object\",\"properties\":{"
 		"\"queued_ms\":{\"type\":\"number\",\"minimum\":0},"
 		"\"kernel_ms\":{\"type\":\"number\",\"minimum\":0},"

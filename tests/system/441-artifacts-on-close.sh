@@ -28,6 +28,7 @@ publishers:
     type: local
     base_dir: $TMPD/pub/auto
     prefix: \"{session}\"
+    max_bytes: 100
     auto_publish: true"
 write_config
 start_daemon
@@ -60,6 +61,11 @@ links = [x for x in r["content"] if x.get("type") == "resource_link"]
 check(len(links) == 1 and links[0]["uri"] == pub[0]["uri"], "auto_publish: a resource_link", r)
 r = closed.execute("1")
 check("published" not in sc(r), "auto_publish: a call without artifacts publishes nothing", sc(r))
+r = closed.execute("open(os.path.join(d, 'huge.txt'), 'w').write('x' * 200)")
+e = sc(r).get("publish_errors") or []
+check(sc(r).get("published") == [] and len(e) == 1 and e[0]["name"] == "huge.txt" and
+      e[0]["publisher"] == "auto" and "max_bytes" in e[0]["message"],
+      "auto_publish: a failure is told in the result's publish_errors", sc(r))
 ok("auto_publish publishes each result's artifacts and links them")
 r = tool(closed, "py_close_session", {})
 check(r.get("isError") is not True, "close_session answers", r)
