@@ -509,6 +509,7 @@ static const struct config_key asset_fields[] = {
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
+static const char *const front_restarts[] = {"restart", "exit", NULL};
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
 
@@ -688,6 +689,10 @@ static const struct config_key keys[] = {
 	{.name = "shutdown_grace_s", .kind = CFG_INT, .def = "10", .group = "Daemon",
 	 FIELD(shutdown_grace_s), .min = 0, .max = 3600,
 	 .doc = "Seconds a stopping daemon lets running executions finish."},
+	{.name = "front_restart", .kind = CFG_ENUM, .def = "restart", .group = "Daemon",
+	 FIELD(front_restart), .choices = front_restarts,
+	 .doc = "When the unprivileged front dies: restart it (every session is lost) or "
+		"exit non-zero."},
 	{.name = "user", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(user),
 	 .doc = "User the daemon runs as after start-up when started as root; empty: stay."},
 	{.name = "group", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(group),

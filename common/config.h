@@ -25,6 +25,12 @@ enum exec_mode {
 	EXEC_ADAPTIVE,
 };
 
+/* What the privileged parent does when the front dies (front_restart). */
+enum front_restart {
+	FRONT_RESTART,
+	FRONT_EXIT,
+};
+
 /* Where a kernel keeps its IPython history (kernel_history). */
 enum kernel_history {
 	HISTORY_MEMORY,
@@ -126,6 +132,7 @@ struct config {
 	int http_max_connections_per_client; /* 0: half of the threads */
 	char *log_facility;
 	int shutdown_grace_s;
+	enum front_restart front_restart;
 
 	/* isolation and limits */
 	enum net_mode kernel_network_mode;
