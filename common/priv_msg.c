@@ -301,23 +301,15 @@ fds_of(unsigned type, int *least, int *most)
 }
 
 int
-priv_msg_send(int sock, const struct priv_msg *m, int fd)
+priv_record_send(int sock, const unsigned char *rec, size_t len, int fd)
 {
-	int least, most;
-	unsigned char data[PRIV_MSG_MAX];
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
-
-	ssize_t len = priv_msg_encode(m, data, sizeof(data), NULL, 0);
-	fds_of(m->type, &least, &most);
-	if (len == -1 || (fd != -1) < least || (fd != -1) > most) {
-		errno = EINVAL;
-		return -1;
-	}
-	struct iovec iov = {data, (size_t)len};
+	struct iovec iov = {(void *)rec, len};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
 	if (fd != -1) {
 		memset(&ctl, 0, sizeof(ctl));
 		mh.msg_control = ctl.buf;
@@ -330,7 +322,7 @@ priv_msg_send(int sock, const struct priv_msg *m, int fd)
 	}
 	for (;;) {
 		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-		if (n == len)
+		if (n == (ssize_t)len)
 			return 0;
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -338,6 +330,21 @@ priv_msg_send(int sock, const struct priv_msg *m, int fd)
 			errno = EMSGSIZE; /* a seqpacket record goes whole or not at all */
 		return -1;
 	}
+}
+
+int
+priv_msg_send(int sock, const struct priv_msg *m, int fd)
+{
+	unsigned char data[PRIV_MSG_MAX];
+	int least, most;
+
+	ssize_t len = priv_msg_encode(m, data, sizeof(data), NULL, 0);
+	fds_of(m->type, &least, &most);
+	if (len == -1 || (fd != -1) < least || (fd != -1) > most) {
+		errno = EINVAL;
+		return -1;
+	}
+	return priv_record_send(sock, data, (size_t)len, fd);
 }
 
 /* Close every descriptor in the control data of `mh`; how many there were. */

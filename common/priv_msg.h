@@ -189,6 +189,13 @@ int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, cha
 int priv_msg_send(int sock, const struct priv_msg *m, int fd);
 
 /*
+ * Send `len` bytes as one record, with descriptor `fd` (borrowed) unless -1,
+ * checking nothing: priv_msg_send's transport, and how tests and the test
+ * hook (front_testhook.h) send what no encoder makes. 0, or -1 with errno.
+ */
+int priv_record_send(int sock, const unsigned char *rec, size_t len, int fd);
+
+/*
  * Receive one message. Returns 1 with *m (and *fd, which the caller then
  * owns, for WORKER_STARTED and a RUNTIME_RENEWED that carries one; else -1); 0 at EOF; -1 with errno on a read
  * error (an empty record, which no encoder makes, reads as EOF too); -2

@@ -66,6 +66,20 @@ check_wheelhouse(const struct config *cfg)
 			  cfg->wheelhouse, (unsigned)(st.st_mode & 0777));
 }
 
+/*
+ * The front binds the port, holding no capability (doc/README.privsep):
+ * started as root, a port below 1024 would fail in it, every time.
+ */
+static void
+check_listen_port(const struct config *cfg)
+{
+	if (geteuid() == 0 && cfg->listen_port > 0 && cfg->listen_port < 1024)
+		fatalx("listen port %d is below 1024: the unprivileged front that binds it "
+		       "holds no capability. Listen on a port from 1024 up and put a proxy in "
+		       "front of it",
+		       cfg->listen_port);
+}
+
 /* Refuse to serve beyond loopback without authentication (seed 000). */
 static void
 check_network_boundary(const struct config *cfg)
@@ -357,6 +371,7 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	check_network_boundary(&cfg);
+	check_listen_port(&cfg);
 	if (!warm) /* --warm builds the environment only; no kernel runs */
 		check_kernel_identity(&cfg);
 	prctl(PR_SET_DUMPABLE, 0);

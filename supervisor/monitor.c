@@ -221,8 +221,7 @@ on_claim(struct monitor *m, const struct priv_kill_kernel *k)
 		return 0;
 	int rc = m->ops->claim_kernel(m->ctx, w->pid, k->kernel_pid, &pidfd, why, sizeof(why));
 	if (rc == -1)
-		return refuse(m, PRIV_CLAIM_KERNEL, k->worker, "pid %d: %s", (int)k->kernel_pid,
-			      why);
+		return refuse(m, PRIV_CLAIM_KERNEL, k->worker, "%s", why); /* names the pid */
 	if (w->pidfd != -1)
 		close(w->pidfd);
 	w->pidfd = pidfd;

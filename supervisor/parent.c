@@ -250,7 +250,8 @@ serve(struct parent_args *a, int sock)
 	 * worker for each HTTP thread that waits for one. */
 	int warm = a->cfg->pool_warm_max > a->cfg->pool_warm ? a->cfg->pool_warm_max
 							      : a->cfg->pool_warm;
-	int ceiling = a->cfg->pool_max_sessions + warm + a->cfg->http_threads;
+	/* Twice the pool's sizes: a reload may raise them in the front. */
+	int ceiling = 2 * (a->cfg->pool_max_sessions + warm) + a->cfg->http_threads;
 	P.mon = monitor_new(&ops, NULL, P.sock, a->cfg->kernel_network_mode, ceiling);
 }
 
@@ -387,6 +388,8 @@ after_front(int *rc)
 		return 1;
 	}
 	log_warnx("starting a new front: every session of the old one is lost");
+	/* Fork with no other thread busy: the remover's locks stay free. */
+	remover_drain();
 	if (start_front(P.a, -1) == -1) {
 		*rc = 1;
 		return 1;
@@ -406,9 +409,11 @@ turn(void)
 		fatal("poll");
 	pass_signals();
 	if (P.sock != -1 && pfd[1].revents && monitor_request(P.mon) == -1) {
-		/* The front closed its end or broke the protocol: it is not to be trusted. */
-		log_warnx("front %d: its socket is closed or broken; ending it", (int)P.front);
-		if (P.front)
+		/* The front closed its end or broke the protocol: it is not to be
+		 * trusted. (A front that stops closes it as it exits.) */
+		log_msg(P.stopping ? LOG_DEBUG : LOG_WARNING,
+			"front %d: its socket is closed or broken; ending it", (int)P.front);
+		if (P.front && !P.stopping)
 			kill(P.front, SIGKILL);
 		front_lost();
 	}

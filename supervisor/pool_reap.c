@@ -1,7 +1,6 @@
 /* pool_reap.c - see pool_reap.h. */
 #include "autoconf.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -103,11 +102,9 @@ static void
 refused(const struct priv_refused *r)
 {
 	struct worker *w = r->request == PRIV_CLAIM_KERNEL ? by_priv_id(r->ref) : NULL;
-	char why[PRIV_REASON_MAX + 64];
 
 	if (w && w->state != WORKER_DEAD) {
-		snprintf(why, sizeof(why), "the kernel it named is not its own (%s)", r->reason);
-		worker_kill(w, why);
+		worker_kill(w, r->reason);
 		return;
 	}
 	log_warnx("the privileged parent refused %s (%u): %s", priv_type_name(r->request), r->ref,

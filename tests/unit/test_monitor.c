@@ -69,7 +69,7 @@ fake_claim(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why, size_t 
 	(void)ctx;
 	acts.claims++;
 	if (kernel != worker + 1000) {
-		snprintf(why, why_len, "not a child of worker %d", (int)worker);
+		snprintf(why, why_len, "pid %d: not a child of worker %d", (int)kernel, (int)worker);
 		return -1;
 	}
 	*pidfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -162,24 +162,7 @@ ask(struct rig *r, unsigned type, uint32_t a, int32_t b)
 static void
 ask_raw(struct rig *r, const void *data, size_t len, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {(void *)data, len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (fd != -1) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	ck_assert_int_eq(sendmsg(r->front, &mh, 0), (ssize_t)len);
+	ck_assert_int_eq(priv_record_send(r->front, data, len, fd), 0);
 	ck_assert_int_eq(monitor_request(r->m), 0);
 }
 
