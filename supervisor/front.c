@@ -23,6 +23,8 @@
 #include "reload.h"
 #include "session.h"
 #include "sigflags.h"
+#include "toolreg.h"
+#include "toolreg_azure.h"
 #include "tools.h"
 
 #define MAX_POLL 1024
@@ -161,6 +163,10 @@ front_main(void *arg, int sock, int control, int ready_fd)
 	pool_init(cfg);
 	session_on_close(batch_session_closed);
 	mcp_init(cfg);
+	struct toolreg *reg = toolreg_from_config(cfg, err, sizeof(err));
+	if (reg == NULL)
+		fatalx("%s", err);
+	toolreg_replace(reg);
 	for (size_t i = 0; i < tools_count(); i++) {
 		char name[128];
 		tools_name(i, cfg, name, sizeof(name));
@@ -178,6 +184,7 @@ front_main(void *arg, int sock, int control, int ready_fd)
 	shut_down(cfg);
 	if (control_fd != -1)
 		close(control_fd);
+	toolreg_free(toolreg_replace(NULL)); /* before the definitions it borrows */
 	log_info("front stopped");
 	exit(0);
 }

@@ -33,6 +33,7 @@
 #include "parent.h"
 #include "runtime_watch.h"
 #include "front.h"
+#include "toolreg_check.h"
 #include "privdrop.h"
 #include "uid.h"
 #include "xmalloc.h"
@@ -365,6 +366,16 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check_only) {
+		if (toolreg_check_dir(&cfg, err, sizeof(err)) == -1)
+			fprintf(stderr, "codeexecd: warning: %s\n", err);
+		int rc = toolreg_check_modules(&cfg, err, sizeof(err));
+		if (rc != 0)
+			fprintf(stderr, "codeexecd: %s\n", err);
+		if (rc == -1) {
+			config_free(&cfg);
+			free(abs);
+			return 1;
+		}
 		fprintf(stderr, "codeexecd: configuration %s OK\n", conffile);
 		config_free(&cfg);
 		free(abs);
@@ -385,6 +396,8 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	if (!warm)
 		check_wheelhouse(&cfg);
+	if (!warm && toolreg_check_dir(&cfg, err, sizeof(err)) == -1)
+		log_warnx("%s", err);
 	if (warm) {
 		log_info("environment and assets ready; --warm done");
 		config_free(&cfg);
