@@ -537,6 +537,25 @@ check_endpoint(struct config *c, const char *v, char *why, size_t why_len)
 	return 0;
 }
 
+/* preprocess_command: an absolute path to an executable file, or "". */
+static int
+check_preprocess_command(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	struct stat st;
+
+	(void)c;
+	if (v[0] == '\0')
+		return 0;
+	if (v[0] != '/')
+		return err_set(why, why_len, "%s is not an absolute path", shown(v, sh));
+	if (stat(v, &st) == -1)
+		return err_set(why, why_len, "%s: %s", shown(v, sh), strerror(errno));
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+		return err_set(why, why_len, "%s is not an executable file", shown(v, sh));
+	return 0;
+}
+
 /* azure_ai_search.index: Azure's index names, lower-case letters, digits and -. */
 static int
 check_index(struct config *c, const char *v, char *why, size_t why_len)
@@ -832,6 +851,18 @@ static const struct config_key keys[] = {
 	 FIELD(code_prefix),
 	 .doc = "Python code every kernel runs once when it starts, before the agent's first "
 		"execution (common imports)."},
+	{.name = "preprocess_command", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(preprocess_command), .check = check_preprocess_command,
+	 .doc = "Executable (absolute path) that gets each execution's code on stdin and "
+		"writes the code to run on stdout; run as user, never as root."},
+	{.name = "preprocess_timeout_s", .kind = CFG_INT, .def = "10", .group = "Tools",
+	 FIELD(preprocess_timeout_s), .min = 1, .max = 300,
+	 .doc = "Seconds preprocess_command may take; then its process group is killed and "
+		"the call fails."},
+	{.name = "preprocess_max_bytes", .kind = CFG_INT, .def = "1048576", .group = "Tools",
+	 FIELD(preprocess_max_bytes), .min = 1024, .max = 67108864,
+	 .doc = "Bytes preprocess_command may write to stdout, and to stderr; more fails "
+		"the call."},
 
 	{.name = NULL},
 };

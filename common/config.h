@@ -168,6 +168,9 @@ struct config {
 	char *azure_api_version;
 	int azure_timeout_s;
 	char *code_prefix;		 /* run once per kernel start; "" for none */
+	char *preprocess_command;	 /* executable run on each execution's code; "" for none */
+	int preprocess_timeout_s;
+	int preprocess_max_bytes;	 /* of its stdout, and of its stderr */
 };
 
 /* matplotlib_backend's default (seed 003's) and the value that sets none. */

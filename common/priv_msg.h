@@ -17,16 +17,18 @@
  * type: 16 bits each, network byte order) followed by the fixed fields of
  * its type, each in network byte order. No JSON, no variable layout: the
  * privileged side parses nothing more complex than this. WORKER_STARTED
- * alone carries a descriptor (SCM_RIGHTS): the front's end of the new
- * worker's socket.
+ * carries a descriptor (SCM_RIGHTS): the front's end of the new worker's
+ * socket; PREPROCESS and PREPROCESSED carry one regular file each (a memfd:
+ * the code, the command's output).
  *
  * What the decoder enforces: the record is exactly the size of its type
  * (REFUSED: its header and a reason of 1..PRIV_REASON_MAX-1 printable ASCII
  * bytes); the version is PRIV_VERSION; the type is known; ids are nonzero;
  * pids are above 1; enums are in range; a wait status is one that waitpid
  * reports for a dead child. priv_msg_recv also refuses descriptors on any
- * other type, a WORKER_STARTED without exactly one, a RUNTIME_RENEWED with
- * more than one, descriptors that are not sockets, and truncated records
+ * other type, a WORKER_STARTED, PREPROCESS or PREPROCESSED without exactly
+ * one, a RUNTIME_RENEWED with more than one, descriptors that are not
+ * sockets (regular files for PREPROCESS and PREPROCESSED), and truncated records
  * or control data; every descriptor of a refused record is closed.
  *
  * Adding a field: add it to the struct, one line to its type's table in
@@ -48,14 +50,17 @@
 
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name,
- * RUNTIME_RENEWED, RUNTIME_DEGRADED. Bump whenever a type or a layout changes. */
-#define PRIV_VERSION 2
+ * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. Bump whenever a
+ * type or a layout changes. */
+#define PRIV_VERSION 3
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
 #define PRIV_REASON_MAX 200
 /* Hex digits of a session directory's name (WORKER_STARTED). */
 #define PRIV_NAME_LEN 16
+/* Hex digits of an MCP session id (PREPROCESS). */
+#define PRIV_SESSION_LEN 32
 /* Room for a decoder's complaint. */
 #define PRIV_ERR_LEN 160
 
@@ -66,6 +71,7 @@ enum priv_type {
 	PRIV_KILL_KERNEL = 3,	      /* struct priv_kill_kernel */
 	PRIV_REMOVE_SESSION_DIR = 4,  /* struct priv_remove_dir */
 	PRIV_CLAIM_KERNEL = 5,	      /* struct priv_kill_kernel */
+	PRIV_PREPROCESS = 6,	      /* struct priv_preprocess, + a memfd holding the code */
 
 	/* parent -> front: 32..63 */
 	PRIV_WORKER_STARTED = 32,     /* struct priv_worker_started, + the worker's socket */
@@ -73,6 +79,7 @@ enum priv_type {
 	PRIV_REFUSED = 34,	      /* struct priv_refused */
 	PRIV_RUNTIME_RENEWED = 35,    /* no fields, + the new control socket if there is one */
 	PRIV_RUNTIME_DEGRADED = 36,   /* struct priv_refused's reason alone */
+	PRIV_PREPROCESSED = 37,	      /* struct priv_preprocessed, + a memfd of the output */
 };
 
 /*
@@ -140,6 +147,34 @@ struct priv_degraded {
 	char reason[PRIV_REASON_MAX]; /* printable ASCII, NUL-terminated, not empty */
 };
 
+/*
+ * PREPROCESS: run preprocess_command on the code in the memfd that comes
+ * with it (read from its start), as the front's uid, with the session's id
+ * and identity in its environment. The parent answers PREPROCESSED with the
+ * same seq once the command is reaped, or REFUSED. `seq` is the front's
+ * number for the request (a space of its own, apart from SPAWN_WORKER's).
+ */
+struct priv_preprocess {
+	uint32_t seq;				  /* nonzero */
+	char session[PRIV_SESSION_LEN + 1];	  /* lowercase hex */
+	char identity[PRIV_REASON_MAX];		  /* printable ASCII, not empty */
+};
+
+/* How a preprocess_command ended (PREPROCESSED's outcome). */
+enum priv_pp_outcome {
+	PRIV_PP_OK = 0,	     /* exited 0: the descriptor holds its stdout, the code to run */
+	PRIV_PP_FAILED = 1,  /* exited non-zero or was killed: the descriptor holds its stderr */
+	PRIV_PP_TIMEOUT = 2, /* killed at preprocess_timeout_s: its stderr */
+	PRIV_PP_TOO_BIG = 3, /* wrote more than preprocess_max_bytes: its stderr */
+};
+
+/* PREPROCESSED: the command of PREPROCESS `seq` is reaped. */
+struct priv_preprocessed {
+	uint32_t seq;
+	int32_t status;	  /* waitpid's status */
+	uint32_t outcome; /* enum priv_pp_outcome */
+};
+
 /* REFUSED: a request was not carried out. */
 struct priv_refused {
 	uint16_t request;		 /* the type refused (maybe not a valid one) */
@@ -158,6 +193,8 @@ struct priv_msg {
 		struct priv_worker_exited exited;
 		struct priv_refused refused;
 		struct priv_degraded degraded;
+		struct priv_preprocess pre;
+		struct priv_preprocessed pred;
 	} u;
 };
 
@@ -182,7 +219,8 @@ int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, cha
 
 /*
  * Send one message, with descriptor `fd` (borrowed) when `m` is
- * WORKER_STARTED, and optionally RUNTIME_RENEWED (-1 otherwise). Blocks
+ * WORKER_STARTED, PREPROCESS or PREPROCESSED, and optionally RUNTIME_RENEWED
+ * (-1 otherwise). Blocks
  * until sent. 0, or -1 with errno set (EINVAL: a field out of bounds, or a
  * descriptor where none belongs).
  */
@@ -197,7 +235,8 @@ int priv_record_send(int sock, const unsigned char *rec, size_t len, int fd);
 
 /*
  * Receive one message. Returns 1 with *m (and *fd, which the caller then
- * owns, for WORKER_STARTED and a RUNTIME_RENEWED that carries one; else -1); 0 at EOF; -1 with errno on a read
+ * owns, for WORKER_STARTED, PREPROCESS, PREPROCESSED and a RUNTIME_RENEWED
+ * that carries one; else -1); 0 at EOF; -1 with errno on a read
  * error (an empty record, which no encoder makes, reads as EOF too); -2
  * with why[why_len] set when the record is malformed (every
  * descriptor it carried is closed; m->type as for priv_msg_decode, or 0).

@@ -152,6 +152,7 @@ static const struct {
 	{SCMP_SYS(fsync), ALLOW, 0, {}, "state files written whole"},
 	{SCMP_SYS(fdatasync), ALLOW, 0, {}, "as above"},
 	{SCMP_SYS(ftruncate), ALLOW, 0, {}, "files rewritten in place"},
+	{SCMP_SYS(memfd_create), ALLOW, 0, {}, "the code passed to preprocess_command (PREPROCESS)"},
 	{SCMP_SYS(unlink), ALLOW, 0, {}, "stale control socket, temporary files"},
 	{SCMP_SYS(unlinkat), ALLOW, 0, {}, "as above, newer glibc"},
 	{SCMP_SYS(rename), ALLOW, 0, {}, "files replaced atomically"},

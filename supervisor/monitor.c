@@ -6,8 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "monitor.h"
 #include "xmalloc.h"
@@ -24,6 +28,16 @@ struct mworker {
 	char *dir;	 /* the session directory (owned), NULL once removed */
 };
 
+/* A preprocess_command running for the front's PREPROCESS `seq`. */
+struct mpre {
+	struct mpre *next;
+	uint32_t seq;
+	pid_t pid;	 /* leads its own process group */
+	int out, err;	 /* its stdout and stderr (regular files) */
+	double deadline; /* monotonic: its group is killed then */
+	int timed_out;
+};
+
 struct monitor {
 	const struct monitor_ops *ops;
 	void *ctx;
@@ -32,6 +46,10 @@ struct monitor {
 	int max_workers;
 	uint32_t next_id;
 	struct mworker *workers;
+	struct mpre *pres;
+	int pre_max;	  /* 0: PREPROCESS is refused */
+	int pre_timeout_s;
+	long pre_max_bytes;
 	int broken; /* a reply could not be sent: the front is taken for gone */
 };
 
@@ -65,8 +83,32 @@ monitor_free(struct monitor **mp)
 		free(w->dir);
 		free(w);
 	}
+	while (m->pres) {
+		struct mpre *p = m->pres;
+		m->pres = p->next;
+		close(p->out);
+		close(p->err);
+		free(p);
+	}
 	free(m);
 	*mp = NULL;
+}
+
+void
+monitor_set_preprocess(struct monitor *m, int max_running, int timeout_s, long max_bytes)
+{
+	m->pre_max = max_running;
+	m->pre_timeout_s = timeout_s;
+	m->pre_max_bytes = max_bytes;
+}
+
+int
+monitor_preprocessing(const struct monitor *m)
+{
+	int n = 0;
+	for (const struct mpre *p = m->pres; p; p = p->next)
+		n++;
+	return n;
 }
 
 int
@@ -289,6 +331,91 @@ on_remove(struct monitor *m, const struct priv_remove_dir *r)
 	return 0;
 }
 
+static int
+on_preprocess(struct monitor *m, const struct priv_preprocess *q, int code_fd)
+{
+	char why[PRIV_REASON_MAX - 40];
+	struct mpre *p;
+
+	if (m->pre_max == 0 || m->ops->preprocess == NULL)
+		return refuse(m, PRIV_PREPROCESS, q->seq, "preprocess_command is not set");
+	for (p = m->pres; p; p = p->next)
+		if (p->seq == q->seq)
+			return refuse(m, PRIV_PREPROCESS, q->seq,
+				      "request %u is running already", q->seq);
+	if (monitor_preprocessing(m) >= m->pre_max)
+		return refuse(m, PRIV_PREPROCESS, q->seq, "%d preprocess_commands run already, "
+			      "the most allowed", m->pre_max);
+	p = xcalloc(1, sizeof(*p));
+	if (m->ops->preprocess(m->ctx, q, code_fd, &p->pid, &p->out, &p->err, why,
+			       sizeof(why)) == -1) {
+		free(p);
+		return refuse(m, PRIV_PREPROCESS, q->seq, "cannot run preprocess_command: %s",
+			      why);
+	}
+	p->seq = q->seq;
+	p->deadline = clock_mono() + m->pre_timeout_s;
+	p->next = m->pres;
+	m->pres = p;
+	return 0;
+}
+
+void
+monitor_tick(struct monitor *m)
+{
+	double now = clock_mono();
+
+	for (struct mpre *p = m->pres; p; p = p->next)
+		if (!p->timed_out && now >= p->deadline) {
+			log_warnx("preprocess_command %d (request %u) ran %d s: killing it",
+				  (int)p->pid, p->seq, m->pre_timeout_s);
+			p->timed_out = 1;
+			m->ops->kill_group(m->ctx, p->pid);
+		}
+}
+
+/* How reaped command `p` ended, judged by the parent, not by the command. */
+static enum priv_pp_outcome
+pre_outcome(const struct monitor *m, const struct mpre *p, int status)
+{
+	struct stat st;
+
+	if (p->timed_out)
+		return PRIV_PP_TIMEOUT;
+	/* RLIMIT_FSIZE stops a write past the bound with SIGXFSZ. */
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ)
+		return PRIV_PP_TOO_BIG;
+	if ((fstat(p->out, &st) == 0 && st.st_size > m->pre_max_bytes) ||
+	    (fstat(p->err, &st) == 0 && st.st_size > m->pre_max_bytes))
+		return PRIV_PP_TOO_BIG;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? PRIV_PP_OK : PRIV_PP_FAILED;
+}
+
+/* Reaped preprocess_command `pid`: tell the front. 1 if it was one, else 0. */
+static int
+pre_exited(struct monitor *m, pid_t pid, int status)
+{
+	for (struct mpre **pp = &m->pres; *pp; pp = &(*pp)->next) {
+		struct mpre *p = *pp;
+		if (p->pid != pid)
+			continue;
+		*pp = p->next;
+		/* What it started in its group must not outlive it. */
+		m->ops->kill_group(m->ctx, p->pid);
+		enum priv_pp_outcome o = pre_outcome(m, p, status);
+		struct priv_msg r = {.type = PRIV_PREPROCESSED};
+		r.u.pred = (struct priv_preprocessed){p->seq, status, (uint32_t)o};
+		int fd = o == PRIV_PP_OK ? p->out : p->err;
+		lseek(fd, 0, SEEK_SET);
+		reply(m, &r, fd);
+		close(p->out);
+		close(p->err);
+		free(p);
+		return 1;
+	}
+	return 0;
+}
+
 int
 monitor_request(struct monitor *m)
 {
@@ -320,8 +447,13 @@ monitor_request(struct monitor *m)
 		return on_kill_kernel(m, &r.u.kill);
 	case PRIV_REMOVE_SESSION_DIR:
 		return on_remove(m, &r.u.remove);
+	case PRIV_PREPROCESS: {
+		int rc2 = on_preprocess(m, &r.u.pre, fd);
+		close(fd);
+		return rc2;
+	}
 	default:
-		if (r.type == PRIV_WORKER_STARTED)
+		if (fd != -1)
 			close(fd);
 		return refuse(m, r.type, 0, "a message only the parent sends");
 	}
@@ -330,6 +462,8 @@ monitor_request(struct monitor *m)
 int
 monitor_child_exited(struct monitor *m, pid_t pid, int status)
 {
+	if (pre_exited(m, pid, status))
+		return 1;
 	for (struct mworker *w = m->workers; w; w = w->next) {
 		if (w->pid != pid || !w->live)
 			continue;
@@ -359,6 +493,8 @@ monitor_end_all(struct monitor *m)
 		kill_kernel_of(m, w);
 		n++;
 	}
+	for (struct mpre *p = m->pres; p; p = p->next)
+		m->ops->kill_group(m->ctx, p->pid);
 	return n;
 }
 

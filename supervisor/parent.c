@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -143,8 +146,108 @@ op_remove_dir(void *ctx, const char *dir)
 	remover_add(xstrdup(dir));
 }
 
+/* ---- preprocess_command ---- */
+
+/* A memfd for a command's output; -1 with why. */
+static int
+output_file(const char *name, char *why, size_t why_len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd == -1)
+		err_set(why, why_len, "memfd_create %s: %s", name, strerror(errno));
+	return fd;
+}
+
+/*
+ * In the child: become the front's uid (`user`, or nobody when the parent
+ * is root without one), with no capability to keep or gain, and exec. The
+ * parent has remover.c's thread: only async-signal-safe calls here.
+ */
+static void __attribute__((noreturn))
+exec_preprocess(const char *cmd, char *const env[], int in, int out, int err, rlim_t max_bytes)
+{
+	char *const argv[] = {(char *)cmd, NULL};
+	struct rlimit fsize = {max_bytes + 1, max_bytes + 1};
+	sigset_t none;
+	uid_t uid = P.a->front_uid;
+	gid_t gid = P.a->front_gid;
+
+	setpgid(0, 0); /* its own group: the time limit kills what it started too */
+	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+		_exit(126);
+	close_range(3, ~0U, 0);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* A write past the bound ends it with SIGXFSZ (memfds are files). */
+	if (setrlimit(RLIMIT_FSIZE, &fsize) == -1)
+		_exit(126);
+	if (geteuid() == 0 && uid != (uid_t)-1 &&
+	    (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
+	     setresuid(uid, uid, uid) == -1))
+		_exit(126);
+	if (getuid() == 0 || geteuid() == 0)
+		_exit(126); /* never as root */
+	/* The parent's ambient capabilities (privdrop.c) would survive exec. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 && errno != EINVAL)
+		_exit(126);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		_exit(126);
+	execve(cmd, argv, env);
+	_exit(127);
+}
+
+static int
+op_preprocess(void *ctx, const struct priv_preprocess *p, int code_fd, pid_t *pid, int *out_fd,
+	      int *err_fd, char *why, size_t why_len)
+{
+	const struct config *cfg = P.a->cfg;
+	char *env[4];
+
+	(void)ctx;
+	if (lseek(code_fd, 0, SEEK_SET) == -1)
+		return err_set(why, why_len, "the code's file: %s", strerror(errno));
+	if ((*out_fd = output_file("codeexecd-preprocess-out", why, why_len)) == -1)
+		return -1;
+	if ((*err_fd = output_file("codeexecd-preprocess-err", why, why_len)) == -1) {
+		close(*out_fd);
+		return -1;
+	}
+	/* Made before fork: the child may not allocate. */
+	env[0] = xasprintf("CODEEXECD_SESSION_ID=%s", p->session);
+	env[1] = xasprintf("CODEEXECD_IDENTITY=%s", p->identity);
+	env[2] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	env[3] = NULL;
+	*pid = fork();
+	if (*pid == 0)
+		exec_preprocess(cfg->preprocess_command, env, code_fd, *out_fd, *err_fd,
+				(rlim_t)cfg->preprocess_max_bytes);
+	int saved = errno;
+	for (int i = 0; i < 3; i++)
+		free(env[i]);
+	if (*pid == -1) {
+		close(*out_fd);
+		close(*err_fd);
+		return err_set(why, why_len, "fork: %s", strerror(saved));
+	}
+	/* Also here: a kill at the time limit may come before the child's setpgid. */
+	setpgid(*pid, *pid);
+	log_debug("preprocess_command %d for request %u", (int)*pid, p->seq);
+	return 0;
+}
+
+static void
+op_kill_group(void *ctx, pid_t pgid)
+{
+	(void)ctx;
+	if (kill(-pgid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("kill preprocess_command group %d", (int)pgid);
+}
+
 static const struct monitor_ops ops = {op_spawn,	op_kill_worker, op_claim_kernel,
-				       op_kill_kernel,	op_worker_gone, op_remove_dir};
+				       op_kill_kernel,	op_worker_gone, op_remove_dir,
+				       op_preprocess,	op_kill_group};
 
 /* ---- the front ---- */
 
@@ -253,6 +356,12 @@ serve(struct parent_args *a, int sock)
 	/* Twice the pool's sizes: a reload may raise them in the front. */
 	int ceiling = 2 * (a->cfg->pool_max_sessions + warm) + a->cfg->http_threads;
 	P.mon = monitor_new(&ops, NULL, P.sock, a->cfg->kernel_network_mode, ceiling);
+	/* One command for each HTTP thread: each waits for its own (32 when
+	 * http.threads is sized at start-up). */
+	if (a->cfg->preprocess_command[0] != '\0')
+		monitor_set_preprocess(P.mon, a->cfg->http_threads > 0 ? a->cfg->http_threads : 32,
+				       a->cfg->preprocess_timeout_s,
+				       a->cfg->preprocess_max_bytes);
 }
 
 void
@@ -418,6 +527,8 @@ turn(void)
 		front_lost();
 	}
 	reap();
+	if (P.mon)
+		monitor_tick(P.mon);
 	uid_tick();
 	if (P.stopping && P.front && clock_mono() > P.stop_deadline) {
 		log_warnx("front %d did not stop in time; killing it", (int)P.front);

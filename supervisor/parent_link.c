@@ -3,10 +3,17 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "log.h"
 #include "parent_link.h"
@@ -159,4 +166,242 @@ parent_link_next(struct priv_msg *m, int *fd)
 		return 1;
 	}
 	return receive(m, fd, 0);
+}
+
+/* ---- PREPROCESS: asked by HTTP threads, answered through the main loop ---- */
+
+/* One HTTP thread waiting for its PREPROCESSED. */
+struct pre_wait {
+	struct pre_wait *next;
+	uint32_t seq;
+	int done;	 /* the answer is in */
+	struct priv_msg m;
+	int fd;		 /* PREPROCESSED's file, or -1 */
+};
+
+static pthread_mutex_t pre_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pre_cond = PTHREAD_COND_INITIALIZER;
+static struct pre_wait *pre_waits;
+static uint32_t pre_next_seq = 1;
+
+int
+parent_link_deliver(const struct priv_msg *m, int fd)
+{
+	uint32_t seq;
+
+	if (m->type == PRIV_PREPROCESSED)
+		seq = m->u.pred.seq;
+	else if (m->type == PRIV_REFUSED && m->u.refused.request == PRIV_PREPROCESS)
+		seq = m->u.refused.ref;
+	else
+		return 0;
+	pthread_mutex_lock(&pre_mu);
+	struct pre_wait *w = pre_waits;
+	while (w && w->seq != seq)
+		w = w->next;
+	if (w && !w->done) {
+		w->m = *m;
+		w->fd = fd;
+		w->done = 1;
+		pthread_cond_broadcast(&pre_cond);
+		fd = -1;
+	}
+	pthread_mutex_unlock(&pre_mu);
+	/* Its caller gave up (or a refusal of a malformed request, seq 0). */
+	if (fd != -1)
+		close(fd);
+	return 1;
+}
+
+/* A memfd holding `code`, read from its start. -1 with why. */
+static int
+code_file(const char *code, size_t len, char *why, size_t why_len)
+{
+	int fd = memfd_create("codeexecd-code", MFD_CLOEXEC);
+
+	if (fd == -1)
+		return err_set(why, why_len, "memfd_create for the code: %s", strerror(errno));
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, code + off, len - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			err_set(why, why_len, "write the code to its memfd: %s", strerror(errno));
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) == -1) {
+		err_set(why, why_len, "rewind the code's memfd: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The whole of file `fd` (at most max bytes) as a string of *len bytes;
+ * NULL with why. */
+static char *
+slurp(int fd, long max, size_t *len, char *why, size_t why_len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1) {
+		err_set(why, why_len, "fstat the output: %s", strerror(errno));
+		return NULL;
+	}
+	if (st.st_size > max) {
+		err_set(why, why_len, "the output is %lld bytes, more than %ld",
+			(long long)st.st_size, max);
+		return NULL;
+	}
+	char *text = xmalloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, text + got, (size_t)st.st_size - got, (off_t)got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* it shrank: keep what was read */
+		got += (size_t)n;
+	}
+	text[got] = '\0';
+	*len = got;
+	return text;
+}
+
+/* Wait for `w` to be answered, up to `deadline` (monotonic). 1 or 0. */
+static int
+await(struct pre_wait *w, double deadline)
+{
+	while (!w->done) {
+		double left = deadline - clock_mono();
+		if (left <= 0)
+			return 0;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)left;
+		ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&pre_cond, &pre_mu, &ts);
+	}
+	return 1;
+}
+
+/* "exited with status 1", "was killed by signal 9". */
+static void
+describe(int status, char *out, size_t cap)
+{
+	if (WIFEXITED(status))
+		snprintf(out, cap, "exited with status %d", WEXITSTATUS(status));
+	else
+		snprintf(out, cap, "was killed by signal %d", WTERMSIG(status));
+}
+
+/*
+ * The code to run out of PREPROCESSED `p` and its file `fd` (borrowed):
+ * the command's stdout, or NULL with why saying how it failed, its stderr
+ * included.
+ */
+static char *
+pre_result(const struct priv_preprocessed *p, int fd, int timeout_s, long max_bytes, char *why,
+	   size_t why_len)
+{
+	char how[64], err2[PRIV_ERR_LEN];
+	size_t text_len;
+	char *text = slurp(fd, max_bytes, &text_len, err2, sizeof(err2));
+
+	if (p->outcome == PRIV_PP_OK) {
+		if (text == NULL)
+			err_set(why, why_len, "preprocess_command: %s", err2);
+		else if (text_len != strlen(text)) {
+			err_set(why, why_len, "preprocess_command wrote a NUL byte: no Python code");
+			free(text);
+			return NULL;
+		}
+		return text;
+	}
+	describe(p->status, how, sizeof(how));
+	const char *stderr_text = text && text[0] ? text : "(nothing on stderr)";
+	switch (p->outcome) {
+	case PRIV_PP_TIMEOUT:
+		err_set(why, why_len, "preprocess_command timed out after %d s "
+			"(preprocess_timeout_s) and was killed; its stderr: %s", timeout_s,
+			stderr_text);
+		break;
+	case PRIV_PP_TOO_BIG:
+		err_set(why, why_len, "preprocess_command wrote more than %ld bytes "
+			"(preprocess_max_bytes) and was stopped", max_bytes);
+		break;
+	default:
+		err_set(why, why_len, "preprocess_command %s: %s", how, stderr_text);
+	}
+	free(text);
+	return NULL;
+}
+
+/* Make `s` printable ASCII for the wire, not empty. */
+static void
+printable(char *out, size_t cap, const char *s)
+{
+	snprintf(out, cap, "%s", s[0] ? s : "anonymous");
+	for (char *p = out; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+}
+
+char *
+parent_link_preprocess(const char *session, const char *identity, const char *code,
+		       int timeout_s, long max_bytes, char *why, size_t why_len)
+{
+	struct priv_msg m = {.type = PRIV_PREPROCESS};
+	struct pre_wait w = {.fd = -1};
+	char *text = NULL;
+
+	snprintf(m.u.pre.session, sizeof(m.u.pre.session), "%s", session);
+	printable(m.u.pre.identity, sizeof(m.u.pre.identity), identity);
+	int code_fd = code_file(code, strlen(code), why, why_len);
+	if (code_fd == -1)
+		return NULL;
+	pthread_mutex_lock(&pre_mu);
+	w.seq = m.u.pre.seq = pre_next_seq++;
+	if (pre_next_seq == 0)
+		pre_next_seq = 1;
+	w.next = pre_waits;
+	pre_waits = &w;
+	pthread_mutex_unlock(&pre_mu);
+
+	/* A SOCK_SEQPACKET record goes whole: other threads' sends do not mix in. */
+	int sent = priv_msg_send(link_fd, &m, code_fd);
+	int saved = errno;
+	close(code_fd);
+	pthread_mutex_lock(&pre_mu);
+	/* The parent kills it at timeout_s and answers at once; the rest is slack
+	 * for a parent that never answers. */
+	int answered = sent == 0 && await(&w, clock_mono() + timeout_s + 10);
+	for (struct pre_wait **pp = &pre_waits; *pp; pp = &(*pp)->next)
+		if (*pp == &w) {
+			*pp = w.next;
+			break;
+		}
+	pthread_mutex_unlock(&pre_mu);
+
+	if (sent == -1)
+		err_set(why, why_len, "send PREPROCESS to the privileged parent: %s",
+			strerror(saved));
+	else if (!answered)
+		err_set(why, why_len, "preprocess_command: no answer from the privileged parent "
+			"in %d s", timeout_s + 10);
+	else if (w.m.type == PRIV_REFUSED)
+		err_set(why, why_len, "preprocess_command: the privileged parent refused: %s",
+			w.m.u.refused.reason);
+	else
+		text = pre_result(&w.m.u.pred, w.fd, timeout_s, max_bytes, why, why_len);
+	if (w.fd != -1)
+		close(w.fd);
+	return text;
 }

@@ -45,4 +45,23 @@ void parent_link_remove_dir(uint32_t dir);
  */
 int parent_link_next(struct priv_msg *m, int *fd);
 
+/*
+ * Run preprocess_command on `code` through the parent (PREPROCESS), for
+ * session `session` (SESSION_ID_LEN hex digits) of `identity`: the code to
+ * run (caller owns), or NULL with why[why_len] (the command's stderr when
+ * it failed, or that it timed out or wrote too much). Called by an HTTP
+ * thread without pool_lock: it waits on a condition variable while the main
+ * loop, the socket's only reader, hands it the answer (parent_link_deliver).
+ */
+char *parent_link_preprocess(const char *session, const char *identity, const char *code,
+			     int timeout_s, long max_bytes, char *why, size_t why_len);
+
+/*
+ * The main loop's part: if `m` answers a PREPROCESS (PREPROCESSED, or
+ * REFUSED of one), hand it and `fd` (owned from now on) to its waiting
+ * thread, or close fd if that thread gave up. 1 if it did, 0 if `m` is
+ * something else.
+ */
+int parent_link_deliver(const struct priv_msg *m, int fd);
+
 #endif

@@ -119,6 +119,8 @@ pool_reap(void)
 
 	while ((rc = parent_link_next(&m, &fd)) == 1) {
 		struct worker *w;
+		if (parent_link_deliver(&m, fd))
+			continue; /* a PREPROCESS's answer, for an HTTP thread */
 		switch (m.type) {
 		case PRIV_WORKER_EXITED:
 			w = by_priv_id(m.u.exited.worker);

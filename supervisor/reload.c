@@ -121,6 +121,11 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"auto_provision", run->auto_provision != new->auto_provision},
 		{"asset_timeout_s", run->asset_timeout_s != new->asset_timeout_s},
 		{"asset_max_mb", run->asset_max_mb != new->asset_max_mb},
+		/* The parent runs it, and keeps its start-up configuration. */
+		{"preprocess_command, preprocess_timeout_s or preprocess_max_bytes",
+		 str_differs(run->preprocess_command, new->preprocess_command) ||
+			 run->preprocess_timeout_s != new->preprocess_timeout_s ||
+			 run->preprocess_max_bytes != new->preprocess_max_bytes},
 		{"user", str_differs(run->user, new->user)},
 		{"group", str_differs(run->group, new->group)},
 		{"kernel_network_mode", run->kernel_network_mode != new->kernel_network_mode},
