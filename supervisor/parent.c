@@ -173,6 +173,8 @@ exec_preprocess(const char *cmd, char *const env[], int in, int out, int err, rl
 	gid_t gid = P.a->front_gid;
 
 	setpgid(0, 0); /* its own group: the time limit kills what it started too */
+	if (chdir("/") == -1)
+		_exit(126);
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		_exit(126);
 	close_range(3, ~0U, 0);
