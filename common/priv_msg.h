@@ -5,7 +5,9 @@
  *
  * The front (HTTP, MCP, sessions, the pool's logic) holds no privilege. It
  * asks the parent, which does, to start and end workers, to pin and kill a
- * worker's kernel and to remove a session's directory. The parent checks
+ * worker's kernel, to remove a session's directory and to run
+ * preprocess_command on an execution's code (which the front, forbidden
+ * fork and exec, cannot). The parent checks
  * every request against its own configuration and state and answers
  * REFUSED to anything else. The front names objects only by the ids the
  * parent issued (worker ids, directory ids); it never gives the parent a
