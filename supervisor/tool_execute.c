@@ -177,14 +177,9 @@ add_timings(struct tool_call *tc, struct json_object *r, const struct job *j)
 	json_object_object_add(json_object_object_get(r, "structuredContent"), "timings", t);
 }
 
-/*
- * preprocess_command's version of `code` into *out (owned; NULL when none is
- * set). 0, or -1 with *failed, the call's answer: the command's stderr, or
- * that it timed out or wrote too much, as an error the agent reads.
- */
-static int
-preprocess(struct tool_call *tc, struct session *target, const char *code, char **out,
-	   struct json_object **failed)
+int
+tool_preprocess(struct tool_call *tc, struct session *target, const char *code, char **out,
+		struct json_object **failed)
 {
 	char why[4096], id[SESSION_ID_LEN + 1], identity[sizeof(target->identity)];
 	int timeout_s = tc->cfg->preprocess_timeout_s;
@@ -226,10 +221,10 @@ execute_call(struct tool_call *tc)
 		strv_free(allow_mime);
 		return NULL;
 	}
-	/* Without pool_lock (preprocess() lets it go): the command may take
+	/* Without pool_lock (tool_preprocess lets it go): the command may take
 	 * preprocess_timeout_s. */
 	char *preprocessed;
-	if (preprocess(tc, target, code, &preprocessed, &r) == -1) {
+	if (tool_preprocess(tc, target, code, &preprocessed, &r) == -1) {
 		session_put(target);
 		strv_free(allow_mime);
 		return r;

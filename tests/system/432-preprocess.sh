@@ -5,7 +5,8 @@
 # what it writes on stdout runs. A non-zero exit fails the call with its
 # stderr; a command past preprocess_timeout_s is killed, with what it
 # started; more than preprocess_max_bytes on stdout or stderr fails the
-# call, less runs; it never runs as root.
+# call, less runs; it never runs as root. parallel_execute's code goes
+# through it too.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -141,6 +142,27 @@ r = c.execute("big_ok  #large")
 check(not r.get("isError") and value_of(r) == "'ran'", "560 KB of code under the bound runs",
       r)
 ok("megabytes: over preprocess_max_bytes fails (stdout and stderr), under it runs")
+
+# parallel_execute: the batch's code goes through the command once, too.
+def tool(name, args):
+    return c.result("tools/call", {"name": name, "arguments": args})
+r = tool("py_parallel_execute", {"code": "out = preprocessed_json.dumps(i)",
+                                 "inputs": [{"i": 1}, {"i": 2}], "result_variable": "out"})
+check(not r.get("isError"), "parallel_execute accepted", r)
+bid = r["structuredContent"]["batch_id"]
+deadline = time.monotonic() + 60
+while True:
+    s = tool("py_check_batch", {"batch_id": bid})["structuredContent"]
+    if s.get("status") == "completed":
+        break
+    check(time.monotonic() < deadline, "the batch finishes within 60 s", s)
+    time.sleep(0.2)
+got = sorted(x.get("result") for x in s["items"])
+check(got == ["1", "2"], "each item ran the preprocessed code (its import)", s)
+r = tool("py_parallel_execute", {"code": "out = 1  #fail", "inputs": [{"i": 1}]})
+check(r.get("isError") is True and "the word forbidden is not allowed here" in text_of(r),
+      "a failing command fails parallel_execute with its stderr", r)
+ok("parallel_execute: preprocessed once per batch; a failure fails the call")
 
 # The daemon still serves after all that.
 r = c.execute("preprocessed_json.dumps(2)")
