@@ -158,6 +158,15 @@ output_file(const char *name, char *why, size_t why_len)
 	return fd;
 }
 
+/* In the child: say why on the command's stderr (the call's error), and end. */
+static void __attribute__((noreturn))
+child_fail(const char *why, int code)
+{
+	ssize_t n = write(2, why, strlen(why));
+	(void)n;
+	_exit(code);
+}
+
 /*
  * In the child: become the front's uid (`user`, or nobody when the parent
  * is root without one), with no capability to keep or gain, and exec. The
@@ -173,31 +182,32 @@ exec_preprocess(const char *cmd, char *const env[], int in, int out, int err, rl
 	gid_t gid = P.a->front_gid;
 
 	setpgid(0, 0); /* its own group: the time limit kills what it started too */
-	if (chdir("/") == -1)
-		_exit(126);
 	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		_exit(126);
 	close_range(3, ~0U, 0);
+	if (chdir("/") == -1)
+		child_fail("codeexecd: preprocess_command: cannot enter /\n", 126);
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* A write past the bound ends it with SIGXFSZ (memfds are files). */
 	if (setrlimit(RLIMIT_FSIZE, &fsize) == -1)
-		_exit(126);
+		child_fail("codeexecd: preprocess_command: cannot set RLIMIT_FSIZE\n", 126);
 	if (geteuid() == 0 && uid != (uid_t)-1 &&
 	    (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
 	     setresuid(uid, uid, uid) == -1))
-		_exit(126);
+		child_fail("codeexecd: preprocess_command: cannot become the daemon's user\n", 126);
 	if (getuid() == 0 || geteuid() == 0)
-		_exit(126); /* never as root */
+		child_fail("codeexecd: preprocess_command: refusing to run it as root\n", 126);
 	/* The parent's ambient capabilities (privdrop.c) would survive exec. */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 && errno != EINVAL)
-		_exit(126);
+		child_fail("codeexecd: preprocess_command: cannot clear ambient capabilities\n",
+			   126);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		_exit(126);
+		child_fail("codeexecd: preprocess_command: cannot set no_new_privs\n", 126);
 	execve(cmd, argv, env);
-	_exit(127);
+	child_fail("codeexecd: preprocess_command: cannot execute it\n", 127);
 }
 
 static int

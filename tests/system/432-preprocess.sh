@@ -5,8 +5,9 @@
 # what it writes on stdout runs. A non-zero exit fails the call with its
 # stderr; a command past preprocess_timeout_s is killed, with what it
 # started; more than preprocess_max_bytes on stdout or stderr fails the
-# call, less runs; it never runs as root. parallel_execute's code goes
-# through it too.
+# call, less runs; it never runs as root (as the daemon's user, or nobody
+# when a root daemon has none), holds no capability, and has no_new_privs.
+# parallel_execute's code goes through it too.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -27,6 +28,7 @@ cat >>"$pp/pre.sh" <<'EOF'
 code=$(cat)
 id -u >"$out/uid"
 env >"$out/env"
+grep -E '^(CapPrm|CapEff|CapAmb|NoNewPrivs):' /proc/self/status >"$out/caps"
 case "$code" in
 *'#fail'*)
 	echo "preprocess: the word forbidden is not allowed here" >&2
@@ -94,10 +96,15 @@ check("CODEEXECD_TEST_SECRET" not in env, "the daemon's environment is not passe
 check(env.get("PATH") == "/usr/local/bin:/usr/bin:/bin", "PATH is the fixed one", env)
 ok("the environment: session id, identity, PATH, nothing of the daemon's")
 
-uid = read("uid").strip()
-check(uid == want_uid and uid != "0", "the command ran as the daemon's user %s, not root"
-      % want_uid, uid)
-ok("the command ran as uid %s, not root" % uid)
+def runs_as(want_uid):
+    uid = read("uid").strip()
+    check(uid == want_uid and uid != "0", "the command ran as the daemon's user %s, not root"
+          % want_uid, uid)
+    caps = dict(l.split(":\t") for l in read("caps").splitlines())
+    check(all(int(caps[k], 16) == 0 for k in ("CapPrm", "CapEff", "CapAmb")) and
+          caps["NoNewPrivs"] == "1", "no capability, no_new_privs", caps)
+    ok("the command ran as uid %s, not root, with no capability and no_new_privs" % uid)
+runs_as(want_uid)
 
 # Failure: a non-zero exit fails the call with the command's stderr.
 r = c.execute("print('never runs')  #fail")
@@ -172,6 +179,41 @@ PY
 grep -q "preprocess_command .* ran 2 s: killing it" "$LOG" ||
 	fail "the daemon's log does not say it killed the slow command"
 ok "the log says the slow command was killed"
+stop_daemon
+[ "$DAEMON_RC" = 0 ] || fail "daemon exited with status $DAEMON_RC"
+ok "daemon stopped cleanly"
+
+# Started as root without user (kernels under kernel_uid_range): the parent
+# stays root, and the command runs as nobody.
+[ "$(id -u)" = 0 ] || { ok "not root: the run without user is skipped"; exit 0; }
+nobody=$(id -u nobody 2>/dev/null) || { ok "no account nobody: skipped"; exit 0; }
+worker_for_other_uids
+PORT=$(free_port)
+CFG_EXTRA="$CFG_EXTRA
+kernel_uid_range: \"63440-63443\""
+write_config
+grep -q '^user:' "$TMPD/codeexecd.yaml" && fail "the second configuration names a user"
+rm -f "$pp/uid" "$pp/caps"
+start_daemon
+wait_ready
+[ "$(awk '/^Uid:/ { print $2 }' "/proc/$DAEMON_PID/status")" = 0 ] ||
+	fail "the parent is not root without user"
+run_py "$URL" "$pp" "$nobody" <<'PY'
+import os, sys
+from mcp import Client, check, ok, value_of
+url, pp, nobody = sys.argv[1:]
+c = Client(url)
+c.initialize()
+r = c.execute("preprocessed_json.dumps(3)")
+check(value_of(r) == "'3'", "the preprocessed code ran", r)
+uid = open(os.path.join(pp, "uid")).read().strip()
+check(uid == nobody, "with a root parent and no user, the command ran as nobody (%s)" % nobody,
+      uid)
+caps = dict(l.split(":\t") for l in open(os.path.join(pp, "caps")).read().splitlines())
+check(all(int(caps[k], 16) == 0 for k in ("CapPrm", "CapEff", "CapAmb")) and
+      caps["NoNewPrivs"] == "1", "no capability, no_new_privs", caps)
+ok("root parent without user: the command ran as nobody (uid %s), no capability" % uid)
+PY
 stop_daemon
 [ "$DAEMON_RC" = 0 ] || fail "daemon exited with status $DAEMON_RC"
 ok "daemon stopped cleanly"
