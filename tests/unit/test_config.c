@@ -507,6 +507,17 @@ static const struct {
 	{"name: x\nassets:\n  - name: a\n    name: b\n",
 	 "4:5: assets item 1: field name given twice (first at line 3)"},
 	{"name: x\nbuild_dir: /opt/envs/x/\nasset_cache_dir: /srv/a/\n", NULL},
+	{"name: x\npreprocess_command: pre.sh\n",
+	 "2:21: preprocess_command: \"pre.sh\" is not an absolute path"},
+	{"name: x\npreprocess_command: /nonexistent/pre\n",
+	 "2:21: preprocess_command: \"/nonexistent/pre\": No such file or directory"},
+	{"name: x\npreprocess_command: /etc/passwd\n",
+	 "2:21: preprocess_command: \"/etc/passwd\" is not an executable file"},
+	{"name: x\npreprocess_command: /bin/sh\npreprocess_timeout_s: 0\n",
+	 "3:23: preprocess_timeout_s: must be between 1 and 300, got 0"},
+	{"name: x\npreprocess_command: /bin/sh\npreprocess_max_bytes: 100\n",
+	 "3:23: preprocess_max_bytes: must be between 1024 and 67108864, got 100"},
+	{"name: x\npreprocess_command: /bin/sh\n", NULL},
 };
 
 START_TEST(inline_texts)
