@@ -114,7 +114,8 @@ check_wheelhouse(const struct config *cfg)
 static void
 check_network_boundary(const struct config *cfg)
 {
-	if (authority_host_is_loopback(cfg->listen_host))
+	/* With authentication, every request proves who sends it. */
+	if (authority_host_is_loopback(cfg->listen_host) || cfg->auth_mode != AUTH_NONE)
 		return;
 	if (!cfg->allow_external_network_boundary)
 		fatalx("refusing to listen on %s without authentication: codeexecd runs "
