@@ -91,11 +91,14 @@ session_describe(void)
 	for (struct session *s = sessions; s; s = s->next) {
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "id", json_object_new_string(s->id));
+		json_object_object_add(o, "identity", json_object_new_string(s->identity));
 		json_object_object_add(o, "created", json_object_new_int64(s->created));
 		json_object_object_add(o, "last_used", json_object_new_int64(s->last_used));
 		json_object_object_add(o, "busy", json_object_new_boolean(s->busy));
 		json_object_object_add(o, "worker_pid",
 				       json_object_new_int(s->worker ? s->worker->pid : 0));
+		json_object_object_add(o, "kernel_uid",
+				       json_object_new_int(s->worker ? (int)s->worker->uid : 0));
 		json_object_array_add(list, o);
 	}
 	return list;
@@ -280,6 +283,30 @@ call_ended(struct session *s, struct call *c, int ran)
 	return 1;
 }
 
+/*
+ * Seed 000's USER_IDENTITY: pooled kernels start before anyone owns them,
+ * with "anonymous"; the session's kernel learns its owner before the first
+ * call runs, and again after a restart. The identity holds no quote or
+ * backslash (auth.h), so a double-quoted literal carries it as it is.
+ */
+static void
+tell_identity(struct session *s)
+{
+	struct call c;
+
+	if (strcmp(s->identity, "anonymous") == 0 || s->worker->kernel_pid == 0 ||
+	    s->worker->kernel_pid == s->told_kernel)
+		return;
+	char *code = xasprintf("import os as _codeexecd_os\n"
+			       "_codeexecd_os.environ[\"USER_IDENTITY\"] = \"%s\"\n"
+			       "del _codeexecd_os\n", s->identity);
+	call_init(&c);
+	pool_execute(s->worker, &c, code, 30, 1);
+	s->told_kernel = s->worker->kernel_pid;
+	call_clear(&c);
+	free(code);
+}
+
 /* c's turn has come, unless the session closed or the call was cancelled:
  * take a kernel and send the code. 1 if it ended already. */
 static int
@@ -297,11 +324,17 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 		return call_ended(s, c, 0);
 	}
 	set_busy(s, 1);
-	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
-		c->result = result_failed("NoKernel", why);
-		return call_ended(s, c, 1);
+	if (s->worker == NULL) {
+		if ((s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
+			c->result = result_failed("NoKernel", why);
+			return call_ended(s, c, 1);
+		}
+		/* Which identity holds which kernel uid (kernel_uid_range). */
+		log_info("session %.8s of %s takes kernel pid %d, uid %d", s->id, s->identity,
+			 (int)s->worker->kernel_pid, (int)s->worker->uid);
 	}
 	s->worker->session = s->id;
+	tell_identity(s);
 	pool_execute_start(s->worker, c, code, timeout_s, silent);
 	c->phase = CALL_RUNNING;
 	return 0;

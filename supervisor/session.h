@@ -11,6 +11,7 @@
 #define SUPERVISOR_SESSION_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <json-c/json.h>
@@ -40,6 +41,7 @@ struct session {
 	int closed;	       /* removed from the table */
 	int refs;
 	char identity[128];    /* who the client is; "anonymous" without auth */
+	pid_t told_kernel;     /* the kernel last told USER_IDENTITY (session.c) */
 	pthread_cond_t turn;   /* broadcast when `busy` clears or the line moves */
 	struct call *line_head; /* executions waiting their turn, in order */
 	struct call *line_tail;
@@ -96,7 +98,8 @@ void session_on_close(void (*fn)(const char *id));
  * NULL-terminated array the caller frees.
  */
 struct session **session_list_visible(const struct session *caller);
-/* [{id, created, last_used, busy, worker_pid}] of every session. Caller owns. */
+/* [{id, identity, created, last_used, busy, worker_pid, kernel_uid}] of every
+ * session. Caller owns. */
 struct json_object *session_describe(void);
 
 struct call;
