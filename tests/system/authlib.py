@@ -160,7 +160,11 @@ def setup(d, port):
     with open(j("www/openid-configuration"), "w") as f:
         json.dump({"issuer": issuer, "jwks_uri": issuer + "/jwks.json",
                    "authorization_endpoint": issuer + "/authorize",
-                   "token_endpoint": issuer + "/token"}, f)
+                   "token_endpoint": issuer + "/token",
+                   "response_types_supported": ["code"],
+                   "subject_types_supported": ["public"],
+                   "id_token_signing_alg_values_supported": ["RS256", "ES256"],
+                   "code_challenge_methods_supported": ["S256"]}, f)
     write_jwks(d, [("rsa", "rsa1"), ("ec", "ec1")])
     print(issuer)
 
