@@ -219,6 +219,25 @@ rows = {l.split()[0]: l.split()[1] for l in out.stdout.splitlines()[1:] if l.str
 check(rows.get(a.session_id) == "agent-a" and rows.get(b.session_id) == "agent-b",
       "codeexecctl sessions names each session's identity", out.stdout)
 ok("codeexecctl sessions shows the identities")
+# codeexecctl exec: the token from CODEEXECD_TOKEN, never the command line.
+# Its new session needs an idle kernel, or its call would be backgrounded
+# (adaptive, promotion_threshold_s 1) while one starts.
+import os
+deadline = time.time() + 60
+while json.loads(get(base + "/health")[1]).get("idle_kernels", 0) < 1:
+    check(time.time() < deadline, "an idle kernel within 60 s")
+    time.sleep(0.2)
+env = dict(os.environ, CODEEXECD_TOKEN=ta)
+ex = subprocess.run([ctl, "-f", conf, "-u", url, "exec", "import os; print(os.environ['USER_IDENTITY'])"],
+                    capture_output=True, text=True, timeout=60, env=env)
+check(ex.returncode == 0 and ex.stdout.strip() == "agent-a",
+      "codeexecctl exec with CODEEXECD_TOKEN runs as agent-a", [ex.returncode, ex.stdout, ex.stderr])
+env.pop("CODEEXECD_TOKEN")
+ex = subprocess.run([ctl, "-f", conf, "-u", url, "exec", "1"], capture_output=True, text=True,
+                    timeout=60, env=env)
+check(ex.returncode != 0 and "401" in ex.stderr, "codeexecctl exec without a token: 401",
+      [ex.returncode, ex.stdout, ex.stderr])
+ok("codeexecctl exec: runs with CODEEXECD_TOKEN, 401 without")
 
 # What the secrecy check greps, beside the log: /health, codeexecctl, kernels.
 env = a.execute("import os\nprint(repr(dict(os.environ)))")
