@@ -283,26 +283,20 @@ call_ended(struct session *s, struct call *c, int ran)
 	return 1;
 }
 
-/*
- * Seed 000's USER_IDENTITY: pooled kernels start before anyone owns them,
- * with "anonymous"; the session's kernel learns its owner before the first
- * call runs, and again after a restart. The identity holds no quote or
- * backslash (auth.h), so a double-quoted literal carries it as it is.
- */
-static void
-tell_identity(struct session *s)
+void
+session_tell_identity(struct worker *w, const char *identity, pid_t *told)
 {
 	struct call c;
 
-	if (strcmp(s->identity, "anonymous") == 0 || s->worker->kernel_pid == 0 ||
-	    s->worker->kernel_pid == s->told_kernel)
+	if (strcmp(identity, "anonymous") == 0 || w->kernel_pid == 0 || w->kernel_pid == *told)
 		return;
+	/* No quote or backslash in an identity (auth.h): the literal holds it as it is. */
 	char *code = xasprintf("import os as _codeexecd_os\n"
 			       "_codeexecd_os.environ[\"USER_IDENTITY\"] = \"%s\"\n"
-			       "del _codeexecd_os\n", s->identity);
+			       "del _codeexecd_os\n", identity);
 	call_init(&c);
-	pool_execute(s->worker, &c, code, 30, 1);
-	s->told_kernel = s->worker->kernel_pid;
+	pool_execute(w, &c, code, 30, 1);
+	*told = w->kernel_pid;
 	call_clear(&c);
 	free(code);
 }
@@ -334,7 +328,7 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 			 (int)s->worker->kernel_pid, (int)s->worker->uid);
 	}
 	s->worker->session = s->id;
-	tell_identity(s);
+	session_tell_identity(s->worker, s->identity, &s->told_kernel);
 	pool_execute_start(s->worker, c, code, timeout_s, silent);
 	c->phase = CALL_RUNNING;
 	return 0;

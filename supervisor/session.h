@@ -104,6 +104,15 @@ struct json_object *session_describe(void);
 
 struct call;
 
+/*
+ * Seed 000's USER_IDENTITY: pooled kernels start before anyone owns them,
+ * with "anonymous". Tell the kernel of `w` its owner's `identity` with a
+ * silent execution, unless it is anonymous or this kernel (its pid, kept
+ * in *told) was told already: again after a restart. Lock held (released
+ * while the kernel runs it).
+ */
+void session_tell_identity(struct worker *w, const char *identity, pid_t *told);
+
 /* Put `c` in line for the session's kernel: executions run in this order. */
 void session_enqueue(struct session *s, struct call *c);
 /*

@@ -184,8 +184,8 @@ check(sc(r).get("status") == "completed" and "7" in text_of(r), "A's job complet
 ok("check_job and cancel_job of A's job, as B: as for an unknown job; the job went on")
 
 # A batch of A's.
-r = tool(a, "py_parallel_execute", {"code": "y = i * 2", "inputs": [{"i": 1}, {"i": 2}],
-                                    "result_variable": "y"})
+r = tool(a, "py_parallel_execute", {"code": "import os\ny = (i * 2, os.environ['USER_IDENTITY'])",
+                                    "inputs": [{"i": 1}, {"i": 2}], "result_variable": "y"})
 bid = sc(r).get("batch_id")
 check(isinstance(bid, str), "A started a batch", r)
 fb = "e" * len(bid)
@@ -194,6 +194,17 @@ for t in ("py_check_batch", "py_cancel_batch"):
     check(same(rb, rn, [bid, fb]), "B's %s of A's batch answers as for an unknown one" % t,
           [rb, rn])
 ok("check_batch and cancel_batch of A's batch, as B: as for an unknown batch")
+deadline = time.time() + 60
+while True:
+    rep = sc(tool(a, "py_check_batch", {"batch_id": bid}))
+    if rep.get("finished") == 2:
+        break
+    check(time.time() < deadline, "A's batch finishes", rep)
+    time.sleep(0.3)
+items = json.dumps(rep.get("items"))
+check(rep.get("failed") == 0 and items.count("agent-a") == 2,
+      "both batch kernels had USER_IDENTITY agent-a: B's cancel did nothing", rep)
+ok("A's batch ran whole, each kernel with USER_IDENTITY agent-a")
 
 # execution_session_id, inspect_session and close_session with A's session id.
 for t, args in (("execute_py_code", {"code": "x = 0", "execution_session_id": "%s"}),
