@@ -215,7 +215,8 @@ item_thread(void *arg)
 		item_finish(run->b, run->it, e, NULL, NULL);
 	} else {
 		pid_t told = 0;
-		session_tell_identity(w, run->b->identity, &told);
+		/* A fresh kernel: no restart to report. */
+		free(session_tell_identity(w, run->b->identity, &told));
 		pthread_mutex_lock(&batch_lock);
 		run->it->w = w;
 		pthread_mutex_unlock(&batch_lock);

@@ -42,6 +42,7 @@ struct session {
 	int refs;
 	char identity[128];    /* who the client is; "anonymous" without auth */
 	pid_t told_kernel;     /* the kernel last told USER_IDENTITY (session.c) */
+	char *restart_note;    /* a restart that telling it saw, for the next result */
 	pthread_cond_t turn;   /* broadcast when `busy` clears or the line moves */
 	struct call *line_head; /* executions waiting their turn, in order */
 	struct call *line_tail;
@@ -108,10 +109,13 @@ struct call;
  * Seed 000's USER_IDENTITY: pooled kernels start before anyone owns them,
  * with "anonymous". Tell the kernel of `w` its owner's `identity` with a
  * silent execution, unless it is anonymous or this kernel (its pid, kept
- * in *told) was told already: again after a restart. Lock held (released
- * while the kernel runs it).
+ * in *told; 0: none yet) was told already: again after a restart, where
+ * the kernel's pid is known. Lock held (released while the kernel runs it).
+ * When that silent execution was the new kernel's first, returns the
+ * restart note of its stderr (caller frees), which belongs to the next
+ * result; else NULL.
  */
-void session_tell_identity(struct worker *w, const char *identity, pid_t *told);
+char *session_tell_identity(struct worker *w, const char *identity, pid_t *told);
 
 /* Put `c` in line for the session's kernel: executions run in this order. */
 void session_enqueue(struct session *s, struct call *c);

@@ -5,7 +5,7 @@
 # acknowledgement. No token: 401 with WWW-Authenticate naming the RFC 9728
 # metadata, which is served; a bad token: 401 invalid_token; a token in the
 # query string: 400; /health needs none. Identities A and B: each kernel
-# has USER_IDENTITY; B's requests on A's MCP session, job, batch and
+# has USER_IDENTITY, a restarted one too; B's requests on A's MCP session, job, batch and
 # execution_session_id, and B's close_session of it, answer exactly as for
 # ids that do not exist and change nothing; list_sessions shows only the
 # caller's; codeexecctl sessions shows who holds which session. Last, no
@@ -133,6 +133,25 @@ check(value_of(r) == "'agent-a'", "A's kernel has USER_IDENTITY agent-a", r)
 r = b.execute("import os\nos.environ.get('USER_IDENTITY')")
 check(value_of(r) == "'agent-b'", "B's kernel has USER_IDENTITY agent-b", r)
 ok("each kernel has its caller's USER_IDENTITY")
+def finished(c, code):
+    """execute, following a call promoted to a job (adaptive) to its end."""
+    r = c.execute(code)
+    jid = sc(r).get("job_id")
+    deadline = time.time() + 60
+    while jid and sc(r).get("status") not in ("completed", "failed", "timed_out", "cancelled"):
+        check(time.time() < deadline, "job %s ends" % jid, r)
+        time.sleep(0.2)
+        r = tool(c, "py_check_job", {"job_id": jid})
+    return r
+
+r = finished(a, "import os\nos._exit(3)")
+check("KernelDied" in text_of(r), "A's kernel crashed", r)
+r = finished(a, "import os\nos.environ.get('USER_IDENTITY')")
+check(value_of(r) == "'agent-a'" and r["structuredContent"].get("kernel_restarted") is True
+      and "kernel was restarted" in r["structuredContent"].get("stderr", ""),
+      "after a crash the new kernel has USER_IDENTITY agent-a, and the result still "
+      "says the kernel was restarted", r)
+ok("after a crash: USER_IDENTITY again, and kernel_restarted still reported")
 a.execute("x = 41")
 
 def as_b_on(session_id, method="POST", body=None):
