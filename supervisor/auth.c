@@ -320,50 +320,58 @@ auth_shutdown(void)
 	cfg = NULL;
 }
 
-/* Read the whole tokens file, checking its kind and mode on the open descriptor. */
+/* Why the open tokens file may not be used, or NULL. */
+static const char *
+secrecy_problem(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return strerror(errno);
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	/* As OpenSMTPD's check_file_secrecy: a secret others may read is out. */
+	if ((st.st_mode & 077) != 0)
+		return "readable or writable by others than its owner; chmod 600 it";
+	if (st.st_size > TOKENS_FILE_MAX)
+		return "larger than 1 MiB";
+	return NULL;
+}
+
+/* The whole tokens file, NUL-terminated (caller frees), or NULL with why. */
 static char *
 read_secret_file(const char *path, char *why, size_t why_len)
 {
-	struct stat st;
+	const char *problem;
 	struct buf b;
+	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 
 	if (fd == -1) {
 		err_set(why, why_len, "auth.tokens_file %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0 ||
-	    st.st_size > TOKENS_FILE_MAX) {
-		err_set(why, why_len,
-			!S_ISREG(st.st_mode) ? "auth.tokens_file %s: not a regular file"
-			: st.st_size > TOKENS_FILE_MAX
-				? "auth.tokens_file %s: larger than 1 MiB"
-				: "auth.tokens_file %s: readable or writable by others than its "
-				  "owner; chmod 600 it",
-			path);
+	if ((problem = secrecy_problem(fd)) != NULL) {
+		err_set(why, why_len, "auth.tokens_file %s: %s", path, problem);
 		close(fd);
 		return NULL;
 	}
 	buf_init(&b);
-	for (;;) {
+	do {
 		buf_reserve(&b, 4096);
-		ssize_t n = read(fd, b.data + b.len, 4096);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0 || b.len + (size_t)n > TOKENS_FILE_MAX) {
-			if (n != 0)
-				err_set(why, why_len, "auth.tokens_file %s: %s", path,
-					n == -1 ? strerror(errno) : "larger than 1 MiB");
-			if (n != 0) {
-				close(fd);
-				buf_free(&b);
-				return NULL;
-			}
-			break;
-		}
-		b.len += (size_t)n;
-	}
+		n = read(fd, b.data + b.len, 4096);
+		if (n > 0)
+			b.len += (size_t)n;
+	} while (n > 0 || (n == -1 && errno == EINTR));
+	int saved = errno;
 	close(fd);
+	if (n == -1 || b.len > TOKENS_FILE_MAX) {
+		err_set(why, why_len, "auth.tokens_file %s: %s", path,
+			n == -1 ? strerror(saved) : "larger than 1 MiB");
+		OPENSSL_cleanse(b.data, b.len);
+		buf_free(&b);
+		return NULL;
+	}
 	buf_add(&b, "", 1);
 	return buf_release(&b);
 }
@@ -417,6 +425,7 @@ auth_tokens_read(const char *path, char ***ids, unsigned char (**hashes)[32], ch
 	*hashes = NULL;
 	if (text == NULL)
 		return -1;
+	size_t text_len = strlen(text); /* strtok_r cuts it up below */
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
 		lineno++; /* blank lines are skipped by strtok_r: numbers count written ones */
@@ -438,7 +447,7 @@ auth_tokens_read(const char *path, char ***ids, unsigned char (**hashes)[32], ch
 				"auth.tokens_file %s: entry %d is not \"IDENTITY: SHA256HEX\" "
 				"(identity of plain ASCII without spaces, quotes or ':'; 64 hex "
 				"digits)", path, lineno);
-			OPENSSL_cleanse(text, strlen(text));
+			OPENSSL_cleanse(text, text_len);
 			free(text);
 			auth_tokens_free(*ids, *hashes, n);
 			*ids = NULL;
@@ -450,7 +459,10 @@ auth_tokens_read(const char *path, char ***ids, unsigned char (**hashes)[32], ch
 		(*ids)[n] = xstrndup(l, (size_t)(colon - l));
 		memcpy((*hashes)[n], hash, 32);
 		n++;
+		OPENSSL_cleanse(hash, sizeof(hash));
 	}
+	/* The digests stay only in *hashes, which auth_tokens_free wipes. */
+	OPENSSL_cleanse(text, text_len);
 	free(text);
 	return n;
 }
