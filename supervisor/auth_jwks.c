@@ -53,9 +53,9 @@ member_bn(struct json_object *k, const char *name)
 	unsigned char *raw;
 	size_t n;
 
-	if (jwt_b64url_decode(s, strlen(s), &raw, &n) == -1 || n == 0)
+	if (jwt_b64url_decode(s, strlen(s), &raw, &n) == -1)
 		return NULL;
-	BIGNUM *bn = BN_bin2bn(raw, (int)n, NULL);
+	BIGNUM *bn = n > 0 ? BN_bin2bn(raw, (int)n, NULL) : NULL;
 	free(raw);
 	return bn;
 }
