@@ -95,7 +95,8 @@ parallel_call(struct tool_call *tc)
 	if (limit == 0 || limit > tc->cfg->pool_max_sessions)
 		limit = tc->cfg->pool_max_sessions;
 
-	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity, code, inputs, seconds, var, limit);
+	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity, code, inputs,
+				     seconds, var, limit);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "batch_id", json_object_new_string(id));
 	json_object_object_add(o, "total", json_object_new_int64((int64_t)n));
