@@ -5,12 +5,14 @@
 # acknowledgement. No token: 401 with WWW-Authenticate naming the RFC 9728
 # metadata, which is served; a bad token: 401 invalid_token; a token in the
 # query string: 400; /health needs none. Identities A and B: each kernel
-# has USER_IDENTITY, a restarted one too; B's requests on A's MCP session, job, batch and
-# execution_session_id, and B's close_session of it, answer exactly as for
-# ids that do not exist and change nothing; list_sessions shows only the
-# caller's; codeexecctl sessions shows who holds which session. Last, no
-# token or token hash appears in the log, /health, codeexecctl or a
-# kernel's environment.
+# has USER_IDENTITY, a restarted one too; B's requests on A's MCP session,
+# job, batch and execution_session_id, and B's close_session of it, answer
+# exactly as for ids that do not exist and change nothing; list_sessions
+# shows only the caller's; codeexecctl sessions shows who holds which
+# session, and codeexecctl exec takes CODEEXECD_TOKEN. No token or token
+# hash appears in the log, /health, codeexecctl or a kernel's environment.
+# Last, as root with kernel_uid_range: the log and codeexecctl sessions say
+# which identity holds which kernel uid.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl sha256sum
@@ -289,3 +291,36 @@ for s in "$TOKEN_A" "$TOKEN_B" "$HASH_A" "$HASH_B"; do
 done
 grep -q 'agent-a' "$TMPD/secrets-seen.txt" || fail "the secrecy check saw no output at all"
 ok "no token or token hash in the log, /health, codeexecctl, the control socket or a kernel's environment"
+
+# --- kernel_uid_range: which identity holds which uid ------------------------------
+[ "$(id -u)" = 0 ] || { echo "# kernel_uid_range: needs root; not run"; exit 0; }
+worker_for_other_uids
+CFG_LISTEN="127.0.0.1:$PORT"
+CFG_EXTRA="kernel_uid_range: \"63430-63432\"
+auth:
+  mode: tokens
+  tokens_file: $TMPD/tokens"
+write_config
+chown root "$TMPD/tokens"
+: >"$TMPD/daemon.log"
+start_daemon
+wait_ready
+run_py "$URL" "$TOKEN_A" "$top_builddir/ctl/codeexecctl" "$TMPD/codeexecd.yaml" <<'EOF3' ||
+import os, subprocess, sys
+from mcp import Client, check, ok, value_of
+url, ta, ctl, conf = sys.argv[1:5]
+a = Client(url, token=ta)
+a.initialize()
+uid = int(value_of(a.execute("import os\nos.getuid()")))
+check(63430 <= uid <= 63432, "A's kernel runs under a uid of the range (%d)" % uid)
+out = subprocess.run([ctl, "-f", conf, "sessions"], capture_output=True, text=True, timeout=30)
+row = [l.split() for l in out.stdout.splitlines() if l.startswith(a.session_id)]
+check(row and row[0][1] == "agent-a" and row[0][-1] == str(uid),
+      "codeexecctl sessions: A's session, agent-a, uid %d" % uid, out.stdout)
+print("UID=%d" % uid)
+ok("codeexecctl sessions shows agent-a holding uid %d" % uid)
+EOF3
+	fail "the kernel_uid_range checks failed"
+grep -qE "session [0-9a-f]{8} of agent-a takes kernel pid [0-9]+, uid 6343[0-2]" "$TMPD/daemon.log" ||
+	fail "the log does not say which identity holds which uid"
+ok "the log says which identity holds which kernel uid"
