@@ -479,6 +479,19 @@ auth_tokens_free(char **ids, unsigned char (*hashes)[32], int n)
 }
 
 int
+auth_tokens_check(const char *path, char *why, size_t why_len)
+{
+	char **ids;
+	unsigned char(*hashes)[32];
+	int n = auth_tokens_read(path, &ids, &hashes, why, why_len);
+
+	if (n == -1)
+		return -1;
+	auth_tokens_free(ids, hashes, n);
+	return 0;
+}
+
+int
 auth_tokens_match(char *const *ids, unsigned char (*hashes)[32], int n, const char *token,
 		  size_t token_len, char *out, size_t out_len)
 {

@@ -64,6 +64,8 @@ const char *auth_resource(void);
 int auth_tokens_read(const char *path, char ***ids, unsigned char (**hashes)[32], char *why,
 		     size_t why_len);
 void auth_tokens_free(char **ids, unsigned char (*hashes)[32], int n);
+/* Read and drop a tokens file, for codeexecd -n. 0, or -1 with why. */
+int auth_tokens_check(const char *path, char *why, size_t why_len);
 /*
  * The identity whose hash is SHA-256(token), compared in constant time
  * against every entry, into out[out_len]; -1 when none matches.

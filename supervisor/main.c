@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "auth.h"
 #include "authority.h"
 #include "cgroup.h"
 #include "config.h"
@@ -587,6 +588,14 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check_only) {
+		/* The tokens file too: its mode is checked when it is read. */
+		if (cfg.auth_mode == AUTH_TOKENS &&
+		    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1) {
+			fprintf(stderr, "codeexecd: %s\n", err);
+			config_free(&cfg);
+			free(abs);
+			return 1;
+		}
 		fprintf(stderr, "codeexecd: configuration %s OK\n", conffile);
 		config_free(&cfg);
 		free(abs);

@@ -43,6 +43,13 @@ write_config
 [ -n "$USER_LINE" ] && chown "$TEST_USER" "$TMPD/tokens"
 
 # --- a tokens file others may read is refused -------------------------------
+out=$("$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" 2>&1) &&
+	fail "codeexecd -n accepted a tokens file of mode 0644: $out"
+case $out in
+*"readable or writable by others than its owner; chmod 600 it"*) ;;
+*) fail "codeexecd -n on a tokens file of mode 0644 said: $out" ;;
+esac
+ok "codeexecd -n refuses the tokens file of mode 0644"
 start_daemon
 wait_for 120 "the daemon refusing a tokens file of mode 0644" \
 	sh -c "! kill -0 $DAEMON_PID 2>/dev/null"
@@ -55,6 +62,7 @@ ok "a tokens file of mode 0644 is refused: $(grep -o 'auth.tokens_file.*' "$TMPD
 
 # --- mode 0600: serves, on 0.0.0.0 without the acknowledgement ---------------
 chmod 600 "$TMPD/tokens"
+out=$("$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" 2>&1) || fail "codeexecd -n: $out"
 : >"$TMPD/daemon.log"
 start_daemon
 wait_ready
