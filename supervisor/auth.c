@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,9 @@ static char *resource;		 /* auth.resource, or http://LISTEN/mcp */
 static char **audiences;	 /* auth.audience, or the resource */
 static size_t naudiences;
 static struct jwks_source source; /* mode oauth */
-static char **token_ids;	 /* mode tokens */
+/* mode tokens: the file's entries, replaced whole by auth_reload. */
+static pthread_rwlock_t tokens_lock = PTHREAD_RWLOCK_INITIALIZER;
+static char **token_ids;
 static unsigned char (*token_hashes)[32];
 static int ntokens;
 
@@ -108,8 +111,11 @@ refuse(struct auth_result *r, int status, const char *error, const char *what)
 static void
 check_static(const char *tok, size_t len, struct auth_result *r)
 {
-	if (auth_tokens_match(token_ids, token_hashes, ntokens, tok, len, r->identity,
-			      sizeof(r->identity)) == -1)
+	pthread_rwlock_rdlock(&tokens_lock);
+	int rc = auth_tokens_match(token_ids, token_hashes, ntokens, tok, len, r->identity,
+				   sizeof(r->identity));
+	pthread_rwlock_unlock(&tokens_lock);
+	if (rc == -1)
 		refuse(r, 401, "invalid_token", "the token is not in auth.tokens_file");
 }
 
@@ -290,6 +296,32 @@ auth_init(const struct config *c, int port, char *why, size_t why_len)
 		 c->auth_jwks_uri[0] ? c->auth_jwks_uri : "its openid-configuration",
 		 c->auth_identity_claim);
 	return 0;
+}
+
+void
+auth_reload(void)
+{
+	char why[ERR_LEN];
+	char **ids;
+	unsigned char(*hashes)[32];
+
+	if (cfg == NULL || cfg->auth_mode != AUTH_TOKENS)
+		return;
+	int n = auth_tokens_read(cfg->auth_tokens_file, &ids, &hashes, why, sizeof(why));
+	if (n == -1) {
+		log_warnx("auth: %s; the tokens read before stay valid", why);
+		return;
+	}
+	pthread_rwlock_wrlock(&tokens_lock);
+	char **old_ids = token_ids;
+	unsigned char(*old_hashes)[32] = token_hashes;
+	int old_n = ntokens;
+	token_ids = ids;
+	token_hashes = hashes;
+	ntokens = n;
+	pthread_rwlock_unlock(&tokens_lock);
+	auth_tokens_free(old_ids, old_hashes, old_n);
+	log_info("auth: %d identities from %s (reloaded)", n, cfg->auth_tokens_file);
 }
 
 void

@@ -34,6 +34,13 @@ struct auth_result {
  * mode 0600 or stricter). Returns 0 or -1 with why.
  */
 int auth_init(const struct config *cfg, int port, char *why, size_t why_len);
+/*
+ * SIGHUP: read auth.tokens_file again (mode tokens), so an identity can be
+ * added or its token revoked without a restart; a file that cannot be used
+ * is logged and the tokens read before stay. Other auth settings need a
+ * restart.
+ */
+void auth_reload(void);
 /* Fetch the issuer's keys now, so the first caller does not wait (oauth). */
 void auth_prefetch(void);
 void auth_shutdown(void);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "auth_config.h"
 #include "config.h"
 #include "log.h"
@@ -101,7 +102,7 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"metrics_listen",
 		 str_differs(run->metrics_listen_host, new->metrics_listen_host) ||
 			 run->metrics_listen_port != new->metrics_listen_port},
-		/* Validation state (JWKS, tokens) is set up once, at start-up. */
+		/* Set up once, at start-up; the tokens file's content is reread. */
 		{"auth", auth_config_differs(run, new)},
 		{"entra_client_id or entra_tenant_id",
 		 strcmp(run->entra_client_id, new->entra_client_id) != 0 ||
@@ -191,6 +192,7 @@ reload_config(struct config *running)
 	pool_unlock();
 	config_free(&fresh);
 	pool_wake();
+	auth_reload(); /* the tokens file; the rest of auth needs a restart */
 	log_info("configuration %s reloaded", running->file);
 	return 0;
 }

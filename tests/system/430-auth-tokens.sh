@@ -11,6 +11,7 @@
 # shows only the caller's; codeexecctl sessions shows who holds which
 # session, and codeexecctl exec takes CODEEXECD_TOKEN. No token or token
 # hash appears in the log, /health, codeexecctl or a kernel's environment.
+# SIGHUP rereads the tokens file: a removed token is refused at once.
 # Last, as root with kernel_uid_range: the log and codeexecctl sessions say
 # which identity holds which kernel uid.
 . "$(dirname "$0")/lib.sh"
@@ -71,8 +72,8 @@ grep -q 'allow_external_network_boundary' "$TMPD/daemon.log" &&
 ok "auth.mode tokens listens on 0.0.0.0 without allow_external_network_boundary"
 
 run_py "$URL" "$TOKEN_A" "$TOKEN_B" "$TMPD/run" "$PORT" "$top_builddir/ctl/codeexecctl" \
-	"$TMPD/codeexecd.yaml" <<'EOF2'
-import json, re, subprocess, sys, time, urllib.request
+	"$TMPD/codeexecd.yaml" "$DAEMON_PID" "$TMPD/tokens" <<'EOF2'
+import json, os, re, signal, subprocess, sys, time, urllib.request
 from mcp import Client, check, ok, text_of, value_of
 from calls import tool, sc, control
 
@@ -278,6 +279,22 @@ ex = subprocess.run([ctl, "-f", conf, "-u", url, "exec", "1"], capture_output=Tr
 check(ex.returncode != 0 and "401" in ex.stderr, "codeexecctl exec without a token: 401",
       [ex.returncode, ex.stdout, ex.stderr])
 ok("codeexecctl exec: runs with CODEEXECD_TOKEN, 401 without")
+
+# SIGHUP rereads the tokens file: B's token, removed from it, is refused.
+daemon_pid, tokens = int(sys.argv[8]), sys.argv[9]
+lines = open(tokens).read().splitlines()
+open(tokens + ".new", "w").write("\n".join(l for l in lines if not l.startswith("agent-b:")) + "\n")
+os.chmod(tokens + ".new", 0o600)
+st = os.stat(tokens)
+os.chown(tokens + ".new", st.st_uid, st.st_gid)
+os.rename(tokens + ".new", tokens)
+os.kill(daemon_pid, signal.SIGHUP)
+deadline = time.time() + 20
+while b.request("tools/list").status != 401:
+    check(time.time() < deadline, "B's token refused within 20 s of SIGHUP")
+    time.sleep(0.1)
+check(a.request("tools/list").status == 200, "A's token still works after the reload")
+ok("SIGHUP rereads the tokens file: B's removed token gets 401, A's works")
 
 # What the secrecy check greps, beside the log: /health, codeexecctl, kernels.
 env = a.execute("import os\nprint(repr(dict(os.environ)))")
