@@ -42,8 +42,8 @@ CODEEXECD_TEST_FRONT_FILTER=1
 export CODEEXECD_TEST_FRONT_FILTER
 start_daemon
 unset CODEEXECD_TEST_FRONT_FILTER
-T0=$(date +%s)
 wait_ready
+T0=$(date +%s) # the failed fetch came before /health said 200
 grep -q "front filter installed on the whole daemon" "$LOG" ||
 	fail "the test hook did not install the filter"
 grep -q "auth: cannot fetch the keys of $ISS .*keeping none: every token is refused" "$LOG" ||
