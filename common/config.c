@@ -34,7 +34,9 @@
 #include "config.h"
 #include "err.h"
 #include "log.h"
+#include "tooldef.h"
 #include "xmalloc.h"
+#include "ynode.h"
 
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024) /* a larger file is refused */
 #define CONFIG_MAX_DEPTH 16		   /* so is deeper nesting */
@@ -548,6 +550,69 @@ static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
 static const char *const auth_modes[] = {"none", "oauth", "tokens", NULL};
+static const char *const front_restarts[] = {"restart", "exit", NULL};
+static const char *const tool_backends[] = {"bm25", "azure_ai_search", NULL};
+
+/* azure_ai_search.endpoint: empty, https://HOST[:PORT], or http:// to loopback. */
+static int
+check_endpoint(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
+			   : strncmp(v, "http://", 7) == 0 ? v + 7
+							   : NULL;
+
+	if (v[0] == '\0')
+		return 0;
+	if (host == NULL || host[0] == '\0' || host[strcspn(host, "/?#")] != '\0')
+		return err_set(why, why_len,
+			       "%s: expected https://HOST[:PORT], with no path, as "
+			       "https://NAME.search.windows.net",
+			       shown(v, sh));
+	if (host == v + 7 && !is_loopback_authority(host, strlen(host)))
+		return err_set(why, why_len,
+			       "%s: plain http:// is allowed only to a loopback address; use https://",
+			       shown(v, sh));
+	return 0;
+}
+
+/* azure_ai_search.index: Azure's index names, lower-case letters, digits and -. */
+static int
+check_index(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	size_t len = strlen(v);
+
+	if (len == 0)
+		return 0;
+	if (len < 2 || len > 128 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != len ||
+	    v[0] == '-' || v[len - 1] == '-')
+		return err_set(why, why_len,
+			       "%s is not an Azure AI Search index name (2 to 128 lower-case letters, "
+			       "digits and -, not first or last)",
+			       shown(v, sh));
+	return 0;
+}
+
+/* azure_ai_search.api_version: as 2023-11-01 or 2024-05-01-preview. */
+static int
+check_api_version(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	size_t len = strlen(v);
+
+	if (len < 10 || len > 32 || strspn(v, "0123456789-abcdefghijklmnopqrstuvwxyz") != len)
+		return err_set(why, why_len, "%s is not an API version, as 2023-11-01",
+			       shown(v, sh));
+	return 0;
+}
+
+/* tools: a list of tool definitions (tooldef.h). */
+static int
+read_tools(struct config *c, const char *file, const struct ynode *v, char *why, size_t why_len)
+{
+	return tooldefs_read_node(&c->tools, file, v, why, why_len);
+}
 
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
 
@@ -734,6 +799,10 @@ static const struct config_key keys[] = {
 	{.name = "shutdown_grace_s", .kind = CFG_INT, .def = "10", .group = "Daemon",
 	 FIELD(shutdown_grace_s), .min = 0, .max = 3600,
 	 .doc = "Seconds a stopping daemon lets running executions finish."},
+	{.name = "front_restart", .kind = CFG_ENUM, .def = "restart", .group = "Daemon",
+	 FIELD(front_restart), .choices = front_restarts,
+	 .doc = "When the unprivileged front dies: restart it (every session is lost) or "
+		"exit non-zero."},
 	{.name = "user", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(user),
 	 .doc = "User the daemon runs as after start-up when started as root; empty: stay."},
 	{.name = "group", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(group),
@@ -816,6 +885,41 @@ static const struct config_key keys[] = {
 	 FIELD(auth_tokens_file), .check = check_absolute_or_empty,
 	 .doc = "File of IDENTITY: SHA256HEX lines for auth.mode tokens, mode 0600 or "
 		"refused."},
+	/*
+	 * Tools (issue 15): seed 000's ToolRegistry and preprocess_code, as
+	 * configuration. The definitions are read by tooldef.c.
+	 */
+	{.name = "tools", .kind = CFG_NODE, .def = "[]", .group = "Tools", .offset = 0,
+	 .size = 0, .node = read_tools,
+	 .doc = "Domain tool definitions (ToolDefinition fields), found by search_NAME_tools "
+		"and imported by code."},
+	{.name = "tools_dir", .kind = CFG_STRING, .def = "", .group = "Tools", FIELD(tools_dir),
+	 .check = check_wheelhouse,
+	 .doc = "Directory whose *.yaml files hold more tool definitions, and whose Python "
+		"files kernels can import; empty: none."},
+	{.name = "tool_search_backend", .kind = CFG_ENUM, .def = "bm25", .group = "Tools",
+	 FIELD(tool_search_backend), .choices = tool_backends,
+	 .doc = "How search_NAME_tools ranks the tools: bm25, or azure_ai_search (an Azure AI "
+		"Search index, with azure_ai_search.*)."},
+	{.name = "azure_ai_search.endpoint", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(azure_endpoint), .check = check_endpoint,
+	 .doc = "URL of the Azure AI Search service, https://NAME.search.windows.net."},
+	{.name = "azure_ai_search.index", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(azure_index), .check = check_index,
+	 .doc = "Index holding one document per tool, keyed by the tool's name."},
+	{.name = "azure_ai_search.api_key_file", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(azure_api_key_file), .check = check_wheelhouse,
+	 .doc = "File holding the query key; readable by its owner only."},
+	{.name = "azure_ai_search.api_version", .kind = CFG_STRING, .def = "2023-11-01",
+	 .group = "Tools", FIELD(azure_api_version), .check = check_api_version,
+	 .doc = "REST API version of the requests."},
+	{.name = "azure_ai_search.timeout_s", .kind = CFG_INT, .def = "10", .group = "Tools",
+	 FIELD(azure_timeout_s), .min = 1, .max = 300,
+	 .doc = "Seconds one search request may take; after it, the local BM25 answers."},
+	{.name = "code_prefix", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(code_prefix),
+	 .doc = "Python code every kernel runs once when it starts, before the agent's first "
+		"execution (common imports)."},
 
 	{.name = NULL},
 };
@@ -906,8 +1010,8 @@ field_of(struct config *c, const struct config_key *k)
 	return (char *)c + k->offset;
 }
 
-static int
-is_null_word(const char *s)
+int
+ynode_is_null_word(const char *s)
 {
 	return s[0] == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
 	       strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
@@ -964,7 +1068,7 @@ parse_double(const char *s, double *out)
 static int
 string_ok(const char *s, int plain, char *why, size_t why_len)
 {
-	if (plain && is_null_word(s))
+	if (plain && ynode_is_null_word(s))
 		return err_set(why, why_len, "has no value");
 	if (plain && bool_word(s) >= 0)
 		return err_set(why, why_len,
@@ -1100,6 +1204,7 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 	case CFG_LIST:
 	case CFG_MAP:
 	case CFG_RECORDS:
+	case CFG_NODE:
 		break;
 	}
 	return err_set(why, why_len, "internal error: not a scalar key");
@@ -1139,7 +1244,7 @@ config_defaults(struct config *c)
 		if (k->kind == CFG_LIST && k->def != NULL)
 			list_default(c, k);
 		if (k->def == NULL || k->kind == CFG_LIST || k->kind == CFG_MAP ||
-		    k->kind == CFG_RECORDS)
+		    k->kind == CFG_RECORDS || k->kind == CFG_NODE)
 			continue;
 		/* A string default is text as written, even "" or "true". */
 		if (set_scalar(c, c, k, k->def, k->kind != CFG_STRING, why, sizeof(why)) < 0)
@@ -1163,31 +1268,16 @@ config_free(struct config *c)
 		else if (k->kind == CFG_RECORDS)
 			records_free(field_of(c, k), k);
 	}
+	tooldefs_free(&c->tools);
 	free(c->file);
 	free(c->listen_host);
 	free(c->metrics_listen_host);
 	memset(c, 0, sizeof(*c));
 }
 
-/* The YAML tree the loader builds from libyaml's events. */
+/* The YAML tree (ynode.h). */
 
-enum ynode_type {
-	YN_SCALAR,
-	YN_SEQ,
-	YN_MAP,
-};
-
-struct ynode {
-	enum ynode_type type;
-	yaml_mark_t mark;     /* where the node starts */
-	char *text;	      /* YN_SCALAR: the value, NUL-terminated */
-	size_t len;	      /* its length in bytes, which may hide a NUL */
-	int plain;	      /* YN_SCALAR written without quotes or | > */
-	struct ynode **kids;  /* YN_SEQ: items; YN_MAP: key, value, key, value... */
-	size_t n;
-};
-
-static void
+void
 ynode_free(struct ynode *nd)
 {
 	if (nd == NULL)
@@ -1207,7 +1297,7 @@ ynode_what(const struct ynode *nd, char out[SHOWN_LEN])
 		return "a list";
 	if (nd->type == YN_MAP)
 		return "a mapping";
-	if (nd->plain && is_null_word(nd->text))
+	if (nd->plain && ynode_is_null_word(nd->text))
 		return "no value";
 	return shown(nd->text, out);
 }
@@ -1598,6 +1688,8 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 		return set_map(l, k, v);
 	if (k->kind == CFG_RECORDS)
 		return set_records(l, k, v);
+	if (k->kind == CFG_NODE)
+		return k->node(l->c, l->file, v, l->why, l->why_len);
 	if (v->type != YN_SCALAR)
 		return fail(l, v->mark, "%s: expected %s, got %s", k->name,
 			    k->kind == CFG_BOOL	    ? "true or false"
@@ -1756,6 +1848,15 @@ finish(struct loader *l)
 			    c->max_timeout);
 	if (expand_path(l, "build_dir", &c->build_dir) < 0)
 		return -1;
+	if (c->tool_search_backend == TOOL_BACKEND_AZURE &&
+	    (c->azure_endpoint[0] == '\0' || c->azure_index[0] == '\0' ||
+	     c->azure_api_key_file[0] == '\0'))
+		return fail(l, mark_of(l, "tool_search_backend"),
+			    "tool_search_backend azure_ai_search needs azure_ai_search.endpoint, "
+			    ".index and .api_key_file");
+	/* After `tools:`, so that a name both define is a duplicate in the file. */
+	if (tooldefs_load_dir(&c->tools, c->tools_dir, l->why, l->why_len) < 0)
+		return -1;
 	if (c->asset_cache_dir[0] == '\0') {
 		free(c->asset_cache_dir);
 		c->asset_cache_dir = parent_dir(c->build_dir);
@@ -1814,6 +1915,37 @@ fail:
 	close(fd);
 	buf_free(&b);
 	return -1;
+}
+
+int
+ynode_load_file(const char *path, struct ynode **root, char *why, size_t why_len)
+{
+	struct loader *l;
+	char *input = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	*root = NULL;
+	if (read_file(path, &input, &len, why, why_len) < 0)
+		return -1;
+	l = xcalloc(1, sizeof(*l));
+	l->file = path;
+	l->input = input;
+	l->inputlen = len;
+	l->why = why;
+	l->why_len = why_len;
+	if (!yaml_parser_initialize(&l->parser))
+		fatalx("config: cannot initialize libyaml");
+	yaml_parser_set_input_string(&l->parser, (const unsigned char *)input, len);
+	rc = load_tree(l, root);
+	yaml_parser_delete(&l->parser);
+	free(l);
+	free(input);
+	if (rc < 0) {
+		ynode_free(*root);
+		*root = NULL;
+	}
+	return rc;
 }
 
 int

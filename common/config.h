@@ -12,6 +12,9 @@
 #include <stddef.h>
 
 #include "netmode.h"
+#include "tooldef.h"
+
+struct ynode;
 
 enum env_type {
 	ENV_PIP,
@@ -30,6 +33,18 @@ enum auth_mode {
 	AUTH_NONE,
 	AUTH_OAUTH,
 	AUTH_TOKENS,
+};
+
+/* What the privileged parent does when the front dies (front_restart). */
+enum front_restart {
+	FRONT_RESTART,
+	FRONT_EXIT,
+};
+
+/* What search_{name}_tools ranks with (tool_search_backend). */
+enum tool_backend {
+	TOOL_BACKEND_BM25,
+	TOOL_BACKEND_AZURE, /* azure_ai_search */
 };
 
 /* Where a kernel keeps its IPython history (kernel_history). */
@@ -133,6 +148,7 @@ struct config {
 	int http_max_connections_per_client; /* 0: half of the threads */
 	char *log_facility;
 	int shutdown_grace_s;
+	enum front_restart front_restart;
 
 	/* isolation and limits */
 	enum net_mode kernel_network_mode;
@@ -164,6 +180,16 @@ struct config {
 	struct strlist auth_authorization_servers; /* empty: the issuer */
 	char *auth_ca_file;		 /* "": the system's CA store */
 	char *auth_tokens_file;		 /* mode tokens: "identity: sha256hex" lines */
+	/* domain tools (issue 15; seed 000's ToolRegistry and preprocess_code) */
+	struct tooldefs tools;		 /* `tools:` and every file of tools_dir */
+	char *tools_dir;		 /* "" or absolute */
+	enum tool_backend tool_search_backend;
+	char *azure_endpoint;		 /* azure_ai_search.*: for TOOL_BACKEND_AZURE */
+	char *azure_index;
+	char *azure_api_key_file;
+	char *azure_api_version;
+	int azure_timeout_s;
+	char *code_prefix;		 /* run once per kernel start; "" for none */
 };
 
 /* matplotlib_backend's default (seed 003's) and the value that sets none. */
@@ -180,6 +206,7 @@ enum config_kind {
 	CFG_LIST,   /* sequence of strings */
 	CFG_MAP,    /* mapping of string to string */
 	CFG_RECORDS, /* sequence of mappings, each read by the key's `fields` */
+	CFG_NODE,    /* any YAML value, read by the key's `node` function */
 };
 
 /* Validates (and, for keys without a field, stores) one string value. */
@@ -211,6 +238,12 @@ struct config_key {
 	const struct config_key *fields;
 	size_t record_size;
 	int (*check_record)(struct config *c, size_t i, char *why, size_t why_len);
+	/*
+	 * CFG_NODE: read value `v` of file `file` into c. Returns 0, or -1
+	 * with its own "FILE:LINE:COLUMN: ..." messages in why.
+	 */
+	int (*node)(struct config *c, const char *file, const struct ynode *v, char *why,
+		    size_t why_len);
 };
 
 /*

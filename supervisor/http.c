@@ -19,7 +19,7 @@
 #include "authority.h"
 #include "clock.h"
 #include "config.h"
-#include "front_filter.h"
+#include "front_testhook.h"
 #include "health.h"
 #include "http.h"
 #include "http_conn.h"
@@ -646,7 +646,7 @@ begin_request(struct mg_connection *conn)
 	const struct mg_request_info *ri = mg_get_request_info(conn);
 	char why[64]; /* a fixed complaint of framing_problem */
 
-	front_filter_test_hook();
+	front_test_hook(mg_get_header(conn, "X-Codeexecd-Test"));
 	if (framing_problem(ri, why, sizeof(why)) == -1) {
 		log_info("%s %.100s from %s refused: %s", ri->request_method,
 			 ri->local_uri ? ri->local_uri : "-", ri->remote_addr, why);

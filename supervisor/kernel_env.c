@@ -11,6 +11,7 @@
 #include "config.h"
 #include "kernel_env.h"
 #include "session_pkgs.h"
+#include "tooldef.h"
 #include "xmalloc.h"
 
 /* Daemon variables a kernel may see, for locale and time zone only. */
@@ -349,9 +350,29 @@ kernel_env_warm_code(const struct config *cfg)
 
 	buf_init(&b);
 	buf_adds(&b, bound_history);
+	/*
+	 * tools_dir's Python files: appended to sys.path here rather than
+	 * through PYTHONPATH, since a seccomp kernel starts with -I and reads
+	 * no PYTHONPATH. Appended, so that it shadows no installed module.
+	 */
+	if (cfg->tools_dir[0] != '\0') {
+		buf_adds(&b, "__import__('sys').path.append(");
+		tooldef_py_string(&b, cfg->tools_dir);
+		buf_adds(&b, ")\n");
+	}
 	/* Names are checked by config.c: nothing but identifiers and dots. */
 	for (size_t i = 0; i < cfg->pool_preload.n; i++)
 		buf_printf(&b, "import %s\n", cfg->pool_preload.v[i]);
+	/*
+	 * code_prefix: in this execution of its own, not before every one of
+	 * the agent's, so that line numbers in the agent's tracebacks stay
+	 * its own. Compiled as <code_prefix>: its own errors name it.
+	 */
+	if (cfg->code_prefix[0] != '\0') {
+		buf_adds(&b, "exec(compile(");
+		tooldef_py_string(&b, cfg->code_prefix);
+		buf_adds(&b, ", '<code_prefix>', 'exec'), get_ipython().user_ns)\n");
+	}
 	/*
 	 * IPython's own output cache: displayed like any value, but the one
 	 * value its display hook stores nowhere (no _, _1 or Out entry).

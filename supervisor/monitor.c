@@ -111,6 +111,8 @@ by_dir(struct monitor *m, uint32_t dir)
 static int
 reply(struct monitor *m, const struct priv_msg *msg, int fd)
 {
+	if (m->broken)
+		return -1;
 	if (priv_msg_send(m->front, msg, fd) == 0)
 		return 0;
 	m->broken = 1;
@@ -149,7 +151,8 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	char why[PRIV_REASON_MAX - 40];
 	pid_t pid;
 	int fd;
-	char *dir;
+	char *dir, name[PRIV_NAME_LEN + 1];
+	uid_t uid;
 
 	if (s->network_mode != m->mode)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq,
@@ -161,7 +164,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	if (kept_dirs(m) >= 2 * m->max_workers)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d session directories are not "
 			      "removed yet", kept_dirs(m));
-	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, why, sizeof(why)) == -1)
+	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, name, &uid, why, sizeof(why)) == -1)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "cannot start a worker: %s", why);
 
 	struct mworker *w = xcalloc(1, sizeof(*w));
@@ -174,7 +177,9 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	w->next = m->workers;
 	m->workers = w;
 	struct priv_msg r = {.type = PRIV_WORKER_STARTED};
-	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid};
+	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid,
+						   (uint32_t)uid, {0}};
+	memcpy(r.u.started.name, name, sizeof(name));
 	int rc = reply(m, &r, fd);
 	close(fd);
 	return rc;
@@ -218,8 +223,7 @@ on_claim(struct monitor *m, const struct priv_kill_kernel *k)
 		return 0;
 	int rc = m->ops->claim_kernel(m->ctx, w->pid, k->kernel_pid, &pidfd, why, sizeof(why));
 	if (rc == -1)
-		return refuse(m, PRIV_CLAIM_KERNEL, k->worker, "pid %d: %s", (int)k->kernel_pid,
-			      why);
+		return refuse(m, PRIV_CLAIM_KERNEL, k->worker, "%s", why); /* names the pid */
 	if (w->pidfd != -1)
 		close(w->pidfd);
 	w->pidfd = pidfd;
@@ -254,6 +258,21 @@ on_end(struct monitor *m, const struct priv_end_worker *e)
 	return 0;
 }
 
+/* Remove the directory of reaped worker `w` and forget `w`: nothing more can name it. */
+static void
+remove_dir_of(struct monitor *m, struct mworker *w)
+{
+	m->ops->remove_dir(m->ctx, w->dir);
+	free(w->dir);
+	for (struct mworker **pp = &m->workers; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			free(w);
+			break;
+		}
+	}
+}
+
 static int
 on_remove(struct monitor *m, const struct priv_remove_dir *r)
 {
@@ -268,17 +287,7 @@ on_remove(struct monitor *m, const struct priv_remove_dir *r)
 	if (w->live)
 		return refuse(m, PRIV_REMOVE_SESSION_DIR, r->dir,
 			      "directory %u belongs to worker %u, which still runs", r->dir, w->id);
-	m->ops->remove_dir(m->ctx, w->dir);
-	free(w->dir);
-	w->dir = NULL;
-	/* Nothing more can name it. */
-	for (struct mworker **pp = &m->workers; *pp; pp = &(*pp)->next) {
-		if (*pp == w) {
-			*pp = w->next;
-			free(w);
-			break;
-		}
-	}
+	remove_dir_of(m, w);
 	return 0;
 }
 
@@ -333,6 +342,8 @@ monitor_child_exited(struct monitor *m, pid_t pid, int status)
 		struct priv_msg r = {.type = PRIV_WORKER_EXITED};
 		r.u.exited = (struct priv_worker_exited){w->id, status};
 		reply(m, &r, -1);
+		if (m->broken && w->dir)
+			remove_dir_of(m, w);
 		return 1;
 	}
 	return 0;
@@ -351,4 +362,17 @@ monitor_end_all(struct monitor *m)
 		n++;
 	}
 	return n;
+}
+
+void
+monitor_front_gone(struct monitor *m)
+{
+	struct mworker *w = m->workers, *next;
+
+	m->broken = 1;
+	for (; w; w = next) {
+		next = w->next;
+		if (!w->live && w->dir)
+			remove_dir_of(m, w);
+	}
 }

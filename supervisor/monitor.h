@@ -30,10 +30,12 @@ struct monitor_ops {
 	 * Start a worker and write its START (identity, directories, cgroup,
 	 * limits: the implementation's, from the configuration). 0 with *pid,
 	 * *front_fd (the worker socket's other end; the monitor passes it on
-	 * and closes it) and *dir (the session directory; the monitor owns
-	 * it), or -1 with why[why_len].
+	 * and closes it), *dir (the session directory; the monitor owns it),
+	 * name (its last component, PRIV_NAME_LEN hex digits) and *uid (the
+	 * kernel's identity, or 0), or -1 with why[why_len].
 	 */
-	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t why_len);
+	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir,
+		     char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why, size_t why_len);
 	/* SIGKILL worker `pid`, a child not reaped yet. */
 	void (*kill_worker)(void *ctx, pid_t pid);
 	/*
@@ -86,6 +88,13 @@ int monitor_child_exited(struct monitor *m, pid_t pid, int status);
  * Returns how many workers were live.
  */
 int monitor_end_all(struct monitor *m);
+
+/*
+ * The front is gone: nothing more is sent to it (what would be is dropped
+ * without a word), and every session directory of a reaped worker is
+ * removed now. Directories of live workers go once they are reaped.
+ */
+void monitor_front_gone(struct monitor *m);
 
 /* Workers spawned and not reaped yet. */
 int monitor_live(const struct monitor *m);

@@ -111,8 +111,7 @@ pool_execute_wait(struct worker *w, struct call *c, double seconds)
 			continue;
 		if (d != &c->kill_deadline)
 			return 0;
-		log_warnx("worker %d gave no result in time; killing it", (int)w->pid);
-		kill(w->pid, SIGKILL);
+		worker_kill(w, "it gave no result in time");
 		pool_exec_complete(w, result_failed("WorkerDied", "the kernel worker stopped "
 								  "answering and was killed"));
 	}

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "pool.h"
 #include "reload.h"
+#include "toolreg.h"
+#include "toolreg_azure.h"
 
 /* config_lock: the live settings (see reload.h). Taken after pool_lock. */
 static pthread_rwlock_t config_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -172,6 +174,16 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->job_retention_s, new->job_retention_s);
 	SWAP(run->session_idle_timeout, new->session_idle_timeout);
 	SWAP(run->shutdown_grace_s, new->shutdown_grace_s);
+	/* The registry (toolreg.h) follows `tools`; new kernels take the rest. */
+	SWAP(run->tools, new->tools);
+	SWAP(run->tools_dir, new->tools_dir);
+	SWAP(run->tool_search_backend, new->tool_search_backend);
+	SWAP(run->code_prefix, new->code_prefix);
+	SWAP(run->azure_endpoint, new->azure_endpoint);
+	SWAP(run->azure_index, new->azure_index);
+	SWAP(run->azure_api_key_file, new->azure_api_key_file);
+	SWAP(run->azure_api_version, new->azure_api_version);
+	SWAP(run->azure_timeout_s, new->azure_timeout_s);
 }
 
 int
@@ -184,12 +196,21 @@ reload_config(struct config *running)
 		log_warnx("reload rejected, running configuration kept: %s", err);
 		return -1;
 	}
+	/* Built before the locks; it borrows fresh.tools, which apply_live moves. */
+	struct toolreg *reg = toolreg_from_config(&fresh, err, sizeof(err));
+	if (reg == NULL) {
+		log_warnx("reload rejected, running configuration kept: %s", err);
+		config_free(&fresh);
+		return -1;
+	}
 	report_restart_needed(running, &fresh);
 	pool_lock();
 	pthread_rwlock_wrlock(&config_lock);
 	apply_live(running, &fresh);
+	reg = toolreg_replace(reg);
 	pthread_rwlock_unlock(&config_lock);
 	pool_unlock();
+	toolreg_free(reg); /* before the definitions it borrows */
 	config_free(&fresh);
 	pool_wake();
 	auth_reload(); /* the tokens file; the rest of auth needs a restart */

@@ -61,7 +61,17 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		"\"required\":[\"code\"]}";
 	struct json_object *schema = tool_schema(input_schema);
 
-	json_object_object_add(tool, "description", json_object_new_string(cfg->description));
+	if (cfg->tools.n == 0) {
+		json_object_object_add(tool, "description", json_object_new_string(cfg->description));
+	} else {
+		/* Where an agent learns of the domain tools and how to call them. */
+		char *text = xasprintf("%s\n\nThis environment has %zu domain tools (Python "
+				       "functions). Find them with search_%s_tools, then call them "
+				       "here: `from MODULE import NAME`, then `NAME(...)`.",
+				       cfg->description, cfg->tools.n, cfg->name);
+		json_object_object_add(tool, "description", json_object_new_string(text));
+		free(text);
+	}
 	add_mime_enum(cfg, schema);
 	json_object_object_add(tool, "inputSchema", schema);
 	json_object_object_add(tool, "outputSchema",

@@ -15,7 +15,7 @@ static const struct tool *const tool_table[] = {
 	&tool_execute,	      &tool_check_job,	       &tool_cancel_job,
 	&tool_list_sessions,  &tool_inspect_session,   &tool_close_session,
 	&tool_parallel_execute, &tool_check_batch, &tool_cancel_batch,
-	&tool_install_packages,
+	&tool_install_packages, &tool_search_tools,
 };
 
 #define TOOL_COUNT (sizeof(tool_table) / sizeof(tool_table[0]))
@@ -102,7 +102,8 @@ tools_list(const struct config *cfg)
 	struct json_object *list = json_object_new_array();
 
 	for (size_t i = 0; i < TOOL_COUNT; i++)
-		json_object_array_add(list, tool_describe(tool_table[i], cfg));
+		if (tool_table[i]->listed == NULL || tool_table[i]->listed(cfg))
+			json_object_array_add(list, tool_describe(tool_table[i], cfg));
 	return list;
 }
 
@@ -237,7 +238,8 @@ tools_find(const struct config *cfg, const char *name)
 
 	for (size_t i = 0; i < TOOL_COUNT; i++) {
 		tool_name(tool_table[i], cfg, candidate, sizeof(candidate));
-		if (strcmp(candidate, name) == 0)
+		if (strcmp(candidate, name) == 0 &&
+		    (tool_table[i]->listed == NULL || tool_table[i]->listed(cfg)))
 			return tool_table[i];
 	}
 	return NULL;

@@ -58,6 +58,11 @@ struct tool {
 	/* NULL, or aliases ending with {NULL, NULL}. */
 	const struct tool_alias *aliases;
 	/*
+	 * NULL, or whether `cfg` offers the tool now: an unlisted tool is
+	 * missing from tools/list and unknown to tools/call.
+	 */
+	int (*listed)(const struct config *cfg);
+	/*
 	 * Run the tool. Returns a CallToolResult (caller owns), or NULL after
 	 * setting error_code and error_message for a JSON-RPC error, or NULL
 	 * with no_response set. Called with pool_lock() held.
@@ -75,6 +80,7 @@ extern const struct tool tool_parallel_execute;
 extern const struct tool tool_check_batch;
 extern const struct tool tool_cancel_batch;
 extern const struct tool tool_install_packages;
+extern const struct tool tool_search_tools;
 
 /* The tools/list result's "tools" array. Caller owns. */
 struct json_object *tools_list(const struct config *cfg);

@@ -144,7 +144,7 @@ lifecycle_prep_replied(struct wstate *w, const struct jupyter_msg *m)
 	    strcmp(m->parent_msg_id, w->prep_msg_id) != 0)
 		return;
 	const char *what = w->kstate == K_LOCKING ? "seccomp: the kernel's lock"
-						  : "the warm-up (pool.preload's imports)";
+						  : "the warm-up (pool.preload's imports, code_prefix)";
 	if (!json_object_object_get_ex(m->content, "status", &st) ||
 	    strcmp(json_object_get_string(st), "ok") != 0) {
 		char *text = prep_error(what, m);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "front_testhook.h"
 #include "job.h"
 #include "mcp_stubs.h"
 #include "pool.h"
@@ -109,6 +110,13 @@ job_unref(struct job *j)
 	abort();
 }
 
+/* http.c's test hook (front_testhook.h): no front here to misbehave. */
+void
+front_test_hook(const char *what)
+{
+	(void)what;
+}
+
 static void
 stub_describe(const struct config *cfg, struct json_object *tool)
 {
@@ -170,3 +178,15 @@ STUB_TOOL(tool_parallel_execute, "{name}_parallel_execute");
 STUB_TOOL(tool_check_batch, "{name}_check_batch");
 STUB_TOOL(tool_cancel_batch, "{name}_cancel_batch");
 STUB_TOOL(tool_install_packages, "{name}_install_packages");
+
+/* As the real one: listed only when tools are configured. */
+static int
+stub_search_listed(const struct config *cfg)
+{
+	return cfg->tools.n > 0;
+}
+
+const struct tool tool_search_tools = {.name_format = "search_{name}_tools",
+				       .describe = stub_describe,
+				       .call = stub_call,
+				       .listed = stub_search_listed};

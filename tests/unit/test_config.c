@@ -6,7 +6,7 @@
  *  - man/codeexecd.yaml.5 documents each key as one list item whose line
  *    reads ".It Ic KEY ..." (dotted for nested keys: ".It Ic pool.warm"),
  *    under the ".Ss" subsection named by the key's group ("Identity",
- *    "Environment", "Assets", "Execution", "Isolation", "Daemon"). No other line of the page
+ *    "Environment", "Assets", "Execution", "Isolation", "Daemon", "Tools"). No other line of the page
  *    starts with ".It Ic". Inside its item, a key states its default as
  *    the text line "Default:" followed by the line ".Ql VALUE" (VALUE
  *    quoted when it holds spaces), or, for an empty default, the line
@@ -641,7 +641,8 @@ START_TEST(table_is_sound)
 				       strcmp(k->group, "Execution") == 0 ||
 				       strcmp(k->group, "Isolation") == 0 ||
 				       strcmp(k->group, "Daemon") == 0 ||
-				       strcmp(k->group, "Authentication") == 0),
+				       strcmp(k->group, "Authentication") == 0 ||
+				       strcmp(k->group, "Tools") == 0),
 			      "%s has no known group", k->name);
 		ck_assert_msg(k->def != NULL || strcmp(k->name, "name") == 0, "%s has no default",
 			      k->name);

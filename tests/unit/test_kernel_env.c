@@ -16,6 +16,13 @@
 
 static struct config cfg;
 
+static void
+strlist_push(struct strlist *l, const char *s)
+{
+	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
+	l->v[l->n++] = xstrdup(s);
+}
+
 /* The defaults, with dependency_file `deps` and wheelhouse `wheels`. */
 static void
 setup_cfg(const char *deps, const char *wheels)
@@ -132,6 +139,31 @@ START_TEST(session_packages_on_the_path)
 }
 END_TEST
 
+/* tools_dir on sys.path, then the preloads, then code_prefix in an exec of its own. */
+START_TEST(warm_code_has_tools_dir_and_prefix)
+{
+	setup_cfg("", "");
+	char *plain = kernel_env_warm_code(&cfg);
+	ck_assert_ptr_null(strstr(plain, "sys').path.append"));
+	ck_assert_ptr_null(strstr(plain, "<code_prefix>"));
+	free(plain);
+	free(cfg.tools_dir);
+	cfg.tools_dir = xstrdup("/srv/it's tools");
+	free(cfg.code_prefix);
+	cfg.code_prefix = xstrdup("import math\nX = 'a'\\\n");
+	strlist_push(&cfg.pool_preload, "numpy");
+	char *w = kernel_env_warm_code(&cfg);
+	const char *path = strstr(w, "__import__('sys').path.append('/srv/it\\'s tools')\n");
+	const char *imp = strstr(w, "import numpy\n");
+	const char *pre = strstr(w, "exec(compile('import math\\nX = \\'a\\'\\\\\\n', "
+				    "'<code_prefix>', 'exec'), get_ipython().user_ns)\n");
+	ck_assert_msg(path && imp && pre, "%s", w);
+	ck_assert(path < imp && imp < pre);
+	free(w);
+	config_free(&cfg);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -141,6 +173,7 @@ main(void)
 	tcase_add_test(tc, repeated_options_make_lists);
 	tcase_add_test(tc, wheelhouse_replaces_the_index);
 	tcase_add_test(tc, session_packages_on_the_path);
+	tcase_add_test(tc, warm_code_has_tools_dir_and_prefix);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

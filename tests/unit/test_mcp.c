@@ -401,6 +401,36 @@ START_TEST(set_level)
 }
 END_TEST
 
+/* tools.h's, declared here: that header's tools_list is this file's test name. */
+struct tool;
+const struct tool *tools_find(const struct config *cfg, const char *name);
+
+/* search_{name}_tools: listed and callable only while tools are configured. */
+START_TEST(search_tool_follows_the_registry)
+{
+	struct tool_def one = {.name = "f"};
+	struct answer a;
+
+	post(&a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+		 "\"params\":{\"name\":\"search_py_tools\",\"arguments\":{\"query\":\"x\"}}}");
+	ck_assert_ptr_nonnull(at(&a, "error"));
+	done(&a);
+	ck_assert_ptr_null(tools_find(&cfg, "search_py_tools"));
+	cfg.tools.v = &one;
+	cfg.tools.n = 1;
+	post(&a, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	struct json_object *tools = at(&a, "result.tools");
+	size_t n = json_object_array_length(tools);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(
+				 json_object_array_get_idx(tools, n - 1), "name")),
+			 "search_py_tools");
+	done(&a);
+	ck_assert_ptr_nonnull(tools_find(&cfg, "search_py_tools"));
+	cfg.tools.v = NULL;
+	cfg.tools.n = 0;
+}
+END_TEST
+
 START_TEST(tools_list)
 {
 	static const char *const names[] = {
@@ -731,6 +761,7 @@ mcp_suite(void)
 	tcase_add_test(tc, ping_and_unknown_methods);
 	tcase_add_test(tc, set_level);
 	tcase_add_test(tc, tools_list);
+	tcase_add_test(tc, search_tool_follows_the_registry);
 	tcase_add_test(tc, tools_call_ok);
 	tcase_add_test(tc, tools_call_errors);
 	tcase_add_test(tc, tools_call_limit);

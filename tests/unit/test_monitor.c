@@ -35,7 +35,8 @@ static struct {
 } acts;
 
 static int
-fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t why_len)
+fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_LEN + 1],
+	   uid_t *uid, char *why, size_t why_len)
 {
 	int sv[2];
 
@@ -48,6 +49,8 @@ fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t w
 	*pid = FIRST_PID + acts.spawned;
 	*front_fd = sv[0];
 	*dir = xasprintf("/nonexistent/sessions/%d", acts.spawned);
+	snprintf(name, PRIV_NAME_LEN + 1, "%016x", acts.spawned);
+	*uid = 0;
 	acts.spawned++;
 	return 0;
 }
@@ -67,7 +70,7 @@ fake_claim(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why, size_t 
 	(void)ctx;
 	acts.claims++;
 	if (kernel != worker + 1000) {
-		snprintf(why, why_len, "not a child of worker %d", (int)worker);
+		snprintf(why, why_len, "pid %d: not a child of worker %d", (int)kernel, (int)worker);
 		return -1;
 	}
 	*pidfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -160,24 +163,7 @@ ask(struct rig *r, unsigned type, uint32_t a, int32_t b)
 static void
 ask_raw(struct rig *r, const void *data, size_t len, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {(void *)data, len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (fd != -1) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	ck_assert_int_eq(sendmsg(r->front, &mh, 0), (ssize_t)len);
+	ck_assert_int_eq(priv_record_send(r->front, data, len, fd), 0);
 	ck_assert_int_eq(monitor_request(r->m), 0);
 }
 
@@ -344,8 +330,8 @@ START_TEST(compromised_front)
 	ask(&r, PRIV_KILL_KERNEL, w, 4242); /* claimed, but another pid */
 	was_refused(&r, PRIV_KILL_KERNEL, "is not the kernel claimed", n);
 	/* pid 1, 0, -1 do not even decode */
-	const unsigned char kill_init[] = {0, 1, 0, 3, 0, 0, 0, 1, 0, 0, 0, 1};
-	const unsigned char kill_all[] = {0, 1, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};
+	const unsigned char kill_init[] = {0, 2, 0, 3, 0, 0, 0, 1, 0, 0, 0, 1};
+	const unsigned char kill_all[] = {0, 2, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};
 	n = acts.refusals_logged;
 	ask_raw(&r, kill_init, sizeof(kill_init), -1);
 	was_refused(&r, PRIV_KILL_KERNEL, "is no process of ours", n);
@@ -358,22 +344,22 @@ START_TEST(compromised_front)
 	n = acts.refusals_logged;
 	ask_raw(&r, garbage, sizeof(garbage), -1);
 	was_refused(&r, 0x643d /* "d=" */, "malformed", n);
-	const unsigned char shortrec[] = {0, 1, 0, 2, 0, 0};
+	const unsigned char shortrec[] = {0, 2, 0, 2, 0, 0};
 	n = acts.refusals_logged;
 	ask_raw(&r, shortrec, sizeof(shortrec), -1);
 	was_refused(&r, PRIV_END_WORKER, "truncated", n);
-	const unsigned char v2[] = {0, 2, 0, 2, 0, 0, 0, 1};
+	const unsigned char v1[] = {0, 1, 0, 2, 0, 0, 0, 1};
 	n = acts.refusals_logged;
-	ask_raw(&r, v2, sizeof(v2), -1);
-	was_refused(&r, PRIV_END_WORKER, "protocol version 2", n);
-	const unsigned char setuid[] = {0, 1, 0, 6, 0, 0, 0, 0};
+	ask_raw(&r, v1, sizeof(v1), -1);
+	was_refused(&r, PRIV_END_WORKER, "protocol version 1", n);
+	const unsigned char setuid[] = {0, 2, 0, 6, 0, 0, 0, 0};
 	n = acts.refusals_logged;
 	ask_raw(&r, setuid, sizeof(setuid), -1);
 	was_refused(&r, 6, "unknown", n);
-	const unsigned char end_w[] = {0, 1, 0, 2, 0, 0, 0, (unsigned char)w};
+	const unsigned char end_w[] = {0, 2, 0, 2, 0, 0, 0, (unsigned char)w};
 	n = acts.refusals_logged;
 	ask_raw(&r, end_w, sizeof(end_w), r.front);
-	was_refused(&r, PRIV_END_WORKER, "with a descriptor", n);
+	was_refused(&r, PRIV_END_WORKER, "carries 1 descriptors", n);
 	/* the parent's own messages */
 	struct priv_msg fake = {.type = PRIV_WORKER_EXITED};
 	fake.u.exited = (struct priv_worker_exited){w, 0};
@@ -382,7 +368,7 @@ START_TEST(compromised_front)
 	ck_assert_int_eq(monitor_request(r.m), 0);
 	was_refused(&r, PRIV_WORKER_EXITED, "only the parent sends", n);
 	fake.type = PRIV_WORKER_STARTED;
-	fake.u.started = (struct priv_worker_started){1, w, d, 2};
+	fake.u.started = (struct priv_worker_started){1, w, d, 2, 0, "0000000000000001"};
 	n = acts.refusals_logged;
 	ck_assert_int_eq(priv_msg_send(r.front, &fake, r.front), 0);
 	ck_assert_int_eq(monitor_request(r.m), 0);

@@ -61,7 +61,7 @@ START_TEST(every_message_roundtrip)
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_STARTED;
-	m.u.started = (struct priv_worker_started){7, 1, 2, 31337};
+	m.u.started = (struct priv_worker_started){7, 1, 2, 31337, 63001, "0123456789abcdef"};
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_EXITED;
@@ -93,7 +93,7 @@ refused(const unsigned char *in, size_t len, const char *what)
 START_TEST(bad_records)
 {
 	/* KILL_KERNEL worker 1 pid 100 */
-	unsigned char ok[] = {0, 1, 0, 3, 0, 0, 0, 1, 0, 0, 0, 100};
+	unsigned char ok[] = {0, 2, 0, 3, 0, 0, 0, 1, 0, 0, 0, 100};
 	unsigned char r[PRIV_MSG_MAX + 8];
 	struct priv_msg m;
 	char err[PRIV_ERR_LEN];
@@ -106,8 +106,8 @@ START_TEST(bad_records)
 	r[sizeof(ok)] = 0;
 	refused(r, sizeof(ok) + 1, "13 bytes, 12 expected");
 	memcpy(r, ok, sizeof(ok));
-	r[1] = 2;
-	refused(r, sizeof(ok), "protocol version 2");
+	r[1] = 1;
+	refused(r, sizeof(ok), "protocol version 1");
 	memcpy(r, ok, sizeof(ok));
 	r[3] = 99;
 	refused(r, sizeof(ok), "type 99: unknown");
@@ -122,16 +122,16 @@ START_TEST(bad_records)
 		refused(r, sizeof(ok), "is no process of ours");
 	}
 	/* SPAWN_WORKER with network mode 3 */
-	unsigned char spawn[] = {0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3};
+	unsigned char spawn[] = {0, 2, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3};
 	refused(spawn, sizeof(spawn), "3 is no network mode");
 	/* WORKER_EXITED: a stopped child (0x137f) and a status past 16 bits */
-	unsigned char exited[] = {0, 1, 0, 33, 0, 0, 0, 1, 0, 0, 0x13, 0x7f};
+	unsigned char exited[] = {0, 2, 0, 33, 0, 0, 0, 1, 0, 0, 0x13, 0x7f};
 	refused(exited, sizeof(exited), "no wait status of a dead child");
 	exited[9] = 1;
 	exited[11] = 9;
 	refused(exited, sizeof(exited), "no wait status of a dead child");
 	/* REFUSED: empty reason, NUL, control bytes, too long */
-	unsigned char ref[PRIV_MSG_MAX] = {0, 1, 0, 34, 0, 1, 0, 0, 0, 5};
+	unsigned char ref[PRIV_MSG_MAX] = {0, 2, 0, 34, 0, 1, 0, 0, 0, 5};
 	refused(ref, 10, "empty");
 	memcpy(ref + 10, "a\0b", 3);
 	refused(ref, 13, "holds a NUL");
@@ -212,7 +212,7 @@ START_TEST(descriptors)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, worker), 0);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_STARTED;
-	m.u.started = (struct priv_worker_started){1, 2, 3, 400};
+	m.u.started = (struct priv_worker_started){1, 2, 3, 400, 0, "00000000deadbeef"};
 	ck_assert_int_eq(priv_msg_send(sv[0], &m, worker[0]), 0);
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), 1);
 	ck_assert_int_ne(fd, -1);
@@ -232,14 +232,16 @@ START_TEST(descriptors)
 
 	int before = open_fds();
 	/* END_WORKER with a descriptor: refused, the descriptor closed */
-	unsigned char end[] = {0, 1, 0, 2, 0, 0, 0, 1};
+	unsigned char end[] = {0, 2, 0, 2, 0, 0, 0, 1};
 	send_raw(sv[0], end, sizeof(end), 1);
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
-	ck_assert_msg(strstr(err, "END_WORKER with a descriptor"), "%s", err);
+	ck_assert_msg(strstr(err, "END_WORKER carries 1 descriptors"), "%s", err);
 	ck_assert_int_eq(fd, -1);
 	ck_assert_int_eq(open_fds(), before);
 	/* WORKER_STARTED with two, with none, with one that is no socket */
-	unsigned char st[] = {0, 1, 0, 32, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 1, 0};
+	unsigned char st[] = {0, 2, 0, 32, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 1, 0, 0, 0, 0, 0,
+			      '0', '1', '2', '3', '4', '5', '6', '7',
+			      '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
 	send_raw(sv[0], st, sizeof(st), 2);
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "2 descriptors"), "%s", err);

@@ -1,13 +1,12 @@
 #!/bin/sh
-# 432-auth-front-filter: auth.mode oauth under the front's seccomp filter
+# 437-auth-front-filter: auth.mode oauth under the front's seccomp filter
 # (issue 13, with issue 19's filter). The issuer is down when the daemon
 # starts: its first fetch fails, every token is refused (401), and it keeps
-# serving. The test hook CODEEXECD_TEST_FRONT_FILTER installs the filter at
-# the first HTTP request (pool.warm 0: no worker is ever started). Once the
-# issuer is up and a minute has passed, a token makes the daemon discover
-# the JWKS address and fetch the keys over verified https (libcurl, the
-# threaded resolver, OpenSSL with auth.ca_file) under the filter, and it is
-# accepted: the daemon lives on, still Seccomp 2.
+# serving. The front (codeexecd-front) runs under its filter from the
+# start. Once the issuer is up and a minute has passed, a token makes the
+# front discover the JWKS address and fetch the keys over verified https
+# (libcurl, the threaded resolver, OpenSSL with auth.ca_file) under the
+# filter, and it is accepted: the same front lives on, still Seccomp 2.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl openssl
@@ -38,14 +37,12 @@ CFG_EXTRA="auth:
   issuer: $ISS
   ca_file: $ISSUER_DIR/ca.pem"
 write_config
-CODEEXECD_TEST_FRONT_FILTER=1
-export CODEEXECD_TEST_FRONT_FILTER
 start_daemon
-unset CODEEXECD_TEST_FRONT_FILTER
 wait_ready
 T0=$(date +%s) # the failed fetch came before /health said 200
-grep -q "front filter installed on the whole daemon" "$LOG" ||
-	fail "the test hook did not install the filter"
+FRONT=$(front_pid)
+[ -n "$FRONT" ] || fail "no front"
+grep -q '^Seccomp:[[:space:]]*2$' "/proc/$FRONT/status" || fail "the front is not Seccomp 2"
 grep -q "auth: cannot fetch the keys of $ISS .*keeping none: every token is refused" "$LOG" ||
 	fail "the failed first fetch is not logged"
 ok "the issuer is down at start-up: the daemon says so and serves"
@@ -74,7 +71,7 @@ stop_issuer
 grep -qx '/.well-known/openid-configuration' "$ISSUER_DIR/requests.log" &&
 	grep -qx '/jwks.json' "$ISSUER_DIR/requests.log" ||
 	fail "the daemon did not discover and fetch the JWKS: $(cat "$ISSUER_DIR/requests.log")"
-kill -0 "$DAEMON_PID" 2>/dev/null || fail "the daemon died fetching the keys under the filter"
-grep -q '^Seccomp:[[:space:]]*2$' "/proc/$DAEMON_PID/status" || fail "no longer Seccomp 2"
+[ "$(front_pid)" = "$FRONT" ] || fail "the front died fetching the keys under the filter"
+grep -q '^Seccomp:[[:space:]]*2$' "/proc/$FRONT/status" || fail "no longer Seccomp 2"
 grep -q "auth: JWKS of $ISS read: 2 keys, 0 skipped" "$LOG" || fail "no JWKS read in the log"
 ok "a minute later the JWKS is discovered and fetched over https under the filter: 200"

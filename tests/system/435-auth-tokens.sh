@@ -1,5 +1,5 @@
 #!/bin/sh
-# 430-auth-tokens: auth.mode tokens over real HTTP, and identity binding
+# 435-auth-tokens: auth.mode tokens over real HTTP, and identity binding
 # (issue 13). A tokens file readable by others is refused at start-up; with
 # mode 0600 the daemon listens on 0.0.0.0 without the boundary
 # acknowledgement. No token: 401 with WWW-Authenticate naming the RFC 9728
@@ -326,7 +326,8 @@ auth:
   mode: tokens
   tokens_file: $TMPD/tokens"
 write_config
-chown root "$TMPD/tokens"
+# No user: the front, which reads it, runs as nobody (doc/README.privsep).
+chown nobody "$TMPD/tokens"
 : >"$TMPD/daemon.log"
 start_daemon
 wait_ready

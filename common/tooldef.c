@@ -1,0 +1,770 @@
+/* tooldef.c - see tooldef.h. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "err.h"
+#include "tooldef.h"
+#include "xmalloc.h"
+#include "ynode.h"
+
+#define LETTERS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+#define IDCHARS LETTERS "0123456789"
+#define SHOWN 48
+/* Errors reported for one list at most; the rest are counted. */
+#define MAX_ERRORS 20
+
+/* Where a list is read from and what went wrong in it so far. */
+struct reader {
+	const char *file;
+	struct buf errors;
+	int n_errors;
+	const struct tooldefs *before; /* for duplicate names */
+	const struct tool_def *mine;   /* this list's, read so far */
+	size_t n_mine;
+};
+
+static void report(struct reader *r, const struct ynode *at, const char *label, const char *fmt,
+		   ...) __attribute__((format(printf, 4, 5)));
+
+/* Note an error at `at`, labelled with the item it belongs to. */
+static void
+report(struct reader *r, const struct ynode *at, const char *label, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->n_errors++ >= MAX_ERRORS)
+		return;
+	buf_printf(&r->errors, "%s%s:%zu:%zu: %s: ", r->errors.len ? "\n" : "", r->file,
+		   at->mark.line + 1, at->mark.column + 1, label);
+	va_start(ap, fmt);
+	char *text = NULL;
+	if (vasprintf(&text, fmt, ap) == -1)
+		text = NULL;
+	va_end(ap);
+	buf_adds(&r->errors, text ? text : "(out of memory)");
+	free(text);
+}
+
+int
+tooldef_identifier_ok(const char *s)
+{
+	size_t len = strlen(s);
+	return len > 0 && len <= 128 && strchr(LETTERS, s[0]) != NULL &&
+	       strspn(s, IDCHARS) == len;
+}
+
+int
+tooldef_module_ok(const char *s)
+{
+	for (const char *p = s;;) {
+		size_t len = strspn(p, IDCHARS);
+		if (len == 0 || strchr(LETTERS, p[0]) == NULL)
+			return 0;
+		if (p[len] == '\0')
+			return 1;
+		if (p[len] != '.')
+			return 0;
+		p += len + 1;
+	}
+}
+
+/*
+ * The type grammar, a small part of Python's annotations:
+ *   union := term ('|' term)*
+ *   term  := NAME('.'NAME)* ['[' [union (',' union)*] ']'] | '...' | STRING | NUMBER
+ * Spaces may stand between tokens. Returns the end of what it read, or NULL.
+ */
+static const char *type_union(const char *p, int depth);
+
+static const char *
+skip_space(const char *p)
+{
+	return p + strspn(p, " ");
+}
+
+static const char *
+type_term(const char *p, int depth)
+{
+	p = skip_space(p);
+	if (strncmp(p, "...", 3) == 0)
+		return p + 3;
+	if (*p == '\'' || *p == '"') { /* Literal['a', "b"] */
+		const char *end = strchr(p + 1, *p);
+		return end && !memchr(p + 1, '\\', (size_t)(end - p - 1)) ? end + 1 : NULL;
+	}
+	if (*p == '-' || (*p >= '0' && *p <= '9')) {
+		size_t n = strspn(p + 1, "0123456789.");
+		return p + 1 + n;
+	}
+	if (*p == '\0' || strchr(LETTERS, *p) == NULL)
+		return NULL;
+	for (;;) {
+		p += strspn(p, IDCHARS);
+		if (*p != '.')
+			break;
+		if (strchr(LETTERS, *++p) == NULL)
+			return NULL;
+	}
+	p = skip_space(p);
+	if (*p != '[')
+		return p;
+	if (depth > 8)
+		return NULL;
+	p = skip_space(p + 1);
+	if (*p == ']') /* tuple[()] aside, Callable[[], int] has an empty list */
+		return p + 1;
+	for (;;) {
+		p = *skip_space(p) == '[' ? skip_space(p) : p;
+		if (*p == '[') { /* Callable[[int, str], float] */
+			p = skip_space(p + 1);
+			while (*p != ']') {
+				p = type_union(p, depth + 1);
+				if (p == NULL)
+					return NULL;
+				p = skip_space(p);
+				if (*p == ',')
+					p++;
+				else if (*p != ']')
+					return NULL;
+			}
+			p++;
+		} else {
+			p = type_union(p, depth + 1);
+		}
+		if (p == NULL)
+			return NULL;
+		p = skip_space(p);
+		if (*p == ']')
+			return p + 1;
+		if (*p != ',')
+			return NULL;
+		p++;
+	}
+}
+
+static const char *
+type_union(const char *p, int depth)
+{
+	for (;;) {
+		p = type_term(p, depth);
+		if (p == NULL)
+			return NULL;
+		p = skip_space(p);
+		if (*p != '|')
+			return p;
+		p++;
+	}
+}
+
+int
+tooldef_type_ok(const char *s)
+{
+	if (strlen(s) > 200)
+		return 0;
+	const char *end = type_union(s, 0);
+	return end != NULL && *skip_space(end) == '\0';
+}
+
+/* A value as a message shows it, cut short, control bytes escaped. */
+static const char *
+shown(const char *s, char out[SHOWN + 8])
+{
+	size_t o = 0;
+
+	out[o++] = '"';
+	for (; *s && o < SHOWN; s++)
+		out[o++] = (unsigned char)*s < 0x20 ? '?' : *s;
+	if (*s)
+		o += (size_t)snprintf(out + o, 8, "...");
+	out[o++] = '"';
+	out[o] = '\0';
+	return out;
+}
+
+/* The text of scalar `v` for field `f`, or NULL after an error. */
+static const char *
+text_of(struct reader *r, const struct ynode *v, const char *label, const char *f)
+{
+	if (v->type != YN_SCALAR) {
+		report(r, v, label, "%s: expected a single value, got a %s", f,
+		       v->type == YN_SEQ ? "list" : "mapping");
+		return NULL;
+	}
+	if (strlen(v->text) != v->len) {
+		report(r, v, label, "%s: contains a NUL character", f);
+		return NULL;
+	}
+	if (v->plain && ynode_is_null_word(v->text)) {
+		report(r, v, label, "%s: has no value", f);
+		return NULL;
+	}
+	return v->text;
+}
+
+void
+tooldef_py_string(struct buf *b, const char *s)
+{
+	buf_adds(b, "'");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '\\' || c == '\'')
+			buf_printf(b, "\\%c", c);
+		else if (c == '\n')
+			buf_adds(b, "\\n");
+		else if (c == '\t')
+			buf_adds(b, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			buf_printf(b, "\\x%02x", c);
+		else
+			buf_add(b, s, 1);
+	}
+	buf_adds(b, "'");
+}
+
+/* Whether a plain scalar reads as a number in YAML and in Python. */
+static int
+is_number(const char *s)
+{
+	char *end;
+	if (s[0] == '\0' || strspn(s, "0123456789+-.eE") != strlen(s))
+		return 0;
+	(void)strtod(s, &end);
+	return *end == '\0';
+}
+
+/* A default, as the Python literal it stands for, appended to b; -1: not one. */
+static int
+py_literal(struct buf *b, const struct ynode *v, int depth)
+{
+	if (depth > 4)
+		return -1;
+	if (v->type == YN_SEQ || v->type == YN_MAP) {
+		buf_adds(b, v->type == YN_SEQ ? "[" : "{");
+		for (size_t i = 0; i < v->n; i++) {
+			buf_adds(b, i == 0 ? "" : v->type == YN_MAP && i % 2 ? ": " : ", ");
+			if (py_literal(b, v->kids[i], depth + 1) < 0)
+				return -1;
+		}
+		buf_adds(b, v->type == YN_SEQ ? "]" : "}");
+		return 0;
+	}
+	if (strlen(v->text) != v->len)
+		return -1;
+	if (!v->plain) {
+		tooldef_py_string(b, v->text);
+		return 0;
+	}
+	static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "on", NULL};
+	static const char *const f[] = {"false", "False", "FALSE", "no", "No", "off", NULL};
+	for (size_t i = 0; t[i]; i++)
+		if (strcmp(v->text, t[i]) == 0) {
+			buf_adds(b, "True");
+			return 0;
+		}
+	for (size_t i = 0; f[i]; i++)
+		if (strcmp(v->text, f[i]) == 0) {
+			buf_adds(b, "False");
+			return 0;
+		}
+	if (ynode_is_null_word(v->text))
+		buf_adds(b, "None");
+	else if (is_number(v->text))
+		buf_adds(b, v->text);
+	else
+		tooldef_py_string(b, v->text);
+	return 0;
+}
+
+/* The nearest of `names` to `s` (at most 2 edits), or NULL. */
+static const char *
+nearest(const char *s, const char *const *names)
+{
+	const char *best = NULL;
+	size_t bestd = 3, la = strlen(s);
+
+	if (la > 40)
+		return NULL;
+	for (size_t k = 0; names[k]; k++) {
+		size_t lb = strlen(names[k]), prev[64], cur[64];
+		for (size_t j = 0; j <= lb; j++)
+			prev[j] = j;
+		for (size_t i = 1; i <= la; i++) {
+			cur[0] = i;
+			for (size_t j = 1; j <= lb; j++) {
+				size_t sub = prev[j - 1] + (s[i - 1] != names[k][j - 1]);
+				size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+				cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			}
+			memcpy(prev, cur, (lb + 1) * sizeof(*prev));
+		}
+		if (prev[lb] < bestd) {
+			bestd = prev[lb];
+			best = names[k];
+		}
+	}
+	return best;
+}
+
+/* Report `kn` as an unknown field of a mapping whose fields are `names`. */
+static void
+unknown_field(struct reader *r, const struct ynode *kn, const char *label,
+	      const char *const *names)
+{
+	char sh[SHOWN + 8];
+	const char *hint = nearest(kn->text, names);
+
+	if (hint)
+		report(r, kn, label, "unknown field %s (did you mean %s?)", shown(kn->text, sh),
+		       hint);
+	else
+		report(r, kn, label, "unknown field %s", shown(kn->text, sh));
+}
+
+/* Whether a mapping's key nodes are plain, distinct names; reports the rest. */
+static int
+keys_ok(struct reader *r, const struct ynode *m, const char *label)
+{
+	int ok = 1;
+
+	for (size_t i = 0; i < m->n; i += 2) {
+		const struct ynode *kn = m->kids[i];
+		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len) {
+			report(r, kn, label, "field names must be plain names");
+			ok = 0;
+			continue;
+		}
+		for (size_t j = 0; j < i; j += 2)
+			if (m->kids[j]->type == YN_SCALAR && strcmp(m->kids[j]->text, kn->text) == 0) {
+				report(r, kn, label, "field %s given twice (first at line %zu)",
+				       kn->text, m->kids[j]->mark.line + 1);
+				ok = 0;
+			}
+	}
+	return ok;
+}
+
+/* The value of field `name` of mapping `m`, or NULL. */
+static const struct ynode *
+field(const struct ynode *m, const char *name)
+{
+	for (size_t i = 0; i + 1 < m->n; i += 2)
+		if (m->kids[i]->type == YN_SCALAR && strcmp(m->kids[i]->text, name) == 0)
+			return m->kids[i + 1];
+	return NULL;
+}
+
+static void
+param_free(struct tool_param *p)
+{
+	free(p->name);
+	free(p->type);
+	free(p->description);
+	free(p->def);
+}
+
+static void
+def_free(struct tool_def *d)
+{
+	free(d->name);
+	free(d->description);
+	free(d->module);
+	free(d->category);
+	for (size_t i = 0; i < d->n_params; i++)
+		param_free(&d->params[i]);
+	free(d->params);
+	free(d->return_type);
+	free(d->return_description);
+	for (size_t i = 0; i < d->n_examples; i++)
+		free(d->examples[i]);
+	free(d->examples);
+	free(d->file);
+	memset(d, 0, sizeof(*d));
+}
+
+void
+tooldefs_free(struct tooldefs *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		def_free(&t->v[i]);
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
+/* A required string field: its text, or NULL after reporting it missing or bad. */
+static const char *
+required_text(struct reader *r, const struct ynode *m, const char *label, const char *f)
+{
+	const struct ynode *v = field(m, f);
+
+	if (v == NULL) {
+		report(r, m, label, "%s is required", f);
+		return NULL;
+	}
+	return text_of(r, v, label, f);
+}
+
+/* Read one parameter mapping into p; 0, or -1 after reporting. */
+static int
+read_param(struct reader *r, const struct ynode *m, const char *label, int optional,
+	   struct tool_param *p)
+{
+	static const char *const names[] = {"name", "type", "description", "default", NULL};
+	char sh[SHOWN + 8];
+	int before = r->n_errors;
+
+	memset(p, 0, sizeof(*p));
+	if (m->type != YN_MAP) {
+		report(r, m, label, "expected a mapping with name, type and description");
+		return -1;
+	}
+	if (!keys_ok(r, m, label))
+		return -1;
+	for (size_t i = 0; i < m->n; i += 2) {
+		const char *k = m->kids[i]->text;
+		size_t f = 0;
+		while (names[f] && strcmp(names[f], k) != 0)
+			f++;
+		if (names[f] == NULL)
+			unknown_field(r, m->kids[i], label, names);
+	}
+	const char *name = required_text(r, m, label, "name");
+	const char *type = required_text(r, m, label, "type");
+	const char *desc = required_text(r, m, label, "description");
+	if (name && !tooldef_identifier_ok(name))
+		report(r, field(m, "name"), label, "name: %s is not a Python identifier",
+		       shown(name, sh));
+	if (type && !tooldef_type_ok(type))
+		report(r, field(m, "type"), label,
+		       "type: %s is not a Python type expression (as str, float, list[str], "
+		       "dict[str, float], numpy.ndarray, int | None)",
+		       shown(type, sh));
+	const struct ynode *dv = field(m, "default");
+	struct buf lit;
+	buf_init(&lit);
+	if (!optional && dv != NULL)
+		report(r, dv, label,
+		       "default: a required parameter has no default; list it under "
+		       "optional_parameters");
+	else if (optional && dv == NULL)
+		report(r, m, label, "default is required for an optional parameter");
+	else if (dv != NULL && py_literal(&lit, dv, 0) < 0)
+		report(r, dv, label, "default: not a value Python can take as a literal");
+	if (r->n_errors != before) {
+		buf_free(&lit);
+		return -1;
+	}
+	p->name = xstrdup(name);
+	p->type = xstrdup(type);
+	p->description = xstrdup(desc);
+	if (optional) {
+		buf_add(&lit, "", 1);
+		p->def = buf_release(&lit);
+	} else {
+		buf_free(&lit);
+	}
+	return 0;
+}
+
+/* Read required_parameters or optional_parameters of `m` into d. */
+static void
+read_params(struct reader *r, const struct ynode *m, const char *label, int optional,
+	    struct tool_def *d)
+{
+	const char *key = optional ? "optional_parameters" : "required_parameters";
+	const struct ynode *v = field(m, key);
+	char plabel[192];
+
+	if (v == NULL)
+		return;
+	if (v->type != YN_SEQ) {
+		report(r, v, label, "%s: expected a list of parameters", key);
+		return;
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		struct tool_param p;
+		snprintf(plabel, sizeof(plabel), "%s: %s item %zu", label, key, i + 1);
+		if (read_param(r, v->kids[i], plabel, optional, &p) < 0)
+			continue;
+		size_t j = 0;
+		while (j < d->n_params && strcmp(d->params[j].name, p.name) != 0)
+			j++;
+		if (j < d->n_params) {
+			report(r, v->kids[i], plabel, "parameter %s is listed twice", p.name);
+			param_free(&p);
+			continue;
+		}
+		d->params = xreallocarray(d->params, d->n_params + 1, sizeof(*d->params));
+		d->params[d->n_params++] = p;
+		if (!optional)
+			d->n_required++;
+	}
+}
+
+static void
+read_return(struct reader *r, const struct ynode *m, const char *label, struct tool_def *d)
+{
+	static const char *const names[] = {"type", "description", NULL};
+	const struct ynode *v = field(m, "return_spec");
+	char rlabel[192], sh[SHOWN + 8];
+
+	if (v == NULL) {
+		report(r, m, label, "return_spec is required (type, and a description)");
+		return;
+	}
+	snprintf(rlabel, sizeof(rlabel), "%s: return_spec", label);
+	if (v->type != YN_MAP) {
+		report(r, v, rlabel, "expected a mapping with type and description");
+		return;
+	}
+	if (!keys_ok(r, v, rlabel))
+		return;
+	for (size_t i = 0; i < v->n; i += 2)
+		if (strcmp(v->kids[i]->text, "type") != 0 &&
+		    strcmp(v->kids[i]->text, "description") != 0)
+			unknown_field(r, v->kids[i], rlabel, names);
+	const char *type = required_text(r, v, rlabel, "type");
+	if (type && !tooldef_type_ok(type)) {
+		report(r, field(v, "type"), rlabel, "type: %s is not a Python type expression",
+		       shown(type, sh));
+		type = NULL;
+	}
+	const struct ynode *dn = field(v, "description");
+	const char *desc = dn ? text_of(r, dn, rlabel, "description") : "";
+	if (type && desc) {
+		d->return_type = xstrdup(type);
+		d->return_description = xstrdup(desc);
+	}
+}
+
+static void
+read_examples(struct reader *r, const struct ynode *m, const char *label, struct tool_def *d)
+{
+	const struct ynode *v = field(m, "examples");
+	char elabel[192];
+
+	if (v == NULL)
+		return;
+	if (v->type == YN_SCALAR && !(v->plain && ynode_is_null_word(v->text))) {
+		/* one snippet written without a list */
+		const char *s = text_of(r, v, label, "examples");
+		if (s) {
+			d->examples = xcalloc(1, sizeof(*d->examples));
+			d->examples[d->n_examples++] = xstrdup(s);
+		}
+		return;
+	}
+	if (v->type != YN_SEQ) {
+		report(r, v, label, "examples: expected a list of code snippets");
+		return;
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		snprintf(elabel, sizeof(elabel), "%s: examples item %zu", label, i + 1);
+		const char *s = text_of(r, v->kids[i], elabel, "snippet");
+		if (s == NULL)
+			continue;
+		d->examples = xreallocarray(d->examples, d->n_examples + 1, sizeof(*d->examples));
+		d->examples[d->n_examples++] = xstrdup(s);
+	}
+}
+
+/* The definition named `name` read before, or NULL. */
+static const struct tool_def *
+defined_before(const struct reader *r, const char *name)
+{
+	for (size_t i = 0; i < r->before->n; i++)
+		if (strcmp(r->before->v[i].name, name) == 0)
+			return &r->before->v[i];
+	for (size_t i = 0; i < r->n_mine; i++)
+		if (strcmp(r->mine[i].name, name) == 0)
+			return &r->mine[i];
+	return NULL;
+}
+
+/* Read one definition; 0 and d filled, or -1 after reporting. */
+static int
+read_def(struct reader *r, const struct ynode *m, size_t index, struct tool_def *d)
+{
+	static const char *const names[] = {"name", "description", "required_parameters",
+					    "optional_parameters", "return_spec", "module",
+					    "category", "examples", NULL};
+	char label[128], sh[SHOWN + 8];
+	int before = r->n_errors;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(label, sizeof(label), "tools item %zu", index + 1);
+	if (m->type != YN_MAP) {
+		report(r, m, label, "expected a mapping (a tool definition)");
+		return -1;
+	}
+	if (!keys_ok(r, m, label))
+		return -1;
+	const char *name = required_text(r, m, label, "name");
+	if (name && !tooldef_identifier_ok(name)) {
+		report(r, field(m, "name"), label,
+		       "name: %s is not a Python identifier (agents import it by this name)",
+		       shown(name, sh));
+		name = NULL;
+	}
+	if (name) {
+		snprintf(label, sizeof(label), "tools item %zu (%.64s)", index + 1, name);
+		const struct tool_def *o = defined_before(r, name);
+		if (o)
+			report(r, field(m, "name"), label, "duplicate tool name %s (first at %s:%zu)",
+			       name, o->file, o->line);
+	}
+	for (size_t i = 0; i < m->n; i += 2) {
+		size_t f = 0;
+		while (names[f] && strcmp(names[f], m->kids[i]->text) != 0)
+			f++;
+		if (names[f] == NULL)
+			unknown_field(r, m->kids[i], label, names);
+	}
+	const char *desc = required_text(r, m, label, "description");
+	const char *module = required_text(r, m, label, "module");
+	if (module && !tooldef_module_ok(module))
+		report(r, field(m, "module"), label,
+		       "module: %s is not a Python module name (identifiers joined by dots)",
+		       shown(module, sh));
+	const struct ynode *cn = field(m, "category");
+	const char *category = cn ? text_of(r, cn, label, "category") : "";
+	read_params(r, m, label, 0, d);
+	read_params(r, m, label, 1, d);
+	read_return(r, m, label, d);
+	read_examples(r, m, label, d);
+	if (r->n_errors != before || name == NULL || desc == NULL || module == NULL ||
+	    category == NULL) {
+		def_free(d);
+		return -1;
+	}
+	d->name = xstrdup(name);
+	d->description = xstrdup(desc);
+	d->module = xstrdup(module);
+	d->category = xstrdup(category);
+	d->file = xstrdup(r->file);
+	d->line = m->mark.line + 1;
+	return 0;
+}
+
+/* Copy the reader's errors into why; returns -1. */
+static int
+errors_out(struct reader *r, char *why, size_t why_len)
+{
+	if (r->n_errors > MAX_ERRORS)
+		buf_printf(&r->errors, "\n%s: %d more errors not shown", r->file,
+			   r->n_errors - MAX_ERRORS);
+	buf_add(&r->errors, "", 1);
+	err_set(why, why_len, "%s", r->errors.data);
+	buf_free(&r->errors);
+	return -1;
+}
+
+int
+tooldefs_read_node(struct tooldefs *t, const char *file, const struct ynode *list, char *why,
+		   size_t why_len)
+{
+	struct reader r = {.file = file, .before = t};
+	struct tool_def *mine = NULL;
+
+	buf_init(&r.errors);
+	if (list->type == YN_SCALAR && list->plain && ynode_is_null_word(list->text)) {
+		buf_free(&r.errors);
+		return 0; /* `tools:` with nothing under it */
+	}
+	if (list->type != YN_SEQ) {
+		report(&r, list, "tools", "expected a list of tool definitions");
+		return errors_out(&r, why, why_len);
+	}
+	mine = xcalloc(list->n + 1, sizeof(*mine));
+	r.mine = mine;
+	for (size_t i = 0; i < list->n; i++)
+		if (read_def(&r, list->kids[i], i, &mine[r.n_mine]) == 0)
+			r.n_mine++;
+	if (r.n_errors > 0) {
+		struct tooldefs drop = {mine, r.n_mine};
+		tooldefs_free(&drop);
+		return errors_out(&r, why, why_len);
+	}
+	buf_free(&r.errors);
+	t->v = xreallocarray(t->v, t->n + r.n_mine + 1, sizeof(*t->v));
+	memcpy(t->v + t->n, mine, r.n_mine * sizeof(*mine));
+	t->n += r.n_mine;
+	free(mine);
+	return 0;
+}
+
+static int
+yaml_name(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+	return e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".yaml") == 0;
+}
+
+/* The list of one tools_dir file: the root, or the root's `tools`. */
+static const struct ynode *
+file_list(const struct ynode *root)
+{
+	if (root->type == YN_MAP && root->n == 2 && root->kids[0]->type == YN_SCALAR &&
+	    strcmp(root->kids[0]->text, "tools") == 0)
+		return root->kids[1];
+	return root;
+}
+
+int
+tooldefs_load_dir(struct tooldefs *t, const char *dir, char *why, size_t why_len)
+{
+	struct dirent **names = NULL;
+	struct buf errors;
+	char one[ERR_LEN];
+	int n, rc = 0;
+
+	if (dir == NULL || dir[0] == '\0')
+		return 0;
+	n = scandir(dir, &names, yaml_name, alphasort);
+	if (n < 0)
+		return err_set(why, why_len, "tools_dir %s: %s", dir, strerror(errno));
+	buf_init(&errors);
+	for (int i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s", dir, names[i]->d_name);
+		struct ynode *root = NULL;
+		if (ynode_load_file(path, &root, one, sizeof(one)) < 0 ||
+		    tooldefs_read_node(t, path, file_list(root), one, sizeof(one)) < 0) {
+			buf_printf(&errors, "%s%s", errors.len ? "\n" : "", one);
+			rc = -1;
+		}
+		ynode_free(root);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	if (rc < 0) {
+		buf_add(&errors, "", 1);
+		err_set(why, why_len, "%s", errors.data);
+	}
+	buf_free(&errors);
+	return rc;
+}
+
+char *
+tooldef_signature(const struct tool_def *d)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_printf(&b, "%s(", d->name);
+	for (size_t i = 0; i < d->n_params; i++) {
+		const struct tool_param *p = &d->params[i];
+		buf_printf(&b, "%s%s: %s", i ? ", " : "", p->name, p->type);
+		if (p->def)
+			buf_printf(&b, " = %s", p->def);
+	}
+	buf_printf(&b, ") -> %s", d->return_type);
+	return buf_release(&b);
+}

@@ -1,0 +1,41 @@
+/*
+ * ynode.h - the YAML tree config.c builds from libyaml's events, shared
+ * with the readers of values too rich for the key table (tooldef.c).
+ *
+ * Every node keeps libyaml's mark of where it starts, so each reader can
+ * name FILE:LINE:COLUMN in its messages. The loader's rules hold for every
+ * tree: one document, no anchors, aliases or tags, bounded depth and size.
+ */
+#ifndef COMMON_YNODE_H
+#define COMMON_YNODE_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+enum ynode_type {
+	YN_SCALAR,
+	YN_SEQ,
+	YN_MAP,
+};
+
+struct ynode {
+	enum ynode_type type;
+	yaml_mark_t mark;     /* where the node starts */
+	char *text;	      /* YN_SCALAR: the value, NUL-terminated */
+	size_t len;	      /* its length in bytes, which may hide a NUL */
+	int plain;	      /* YN_SCALAR written without quotes or | > */
+	struct ynode **kids;  /* YN_SEQ: items; YN_MAP: key, value, key, value... */
+	size_t n;
+};
+
+/* Free `nd` and everything below it. NULL is harmless. */
+void ynode_free(struct ynode *nd);
+/*
+ * Read the one YAML document of `path` into *root (caller owns). Returns 0,
+ * or -1 with "FILE:LINE:COLUMN: what is wrong" in why.
+ */
+int ynode_load_file(const char *path, struct ynode **root, char *why, size_t why_len);
+/* Whether a plain scalar's text is YAML's null ("", ~, null). */
+int ynode_is_null_word(const char *s);
+
+#endif

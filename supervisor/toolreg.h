@@ -1,0 +1,80 @@
+/*
+ * toolreg.h - the tool registry: the configured tool definitions
+ * (common/tooldef.h) and a BM25 index over them, for search_{name}_tools.
+ *
+ * Ranking is Okapi BM25 (k1 = 1.2, b = 0.75) over one bag of words per
+ * tool, in which each field's words count with the field's weight:
+ *
+ *	name				3.0
+ *	parameter names			1.5
+ *	description			1.0
+ *	category			0.5
+ *	parameter descriptions		0.5
+ *	return description		0.5
+ *
+ * (a prior, that a word of the name says more than one of a description;
+ * bench/README.md compares it with other weights on the labelled set of
+ * tests/unit/data/tools, where all come within two queries of each other). Words are what toolreg_tokens makes of the text:
+ * snake_case and camelCase split, lower case, punctuation dropped, common
+ * English words dropped, plurals and -ing/-ed endings folded.
+ */
+#ifndef SUPERVISOR_TOOLREG_H
+#define SUPERVISOR_TOOLREG_H
+
+#include <stddef.h>
+
+struct tool_def;
+struct tooldefs;
+struct toolreg;
+
+/* Longest word kept (longer ones are cut). */
+#define TOOLREG_WORD_MAX 32
+/* Most results one search returns. */
+#define TOOLREG_TOP_MAX 50
+
+struct toolreg_hit {
+	size_t tool;	/* index in the definitions */
+	double score;
+};
+
+/*
+ * An index of the definitions `defs` holds (their array is borrowed: it
+ * must outlive the index and not change; `defs` itself may be moved, as
+ * reload.c does). Caller owns (toolreg_free).
+ */
+struct toolreg *toolreg_build(const struct tooldefs *defs);
+void toolreg_free(struct toolreg *r);
+size_t toolreg_size(const struct toolreg *r);
+/* Definition `i` (borrowed). */
+const struct tool_def *toolreg_tool(const struct toolreg *r, size_t i);
+/*
+ * The best `top` (at most TOOLREG_TOP_MAX) tools for `query`, best first,
+ * into out; only tools of `category` (case ignored) when it is not NULL,
+ * and only tools sharing a word with the query. Returns how many.
+ */
+size_t toolreg_search(const struct toolreg *r, const char *query, const char *category,
+		      struct toolreg_hit *out, size_t top);
+/*
+ * The words of `text`, NUL-terminated, into out[max]. Returns how many
+ * (at most max).
+ */
+size_t toolreg_tokens(const char *text, char (*out)[TOOLREG_WORD_MAX + 1], size_t max);
+
+/*
+ * A remote backend that answers searches instead of BM25 (toolreg_azure.h),
+ * owned by `r` from now on and freed with backend_free; NULL: none.
+ */
+void toolreg_set_backend(struct toolreg *r, void *backend, void (*backend_free)(void *));
+void *toolreg_backend(const struct toolreg *r);
+/* The index of the tool called `name`, or -1. */
+long toolreg_find(const struct toolreg *r, const char *name);
+
+/*
+ * The registry in service (NULL: none configured). Read and replaced under
+ * pool_lock (tool calls hold it; reload.c replaces it holding it).
+ */
+struct toolreg *toolreg_live(void);
+/* Put `r` (consumed) in service; returns the one it replaces (caller owns). */
+struct toolreg *toolreg_replace(struct toolreg *r);
+
+#endif

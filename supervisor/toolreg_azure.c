@@ -1,0 +1,286 @@
+/* toolreg_azure.c - see toolreg_azure.h. */
+#include "autoconf.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "config.h"
+#include "err.h"
+#include "toolreg.h"
+#include "toolreg_azure.h"
+#include "xmalloc.h"
+
+/* Largest answer read; a top-50 answer of names is a few kilobytes. */
+#define ANSWER_MAX (1024 * 1024)
+#define KEY_MAX 4096
+#define CONNECT_TIMEOUT_S 5
+
+char *
+azure_search_url(const char *endpoint, const char *index, const char *version)
+{
+	size_t len = strlen(endpoint);
+
+	while (len > 0 && endpoint[len - 1] == '/')
+		len--;
+	return xasprintf("%.*s/indexes/%s/docs/search?api-version=%s", (int)len, endpoint, index,
+			 version);
+}
+
+char *
+azure_search_body(const char *query, const char *category, int top)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "search", json_object_new_string(query));
+	json_object_object_add(o, "top", json_object_new_int(top));
+	json_object_object_add(o, "select", json_object_new_string("name"));
+	json_object_object_add(o, "searchMode", json_object_new_string("any"));
+	json_object_object_add(o, "queryType", json_object_new_string("simple"));
+	if (category != NULL) {
+		/* OData: a ' inside a string literal is written twice. */
+		struct buf f;
+		buf_init(&f);
+		buf_adds(&f, "category eq '");
+		for (const char *p = category; *p; p++) {
+			if (*p == '\'')
+				buf_adds(&f, "''");
+			else
+				buf_add(&f, p, 1);
+		}
+		buf_adds(&f, "'");
+		buf_add(&f, "", 1);
+		json_object_object_add(o, "filter", json_object_new_string(f.data));
+		buf_free(&f);
+	}
+	char *s = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return s;
+}
+
+int
+azure_search_parse(const char *body, char ***names, double **scores, size_t *n, char *why,
+		   size_t why_len)
+{
+	struct json_object *root = json_tokener_parse(body), *value;
+
+	*names = NULL;
+	*scores = NULL;
+	*n = 0;
+	if (root == NULL || !json_object_is_type(root, json_type_object) ||
+	    !json_object_object_get_ex(root, "value", &value) ||
+	    !json_object_is_type(value, json_type_array)) {
+		json_object_put(root);
+		return err_set(why, why_len, "the answer is not an object with a \"value\" array");
+	}
+	size_t len = json_object_array_length(value);
+	*names = xcalloc(len + 1, sizeof(**names));
+	*scores = xcalloc(len + 1, sizeof(**scores));
+	for (size_t i = 0; i < len; i++) {
+		struct json_object *hit = json_object_array_get_idx(value, i), *name, *score;
+		if (!json_object_object_get_ex(hit, "name", &name) ||
+		    !json_object_is_type(name, json_type_string))
+			continue; /* a document without a name names no tool */
+		(*names)[*n] = xstrdup(json_object_get_string(name));
+		(*scores)[*n] = json_object_object_get_ex(hit, "@search.score", &score)
+					? json_object_get_double(score)
+					: 0;
+		(*n)++;
+	}
+	json_object_put(root);
+	return 0;
+}
+
+static size_t
+collect(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct buf *b = arg;
+
+	if (b->len + size * nmemb > ANSWER_MAX)
+		return 0; /* libcurl fails the transfer */
+	buf_add(b, data, size * nmemb);
+	return size * nmemb;
+}
+
+/* The service's own message in an error answer, or the answer's start. */
+static void
+service_message(const char *body, char *out, size_t len)
+{
+	struct json_object *root = json_tokener_parse(body), *err, *msg;
+
+	if (root && json_object_object_get_ex(root, "error", &err) &&
+	    json_object_object_get_ex(err, "message", &msg))
+		snprintf(out, len, "%s", json_object_get_string(msg));
+	else
+		snprintf(out, len, "%.200s", body);
+	json_object_put(root);
+}
+
+int
+azure_search_run(const struct azure_search *a, const char *query, const char *category,
+		 int top, char ***names, double **scores, size_t *n, char *why, size_t why_len)
+{
+	char curlerr[CURL_ERROR_SIZE] = "", msg[512];
+	char *body = azure_search_body(query, category, top);
+	char *key = xasprintf("api-key: %s", a->api_key);
+	struct curl_slist *h = NULL;
+	struct buf answer;
+	long status = 0;
+	int rc = -1;
+
+	*names = NULL;
+	*scores = NULL;
+	*n = 0;
+	CURL *c = curl_easy_init();
+	if (c == NULL) {
+		free(body);
+		free(key);
+		return err_set(why, why_len, "azure_ai_search: cannot initialize libcurl");
+	}
+	buf_init(&answer);
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Accept: application/json");
+	h = curl_slist_append(h, key);
+	curl_easy_setopt(c, CURLOPT_URL, a->url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http"); /* http: loopback only (config.c) */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* the key goes nowhere else */
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)a->timeout_s);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROXY, "");
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "codeexecd/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer);
+	CURLcode cc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	buf_add(&answer, "", 1);
+	if (cc != CURLE_OK) {
+		err_set(why, why_len, "azure_ai_search: %s",
+			curlerr[0] ? curlerr : curl_easy_strerror(cc));
+	} else if (status != 200) {
+		service_message(answer.data, msg, sizeof(msg));
+		err_set(why, why_len, "azure_ai_search: HTTP %ld: %s", status, msg);
+	} else if (azure_search_parse(answer.data, names, scores, n, msg, sizeof(msg)) < 0) {
+		err_set(why, why_len, "azure_ai_search: %s", msg);
+	} else {
+		rc = 0;
+	}
+	curl_easy_cleanup(c);
+	curl_slist_free_all(h);
+	buf_free(&answer);
+	explicit_bzero(key, strlen(key));
+	free(key);
+	free(body);
+	return rc;
+}
+
+struct azure_search *
+azure_search_dup(const struct azure_search *a)
+{
+	struct azure_search *d = xcalloc(1, sizeof(*d));
+
+	d->url = xstrdup(a->url);
+	d->api_key = xstrdup(a->api_key);
+	d->timeout_s = a->timeout_s;
+	return d;
+}
+
+void
+azure_search_free(struct azure_search *a)
+{
+	if (a == NULL)
+		return;
+	free(a->url);
+	if (a->api_key) {
+		explicit_bzero(a->api_key, strlen(a->api_key));
+		free(a->api_key);
+	}
+	free(a);
+}
+
+static void
+backend_free(void *p)
+{
+	azure_search_free(p);
+}
+
+/* The key of `path`: its first line, refused when others may read the file. */
+static char *
+read_key(const char *path, char *why, size_t why_len)
+{
+	char key[KEY_MAX + 1];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+
+	if (fd == -1) {
+		err_set(why, why_len, "azure_ai_search.api_key_file %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
+		err_set(why, why_len,
+			"azure_ai_search.api_key_file %s: must be a regular file that only its "
+			"owner may read (mode 0600 or 0400)",
+			path);
+		close(fd);
+		return NULL;
+	}
+	ssize_t r = read(fd, key, KEY_MAX);
+	close(fd);
+	if (r <= 0) {
+		err_set(why, why_len, "azure_ai_search.api_key_file %s: empty or unreadable", path);
+		return NULL;
+	}
+	key[r] = '\0';
+	key[strcspn(key, "\r\n")] = '\0';
+	if (key[0] == '\0' || strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					  "0123456789-_=+/.") != strlen(key)) {
+		explicit_bzero(key, sizeof(key));
+		err_set(why, why_len,
+			"azure_ai_search.api_key_file %s: the first line is not a key (letters, "
+			"digits and -_=+/.)",
+			path);
+		return NULL;
+	}
+	char *k = xstrdup(key);
+	explicit_bzero(key, sizeof(key));
+	return k;
+}
+
+struct toolreg *
+toolreg_from_config(const struct config *cfg, char *why, size_t why_len)
+{
+	struct azure_search *a;
+
+	if (cfg->tool_search_backend != TOOL_BACKEND_AZURE)
+		return toolreg_build(&cfg->tools);
+	char *key = read_key(cfg->azure_api_key_file, why, why_len);
+	if (key == NULL)
+		return NULL;
+	/* Reference-counted and thread-safe in libcurl >= 7.84; never undone. */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+		err_set(why, why_len, "azure_ai_search: cannot initialize libcurl");
+		return NULL;
+	}
+	a = xcalloc(1, sizeof(*a));
+	a->url = azure_search_url(cfg->azure_endpoint, cfg->azure_index, cfg->azure_api_version);
+	a->api_key = key;
+	a->timeout_s = cfg->azure_timeout_s;
+	struct toolreg *r = toolreg_build(&cfg->tools);
+	toolreg_set_backend(r, a, backend_free);
+	return r;
+}
