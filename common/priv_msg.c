@@ -42,7 +42,7 @@ static const struct field remove_fields[] = {F(priv_remove_dir, dir, K_ID), {0}}
 static const struct field started_fields[] = {
 	F(priv_worker_started, seq, K_ID), F(priv_worker_started, worker, K_ID),
 	F(priv_worker_started, dir, K_ID), F(priv_worker_started, pid, K_PID),
-	F(priv_worker_started, name, K_NAME), {0}};
+	F(priv_worker_started, uid, K_U32), F(priv_worker_started, name, K_NAME), {0}};
 static const struct field exited_fields[] = {
 	F(priv_worker_exited, worker, K_ID), F(priv_worker_exited, status, K_STATUS), {0}};
 static const struct field refused_fields[] = {

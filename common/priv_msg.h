@@ -51,7 +51,7 @@
 #include "netmode.h"
 
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
- * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name,
+ * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
  * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. Bump whenever a
  * type or a layout changes. */
 #define PRIV_VERSION 3
@@ -127,6 +127,7 @@ struct priv_worker_started {
 	uint32_t worker; /* the id to name it by, nonzero, never reused */
 	uint32_t dir;	 /* the id of its session directory, nonzero, never reused */
 	int32_t pid;	 /* for log lines and status only: the front cannot signal it */
+	uint32_t uid;	 /* its kernel's identity, for log lines and status; 0: the daemon's */
 	/* The directory's name, state_dir/sessions/NAME, for display and the
 	 * kernel's own paths; the front never hands it back. */
 	char name[PRIV_NAME_LEN + 1];

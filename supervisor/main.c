@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "auth.h"
 #include "authority.h"
 #include "cgroup.h"
 #include "config.h"
@@ -85,7 +86,8 @@ check_listen_port(const struct config *cfg)
 static void
 check_network_boundary(const struct config *cfg)
 {
-	if (authority_host_is_loopback(cfg->listen_host))
+	/* With authentication, every request proves who sends it. */
+	if (authority_host_is_loopback(cfg->listen_host) || cfg->auth_mode != AUTH_NONE)
 		return;
 	if (!cfg->allow_external_network_boundary)
 		fatalx("refusing to listen on %s without authentication: codeexecd runs "
@@ -366,6 +368,14 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check_only) {
+		/* The tokens file too: its mode is checked when it is read. */
+		if (cfg.auth_mode == AUTH_TOKENS &&
+		    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1) {
+			fprintf(stderr, "codeexecd: %s\n", err);
+			config_free(&cfg);
+			free(abs);
+			return 1;
+		}
 		if (toolreg_check_dir(&cfg, err, sizeof(err)) == -1)
 			fprintf(stderr, "codeexecd: warning: %s\n", err);
 		int rc = toolreg_check_modules(&cfg, err, sizeof(err));
@@ -383,6 +393,10 @@ main(int argc, char *argv[])
 	}
 	check_network_boundary(&cfg);
 	check_listen_port(&cfg);
+	/* The front reads it again as it starts; a bad one is said once, here. */
+	if (cfg.auth_mode == AUTH_TOKENS &&
+	    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (!warm) /* --warm builds the environment only; no kernel runs */
 		check_kernel_identity(&cfg);
 	prctl(PR_SET_DUMPABLE, 0);

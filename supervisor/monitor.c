@@ -194,6 +194,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	pid_t pid;
 	int fd;
 	char *dir, name[PRIV_NAME_LEN + 1];
+	uid_t uid;
 
 	if (s->network_mode != m->mode)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq,
@@ -205,7 +206,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	if (kept_dirs(m) >= 2 * m->max_workers)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d session directories are not "
 			      "removed yet", kept_dirs(m));
-	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, name, why, sizeof(why)) == -1)
+	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, name, &uid, why, sizeof(why)) == -1)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "cannot start a worker: %s", why);
 
 	struct mworker *w = xcalloc(1, sizeof(*w));
@@ -218,7 +219,8 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	w->next = m->workers;
 	m->workers = w;
 	struct priv_msg r = {.type = PRIV_WORKER_STARTED};
-	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid, {0}};
+	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid,
+						   (uint32_t)uid, {0}};
 	memcpy(r.u.started.name, name, sizeof(name));
 	int rc = reply(m, &r, fd);
 	close(fd);

@@ -30,12 +30,12 @@ struct monitor_ops {
 	 * Start a worker and write its START (identity, directories, cgroup,
 	 * limits: the implementation's, from the configuration). 0 with *pid,
 	 * *front_fd (the worker socket's other end; the monitor passes it on
-	 * and closes it), *dir (the session directory; the monitor owns it)
-	 * and name (its last component, PRIV_NAME_LEN hex digits), or -1 with
-	 * why[why_len].
+	 * and closes it), *dir (the session directory; the monitor owns it),
+	 * name (its last component, PRIV_NAME_LEN hex digits) and *uid (the
+	 * kernel's identity, or 0), or -1 with why[why_len].
 	 */
 	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir,
-		     char name[PRIV_NAME_LEN + 1], char *why, size_t why_len);
+		     char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why, size_t why_len);
 	/* SIGKILL worker `pid`, a child not reaped yet. */
 	void (*kill_worker)(void *ctx, pid_t pid);
 	/*

@@ -65,7 +65,7 @@ static struct {
 
 static int
 op_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_LEN + 1],
-	 char *why, size_t why_len)
+	 uid_t *kernel_uid, char *why, size_t why_len)
 {
 	const struct config *cfg = P.a->cfg;
 	struct launched w;
@@ -89,6 +89,7 @@ op_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_L
 	*pid = w.pid;
 	*front_fd = w.fd;
 	*dir = w.workdir;
+	*kernel_uid = uid;
 	memcpy(name, w.name, PRIV_NAME_LEN + 1);
 	return 0;
 }

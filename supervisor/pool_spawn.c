@@ -50,6 +50,7 @@ spawn_worker(void)
 	w->pid = st.pid;
 	w->priv_id = st.worker;
 	w->dir_id = st.dir;
+	w->uid = (uid_t)st.uid;
 	w->fd = fd;
 	w->state = WORKER_STARTING;
 	w->workdir = xasprintf("%s/sessions/%s", pool.cfg->state_dir, st.name);

@@ -101,6 +101,7 @@ struct worker {
 	const char *session; /* id of that session, for status reports (borrowed) */
 	int ever_ready;
 	char *workdir;	     /* the kernel's working directory (owned) */
+	uid_t uid;	     /* the kernel's identity from kernel_uid_range, or 0 */
 	unsigned generation; /* pool.generation when it was spawned */
 	char *death;	     /* how it died, once it did (owned) */
 	char *cause;	     /* why the supervisor killed it, if it did (owned) */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
+#include "auth_config.h"
 #include "config.h"
 #include "log.h"
 #include "pool.h"
@@ -102,6 +104,11 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"metrics_listen",
 		 str_differs(run->metrics_listen_host, new->metrics_listen_host) ||
 			 run->metrics_listen_port != new->metrics_listen_port},
+		/* Set up once, at start-up; the tokens file's content is reread. */
+		{"auth", auth_config_differs(run, new)},
+		{"entra_client_id or entra_tenant_id",
+		 strcmp(run->entra_client_id, new->entra_client_id) != 0 ||
+			 strcmp(run->entra_tenant_id, new->entra_tenant_id) != 0},
 		{"allow_external_network_boundary",
 		 run->allow_external_network_boundary != new->allow_external_network_boundary},
 		{"state_dir", str_differs(run->state_dir, new->state_dir)},
@@ -211,6 +218,7 @@ reload_config(struct config *running)
 	toolreg_free(reg); /* before the definitions it borrows */
 	config_free(&fresh);
 	pool_wake();
+	auth_reload(); /* the tokens file; the rest of auth needs a restart */
 	log_info("configuration %s reloaded", running->file);
 	return 0;
 }

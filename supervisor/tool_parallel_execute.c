@@ -101,8 +101,8 @@ parallel_call(struct tool_call *tc)
 	struct json_object *failed;
 	if (tool_preprocess(tc, tc->session, code, &preprocessed, &failed) == -1)
 		return failed;
-	const char *id = batch_start(tc->cfg, tc->session->id, preprocessed ? preprocessed : code,
-				     inputs, seconds, var, limit);
+	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity,
+				     preprocessed ? preprocessed : code, inputs, seconds, var, limit);
 	free(preprocessed);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "batch_id", json_object_new_string(id));

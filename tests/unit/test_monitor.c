@@ -42,7 +42,7 @@ static struct {
 
 static int
 fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_LEN + 1],
-	   char *why, size_t why_len)
+	   uid_t *uid, char *why, size_t why_len)
 {
 	int sv[2];
 
@@ -56,6 +56,7 @@ fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME
 	*front_fd = sv[0];
 	*dir = xasprintf("/nonexistent/sessions/%d", acts.spawned);
 	snprintf(name, PRIV_NAME_LEN + 1, "%016x", acts.spawned);
+	*uid = 0;
 	acts.spawned++;
 	return 0;
 }
@@ -538,7 +539,7 @@ START_TEST(compromised_front)
 	ck_assert_int_eq(monitor_request(r.m), 0);
 	was_refused(&r, PRIV_WORKER_EXITED, "only the parent sends", n);
 	fake.type = PRIV_WORKER_STARTED;
-	fake.u.started = (struct priv_worker_started){1, w, d, 2, "0000000000000001"};
+	fake.u.started = (struct priv_worker_started){1, w, d, 2, 0, "0000000000000001"};
 	n = acts.refusals_logged;
 	ck_assert_int_eq(priv_msg_send(r.front, &fake, r.front), 0);
 	ck_assert_int_eq(monitor_request(r.m), 0);

@@ -62,7 +62,7 @@ START_TEST(every_message_roundtrip)
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_STARTED;
-	m.u.started = (struct priv_worker_started){7, 1, 2, 31337, "0123456789abcdef"};
+	m.u.started = (struct priv_worker_started){7, 1, 2, 31337, 63001, "0123456789abcdef"};
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_EXITED;
@@ -242,7 +242,7 @@ START_TEST(descriptors)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, worker), 0);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_STARTED;
-	m.u.started = (struct priv_worker_started){1, 2, 3, 400, "00000000deadbeef"};
+	m.u.started = (struct priv_worker_started){1, 2, 3, 400, 0, "00000000deadbeef"};
 	ck_assert_int_eq(priv_msg_send(sv[0], &m, worker[0]), 0);
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), 1);
 	ck_assert_int_ne(fd, -1);
@@ -269,7 +269,7 @@ START_TEST(descriptors)
 	ck_assert_int_eq(fd, -1);
 	ck_assert_int_eq(open_fds(), before);
 	/* WORKER_STARTED with two, with none, with one that is no socket */
-	unsigned char st[] = {0, PRIV_VERSION, 0, 32, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 1, 0,
+	unsigned char st[] = {0, PRIV_VERSION, 0, 32, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 1, 0, 0, 0, 0, 0,
 			      '0', '1', '2', '3', '4', '5', '6', '7',
 			      '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
 	send_raw(sv[0], st, sizeof(st), 2);
