@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "auth_config.h"
 #include "authority.h"
 #include "buf.h"
 #include "config.h"
@@ -494,6 +495,43 @@ check_asset_unique(struct config *c, size_t i, char *why, size_t why_len)
 	.offset = offsetof(struct config_asset, f), .size = sizeof(((struct config_asset *)0)->f)
 
 /* The fields of one `assets` entry. */
+/* The authentication keys' value checks (auth_config.c holds the rest). */
+static int
+check_entra_id(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return auth_check_entra_id(v, why, why_len);
+}
+
+static int
+check_auth_url(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return auth_check_url(v, 0, why, why_len);
+}
+
+static int
+check_auth_https(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return auth_check_url(v, 1, why, why_len);
+}
+
+static int
+check_scope(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return auth_check_scope(v, why, why_len);
+}
+
+static int
+check_jwt_alg(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return auth_check_alg(v, why, why_len);
+}
+
+static int
+check_absolute_or_empty(struct config *c, const char *v, char *why, size_t why_len)
+{
+	return v[0] == '\0' ? 0 : check_absolute(c, v, why, why_len);
+}
+
 static const struct config_key asset_fields[] = {
 	{.name = "name", .kind = CFG_STRING, .def = NULL, AFIELD(name), .check = check_nonempty,
 	 .doc = "Name of the asset, used in messages."},
@@ -626,6 +664,8 @@ static const struct config_key publisher_fields[] = {
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
+static const char *const auth_modes[] = {"none", "oauth", "tokens", NULL};
+static const char *const front_restarts[] = {"restart", "exit", NULL};
 static const char *const tool_backends[] = {"bm25", "azure_ai_search", NULL};
 
 /* azure_ai_search.endpoint: empty, https://HOST[:PORT], or http:// to loopback. */
@@ -648,6 +688,25 @@ check_endpoint(struct config *c, const char *v, char *why, size_t why_len)
 		return err_set(why, why_len,
 			       "%s: plain http:// is allowed only to a loopback address; use https://",
 			       shown(v, sh));
+	return 0;
+}
+
+/* preprocess_command: an absolute path to an executable file, or "". */
+static int
+check_preprocess_command(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	struct stat st;
+
+	(void)c;
+	if (v[0] == '\0')
+		return 0;
+	if (v[0] != '/')
+		return err_set(why, why_len, "%s is not an absolute path", shown(v, sh));
+	if (stat(v, &st) == -1)
+		return err_set(why, why_len, "%s: %s", shown(v, sh), strerror(errno));
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+		return err_set(why, why_len, "%s is not an executable file", shown(v, sh));
 	return 0;
 }
 
@@ -703,6 +762,13 @@ static const struct config_key keys[] = {
 	{.name = "server_description", .kind = CFG_STRING, .def = "", .group = "Identity",
 	 FIELD(server_description),
 	 .doc = "Server-level instructions sent to MCP clients at initialization."},
+	{.name = "entra_client_id", .kind = CFG_STRING, .def = "", .group = "Identity",
+	 FIELD(entra_client_id), .check = check_entra_id,
+	 .doc = "Entra ID application (client) id: with entra_tenant_id, auth.mode oauth "
+		"against that tenant."},
+	{.name = "entra_tenant_id", .kind = CFG_STRING, .def = "", .group = "Identity",
+	 FIELD(entra_tenant_id), .check = check_entra_id,
+	 .doc = "Entra ID (Azure AD) tenant id of the Entra preset."},
 
 	/* Environment */
 	{.name = "type", .kind = CFG_ENUM, .def = "pip", .group = "Environment", FIELD(type),
@@ -877,6 +943,10 @@ static const struct config_key keys[] = {
 	{.name = "shutdown_grace_s", .kind = CFG_INT, .def = "10", .group = "Daemon",
 	 FIELD(shutdown_grace_s), .min = 0, .max = 3600,
 	 .doc = "Seconds a stopping daemon lets running executions finish."},
+	{.name = "front_restart", .kind = CFG_ENUM, .def = "restart", .group = "Daemon",
+	 FIELD(front_restart), .choices = front_restarts,
+	 .doc = "When the unprivileged front dies: restart it (every session is lost) or "
+		"exit non-zero."},
 	{.name = "user", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(user),
 	 .doc = "User the daemon runs as after start-up when started as root; empty: stay."},
 	{.name = "group", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(group),
@@ -917,6 +987,48 @@ static const struct config_key keys[] = {
 	 .doc = "IPython history: memory (this kernel only), none, or disk (the session's "
 		"HOME)."},
 
+	/* Authentication: the checks and the Entra preset are in auth_config.c. */
+	{.name = "auth.mode", .kind = CFG_ENUM, .def = "none", .group = "Authentication",
+	 FIELD(auth_mode), .choices = auth_modes,
+	 .doc = "none (loopback only), oauth (JWT bearer tokens of an issuer) or tokens "
+		"(static bearer tokens of auth.tokens_file)."},
+	{.name = "auth.resource", .kind = CFG_STRING, .def = "", .group = "Authentication",
+	 FIELD(auth_resource), .check = check_auth_url,
+	 .doc = "URL of the /mcp endpoint as clients reach it (the RFC 9728 resource); "
+		"empty: http://LISTEN/mcp."},
+	{.name = "auth.issuer", .kind = CFG_STRING, .def = "", .group = "Authentication",
+	 FIELD(auth_issuer), .check = check_auth_url,
+	 .doc = "Issuer every token's iss must equal exactly."},
+	{.name = "auth.audience", .kind = CFG_LIST, .def = "[]", .group = "Authentication",
+	 FIELD(auth_audience), .check = check_nonempty,
+	 .doc = "Audiences a token's aud must name one of; empty: auth.resource."},
+	{.name = "auth.jwks_uri", .kind = CFG_STRING, .def = "", .group = "Authentication",
+	 FIELD(auth_jwks_uri), .check = check_auth_https,
+	 .doc = "https URL of the issuer's JWKS; empty: the jwks_uri of its "
+		"/.well-known/openid-configuration."},
+	{.name = "auth.required_scopes", .kind = CFG_LIST, .def = "[]",
+	 .group = "Authentication", FIELD(auth_required_scopes), .check = check_scope,
+	 .doc = "Scopes every token must grant (scp or scope claim)."},
+	{.name = "auth.allowed_algorithms", .kind = CFG_LIST, .def = "[RS256, ES256]",
+	 .group = "Authentication", FIELD(auth_allowed_algorithms), .check = check_jwt_alg,
+	 .doc = "JWS algorithms accepted: RS256, RS384, RS512, PS256, PS384, PS512, ES256, "
+		"ES384."},
+	{.name = "auth.clock_skew_s", .kind = CFG_INT, .def = "60", .group = "Authentication",
+	 FIELD(auth_clock_skew_s), .min = 0, .max = 600,
+	 .doc = "Seconds of clock difference allowed when checking exp and nbf."},
+	{.name = "auth.identity_claim", .kind = CFG_STRING, .def = "", .group = "Authentication",
+	 FIELD(auth_identity_claim),
+	 .doc = "Claim naming the caller; empty: sub, or oid with the Entra preset."},
+	{.name = "auth.authorization_servers", .kind = CFG_LIST, .def = "[]",
+	 .group = "Authentication", FIELD(auth_authorization_servers), .check = check_auth_url,
+	 .doc = "Authorization servers named in the RFC 9728 metadata; empty: auth.issuer."},
+	{.name = "auth.ca_file", .kind = CFG_STRING, .def = "", .group = "Authentication",
+	 FIELD(auth_ca_file), .check = check_absolute_or_empty,
+	 .doc = "PEM file of the CAs trusted for the issuer's https; empty: the system's."},
+	{.name = "auth.tokens_file", .kind = CFG_STRING, .def = "", .group = "Authentication",
+	 FIELD(auth_tokens_file), .check = check_absolute_or_empty,
+	 .doc = "File of IDENTITY: SHA256HEX lines for auth.mode tokens, mode 0600 or "
+		"refused."},
 	/*
 	 * Tools (issue 15): seed 000's ToolRegistry and preprocess_code, as
 	 * configuration. The definitions are read by tooldef.c.
@@ -952,6 +1064,18 @@ static const struct config_key keys[] = {
 	 FIELD(code_prefix),
 	 .doc = "Python code every kernel runs once when it starts, before the agent's first "
 		"execution (common imports)."},
+	{.name = "preprocess_command", .kind = CFG_STRING, .def = "", .group = "Tools",
+	 FIELD(preprocess_command), .check = check_preprocess_command,
+	 .doc = "Executable (absolute path) that gets each execution's code on stdin and "
+		"writes the code to run on stdout; run as user, never as root."},
+	{.name = "preprocess_timeout_s", .kind = CFG_INT, .def = "10", .group = "Tools",
+	 FIELD(preprocess_timeout_s), .min = 1, .max = 300,
+	 .doc = "Seconds preprocess_command may take; then its process group is killed and "
+		"the call fails."},
+	{.name = "preprocess_max_bytes", .kind = CFG_INT, .def = "1048576", .group = "Tools",
+	 FIELD(preprocess_max_bytes), .min = 1024, .max = 67108864,
+	 .doc = "Bytes preprocess_command may write to stdout, and to stderr; more fails "
+		"the call."},
 
 	{.name = NULL},
 };
@@ -1863,6 +1987,12 @@ static int
 finish(struct loader *l)
 {
 	struct config *c = l->c;
+	char why[WHY_LEN];
+	const char *key;
+
+	key = auth_config_finish(c, l->seen[key_index("auth.mode")], why, sizeof(why));
+	if (key != NULL)
+		return fail(l, mark_of(l, key), "%s", why);
 
 	if (!l->seen[key_index("name")])
 		return fail(l, l->top, "name is required: it names the environment and its tools");

@@ -28,6 +28,19 @@ enum exec_mode {
 	EXEC_ADAPTIVE,
 };
 
+/* How callers are authenticated (auth.mode). */
+enum auth_mode {
+	AUTH_NONE,
+	AUTH_OAUTH,
+	AUTH_TOKENS,
+};
+
+/* What the privileged parent does when the front dies (front_restart). */
+enum front_restart {
+	FRONT_RESTART,
+	FRONT_EXIT,
+};
+
 /* What search_{name}_tools ranks with (tool_search_backend). */
 enum tool_backend {
 	TOOL_BACKEND_BM25,
@@ -137,6 +150,7 @@ struct config {
 	int http_max_connections_per_client; /* 0: half of the threads */
 	char *log_facility;
 	int shutdown_grace_s;
+	enum front_restart front_restart;
 
 	/* isolation and limits */
 	enum net_mode kernel_network_mode;
@@ -153,6 +167,21 @@ struct config {
 	char *control_group;		 /* may use the control socket; "": none */
 	enum kernel_history kernel_history;
 
+	/* authentication (supervisor/auth*.c, common/auth_config.c) */
+	char *entra_client_id;		 /* seed 000's Entra preset; "": none */
+	char *entra_tenant_id;
+	enum auth_mode auth_mode;
+	char *auth_resource;		 /* URL of /mcp as clients reach it; "": derived */
+	char *auth_issuer;		 /* exact `iss` */
+	struct strlist auth_audience;	 /* `aud` must hold one; empty: auth_resource */
+	char *auth_jwks_uri;		 /* "": discovered from the issuer */
+	struct strlist auth_required_scopes;
+	struct strlist auth_allowed_algorithms;
+	int auth_clock_skew_s;
+	char *auth_identity_claim;	 /* "": sub, or oid with the Entra preset */
+	struct strlist auth_authorization_servers; /* empty: the issuer */
+	char *auth_ca_file;		 /* "": the system's CA store */
+	char *auth_tokens_file;		 /* mode tokens: "identity: sha256hex" lines */
 	/* domain tools (issue 15; seed 000's ToolRegistry and preprocess_code) */
 	struct tooldefs tools;		 /* `tools:` and every file of tools_dir */
 	char *tools_dir;		 /* "" or absolute */
@@ -163,6 +192,9 @@ struct config {
 	char *azure_api_version;
 	int azure_timeout_s;
 	char *code_prefix;		 /* run once per kernel start; "" for none */
+	char *preprocess_command;	 /* executable run on each execution's code; "" for none */
+	int preprocess_timeout_s;
+	int preprocess_max_bytes;	 /* of its stdout, and of its stderr */
 };
 
 /* matplotlib_backend's default (seed 003's) and the value that sets none. */

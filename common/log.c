@@ -13,6 +13,7 @@
 
 static const char *log_ident = "codeexecd";
 static int log_foreground = 1;
+static int log_facility = LOG_DAEMON;
 static int log_level = LOG_INFO;
 static log_sink_fn log_sink;
 
@@ -21,8 +22,23 @@ log_init(const char *ident, int foreground, int facility)
 {
 	log_ident = ident;
 	log_foreground = foreground;
+	log_facility = facility;
 	if (!foreground)
 		openlog(ident, LOG_PID | LOG_NDELAY, facility);
+}
+
+void
+log_close(void)
+{
+	if (!log_foreground)
+		closelog();
+}
+
+void
+log_reopen(void)
+{
+	if (!log_foreground)
+		openlog(log_ident, LOG_PID | LOG_NDELAY, log_facility);
 }
 
 void

@@ -19,6 +19,10 @@ typedef void (*log_sink_fn)(int priority, const char *line);
 
 /* Start logging as `ident`; to stderr when `foreground`, else to syslog. */
 void log_init(const char *ident, int foreground, int facility);
+/* Close the syslog connection (before closing descriptors wholesale), and
+ * open it again as log_init did. No-ops in the foreground. */
+void log_close(void);
+void log_reopen(void);
 /* Messages above this priority (LOG_INFO by default) are dropped. */
 void log_set_level(int priority);
 /* Route every line to `sink` instead of stderr/syslog (NULL restores). */

@@ -20,6 +20,9 @@ enum kind {
 	K_STATUS,  /* int32_t, a wait status of a dead child */
 	K_NETMODE, /* enum net_mode, as 4 bytes */
 	K_REASON,  /* char[PRIV_REASON_MAX]: the rest of the record, 1.. bytes, no NUL */
+	K_NAME,	   /* char[PRIV_NAME_LEN + 1]: PRIV_NAME_LEN lowercase hex digits */
+	K_SESSION, /* char[PRIV_SESSION_LEN + 1]: PRIV_SESSION_LEN lowercase hex digits */
+	K_OUTCOME, /* uint32_t, an enum priv_pp_outcome */
 };
 
 struct field {
@@ -38,12 +41,21 @@ static const struct field kill_fields[] = {
 static const struct field remove_fields[] = {F(priv_remove_dir, dir, K_ID), {0}};
 static const struct field started_fields[] = {
 	F(priv_worker_started, seq, K_ID), F(priv_worker_started, worker, K_ID),
-	F(priv_worker_started, dir, K_ID), F(priv_worker_started, pid, K_PID), {0}};
+	F(priv_worker_started, dir, K_ID), F(priv_worker_started, pid, K_PID),
+	F(priv_worker_started, uid, K_U32), F(priv_worker_started, name, K_NAME), {0}};
 static const struct field exited_fields[] = {
 	F(priv_worker_exited, worker, K_ID), F(priv_worker_exited, status, K_STATUS), {0}};
 static const struct field refused_fields[] = {
 	F(priv_refused, request, K_U16), F(priv_refused, ref, K_U32),
 	F(priv_refused, reason, K_REASON), {0}};
+static const struct field renewed_fields[] = {{0}};
+static const struct field pre_fields[] = {
+	F(priv_preprocess, seq, K_ID), F(priv_preprocess, session, K_SESSION),
+	F(priv_preprocess, identity, K_REASON), {0}};
+static const struct field pred_fields[] = {
+	F(priv_preprocessed, seq, K_ID), F(priv_preprocessed, status, K_STATUS),
+	F(priv_preprocessed, outcome, K_OUTCOME), {0}};
+static const struct field degraded_fields[] = {F(priv_degraded, reason, K_REASON), {0}};
 
 static const struct {
 	unsigned type;
@@ -55,9 +67,13 @@ static const struct {
 	{PRIV_KILL_KERNEL, "KILL_KERNEL", kill_fields},
 	{PRIV_REMOVE_SESSION_DIR, "REMOVE_SESSION_DIR", remove_fields},
 	{PRIV_CLAIM_KERNEL, "CLAIM_KERNEL", kill_fields},
+	{PRIV_PREPROCESS, "PREPROCESS", pre_fields},
 	{PRIV_WORKER_STARTED, "WORKER_STARTED", started_fields},
 	{PRIV_WORKER_EXITED, "WORKER_EXITED", exited_fields},
 	{PRIV_REFUSED, "REFUSED", refused_fields},
+	{PRIV_RUNTIME_RENEWED, "RUNTIME_RENEWED", renewed_fields},
+	{PRIV_RUNTIME_DEGRADED, "RUNTIME_DEGRADED", degraded_fields},
+	{PRIV_PREPROCESSED, "PREPROCESSED", pred_fields},
 };
 
 static const struct field *
@@ -96,7 +112,8 @@ get32(const unsigned char *p)
 static size_t
 width(enum kind k)
 {
-	return k == K_U16 ? 2 : k == K_REASON ? 0 : 4;
+	return k == K_U16 ? 2 : k == K_REASON ? 0 : k == K_NAME ? PRIV_NAME_LEN
+					    : k == K_SESSION ? PRIV_SESSION_LEN : 4;
 }
 
 /* A wait status of a child that is dead: exited, or killed by a signal. */
@@ -155,6 +172,24 @@ check(const char *tname, const struct field *f, const char *at, char *why, size_
 					       f->name, k);
 		return 0;
 	}
+	case K_NAME:
+		if (strnlen(at, PRIV_NAME_LEN + 1) != PRIV_NAME_LEN ||
+		    strspn(at, "0123456789abcdef") != PRIV_NAME_LEN)
+			return err_set(why, why_len, "%s: %s: not %d lowercase hex digits", tname,
+				       f->name, PRIV_NAME_LEN);
+		return 0;
+	case K_SESSION:
+		if (strnlen(at, PRIV_SESSION_LEN + 1) != PRIV_SESSION_LEN ||
+		    strspn(at, "0123456789abcdef") != PRIV_SESSION_LEN)
+			return err_set(why, why_len, "%s: %s: not %d lowercase hex digits", tname,
+				       f->name, PRIV_SESSION_LEN);
+		return 0;
+	case K_OUTCOME:
+		memcpy(&u, at, 4);
+		if (u > PRIV_PP_TOO_BIG)
+			return err_set(why, why_len, "%s: %s: %u is no outcome", tname, f->name,
+				       u);
+		return 0;
 	default:
 		return 0;
 	}
@@ -199,6 +234,12 @@ priv_msg_encode(const struct priv_msg *m, unsigned char *out, size_t cap, char *
 		case K_REASON:
 			memcpy(out + len, at, strlen(at));
 			len += strlen(at);
+			break;
+		case K_NAME:
+			memcpy(out + len, at, PRIV_NAME_LEN);
+			break;
+		case K_SESSION:
+			memcpy(out + len, at, PRIV_SESSION_LEN);
 			break;
 		default:
 			memcpy(&u, at, 4);
@@ -249,7 +290,10 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *w
 			if (len - pos < w)
 				return err_set(why, why_len, "%s: %zu bytes: truncated at %s",
 					       tname, len, f->name);
-			if (f->kind == K_U16) {
+			if (f->kind == K_NAME || f->kind == K_SESSION) {
+				memcpy(at, in + pos, w);
+				at[w] = '\0';
+			} else if (f->kind == K_U16) {
 				uint16_t h = (uint16_t)(in[pos] << 8 | in[pos + 1]);
 				memcpy(at, &h, 2);
 			} else if (f->kind == K_NETMODE) {
@@ -274,22 +318,31 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *w
 	return 0;
 }
 
-int
-priv_msg_send(int sock, const struct priv_msg *m, int fd)
+/* A type whose descriptor is a regular file (a memfd), not a socket. */
+static int
+carries_file(unsigned type)
 {
-	unsigned char data[PRIV_MSG_MAX];
+	return type == PRIV_PREPROCESS || type == PRIV_PREPROCESSED;
+}
+
+/* How many descriptors a type carries: its least and its most. */
+static void
+fds_of(unsigned type, int *least, int *most)
+{
+	*least = type == PRIV_WORKER_STARTED || carries_file(type);
+	*most = *least || type == PRIV_RUNTIME_RENEWED;
+}
+
+int
+priv_record_send(int sock, const unsigned char *rec, size_t len, int fd)
+{
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
-
-	ssize_t len = priv_msg_encode(m, data, sizeof(data), NULL, 0);
-	if (len == -1 || (fd != -1) != (m->type == PRIV_WORKER_STARTED)) {
-		errno = EINVAL;
-		return -1;
-	}
-	struct iovec iov = {data, (size_t)len};
+	struct iovec iov = {(void *)rec, len};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
 	if (fd != -1) {
 		memset(&ctl, 0, sizeof(ctl));
 		mh.msg_control = ctl.buf;
@@ -302,7 +355,7 @@ priv_msg_send(int sock, const struct priv_msg *m, int fd)
 	}
 	for (;;) {
 		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-		if (n == len)
+		if (n == (ssize_t)len)
 			return 0;
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -310,6 +363,21 @@ priv_msg_send(int sock, const struct priv_msg *m, int fd)
 			errno = EMSGSIZE; /* a seqpacket record goes whole or not at all */
 		return -1;
 	}
+}
+
+int
+priv_msg_send(int sock, const struct priv_msg *m, int fd)
+{
+	unsigned char data[PRIV_MSG_MAX];
+	int least, most;
+
+	ssize_t len = priv_msg_encode(m, data, sizeof(data), NULL, 0);
+	fds_of(m->type, &least, &most);
+	if (len == -1 || (fd != -1) < least || (fd != -1) > most) {
+		errno = EINVAL;
+		return -1;
+	}
+	return priv_record_send(sock, data, (size_t)len, fd);
 }
 
 /* Close every descriptor in the control data of `mh`; how many there were. */
@@ -349,6 +417,7 @@ priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *why, size_t why_len)
 			    .msg_controllen = sizeof(ctl.buf)};
 	ssize_t n;
 	struct stat st;
+	int least, most;
 
 	*fd = -1;
 	memset(m, 0, sizeof(*m));
@@ -364,12 +433,13 @@ priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *why, size_t why_len)
 			PRIV_MSG_MAX);
 	else if (priv_msg_decode(data, (size_t)n, m, why, why_len) == -1)
 		;
-	else if (m->type == PRIV_WORKER_STARTED && count != 1)
-		err_set(why, why_len, "WORKER_STARTED with %d descriptors, not 1", count);
-	else if (m->type != PRIV_WORKER_STARTED && count != 0)
-		err_set(why, why_len, "%s with a descriptor", priv_type_name(m->type));
-	else if (count == 1 && (fstat(got, &st) == -1 || !S_ISSOCK(st.st_mode)))
-		err_set(why, why_len, "WORKER_STARTED with a descriptor that is not a socket");
+	else if (fds_of(m->type, &least, &most), count < least || count > most)
+		err_set(why, why_len, "%s carries %d descriptors, where %d to %d belong",
+			priv_type_name(m->type), count, least, most);
+	else if (count == 1 && (fstat(got, &st) == -1 ||
+				(carries_file(m->type) ? !S_ISREG(st.st_mode) : !S_ISSOCK(st.st_mode))))
+		err_set(why, why_len, "%s with a descriptor that is not a %s",
+			priv_type_name(m->type), carries_file(m->type) ? "regular file" : "socket");
 	else
 		rc = 1;
 	if (rc == 1)

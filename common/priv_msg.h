@@ -5,7 +5,9 @@
  *
  * The front (HTTP, MCP, sessions, the pool's logic) holds no privilege. It
  * asks the parent, which does, to start and end workers, to pin and kill a
- * worker's kernel and to remove a session's directory. The parent checks
+ * worker's kernel, to remove a session's directory and to run
+ * preprocess_command on an execution's code (which the front, forbidden
+ * fork and exec, cannot). The parent checks
  * every request against its own configuration and state and answers
  * REFUSED to anything else. The front names objects only by the ids the
  * parent issued (worker ids, directory ids); it never gives the parent a
@@ -17,15 +19,18 @@
  * type: 16 bits each, network byte order) followed by the fixed fields of
  * its type, each in network byte order. No JSON, no variable layout: the
  * privileged side parses nothing more complex than this. WORKER_STARTED
- * alone carries a descriptor (SCM_RIGHTS): the front's end of the new
- * worker's socket.
+ * carries a descriptor (SCM_RIGHTS): the front's end of the new worker's
+ * socket; PREPROCESS and PREPROCESSED carry one regular file each (a memfd:
+ * the code, the command's output).
  *
  * What the decoder enforces: the record is exactly the size of its type
  * (REFUSED: its header and a reason of 1..PRIV_REASON_MAX-1 printable ASCII
  * bytes); the version is PRIV_VERSION; the type is known; ids are nonzero;
  * pids are above 1; enums are in range; a wait status is one that waitpid
  * reports for a dead child. priv_msg_recv also refuses descriptors on any
- * other type, a WORKER_STARTED without exactly one, and truncated records
+ * other type, a WORKER_STARTED, PREPROCESS or PREPROCESSED without exactly
+ * one, a RUNTIME_RENEWED with more than one, descriptors that are not
+ * sockets (regular files for PREPROCESS and PREPROCESSED), and truncated records
  * or control data; every descriptor of a refused record is closed.
  *
  * Adding a field: add it to the struct, one line to its type's table in
@@ -46,12 +51,18 @@
 #include "netmode.h"
 
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
- * WORKER_STARTED, WORKER_EXITED, REFUSED. Bump whenever a type or a layout changes. */
-#define PRIV_VERSION 1
+ * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
+ * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. Bump whenever a
+ * type or a layout changes. */
+#define PRIV_VERSION 3
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
 #define PRIV_REASON_MAX 200
+/* Hex digits of a session directory's name (WORKER_STARTED). */
+#define PRIV_NAME_LEN 16
+/* Hex digits of an MCP session id (PREPROCESS). */
+#define PRIV_SESSION_LEN 32
 /* Room for a decoder's complaint. */
 #define PRIV_ERR_LEN 160
 
@@ -62,11 +73,15 @@ enum priv_type {
 	PRIV_KILL_KERNEL = 3,	      /* struct priv_kill_kernel */
 	PRIV_REMOVE_SESSION_DIR = 4,  /* struct priv_remove_dir */
 	PRIV_CLAIM_KERNEL = 5,	      /* struct priv_kill_kernel */
+	PRIV_PREPROCESS = 6,	      /* struct priv_preprocess, + a memfd holding the code */
 
 	/* parent -> front: 32..63 */
 	PRIV_WORKER_STARTED = 32,     /* struct priv_worker_started, + the worker's socket */
 	PRIV_WORKER_EXITED = 33,      /* struct priv_worker_exited */
 	PRIV_REFUSED = 34,	      /* struct priv_refused */
+	PRIV_RUNTIME_RENEWED = 35,    /* no fields, + the new control socket if there is one */
+	PRIV_RUNTIME_DEGRADED = 36,   /* struct priv_refused's reason alone */
+	PRIV_PREPROCESSED = 37,	      /* struct priv_preprocessed, + a memfd of the output */
 };
 
 /*
@@ -112,12 +127,55 @@ struct priv_worker_started {
 	uint32_t worker; /* the id to name it by, nonzero, never reused */
 	uint32_t dir;	 /* the id of its session directory, nonzero, never reused */
 	int32_t pid;	 /* for log lines and status only: the front cannot signal it */
+	uint32_t uid;	 /* its kernel's identity, for log lines and status; 0: the daemon's */
+	/* The directory's name, state_dir/sessions/NAME, for display and the
+	 * kernel's own paths; the front never hands it back. */
+	char name[PRIV_NAME_LEN + 1];
 };
 
 /* WORKER_EXITED: worker `worker` is reaped. Its kernel is dead too. */
 struct priv_worker_exited {
 	uint32_t worker;
 	int32_t status; /* waitpid's status */
+};
+
+/*
+ * RUNTIME_RENEWED: runtime_dir was gone and the parent made it again (and
+ * its pid file); workers that failed before are no reason to back off. When
+ * the daemon has a control socket, the new one comes with it: the front
+ * serves it in place of the old. RUNTIME_DEGRADED: it cannot be made; the
+ * reason is for /health.
+ */
+struct priv_degraded {
+	char reason[PRIV_REASON_MAX]; /* printable ASCII, NUL-terminated, not empty */
+};
+
+/*
+ * PREPROCESS: run preprocess_command on the code in the memfd that comes
+ * with it (read from its start), as the front's uid, with the session's id
+ * and identity in its environment. The parent answers PREPROCESSED with the
+ * same seq once the command is reaped, or REFUSED. `seq` is the front's
+ * number for the request (a space of its own, apart from SPAWN_WORKER's).
+ */
+struct priv_preprocess {
+	uint32_t seq;				  /* nonzero */
+	char session[PRIV_SESSION_LEN + 1];	  /* lowercase hex */
+	char identity[PRIV_REASON_MAX];		  /* printable ASCII, not empty */
+};
+
+/* How a preprocess_command ended (PREPROCESSED's outcome). */
+enum priv_pp_outcome {
+	PRIV_PP_OK = 0,	     /* exited 0: the descriptor holds its stdout, the code to run */
+	PRIV_PP_FAILED = 1,  /* exited non-zero or was killed: the descriptor holds its stderr */
+	PRIV_PP_TIMEOUT = 2, /* killed at preprocess_timeout_s: its stderr */
+	PRIV_PP_TOO_BIG = 3, /* wrote more than preprocess_max_bytes: its stderr */
+};
+
+/* PREPROCESSED: the command of PREPROCESS `seq` is reaped. */
+struct priv_preprocessed {
+	uint32_t seq;
+	int32_t status;	  /* waitpid's status */
+	uint32_t outcome; /* enum priv_pp_outcome */
 };
 
 /* REFUSED: a request was not carried out. */
@@ -137,6 +195,9 @@ struct priv_msg {
 		struct priv_worker_started started;
 		struct priv_worker_exited exited;
 		struct priv_refused refused;
+		struct priv_degraded degraded;
+		struct priv_preprocess pre;
+		struct priv_preprocessed pred;
 	} u;
 };
 
@@ -161,14 +222,24 @@ int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, cha
 
 /*
  * Send one message, with descriptor `fd` (borrowed) when `m` is
- * WORKER_STARTED (-1 otherwise). Blocks until sent. 0, or -1 with errno
- * set (EINVAL: a field out of bounds, or a descriptor where none belongs).
+ * WORKER_STARTED, PREPROCESS or PREPROCESSED, and optionally RUNTIME_RENEWED
+ * (-1 otherwise). Blocks
+ * until sent. 0, or -1 with errno set (EINVAL: a field out of bounds, or a
+ * descriptor where none belongs).
  */
 int priv_msg_send(int sock, const struct priv_msg *m, int fd);
 
 /*
+ * Send `len` bytes as one record, with descriptor `fd` (borrowed) unless -1,
+ * checking nothing: priv_msg_send's transport, and how tests and the test
+ * hook (front_testhook.h) send what no encoder makes. 0, or -1 with errno.
+ */
+int priv_record_send(int sock, const unsigned char *rec, size_t len, int fd);
+
+/*
  * Receive one message. Returns 1 with *m (and *fd, which the caller then
- * owns, for WORKER_STARTED; else -1); 0 at EOF; -1 with errno on a read
+ * owns, for WORKER_STARTED, PREPROCESS, PREPROCESSED and a RUNTIME_RENEWED
+ * that carries one; else -1); 0 at EOF; -1 with errno on a read
  * error (an empty record, which no encoder makes, reads as EOF too); -2
  * with why[why_len] set when the record is malformed (every
  * descriptor it carried is closed; m->type as for priv_msg_decode, or 0).

@@ -21,17 +21,23 @@ sessions_time(long long t, char *out, size_t outlen)
 static void
 sessions_add_row(struct table *t, struct json_object *s, time_t now)
 {
-	long long worker = ctl_int(s, "worker_pid", 0);
+	long long worker = ctl_int(s, "worker_pid", 0), uid = ctl_int(s, "kernel_uid", 0);
 	char created[32], idle[32];
 
 	sessions_time(ctl_int(s, "created", 0), created, sizeof(created));
 	ctl_duration((long long)now - ctl_int(s, "last_used", (long long)now), idle, sizeof(idle));
 	table_addf(t, "%s", ctl_str(s, "id", "?"));
+	table_addf(t, "%s", ctl_str(s, "identity", "-"));
 	table_addf(t, "%s", created);
 	table_addf(t, "%s", idle);
 	table_addf(t, "%s", ctl_bool(s, "busy") ? "yes" : "no");
 	if (worker > 0)
 		table_addf(t, "%lld", worker);
+	else
+		table_addf(t, "-");
+	/* Which identity holds which kernel uid of kernel_uid_range. */
+	if (uid > 0)
+		table_addf(t, "%lld", uid);
 	else
 		table_addf(t, "-");
 }
@@ -56,12 +62,14 @@ sessions_run(struct ctl *c, char **argv)
 		json_object_put(reply);
 		return CTL_OK;
 	}
-	table_init(&t, 5);
+	table_init(&t, 7);
 	table_addf(&t, "SESSION");
+	table_addf(&t, "IDENTITY");
 	table_addf(&t, "CREATED");
 	table_addf(&t, "IDLE");
 	table_addf(&t, "BUSY");
 	table_addf(&t, "WORKER");
+	table_addf(&t, "UID");
 	time_t now = time(NULL);
 	for (size_t i = 0; i < json_object_array_length(list); i++)
 		sessions_add_row(&t, json_object_array_get_idx(list, i), now);

@@ -71,6 +71,14 @@ mcpc_headers(const struct mcpc *m, int has_body)
 		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", m->protocol_version);
 		h = curl_slist_append(h, line);
 	}
+	/* auth.mode tokens or oauth: the token from the environment, never argv. */
+	const char *token = getenv("CODEEXECD_TOKEN");
+	if (token != NULL && token[0] != '\0') {
+		char *auth = xasprintf("Authorization: Bearer %s", token);
+		h = curl_slist_append(h, auth);
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
 	return h;
 }
 

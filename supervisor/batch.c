@@ -37,6 +37,7 @@ struct batch {
 	struct batch *next;
 	char id[SESSION_ID_LEN + 1];
 	char owner[SESSION_ID_LEN + 1];
+	char identity[128];	/* of the owner session, for USER_IDENTITY */
 	char *code;
 	char *result_variable;
 	double timeout_s;
@@ -213,6 +214,9 @@ item_thread(void *arg)
 		json_object_object_add(e, "message", json_object_new_string(why));
 		item_finish(run->b, run->it, e, NULL, NULL);
 	} else {
+		pid_t told = 0;
+		/* A fresh kernel: no restart to report. */
+		free(session_tell_identity(w, run->b->identity, &told));
 		pthread_mutex_lock(&batch_lock);
 		run->it->w = w;
 		pthread_mutex_unlock(&batch_lock);
@@ -299,7 +303,7 @@ kick(void)
 }
 
 const char *
-batch_start(const struct config *c, const char *owner, const char *code,
+batch_start(const struct config *c, const char *owner, const char *identity, const char *code,
 	    struct json_object *inputs, double timeout_s, const char *result_variable,
 	    int concurrency)
 {
@@ -308,6 +312,7 @@ batch_start(const struct config *c, const char *owner, const char *code,
 	cfg = c;
 	rand_hex(b->id, SESSION_ID_LEN / 2);
 	snprintf(b->owner, sizeof(b->owner), "%s", owner);
+	snprintf(b->identity, sizeof(b->identity), "%s", identity);
 	b->code = xstrdup(code);
 	b->result_variable = xstrdup(result_variable);
 	b->timeout_s = timeout_s;

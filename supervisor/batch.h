@@ -23,10 +23,12 @@ struct config;
 /*
  * Start running `code` for each object of `inputs` (borrowed), at most
  * `concurrency` at once and only while sessions and batch kernels together
- * stay under pool.max_sessions, then reading `result_variable`. Returns the
- * new batch's id (storage of the batch: copy it before the batch can expire).
+ * stay under pool.max_sessions, then reading `result_variable`; each kernel
+ * has USER_IDENTITY `identity`. Returns the new batch's id (storage of the
+ * batch: copy it before the batch can expire).
  */
-const char *batch_start(const struct config *cfg, const char *owner, const char *code,
+const char *batch_start(const struct config *cfg, const char *owner, const char *identity,
+			const char *code,
 			struct json_object *inputs, double timeout_s, const char *result_variable,
 			int concurrency);
 /*

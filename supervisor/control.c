@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,7 +206,8 @@ control_status(void)
 		json_object_object_add(r, "reason", json_object_new_string(why));
 	json_object_object_add(r, "name", json_object_new_string(cfg->name));
 	json_object_object_add(r, "version", json_object_new_string(PACKAGE_VERSION));
-	json_object_object_add(r, "pid", json_object_new_int(getpid()));
+	/* The daemon's pid: the privileged parent's, which the pid file holds. */
+	json_object_object_add(r, "pid", json_object_new_int(getppid()));
 	json_object_object_add(r, "uptime_s", json_object_new_int64(time(NULL) - started));
 	json_object_object_add(r, "sessions", json_object_new_int(session_count()));
 	json_object_object_add(r, "idle_kernels", json_object_new_int(pool_idle_count()));
@@ -273,21 +273,25 @@ read_line(int fd, struct buf *line)
 	return line->len > 0 ? 0 : -1;
 }
 
-/* Nonzero if uid is a member of control_group (login or supplementary group). */
+/*
+ * Nonzero if the peer on `fd` (its credentials `cred`) has control_group as
+ * its group or one of its supplementary groups. The socket says so itself
+ * (SO_PEERGROUPS): the user database is never consulted, since its modules
+ * (NSS) may do what the front's seccomp filter does not allow.
+ */
 static int
-in_control_group(uid_t uid)
+in_control_group(int fd, const struct ucred *cred)
 {
-	struct passwd pw, *res = NULL;
-	char text[4096];
 	gid_t groups[CONTROL_MAX_GROUPS];
-	int n = CONTROL_MAX_GROUPS;
+	socklen_t len = sizeof(groups);
 
-	if (control_gid == (gid_t)-1 || getpwuid_r(uid, &pw, text, sizeof(text), &res) != 0 ||
-	    res == NULL)
+	if (control_gid == (gid_t)-1)
 		return 0;
-	if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) == -1)
+	if (cred->gid == control_gid)
+		return 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
 		return 0;
-	for (int i = 0; i < n; i++)
+	for (size_t i = 0; i < len / sizeof(groups[0]); i++)
 		if (groups[i] == control_gid)
 			return 1;
 	return 0;
@@ -314,7 +318,7 @@ peer_allowed(int fd, uid_t *uid)
 		return 1;
 	if (kernel_id(cred.uid, 0))
 		return 0;
-	return (cred.uid == daemon_uid && admin_ok) || in_control_group(cred.uid);
+	return (cred.uid == daemon_uid && admin_ok) || in_control_group(fd, &cred);
 }
 
 void

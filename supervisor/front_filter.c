@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -153,6 +152,7 @@ static const struct {
 	{SCMP_SYS(fsync), ALLOW, 0, {}, "state files written whole"},
 	{SCMP_SYS(fdatasync), ALLOW, 0, {}, "as above"},
 	{SCMP_SYS(ftruncate), ALLOW, 0, {}, "files rewritten in place"},
+	{SCMP_SYS(memfd_create), ALLOW, 0, {}, "the code passed to preprocess_command (PREPROCESS)"},
 	{SCMP_SYS(unlink), ALLOW, 0, {}, "stale control socket, temporary files"},
 	{SCMP_SYS(unlinkat), ALLOW, 0, {}, "as above, newer glibc"},
 	{SCMP_SYS(rename), ALLOW, 0, {}, "files replaced atomically"},
@@ -181,7 +181,7 @@ static const struct {
 	{SCMP_SYS(shutdown), ALLOW, 0, {}, "civetweb closes, the census ends surplus connections"},
 	{SCMP_SYS(getsockname), ALLOW, 0, {}, "the connection census, civetweb, libcurl"},
 	{SCMP_SYS(getpeername), ALLOW, 0, {}, "the connection census, control socket peers"},
-	{SCMP_SYS(getsockopt), ALLOW, 0, {}, "SO_ERROR of connects, SO_PEERCRED"},
+	{SCMP_SYS(getsockopt), ALLOW, 0, {}, "SO_ERROR of connects, SO_PEERCRED, SO_PEERGROUPS"},
 	{SCMP_SYS(setsockopt), ALLOW, 0, {}, "keepalive, TCP_NODELAY, SO_REUSEADDR, timeouts"},
 	{SCMP_SYS(sendto), ALLOW, 0, {}, "send() on every socket, DNS, syslog"},
 	{SCMP_SYS(recvfrom), ALLOW, 0, {}, "recv() on every socket, DNS"},
@@ -267,27 +267,4 @@ front_filter_export(int fd)
 	int rc = seccomp_export_pfc(ctx, fd);
 	seccomp_release(ctx);
 	return rc == 0 ? 0 : -1;
-}
-
-/* The test hook's work, once: install if the environment asks for it. */
-static void
-test_hook_once(void)
-{
-	char err[256];
-
-	if (getenv("CODEEXECD_TEST_FRONT_FILTER") == NULL)
-		return;
-	if (front_filter_install(err, sizeof(err)) == -1)
-		log_warnx("front filter (CODEEXECD_TEST_FRONT_FILTER): %s", err);
-	else
-		log_warnx("front filter installed on the whole daemon for a test "
-			  "(CODEEXECD_TEST_FRONT_FILTER): its next fork kills it");
-}
-
-void
-front_filter_test_hook(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, test_hook_once);
 }

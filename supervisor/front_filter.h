@@ -33,14 +33,4 @@ int front_filter_install(char *why, size_t why_len);
  */
 int front_filter_export(int fd);
 
-/*
- * A test hook until the front is a process of its own: with
- * CODEEXECD_TEST_FRONT_FILTER set in its environment, the daemon installs the
- * filter on itself (all of it: it is one process) at its first HTTP request,
- * once start-up is over. Only a daemon that starts no worker survives that
- * (pool.warm 0, no session): it shows the front's work passes the filter, and
- * its first fork shows a call off the list kills. Does nothing otherwise.
- */
-void front_filter_test_hook(void);
-
 #endif

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <civetweb.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -14,10 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "authority.h"
 #include "clock.h"
 #include "config.h"
-#include "front_filter.h"
+#include "front_testhook.h"
 #include "health.h"
 #include "http.h"
 #include "http_conn.h"
@@ -118,7 +120,8 @@ add_cors_headers(struct mg_connection *conn, const char *origin)
 	if (origin == NULL)
 		return;
 	mg_response_header_add(conn, "Access-Control-Allow-Origin", origin, -1);
-	mg_response_header_add(conn, "Access-Control-Expose-Headers", "Mcp-Session-Id", -1);
+	mg_response_header_add(conn, "Access-Control-Expose-Headers",
+			       "Mcp-Session-Id, WWW-Authenticate", -1);
 	mg_response_header_add(conn, "Vary", "Origin", -1);
 }
 
@@ -155,6 +158,37 @@ send_http_error(struct mg_connection *conn, int status, const char *message)
 		 message);
 	send_response(conn, status, "application/json", body, NULL, NULL, NULL);
 	return status;
+}
+
+/*
+ * A request auth.h refused: 400, 401 or 403 with the WWW-Authenticate
+ * challenge naming the metadata (MCP authorization, RFC 6750, RFC 9728).
+ */
+static int
+send_auth_refusal(struct mg_connection *conn, const struct auth_result *ar, const char *origin)
+{
+	char challenge[1600];
+	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
+
+	auth_challenge(ar, challenge, sizeof(challenge));
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(o, "id", NULL);
+	json_object_object_add(e, "code", json_object_new_int(-32001));
+	json_object_object_add(e, "message", json_object_new_string(ar->why));
+	json_object_object_add(o, "error", e);
+	const char *body = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	char len[32];
+	snprintf(len, sizeof(len), "%zu", strlen(body));
+	mg_response_header_start(conn, ar->status);
+	add_cors_headers(conn, origin);
+	mg_response_header_add(conn, "WWW-Authenticate", challenge, -1);
+	mg_response_header_add(conn, "Content-Type", "application/json", -1);
+	mg_response_header_add(conn, "Content-Length", len, -1);
+	mg_response_header_add(conn, "Cache-Control", "no-store", -1);
+	mg_response_header_send(conn);
+	mg_write(conn, body, strlen(body));
+	json_object_put(o);
+	return ar->status;
 }
 
 /* Answer with a plain JSON error and close the connection after it. */
@@ -388,6 +422,15 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	const char *origin = mg_get_header(conn, "Origin");
 	if (strcmp(ri->request_method, "OPTIONS") == 0 && origin != NULL)
 		return cors_preflight(conn, origin);
+	/* Before the body is read: a caller without a valid token costs little. */
+	struct auth_result ar;
+	auth_check(mg_get_header(conn, "Authorization"), ri->query_string, &ar);
+	if (ar.status != 0) {
+		log_info("%s /mcp from %s refused: %d %s", ri->request_method, ri->remote_addr,
+			 ar.status, ar.why);
+		return send_auth_refusal(conn, &ar, origin);
+	}
+	rq.identity = ar.identity;
 	/* Calls and streams may take long: keep threads for everyone else. */
 	if (atomic_fetch_add(&busy, 1) >= max_busy) {
 		atomic_fetch_sub(&busy, 1);
@@ -448,6 +491,35 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	 * would stay resident in this thread's arena (memtrim.h). */
 	memtrim_after(answered + rq.body_len);
 	return rs.status;
+}
+
+/*
+ * GET /.well-known/oauth-protected-resource (and its /mcp-suffixed form):
+ * the RFC 9728 document while auth is on, 404 while it is off.
+ */
+static int
+metadata_handler(struct mg_connection *conn, void *unused)
+{
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	char denied[64];
+
+	config_read_lock();
+	int refused = check_origin_and_host(conn, cfg->listen_host, denied, sizeof(denied));
+	config_read_unlock();
+	if (refused)
+		return send_http_error(conn, 403, denied);
+	char *doc = auth_metadata_json();
+	if (doc == NULL)
+		return send_http_error(conn, 404, "authentication is off (auth.mode none)");
+	if (strcmp(ri->request_method, "GET") != 0 && strcmp(ri->request_method, "HEAD") != 0) {
+		free(doc);
+		send_response(conn, 405, "application/json", NULL, NULL, "GET, HEAD", NULL);
+		return 405;
+	}
+	send_response(conn, 200, "application/json", doc, NULL, NULL,
+		      mg_get_header(conn, "Origin"));
+	free(doc);
+	return 200;
 }
 
 /*
@@ -574,7 +646,7 @@ begin_request(struct mg_connection *conn)
 	const struct mg_request_info *ri = mg_get_request_info(conn);
 	char why[64]; /* a fixed complaint of framing_problem */
 
-	front_filter_test_hook();
+	front_test_hook(mg_get_header(conn, "X-Codeexecd-Test"));
 	if (framing_problem(ri, why, sizeof(why)) == -1) {
 		log_info("%s %.100s from %s refused: %s", ri->request_method,
 			 ri->local_uri ? ri->local_uri : "-", ri->remote_addr, why);
@@ -742,6 +814,8 @@ http_start(const struct config *c, char *why, size_t why_len)
 	}
 	mg_set_request_handler(ctx, "/mcp$", mcp_handler, NULL);
 	mg_set_request_handler(ctx, "/health$", health_handler, NULL);
+	mg_set_request_handler(ctx, AUTH_METADATA_PATH "$", metadata_handler, NULL);
+	mg_set_request_handler(ctx, AUTH_METADATA_PATH "/mcp$", metadata_handler, NULL);
 	if (c->metrics_listen_host == NULL)
 		mg_set_request_handler(ctx, "/metrics$", metrics_handler, c->listen_host);
 	else if (metrics_start(c, why, why_len) == -1)
@@ -751,6 +825,10 @@ http_start(const struct config *c, char *why, size_t why_len)
 		 c->http_header_timeout_s);
 	int n = mg_get_server_ports(ctx, 4, ports);
 	int port = n > 0 ? ports[0].port : c->listen_port;
+	/* Before the first request: /mcp refuses what auth_check refuses. */
+	if (auth_init(c, port, why, why_len) == -1)
+		return -1;
+	auth_prefetch();
 	http_conn_listening(port);
 	return port;
 }
@@ -773,4 +851,5 @@ http_stop(void)
 		ctx = NULL;
 	}
 	mg_exit_library();
+	auth_shutdown();
 }

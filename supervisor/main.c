@@ -1,17 +1,17 @@
 /*
- * main.c - codeexecd: the supervisor's entry point and main loop.
+ * main.c - codeexecd: the supervisor's entry point.
  *
  * Start-up in a fixed order: configuration, safety checks, directories,
- * the environment, detaching, the pool, HTTP; then one poll() loop that
- * reads the workers and acts on the flags the signal handlers set.
+ * the environment, detaching, control groups, the control socket; then the
+ * split (doc/README.privsep): the unprivileged front (front.h) is forked,
+ * and this process stays the privileged parent (parent.h).
  */
 #include "autoconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <signal.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,36 +21,23 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "auth.h"
 #include "authority.h"
 #include "cgroup.h"
 #include "config.h"
 #include "control.h"
-#include "batch.h"
 #include "envbuild.h"
 #include "fsutil.h"
-#include "health.h"
-#include "http.h"
-#include "job.h"
 #include "log.h"
 #include "memtrim.h"
-#include "mcp.h"
-#include "metrics.h"
 #include "mpl_check.h"
-#include "toolreg.h"
-#include "toolreg_azure.h"
+#include "parent.h"
+#include "runtime_watch.h"
+#include "front.h"
 #include "toolreg_check.h"
-#include "pool.h"
 #include "privdrop.h"
 #include "uid.h"
-#include "reload.h"
-#include "session.h"
-#include "tools.h"
 #include "xmalloc.h"
-
-#define MAX_POLL 1024
-
-static volatile sig_atomic_t got_term, got_chld, got_hup, got_usr1;
-static int sig_pipe[2] = {-1, -1};
 
 static void
 usage(FILE *f)
@@ -59,39 +46,6 @@ usage(FILE *f)
 		   "       codeexecd -V | -h\n");
 }
 
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	char c = (char)sig;
-
-	switch (sig) {
-	case SIGCHLD: got_chld = 1; break;
-	case SIGHUP: got_hup = 1; break;
-	case SIGUSR1: got_usr1 = 1; break;
-	default: got_term = 1;
-	}
-	(void)!write(sig_pipe[1], &c, 1);
-	errno = saved;
-}
-
-static void
-install_signals(void)
-{
-	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
-
-	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) == -1)
-		fatal("pipe2 for signals");
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-/* Refuse to serve beyond loopback without authentication (seed 000). */
 /*
  * The wheelhouse per-session installs read (tool_install_packages.c): a
  * directory, or start-up stops; kernels under other uids need to read and
@@ -114,10 +68,26 @@ check_wheelhouse(const struct config *cfg)
 			  cfg->wheelhouse, (unsigned)(st.st_mode & 0777));
 }
 
+/*
+ * The front binds the port, holding no capability (doc/README.privsep):
+ * started as root, a port below 1024 would fail in it, every time.
+ */
+static void
+check_listen_port(const struct config *cfg)
+{
+	if (geteuid() == 0 && cfg->listen_port > 0 && cfg->listen_port < 1024)
+		fatalx("listen port %d is below 1024: the unprivileged front that binds it "
+		       "holds no capability. Listen on a port from 1024 up and put a proxy in "
+		       "front of it",
+		       cfg->listen_port);
+}
+
+/* Refuse to serve beyond loopback without authentication (seed 000). */
 static void
 check_network_boundary(const struct config *cfg)
 {
-	if (authority_host_is_loopback(cfg->listen_host))
+	/* With authentication, every request proves who sends it. */
+	if (authority_host_is_loopback(cfg->listen_host) || cfg->auth_mode != AUTH_NONE)
 		return;
 	if (!cfg->allow_external_network_boundary)
 		fatalx("refusing to listen on %s without authentication: codeexecd runs "
@@ -157,6 +127,31 @@ check_kernel_identity(const struct config *cfg)
 		fatalx("user %s is root: kernels would run as root. Set user to an unprivileged "
 		       "account, or set kernel_uid_range",
 		       cfg->user);
+}
+
+/*
+ * The front's identity: `user`; started as root without one (kernels then
+ * have kernel_uid_range), nobody; not started as root, the one we have.
+ */
+static void
+front_identity(const struct config *cfg, uid_t *uid, gid_t *gid)
+{
+	char err[512];
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (geteuid() != 0)
+		return;
+	if (privdrop_lookup(cfg, uid, gid, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (*uid != (uid_t)-1)
+		return;
+	struct passwd *pw = getpwnam("nobody");
+	if (pw == NULL)
+		fatalx("started as root without user set, and there is no account nobody for "
+		       "the front to run as: set user");
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
 }
 
 /* Create the state and runtime directories the daemon writes into. */
@@ -284,7 +279,7 @@ setup_cgroups(const struct config *cfg, struct cgroup_layout *l)
 
 /*
  * Detach from the terminal: the usual double fork, stdio to /dev/null. The
- * process that started us waits until the daemon serves (daemon_ready) and
+ * process that started us waits until the daemon serves (the front says so) and
  * exits 0, or exits 1 if it died first, so init systems and scripts see
  * the real outcome. Returns the descriptor to signal readiness on.
  */
@@ -325,222 +320,6 @@ daemonize(void)
 	if (fd > 2)
 		close(fd);
 	return ready[1];
-}
-
-/* Tell the process that started us that we serve now. */
-static void
-daemon_ready(int fd)
-{
-	if (fd == -1)
-		return;
-	if (write(fd, "1", 1) != 1)
-		log_warn("signal readiness to the starting process");
-	close(fd);
-}
-
-/* Write our pid to `path`. 0, or -1 with errno set. */
-static int
-pidfile_put(const char *path)
-{
-	FILE *f = fopen(path, "we");
-	if (f == NULL)
-		return -1;
-	int bad = fprintf(f, "%d\n", (int)getpid()) < 0;
-	if (fclose(f) == EOF || bad)
-		return -1;
-	return 0;
-}
-
-static char *
-write_pidfile(const struct config *cfg)
-{
-	char *path = xasprintf("%s/codeexecd.pid", cfg->runtime_dir);
-	if (pidfile_put(path) == -1)
-		fatal("write pid file %s", path);
-	return path;
-}
-
-/* Whether start-up made a control socket, which must then stay. */
-static int control_wanted;
-/* Whether watch_runtime_dir said "degraded" (and so may say it no more). */
-static int runtime_degraded;
-
-static void
-runtime_dir_degraded(const char *why)
-{
-	runtime_degraded = 1;
-	health_set_degraded(why);
-}
-
-/*
- * runtime_dir holds the control socket, the pid file and every new
- * kernel's sockets. If it, the socket or the pid file disappears (a tmpfs
- * cleaned under us, an operator's rm -rf), make them again; until that
- * works, /health says degraded and why. Sessions that run keep their
- * kernels: their sockets are connected already.
- */
-static void
-watch_runtime_dir(const struct config *cfg, int *control_fd, const char *pidfile)
-{
-	struct stat st;
-	char err[512], why[1024];
-
-	int dir_ok = stat(cfg->runtime_dir, &st) == 0 && S_ISDIR(st.st_mode);
-	int sock_ok = !control_wanted || (*control_fd != -1 && control_present());
-	if (dir_ok && sock_ok && access(pidfile, F_OK) == 0) {
-		if (runtime_degraded) {
-			runtime_degraded = 0;
-			health_set_degraded(NULL);
-		}
-		return;
-	}
-	if (!dir_ok)
-		log_warnx("runtime_dir %s has disappeared; making it again", cfg->runtime_dir);
-	if (fs_mkdir_p(cfg->runtime_dir, 0711, err, sizeof(err)) == -1) {
-		snprintf(why, sizeof(why), "runtime_dir is gone and cannot be made again: %s",
-			 err);
-		runtime_dir_degraded(why);
-		return;
-	}
-	if (stat(cfg->runtime_dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		snprintf(why, sizeof(why), "runtime_dir %s is not a directory: no new kernel "
-			 "can start and the control socket is gone", cfg->runtime_dir);
-		runtime_dir_degraded(why);
-		return;
-	}
-	if (!dir_ok) {
-		pool_lock();
-		pool_runtime_renewed();
-		pool_unlock();
-	}
-	if (!sock_ok) {
-		if (*control_fd != -1)
-			close(*control_fd);
-		*control_fd = control_open(cfg);
-		if (*control_fd == -1) {
-			snprintf(why, sizeof(why), "the control socket in runtime_dir %s cannot "
-				 "be made again (see the log)", cfg->runtime_dir);
-			runtime_dir_degraded(why);
-			return;
-		}
-		log_info("control socket in %s made again", cfg->runtime_dir);
-	}
-	if (access(pidfile, F_OK) == -1 && pidfile_put(pidfile) == -1) {
-		snprintf(why, sizeof(why), "cannot write the pid file %s again: %s", pidfile,
-			 strerror(errno));
-		runtime_dir_degraded(why);
-		return;
-	}
-	if (runtime_degraded) {
-		runtime_degraded = 0;
-		health_set_degraded(NULL);
-	}
-}
-
-/* SIGUSR1: one status line for the daemon, one per worker. */
-static void
-log_status(void)
-{
-	pool_lock();
-	struct json_object *st = control_status();
-	pool_unlock();
-	struct json_object *workers = json_object_object_get(st, "workers");
-	log_info("status: %d sessions, %d idle kernels, %zu workers, up %lld s",
-		 json_object_get_int(json_object_object_get(st, "sessions")),
-		 json_object_get_int(json_object_object_get(st, "idle_kernels")),
-		 json_object_array_length(workers),
-		 (long long)json_object_get_int64(json_object_object_get(st, "uptime_s")));
-	for (size_t i = 0; i < json_object_array_length(workers); i++)
-		log_info("status: worker %s",
-			 json_object_to_json_string_ext(json_object_array_get_idx(workers, i),
-							JSON_C_TO_STRING_PLAIN));
-	json_object_put(st);
-}
-
-/* Act on the flags the signal handlers set, except termination. */
-static void
-handle_signal_flags(struct config *cfg)
-{
-	char drain[64];
-
-	while (read(sig_pipe[0], drain, sizeof(drain)) > 0)
-		;
-	if (got_hup) {
-		got_hup = 0;
-		reload_config(cfg);
-	}
-	if (got_usr1) {
-		got_usr1 = 0;
-		log_status();
-	}
-}
-
-/* One turn of the loop: wait up to a second (less when a deferred refill
- * falls due), then serve what is ready. */
-static void
-loop_once(struct config *cfg, int *control_fd, const char *pidfile)
-{
-	static struct pollfd pfd[MAX_POLL];
-	static time_t last_expiry;
-
-	pfd[0] = (struct pollfd){.fd = sig_pipe[0], .events = POLLIN};
-	pfd[1] = (struct pollfd){.fd = pool_wake_fd(), .events = POLLIN};
-	pfd[2] = (struct pollfd){.fd = *control_fd, .events = POLLIN};
-	pool_lock();
-	int n = pool_pollfds(pfd + 3, MAX_POLL - 3);
-	int refill_ms = pool_refill_due_ms();
-	pool_unlock();
-	int wait_ms = refill_ms >= 0 && refill_ms < 1000 ? refill_ms : 1000;
-	if (poll(pfd, (nfds_t)n + 3, wait_ms) == -1 && errno != EINTR)
-		fatal("poll");
-	if (pfd[0].revents)
-		handle_signal_flags(cfg);
-	if (pfd[2].revents)
-		control_accept(*control_fd);
-	/* This thread alone reloads the configuration: it reads it unlocked. */
-	int second = time(NULL) != last_expiry;
-	pool_lock();
-	pool_handle(pfd + 3, n);
-	if (got_chld) {
-		got_chld = 0;
-		pool_reap();
-	}
-	if (second)
-		session_expire(cfg->session_idle_timeout);
-	pool_tick();
-	pool_unlock();
-	pool_refill();
-	if (second) {
-		last_expiry = time(NULL);
-		job_expire(cfg->job_retention_s);
-		batch_expire(cfg->job_retention_s);
-		if (pidfile)
-			watch_runtime_dir(cfg, control_fd, pidfile);
-	}
-}
-
-/* Stop: refuse new requests, let running executions finish (bounded), end all. */
-static void
-shut_down(struct config *cfg, int *control_fd)
-{
-	time_t deadline = time(NULL) + cfg->shutdown_grace_s;
-
-	log_info("shutting down: refusing new requests, waiting up to %d s for running "
-		 "executions", cfg->shutdown_grace_s);
-	http_drain();
-	for (;;) {
-		pool_lock();
-		int busy = session_any_busy();
-		pool_unlock();
-		if (!busy || time(NULL) >= deadline)
-			break;
-		loop_once(cfg, control_fd, NULL);
-	}
-	pool_lock();
-	session_close_all();
-	pool_unlock();
-	pool_stop();
-	http_stop();
 }
 
 int
@@ -589,6 +368,14 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check_only) {
+		/* The tokens file too: its mode is checked when it is read. */
+		if (cfg.auth_mode == AUTH_TOKENS &&
+		    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1) {
+			fprintf(stderr, "codeexecd: %s\n", err);
+			config_free(&cfg);
+			free(abs);
+			return 1;
+		}
 		if (toolreg_check_dir(&cfg, err, sizeof(err)) == -1)
 			fprintf(stderr, "codeexecd: warning: %s\n", err);
 		int rc = toolreg_check_modules(&cfg, err, sizeof(err));
@@ -605,6 +392,11 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	check_network_boundary(&cfg);
+	check_listen_port(&cfg);
+	/* The front reads it again as it starts; a bad one is said once, here. */
+	if (cfg.auth_mode == AUTH_TOKENS &&
+	    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (!warm) /* --warm builds the environment only; no kernel runs */
 		check_kernel_identity(&cfg);
 	prctl(PR_SET_DUMPABLE, 0);
@@ -635,10 +427,23 @@ main(int argc, char *argv[])
 	struct cgroup_layout layout;
 	int use_cgroups = setup_cgroups(&cfg, &layout);
 	remove_leftovers(&cfg, use_cgroups ? &layout : NULL);
-	/* As root still, so that kernels sharing our user cannot enter its directory. */
-	int control_fd = control_open(&cfg);
-	control_wanted = control_fd != -1;
-	/* Before any thread exists: capabilities are per thread. */
+	struct front_args fa = {&cfg};
+	struct parent_args pa = {
+		.cfg = &cfg,
+		.launcher = {&cfg, use_cgroups ? &layout : NULL, worker, verbose},
+		.cgroups_owned = use_cgroups ? &layout : NULL,
+		/* As root still, so that kernels sharing our user cannot enter its directory. */
+		.control_fd = control_open(&cfg),
+		.front = front_main,
+		.front_arg = &fa,
+		.watch = runtime_watch,
+	};
+	front_identity(&cfg, &pa.front_uid, &pa.front_gid);
+	/* Before the front says the daemon serves: scripts read it then. */
+	runtime_pidfile_write(&cfg);
+	/* Before privdrop_apply (the front empties its bounding set with our
+	 * CAP_SETPCAP) and before any thread exists (capabilities are per thread). */
+	parent_fork_front(&pa, ready_fd);
 	if (privdrop_apply(&cfg, use_cgroups, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	/* Workers start as the user we now are; the build tree may be closed to it. */
@@ -646,41 +451,11 @@ main(int argc, char *argv[])
 		fatal("worker %s cannot be executed by the daemon's user (install it with make "
 		      "install, or keep the build tree where that user can reach it)",
 		      worker);
-	install_signals();
-	pool_init(&cfg, use_cgroups ? &layout : NULL, worker, verbose);
-	session_on_close(batch_session_closed);
-	mcp_init(&cfg);
-	struct toolreg *reg = toolreg_from_config(&cfg, err, sizeof(err));
-	if (reg == NULL)
-		fatalx("%s", err);
-	toolreg_replace(reg);
-	for (size_t i = 0; i < tools_count(); i++) {
-		char name[128];
-		tools_name(i, &cfg, name, sizeof(name));
-		metrics_tool_name((int)i, name);
-	}
-	int port = http_start(&cfg, err, sizeof(err));
-	if (port == -1)
-		fatalx("%s", err);
-	log_info("listening on %s:%d (MCP at /mcp)", cfg.listen_host, port);
-	pool_start();
-	char *pidfile = write_pidfile(&cfg);
-	daemon_ready(ready_fd);
-
-	while (!got_term)
-		loop_once(&cfg, &control_fd, pidfile);
-	shut_down(&cfg, &control_fd);
-	control_close(control_fd);
-	unlink(pidfile);
-	free(pidfile);
-	if (use_cgroups) {
-		cgroup_layout_remove(&layout); /* what no worker removed */
-		cgroup_layout_free(&layout);
-	}
-	uid_finish(); /* every process and file of the kernels' uids */
-	toolreg_free(toolreg_replace(NULL)); /* before the definitions it borrows */
+	uid_init(&cfg, worker);
+	int rc = parent_run(&pa);
+	control_close(pa.control_fd);
+	runtime_pidfile_remove();
 	config_free(&cfg);
 	free(abs);
-	log_info("stopped");
-	return 0;
+	return rc;
 }

@@ -121,7 +121,8 @@ initialize_result(const char *version)
 }
 
 static void
-do_initialize(struct json_object *id, struct json_object *params, struct mcp_response *rs)
+do_initialize(const struct mcp_request *rq, struct json_object *id, struct json_object *params,
+	      struct mcp_response *rs)
 {
 	struct json_object *v;
 	char why[ERR_LEN] = "";
@@ -138,6 +139,9 @@ do_initialize(struct json_object *id, struct json_object *params, struct mcp_res
 	pool_lock();
 	struct session *s = session_create(cfg->pool_max_sessions, why, sizeof(why));
 	if (s) {
+		/* Every later request must come from this identity (find_session). */
+		snprintf(s->identity, sizeof(s->identity), "%s",
+			 rq->identity ? rq->identity : "anonymous");
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
 		session_put(s);
 		set_result(rs, id, initialize_result(version));
@@ -146,7 +150,8 @@ do_initialize(struct json_object *id, struct json_object *params, struct mcp_res
 	}
 	pool_unlock();
 	if (s)
-		log_info("session %.8s initialized (protocol %s)", rs->session_id, version);
+		log_info("session %.8s initialized for %s (protocol %s)", rs->session_id,
+			 rq->identity ? rq->identity : "anonymous", version);
 }
 
 /* logging/setLevel: MCP's level names, mapped to syslog priorities. */
@@ -366,6 +371,13 @@ find_session(const struct mcp_request *rq, struct mcp_response *rs, struct json_
 		return NULL;
 	}
 	struct session *s = session_get(rq->session_id);
+	/* Another identity's session answers as one that does not exist. */
+	if (s != NULL && strcmp(s->identity, rq->identity ? rq->identity : "anonymous") != 0) {
+		log_info("session %.8s: a request of another identity, answered as unknown",
+			 s->id);
+		session_put(s);
+		s = NULL;
+	}
 	if (s == NULL)
 		set_error(rs, 404, id, -32001, "session not found");
 	return s;
@@ -535,7 +547,7 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 		snprintf(rs->what, sizeof(rs->what), "%.100s", method);
 	json_object_object_get_ex(msg, "params", &params);
 	if (method && id && strcmp(method, "initialize") == 0 && rq->session_id == NULL) {
-		do_initialize(id, params, rs);
+		do_initialize(rq, id, params, rs);
 		goto out;
 	}
 	if (rq->protocol_version && !mcp_version_supported(rq->protocol_version)) {

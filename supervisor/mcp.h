@@ -19,6 +19,7 @@ struct mcp_request {
 	size_t body_len;
 	const char *session_id;	      /* Mcp-Session-Id header, or NULL */
 	const char *protocol_version; /* MCP-Protocol-Version header, or NULL */
+	const char *identity;	      /* the caller's (auth.h); NULL: anonymous */
 	int accepts_sse;	      /* Accept lists text/event-stream */
 	double arrived;		      /* monotonic s: the request came (0: now) */
 	/*

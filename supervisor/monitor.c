@@ -6,8 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "monitor.h"
 #include "xmalloc.h"
@@ -24,6 +28,16 @@ struct mworker {
 	char *dir;	 /* the session directory (owned), NULL once removed */
 };
 
+/* A preprocess_command running for the front's PREPROCESS `seq`. */
+struct mpre {
+	struct mpre *next;
+	uint32_t seq;
+	pid_t pid;	 /* leads its own process group */
+	int out, err;	 /* its stdout and stderr (regular files) */
+	double deadline; /* monotonic: its group is killed then */
+	int timed_out;
+};
+
 struct monitor {
 	const struct monitor_ops *ops;
 	void *ctx;
@@ -32,6 +46,10 @@ struct monitor {
 	int max_workers;
 	uint32_t next_id;
 	struct mworker *workers;
+	struct mpre *pres;
+	int pre_max;	  /* 0: PREPROCESS is refused */
+	int pre_timeout_s;
+	long pre_max_bytes;
 	int broken; /* a reply could not be sent: the front is taken for gone */
 };
 
@@ -65,8 +83,32 @@ monitor_free(struct monitor **mp)
 		free(w->dir);
 		free(w);
 	}
+	while (m->pres) {
+		struct mpre *p = m->pres;
+		m->pres = p->next;
+		close(p->out);
+		close(p->err);
+		free(p);
+	}
 	free(m);
 	*mp = NULL;
+}
+
+void
+monitor_set_preprocess(struct monitor *m, int max_running, int timeout_s, long max_bytes)
+{
+	m->pre_max = max_running;
+	m->pre_timeout_s = timeout_s;
+	m->pre_max_bytes = max_bytes;
+}
+
+int
+monitor_preprocessing(const struct monitor *m)
+{
+	int n = 0;
+	for (const struct mpre *p = m->pres; p; p = p->next)
+		n++;
+	return n;
 }
 
 int
@@ -111,6 +153,8 @@ by_dir(struct monitor *m, uint32_t dir)
 static int
 reply(struct monitor *m, const struct priv_msg *msg, int fd)
 {
+	if (m->broken)
+		return -1;
 	if (priv_msg_send(m->front, msg, fd) == 0)
 		return 0;
 	m->broken = 1;
@@ -149,7 +193,8 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	char why[PRIV_REASON_MAX - 40];
 	pid_t pid;
 	int fd;
-	char *dir;
+	char *dir, name[PRIV_NAME_LEN + 1];
+	uid_t uid;
 
 	if (s->network_mode != m->mode)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq,
@@ -161,7 +206,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	if (kept_dirs(m) >= 2 * m->max_workers)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d session directories are not "
 			      "removed yet", kept_dirs(m));
-	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, why, sizeof(why)) == -1)
+	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, name, &uid, why, sizeof(why)) == -1)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "cannot start a worker: %s", why);
 
 	struct mworker *w = xcalloc(1, sizeof(*w));
@@ -174,7 +219,9 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	w->next = m->workers;
 	m->workers = w;
 	struct priv_msg r = {.type = PRIV_WORKER_STARTED};
-	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid};
+	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid,
+						   (uint32_t)uid, {0}};
+	memcpy(r.u.started.name, name, sizeof(name));
 	int rc = reply(m, &r, fd);
 	close(fd);
 	return rc;
@@ -218,8 +265,7 @@ on_claim(struct monitor *m, const struct priv_kill_kernel *k)
 		return 0;
 	int rc = m->ops->claim_kernel(m->ctx, w->pid, k->kernel_pid, &pidfd, why, sizeof(why));
 	if (rc == -1)
-		return refuse(m, PRIV_CLAIM_KERNEL, k->worker, "pid %d: %s", (int)k->kernel_pid,
-			      why);
+		return refuse(m, PRIV_CLAIM_KERNEL, k->worker, "%s", why); /* names the pid */
 	if (w->pidfd != -1)
 		close(w->pidfd);
 	w->pidfd = pidfd;
@@ -254,6 +300,21 @@ on_end(struct monitor *m, const struct priv_end_worker *e)
 	return 0;
 }
 
+/* Remove the directory of reaped worker `w` and forget `w`: nothing more can name it. */
+static void
+remove_dir_of(struct monitor *m, struct mworker *w)
+{
+	m->ops->remove_dir(m->ctx, w->dir);
+	free(w->dir);
+	for (struct mworker **pp = &m->workers; *pp; pp = &(*pp)->next) {
+		if (*pp == w) {
+			*pp = w->next;
+			free(w);
+			break;
+		}
+	}
+}
+
 static int
 on_remove(struct monitor *m, const struct priv_remove_dir *r)
 {
@@ -268,16 +329,91 @@ on_remove(struct monitor *m, const struct priv_remove_dir *r)
 	if (w->live)
 		return refuse(m, PRIV_REMOVE_SESSION_DIR, r->dir,
 			      "directory %u belongs to worker %u, which still runs", r->dir, w->id);
-	m->ops->remove_dir(m->ctx, w->dir);
-	free(w->dir);
-	w->dir = NULL;
-	/* Nothing more can name it. */
-	for (struct mworker **pp = &m->workers; *pp; pp = &(*pp)->next) {
-		if (*pp == w) {
-			*pp = w->next;
-			free(w);
-			break;
+	remove_dir_of(m, w);
+	return 0;
+}
+
+static int
+on_preprocess(struct monitor *m, const struct priv_preprocess *q, int code_fd)
+{
+	char why[PRIV_REASON_MAX - 40];
+	struct mpre *p;
+
+	if (m->pre_max == 0 || m->ops->preprocess == NULL)
+		return refuse(m, PRIV_PREPROCESS, q->seq, "preprocess_command is not set");
+	for (p = m->pres; p; p = p->next)
+		if (p->seq == q->seq)
+			return refuse(m, PRIV_PREPROCESS, q->seq,
+				      "request %u is running already", q->seq);
+	if (monitor_preprocessing(m) >= m->pre_max)
+		return refuse(m, PRIV_PREPROCESS, q->seq, "%d preprocess_commands run already, "
+			      "the most allowed", m->pre_max);
+	p = xcalloc(1, sizeof(*p));
+	if (m->ops->preprocess(m->ctx, q, code_fd, &p->pid, &p->out, &p->err, why,
+			       sizeof(why)) == -1) {
+		free(p);
+		return refuse(m, PRIV_PREPROCESS, q->seq, "cannot run preprocess_command: %s",
+			      why);
+	}
+	p->seq = q->seq;
+	p->deadline = clock_mono() + m->pre_timeout_s;
+	p->next = m->pres;
+	m->pres = p;
+	return 0;
+}
+
+void
+monitor_tick(struct monitor *m)
+{
+	double now = clock_mono();
+
+	for (struct mpre *p = m->pres; p; p = p->next)
+		if (!p->timed_out && now >= p->deadline) {
+			log_warnx("preprocess_command %d (request %u) ran %d s: killing it",
+				  (int)p->pid, p->seq, m->pre_timeout_s);
+			p->timed_out = 1;
+			m->ops->kill_group(m->ctx, p->pid);
 		}
+}
+
+/* How reaped command `p` ended, judged by the parent, not by the command. */
+static enum priv_pp_outcome
+pre_outcome(const struct monitor *m, const struct mpre *p, int status)
+{
+	struct stat st;
+
+	if (p->timed_out)
+		return PRIV_PP_TIMEOUT;
+	/* RLIMIT_FSIZE stops a write past the bound with SIGXFSZ. */
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ)
+		return PRIV_PP_TOO_BIG;
+	if ((fstat(p->out, &st) == 0 && st.st_size > m->pre_max_bytes) ||
+	    (fstat(p->err, &st) == 0 && st.st_size > m->pre_max_bytes))
+		return PRIV_PP_TOO_BIG;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? PRIV_PP_OK : PRIV_PP_FAILED;
+}
+
+/* Reaped preprocess_command `pid`: tell the front. 1 if it was one, else 0. */
+static int
+pre_exited(struct monitor *m, pid_t pid, int status)
+{
+	for (struct mpre **pp = &m->pres; *pp; pp = &(*pp)->next) {
+		struct mpre *p = *pp;
+		if (p->pid != pid)
+			continue;
+		*pp = p->next;
+		/* What it started in its group must not outlive it. */
+		m->ops->kill_group(m->ctx, p->pid);
+		enum priv_pp_outcome o = pre_outcome(m, p, status);
+		struct priv_msg r = {.type = PRIV_PREPROCESSED};
+		r.u.pred = (struct priv_preprocessed){p->seq, status, (uint32_t)o};
+		int fd = o == PRIV_PP_OK ? p->out : p->err;
+		lseek(fd, 0, SEEK_SET);
+		reply(m, &r, fd);
+		close(p->out);
+		close(p->err);
+		free(p);
+		return 1;
 	}
 	return 0;
 }
@@ -313,8 +449,13 @@ monitor_request(struct monitor *m)
 		return on_kill_kernel(m, &r.u.kill);
 	case PRIV_REMOVE_SESSION_DIR:
 		return on_remove(m, &r.u.remove);
+	case PRIV_PREPROCESS: {
+		int rc2 = on_preprocess(m, &r.u.pre, fd);
+		close(fd);
+		return rc2;
+	}
 	default:
-		if (r.type == PRIV_WORKER_STARTED)
+		if (fd != -1)
 			close(fd);
 		return refuse(m, r.type, 0, "a message only the parent sends");
 	}
@@ -323,6 +464,8 @@ monitor_request(struct monitor *m)
 int
 monitor_child_exited(struct monitor *m, pid_t pid, int status)
 {
+	if (pre_exited(m, pid, status))
+		return 1;
 	for (struct mworker *w = m->workers; w; w = w->next) {
 		if (w->pid != pid || !w->live)
 			continue;
@@ -333,6 +476,8 @@ monitor_child_exited(struct monitor *m, pid_t pid, int status)
 		struct priv_msg r = {.type = PRIV_WORKER_EXITED};
 		r.u.exited = (struct priv_worker_exited){w->id, status};
 		reply(m, &r, -1);
+		if (m->broken && w->dir)
+			remove_dir_of(m, w);
 		return 1;
 	}
 	return 0;
@@ -350,5 +495,20 @@ monitor_end_all(struct monitor *m)
 		kill_kernel_of(m, w);
 		n++;
 	}
+	for (struct mpre *p = m->pres; p; p = p->next)
+		m->ops->kill_group(m->ctx, p->pid);
 	return n;
+}
+
+void
+monitor_front_gone(struct monitor *m)
+{
+	struct mworker *w = m->workers, *next;
+
+	m->broken = 1;
+	for (; w; w = next) {
+		next = w->next;
+		if (!w->live && w->dir)
+			remove_dir_of(m, w);
+	}
 }

@@ -30,10 +30,12 @@ struct monitor_ops {
 	 * Start a worker and write its START (identity, directories, cgroup,
 	 * limits: the implementation's, from the configuration). 0 with *pid,
 	 * *front_fd (the worker socket's other end; the monitor passes it on
-	 * and closes it) and *dir (the session directory; the monitor owns
-	 * it), or -1 with why[why_len].
+	 * and closes it), *dir (the session directory; the monitor owns it),
+	 * name (its last component, PRIV_NAME_LEN hex digits) and *uid (the
+	 * kernel's identity, or 0), or -1 with why[why_len].
 	 */
-	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t why_len);
+	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir,
+		     char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why, size_t why_len);
 	/* SIGKILL worker `pid`, a child not reaped yet. */
 	void (*kill_worker)(void *ctx, pid_t pid);
 	/*
@@ -50,6 +52,16 @@ struct monitor_ops {
 	void (*worker_gone)(void *ctx, pid_t pid);
 	/* Remove session directory `dir` (a path spawn returned; borrowed). */
 	void (*remove_dir)(void *ctx, const char *dir);
+	/*
+	 * Start preprocess_command on the code in `code_fd` (borrowed) for
+	 * request `p`, in a process group of its own: 0 with *pid, *out_fd and
+	 * *err_fd (the regular files its stdout and stderr go to; the monitor
+	 * owns them), or -1 with why[why_len]. NULL: never configured.
+	 */
+	int (*preprocess)(void *ctx, const struct priv_preprocess *p, int code_fd, pid_t *pid,
+			  int *out_fd, int *err_fd, char *why, size_t why_len);
+	/* SIGKILL process group `pgid` (a preprocess_command not reaped yet). */
+	void (*kill_group)(void *ctx, pid_t pgid);
 };
 
 struct monitor;
@@ -67,6 +79,20 @@ struct monitor *monitor_new(const struct monitor_ops *ops, void *ctx, int front,
 void monitor_free(struct monitor **m);
 
 /*
+ * Accept PREPROCESS: at most `max_running` commands at once, each killed
+ * (its group) after `timeout_s` seconds (checked by monitor_tick), and
+ * failed when its stdout or stderr holds more than `max_bytes`. Until this
+ * is called, PREPROCESS is refused (preprocess_command is not set).
+ */
+void monitor_set_preprocess(struct monitor *m, int max_running, int timeout_s, long max_bytes);
+
+/* Kill the group of every preprocess_command past its time (the loop's tick). */
+void monitor_tick(struct monitor *m);
+
+/* preprocess_commands started and not reaped yet. */
+int monitor_preprocessing(const struct monitor *m);
+
+/*
  * Read one request from the front and answer it. 0, or -1 when the front is
  * gone (EOF, or a read or write error, logged; also once any reply, a
  * WORKER_EXITED included, could not be sent).
@@ -76,16 +102,25 @@ int monitor_request(struct monitor *m);
 /*
  * A child was reaped. If it is one of our workers: its claimed kernel's
  * group is killed, ops->worker_gone is called and the front is told
- * (WORKER_EXITED). Returns 1 if it was ours, 0 if not.
+ * (WORKER_EXITED). If it is a preprocess_command: its group is killed (what
+ * it left running) and the front gets PREPROCESSED with its stdout (exit
+ * 0) or its stderr. Returns 1 if it was ours, 0 if not.
  */
 int monitor_child_exited(struct monitor *m, pid_t pid, int status);
 
 /*
  * The front is gone or we stop: SIGKILL every live worker and its claimed
- * kernel's group. Their reaping (monitor_child_exited) does the rest.
+ * kernel's group, and every preprocess_command's group. Their reaping (monitor_child_exited) does the rest.
  * Returns how many workers were live.
  */
 int monitor_end_all(struct monitor *m);
+
+/*
+ * The front is gone: nothing more is sent to it (what would be is dropped
+ * without a word), and every session directory of a reaped worker is
+ * removed now. Directories of live workers go once they are reaped.
+ */
+void monitor_front_gone(struct monitor *m);
 
 /* Workers spawned and not reaped yet. */
 int monitor_live(const struct monitor *m);

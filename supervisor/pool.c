@@ -12,19 +12,14 @@
 #include "pool.h"
 #include "pool_send.h"
 #include "start_failure.h"
-#include "uid.h"
 
 /* Set once a kernel came up; read without the lock by /health. */
 static atomic_int ever_ready;
 
 void
-pool_init(const struct config *c, const struct cgroup_layout *layout, const char *path,
-	  int verbose)
+pool_init(const struct config *c)
 {
 	pool.cfg = c;
-	pool.cgroups = layout;
-	uid_init(c, path);
-	pool_spawn_init(path, verbose);
 	pool_exec_init(c);
 	pool_wake_init();
 }
@@ -170,6 +165,5 @@ pool_tick(void)
 		;
 	pool_io_kill_unread();
 	pool_trim();
-	uid_tick();
 }
 

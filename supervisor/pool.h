@@ -47,15 +47,13 @@
 #include "pool_state.h"
 
 struct config;
-struct cgroup_layout;
 
 /*
- * Remember the configuration and, when kernels get control groups, their
- * layout (both borrowed for the daemon's lifetime; layout may be NULL).
- * Call before pool_start.
+ * Remember the configuration (borrowed for the daemon's lifetime). Workers
+ * are the privileged parent's to start (parent_link.h). Call before
+ * pool_start.
  */
-void pool_init(const struct config *cfg, const struct cgroup_layout *layout,
-	       const char *worker_path, int verbose);
+void pool_init(const struct config *cfg);
 /* Spawn the warm workers. */
 void pool_start(void);
 

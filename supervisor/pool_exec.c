@@ -155,8 +155,7 @@ pool_execute_wait(struct worker *w, struct call *c, double seconds)
 			continue;
 		if (d != &c->kill_deadline)
 			return 0;
-		log_warnx("worker %d gave no result in time; killing it", (int)w->pid);
-		kill(w->pid, SIGKILL);
+		worker_kill(w, "it gave no result in time");
 		if (c->kind != CALL_EXECUTE) {
 			pool_exec_file(w, result_failed("WorkerDied", "the kernel worker stopped "
 								      "answering and was killed"), -1);

@@ -12,7 +12,7 @@
 
 #include "clock.h"
 #include "ipc_msg.h"
-#include "kernelpid.h"
+#include "parent_link.h"
 #include "log.h"
 #include "metrics.h"
 #include "pool_exec.h"
@@ -93,22 +93,13 @@ permitted(enum phase ph, unsigned type)
 	return type >= IPC_READY && type <= IPC_FILE && (permit[ph] & PERMIT(type));
 }
 
-/* READY: take the kernel it names, once proven to be that worker's. */
+/* READY: take the kernel it names; the parent pins it only if it is that
+ * worker's (a refusal kills the worker: pool_reap). */
 static void
 on_ready(struct worker *w, const struct ipc_ready *r)
 {
-	char why[200];
-	int fd;
-
-	int rc = kernelpid_claim(r->kernel_pid, w->pid, &fd, why, sizeof(why));
-	if (rc == -1) {
-		worker_kill(w, why);
-		return;
-	}
-	if (w->kernel_pidfd != -1)
-		close(w->kernel_pidfd);
-	w->kernel_pidfd = fd;
-	w->kernel_pid = rc == 1 ? r->kernel_pid : 0;
+	parent_link_claim_kernel(w->priv_id, r->kernel_pid);
+	w->kernel_pid = r->kernel_pid;
 	metrics_add(METRICS_KERNEL_STARTS, 1);
 	if (w->ever_ready)
 		metrics_add(METRICS_KERNEL_RESTARTS, 1);
@@ -331,8 +322,7 @@ drive_until_done(struct worker *w, struct call *c, double timeout_s)
 			break;
 		}
 		if (clock_mono() >= end) {
-			log_warnx("worker %d gave no answer in time; killing it", (int)w->pid);
-			kill(w->pid, SIGKILL);
+			worker_kill(w, "it gave no answer in time");
 			pool_exec_file(w, result_failed("WorkerDied", "the kernel worker did not "
 								      "answer in time"), -1);
 			break;

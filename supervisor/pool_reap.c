@@ -1,25 +1,22 @@
 /* pool_reap.c - see pool_reap.h. */
 #include "autoconf.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "clock.h"
-#include "kernelpid.h"
 #include "log.h"
 #include "metrics.h"
 #include "pool_exec.h"
 #include "pool_reap.h"
 #include "pool_send.h"
+#include "pool_spawn.h"
+#include "parent_link.h"
 #include "pool_state.h"
-#include "remover.h"
 #include "result.h"
-#include "uid.h"
 #include "xmalloc.h"
 
 /* After this many workers in a row die before READY, refills back off. */
@@ -59,11 +56,7 @@ worker_exited(struct worker *w, int status)
 		w->fd = -1;
 	}
 	worker_drop_queue(w);
-	/* The kernel is in its own process group; never leave it behind. */
-	kernelpid_kill(w->kernel_pidfd, w->kernel_pid);
-	/* Nor what it detached: a worker killed outright left its group. */
-	if (pool.cgroups)
-		cgroup_remove_named(pool.cgroups, strrchr(w->rundir, '/') + 1);
+	/* Its kernel and control group the parent has ended already. */
 	if (w->call) {
 		char *msg = xasprintf("the kernel worker %s", w->death);
 		pool_exec_complete(w, result_failed("WorkerDied", msg));
@@ -86,36 +79,78 @@ worker_exited(struct worker *w, int status)
 	pthread_cond_broadcast(&pool.ready_cond);
 }
 
-void
-pool_reap(void)
-{
-	int status;
-	pid_t pid;
+static pool_runtime_fn runtime_fn;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (uid_child_exited(pid, status))
-			continue;
-		for (struct worker *w = pool.workers; w; w = w->next) {
-			if (w->pid == pid && w->state != WORKER_DEAD) {
-				worker_exited(w, status);
-				break;
-			}
-		}
+void
+pool_on_runtime(pool_runtime_fn fn)
+{
+	runtime_fn = fn;
+}
+
+static struct worker *
+by_priv_id(uint32_t id)
+{
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->priv_id == id)
+			return w;
+	return NULL;
+}
+
+/* The parent refused a request. Only a claim's refusal is the worker's
+ * doing (it named a process not its kernel); the rest are logged. */
+static void
+refused(const struct priv_refused *r)
+{
+	struct worker *w = r->request == PRIV_CLAIM_KERNEL ? by_priv_id(r->ref) : NULL;
+
+	if (w && w->state != WORKER_DEAD) {
+		worker_kill(w, r->reason);
+		return;
 	}
+	log_warnx("the privileged parent refused %s (%u): %s", priv_type_name(r->request), r->ref,
+		  r->reason);
 }
 
 void
-worker_kill(struct worker *w, const char *why)
+pool_reap(void)
 {
-	log_warnx("worker %d: %s; killing it", (int)w->pid, why);
-	if (w->cause == NULL)
-		w->cause = xstrdup(why);
-	kill(w->pid, SIGKILL);
-	if (w->fd != -1) {
-		close(w->fd);
-		w->fd = -1;
+	struct priv_msg m;
+	int fd, rc;
+
+	while ((rc = parent_link_next(&m, &fd)) == 1) {
+		struct worker *w;
+		if (parent_link_deliver(&m, fd))
+			continue; /* a PREPROCESS's answer, for an HTTP thread */
+		switch (m.type) {
+		case PRIV_WORKER_EXITED:
+			w = by_priv_id(m.u.exited.worker);
+			if (w && w->state != WORKER_DEAD)
+				worker_exited(w, m.u.exited.status);
+			break;
+		case PRIV_REFUSED:
+			refused(&m.u.refused);
+			break;
+		case PRIV_RUNTIME_RENEWED:
+			pool_runtime_renewed();
+			if (runtime_fn)
+				runtime_fn(NULL, fd);
+			else if (fd != -1)
+				close(fd);
+			break;
+		case PRIV_RUNTIME_DEGRADED:
+			if (runtime_fn)
+				runtime_fn(m.u.degraded.reason, -1);
+			break;
+		default:
+			log_warnx("an unexpected %s from the privileged parent",
+				  priv_type_name(m.type));
+			if (fd != -1)
+				close(fd);
+		}
 	}
-	worker_drop_queue(w);
+	/* Its workers go with it: the front has nothing left to serve with. */
+	if (rc == -1)
+		fatalx("the privileged parent is gone: stopping");
 }
 
 /* Reap for up to `seconds`, writing what is queued, without holding the
@@ -157,20 +192,15 @@ pool_stop(void)
 	/* Workers end their kernels within about a second; then force it. */
 	if (pool_reap_for(5) > 0) {
 		pool_lock();
-		for (struct worker *w = pool.workers; w; w = w->next) {
-			if (w->state == WORKER_DEAD)
-				continue;
-			log_warnx("worker %d did not stop; killing it", (int)w->pid);
-			kill(w->pid, SIGKILL);
-			kernelpid_kill(w->kernel_pidfd, w->kernel_pid);
-		}
+		for (struct worker *w = pool.workers; w; w = w->next)
+			if (w->state != WORKER_DEAD)
+				worker_kill(w, "it did not stop");
 		pool_unlock();
 		/* SIGKILL ends even a stopped worker; reaping frees the struct (and
 		 * the loop above never touches a worker after that). */
 		if (pool_reap_for(5) > 0)
 			log_warnx("some workers were still not reaped after SIGKILL");
 	}
-	remover_drain();
 }
 
 void
@@ -183,17 +213,10 @@ worker_free(struct worker *w)
 	if (*pp)
 		*pp = w->next;
 	ipc_reader_free(&w->reader);
-	if (w->kernel_pidfd != -1)
-		close(w->kernel_pidfd);
 	buf_free(&w->out);
-	/* Its uid is clean once its files are gone, the working directory too. */
-	uid_release(w->uid, w->workdir);
-	/* What a session leaves behind ends with it; publishing keeps results.
-	 * A tree of many files takes long to remove: never under the lock. */
-	if (w->workdir)
-		remover_add(w->workdir);
-	/* A worker killed outright leaves its sockets and connection file. */
-	remover_add(w->rundir);
+	/* What a session leaves behind ends with it: the parent removes it. */
+	parent_link_remove_dir(w->dir_id);
+	free(w->workdir);
 	free(w->death);
 	free(w->cause);
 	free(w);

@@ -1,6 +1,6 @@
 /*
- * pool_reap.h - worker death (pool_reap.c): a worker killed for breaking
- * the protocol, a worker's exit settled (its call failed with WorkerDied
+ * pool_reap.h - worker death (pool_reap.c): a worker's exit, as the
+ * privileged parent reports it, settled (its call failed with WorkerDied
  * through pool_exec.h, its kernel and group removed, early deaths counted
  * for the refill backoff), the struct freed once no session holds it, and
  * the pool's shutdown. Frees every struct worker; pool_lock held unless said.
@@ -10,12 +10,18 @@
 
 #include "pool_state.h"
 
-/* A worker broke the protocol (`why`, borrowed): kill it, trust it no more. */
-void worker_kill(struct worker *w, const char *why);
 /* Unlink and free a worker that has exited and that no session holds. */
 void worker_free(struct worker *w);
-/* Collect exited workers (main loop). */
+/*
+ * Act on what the privileged parent said (main loop): workers it reaped,
+ * kernels it refused to pin, and runtime_dir's news, handed to the
+ * function pool_on_runtime set. If the parent is gone, the front exits.
+ */
 void pool_reap(void);
+/* Who hears of RUNTIME_RENEWED (with the new control socket or -1, which
+ * it then owns) and RUNTIME_DEGRADED (a reason; NULL with RENEWED). */
+typedef void (*pool_runtime_fn)(const char *degraded, int control_fd);
+void pool_on_runtime(pool_runtime_fn fn);
 /* Ask every worker to shut down and wait (bounded) for them to exit. Lock
  * NOT held: it takes it while it sends and reaps. */
 void pool_stop(void);

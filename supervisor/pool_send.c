@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "ipc_msg.h"
 #include "log.h"
+#include "parent_link.h"
 #include "pool_send.h"
+#include "xmalloc.h"
 
 void
 worker_drop_queue(struct worker *w)
@@ -86,4 +89,18 @@ worker_send(struct worker *w, unsigned type, uint32_t id, const void *msg)
 	}
 	worker_queued(w, before);
 	return 0;
+}
+
+void
+worker_kill(struct worker *w, const char *why)
+{
+	log_warnx("worker %d: %s; killing it", (int)w->pid, why);
+	if (w->cause == NULL)
+		w->cause = xstrdup(why);
+	parent_link_end_worker(w->priv_id);
+	if (w->fd != -1) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	worker_drop_queue(w);
 }

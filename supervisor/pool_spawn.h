@@ -1,21 +1,18 @@
 /*
  * pool_spawn.h - starting workers (pool_spawn.c): the warm pool's size,
- * the early-death backoff's effect on refills, each worker's working and
- * runtime directories, and the START (pool_send.h) that tells it its
- * kernel. Owns the worker executable's path; a worker it spawns is owned
- * by the pool once adopted into pool.workers.
+ * the early-death backoff's effect on refills, and asking the privileged
+ * parent for each worker (parent_link.h; the parent makes its directories
+ * and sends its START). A worker it gets is owned by the pool once adopted
+ * into pool.workers.
  */
 #ifndef SUPERVISOR_POOL_SPAWN_H
 #define SUPERVISOR_POOL_SPAWN_H
 
-/* Remember the worker executable (borrowed) and whether it logs verbosely. */
-void pool_spawn_init(const char *worker_path, int verbose);
 /*
  * Start workers until the warm target, plus one for each thread waiting in
- * pool_take, is met, unless refills back off. Lock NOT held: it makes
- * directories and spawns. Only the main loop spawns: it alone holds the
- * capabilities workers inherit, and it alone reaps, so no worker exits
- * unseen before it is listed.
+ * pool_take, is met, unless refills back off. Lock NOT held: it waits for
+ * the parent. Only the main loop spawns: it alone reads the parent's
+ * messages, so no worker's exit is heard before it is listed.
  */
 void pool_refill(void);
 /*

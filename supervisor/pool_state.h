@@ -34,7 +34,6 @@
 #include "ipc.h"
 
 struct config;
-struct cgroup_layout;
 
 enum worker_state {
 	WORKER_STARTING, /* spawned, kernel not ready yet */
@@ -101,9 +100,10 @@ void call_clear(struct call *c);
 
 struct worker {
 	struct worker *next;
-	pid_t pid;
-	pid_t kernel_pid;    /* READY's, once proven a child of pid (kernelpid.h); or 0 */
-	int kernel_pidfd;    /* pins kernel_pid; -1 when none */
+	pid_t pid;	     /* for log lines and status: the parent alone signals it */
+	uint32_t priv_id;    /* the parent's id for it (parent_link.h) */
+	uint32_t dir_id;     /* the parent's id for its working directory */
+	pid_t kernel_pid;    /* READY's, claimed from the parent; or 0 */
 	int fd;
 	struct ipc_reader reader;
 	enum worker_state state;
@@ -111,7 +111,6 @@ struct worker {
 	const char *session; /* id of that session, for status reports (borrowed) */
 	int ever_ready;
 	char *workdir;	     /* the kernel's working directory (owned) */
-	char *rundir;	     /* its private runtime directory (owned) */
 	uid_t uid;	     /* the kernel's identity from kernel_uid_range, or 0 */
 	unsigned generation; /* pool.generation when it was spawned */
 	char *death;	     /* how it died, once it did (owned) */
@@ -128,7 +127,6 @@ struct pool_state {
 	struct worker *workers;		     /* every worker not freed yet */
 	pthread_cond_t ready_cond;	     /* a worker became ready, died, or failed to start */
 	const struct config *cfg;	     /* borrowed for the daemon's lifetime */
-	const struct cgroup_layout *cgroups; /* kernels' groups (borrowed); NULL: none */
 	int stopping;			     /* pool_stop began: no refill, takers fail */
 	int takers;			     /* threads waiting in pool_take */
 	unsigned long kernels_ready;	     /* READYs of first kernels so far */

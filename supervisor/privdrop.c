@@ -24,13 +24,6 @@ struct kept_cap {
 };
 
 static int
-low_port(const struct config *cfg, int cgroups)
-{
-	(void)cgroups;
-	return cfg->listen_port > 0 && cfg->listen_port < 1024;
-}
-
-static int
 kernel_identities(const struct config *cfg, int cgroups)
 {
 	(void)cgroups;
@@ -45,8 +38,6 @@ shared_uid_cgroups(const struct config *cfg, int cgroups)
 }
 
 static const struct kept_cap kept_caps[] = {
-	{CAP_NET_BIND_SERVICE, "net_bind_service", low_port,
-	 "listen below port 1024 (civetweb binds after the drop)"},
 	{CAP_SETUID, "setuid", kernel_identities,
 	 "workers start each kernel under its own kernel_uid_range user"},
 	{CAP_SETGID, "setgid", kernel_identities, "... and its own group"},

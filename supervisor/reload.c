@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
+#include "auth_config.h"
 #include "config.h"
 #include "log.h"
 #include "pool.h"
@@ -102,6 +104,11 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"metrics_listen",
 		 str_differs(run->metrics_listen_host, new->metrics_listen_host) ||
 			 run->metrics_listen_port != new->metrics_listen_port},
+		/* Set up once, at start-up; the tokens file's content is reread. */
+		{"auth", auth_config_differs(run, new)},
+		{"entra_client_id or entra_tenant_id",
+		 strcmp(run->entra_client_id, new->entra_client_id) != 0 ||
+			 strcmp(run->entra_tenant_id, new->entra_tenant_id) != 0},
 		{"allow_external_network_boundary",
 		 run->allow_external_network_boundary != new->allow_external_network_boundary},
 		{"state_dir", str_differs(run->state_dir, new->state_dir)},
@@ -121,6 +128,11 @@ report_restart_needed(const struct config *run, const struct config *new)
 		{"auto_provision", run->auto_provision != new->auto_provision},
 		{"asset_timeout_s", run->asset_timeout_s != new->asset_timeout_s},
 		{"asset_max_mb", run->asset_max_mb != new->asset_max_mb},
+		/* The parent runs it, and keeps its start-up configuration. */
+		{"preprocess_command, preprocess_timeout_s or preprocess_max_bytes",
+		 str_differs(run->preprocess_command, new->preprocess_command) ||
+			 run->preprocess_timeout_s != new->preprocess_timeout_s ||
+			 run->preprocess_max_bytes != new->preprocess_max_bytes},
 		{"user", str_differs(run->user, new->user)},
 		{"group", str_differs(run->group, new->group)},
 		{"kernel_network_mode", run->kernel_network_mode != new->kernel_network_mode},
@@ -206,6 +218,7 @@ reload_config(struct config *running)
 	toolreg_free(reg); /* before the definitions it borrows */
 	config_free(&fresh);
 	pool_wake();
+	auth_reload(); /* the tokens file; the rest of auth needs a restart */
 	log_info("configuration %s reloaded", running->file);
 	return 0;
 }

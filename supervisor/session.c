@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "json_member.h"
 #include "log.h"
 #include "pool.h"
 #include "rand.h"
@@ -105,11 +106,14 @@ session_describe(void)
 	for (struct session *s = sessions; s; s = s->next) {
 		struct json_object *o = json_object_new_object();
 		json_object_object_add(o, "id", json_object_new_string(s->id));
+		json_object_object_add(o, "identity", json_object_new_string(s->identity));
 		json_object_object_add(o, "created", json_object_new_int64(s->created));
 		json_object_object_add(o, "last_used", json_object_new_int64(s->last_used));
 		json_object_object_add(o, "busy", json_object_new_boolean(s->busy));
 		json_object_object_add(o, "worker_pid",
 				       json_object_new_int(s->worker ? s->worker->pid : 0));
+		json_object_object_add(o, "kernel_uid",
+				       json_object_new_int(s->worker ? (int)s->worker->uid : 0));
 		json_object_array_add(list, o);
 	}
 	return list;
@@ -170,6 +174,7 @@ session_maybe_free(struct session *s)
 	if (s->worker)
 		pool_release(s->worker);
 	pthread_cond_destroy(&s->turn);
+	free(s->restart_note);
 	free(s);
 }
 
@@ -302,6 +307,72 @@ call_ended(struct session *s, struct call *c, int ran)
 	return 1;
 }
 
+char *
+session_tell_identity(struct worker *w, const char *identity, pid_t *told)
+{
+	struct call c;
+	struct json_object *v;
+	char *note = NULL;
+	/* A kernel whose pid was not proven (a pid namespace) is told once. */
+	pid_t kernel = w->kernel_pid != 0 ? w->kernel_pid : -1;
+
+	if (strcmp(identity, "anonymous") == 0 || kernel == *told)
+		return NULL;
+	/* No quote or backslash in an identity (auth.h): the literal holds it as it is. */
+	char *code = xasprintf("import os as _codeexecd_os\n"
+			       "_codeexecd_os.environ[\"USER_IDENTITY\"] = \"%s\"\n"
+			       "del _codeexecd_os\n", identity);
+	call_init(&c);
+	pool_execute(w, &c, code, 30, 1);
+	*told = kernel;
+	/* The first execution in a new kernel says so; this one must not eat it. */
+	if (json_object_object_get_ex(c.result, "kernel_restarted", &v) &&
+	    json_object_get_boolean(v))
+		note = xstrdup(json_member_str(c.result, "stderr"));
+	call_clear(&c);
+	free(code);
+	return note;
+}
+
+/* Give call c's result the restart its identity's silent execution saw. */
+static void
+carry_restart(struct session *s, struct call *c)
+{
+	if (s->restart_note == NULL || c->result == NULL)
+		return;
+	char *err = xasprintf("%s%s", s->restart_note, json_member_str(c->result, "stderr"));
+	json_object_object_add(c->result, "stderr", json_object_new_string(err));
+	json_object_object_add(c->result, "kernel_restarted", json_object_new_boolean(1));
+	free(err);
+	free(s->restart_note);
+	s->restart_note = NULL;
+}
+
+/*
+ * Whether the kernel a call ran in may be replaced before the next call:
+ * it died or was killed, or it was new. Its successor's pid may not be
+ * known yet when the next call begins, so session_tell_identity could not
+ * tell them apart by pid.
+ */
+static int
+kernel_may_restart(struct json_object *result)
+{
+	static const char *const types[] = {"KernelDied", "MemoryLimitExceeded", "WorkerDied",
+					    "TimeoutError", "Cancelled", NULL};
+	struct json_object *e, *t, *restarted;
+
+	if (json_object_object_get_ex(result, "kernel_restarted", &restarted) &&
+	    json_object_get_boolean(restarted))
+		return 1;
+	if (!json_object_object_get_ex(result, "error", &e) ||
+	    !json_object_object_get_ex(e, "type", &t))
+		return 0;
+	for (size_t i = 0; types[i]; i++)
+		if (strcmp(json_object_get_string(t), types[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* c's turn has come, unless the session closed or the call was cancelled:
  * take a kernel and send the code. 1 if it ended already. */
 static int
@@ -319,11 +390,21 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 		return call_ended(s, c, 0);
 	}
 	set_busy(s, 1);
-	if (s->worker == NULL && (s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
-		c->result = result_failed("NoKernel", why);
-		return call_ended(s, c, 1);
+	if (s->worker == NULL) {
+		if ((s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
+			c->result = result_failed("NoKernel", why);
+			return call_ended(s, c, 1);
+		}
+		/* Which identity holds which kernel uid (kernel_uid_range). */
+		log_info("session %.8s of %s takes kernel pid %d, uid %d", s->id, s->identity,
+			 (int)s->worker->kernel_pid, (int)s->worker->uid);
 	}
 	s->worker->session = s->id;
+	char *note = session_tell_identity(s->worker, s->identity, &s->told_kernel);
+	if (note != NULL) {
+		free(s->restart_note);
+		s->restart_note = note;
+	}
 	pool_execute_start(s->worker, c, code, timeout_s, silent);
 	c->phase = CALL_RUNNING;
 	return 0;
@@ -364,9 +445,14 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 		double left = seconds < 0 ? -1 : seconds - (clock_mono() - start);
 		if (!pool_execute_wait(s->worker, c, seconds < 0 || left > 0 ? left : 0))
 			return 0;
-		/* Still busy: nothing else runs on the worker while the hook works. */
-		if (after_run && c->kind == CALL_EXECUTE)
-			after_run(s, c);
+		if (kernel_may_restart(c->result))
+			s->told_kernel = 0; /* its next kernel is told again */
+		if (c->kind == CALL_EXECUTE) {
+			carry_restart(s, c);
+			/* Still busy: nothing else runs on the worker while the hook works. */
+			if (after_run)
+				after_run(s, c);
+		}
 		return call_ended(s, c, 1);
 	}
 	return 1;

@@ -11,6 +11,7 @@
 #define SUPERVISOR_SESSION_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <json-c/json.h>
@@ -40,6 +41,8 @@ struct session {
 	int closed;	       /* removed from the table */
 	int refs;
 	char identity[128];    /* who the client is; "anonymous" without auth */
+	pid_t told_kernel;     /* the kernel last told USER_IDENTITY (session.c) */
+	char *restart_note;    /* a restart that telling it saw, for the next result */
 	pthread_cond_t turn;   /* broadcast when `busy` clears or the line moves */
 	struct call *line_head; /* executions waiting their turn, in order */
 	struct call *line_tail;
@@ -108,10 +111,23 @@ void session_after_run(void (*fn)(struct session *s, struct call *c));
  * NULL-terminated array the caller frees.
  */
 struct session **session_list_visible(const struct session *caller);
-/* [{id, created, last_used, busy, worker_pid}] of every session. Caller owns. */
+/* [{id, identity, created, last_used, busy, worker_pid, kernel_uid}] of every
+ * session. Caller owns. */
 struct json_object *session_describe(void);
 
 struct call;
+
+/*
+ * Seed 000's USER_IDENTITY: pooled kernels start before anyone owns them,
+ * with "anonymous". Tell the kernel of `w` its owner's `identity` with a
+ * silent execution, unless it is anonymous or this kernel (its pid, kept
+ * in *told; 0: none yet) was told already: again after a restart, where
+ * the kernel's pid is known. Lock held (released while the kernel runs it).
+ * When that silent execution was the new kernel's first, returns the
+ * restart note of its stderr (caller frees), which belongs to the next
+ * result; else NULL.
+ */
+char *session_tell_identity(struct worker *w, const char *identity, pid_t *told);
 
 /* Put `c` in line for the session's kernel: executions run in this order. */
 void session_enqueue(struct session *s, struct call *c);

@@ -14,6 +14,8 @@
 #include "config.h"
 #include "job.h"
 #include "kernel_env.h"
+#include "parent_link.h"
+#include "pool.h"
 #include "progress.h"
 #include "result.h"
 #include "session.h"
@@ -175,6 +177,30 @@ add_timings(struct tool_call *tc, struct json_object *r, const struct job *j)
 	json_object_object_add(json_object_object_get(r, "structuredContent"), "timings", t);
 }
 
+int
+tool_preprocess(struct tool_call *tc, struct session *target, const char *code, char **out,
+		struct json_object **failed)
+{
+	char why[4096], id[SESSION_ID_LEN + 1], identity[sizeof(target->identity)];
+	int timeout_s = tc->cfg->preprocess_timeout_s;
+	long max_bytes = tc->cfg->preprocess_max_bytes;
+
+	*out = NULL;
+	if (tc->cfg->preprocess_command[0] == '\0')
+		return 0;
+	memcpy(id, target->id, sizeof(id));
+	memcpy(identity, target->identity, sizeof(identity));
+	/* The main loop reads the parent's answer under pool_lock: let it. Our
+	 * reference keeps `target`, and `code` is the request's. */
+	pool_unlock();
+	*out = parent_link_preprocess(id, identity, code, timeout_s, max_bytes, why, sizeof(why));
+	pool_lock();
+	if (*out)
+		return 0;
+	*failed = result_to_tool(result_failed("PreprocessError", why), id);
+	return -1;
+}
+
 static struct json_object *
 execute_call(struct tool_call *tc)
 {
@@ -195,7 +221,18 @@ execute_call(struct tool_call *tc)
 		strv_free(allow_mime);
 		return NULL;
 	}
-	/* This thread runs it (`code` is borrowed from the request meanwhile). */
+	/* Without pool_lock (tool_preprocess lets it go): the command may take
+	 * preprocess_timeout_s. */
+	char *preprocessed;
+	if (tool_preprocess(tc, target, code, &preprocessed, &r) == -1) {
+		session_put(target);
+		strv_free(allow_mime);
+		return r;
+	}
+	if (preprocessed)
+		code = preprocessed;
+	/* This thread runs it (`code` is borrowed from the request, or ours,
+	 * meanwhile: a job backgrounded copies it). */
 	struct job *j = job_new(target, tc->session->id, code, seconds, 0, tc->request_id);
 	session_put(target);
 	j->call.allow_mime = allow_mime; /* the call's now: sent with its EXECUTE */
@@ -221,6 +258,7 @@ execute_call(struct tool_call *tc)
 		add_timings(tc, r, j);
 	}
 	job_unref(j);
+	free(preprocessed);
 	return r;
 }
 

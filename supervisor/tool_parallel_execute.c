@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
@@ -95,7 +96,14 @@ parallel_call(struct tool_call *tc)
 	if (limit == 0 || limit > tc->cfg->pool_max_sessions)
 		limit = tc->cfg->pool_max_sessions;
 
-	const char *id = batch_start(tc->cfg, tc->session->id, code, inputs, seconds, var, limit);
+	/* Once for the batch: every item runs the same code. */
+	char *preprocessed;
+	struct json_object *failed;
+	if (tool_preprocess(tc, tc->session, code, &preprocessed, &failed) == -1)
+		return failed;
+	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity,
+				     preprocessed ? preprocessed : code, inputs, seconds, var, limit);
+	free(preprocessed);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "batch_id", json_object_new_string(id));
 	json_object_object_add(o, "total", json_object_new_int64((int64_t)n));

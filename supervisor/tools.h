@@ -142,6 +142,16 @@ struct json_object *tool_schema(const char *json);
  */
 struct session *tool_session_arg(struct tool_call *tc, const char *arg);
 
+/*
+ * preprocess_command's version of `code` for a run in session `s` (its id
+ * and identity go to the command) into *out (owned; NULL when none is set).
+ * pool_lock is released while the command runs. 0, or -1 with *failed, the
+ * call's answer (PreprocessError: the command's stderr, or that it timed
+ * out or wrote too much). tool_execute.c.
+ */
+int tool_preprocess(struct tool_call *tc, struct session *s, const char *code, char **out,
+		    struct json_object **failed);
+
 /* inputSchema of the session tools: an optional session_id. */
 extern const char tool_session_id_schema[];
 /*

@@ -2,7 +2,8 @@
 # 020-http-errors: the HTTP statuses and JSON-RPC errors of /mcp, each
 # checked with curl: session ids (400/404), DELETE, MCP-Protocol-Version
 # (400), Origin (403), body size (413), batches (-32600), parse errors
-# (-32700), unknown methods (-32601), bad params (-32602), GET (405).
+# (-32700), unknown methods (-32601), bad params (-32602), GET (405); with
+# auth.mode none, no RFC 9728 metadata (404) and bearer tokens ignored.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -216,3 +217,12 @@ expect_status 200 "$st" "tools/list in the other session"
 # --- other paths ----------------------------------------------------------------
 st=$(curl -s -o /dev/null -w '%{http_code}' "$BASE/no-such-path")
 expect_status 404 "$st" "GET /no-such-path"
+
+# --- auth.mode none (the default) -------------------------------------------------
+# No RFC 9728 metadata, and a bearer token is neither needed nor checked.
+for p in /.well-known/oauth-protected-resource /.well-known/oauth-protected-resource/mcp; do
+	st=$(curl -s -o /dev/null -w '%{http_code}' "$BASE$p")
+	expect_status 404 "$st" "GET $p with auth.mode none"
+done
+st=$(mcp_post "$LIST" -H "$H_VER" -H "Mcp-Session-Id: $SESSION" -H 'Authorization: Bearer bogus')
+expect_status 200 "$st" "a bogus bearer token with auth.mode none"

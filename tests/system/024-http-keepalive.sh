@@ -18,7 +18,7 @@ write_config
 start_daemon
 wait_ready
 
-run_py "$PORT" "$DAEMON_PID" <<'EOF2'
+run_py "$PORT" "$(front_pid)" <<'EOF2'
 import sys, time
 from mcp import check, ok
 from rawhttp import Conn, request, rpc, call, mcp_headers, new_session, value_of
@@ -59,7 +59,7 @@ ok "keep-alive connections survive idle pauses"
 
 # Each HTTP thread's stack is small (civetweb's own, or the 256 KiB the
 # daemon asks for): no 8 MiB default stacks for hundreds of threads.
-big=$("$PY" - "$DAEMON_PID" <<'EOF2'
+big=$("$PY" - "$(front_pid)" <<'EOF2'
 import sys
 n = 0
 for l in open("/proc/%s/maps" % sys.argv[1]):

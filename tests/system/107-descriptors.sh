@@ -11,11 +11,11 @@ require_binaries
 CFG_WARM=2
 start_ready_daemon
 
-run_py "$URL" "$DAEMON_PID" <<'PY'
+run_py "$URL" "$DAEMON_PID" "$(front_pid)" <<'PY'
 import os, sys
 from mcp import Client, check, ok, value_of
 
-url, daemon = sys.argv[1], int(sys.argv[2])
+url, daemons = sys.argv[1], [int(p) for p in sys.argv[2:4]]
 FDS = ("import os\nd = {}\nfor f in os.listdir('/proc/self/fd'):\n"
        "    try: d[f] = os.readlink('/proc/self/fd/' + f)\n    except OSError: pass\nd")
 
@@ -36,7 +36,9 @@ ka = eval(value_of(a.execute(FDS)))
 kb = eval(value_of(b.execute(FDS)))
 sockets_a = {t for t in ka.values() if t.startswith("socket:")}
 sockets_b = {t for t in kb.values() if t.startswith("socket:")}
-sup = {t for t in held(daemon) if t.startswith("socket:")}
+# Both processes: the parent (its protocol socket) and the front (the
+# listener, the workers').
+sup = {t for d in daemons for t in held(d) if t.startswith("socket:")}
 check(sup, "the supervisor holds sockets (the listener, workers)", sup)
 check(not (sockets_a & sup), "kernel A shares no socket with the supervisor", (sockets_a & sup))
 check(not (sockets_b & sup), "kernel B shares no socket with the supervisor", (sockets_b & sup))

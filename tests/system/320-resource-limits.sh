@@ -43,7 +43,7 @@ start_daemon
 wait_ready
 echo "# $round"
 
-run_py "$URL" "$DAEMON_PID" <<'EOF2'
+run_py "$URL" "$(front_pid)" <<'EOF2'
 import sys, threading, time
 from mcp import Client, check, ok
 

@@ -1,13 +1,15 @@
 #!/bin/sh
-# 348-front-filter: the front process's seccomp filter (issue 19 item 1),
-# on the real daemon. Until the front is a process of its own, the test hook
-# CODEEXECD_TEST_FRONT_FILTER makes the whole daemon install the filter at
-# its first HTTP request; with pool.warm 0 it then starts no worker, so the
-# front's own work must pass: /health, MCP initialize and tools/list,
-# refused and malformed requests, the connection census, the control
-# socket, SIGHUP reload, SIGUSR1 status. /proc shows Seccomp 2 and
-# NoNewPrivs 1. Then a session's first call makes it fork a worker: a call
-# off the list, which must kill it with SIGSYS.
+# 348-front-filter: the front process (issue 19 items 1 and 4). The daemon
+# runs as a privileged parent and an unprivileged front, codeexecd-front:
+# /proc shows the front as the daemon's user, with every capability set and
+# the bounding set empty, NoNewPrivs 1 and Seccomp 2, while it serves MCP,
+# runs code (its workers started by the parent), the control socket, SIGHUP
+# and SIGUSR1 (sent to the parent, passed on). Then the test hook
+# (CODEEXECD_TEST_FRONT_FILTER, front_testhook.h) makes the front fork, a
+# call off its allow-list: SIGSYS kills it. With front_restart restart the
+# parent ends the old front's kernels and starts a new front, which serves
+# (the old session is gone); with front_restart exit the daemon exits 1 and
+# leaves no process behind.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -17,73 +19,114 @@ CTL=$top_builddir/ctl/codeexecctl
 [ -x "$CTL" ] || fail "$CTL not built"
 setup_tmp
 PORT=$(free_port)
-CFG_WARM=0
-write_config
-CODEEXECD_TEST_FRONT_FILTER=1
-export CODEEXECD_TEST_FRONT_FILTER
-start_daemon
-unset CODEEXECD_TEST_FRONT_FILTER
-wait_ready
+# A daemon whose front obeys the test hook (front_testhook.h).
+start_hooked_daemon() {
+	write_config
+	CODEEXECD_TEST_FRONT_FILTER=1
+	export CODEEXECD_TEST_FRONT_FILTER
+	start_daemon
+	unset CODEEXECD_TEST_FRONT_FILTER
+	wait_ready
+}
+start_hooked_daemon
 conf=$TMPD/codeexecd.yaml
 
-grep -q "front filter installed on the whole daemon" "$LOG" ||
-	fail "the test hook did not install the filter"
-status=/proc/$DAEMON_PID/status
+FRONT=$(front_pid)
+[ -n "$FRONT" ] || fail "the daemon $DAEMON_PID has no child named codeexecd-front"
+status=/proc/$FRONT/status
+for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+	grep -q "^$set:[[:space:]]*0000000000000000$" "$status" ||
+		fail "the front's $set is not empty: $(grep "^$set" "$status")"
+done
+grep -q '^NoNewPrivs:[[:space:]]*1$' "$status" || fail "the front has no no_new_privs"
 grep -q '^Seccomp:[[:space:]]*2$' "$status" ||
-	fail "daemon not in seccomp filter mode: $(grep Seccomp "$status")"
-grep -q '^NoNewPrivs:[[:space:]]*1$' "$status" || fail "no_new_privs not set"
-ok "the filter is installed: Seccomp 2, NoNewPrivs 1"
+	fail "the front is not in seccomp filter mode: $(grep Seccomp "$status")"
+if [ "$(id -u)" = 0 ]; then
+	uid=$(id -u "$TEST_USER")
+	awk -v u="$uid" '/^Uid:/ { exit !($2 == u && $3 == u && $4 == u && $5 == u) }' "$status" ||
+		fail "the front is not uid $uid ($TEST_USER): $(grep Uid "$status")"
+fi
+grep -q '^Seccomp:[[:space:]]*0$' "/proc/$DAEMON_PID/status" ||
+	fail "the parent should run unfiltered (it forks workers)"
+ok "front $FRONT: no capability in any set, NoNewPrivs 1, Seccomp 2, uid of $TEST_USER"
 
-# The front's work over HTTP, with the census counting connections.
-run_py "$URL" <<'PY' || fail "MCP requests under the filter"
+# The front's work: MCP, a session that runs code, refusals.
+run_py "$URL" "$TMPD/kernel.pid" <<'PY' || fail "MCP requests through the front"
 import sys
-from mcp import Client, check, ok
+from mcp import Client, check, ok, value_of
 url = sys.argv[1]
 c = Client(url)
 c.initialize()
 tools = [t["name"] for t in c.result("tools/list")["tools"]]
 check("execute_py_code" in tools, "tools/list lists the tool", tools)
-clients = [Client(url) for _ in range(4)]
-for k in clients:
-    k.initialize()
-ok("initialize and tools/list on five sessions")
+r = c.execute("import os\nx = 41\nos.getpid()")
+check(r.get("structuredContent", {}).get("success"), "a session runs code", r)
+open(sys.argv[2], "w").write(value_of(r))
 r = c.http("POST", "{\"jsonrpc\": \"2.0\", \"id\": [", )
 check(r.status == 400, "malformed JSON gets 400", r.status)
-r = c.http("POST", "{}", headers={"Host": "evil.example"})
-check(r.status in (403, 421), "a foreign Host is refused", r.status)
-ok("malformed JSON and a foreign Host are refused")
+open(sys.argv[2] + ".sid", "w").write(c.session_id)
+ok("initialize, tools/list, code in a kernel, malformed JSON refused")
 PY
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X TRACE "$BASE/mcp")
-case $code in 4*) ok "TRACE refused ($code)" ;; *) fail "TRACE got $code" ;; esac
-
-# The control socket's protocol.
+KPID=$(cat "$TMPD/kernel.pid")
+SID=$(cat "$TMPD/kernel.pid.sid")
 out=$("$CTL" -s "$TMPD/run/control/codeexecd.sock" status 2>&1) || fail "codeexecctl status: $out"
-ok "codeexecctl status over the control socket"
-
-# SIGHUP reload and SIGUSR1 status.
-sed -i 's/^description: .*/description: "Reloaded under the filter."/' "$conf"
+echo "$out" | grep -q "pid $DAEMON_PID" || fail "codeexecctl status names no pid $DAEMON_PID: $out"
+ok "codeexecctl status over the control socket, with the daemon's pid"
+sed -i 's/^description: .*/description: "Reloaded through the parent."/' "$conf"
 kill -HUP "$DAEMON_PID"
 wait_for 10 "reload after SIGHUP" grep -q "reloaded" "$LOG"
 kill -USR1 "$DAEMON_PID"
 wait_for 10 "status after SIGUSR1" grep -q "status: .* sessions" "$LOG"
-ok "SIGHUP reload and SIGUSR1 status"
-[ "$(proc_state "$DAEMON_PID")" != gone ] && [ "$(proc_state "$DAEMON_PID")" != Z ] ||
-	fail "the daemon died under the filter"
-ok "the daemon is alive after the front's work"
+ok "SIGHUP and SIGUSR1 to the parent reach the front"
 
-# A worker start forks: off the list, so the filter kills the daemon.
-run_py "$URL" <<'PY' >/dev/null 2>&1 &
+# A call off the list: the front dies of SIGSYS, the parent restarts it.
+curl -s -o /dev/null --max-time 5 -H 'X-Codeexecd-Test: fork' "$BASE/health" || true
+wait_for 20 "the front to die of its fork" grep -q "front .*killed by signal 31 (SIGSYS)" "$LOG"
+wait_for 20 "a new front" grep -q "starting a new front: every session of the old one is lost" "$LOG"
+gone() { [ "$(proc_state "$KPID")" = gone ] || [ "$(proc_state "$KPID")" = Z ]; }
+wait_for 20 "the old front's kernel $KPID to end" gone
+wait_ready
+NEW=$(front_pid)
+[ -n "$NEW" ] && [ "$NEW" != "$FRONT" ] || fail "no new front (old $FRONT, now '$NEW')"
+kill -0 "$DAEMON_PID" || fail "the parent died with its front"
+run_py "$URL" "$SID" <<'PY' || fail "the new front"
 import sys
-from mcp import Client
+from mcp import Client, check, ok, value_of
+c = Client(sys.argv[1])
+c.session_id = sys.argv[2]
+r = c.http("POST", '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}')
+check(r.status == 404, "the old front's session is unknown to the new one", r.status)
 c = Client(sys.argv[1])
 c.initialize()
-c.execute("print(1)")
+check(value_of(c.execute("6 * 7")) == "42", "a new session runs code", Client.last)
+ok("the new front serves; the old session is gone")
 PY
-client=$!
+ok "a fork kills the front with SIGSYS; the parent ends its kernels and restarts it"
+stop_daemon
+[ "$DAEMON_RC" = 0 ] || fail "daemon exited $DAEMON_RC after SIGTERM"
+
+# front_restart exit: the daemon ends with its front, leaving nothing.
+PORT=$(free_port)
+CFG_EXTRA='front_restart: exit'
+start_hooked_daemon
+run_py "$URL" "$TMPD/kernel.pid" <<'PY' || fail "a session before the fork"
+import sys
+from mcp import Client, value_of
+c = Client(sys.argv[1])
+c.initialize()
+open(sys.argv[2], "w").write(value_of(c.execute("import os; os.getpid()")))
+PY
+KPID=$(cat "$TMPD/kernel.pid")
+WORKERS=$(worker_pids)
+curl -s -o /dev/null --max-time 5 -H 'X-Codeexecd-Test: fork' "$BASE/health" || true
 dead() { st=$(proc_state "$DAEMON_PID"); [ "$st" = Z ] || [ "$st" = gone ]; }
-wait_for 60 "the daemon to die of its fork" dead
+wait_for 30 "the daemon to exit with its front" dead
 wait "$DAEMON_PID" && rc=0 || rc=$?
 DAEMON_PID=
-wait $client 2>/dev/null || true
-[ "$rc" = $((128 + 31)) ] || fail "daemon ended with status $rc, want 159 (SIGSYS)"
-ok "a fork under the filter kills the daemon with SIGSYS"
+[ "$rc" = 1 ] || fail "the daemon exited $rc, want 1 (front_restart exit)"
+grep -q "front_restart is exit: stopping" "$LOG" || fail "the log does not say why it stopped"
+for p in $KPID $WORKERS; do
+	st=$(proc_state "$p")
+	[ "$st" = gone ] || [ "$st" = Z ] || fail "process $p (kernel or worker) outlived the daemon"
+done
+ok "front_restart exit: the daemon exits 1, its workers and kernel gone"

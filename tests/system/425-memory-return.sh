@@ -25,11 +25,12 @@ write_config
 start_daemon
 wait_ready
 
-run_py "$URL" "$DAEMON_PID" <<'EOF2'
+run_py "$URL" "$(front_pid)" "$DAEMON_PID" <<'EOF2'
 import os, sys, time
 from mcp import Client, check, ok, text_of
 
-daemon = int(sys.argv[2])
+# The front serves (its RSS is judged); the parent starts the workers.
+daemon, parent = int(sys.argv[2]), int(sys.argv[3])
 
 def rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
@@ -50,7 +51,7 @@ def workers():
                 comm = f.read().strip()
         except OSError:
             continue
-        if int(st[st.rfind(")") + 2:].split()[1]) == daemon and comm.startswith("codeexec-work"):
+        if int(st[st.rfind(")") + 2:].split()[1]) == parent and comm.startswith("codeexec-work"):
             out.append(int(d))
     return out
 

@@ -49,7 +49,7 @@ check(value_of(r) is not None, "a runs", r)
 print(value_of(r))
 EOF2
 KPID=$(cat "$TMPD/kernel.pid")
-WORKERS=$(cat /proc/"$DAEMON_PID"/task/*/children)
+WORKERS=$(cat /proc/"$DAEMON_PID"/task/*/children) # the front too
 OLD_SESSIONS=$(ls "$TMPD/state/sessions")
 OLD_RUNDIRS=$(cd "$TMPD/run" && ls -d k-*)
 [ -n "$OLD_SESSIONS" ] && [ -n "$OLD_RUNDIRS" ] || fail "no session or runtime directories to leave"
@@ -111,7 +111,7 @@ rm -rf "$TMPD/run"
 # for want of runtime_dir, enough of them to back refills off. Those
 # failures must not outlive runtime_dir's return (the sessions below run
 # at once).
-kill -KILL $(cat /proc/"$DAEMON_PID"/task/*/children) 2>/dev/null || true
+kill -KILL $(worker_pids) 2>/dev/null || true
 back() { quick_health && [ -S "$TMPD/run/control/codeexecd.sock" ] && [ -f "$TMPD/run/codeexecd.pid" ]; }
 wait_for 10 "runtime_dir, the control socket and the pid file made again" back
 [ "$(cat "$TMPD/run/codeexecd.pid")" = "$DAEMON_PID" ] || fail "the new pid file is wrong"

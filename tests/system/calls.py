@@ -35,6 +35,8 @@ def _headers(c, extra=None):
          "MCP-Protocol-Version": PROTOCOL}
     if c.session_id:
         h["Mcp-Session-Id"] = c.session_id
+    if getattr(c, "token", None):
+        h["Authorization"] = "Bearer " + c.token
     h.update(extra or {})
     return h
 

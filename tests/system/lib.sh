@@ -249,6 +249,22 @@ stop_daemon() {
 	DAEMON_PID=
 }
 
+# Pid of the daemon's unprivileged front (doc/README.privsep): the child of
+# $DAEMON_PID (or $1) named codeexecd-front. Empty while there is none.
+front_pid() {
+	for c in $(cat /proc/"${1:-$DAEMON_PID}"/task/*/children 2>/dev/null); do
+		[ "$(cat /proc/"$c"/comm 2>/dev/null)" = codeexecd-front ] && echo "$c" && return 0
+	done
+	return 0
+}
+
+# Pids of the daemon's workers: its children but the front.
+worker_pids() {
+	for c in $(cat /proc/"${1:-$DAEMON_PID}"/task/*/children 2>/dev/null); do
+		[ "$(cat /proc/"$c"/comm 2>/dev/null)" = codeexecd-front ] || echo "$c"
+	done
+}
+
 # State letter of process $1 (R, S, Z, ...), or "gone".
 proc_state() {
 	awk '{ sub(/^.*\) /, ""); print $1 }' /proc/"$1"/stat 2>/dev/null || echo gone

@@ -38,10 +38,11 @@ class Client:
 
     last = None  # (request description, Response) of the latest exchange
 
-    def __init__(self, url, protocol=PROTOCOL, origin=None):
+    def __init__(self, url, protocol=PROTOCOL, origin=None, token=None):
         self.url = url
         self.protocol = protocol
         self.origin = origin
+        self.token = token  # sent as "Authorization: Bearer TOKEN" (auth.mode)
         self.session_id = None
         self.next_id = 1
 
@@ -54,6 +55,8 @@ class Client:
             h["MCP-Protocol-Version"] = self.protocol
         if self.origin:
             h["Origin"] = self.origin
+        if self.token:
+            h["Authorization"] = "Bearer " + self.token
         h.update(headers or {})
         data = body.encode() if isinstance(body, str) else body
         req = urllib.request.Request(self.url, data=data, method=method, headers=h)

@@ -538,6 +538,45 @@ static const struct {
 	{"name: x\nassets:\n  - name: a\n    name: b\n",
 	 "4:5: assets item 1: field name given twice (first at line 3)"},
 	{"name: x\nbuild_dir: /opt/envs/x/\nasset_cache_dir: /srv/a/\n", NULL},
+	{"name: x\npreprocess_command: pre.sh\n",
+	 "2:21: preprocess_command: \"pre.sh\" is not an absolute path"},
+	{"name: x\npreprocess_command: /nonexistent/pre\n",
+	 "2:21: preprocess_command: \"/nonexistent/pre\": No such file or directory"},
+	{"name: x\npreprocess_command: /etc/passwd\n",
+	 "2:21: preprocess_command: \"/etc/passwd\" is not an executable file"},
+	{"name: x\npreprocess_command: /bin/sh\npreprocess_timeout_s: 0\n",
+	 "3:23: preprocess_timeout_s: must be between 1 and 300, got 0"},
+	{"name: x\npreprocess_command: /bin/sh\npreprocess_max_bytes: 100\n",
+	 "3:23: preprocess_max_bytes: must be between 1024 and 67108864, got 100"},
+	{"name: x\npreprocess_command: /bin/sh\n", NULL},
+	/* Authentication (issue 13). */
+	{"name: x\nauth:\n  mode: oauth\n",
+	 "3:9: auth.mode oauth needs auth.issuer (or entra_tenant_id)"},
+	{"name: x\nauth:\n  mode: tokens\n", "3:9: auth.mode tokens needs auth.tokens_file"},
+	{"name: x\nauth:\n  mode: basic\n",
+	 "3:9: auth.mode: expected one of none, oauth, tokens; got \"basic\""},
+	{"name: x\nauth:\n  mode: oauth\n  issuer: https://i.test\n  allowed_algorithms: [HS256]\n",
+	 "5:24: auth.allowed_algorithms item 1: \"HS256\" is not one of RS256, RS384, RS512, PS256, "
+	 "PS384, PS512, ES256, ES384 (none and HS* are never accepted)"},
+	{"name: x\nauth:\n  allowed_algorithms: [RS256, none]\n",
+	 "3:31: auth.allowed_algorithms item 2: \"none\" is not one of RS256, RS384, RS512, "
+	 "PS256, PS384, PS512, ES256, ES384 (none and HS* are never accepted)"},
+	{"name: x\nauth:\n  jwks_uri: http://i.test/keys\n",
+	 "3:13: auth.jwks_uri: must be an https URL"},
+	{"name: x\nauth:\n  resource: \"https://a.test/\\\"x\"\n",
+	 "3:13: auth.resource: may not hold spaces, quotes, backslashes or non-ASCII characters "
+	 "(percent-encode them)"},
+	{"name: x\nauth:\n  tokens_file: tokens\n",
+	 "3:16: auth.tokens_file: \"tokens\" is not an absolute path"},
+	{"name: x\nentra_client_id: abc\n",
+	 "2:18: the Entra preset needs both entra_client_id and entra_tenant_id"},
+	{"name: x\nentra_tenant_id: \"a/b\"\n",
+	 "2:18: entra_tenant_id: may hold only letters, digits, '-' and '.' (a GUID or a domain "
+	 "name)"},
+	{"name: x\nentra_client_id: c\nentra_tenant_id: t\nauth:\n  mode: tokens\n",
+	 "5:9: auth.mode: the Entra preset (entra_client_id) needs mode oauth"},
+	{"name: x\nauth:\n  mode: tokens\n  tokens_file: /etc/codeexecd/tokens\n"
+	 "listen: 0.0.0.0:8000\n", NULL},
 };
 
 START_TEST(inline_texts)
@@ -556,6 +595,54 @@ START_TEST(inline_texts)
 		ck_assert_str_eq(err, want);
 		free(want);
 	}
+	free(path);
+}
+END_TEST
+
+/* Seed 000's Entra preset: what entra_client_id and entra_tenant_id derive. */
+START_TEST(entra_preset)
+{
+	struct config c;
+	char err[512];
+	char *path = NULL;
+
+	ck_assert_msg(load_text("name: x\nentra_client_id: 11111111-2222-3333-4444-555555555555\n"
+				"entra_tenant_id: contoso.onmicrosoft.com\n",
+				&c, err, sizeof(err), &path) == 0, "%s", err);
+	ck_assert_int_eq(c.auth_mode, AUTH_OAUTH);
+	ck_assert_str_eq(c.auth_issuer,
+			 "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0");
+	ck_assert_str_eq(c.auth_jwks_uri, "https://login.microsoftonline.com/"
+					  "contoso.onmicrosoft.com/discovery/v2.0/keys");
+	ck_assert_uint_eq(c.auth_audience.n, 2);
+	ck_assert_str_eq(c.auth_audience.v[0], "11111111-2222-3333-4444-555555555555");
+	ck_assert_str_eq(c.auth_audience.v[1], "api://11111111-2222-3333-4444-555555555555");
+	ck_assert_str_eq(c.auth_identity_claim, "oid");
+	ck_assert_uint_eq(c.auth_allowed_algorithms.n, 2);
+	ck_assert_str_eq(c.auth_allowed_algorithms.v[0], "RS256");
+	config_free(&c);
+	free(path);
+
+	/* What the file sets wins: a v1 issuer, one audience, another claim. */
+	ck_assert_msg(load_text("name: x\nentra_client_id: cid\nentra_tenant_id: tid\n"
+				"auth:\n  mode: oauth\n  issuer: https://sts.windows.net/tid/\n"
+				"  audience: [api://mcp]\n  identity_claim: upn\n",
+				&c, err, sizeof(err), &path) == 0, "%s", err);
+	ck_assert_str_eq(c.auth_issuer, "https://sts.windows.net/tid/");
+	ck_assert_str_eq(c.auth_jwks_uri,
+			 "https://login.microsoftonline.com/tid/discovery/v2.0/keys");
+	ck_assert_uint_eq(c.auth_audience.n, 1);
+	ck_assert_str_eq(c.auth_audience.v[0], "api://mcp");
+	ck_assert_str_eq(c.auth_identity_claim, "upn");
+	config_free(&c);
+	free(path);
+
+	/* Without the preset: mode none, identity sub. */
+	ck_assert_msg(load_text("name: x\n", &c, err, sizeof(err), &path) == 0, "%s", err);
+	ck_assert_int_eq(c.auth_mode, AUTH_NONE);
+	ck_assert_str_eq(c.auth_identity_claim, "sub");
+	ck_assert_int_eq(c.auth_clock_skew_s, 60);
+	config_free(&c);
 	free(path);
 }
 END_TEST
@@ -597,6 +684,7 @@ START_TEST(table_is_sound)
 				       strcmp(k->group, "Execution") == 0 ||
 				       strcmp(k->group, "Isolation") == 0 ||
 				       strcmp(k->group, "Daemon") == 0 ||
+				       strcmp(k->group, "Authentication") == 0 ||
 				       strcmp(k->group, "Tools") == 0),
 			      "%s has no known group", k->name);
 		ck_assert_msg(k->def != NULL || strcmp(k->name, "name") == 0, "%s has no default",
@@ -851,6 +939,7 @@ main(void)
 	tcase_add_loop_test(tc, inline_texts, 0,
 			    (int)(sizeof(inline_cases) / sizeof(inline_cases[0])));
 	tcase_add_test(tc, block_scalar);
+	tcase_add_test(tc, entra_preset);
 	suite_add_tcase(s, tc);
 
 	TCase *td = tcase_create("drift");

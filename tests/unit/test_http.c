@@ -337,7 +337,7 @@ START_TEST(origin_checked)
 			ck_assert_str_eq(header(&r, "Access-Control-Allow-Origin"), cases[i].origin);
 			ck_assert_str_eq(header(&r, "Vary"), "Origin");
 			ck_assert_str_eq(header(&r, "Access-Control-Expose-Headers"),
-					 "Mcp-Session-Id");
+					 "Mcp-Session-Id, WWW-Authenticate");
 		}
 	}
 	/* Without Origin, no CORS headers at all. */

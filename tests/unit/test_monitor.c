@@ -12,9 +12,11 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -29,13 +31,18 @@
 /* What the stand-in acts were asked to do. */
 static struct {
 	int spawned, killed_workers, claims, killed_kernels, gone, removed;
+	int preprocessed, killed_groups;
+	pid_t last_group;
+	char last_session[PRIV_SESSION_LEN + 1], last_identity[PRIV_REASON_MAX];
+	int out_fd, err_fd; /* the last command's output files, the monitor's */
 	pid_t last_killed, last_kernel;
 	char last_removed[64];
 	int refusals_logged;
 } acts;
 
 static int
-fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t why_len)
+fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_LEN + 1],
+	   uid_t *uid, char *why, size_t why_len)
 {
 	int sv[2];
 
@@ -48,6 +55,8 @@ fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char *why, size_t w
 	*pid = FIRST_PID + acts.spawned;
 	*front_fd = sv[0];
 	*dir = xasprintf("/nonexistent/sessions/%d", acts.spawned);
+	snprintf(name, PRIV_NAME_LEN + 1, "%016x", acts.spawned);
+	*uid = 0;
 	acts.spawned++;
 	return 0;
 }
@@ -67,7 +76,7 @@ fake_claim(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why, size_t 
 	(void)ctx;
 	acts.claims++;
 	if (kernel != worker + 1000) {
-		snprintf(why, why_len, "not a child of worker %d", (int)worker);
+		snprintf(why, why_len, "pid %d: not a child of worker %d", (int)kernel, (int)worker);
 		return -1;
 	}
 	*pidfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -99,8 +108,43 @@ fake_remove(void *ctx, const char *dir)
 	snprintf(acts.last_removed, sizeof(acts.last_removed), "%s", dir);
 }
 
-static const struct monitor_ops ops = {fake_spawn, fake_kill_worker, fake_claim,
-				       fake_kill_kernel, fake_gone, fake_remove};
+#define FIRST_PRE_PID 60000
+
+/* A preprocess_command that has already written: "OUT" on stdout, "ERR" on stderr. */
+static int
+fake_preprocess(void *ctx, const struct priv_preprocess *p, int code_fd, pid_t *pid, int *out_fd,
+		int *err_fd, char *why, size_t why_len)
+{
+	struct stat st;
+
+	(void)ctx;
+	(void)why;
+	(void)why_len;
+	ck_assert_int_eq(fstat(code_fd, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	snprintf(acts.last_session, sizeof(acts.last_session), "%s", p->session);
+	snprintf(acts.last_identity, sizeof(acts.last_identity), "%s", p->identity);
+	*pid = FIRST_PRE_PID + acts.preprocessed++;
+	*out_fd = memfd_create("out", MFD_CLOEXEC);
+	*err_fd = memfd_create("err", MFD_CLOEXEC);
+	ck_assert_int_eq(write(*out_fd, "OUT", 3), 3);
+	ck_assert_int_eq(write(*err_fd, "ERR", 3), 3);
+	acts.out_fd = *out_fd;
+	acts.err_fd = *err_fd;
+	return 0;
+}
+
+static void
+fake_kill_group(void *ctx, pid_t pgid)
+{
+	(void)ctx;
+	acts.killed_groups++;
+	acts.last_group = pgid;
+}
+
+static const struct monitor_ops ops = {fake_spawn,	 fake_kill_worker, fake_claim,
+				       fake_kill_kernel, fake_gone,	   fake_remove,
+				       fake_preprocess,	 fake_kill_group};
 
 static void
 sink(int priority, const char *line)
@@ -160,24 +204,7 @@ ask(struct rig *r, unsigned type, uint32_t a, int32_t b)
 static void
 ask_raw(struct rig *r, const void *data, size_t len, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = {(void *)data, len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (fd != -1) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	ck_assert_int_eq(sendmsg(r->front, &mh, 0), (ssize_t)len);
+	ck_assert_int_eq(priv_record_send(r->front, data, len, fd), 0);
 	ck_assert_int_eq(monitor_request(r->m), 0);
 }
 
@@ -241,6 +268,136 @@ spawn(struct rig *r, uint32_t *worker, uint32_t *dir, pid_t *pid)
 	*dir = m.u.started.dir;
 	*pid = m.u.started.pid;
 }
+
+/* The front sends PREPROCESS `seq` with a memfd of code (or `fd`, if not -1). */
+static void
+ask_preprocess(struct rig *r, uint32_t seq, int fd)
+{
+	struct priv_msg m = {.type = PRIV_PREPROCESS};
+	int code = fd != -1 ? fd : memfd_create("code", MFD_CLOEXEC);
+
+	m.u.pre.seq = seq;
+	memset(m.u.pre.session, 'a', PRIV_SESSION_LEN);
+	snprintf(m.u.pre.identity, sizeof(m.u.pre.identity), "alice@example");
+	ck_assert_int_eq(priv_msg_send(r->front, &m, code), 0);
+	if (fd == -1)
+		close(code);
+	ck_assert_int_eq(monitor_request(r->m), 0);
+}
+
+/* The descriptor's whole content. */
+static void
+content_is(int fd, const char *want)
+{
+	char got[16] = {0};
+
+	ck_assert_int_eq(pread(fd, got, sizeof(got) - 1, 0), (ssize_t)strlen(want));
+	ck_assert_str_eq(got, want);
+}
+
+START_TEST(preprocess_requests)
+{
+	struct rig r = rig_new(2);
+	int n, fd;
+
+	/* not configured: refused, nothing runs */
+	n = acts.refusals_logged;
+	ask_preprocess(&r, 1, -1);
+	was_refused(&r, PRIV_PREPROCESS, "preprocess_command is not set", n);
+	ck_assert_int_eq(acts.preprocessed, 0);
+
+	monitor_set_preprocess(r.m, 2, 10, 100);
+	/* honest: runs with the session and identity; exit 0 answers stdout */
+	ask_preprocess(&r, 1, -1);
+	silence(&r);
+	ck_assert_int_eq(acts.preprocessed, 1);
+	ck_assert_int_eq(monitor_preprocessing(r.m), 1);
+	ck_assert_int_eq(strspn(acts.last_session, "a"), PRIV_SESSION_LEN);
+	ck_assert_str_eq(acts.last_identity, "alice@example");
+	ck_assert_int_eq(monitor_child_exited(r.m, FIRST_PRE_PID, 0), 1);
+	struct priv_msg m = answer(&r, PRIV_PREPROCESSED, &fd);
+	ck_assert_uint_eq(m.u.pred.seq, 1);
+	ck_assert_uint_eq(m.u.pred.outcome, PRIV_PP_OK);
+	content_is(fd, "OUT");
+	close(fd);
+	ck_assert_int_eq(acts.killed_groups, 1); /* what it left in its group */
+	ck_assert_int_eq(acts.last_group, FIRST_PRE_PID);
+	ck_assert_int_eq(monitor_preprocessing(r.m), 0);
+
+	/* non-zero exit: its stderr */
+	ask_preprocess(&r, 2, -1);
+	ck_assert_int_eq(monitor_child_exited(r.m, FIRST_PRE_PID + 1, 3 << 8), 1);
+	m = answer(&r, PRIV_PREPROCESSED, &fd);
+	ck_assert_uint_eq(m.u.pred.outcome, PRIV_PP_FAILED);
+	ck_assert_int_eq(m.u.pred.status, 3 << 8);
+	content_is(fd, "ERR");
+	close(fd);
+
+	/* killed by SIGXFSZ (RLIMIT_FSIZE), or output past the bound: too big */
+	ask_preprocess(&r, 3, -1);
+	ck_assert_int_eq(monitor_child_exited(r.m, FIRST_PRE_PID + 2, SIGXFSZ), 1);
+	m = answer(&r, PRIV_PREPROCESSED, NULL);
+	ck_assert_uint_eq(m.u.pred.outcome, PRIV_PP_TOO_BIG);
+	ask_preprocess(&r, 4, -1);
+	ck_assert_int_eq(ftruncate(acts.out_fd, 101), 0);
+	ck_assert_int_eq(monitor_child_exited(r.m, FIRST_PRE_PID + 3, 0), 1);
+	m = answer(&r, PRIV_PREPROCESSED, NULL);
+	ck_assert_uint_eq(m.u.pred.outcome, PRIV_PP_TOO_BIG);
+
+	/* a seq that runs already, and more than the most at once: refused */
+	ask_preprocess(&r, 5, -1);
+	silence(&r);
+	n = acts.refusals_logged;
+	ask_preprocess(&r, 5, -1);
+	was_refused(&r, PRIV_PREPROCESS, "request 5 is running already", n);
+	ask_preprocess(&r, 6, -1);
+	silence(&r);
+	ask_preprocess(&r, 7, -1);
+	was_refused(&r, PRIV_PREPROCESS, "2 preprocess_commands run already", n + 1);
+	ck_assert_int_eq(acts.preprocessed, 6);
+
+	/* the time limit: monitor_tick kills the group once, and the answer says so */
+	monitor_free(&r.m);
+	r.m = monitor_new(&ops, NULL, r.parent, NET_SECCOMP, 2);
+	monitor_set_preprocess(r.m, 2, 0, 100);
+	ask_preprocess(&r, 8, -1);
+	int killed = acts.killed_groups;
+	monitor_tick(r.m);
+	monitor_tick(r.m);
+	ck_assert_int_eq(acts.killed_groups, killed + 1);
+	ck_assert_int_eq(monitor_child_exited(r.m, FIRST_PRE_PID + acts.preprocessed - 1, SIGKILL), 1);
+	m = answer(&r, PRIV_PREPROCESSED, &fd);
+	ck_assert_uint_eq(m.u.pred.outcome, PRIV_PP_TIMEOUT);
+	content_is(fd, "ERR");
+	close(fd);
+
+	/* without its descriptor, or with a socket for one: malformed, nothing runs */
+	unsigned char rec[PRIV_MSG_MAX];
+	struct priv_msg q = {.type = PRIV_PREPROCESS};
+	q.u.pre.seq = 9;
+	memset(q.u.pre.session, 'b', PRIV_SESSION_LEN);
+	snprintf(q.u.pre.identity, sizeof(q.u.pre.identity), "x");
+	ssize_t len = priv_msg_encode(&q, rec, sizeof(rec), NULL, 0);
+	ck_assert_int_gt(len, 0);
+	n = acts.refusals_logged;
+	ask_raw(&r, rec, (size_t)len, -1);
+	was_refused(&r, PRIV_PREPROCESS, "carries 0 descriptors", n);
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ask_raw(&r, rec, (size_t)len, sv[0]);
+	was_refused(&r, PRIV_PREPROCESS, "not a regular file", n + 1);
+	close(sv[0]);
+	close(sv[1]);
+	ck_assert_int_eq(acts.preprocessed, 7);
+
+	/* the front dies: every running command's group is killed */
+	ask_preprocess(&r, 10, -1);
+	killed = acts.killed_groups;
+	ck_assert_int_eq(monitor_end_all(r.m), 0);
+	ck_assert_int_eq(acts.killed_groups, killed + 1);
+	rig_free(&r);
+}
+END_TEST
 
 START_TEST(honest_front)
 {
@@ -344,8 +501,8 @@ START_TEST(compromised_front)
 	ask(&r, PRIV_KILL_KERNEL, w, 4242); /* claimed, but another pid */
 	was_refused(&r, PRIV_KILL_KERNEL, "is not the kernel claimed", n);
 	/* pid 1, 0, -1 do not even decode */
-	const unsigned char kill_init[] = {0, 1, 0, 3, 0, 0, 0, 1, 0, 0, 0, 1};
-	const unsigned char kill_all[] = {0, 1, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};
+	const unsigned char kill_init[] = {0, PRIV_VERSION, 0, 3, 0, 0, 0, 1, 0, 0, 0, 1};
+	const unsigned char kill_all[] = {0, PRIV_VERSION, 0, 3, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};
 	n = acts.refusals_logged;
 	ask_raw(&r, kill_init, sizeof(kill_init), -1);
 	was_refused(&r, PRIV_KILL_KERNEL, "is no process of ours", n);
@@ -358,22 +515,22 @@ START_TEST(compromised_front)
 	n = acts.refusals_logged;
 	ask_raw(&r, garbage, sizeof(garbage), -1);
 	was_refused(&r, 0x643d /* "d=" */, "malformed", n);
-	const unsigned char shortrec[] = {0, 1, 0, 2, 0, 0};
+	const unsigned char shortrec[] = {0, PRIV_VERSION, 0, 2, 0, 0};
 	n = acts.refusals_logged;
 	ask_raw(&r, shortrec, sizeof(shortrec), -1);
 	was_refused(&r, PRIV_END_WORKER, "truncated", n);
-	const unsigned char v2[] = {0, 2, 0, 2, 0, 0, 0, 1};
+	const unsigned char v1[] = {0, 1, 0, 2, 0, 0, 0, 1};
 	n = acts.refusals_logged;
-	ask_raw(&r, v2, sizeof(v2), -1);
-	was_refused(&r, PRIV_END_WORKER, "protocol version 2", n);
-	const unsigned char setuid[] = {0, 1, 0, 6, 0, 0, 0, 0};
+	ask_raw(&r, v1, sizeof(v1), -1);
+	was_refused(&r, PRIV_END_WORKER, "protocol version 1", n);
+	const unsigned char setuid[] = {0, PRIV_VERSION, 0, 30, 0, 0, 0, 0};
 	n = acts.refusals_logged;
 	ask_raw(&r, setuid, sizeof(setuid), -1);
-	was_refused(&r, 6, "unknown", n);
-	const unsigned char end_w[] = {0, 1, 0, 2, 0, 0, 0, (unsigned char)w};
+	was_refused(&r, 30, "unknown", n);
+	const unsigned char end_w[] = {0, PRIV_VERSION, 0, 2, 0, 0, 0, (unsigned char)w};
 	n = acts.refusals_logged;
 	ask_raw(&r, end_w, sizeof(end_w), r.front);
-	was_refused(&r, PRIV_END_WORKER, "with a descriptor", n);
+	was_refused(&r, PRIV_END_WORKER, "carries 1 descriptors", n);
 	/* the parent's own messages */
 	struct priv_msg fake = {.type = PRIV_WORKER_EXITED};
 	fake.u.exited = (struct priv_worker_exited){w, 0};
@@ -382,7 +539,7 @@ START_TEST(compromised_front)
 	ck_assert_int_eq(monitor_request(r.m), 0);
 	was_refused(&r, PRIV_WORKER_EXITED, "only the parent sends", n);
 	fake.type = PRIV_WORKER_STARTED;
-	fake.u.started = (struct priv_worker_started){1, w, d, 2};
+	fake.u.started = (struct priv_worker_started){1, w, d, 2, 0, "0000000000000001"};
 	n = acts.refusals_logged;
 	ck_assert_int_eq(priv_msg_send(r.front, &fake, r.front), 0);
 	ck_assert_int_eq(monitor_request(r.m), 0);
@@ -451,6 +608,7 @@ main(void)
 	tcase_add_test(tc, honest_front);
 	tcase_add_test(tc, compromised_front);
 	tcase_add_test(tc, front_that_does_not_read);
+	tcase_add_test(tc, preprocess_requests);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

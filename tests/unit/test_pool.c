@@ -5,8 +5,9 @@
  * worker that breaks the protocol is killed, and refills back off after
  * early deaths; pool_stop ends them all.
  *
- * Every part of the pool (pool.c and the pool_*.c below it) is real;
- * the workers are system/fake-worker (run through a one-line script that
+ * Every part of the pool (pool.c and the pool_*.c below it) is real, and
+ * so is the privileged parent (parent.c, in a child process) that starts
+ * the workers; they are system/fake-worker (run through a one-line script that
  * gives it its mode), which speaks the real IPC codec on fd 3 and starts a
  * child of its own as its "kernel". The test's thread is the main loop.
  */
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +31,8 @@
 #include "clock.h"
 #include "config.h"
 #include "fs_tree.h"
+#include "parent.h"
+#include "parent_link.h"
 #include "pool.h"
 #include "pool_state.h"
 #include "xmalloc.h"
@@ -54,6 +58,28 @@ worker_script(const char *dir, const char *mode)
 	return path;
 }
 
+static pid_t parent_pid;
+
+/* The privileged parent, in a child of ours: it starts the workers we ask for. */
+static void
+start_parent(const char *worker)
+{
+	static struct parent_args pa;
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	pa = (struct parent_args){.cfg = &cfg, .launcher = {&cfg, NULL, worker, 0}};
+	parent_pid = fork();
+	ck_assert_int_ne(parent_pid, -1);
+	if (parent_pid == 0) {
+		close(sv[1]);
+		parent_serve(&pa, sv[0]);
+		_exit(0);
+	}
+	close(sv[0]);
+	parent_link_init(sv[1]);
+}
+
 /* A configuration in a fresh directory, and the pool on workers of `mode`. */
 static void
 start_pool(const char *mode, int warm)
@@ -73,7 +99,8 @@ start_pool(const char *mode, int warm)
 	free(sessions);
 	cfg.pool_warm = warm;
 	cfg.pool_max_sessions = 4;
-	pool_init(&cfg, NULL, worker_script(dir, mode), 0);
+	start_parent(worker_script(dir, mode));
+	pool_init(&cfg);
 	pool_start();
 }
 
@@ -216,7 +243,6 @@ START_TEST(warm_pool_fills)
 		/* READY's kernel was claimed: a process of its own, not the worker. */
 		ck_assert_int_gt(w->kernel_pid, 0);
 		ck_assert_int_ne(w->kernel_pid, w->pid);
-		ck_assert_int_ne(w->kernel_pidfd, -1);
 		ck_assert(w->ever_ready);
 		ck_assert(!w->owned);
 	}
@@ -380,7 +406,13 @@ END_TEST
 static void
 clean_up(void)
 {
+	int status;
+
 	pool_stop();
+	/* The parent removes what is left and ends once we hang up. */
+	close(parent_link_fd());
+	ck_assert_int_eq(waitpid(parent_pid, &status, 0), parent_pid);
+	ck_assert_int_eq(status, 0);
 	ck_assert_int_eq(fs_remove_tree(tmpdir), 0);
 }
 

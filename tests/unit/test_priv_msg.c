@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,7 +62,7 @@ START_TEST(every_message_roundtrip)
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_STARTED;
-	m.u.started = (struct priv_worker_started){7, 1, 2, 31337};
+	m.u.started = (struct priv_worker_started){7, 1, 2, 31337, 63001, "0123456789abcdef"};
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_EXITED;
@@ -74,6 +75,18 @@ START_TEST(every_message_roundtrip)
 	m.u.refused.request = 999;
 	m.u.refused.ref = 5;
 	strcpy(m.u.refused.reason, "worker 5 was never started");
+	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_PREPROCESS;
+	m.u.pre.seq = 12;
+	strcpy(m.u.pre.session, "0123456789abcdef0123456789abcdef");
+	strcpy(m.u.pre.identity, "bob@example.org");
+	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_PREPROCESSED;
+	m.u.pred = (struct priv_preprocessed){12, 1 << 8, PRIV_PP_FAILED};
+	roundtrip(&m);
+	m.u.pred = (struct priv_preprocessed){12, 9, PRIV_PP_TIMEOUT};
 	roundtrip(&m);
 }
 END_TEST
@@ -93,7 +106,7 @@ refused(const unsigned char *in, size_t len, const char *what)
 START_TEST(bad_records)
 {
 	/* KILL_KERNEL worker 1 pid 100 */
-	unsigned char ok[] = {0, 1, 0, 3, 0, 0, 0, 1, 0, 0, 0, 100};
+	unsigned char ok[] = {0, PRIV_VERSION, 0, 3, 0, 0, 0, 1, 0, 0, 0, 100};
 	unsigned char r[PRIV_MSG_MAX + 8];
 	struct priv_msg m;
 	char err[PRIV_ERR_LEN];
@@ -106,8 +119,8 @@ START_TEST(bad_records)
 	r[sizeof(ok)] = 0;
 	refused(r, sizeof(ok) + 1, "13 bytes, 12 expected");
 	memcpy(r, ok, sizeof(ok));
-	r[1] = 2;
-	refused(r, sizeof(ok), "protocol version 2");
+	r[1] = 1;
+	refused(r, sizeof(ok), "protocol version 1");
 	memcpy(r, ok, sizeof(ok));
 	r[3] = 99;
 	refused(r, sizeof(ok), "type 99: unknown");
@@ -122,16 +135,16 @@ START_TEST(bad_records)
 		refused(r, sizeof(ok), "is no process of ours");
 	}
 	/* SPAWN_WORKER with network mode 3 */
-	unsigned char spawn[] = {0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3};
+	unsigned char spawn[] = {0, PRIV_VERSION, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3};
 	refused(spawn, sizeof(spawn), "3 is no network mode");
 	/* WORKER_EXITED: a stopped child (0x137f) and a status past 16 bits */
-	unsigned char exited[] = {0, 1, 0, 33, 0, 0, 0, 1, 0, 0, 0x13, 0x7f};
+	unsigned char exited[] = {0, PRIV_VERSION, 0, 33, 0, 0, 0, 1, 0, 0, 0x13, 0x7f};
 	refused(exited, sizeof(exited), "no wait status of a dead child");
 	exited[9] = 1;
 	exited[11] = 9;
 	refused(exited, sizeof(exited), "no wait status of a dead child");
 	/* REFUSED: empty reason, NUL, control bytes, too long */
-	unsigned char ref[PRIV_MSG_MAX] = {0, 1, 0, 34, 0, 1, 0, 0, 0, 5};
+	unsigned char ref[PRIV_MSG_MAX] = {0, PRIV_VERSION, 0, 34, 0, 1, 0, 0, 0, 5};
 	refused(ref, 10, "empty");
 	memcpy(ref + 10, "a\0b", 3);
 	refused(ref, 13, "holds a NUL");
@@ -142,6 +155,23 @@ START_TEST(bad_records)
 	memset(r, 'x', sizeof(r));
 	memcpy(r, ref, 10);
 	refused(r, sizeof(r), "more than 256");
+	/* PREPROCESS: a session id that is not 32 lowercase hex digits, no identity */
+	unsigned char pre[PRIV_MSG_MAX] = {0, PRIV_VERSION, 0, 6, 0, 0, 0, 1};
+	memset(pre + 8, 'a', PRIV_SESSION_LEN);
+	memcpy(pre + 8 + PRIV_SESSION_LEN, "alice", 5);
+	ck_assert_int_eq(priv_msg_decode(pre, 8 + PRIV_SESSION_LEN + 5, &m, err, sizeof(err)), 0);
+	ck_assert_str_eq(m.u.pre.identity, "alice");
+	pre[8] = 'A';
+	refused(pre, 8 + PRIV_SESSION_LEN + 5, "session: not 32 lowercase hex digits");
+	pre[8] = 'a';
+	refused(pre, 8 + PRIV_SESSION_LEN, "identity: empty");
+	pre[8 + PRIV_SESSION_LEN] = '\n';
+	refused(pre, 8 + PRIV_SESSION_LEN + 5, "identity: byte 0 is not printable");
+	/* PREPROCESSED: an outcome past the last */
+	unsigned char pred[] = {0, PRIV_VERSION, 0, 37, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4};
+	refused(pred, sizeof(pred), "4 is no outcome");
+	pred[15] = 3;
+	ck_assert_int_eq(priv_msg_decode(pred, sizeof(pred), &m, err, sizeof(err)), 0);
 }
 END_TEST
 
@@ -155,7 +185,7 @@ START_TEST(encode_refusals)
 	m.type = PRIV_KILL_KERNEL;
 	m.u.kill = (struct priv_kill_kernel){1, 1};
 	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
-	m.type = (enum priv_type)6;
+	m.type = (enum priv_type)30;
 	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_REFUSED;
@@ -212,7 +242,7 @@ START_TEST(descriptors)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, worker), 0);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_WORKER_STARTED;
-	m.u.started = (struct priv_worker_started){1, 2, 3, 400};
+	m.u.started = (struct priv_worker_started){1, 2, 3, 400, 0, "00000000deadbeef"};
 	ck_assert_int_eq(priv_msg_send(sv[0], &m, worker[0]), 0);
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), 1);
 	ck_assert_int_ne(fd, -1);
@@ -232,14 +262,16 @@ START_TEST(descriptors)
 
 	int before = open_fds();
 	/* END_WORKER with a descriptor: refused, the descriptor closed */
-	unsigned char end[] = {0, 1, 0, 2, 0, 0, 0, 1};
+	unsigned char end[] = {0, PRIV_VERSION, 0, 2, 0, 0, 0, 1};
 	send_raw(sv[0], end, sizeof(end), 1);
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
-	ck_assert_msg(strstr(err, "END_WORKER with a descriptor"), "%s", err);
+	ck_assert_msg(strstr(err, "END_WORKER carries 1 descriptors"), "%s", err);
 	ck_assert_int_eq(fd, -1);
 	ck_assert_int_eq(open_fds(), before);
 	/* WORKER_STARTED with two, with none, with one that is no socket */
-	unsigned char st[] = {0, 1, 0, 32, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 1, 0};
+	unsigned char st[] = {0, PRIV_VERSION, 0, 32, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 1, 0, 0, 0, 0, 0,
+			      '0', '1', '2', '3', '4', '5', '6', '7',
+			      '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
 	send_raw(sv[0], st, sizeof(st), 2);
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "2 descriptors"), "%s", err);
@@ -270,6 +302,24 @@ START_TEST(descriptors)
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "not a socket"), "%s", err);
 	ck_assert_int_eq(open_fds(), before);
+	/* PREPROCESS carries a regular file (a memfd): one, not none, not a socket */
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_PREPROCESS;
+	m.u.pre.seq = 1;
+	memset(m.u.pre.session, 'f', PRIV_SESSION_LEN);
+	strcpy(m.u.pre.identity, "anonymous");
+	int code = memfd_create("code", MFD_CLOEXEC);
+	ck_assert_int_ge(code, 0);
+	ck_assert_int_eq(priv_msg_send(sv[0], &m, -1), -1);
+	ck_assert_int_eq(priv_msg_send(sv[0], &m, code), 0);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), 1);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(priv_msg_send(sv[0], &m, worker[0]), 0); /* the sender does not look */
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, "PREPROCESS with a descriptor that is not a regular file"), "%s",
+		      err);
+	close(code);
 	/* an oversized record */
 	unsigned char big[PRIV_MSG_MAX + 50];
 	memset(big, 'x', sizeof(big));

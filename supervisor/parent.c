@@ -1,0 +1,589 @@
+/* parent.c - see parent.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "clock.h"
+#include "config.h"
+#include "err.h"
+#include "front_confine.h"
+#include "front_filter.h"
+#include "fsutil.h"
+#include "kernelpid.h"
+#include "log.h"
+#include "monitor.h"
+#include "parent.h"
+#include "remover.h"
+#include "sigflags.h"
+#include "uid.h"
+#include "xmalloc.h"
+
+/* A front that dies this many times within RESTART_WINDOW_S is not restarted. */
+#define MAX_RESTARTS 5
+#define RESTART_WINDOW_S 60
+/* After the grace for executions, what the front's own stop may take more. */
+#define STOP_SLACK_S 15
+
+/* What the parent keeps of a worker until it is reaped. */
+struct pchild {
+	struct pchild *next;
+	pid_t pid;
+	uid_t uid;
+	char *workdir; /* its session directory, removed later on the front's word */
+	char *rundir;  /* removed when it is reaped; names its control group */
+};
+
+static struct {
+	struct parent_args *a;
+	struct monitor *mon;
+	struct pchild *children;
+	pid_t front;		/* 0: none runs */
+	int front_status;	/* how the last one ended */
+	int sock;		/* our end of the protocol socket; -1: none */
+	int stopping;		/* TERM came */
+	double stop_deadline;	/* monotonic: the front is killed after it */
+	time_t restarts[MAX_RESTARTS];
+} P;
+
+/* ---- the acts the monitor asks for (monitor_ops) ---- */
+
+static int
+op_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_LEN + 1],
+	 uid_t *kernel_uid, char *why, size_t why_len)
+{
+	const struct config *cfg = P.a->cfg;
+	struct launched w;
+	uid_t uid = 0;
+
+	(void)ctx;
+	if (cfg->kernel_uid_first && (uid = uid_take()) == 0)
+		return err_set(why, why_len, "every identity of kernel_uid_range is in use or "
+			       "not swept yet");
+	if (worker_launch(&P.a->launcher, uid, &w, why, why_len) == -1) {
+		uid_release(uid, NULL);
+		return -1;
+	}
+	struct pchild *c = xcalloc(1, sizeof(*c));
+	c->pid = w.pid;
+	c->uid = uid;
+	c->workdir = xstrdup(w.workdir);
+	c->rundir = w.rundir;
+	c->next = P.children;
+	P.children = c;
+	*pid = w.pid;
+	*front_fd = w.fd;
+	*dir = w.workdir;
+	*kernel_uid = uid;
+	memcpy(name, w.name, PRIV_NAME_LEN + 1);
+	return 0;
+}
+
+static void
+op_kill_worker(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	if (kill(pid, SIGKILL) == -1)
+		log_warn("kill worker %d", (int)pid);
+}
+
+static int
+op_claim_kernel(void *ctx, pid_t worker, pid_t kernel, int *pidfd, char *why, size_t why_len)
+{
+	(void)ctx;
+	return kernelpid_claim(kernel, worker, pidfd, why, why_len);
+}
+
+static void
+op_kill_kernel(void *ctx, int pidfd, pid_t kernel)
+{
+	(void)ctx;
+	kernelpid_kill(pidfd, kernel);
+}
+
+/* The worker is reaped: its control group, runtime directory and uid go. */
+static void
+op_worker_gone(void *ctx, pid_t pid)
+{
+	(void)ctx;
+	for (struct pchild **pp = &P.children; *pp; pp = &(*pp)->next) {
+		struct pchild *c = *pp;
+		if (c->pid != pid)
+			continue;
+		*pp = c->next;
+		/* Nor what it detached: a worker killed outright left its group. */
+		if (P.a->launcher.cgroups)
+			cgroup_remove_named(P.a->launcher.cgroups, strrchr(c->rundir, '/') + 1);
+		/* A worker killed outright leaves its sockets and connection file. */
+		remover_add(c->rundir);
+		/* Its uid is clean once its files are gone, the working directory too. */
+		uid_release(c->uid, c->workdir);
+		free(c->workdir);
+		free(c);
+		return;
+	}
+}
+
+static void
+op_remove_dir(void *ctx, const char *dir)
+{
+	(void)ctx;
+	/* A tree of many files takes long to remove: never in the loop. */
+	remover_add(xstrdup(dir));
+}
+
+/* ---- preprocess_command ---- */
+
+/* A memfd for a command's output; -1 with why. */
+static int
+output_file(const char *name, char *why, size_t why_len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd == -1)
+		err_set(why, why_len, "memfd_create %s: %s", name, strerror(errno));
+	return fd;
+}
+
+/* In the child: say why on the command's stderr (the call's error), and end. */
+static void __attribute__((noreturn))
+child_fail(const char *why, int code)
+{
+	ssize_t n = write(2, why, strlen(why));
+	(void)n;
+	_exit(code);
+}
+
+/*
+ * In the child: become the front's uid (`user`, or nobody when the parent
+ * is root without one), with no capability to keep or gain, and exec. The
+ * parent has remover.c's thread: only async-signal-safe calls here.
+ */
+static void __attribute__((noreturn))
+exec_preprocess(const char *cmd, char *const env[], int in, int out, int err, rlim_t max_bytes)
+{
+	char *const argv[] = {(char *)cmd, NULL};
+	struct rlimit fsize = {max_bytes + 1, max_bytes + 1};
+	sigset_t none;
+	uid_t uid = P.a->front_uid;
+	gid_t gid = P.a->front_gid;
+
+	setpgid(0, 0); /* its own group: the time limit kills what it started too */
+	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+		_exit(126);
+	close_range(3, ~0U, 0);
+	if (chdir("/") == -1)
+		child_fail("codeexecd: preprocess_command: cannot enter /\n", 126);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* A write past the bound ends it with SIGXFSZ (memfds are files). */
+	if (setrlimit(RLIMIT_FSIZE, &fsize) == -1)
+		child_fail("codeexecd: preprocess_command: cannot set RLIMIT_FSIZE\n", 126);
+	if (geteuid() == 0 && uid != (uid_t)-1 &&
+	    (setgroups(0, NULL) == -1 || setresgid(gid, gid, gid) == -1 ||
+	     setresuid(uid, uid, uid) == -1))
+		child_fail("codeexecd: preprocess_command: cannot become the daemon's user\n", 126);
+	if (getuid() == 0 || geteuid() == 0)
+		child_fail("codeexecd: preprocess_command: refusing to run it as root\n", 126);
+	/* The parent's ambient capabilities (privdrop.c) would survive exec. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 && errno != EINVAL)
+		child_fail("codeexecd: preprocess_command: cannot clear ambient capabilities\n",
+			   126);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		child_fail("codeexecd: preprocess_command: cannot set no_new_privs\n", 126);
+	execve(cmd, argv, env);
+	child_fail("codeexecd: preprocess_command: cannot execute it\n", 127);
+}
+
+static int
+op_preprocess(void *ctx, const struct priv_preprocess *p, int code_fd, pid_t *pid, int *out_fd,
+	      int *err_fd, char *why, size_t why_len)
+{
+	const struct config *cfg = P.a->cfg;
+	char *env[4];
+
+	(void)ctx;
+	if (lseek(code_fd, 0, SEEK_SET) == -1)
+		return err_set(why, why_len, "the code's file: %s", strerror(errno));
+	if ((*out_fd = output_file("codeexecd-preprocess-out", why, why_len)) == -1)
+		return -1;
+	if ((*err_fd = output_file("codeexecd-preprocess-err", why, why_len)) == -1) {
+		close(*out_fd);
+		return -1;
+	}
+	/* Made before fork: the child may not allocate. */
+	env[0] = xasprintf("CODEEXECD_SESSION_ID=%s", p->session);
+	env[1] = xasprintf("CODEEXECD_IDENTITY=%s", p->identity);
+	env[2] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	env[3] = NULL;
+	*pid = fork();
+	if (*pid == 0)
+		exec_preprocess(cfg->preprocess_command, env, code_fd, *out_fd, *err_fd,
+				(rlim_t)cfg->preprocess_max_bytes);
+	int saved = errno;
+	for (int i = 0; i < 3; i++)
+		free(env[i]);
+	if (*pid == -1) {
+		close(*out_fd);
+		close(*err_fd);
+		return err_set(why, why_len, "fork: %s", strerror(saved));
+	}
+	/* Also here: a kill at the time limit may come before the child's setpgid. */
+	setpgid(*pid, *pid);
+	log_debug("preprocess_command %d for request %u", (int)*pid, p->seq);
+	return 0;
+}
+
+static void
+op_kill_group(void *ctx, pid_t pgid)
+{
+	(void)ctx;
+	if (kill(-pgid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("kill preprocess_command group %d", (int)pgid);
+}
+
+static const struct monitor_ops ops = {op_spawn,	op_kill_worker, op_claim_kernel,
+				       op_kill_kernel,	op_worker_gone, op_remove_dir,
+				       op_preprocess,	op_kill_group};
+
+/* ---- the front ---- */
+
+/* Close every descriptor above 2 but the three kept (-1: none). */
+static void
+close_others(int a, int b, int c)
+{
+	int keep[3] = {a, b, c}, from = 3;
+
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < from)
+			continue;
+		if (keep[i] > from)
+			close_range((unsigned)from, (unsigned)keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range((unsigned)from, ~0U, 0);
+}
+
+/* In the child: confine it, then run the front. */
+static void __attribute__((noreturn))
+become_front(struct parent_args *a, pid_t parent, int sock, int ready_fd)
+{
+	char why[512];
+	int bounding_kept;
+
+	sigset_t ours;
+	const int caught[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
+
+	/* Until the front has its own pipe: the parent's is closed below. */
+	sigemptyset(&ours);
+	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+		sigaddset(&ours, caught[i]);
+	sigprocmask(SIG_BLOCK, &ours, NULL);
+	prctl(PR_SET_NAME, "codeexecd-front");
+	/* Nothing of the parent's (kernels' pidfds, sweepers' pipes) may stay. */
+	log_close();
+	close_others(sock, a->control_fd, ready_fd);
+	log_reopen();
+	if (front_confine(a->front_uid, a->front_gid, 0, &bounding_kept, why, sizeof(why)) == -1)
+		fatalx("%s", why);
+	/* After the uid change, which clears it; and the parent may be gone already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+		fatalx("front: the privileged parent is gone");
+	if (front_filter_install(why, sizeof(why)) == -1)
+		fatalx("%s", why);
+	if (bounding_kept)
+		log_info("front: the capability bounding set stays as the parent's (it lacks "
+			 "CAP_SETPCAP); no_new_privs keeps the front from gaining any of it");
+	a->front(a->front_arg, sock, a->control_fd, ready_fd);
+	_exit(0);
+}
+
+static void serve(struct parent_args *a, int sock);
+
+/* Fork a front with a fresh protocol socket and monitor. 0, or -1 (logged). */
+static int
+start_front(struct parent_args *a, int ready_fd)
+{
+	int sv[2];
+	pid_t self = getpid();
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("socketpair for the front");
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == -1) {
+		log_warn("fork the front");
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		become_front(a, self, sv[1], ready_fd);
+	}
+	close(sv[1]);
+	if (ready_fd != -1)
+		close(ready_fd);
+	P.front = pid;
+	serve(a, sv[0]);
+	log_info("front %d started", (int)pid);
+	return 0;
+}
+
+/* Serve a front on `sock` (owned from now on) with a fresh monitor. */
+static void
+serve(struct parent_args *a, int sock)
+{
+	/* A front that leaves its socket full must not stall us (monitor.h). */
+	if (fcntl(sock, F_SETFL, O_NONBLOCK) == -1)
+		fatal("O_NONBLOCK on the front's socket");
+	P.sock = sock;
+	/* The most the front can ask for: every session, the warm pool, a
+	 * worker for each HTTP thread that waits for one. */
+	int warm = a->cfg->pool_warm_max > a->cfg->pool_warm ? a->cfg->pool_warm_max
+							      : a->cfg->pool_warm;
+	/* Twice the pool's sizes: a reload may raise them in the front. */
+	int ceiling = 2 * (a->cfg->pool_max_sessions + warm) + a->cfg->http_threads;
+	P.mon = monitor_new(&ops, NULL, P.sock, a->cfg->kernel_network_mode, ceiling);
+	/* One command for each HTTP thread: each waits for its own (32 when
+	 * http.threads is sized at start-up). */
+	if (a->cfg->preprocess_command[0] != '\0')
+		monitor_set_preprocess(P.mon, a->cfg->http_threads > 0 ? a->cfg->http_threads : 32,
+				       a->cfg->preprocess_timeout_s,
+				       a->cfg->preprocess_max_bytes);
+}
+
+void
+parent_fork_front(struct parent_args *a, int ready_fd)
+{
+	P.a = a;
+	P.sock = -1;
+	sigflags_install();
+	if (start_front(a, ready_fd) == -1)
+		fatalx("cannot start the front");
+}
+
+/* A restart now would be the MAX_RESTARTS-th within RESTART_WINDOW_S. */
+static int
+restarting_too_often(void)
+{
+	time_t now = time(NULL);
+
+	if (now - P.restarts[0] < RESTART_WINDOW_S)
+		return 1;
+	memmove(P.restarts, P.restarts + 1, sizeof(P.restarts) - sizeof(P.restarts[0]));
+	P.restarts[MAX_RESTARTS - 1] = now;
+	return 0;
+}
+
+/* The front is gone or not to be trusted: no more requests, its workers end. */
+static void
+front_lost(void)
+{
+	if (P.sock == -1)
+		return;
+	monitor_front_gone(P.mon);
+	int live = monitor_end_all(P.mon);
+	if (live)
+		log_warnx("ending the %d workers the front left, and their kernels", live);
+	close(P.sock);
+	P.sock = -1;
+}
+
+/* The front has exited: its workers go too, and what it left is cleaned. */
+static void
+front_exited(int status)
+{
+	char *how = WIFEXITED(status) ? xasprintf("exited with status %d", WEXITSTATUS(status))
+				      : xasprintf("was killed by signal %d (SIG%s)",
+						  WTERMSIG(status),
+						  sigabbrev_np(WTERMSIG(status))
+							  ? sigabbrev_np(WTERMSIG(status))
+							  : "?");
+	P.front = 0;
+	P.front_status = status;
+	if (P.stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		log_info("front %s", how);
+	else
+		log_warnx("front %s%s", how, P.stopping ? " while stopping" : "");
+	free(how);
+	front_lost();
+}
+
+/* Reap every child that exited: the front, a sweeper, a worker. */
+static void
+reap(void)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == P.front)
+			front_exited(status);
+		else if (!uid_child_exited(pid, status) &&
+			 !monitor_child_exited(P.mon, pid, status))
+			log_debug("reaped process %d, not ours", (int)pid);
+	}
+}
+
+void
+parent_tell_front(enum priv_type type, const char *reason, int fd)
+{
+	struct priv_msg m = {.type = type};
+
+	if (P.sock == -1)
+		return;
+	if (reason)
+		snprintf(m.u.degraded.reason, sizeof(m.u.degraded.reason), "%s", reason);
+	if (priv_msg_send(P.sock, &m, fd) == -1)
+		log_warn("send %s to the front", priv_type_name(type));
+}
+
+/* TERM, HUP and USR1 are the front's to act on; TERM ends us too. */
+static void
+pass_signals(void)
+{
+	sigflags_drain();
+	if (sigflags_take(SIGFLAG_TERM) && !P.stopping) {
+		P.stopping = 1;
+		P.stop_deadline = clock_mono() + P.a->cfg->shutdown_grace_s + STOP_SLACK_S;
+		if (P.front)
+			kill(P.front, SIGTERM);
+	}
+	if (sigflags_take(SIGFLAG_HUP) && P.front)
+		kill(P.front, SIGHUP);
+	if (sigflags_take(SIGFLAG_USR1)) {
+		log_info("status: parent, front %d, %d workers live", (int)P.front,
+			 P.mon ? monitor_live(P.mon) : 0);
+		if (P.front)
+			kill(P.front, SIGUSR1);
+	}
+	if (sigflags_take(SIGFLAG_CHLD))
+		reap();
+}
+
+/*
+ * The front is gone and every worker it had is reaped: 1 if the parent
+ * should stop now (with *rc), 0 once a new front runs.
+ */
+static int
+after_front(int *rc)
+{
+	monitor_free(&P.mon);
+	if (P.stopping) {
+		*rc = WIFEXITED(P.front_status) && WEXITSTATUS(P.front_status) == 0 ? 0 : 1;
+		return 1;
+	}
+	if (P.a->cfg->front_restart == FRONT_EXIT) {
+		log_warnx("front_restart is exit: stopping");
+		*rc = 1;
+		return 1;
+	}
+	if (restarting_too_often()) {
+		log_warnx("the front died %d times in %d s: stopping", MAX_RESTARTS,
+			  RESTART_WINDOW_S);
+		*rc = 1;
+		return 1;
+	}
+	log_warnx("starting a new front: every session of the old one is lost");
+	/* Fork with no other thread busy: the remover's locks stay free. */
+	remover_drain();
+	if (start_front(P.a, -1) == -1) {
+		*rc = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* One turn: wait up to a second, serve the front, reap, sweep, watch. */
+static void
+turn(void)
+{
+	static time_t last_watch;
+	struct pollfd pfd[2] = {{.fd = sigflags_fd(), .events = POLLIN},
+				{.fd = P.sock, .events = POLLIN}};
+
+	if (poll(pfd, P.sock == -1 ? 1 : 2, 1000) == -1 && errno != EINTR)
+		fatal("poll");
+	pass_signals();
+	if (P.sock != -1 && pfd[1].revents && monitor_request(P.mon) == -1) {
+		/* The front closed its end or broke the protocol: it is not to be
+		 * trusted. (A front that stops closes it as it exits.) */
+		log_msg(P.stopping ? LOG_DEBUG : LOG_WARNING,
+			"front %d: its socket is closed or broken; ending it", (int)P.front);
+		if (P.front && !P.stopping)
+			kill(P.front, SIGKILL);
+		front_lost();
+	}
+	reap();
+	if (P.mon)
+		monitor_tick(P.mon);
+	uid_tick();
+	if (P.stopping && P.front && clock_mono() > P.stop_deadline) {
+		log_warnx("front %d did not stop in time; killing it", (int)P.front);
+		kill(P.front, SIGKILL);
+		P.stop_deadline = clock_mono() + 3600;
+	}
+	if (time(NULL) != last_watch && !P.stopping && P.a->watch) {
+		last_watch = time(NULL);
+		P.a->watch(P.a);
+	}
+}
+
+int
+parent_run(struct parent_args *a)
+{
+	int rc = 0;
+
+	for (;;) {
+		turn();
+		if (P.front || (P.mon && monitor_live(P.mon) > 0))
+			continue;
+		if (after_front(&rc))
+			break;
+	}
+	remover_drain();
+	if (a->cgroups_owned) {
+		cgroup_layout_remove(a->cgroups_owned); /* what no worker removed */
+		cgroup_layout_free(a->cgroups_owned);
+	}
+	uid_finish(); /* every process and file of the kernels' uids */
+	log_info("stopped");
+	return rc;
+}
+
+void
+parent_serve(struct parent_args *a, int sock)
+{
+	P.a = a;
+	sigflags_install();
+	serve(a, sock);
+	while (P.sock != -1 || monitor_live(P.mon) > 0)
+		turn();
+	monitor_free(&P.mon);
+	remover_drain();
+}

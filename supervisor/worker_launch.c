@@ -1,0 +1,212 @@
+/* worker_launch.c - see worker_launch.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "config.h"
+#include "err.h"
+#include "fsutil.h"
+#include "ipc_msg.h"
+#include "kernel_env.h"
+#include "log.h"
+#include "rand.h"
+#include "worker_launch.h"
+#include "xmalloc.h"
+
+/* Seconds a worker gets to start its kernel before it gives up. */
+#define STARTUP_TIMEOUT_S 60
+
+/*
+ * The session's package directory, there from the start: a sys.path entry
+ * that did not exist at the first import stays skipped (importlib caches
+ * the miss), so what %pip install put there later would not import.
+ * Best effort: an install makes it too.
+ */
+static void
+make_pkgs_dir(const char *workdir, uid_t uid)
+{
+	char *pkgs = kernel_env_pkgs_dir(workdir);
+	if (mkdir(pkgs, 0700) == -1 || (uid != 0 && chown(pkgs, uid, uid) == -1))
+		log_warn("mkdir %s for kernel identity %d", pkgs, (int)uid);
+	free(pkgs);
+}
+
+/* Make a fresh, private working directory named `name`, owned by the
+ * kernel's identity when it has one. Caller owns the path; NULL on failure. */
+static char *
+make_workdir(const struct config *cfg, const char *name, uid_t uid, char *why, size_t why_len)
+{
+	char *dir = xasprintf("%s/sessions/%s", cfg->state_dir, name);
+	if (mkdir(dir, 0700) == -1) {
+		err_set(why, why_len, "mkdir %s: %s", dir, strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	if (uid != 0 && chown(dir, uid, uid) == -1) {
+		err_set(why, why_len, "chown %s to kernel identity %d: %s", dir, (int)uid,
+			strerror(errno));
+		rmdir(dir);
+		free(dir);
+		return NULL;
+	}
+	make_pkgs_dir(dir, uid);
+	return dir;
+}
+
+/* 1 if kernels' groups have controller c. */
+static int
+usable(const struct launcher *l, enum cgroup_ctl c)
+{
+	return l->cgroups && l->cgroups->version[c] != 0;
+}
+
+/* The strings of a JSON array (argv) as a vector. Caller frees. */
+static char **
+strings_of(struct json_object *a)
+{
+	size_t n = json_object_array_length(a);
+	char **v = xcalloc(n + 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(json_object_get_string(json_object_array_get_idx(a, i)));
+	return v;
+}
+
+/* Send START to the worker on `fd`: its kernel command, environment, places
+ * and sandbox. 0, or -1 with errno. */
+static int
+send_start(const struct launcher *l, const struct launched *w, uid_t uid)
+{
+	const struct config *cfg = l->cfg;
+	struct json_object *argv = kernel_env_argv(cfg);
+	struct json_object *env = kernel_env_build(cfg);
+	char *warm = kernel_env_warm_code(cfg);
+	/* A limit whose controller is unusable here (and not required) goes. */
+	struct ipc_limits lim = {
+		.memory_mb = usable(l, CGROUP_MEMORY) ? (uint64_t)cfg->limit_memory_mb : 0,
+		.pids = usable(l, CGROUP_PIDS) ? (uint64_t)cfg->limit_pids : 0,
+		.cpu = usable(l, CGROUP_CPU) ? cfg->limit_cpu : 0,
+		.nofile = (uint64_t)cfg->limit_nofile,
+		.fsize_mb = (uint64_t)cfg->limit_fsize_mb,
+	};
+	struct ipc_cgroup cg;
+	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
+
+	kernel_env_session(cfg, env, w->workdir);
+	struct ipc_start st = {
+		.argv = strings_of(argv),
+		.env = kernel_env_strings(env),
+		.cwd = w->workdir,
+		.runtime_dir = w->rundir,
+		.allow_mime = kernel_env_mime(cfg, NULL),
+		.warm_code = warm,
+		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
+		.startup_timeout_s = STARTUP_TIMEOUT_S,
+		.network_mode = cfg->kernel_network_mode,
+		.uid = (uint32_t)uid,
+		.gid = (uint32_t)uid,
+		.limits = &lim,
+	};
+	if (l->cgroups) {
+		ipc_cgroup_from_layout(&cg, ctl, l->cgroups, strrchr(w->rundir, '/') + 1);
+		st.cgroup = &cg;
+	}
+	int rc = ipc_msg_send(w->fd, IPC_START, 0, &st);
+	int saved = errno;
+	strv_free(st.argv);
+	strv_free(st.env);
+	strv_free(st.allow_mime);
+	free(warm);
+	json_object_put(argv);
+	json_object_put(env);
+	errno = saved;
+	return rc;
+}
+
+/* posix_spawn the worker with `child_fd` as its fd 3. 0, or an errno. */
+static int
+spawn(const struct launcher *l, int child_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[] = {(char *)"codeexec-worker", l->verbose ? (char *)"-v" : NULL, NULL};
+	char *envp[] = {(char *)"PATH=/usr/bin:/bin", NULL};
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, child_fd, IPC_WORKER_FD);
+	int rc = posix_spawn(pid, l->worker_path, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+/* Undo a launch that failed after the spawn: the worker dies unreaped by
+ * anyone else, so reap it here. */
+static void
+abandon(struct launched *w)
+{
+	int status;
+
+	kill(w->pid, SIGKILL);
+	while (waitpid(w->pid, &status, 0) == -1 && errno == EINTR)
+		;
+	close(w->fd);
+}
+
+int
+worker_launch(const struct launcher *l, uid_t uid, struct launched *out, char *why,
+	      size_t why_len)
+{
+	int sv[2];
+	char id[PRIV_NAME_LEN + 1];
+
+	memset(out, 0, sizeof(*out));
+	rand_hex(out->name, PRIV_NAME_LEN / 2);
+	out->workdir = make_workdir(l->cfg, out->name, uid, why, why_len);
+	if (out->workdir == NULL)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		err_set(why, why_len, "socketpair for a worker: %s", strerror(errno));
+		goto fail_dir;
+	}
+	if (sv[1] == IPC_WORKER_FD) {
+		/* dup2 onto itself would keep close-on-exec set. */
+		int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, IPC_WORKER_FD + 1);
+		close(sv[1]);
+		sv[1] = moved;
+	}
+	int rc = spawn(l, sv[1], &out->pid);
+	close(sv[1]);
+	if (rc != 0) {
+		err_set(why, why_len, "spawn worker %s: %s", l->worker_path, strerror(rc));
+		close(sv[0]);
+		goto fail_dir;
+	}
+	out->fd = sv[0];
+	rand_hex(id, PRIV_NAME_LEN / 2);
+	out->rundir = xasprintf("%s/k-%s", l->cfg->runtime_dir, id);
+	if (send_start(l, out, uid) == -1) {
+		err_set(why, why_len, "send START to worker %d: %s", (int)out->pid,
+			strerror(errno));
+		abandon(out);
+		free(out->rundir);
+		goto fail_dir;
+	}
+	log_debug("worker %d started for %s", (int)out->pid, out->workdir);
+	return 0;
+
+fail_dir:
+	fs_remove_tree(out->workdir);
+	free(out->workdir);
+	memset(out, 0, sizeof(*out));
+	return -1;
+}
