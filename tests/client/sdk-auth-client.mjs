@@ -1,5 +1,5 @@
 // sdk-auth-client.mjs - the official MCP TypeScript SDK against codeexecd
-// with auth.mode oauth (tests/system/431-auth-oauth.sh).
+// with auth.mode oauth (tests/system/436-auth-oauth.sh).
 //
 // Usage: node sdk-auth-client.mjs URL TOKEN ISSUER [NAME]
 // With a pre-issued bearer token, given once through an OAuthClientProvider
