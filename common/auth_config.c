@@ -154,35 +154,20 @@ auth_config_finish(struct config *c, int mode_set, char *why, size_t why_len)
 	return NULL;
 }
 
-static int
-str_differs(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") != 0;
-}
-
-static int
-list_differs(const struct strlist *a, const struct strlist *b)
-{
-	if (a->n != b->n)
-		return 1;
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->v[i], b->v[i]) != 0)
-			return 1;
-	return 0;
-}
-
 int
 auth_config_differs(const struct config *a, const struct config *b)
 {
-	return a->auth_mode != b->auth_mode || str_differs(a->auth_resource, b->auth_resource) ||
-	       str_differs(a->auth_issuer, b->auth_issuer) ||
-	       list_differs(&a->auth_audience, &b->auth_audience) ||
-	       str_differs(a->auth_jwks_uri, b->auth_jwks_uri) ||
-	       list_differs(&a->auth_required_scopes, &b->auth_required_scopes) ||
-	       list_differs(&a->auth_allowed_algorithms, &b->auth_allowed_algorithms) ||
+	return a->auth_mode != b->auth_mode ||
+	       config_str_differs(a->auth_resource, b->auth_resource) ||
+	       config_str_differs(a->auth_issuer, b->auth_issuer) ||
+	       config_strlist_differs(&a->auth_audience, &b->auth_audience) ||
+	       config_str_differs(a->auth_jwks_uri, b->auth_jwks_uri) ||
+	       config_strlist_differs(&a->auth_required_scopes, &b->auth_required_scopes) ||
+	       config_strlist_differs(&a->auth_allowed_algorithms, &b->auth_allowed_algorithms) ||
 	       a->auth_clock_skew_s != b->auth_clock_skew_s ||
-	       str_differs(a->auth_identity_claim, b->auth_identity_claim) ||
-	       list_differs(&a->auth_authorization_servers, &b->auth_authorization_servers) ||
-	       str_differs(a->auth_ca_file, b->auth_ca_file) ||
-	       str_differs(a->auth_tokens_file, b->auth_tokens_file);
+	       config_str_differs(a->auth_identity_claim, b->auth_identity_claim) ||
+	       config_strlist_differs(&a->auth_authorization_servers,
+				      &b->auth_authorization_servers) ||
+	       config_str_differs(a->auth_ca_file, b->auth_ca_file) ||
+	       config_str_differs(a->auth_tokens_file, b->auth_tokens_file);
 }

@@ -1408,6 +1408,23 @@ config_defaults(struct config *c)
 	}
 }
 
+int
+config_str_differs(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
+int
+config_strlist_differs(const struct strlist *a, const struct strlist *b)
+{
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return 1;
+	return 0;
+}
+
 void
 config_free(struct config *c)
 {

@@ -282,6 +282,10 @@ void config_defaults(struct config *c);
 int config_load(const char *path, struct config *c, char *why, size_t why_len);
 /* Release everything `c` owns. */
 void config_free(struct config *c);
+/* Nonzero if two settings differ; NULL is the same as "". */
+int config_str_differs(const char *a, const char *b);
+/* Nonzero if two lists differ in length or in any entry, in order. */
+int config_strlist_differs(const struct strlist *a, const struct strlist *b);
 /* The key table, terminated by an entry whose name is NULL. */
 const struct config_key *config_keys(void);
 /* Record `i` of the assets list. */

@@ -37,23 +37,6 @@ config_read_unlock(void)
 	} while (0)
 
 static int
-str_differs(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") != 0;
-}
-
-static int
-list_differs(const struct strlist *a, const struct strlist *b)
-{
-	if (a->n != b->n)
-		return 1;
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->v[i], b->v[i]) != 0)
-			return 1;
-	return 0;
-}
-
-static int
 map_differs(const struct strmap *a, const struct strmap *b)
 {
 	if (a->n != b->n)
@@ -72,9 +55,10 @@ assets_differ(const struct config_records *a, const struct config_records *b)
 	if (a->n != b->n)
 		return 1;
 	for (size_t i = 0; i < a->n; i++)
-		if (str_differs(x[i].name, y[i].name) || str_differs(x[i].source, y[i].source) ||
-		    str_differs(x[i].destination, y[i].destination) ||
-		    str_differs(x[i].checksum, y[i].checksum))
+		if (config_str_differs(x[i].name, y[i].name) ||
+		    config_str_differs(x[i].source, y[i].source) ||
+		    config_str_differs(x[i].destination, y[i].destination) ||
+		    config_str_differs(x[i].checksum, y[i].checksum))
 			return 1;
 	return 0;
 }
@@ -87,22 +71,23 @@ report_restart_needed(const struct config *run, const struct config *new)
 		const char *key;
 		int changed;
 	} fixed[] = {
-		{"name", str_differs(run->name, new->name)},
+		{"name", config_str_differs(run->name, new->name)},
 		{"type", run->type != new->type},
-		{"dependency_file", str_differs(run->dependency_file, new->dependency_file)},
-		{"build_dir", str_differs(run->build_dir, new->build_dir)},
-		{"python", str_differs(run->python, new->python)},
+		{"dependency_file", config_str_differs(run->dependency_file, new->dependency_file)},
+		{"build_dir", config_str_differs(run->build_dir, new->build_dir)},
+		{"python", config_str_differs(run->python, new->python)},
 		{"system_site_packages", run->system_site_packages != new->system_site_packages},
 		{"additional_commands",
-		 list_differs(&run->additional_commands, &new->additional_commands)},
+		 config_strlist_differs(&run->additional_commands, &new->additional_commands)},
 		{"kernel_environment",
 		 map_differs(&run->kernel_environment, &new->kernel_environment)},
 		/* Kernels are started with it, and only start-up checks it. */
-		{"matplotlib_backend", str_differs(run->matplotlib_backend, new->matplotlib_backend)},
-		{"listen", str_differs(run->listen_host, new->listen_host) ||
+		{"matplotlib_backend",
+		 config_str_differs(run->matplotlib_backend, new->matplotlib_backend)},
+		{"listen", config_str_differs(run->listen_host, new->listen_host) ||
 				   run->listen_port != new->listen_port},
 		{"metrics_listen",
-		 str_differs(run->metrics_listen_host, new->metrics_listen_host) ||
+		 config_str_differs(run->metrics_listen_host, new->metrics_listen_host) ||
 			 run->metrics_listen_port != new->metrics_listen_port},
 		/* Set up once, at start-up; the tokens file's content is reread. */
 		{"auth", auth_config_differs(run, new)},
@@ -111,30 +96,31 @@ report_restart_needed(const struct config *run, const struct config *new)
 			 strcmp(run->entra_tenant_id, new->entra_tenant_id) != 0},
 		{"allow_external_network_boundary",
 		 run->allow_external_network_boundary != new->allow_external_network_boundary},
-		{"state_dir", str_differs(run->state_dir, new->state_dir)},
-		{"runtime_dir", str_differs(run->runtime_dir, new->runtime_dir)},
-		{"log_facility", str_differs(run->log_facility, new->log_facility)},
+		{"state_dir", config_str_differs(run->state_dir, new->state_dir)},
+		{"runtime_dir", config_str_differs(run->runtime_dir, new->runtime_dir)},
+		{"log_facility", config_str_differs(run->log_facility, new->log_facility)},
 		{"http.threads, keep_alive_s, header_timeout_s or max_connections_per_client",
 		 run->http_threads != new->http_threads ||
 			 run->http_keep_alive_s != new->http_keep_alive_s ||
 			 run->http_header_timeout_s != new->http_header_timeout_s ||
 			 run->http_max_connections_per_client != new->http_max_connections_per_client},
-		{"asset_cache_dir", str_differs(run->asset_cache_dir, new->asset_cache_dir)},
+		{"asset_cache_dir", config_str_differs(run->asset_cache_dir, new->asset_cache_dir)},
 		{"build_timeout_s", run->build_timeout_s != new->build_timeout_s},
-		{"conda_executable", str_differs(run->conda_executable, new->conda_executable)},
+		{"conda_executable",
+		 config_str_differs(run->conda_executable, new->conda_executable)},
 		/* Kernels are started with it (kernel_env.c): keep one value. */
-		{"wheelhouse", str_differs(run->wheelhouse, new->wheelhouse)},
+		{"wheelhouse", config_str_differs(run->wheelhouse, new->wheelhouse)},
 		{"assets", assets_differ(&run->assets, &new->assets)},
 		{"auto_provision", run->auto_provision != new->auto_provision},
 		{"asset_timeout_s", run->asset_timeout_s != new->asset_timeout_s},
 		{"asset_max_mb", run->asset_max_mb != new->asset_max_mb},
 		/* The parent runs it, and keeps its start-up configuration. */
 		{"preprocess_command, preprocess_timeout_s or preprocess_max_bytes",
-		 str_differs(run->preprocess_command, new->preprocess_command) ||
+		 config_str_differs(run->preprocess_command, new->preprocess_command) ||
 			 run->preprocess_timeout_s != new->preprocess_timeout_s ||
 			 run->preprocess_max_bytes != new->preprocess_max_bytes},
-		{"user", str_differs(run->user, new->user)},
-		{"group", str_differs(run->group, new->group)},
+		{"user", config_str_differs(run->user, new->user)},
+		{"group", config_str_differs(run->group, new->group)},
 		{"kernel_network_mode", run->kernel_network_mode != new->kernel_network_mode},
 		{"kernel_uid_range", run->kernel_uid_first != new->kernel_uid_first ||
 					     run->kernel_uid_last != new->kernel_uid_last},
