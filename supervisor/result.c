@@ -137,6 +137,20 @@ add_images(struct json_object *content, struct json_object *result)
 	}
 }
 
+struct json_object *
+result_resource_link(struct json_object *p)
+{
+	struct json_object *l = json_object_new_object();
+
+	json_object_object_add(l, "type", json_object_new_string("resource_link"));
+	json_object_object_add(l, "uri", json_object_get(json_object_object_get(p, "uri")));
+	json_object_object_add(l, "name", json_object_get(json_object_object_get(p, "name")));
+	json_object_object_add(l, "mimeType",
+			       json_object_get(json_object_object_get(p, "mime_type")));
+	json_object_object_add(l, "size", json_object_get(json_object_object_get(p, "size_bytes")));
+	return l;
+}
+
 /* Add one resource_link item per artifact published at the end of the call. */
 static void
 add_links(struct json_object *content, struct json_object *result)
@@ -146,18 +160,9 @@ add_links(struct json_object *content, struct json_object *result)
 	if (!json_object_object_get_ex(result, "published", &pub) ||
 	    !json_object_is_type(pub, json_type_array))
 		return;
-	for (size_t i = 0; i < json_object_array_length(pub); i++) {
-		struct json_object *p = json_object_array_get_idx(pub, i);
-		struct json_object *l = json_object_new_object();
-		json_object_object_add(l, "type", json_object_new_string("resource_link"));
-		json_object_object_add(l, "uri", json_object_get(json_object_object_get(p, "uri")));
-		json_object_object_add(l, "name", json_object_get(json_object_object_get(p, "name")));
-		json_object_object_add(l, "mimeType",
-				       json_object_get(json_object_object_get(p, "mime_type")));
-		json_object_object_add(l, "size",
-				       json_object_get(json_object_object_get(p, "size_bytes")));
-		json_object_array_add(content, l);
-	}
+	for (size_t i = 0; i < json_object_array_length(pub); i++)
+		json_object_array_add(content,
+				      result_resource_link(json_object_array_get_idx(pub, i)));
 }
 
 struct json_object *

@@ -7,6 +7,12 @@
 
 #include <json-c/json.h>
 
+/*
+ * The MCP resource_link content item of a published artifact record
+ * ({publisher, uri, name, mime_type, size_bytes, ...}): its values are
+ * shared with `p`, which is not changed. Caller owns.
+ */
+struct json_object *result_resource_link(struct json_object *p);
 /* A failed result with no output and error {type, message}. Caller owns. */
 struct json_object *result_failed(const char *type, const char *message);
 /*

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "pool.h"
 #include "publish.h"
+#include "result.h"
 #include "session.h"
 #include "sfiles.h"
 #include "tools.h"
@@ -117,16 +118,8 @@ static struct json_object *
 sent(struct json_object *o)
 {
 	struct json_object *r = tool_result(json_object_get(o), NULL, 0);
-	struct json_object *link = json_object_new_object();
 
-	json_object_object_add(link, "type", json_object_new_string("resource_link"));
-	json_object_object_add(link, "uri", json_object_get(json_object_object_get(o, "uri")));
-	json_object_object_add(link, "name", json_object_get(json_object_object_get(o, "name")));
-	json_object_object_add(link, "mimeType",
-			       json_object_get(json_object_object_get(o, "mime_type")));
-	json_object_object_add(link, "size",
-			       json_object_get(json_object_object_get(o, "size_bytes")));
-	json_object_array_add(json_object_object_get(r, "content"), link);
+	json_object_array_add(json_object_object_get(r, "content"), result_resource_link(o));
 	json_object_put(o);
 	return r;
 }
