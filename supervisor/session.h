@@ -27,6 +27,7 @@ struct dir_usage {
 	long long bytes;  /* of regular files */
 	long files;	  /* entries of any kind */
 	int complete;	  /* 0: counting stopped at a bound; these are minimums */
+	int unreadable;	  /* the front may not read it (kernel_uid_range): no count */
 	double measured;  /* monotonic seconds of the count; 0: never counted */
 	int measuring;	  /* a thread counts it now, without the lock */
 };

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,17 @@ list_files(const char *dir, struct json_object *o)
 	struct stat st;
 	long seen = 0;
 
+	if (d == NULL && errno == EACCES) {
+		/* A kernel of its own uid keeps it 0700; the front has no privilege. */
+		json_object_object_add(o, "files", NULL);
+		json_object_object_add(o, "files_note",
+				       json_object_new_string("not listed: the kernel has its own uid "
+							      "(kernel_uid_range), and the daemon's "
+							      "unprivileged front may not read its "
+							      "directory; ask the kernel (os.scandir)"));
+		json_object_put(files);
+		return;
+	}
 	while (d && seen < COUNT_MAX_FILES && (e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;

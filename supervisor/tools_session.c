@@ -42,8 +42,11 @@ static _Thread_local struct walk {
 static int
 add_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-	if (ftw->level == 0)
+	if (ftw->level == 0) {
+		/* A kernel of its own uid keeps it 0700; the front has no privilege. */
+		walk->u.unreadable = flag == FTW_DNR;
 		return 0; /* the directory itself */
+	}
 	walk->u.files++;
 	if (flag == FTW_F)
 		walk->u.bytes += (long long)sb->st_size;
@@ -60,7 +63,7 @@ measure(const char *dir)
 	struct walk w = {.deadline = clock_mono() + WALK_MAX_S};
 
 	walk = &w;
-	w.u.complete = nftw(dir, add_entry, 16, FTW_PHYS) != 1;
+	w.u.complete = nftw(dir, add_entry, 16, FTW_PHYS) != 1 && !w.u.unreadable;
 	walk = NULL;
 	w.u.measured = clock_mono();
 	return w.u;
@@ -116,6 +119,10 @@ usage_text(const struct dir_usage *u, double now)
 {
 	if (u->measured == 0)
 		return xstrdup("being counted; ask again in a moment");
+	if (u->unreadable)
+		return xstrdup("not counted: the kernel has its own uid (kernel_uid_range), and the "
+			       "daemon's unprivileged front may not read its directory; ask the "
+			       "kernel (os.scandir, du)");
 	if (u->complete)
 		return xasprintf("%ld files, %lld bytes (counted %.0f s ago)", u->files, u->bytes,
 				 now - u->measured);
@@ -138,9 +145,9 @@ tool_session_summary(const struct session *s)
 		json_object_object_add(o, "working_directory",
 				       json_object_new_string(s->worker->workdir));
 		json_object_object_add(o, "working_directory_bytes",
-				       json_object_new_int64(u->bytes));
+				       u->unreadable ? NULL : json_object_new_int64(u->bytes));
 		json_object_object_add(o, "working_directory_files",
-				       json_object_new_int64(u->files));
+				       u->unreadable ? NULL : json_object_new_int64(u->files));
 		json_object_object_add(o, "working_directory_complete",
 				       json_object_new_boolean(u->measured > 0 && u->complete));
 		json_object_object_add(o, "working_directory_usage", json_object_new_string(text));

@@ -53,6 +53,21 @@ as_front ls "$KDIR" >/dev/null 2>&1 && fail "uid $FUID (the front's) can list th
 as_front kill -0 "$KPID" 2>/dev/null && fail "uid $FUID (the front's) can signal kernel $KPID"
 ok "the front's uid $FUID can neither list $KDIR nor signal kernel $KPID (uid $KUID)"
 
+# What the front cannot read it says so, rather than count it as empty.
+run_py "$URL" "$SID" <<'PY' || fail "inspect_session and list_sessions under kernel_uid_range"
+import sys
+from mcp import Client, check, ok
+from calls import tool, sc
+c = Client(sys.argv[1])
+c.session_id = sys.argv[2]
+r = sc(tool(c, "py_inspect_session", {}))
+check(r.get("files", 0) is None and "kernel_uid_range" in r.get("files_note", ""),
+      "inspect_session says the directory is not listed, and why", r)
+check(r.get("working_directory_bytes", 0) is None and
+      "not counted" in r.get("working_directory_usage", ""), "no usage counted as 0", r)
+ok("inspect_session: the front says it may not read the kernel's directory")
+PY
+
 n0=$(grep -c "front: refused" "$LOG" || true)
 curl -s -o /dev/null --max-time 5 -H 'X-Codeexecd-Test: lie' "$BASE/health" || true
 enough() { [ "$(grep -c "front: refused" "$LOG")" -ge $((n0 + 12)) ]; }
