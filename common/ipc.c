@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "ipc.h"
 
 static const char *const type_names[] = {
@@ -134,21 +135,12 @@ ipc_write(int fd, const void *data, size_t len)
 int
 ipc_write_fd(int fd, const void *data, size_t len, int pass)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
+	union fdpass_one ctl;
 	struct iovec iov = {(void *)data, len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			    .msg_controllen = sizeof(ctl.buf)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
 
-	memset(&ctl, 0, sizeof(ctl));
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &pass, sizeof(int));
+	fdpass_attach(&mh, &ctl, pass);
 	do
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
@@ -199,34 +191,28 @@ ipc_reader_free(struct ipc_reader *r)
 static void
 take_fds(struct ipc_reader *r, struct msghdr *mh, ssize_t n)
 {
+	int fd, count = fdpass_take(mh, &fd);
+
 	if (mh->msg_flags & MSG_CTRUNC)
 		r->fd_error = 1; /* the kernel closed what did not fit */
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (r->passed_fd == -1 && !r->fd_error && n > 0) {
-				r->passed_fd = fd;
-				r->fd_end = r->taken + r->in.len + (uint64_t)n;
-			} else {
-				close(fd);
-				r->fd_error = 1;
-			}
-		}
+	if (count == 0)
+		return;
+	if (r->passed_fd == -1 && !r->fd_error && n > 0) {
+		r->passed_fd = fd;
+		r->fd_end = r->taken + r->in.len + (uint64_t)n;
+	} else {
+		close(fd);
+		r->fd_error = 1;
 	}
+	if (count > 1)
+		r->fd_error = 1; /* fdpass_take closed the others */
 }
 
 ssize_t
 ipc_reader_fill(struct ipc_reader *r)
 {
 	ssize_t n;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
+	union fdpass_one ctl;
 
 	buf_reserve(&r->in, 65536);
 	struct iovec iov = {r->in.data + r->in.len, r->in.cap - r->in.len - 1};

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "priv_msg.h"
 
 /* What a field is on the wire, and the bounds the codec checks. */
@@ -336,23 +337,12 @@ fds_of(unsigned type, int *least, int *most)
 int
 priv_record_send(int sock, const unsigned char *rec, size_t len, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
+	union fdpass_one ctl;
 	struct iovec iov = {(void *)rec, len};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (fd != -1) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+	if (fd != -1)
+		fdpass_attach(&mh, &ctl, fd);
 	for (;;) {
 		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
 		if (n == (ssize_t)len)
@@ -380,29 +370,6 @@ priv_msg_send(int sock, const struct priv_msg *m, int fd)
 	return priv_record_send(sock, data, (size_t)len, fd);
 }
 
-/* Close every descriptor in the control data of `mh`; how many there were. */
-static int
-close_passed(struct msghdr *mh, int *first)
-{
-	int count = 0;
-
-	*first = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (count++ == 0)
-				*first = fd;
-			else
-				close(fd);
-		}
-	}
-	return count;
-}
-
 int
 priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *why, size_t why_len)
 {
@@ -426,7 +393,7 @@ priv_msg_recv(int sock, struct priv_msg *m, int *fd, char *why, size_t why_len)
 	while (n == -1 && errno == EINTR);
 	if (n <= 0)
 		return (int)n;
-	int got, count = close_passed(&mh, &got);
+	int got, count = fdpass_take(&mh, &got);
 	int rc = -2;
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		err_set(why, why_len, "a record of more than %d bytes or descriptors",
