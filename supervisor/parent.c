@@ -32,6 +32,7 @@
 #include "remover.h"
 #include "sigflags.h"
 #include "uid.h"
+#include "wstatus.h"
 #include "xmalloc.h"
 
 /* A front that dies this many times within RESTART_WINDOW_S is not restarted. */
@@ -418,12 +419,7 @@ front_lost(void)
 static void
 front_exited(int status)
 {
-	char *how = WIFEXITED(status) ? xasprintf("exited with status %d", WEXITSTATUS(status))
-				      : xasprintf("was killed by signal %d (SIG%s)",
-						  WTERMSIG(status),
-						  sigabbrev_np(WTERMSIG(status))
-							  ? sigabbrev_np(WTERMSIG(status))
-							  : "?");
+	char *how = wstatus_text(status);
 	P.front = 0;
 	P.front_status = status;
 	if (P.stopping && WIFEXITED(status) && WEXITSTATUS(status) == 0)

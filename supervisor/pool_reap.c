@@ -17,31 +17,18 @@
 #include "parent_link.h"
 #include "pool_state.h"
 #include "result.h"
+#include "wstatus.h"
 #include "xmalloc.h"
 
 /* After this many workers in a row die before READY, refills back off. */
 #define EARLY_DEATHS_BEFORE_BACKOFF 3
 #define BACKOFF_MAX_S 60
 
-/* Describe a wait status for people: "exited with status 1", "killed by
- * signal 9 (SIGKILL)". Caller owns. */
-static char *
-describe_status(int status)
-{
-	if (WIFEXITED(status))
-		return xasprintf("exited with status %d", WEXITSTATUS(status));
-	if (WIFSIGNALED(status))
-		return xasprintf("killed by signal %d (SIG%s)", WTERMSIG(status),
-				 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status))
-								: "?");
-	return xasprintf("stopped with wait status %d", status);
-}
-
 /* The worker `w` has exited with `status`: settle everything that hung on it. */
 static void
 worker_exited(struct worker *w, int status)
 {
-	char *how = describe_status(status);
+	char *how = wstatus_text(status);
 	free(w->death);
 	/* Killed by us: the reason matters to its session more than the signal. */
 	w->death = w->cause ? xasprintf("was killed by the supervisor: %s (%s)", w->cause, how)
