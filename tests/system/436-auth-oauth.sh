@@ -136,9 +136,32 @@ for what, auth, want, err in cases:
     ok("%s: %d %s" % (what, want, err or ""))
 
 # 1 MB of token: civetweb refuses headers beyond its request size first.
-st, _, body = post("Bearer " + "A" * (1 << 20))
-check(st == 400, "a 1 MB token: HTTP %d, want 400 (%s)" % (st, body[:100]))
-ok("a 1 MB token: 400 (%s)" % body.strip().replace("\n", " ")[:60])
+# It may answer and close while the client still sends: then the client
+# sees a broken pipe or a reset, and the 400 may be lost with the
+# connection. Either way the token must not be taken: read what came.
+def post_huge(auth):
+    import socket
+    k = socket.create_connection(("127.0.0.1", int(port)), timeout=30)
+    req = ("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: %s\r\n"
+           "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+           % (port, auth, len(INIT), INIT)).encode()
+    try:
+        k.sendall(req)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    try:
+        return k.recv(4096).decode(errors="replace")
+    except ConnectionResetError:
+        return ""
+    finally:
+        k.close()
+
+answer = post_huge("Bearer " + "A" * (1 << 20))
+check(answer == "" or answer.split(" ")[1:2] == ["400"],
+      "a 1 MB token: refused with 400 or a closed connection, got %r" % answer[:100])
+st, _, _ = post("Bearer " + good)
+check(st == 200, "the daemon serves after the 1 MB token")
+ok("a 1 MB token: %s" % (answer.split("\r\n")[0] or "connection closed before the answer"))
 # In the query string: refused, and no session is made.
 st, www, _ = post(None, "/mcp?access_token=" + good)
 check(st == 400 and 'error="invalid_request"' in www, "a token in the query string: 400")
