@@ -49,7 +49,8 @@ open('$PROXY_PORT_FILE.tmp', 'w').write(str(p))
 import os; os.rename('$PROXY_PORT_FILE.tmp', '$PROXY_PORT_FILE')
 while True:
     time.sleep(0.2)
-    open('$TMPD/proxy.stats', 'w').write('%d %d' % (Proxy.failed, Proxy.puts))
+    open('$TMPD/proxy.stats.tmp', 'w').write('%d %d' % (Proxy.failed, Proxy.puts))
+    os.rename('$TMPD/proxy.stats.tmp', '$TMPD/proxy.stats')
 " &
 PROXYPID=$!
 trap 'st=$?; set +e; kill $AZPID $PROXYPID 2>/dev/null; (exit $st); cleanup' EXIT
@@ -131,7 +132,12 @@ ok("a name with a space: signed and uploaded")
 st, _, body = request(azport, "GET", "/art/anonymous/%s/big.bin" % a.session_id,
                       {"comp": "blocklist"})
 check(st == 200 and body.count(b"<Block>") == 3, "big.bin went in 3 blocks", body[:400])
-failed, puts = map(int, open(stats).read().split())
+# The proxy writes its counts every 0.2 s: wait for the last PUTs to show.
+for _ in range(50):
+    failed, puts = map(int, open(stats).read().split())
+    if puts >= 7:
+        break
+    time.sleep(0.1)
 check(failed == 1 and puts >= 6, "the proxy's 503 was retried", (failed, puts))
 ok("a multi-block upload (Put Block x3, Put Block List); one 503 retried")
 
