@@ -36,6 +36,7 @@
 #include "front.h"
 #include "toolreg_check.h"
 #include "privdrop.h"
+#include "publish.h"
 #include "uid.h"
 #include "xmalloc.h"
 
@@ -371,6 +372,12 @@ main(int argc, char *argv[])
 		/* The tokens file too: its mode is checked when it is read. */
 		if (cfg.auth_mode == AUTH_TOKENS &&
 		    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1) {
+			fprintf(stderr, "codeexecd: %s\n", err);
+			config_free(&cfg);
+			free(abs);
+			return 1;
+		}
+		if (publishers_check(&cfg, err, sizeof(err)) == -1) {
 			fprintf(stderr, "codeexecd: %s\n", err);
 			config_free(&cfg);
 			free(abs);

@@ -89,6 +89,21 @@ publish_check(const struct config_publisher *p, const struct publish_src *src, u
 }
 
 int
+publishers_check(const struct config *cfg, char *why, size_t why_len)
+{
+	char err[ERR_LEN];
+
+	for (size_t i = 0; i < cfg->publishers.n; i++) {
+		const struct config_publisher *p = config_publisher_at(cfg, i);
+		int rc = strcmp(p->type, "local") == 0 ? publish_local_check(p, err, sizeof(err))
+						       : publish_azure_check(p, err, sizeof(err));
+		if (rc == -1)
+			return err_set(why, why_len, "publisher %s: %s", p->name, err);
+	}
+	return 0;
+}
+
+int
 publish(const struct config_publisher *p, const struct publish_src *src,
 	struct publish_out *out, char *why, size_t why_len)
 {

@@ -44,6 +44,13 @@ const struct config_publisher *publish_find(const struct config *cfg, const char
  */
 int publish(const struct config_publisher *p, const struct publish_src *src,
 	    struct publish_out *out, char *why, size_t why_len);
+/*
+ * For `codeexecd -n`: each publisher's credential loads (a SAS token or a
+ * base64 account key; a managed identity's token is not fetched) and its
+ * base_dir is, or can be made below, a directory. 0, or -1 with why
+ * naming the first publisher that fails.
+ */
+int publishers_check(const struct config *cfg, char *why, size_t why_len);
 /* The publish result as {publisher, uri, size_bytes, sha256, mime_type}. Caller owns. */
 struct json_object *publish_json(const struct config_publisher *p, const struct publish_src *src,
 				 const struct publish_out *out);
@@ -60,6 +67,8 @@ int publish_check(const struct config_publisher *p, const struct publish_src *sr
 		  uint64_t *size, char *why, size_t why_len);
 int publish_local(const struct config_publisher *p, const struct publish_src *src,
 		  struct publish_out *out, char *why, size_t why_len);
+int publish_local_check(const struct config_publisher *p, char *why, size_t why_len);
+int publish_azure_check(const struct config_publisher *p, char *why, size_t why_len);
 int publish_azure(const struct config_publisher *p, const struct publish_src *src,
 		  struct publish_out *out, char *why, size_t why_len);
 /* For tests: the instance metadata endpoint's "http://HOST:PORT" (NULL: Azure's). */

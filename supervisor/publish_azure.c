@@ -279,6 +279,18 @@ az_free(struct az *a)
 	OPENSSL_cleanse(a->key, sizeof(a->key));
 }
 
+int
+publish_azure_check(const struct config_publisher *p, char *why, size_t why_len)
+{
+	struct az a = {.p = p};
+
+	if (p->managed_identity) /* its token comes from the network, at the first upload */
+		return 0;
+	int rc = az_credential(&a, why, why_len);
+	az_free(&a);
+	return rc;
+}
+
 static int
 by_name(const void *x, const void *y)
 {

@@ -67,6 +67,28 @@ make_base(const char *dir, char *why, size_t why_len)
 	return 0;
 }
 
+int
+publish_local_check(const struct config_publisher *p, char *why, size_t why_len)
+{
+	char *d = xstrdup(p->base_dir);
+	struct stat st;
+
+	/* The nearest part that exists: make_base creates the rest. */
+	int r;
+	while ((r = stat(d, &st)) == -1 && errno == ENOENT && strcmp(d, "/") != 0) {
+		char *slash = strrchr(d, '/');
+		slash[slash == d] = '\0';
+	}
+	int rc = 0;
+	if (r == -1)
+		rc = err_set(why, why_len, "base_dir %s: stat %s: %s", p->base_dir, d,
+			     strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		rc = err_set(why, why_len, "base_dir %s: %s is not a directory", p->base_dir, d);
+	free(d);
+	return rc;
+}
+
 /*
  * Walk (making them) the directories of `rel` below base_dir, leaving its
  * last component in *leaf. The directory's descriptor, or -1 with why.

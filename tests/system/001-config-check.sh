@@ -86,3 +86,48 @@ if "$CODEEXECD" -n -f "$TMPD/does-not-exist.yaml" 2>"$TMPD/err"; then
 fi
 grep -q "does-not-exist.yaml" "$TMPD/err" || fail "missing file: message does not name it"
 ok "rejected a missing file: $(head -n 1 "$TMPD/err")"
+
+# Publishers: -n loads each credential and looks at base_dir, as the first
+# upload would, so a typo is found before an agent's file is lost.
+pub_file() {
+	cp "$TMPD/good.yaml" "$TMPD/$1.yaml"
+	printf 'publishers:\n  - name: %s\n' "$1" >>"$TMPD/$1.yaml"
+	cat >>"$TMPD/$1.yaml"
+}
+check_pub() { # file, extended regexp the message must match
+	if "$CODEEXECD" -n -f "$TMPD/$1.yaml" 2>"$TMPD/err"; then
+		fail "codeexecd -n accepted publisher $1"
+	fi
+	grep -Eq "publisher $1: .*$2" "$TMPD/err" || fail "publisher $1: wrong message: $(cat "$TMPD/err")"
+	ok "publisher $1 refused: $(head -n 1 "$TMPD/err")"
+}
+: >"$TMPD/a-file"
+pub_file local-on-file <<EOF2
+    type: local
+    base_dir: $TMPD/a-file/out
+EOF2
+check_pub local-on-file "a-file"
+pub_file key-missing <<EOF2
+    type: azure_blob
+    account_url: https://acct.blob.core.windows.net
+    container: c
+    account_key_file: $TMPD/no-key
+EOF2
+check_pub key-missing "no-key.*No such file"
+echo 'not a key!' >"$TMPD/bad-key"
+sed "s#$TMPD/no-key#$TMPD/bad-key#" "$TMPD/key-missing.yaml" >"$TMPD/key-bad.yaml"
+sed -i 's/name: key-missing/name: key-bad/' "$TMPD/key-bad.yaml"
+check_pub key-bad "bad-key does not hold a base64 account key"
+echo 'c2VjcmV0IGtleSBieXRlcw==' >"$TMPD/bad-key"
+pub_file good-pubs <<EOF2
+    type: azure_blob
+    account_url: https://acct.blob.core.windows.net
+    container: c
+    account_key_file: $TMPD/bad-key
+  - name: here
+    type: local
+    base_dir: $TMPD/not/yet/made
+EOF2
+"$CODEEXECD" -n -f "$TMPD/good-pubs.yaml" 2>"$TMPD/err" ||
+	fail "codeexecd -n refused good publishers: $(cat "$TMPD/err")"
+ok "publishers with a valid key and a base_dir still to make pass -n"
