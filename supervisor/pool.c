@@ -132,13 +132,12 @@ pool_queue_join(struct pool_ticket *t)
 	pool_wake(); /* the refill starts a kernel for it */
 }
 
-void
-pool_queue_leave(struct pool_ticket *t)
+/* Take `t` out of the queue; everyone behind moves up. */
+static void
+queue_remove(struct pool_ticket *t)
 {
 	struct pool_ticket *prev = NULL;
 
-	if (t->number == 0)
-		return;
 	for (struct pool_ticket *x = pool.queue_head; x; prev = x, x = x->next) {
 		if (x != t)
 			continue;
@@ -154,9 +153,48 @@ pool_queue_leave(struct pool_ticket *t)
 	t->next = NULL;
 	pool.takers--;
 	atomic_store(&queue_length, pool.takers);
-	/* Everyone behind moved up: the next may take, and all may tell it. */
+	/* Those behind may tell their new place. */
 	pthread_cond_broadcast(&pool.ready_cond);
 	pool_wake(); /* refill what was taken, once the deferral is over */
+}
+
+/*
+ * Hand each idle worker to the first in the queue, in order: the worker is
+ * the ticket's at once, whether or not its caller is waiting right now (it
+ * may be telling its client its place), so nobody passes it meanwhile.
+ */
+static void
+queue_hand_out(void)
+{
+	struct worker *w;
+
+	while (pool.queue_head && (w = idle_worker()) != NULL) {
+		struct pool_ticket *t = pool.queue_head;
+		worker_set_state(w, WORKER_ASSIGNED);
+		w->owned = 1;
+		t->given = w;
+		pool_worker_taken();
+		queue_remove(t);
+	}
+}
+
+void
+pool_queue_leave(struct pool_ticket *t)
+{
+	struct worker *w = t->given;
+
+	if (t->number != 0)
+		queue_remove(t);
+	if (w == NULL)
+		return;
+	/* Handed out but never used: its kernel ran nothing, so it goes back. */
+	t->given = NULL;
+	w->owned = 0;
+	if (w->state == WORKER_ASSIGNED)
+		worker_set_state(w, WORKER_IDLE);
+	else
+		pool_release(w);
+	queue_hand_out();
 }
 
 /*
@@ -197,19 +235,17 @@ queue_failed(struct pool_ticket *t, double wait_s, char *why, size_t why_len)
 	return 0;
 }
 
-/* t, first in the queue, takes `w`. */
+/* The worker handed to t is its caller's now. */
 static struct worker *
-queue_take(struct pool_ticket *t, struct worker *w)
+queue_collect(struct pool_ticket *t)
 {
+	struct worker *w = t->given;
 	double waited = clock_mono() - t->joined;
 
+	t->given = NULL;
 	if (waited >= 1)
 		log_info("a call waited %.1f s for a kernel, from position %d", waited,
 			 t->first_position);
-	worker_set_state(w, WORKER_ASSIGNED);
-	w->owned = 1;
-	pool_worker_taken();
-	pool_queue_leave(t);
 	return w;
 }
 
@@ -230,13 +266,11 @@ int
 pool_queue_wait(struct pool_ticket *t, double wait_s, double seconds, struct worker **w,
 		char *why, size_t why_len)
 {
-	struct worker *idle;
-
 	*w = NULL;
 	for (int waited = 0;; waited = 1) {
-		/* Only the first may take: nobody passes those who came before. */
-		if (pool.queue_head == t && (idle = idle_worker()) != NULL) {
-			*w = queue_take(t, idle);
+		queue_hand_out();
+		if (t->given) {
+			*w = queue_collect(t);
 			return 1;
 		}
 		if (queue_failed(t, wait_s, why, why_len)) {
@@ -287,6 +321,7 @@ pool_tick(void)
 	while (read(pool_wake_fd(), drain, sizeof(drain)) > 0)
 		;
 	pool_io_kill_unread();
+	queue_hand_out(); /* kernels that became ready, to those who wait */
 	pool_trim();
 }
 

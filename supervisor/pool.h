@@ -59,8 +59,9 @@ void pool_start(void);
 
 /*
  * Callers wait for a kernel in a queue, first come first served: each holds
- * a ticket, and only the first in the queue may take an idle worker, so a
- * caller that comes when one is idle does not pass those already waiting.
+ * a ticket, and each idle worker is handed to the first in the queue (even
+ * while its caller is away, telling its client its place), so a caller
+ * that comes when one is idle does not pass those already waiting.
  * The wait fails when no kernel became ready for `wait_s` seconds (since
  * it joined, or since the last one did), when kernels fail to start, or at
  * shutdown. Lock held for all of these, except pool_queue_length.
@@ -77,7 +78,8 @@ void pool_queue_join(struct pool_ticket *t);
  */
 int pool_queue_wait(struct pool_ticket *t, double wait_s, double seconds, struct worker **w,
 		    char *why, size_t why_len);
-/* `t` leaves the queue without a kernel (nothing if it is not in it). */
+/* `t` leaves the queue without a kernel (nothing if it is not in it); a
+ * worker handed to it and not yet taken goes back to the pool. */
 void pool_queue_leave(struct pool_ticket *t);
 /* t's place in the queue (1: next to be served; 0: not in it), and in
  * *length (if not NULL) how many wait. */

@@ -55,10 +55,11 @@ enum call_phase {
 /*
  * A place in the pool's queue for a kernel (pool.h): callers that wait for
  * an idle worker are served in the order they joined, none passing another.
- * Its owner keeps it (zeroed: not in the queue) while it waits.
+ * Its owner keeps it while it waits and until it took what it was given.
  */
 struct pool_ticket {
 	struct pool_ticket *next;  /* the one that joined after it */
+	struct worker *given;	   /* handed to it, not yet taken by its caller (owned) */
 	unsigned long number;	   /* in order of joining, from 1; 0: not in the queue */
 	double joined;		   /* monotonic s */
 	double moved;		   /* monotonic s: joined, or a kernel last became ready */
