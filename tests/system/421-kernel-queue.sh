@@ -6,6 +6,8 @@
 # notifications/progress while it waits, its position only ever going
 # down, to 1; kernels go to the sessions in the order they arrived (the
 # daemon's log); /metrics shows the queue's length; every call succeeds.
+# A seventh call, sent fourth and cancelled while it waits, leaves the
+# queue: it is not answered, gets no kernel, and those behind move up.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -25,7 +27,7 @@ wait_ready
 run_py "$URL" "$BASE" >"$TMPD/order" <<'EOF2'
 import re, sys, time, urllib.request
 from mcp import Client, check, ok, value_of
-from calls import Stream, call_msg
+from calls import Stream, call_msg, notify
 
 N = 6
 PLACE = re.compile(r"^waiting for a kernel: position (\d+) of (\d+)$")
@@ -46,23 +48,42 @@ def places(st):
             out.append((int(m.group(1)), int(m.group(2))))
     return out
 
-clients = []
-for i in range(N):
-    c = Client(sys.argv[1])
-    c.initialize()
-    clients.append(c)
-# Each call joins the queue (its first position message says so) before
-# the next is sent: the order they arrived in is known.
-streams, most = [], 0
-for i, c in enumerate(clients):
-    st = Stream(c, call_msg(c, "execute_py_code", {"code": "%d * 7" % i}, 100 + i,
-                            token="q%d" % i), timeout=180).start()
+def joined(st):
+    """Wait until the call is in the queue (its first position message)."""
     end = time.time() + 30
     while not places(st) and not st.done.is_set() and time.time() < end:
         time.sleep(0.05)
-    check(places(st) or st.done.is_set(), "call %d: no word within 30 s" % i, st.evidence())
+    check(places(st) or st.done.is_set(), "no word within 30 s", st.evidence())
+
+clients = []
+for i in range(N + 1):
+    c = Client(sys.argv[1])
+    c.initialize()
+    clients.append(c)
+gone = clients.pop(3)
+# Each call joins the queue (its first position message says so) before
+# the next is sent: the order they arrived in is known.
+streams, most, cancelled = [], 0, None
+for i, c in enumerate(clients):
+    if i == 3:
+        cancelled = Stream(gone, call_msg(gone, "execute_py_code", {"code": "'never'"}, "gone",
+                                          token="gone"), timeout=180).start()
+        joined(cancelled)
+    st = Stream(c, call_msg(c, "execute_py_code", {"code": "%d * 7" % i}, 100 + i,
+                            token="q%d" % i), timeout=180).start()
+    joined(st)
     streams.append(st)
     most = max(most, queue_length() or 0)
+check(not cancelled.done.is_set() and places(cancelled)[-1][0] >= 2,
+      "the call to cancel still waits, not first", cancelled.evidence())
+n = notify(gone, "notifications/cancelled", {"requestId": "gone", "reason": "421"})
+check(n.status in (200, 202, 204), "notifications/cancelled accepted (HTTP %d)" % n.status)
+check(cancelled.wait(20) and cancelled.error is None, "the cancelled call's exchange ends",
+      cancelled.evidence())
+check(cancelled.responses() == [], "nothing is answered for the cancelled call",
+      cancelled.evidence())
+ok("a call cancelled at position %d of the queue left it, unanswered"
+   % places(cancelled)[-1][0])
 while not all(st.done.is_set() for st in streams):
     most = max(most, queue_length() or 0)
     time.sleep(0.2)
