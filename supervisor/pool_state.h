@@ -147,7 +147,7 @@ struct pool_state {
 	pthread_cond_t ready_cond;	     /* a worker came, died or failed; the queue moved */
 	const struct config *cfg;	     /* borrowed for the daemon's lifetime */
 	int stopping;			     /* pool_stop began: no refill, takers fail */
-	int takers;			     /* tickets in the queue: callers waiting for a kernel */
+	int takers;			     /* tickets in the queue for a kernel */
 	struct pool_ticket *queue_head;	     /* the queue for kernels, first come first */
 	struct pool_ticket *queue_tail;
 	unsigned long tickets;		     /* tickets ever handed out */

@@ -47,7 +47,8 @@ queue_place(struct job *j, int *told, int due)
 {
 	int len, pos;
 
-	if (j->call.phase != CALL_TAKING || (pos = pool_queue_position(&j->call.ticket, &len)) == 0)
+	if (j->call.phase != CALL_TAKING ||
+	    (pos = pool_queue_position(&j->call.ticket, &len)) == 0)
 		return NULL;
 	if (pos == *told && !due)
 		return NULL;

@@ -427,9 +427,11 @@ call_take(struct session *s, struct call *c, const char *code, double timeout_s,
 
 	for (;;) {
 		if (s->closed || c->cancelled) {
+			const char *why_not = s->closed ? "the session was closed"
+							: "cancelled while it waited for a kernel";
 			pool_queue_leave(&c->ticket);
-			c->result = s->closed ? result_failed("SessionClosed", "the session was closed")
-					      : result_failed("Cancelled", "cancelled before it started");
+			c->result =
+				result_failed(s->closed ? "SessionClosed" : "Cancelled", why_not);
 			return call_ended(s, c, 1);
 		}
 		double left = end < 0 ? -1 : end - clock_mono();
