@@ -17,7 +17,8 @@
 #include "session.h"
 #include "xmalloc.h"
 
-/* How long an item waits for a kernel from the pool. */
+/* How long an item waits for a kernel from the pool: in its queue, with
+ * the sessions' first calls, in arrival order (pool_take). */
 #define ITEM_TAKE_WAIT_S 120
 /* Seconds to read the result variable back. */
 #define FETCH_TIMEOUT_S 30

@@ -581,6 +581,7 @@ metrics_handler(struct mg_connection *conn, void *listener)
 	 * too (as pool_ready does): any recent value will do. */
 	struct metrics_gauges g = {.sessions = session_count(), .busy = session_busy_count(),
 				   .idle = pool_idle_count(), .starting = pool_starting_count(),
+				   .queued = pool_queue_length(),
 				   .warm = cfg->pool_warm, .max_sessions = cfg->pool_max_sessions};
 	char *text = metrics_render(&g);
 	send_response(conn, 200, "text/plain; version=0.0.4; charset=utf-8", text, NULL, NULL,

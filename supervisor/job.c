@@ -291,6 +291,8 @@ job_cancel(struct job *j)
 		return;
 	if (j->session->worker && j->session->worker->call == &j->call)
 		pool_interrupt(j->session->worker);
+	else if (j->call.phase == CALL_TAKING)
+		pthread_cond_broadcast(&pool.ready_cond); /* waiting for a kernel */
 	else
 		pthread_cond_broadcast(&j->session->turn); /* still waiting its turn */
 	log_info("job %.8s cancelled", j->id);

@@ -236,6 +236,9 @@ render_gauges(struct buf *b, const struct metrics_gauges *g)
 	header(b, "pool_kernels", "gauge", "Kernels not yet held by a session, by state.");
 	buf_printf(b, "codeexecd_pool_kernels{state=\"idle\"} %d\n", g->idle);
 	buf_printf(b, "codeexecd_pool_kernels{state=\"starting\"} %d\n", g->starting);
+	header(b, "pool_queue_length", "gauge",
+	       "Calls waiting in the pool's queue for a kernel, served in arrival order.");
+	buf_printf(b, "codeexecd_pool_queue_length %d\n", g->queued);
 	header(b, "pool_warm", "gauge", "Idle kernels the pool keeps started (pool.warm).");
 	buf_printf(b, "codeexecd_pool_warm %d\n", g->warm);
 	header(b, "pool_max_sessions", "gauge",

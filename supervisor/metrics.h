@@ -68,6 +68,7 @@ struct metrics_gauges {
 	int busy;	  /* of them, running a call */
 	int idle;	  /* pool: kernels ready for a new session */
 	int starting;	  /* pool: kernels starting */
+	int queued;	  /* pool: calls waiting in its queue for a kernel */
 	int warm;	  /* pool.warm */
 	int max_sessions; /* pool.max_sessions */
 };

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "pool.h"
@@ -76,71 +78,226 @@ pool_starting(void)
 	return 0;
 }
 
+/* The first idle worker, or NULL. */
+static struct worker *
+idle_worker(void)
+{
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->state == WORKER_IDLE)
+			return w;
+	return NULL;
+}
+
+/* Tickets in the queue, for /metrics: changed under the lock, read without. */
+static atomic_int queue_length;
+
+int
+pool_queue_length(void)
+{
+	return atomic_load(&queue_length);
+}
+
+int
+pool_queue_position(const struct pool_ticket *t, int *length)
+{
+	int pos = 0, n = 1;
+
+	for (const struct pool_ticket *x = pool.queue_head; x; x = x->next, n++)
+		if (x == t)
+			pos = n;
+	if (length)
+		*length = pool.takers;
+	return pos;
+}
+
+void
+pool_queue_join(struct pool_ticket *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->number = ++pool.tickets;
+	t->joined = t->moved = clock_mono();
+	t->ready_seen = pool.kernels_ready;
+	t->failures = start_failure_count();
+	if (pool.queue_tail)
+		pool.queue_tail->next = t;
+	else
+		pool.queue_head = t;
+	pool.queue_tail = t;
+	pool.takers++;
+	atomic_store(&queue_length, pool.takers);
+	t->first_position = t->position = pool.takers;
+	if (pool.queue_head != t || idle_worker() == NULL)
+		log_info("a call waits for a kernel: position %d of %d, %d kernels starting",
+			 t->position, pool.takers, pool_starting_count());
+	pool_wake(); /* the refill starts a kernel for it */
+}
+
+/* Take `t` out of the queue; everyone behind moves up. */
+static void
+queue_remove(struct pool_ticket *t)
+{
+	struct pool_ticket *prev = NULL;
+
+	for (struct pool_ticket *x = pool.queue_head; x; prev = x, x = x->next) {
+		if (x != t)
+			continue;
+		if (prev)
+			prev->next = t->next;
+		else
+			pool.queue_head = t->next;
+		if (pool.queue_tail == t)
+			pool.queue_tail = prev;
+		break;
+	}
+	t->number = 0;
+	t->next = NULL;
+	pool.takers--;
+	atomic_store(&queue_length, pool.takers);
+	/* Those behind may tell their new place. */
+	pthread_cond_broadcast(&pool.ready_cond);
+	pool_wake(); /* refill what was taken, once the deferral is over */
+}
+
+/*
+ * Hand each idle worker to the first in the queue, in order: the worker is
+ * the ticket's at once, whether or not its caller is waiting right now (it
+ * may be telling its client its place), so nobody passes it meanwhile.
+ */
+static void
+queue_hand_out(void)
+{
+	struct worker *w;
+
+	while (pool.queue_head && (w = idle_worker()) != NULL) {
+		struct pool_ticket *t = pool.queue_head;
+		worker_set_state(w, WORKER_ASSIGNED);
+		w->owned = 1;
+		t->given = w;
+		pool_worker_taken();
+		queue_remove(t);
+	}
+}
+
+void
+pool_queue_leave(struct pool_ticket *t)
+{
+	struct worker *w = t->given;
+
+	if (t->number != 0)
+		queue_remove(t);
+	if (w == NULL)
+		return;
+	/* Handed out but never used: its kernel ran nothing, so it goes back. */
+	t->given = NULL;
+	w->owned = 0;
+	if (w->state == WORKER_ASSIGNED)
+		worker_set_state(w, WORKER_IDLE);
+	else
+		pool_release(w);
+	queue_hand_out();
+}
+
+/*
+ * Whether t's wait is over without a kernel: why[] says why. Kernels that
+ * fail to start are said now, not after wait_s: once a start tried since t
+ * joined failed, or while refills back off. A queue that moves is not a
+ * failure: wait_s counts from the last kernel that became ready, so a
+ * burst bigger than what starts in wait_s is served, only slowly.
+ */
+static int
+queue_failed(struct pool_ticket *t, double wait_s, char *why, size_t why_len)
+{
+	double now = clock_mono();
+	int len, pos = pool_queue_position(t, &len);
+
+	if (start_failure_message() &&
+	    (start_failure_count() != t->failures ||
+	     (!pool_starting() && time(NULL) < pool.backoff_until))) {
+		err_set(why, why_len, "%s", start_failure_message());
+		return 1;
+	}
+	if (pool.stopping) {
+		err_set(why, why_len, "the server is shutting down");
+		return 1;
+	}
+	if (pool.kernels_ready != t->ready_seen) {
+		t->ready_seen = pool.kernels_ready;
+		t->moved = now;
+	}
+	if (now - t->moved >= wait_s) {
+		err_set(why, why_len,
+			"no kernel became ready within %g s; this call waited %.1f s in the queue "
+			"for a kernel and was at position %d of %d (it joined at position %d; "
+			"see the daemon's log)",
+			wait_s, now - t->joined, pos, len, t->first_position);
+		return 1;
+	}
+	return 0;
+}
+
+/* The worker handed to t is its caller's now. */
+static struct worker *
+queue_collect(struct pool_ticket *t)
+{
+	struct worker *w = t->given;
+	double waited = clock_mono() - t->joined;
+
+	t->given = NULL;
+	if (waited >= 1)
+		log_info("a call waited %.1f s for a kernel, from position %d", waited,
+			 t->first_position);
+	return w;
+}
+
+/* Log t's place once it changed: the queue moves, or it does not. */
+static void
+queue_note(struct pool_ticket *t)
+{
+	int len, pos = pool_queue_position(t, &len);
+
+	if (pos == t->position)
+		return;
+	t->position = pos;
+	log_debug("a call waiting %.1f s for a kernel: position %d of %d",
+		  clock_mono() - t->joined, pos, len);
+}
+
+int
+pool_queue_wait(struct pool_ticket *t, double wait_s, double seconds, struct worker **w,
+		char *why, size_t why_len)
+{
+	*w = NULL;
+	for (int waited = 0;; waited = 1) {
+		queue_hand_out();
+		if (t->given) {
+			*w = queue_collect(t);
+			return 1;
+		}
+		if (queue_failed(t, wait_s, why, why_len)) {
+			pool_queue_leave(t);
+			return 1;
+		}
+		queue_note(t);
+		if (waited)
+			return 0;
+		double left = wait_s - (clock_mono() - t->moved);
+		if (seconds >= 0 && seconds < left)
+			left = seconds;
+		struct timespec until = clock_deadline(left > 0 ? left : 0);
+		pthread_cond_timedwait(&pool.ready_cond, pool_mutex(), &until);
+	}
+}
+
 struct worker *
 pool_take(double wait_s, char *why, size_t why_len)
 {
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += (time_t)wait_s;
+	struct pool_ticket t;
+	struct worker *w;
 
-	struct worker *found = NULL;
-	unsigned long failures = start_failure_count();
-	int position = 0; /* callers waiting when this one began to */
-	unsigned long ready_seen = pool.kernels_ready;
-
-	pool.takers++;
-	pool_wake();
-	while (found == NULL) {
-		for (struct worker *w = pool.workers; w && !found; w = w->next)
-			if (w->state == WORKER_IDLE)
-				found = w;
-		if (found)
-			break;
-		if (position == 0) {
-			position = pool.takers;
-			log_info("a call waits for a kernel: %d waiting, %d kernels starting", position,
-				 pool_starting_count());
-		}
-		/*
-		 * Kernels fail to start: say why now, not after wait_s, once a
-		 * start tried for us failed, or while refills back off.
-		 */
-		if (start_failure_message() &&
-		    (start_failure_count() != failures ||
-		     (!pool_starting() && time(NULL) < pool.backoff_until))) {
-			err_set(why, why_len, "%s", start_failure_message());
-			break;
-		}
-		if (pool.stopping) {
-			err_set(why, why_len, "the server is shutting down");
-			break;
-		}
-		/*
-		 * A queue that moves is not a failure: the wait is wait_s since
-		 * the last kernel that became ready, so a burst bigger than what
-		 * starts in wait_s is served, only slowly.
-		 */
-		if (pool.kernels_ready != ready_seen) {
-			ready_seen = pool.kernels_ready;
-			clock_gettime(CLOCK_REALTIME, &deadline);
-			deadline.tv_sec += (time_t)wait_s;
-		}
-		if (pthread_cond_timedwait(&pool.ready_cond, pool_mutex(), &deadline) == ETIMEDOUT) {
-			err_set(why, why_len,
-				"no kernel became ready within %g s; %d calls were waiting for one "
-				"when this one began to (see the daemon's log)",
-				wait_s, position);
-			break;
-		}
-	}
-	pool.takers--;
-	if (found) {
-		worker_set_state(found, WORKER_ASSIGNED);
-		found->owned = 1;
-		pool_worker_taken();
-	}
-	pool_wake(); /* refill what was taken, once the deferral is over */
-	return found;
+	pool_queue_join(&t);
+	while (!pool_queue_wait(&t, wait_s, -1, &w, why, why_len))
+		;
+	return w;
 }
 
 void
@@ -164,6 +321,7 @@ pool_tick(void)
 	while (read(pool_wake_fd(), drain, sizeof(drain)) > 0)
 		;
 	pool_io_kill_unread();
+	queue_hand_out(); /* kernels that became ready, to those who wait */
 	pool_trim();
 }
 

@@ -58,9 +58,35 @@ void pool_init(const struct config *cfg);
 void pool_start(void);
 
 /*
- * Take a READY worker for a session, waiting at most `wait_s` seconds for
- * one. Caller holds the lock. Returns NULL with why[why_len] set when none came.
+ * Callers wait for a kernel in a queue, first come first served: each holds
+ * a ticket, and each idle worker is handed to the first in the queue (even
+ * while its caller is away, telling its client its place), so a caller
+ * that comes when one is idle does not pass those already waiting.
+ * The wait fails when no kernel became ready for `wait_s` seconds (since
+ * it joined, or since the last one did), when kernels fail to start, or at
+ * shutdown. Lock held for all of these, except pool_queue_length.
  */
+/* `t` (the caller's, kept until it leaves) joins the end of the queue. */
+void pool_queue_join(struct pool_ticket *t);
+/*
+ * Wait in the queue, at most `seconds` this time (<0: no bound), releasing
+ * the lock meanwhile. Returns 1 once the wait is over and t has left the
+ * queue: *w is the worker (ASSIGNED, owned), or NULL with why[why_len]
+ * set. Returns 0, t keeping its place, when `seconds` passed or the queue
+ * moved: the caller may look at why it waits (a session closed, a client
+ * to tell its position) and call again, from this thread or another.
+ */
+int pool_queue_wait(struct pool_ticket *t, double wait_s, double seconds, struct worker **w,
+		    char *why, size_t why_len);
+/* `t` leaves the queue without a kernel (nothing if it is not in it); a
+ * worker handed to it and not yet taken goes back to the pool. */
+void pool_queue_leave(struct pool_ticket *t);
+/* t's place in the queue (1: next to be served; 0: not in it), and in
+ * *length (if not NULL) how many wait. */
+int pool_queue_position(const struct pool_ticket *t, int *length);
+/* How many callers wait for a kernel, for /metrics. Needs no lock. */
+int pool_queue_length(void);
+/* Join, wait until it is over, and return the worker or NULL (why[] set). */
 struct worker *pool_take(double wait_s, char *why, size_t why_len);
 /* A session is done with `w`: shut it down and forget it. Lock held. */
 void pool_release(struct worker *w);

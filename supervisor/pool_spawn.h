@@ -9,9 +9,9 @@
 #define SUPERVISOR_POOL_SPAWN_H
 
 /*
- * Start workers until the warm target, plus one for each thread waiting in
- * pool_take, is met, unless refills back off. Lock NOT held: it waits for
- * the parent. Only the main loop spawns: it alone reads the parent's
+ * Start workers until the warm target, plus one for each caller in the
+ * queue for a kernel (pool_queue_join), is met, unless refills back off.
+ * Lock NOT held: it waits for the parent. Only the main loop spawns: it alone reads the parent's
  * messages, so no worker's exit is heard before it is listed.
  */
 void pool_refill(void);

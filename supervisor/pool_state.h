@@ -47,8 +47,26 @@ enum worker_state {
 enum call_phase {
 	CALL_NEW,     /* not yet in its session's line */
 	CALL_IN_LINE, /* waiting for the earlier executions of its session */
+	CALL_TAKING,  /* its session's first: in the pool's queue for a kernel */
 	CALL_RUNNING, /* sent to the worker: its code is no longer needed */
 	CALL_ENDED,   /* has its result */
+};
+
+/*
+ * A place in the pool's queue for a kernel (pool.h): callers that wait for
+ * an idle worker are served in the order they joined, none passing another.
+ * Its owner keeps it while it waits and until it took what it was given.
+ */
+struct pool_ticket {
+	struct pool_ticket *next;  /* the one that joined after it */
+	struct worker *given;	   /* handed to it, not yet taken by its caller (owned) */
+	unsigned long number;	   /* in order of joining, from 1; 0: not in the queue */
+	double joined;		   /* monotonic s */
+	double moved;		   /* monotonic s: joined, or a kernel last became ready */
+	unsigned long ready_seen;  /* pool.kernels_ready at `moved` */
+	unsigned long failures;	   /* start failures when it joined */
+	int first_position;	   /* its place when it joined */
+	int position;		   /* its place as last seen, for the log */
 };
 
 /* Whether the worker sends the call's output as it comes (OUTPUT). */
@@ -89,6 +107,7 @@ struct call {
 	int cancelled;		    /* do not start it if it has not started */
 	struct call *next_in_line;  /* the session's queue (session.c) */
 	struct timespec turn_deadline; /* its timeout, while it waits in line */
+	struct pool_ticket ticket;  /* CALL_TAKING: its place in the pool's queue */
 	struct timespec kill_deadline; /* running: a worker silent until then is killed */
 	double sent;		    /* monotonic s: EXECUTE queued for the worker; 0: never */
 	double returned;	    /* monotonic s: its result came; 0: not yet */
@@ -125,10 +144,13 @@ struct worker {
 /* The pool's memory. Defined in pool_state.c; guarded by pool_lock. */
 struct pool_state {
 	struct worker *workers;		     /* every worker not freed yet */
-	pthread_cond_t ready_cond;	     /* a worker became ready, died, or failed to start */
+	pthread_cond_t ready_cond;	     /* a worker came, died or failed; the queue moved */
 	const struct config *cfg;	     /* borrowed for the daemon's lifetime */
 	int stopping;			     /* pool_stop began: no refill, takers fail */
-	int takers;			     /* threads waiting in pool_take */
+	int takers;			     /* tickets in the queue for a kernel */
+	struct pool_ticket *queue_head;	     /* the queue for kernels, first come first */
+	struct pool_ticket *queue_tail;
+	unsigned long tickets;		     /* tickets ever handed out */
 	unsigned long kernels_ready;	     /* READYs of first kernels so far */
 	int early_deaths;		     /* workers in a row that died before READY */
 	time_t backoff_until;		     /* no refill before this time */

@@ -38,12 +38,31 @@ take_new(struct buf *msg, const struct buf *b, size_t *sent, const char *label)
 	*sent = b->len;
 }
 
+/*
+ * While j waits for a kernel, its place in the pool's queue, when it moved
+ * from *told (then updated) or `due`: caller frees. Else NULL.
+ */
+static char *
+queue_place(struct job *j, int *told, int due)
+{
+	int len, pos;
+
+	if (j->call.phase != CALL_TAKING ||
+	    (pos = pool_queue_position(&j->call.ticket, &len)) == 0)
+		return NULL;
+	if (pos == *told && !due)
+		return NULL;
+	*told = pos;
+	return xasprintf("waiting for a kernel: position %d of %d", pos, len);
+}
+
 int
 progress_wait(struct tool_call *tc, struct job *j, double seconds)
 {
 	double start = clock_mono(), last_sent = start;
 	size_t out_sent = 0, err_sent = 0;
 	double count = 0;
+	int place_told = 0;
 
 	for (;;) {
 		double left = seconds < 0 ? PROGRESS_TICK_S : seconds - (clock_mono() - start);
@@ -62,6 +81,13 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 					   clock_mono() - last_sent >= tc->cfg->progress_interval_s);
 		char *text = due ? buf_release(&msg) : NULL;
 		buf_free(&msg);
+		/* Waiting for a kernel, it prints nothing: say where it stands. */
+		char *place = tc->progress ? queue_place(j, &place_told, due) : NULL;
+		if (place) {
+			free(text);
+			text = place;
+			due = 1;
+		}
 
 		/* Talking to the client may block: never with the lock held. */
 		pool_unlock();

@@ -11,9 +11,11 @@ struct job;
 /*
  * Drive job `j` (job_run: the caller is its driver) for up to `seconds`
  * (<0: until it ends). When the client asked for progress, send what the
- * code printed as it comes, and at least every progress_interval_s. When
- * the client goes away, cancel the job and give it a while to stop. Lock
- * held (released while waiting). Returns nonzero once the job ended; 0
+ * code printed as it comes, and at least every progress_interval_s; while
+ * it waits for a kernel, its place in the pool's queue ("waiting for a
+ * kernel: position 3 of 7") whenever it moves. When the client goes
+ * away, cancel the job and give it a while to stop. Lock held (released
+ * while waiting). Returns nonzero once the job ended; 0
  * leaves it running, for the caller to job_background().
  */
 int progress_wait(struct tool_call *tc, struct job *j, double seconds);

@@ -208,6 +208,7 @@ session_close(struct session *s)
 	if (s->busy && s->worker)
 		pool_interrupt(s->worker);
 	pthread_cond_broadcast(&s->turn);
+	pthread_cond_broadcast(&pool.ready_cond); /* its call may wait for a kernel */
 	log_debug("session %.8s closed", s->id);
 	s->refs++;
 	session_put(s);
@@ -373,13 +374,25 @@ kernel_may_restart(struct json_object *result)
 	return 0;
 }
 
+/* Send c's code to the session's kernel, which it now has. */
+static void
+call_send(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
+{
+	s->worker->session = s->id;
+	char *note = session_tell_identity(s->worker, s->identity, &s->told_kernel);
+	if (note != NULL) {
+		free(s->restart_note);
+		s->restart_note = note;
+	}
+	pool_execute_start(s->worker, c, code, timeout_s, silent);
+	c->phase = CALL_RUNNING;
+}
+
 /* c's turn has come, unless the session closed or the call was cancelled:
- * take a kernel and send the code. 1 if it ended already. */
+ * send the code, or join the pool's queue for a kernel. 1 if it ended. */
 static int
 call_begin(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
-	char why[ERR_LEN] = "";
-
 	leave_line(s, c);
 	if (s->closed) {
 		c->result = result_failed("SessionClosed", "the session was closed");
@@ -391,22 +404,51 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 	}
 	set_busy(s, 1);
 	if (s->worker == NULL) {
-		if ((s->worker = pool_take(TAKE_WAIT_S, why, sizeof(why))) == NULL) {
-			c->result = result_failed("NoKernel", why);
+		pool_queue_join(&c->ticket);
+		c->phase = CALL_TAKING;
+		return 0;
+	}
+	call_send(s, c, code, timeout_s, silent);
+	return 0;
+}
+
+/*
+ * c waits in the pool's queue for its session's first kernel, until
+ * monotonic `end` (<0: no bound): 0 then, c keeping its place. 1 if it
+ * ended: no kernel came, or the session closed or the call was cancelled
+ * meanwhile (job_cancel and session_close wake the queue).
+ */
+static int
+call_take(struct session *s, struct call *c, const char *code, double timeout_s, int silent,
+	  double end)
+{
+	char why[ERR_LEN] = "";
+	struct worker *w;
+
+	for (;;) {
+		if (s->closed || c->cancelled) {
+			const char *why_not = s->closed ? "the session was closed"
+							: "cancelled while it waited for a kernel";
+			pool_queue_leave(&c->ticket);
+			c->result =
+				result_failed(s->closed ? "SessionClosed" : "Cancelled", why_not);
 			return call_ended(s, c, 1);
 		}
-		/* Which identity holds which kernel uid (kernel_uid_range). */
-		log_info("session %.8s of %s takes kernel pid %d, uid %d", s->id, s->identity,
-			 (int)s->worker->kernel_pid, (int)s->worker->uid);
+		double left = end < 0 ? -1 : end - clock_mono();
+		if (end >= 0 && left <= 0)
+			return 0;
+		if (pool_queue_wait(&c->ticket, TAKE_WAIT_S, left, &w, why, sizeof(why)))
+			break;
 	}
-	s->worker->session = s->id;
-	char *note = session_tell_identity(s->worker, s->identity, &s->told_kernel);
-	if (note != NULL) {
-		free(s->restart_note);
-		s->restart_note = note;
+	if (w == NULL) {
+		c->result = result_failed("NoKernel", why);
+		return call_ended(s, c, 1);
 	}
-	pool_execute_start(s->worker, c, code, timeout_s, silent);
-	c->phase = CALL_RUNNING;
+	s->worker = w;
+	/* Which identity holds which kernel uid (kernel_uid_range). */
+	log_info("session %.8s of %s takes kernel pid %d, uid %d", s->id, s->identity,
+		 (int)w->kernel_pid, (int)w->uid);
+	call_send(s, c, code, timeout_s, silent);
 	return 0;
 }
 
@@ -440,6 +482,12 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 		}
 		if (call_begin(s, c, code, timeout_s, silent))
 			return 1;
+	}
+	if (c->phase == CALL_TAKING) {
+		if (call_take(s, c, code, timeout_s, silent, seconds < 0 ? -1 : start + seconds))
+			return 1;
+		if (c->phase == CALL_TAKING)
+			return 0; /* `seconds` passed */
 	}
 	if (c->phase == CALL_RUNNING) {
 		double left = seconds < 0 ? -1 : seconds - (clock_mono() - start);

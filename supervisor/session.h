@@ -145,8 +145,9 @@ void session_execute(struct session *s, struct call *c, const char *code, double
  * needed only until c->phase is CALL_RUNNING), wait for the result.
  * Returns 1 once c has ended (c->done, the result in c->result), 0 when
  * `seconds` passed first: call it again, from this or another thread, to
- * go on; one thread at a time. A session's first execution may wait for
- * a kernel from the pool beyond `seconds` (at most a minute).
+ * go on; one thread at a time. A session's first execution waits for a
+ * kernel in the pool's queue (pool.h; at most a minute after the last
+ * kernel came) in phase CALL_TAKING, its place in c->ticket.
  */
 int session_run(struct session *s, struct call *c, const char *code, double timeout_s,
 		int silent, double seconds);

@@ -145,6 +145,9 @@ if after.get("codeexecd_kernel_starts_total", 0) < 1:
                % after.get("codeexecd_kernel_starts_total"))
 if after.get('codeexecd_sessions{state="idle"}') != 1 or after.get('codeexecd_sessions{state="busy"}') != 0:
     bad.append("sessions: want 1 idle and 0 busy")
+if after.get("codeexecd_pool_queue_length") != 0:
+    bad.append("codeexecd_pool_queue_length: want 0 with nobody waiting for a kernel, got %s"
+               % after.get("codeexecd_pool_queue_length"))
 if after.get("codeexecd_pool_max_sessions") != 10 or after.get("codeexecd_pool_warm") != 1:
     bad.append("pool_max_sessions 10 and pool_warm 1 (the config's), got %s and %s"
                % (after.get("codeexecd_pool_max_sessions"), after.get("codeexecd_pool_warm")))

@@ -5,7 +5,7 @@
 # worker spawned while another's kernel is still starting: neither while the
 # warm pool fills, nor when three sessions, with no warm kernel, call at
 # once, and all three calls are answered; the log says how many calls
-# wait for a kernel.
+# wait for a kernel, and each one's place in the queue.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -72,7 +72,7 @@ if most != 1:
     sys.exit("FAIL: %d kernels were starting at once (max_starting: 1)" % most)
 print("ok - %d workers spawned, never more than one starting at a time" % spawned)
 EOF2
-grep -q "a call waits for a kernel: [1-3] waiting, [01] kernels starting" "$TMPD/daemon.log" ||
+grep -q "a call waits for a kernel: position [1-3] of [1-3], [01] kernels starting" "$TMPD/daemon.log" ||
 	fail "the log does not say how many calls wait for a kernel"
 ok "the log says how many calls wait: $(grep -m 1 "a call waits for a kernel" "$TMPD/daemon.log" | cut -d' ' -f4-)"
 stop_daemon

@@ -37,6 +37,37 @@ pool_take(double wait_s, char *why, size_t why_len)
 	return w;
 }
 
+/* The stand-in queue serves each caller at once. */
+void
+pool_queue_join(struct pool_ticket *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->number = 1;
+}
+
+int
+pool_queue_wait(struct pool_ticket *t, double wait_s, double seconds, struct worker **w,
+		char *why, size_t why_len)
+{
+	t->number = 0;
+	*w = pool_take(wait_s, why, why_len);
+	return 1;
+}
+
+void
+pool_queue_leave(struct pool_ticket *t)
+{
+	t->number = 0;
+}
+
+int
+pool_queue_position(const struct pool_ticket *t, int *length)
+{
+	if (length)
+		*length = t->number != 0;
+	return t->number != 0;
+}
+
 void
 pool_release(struct worker *w)
 {

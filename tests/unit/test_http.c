@@ -74,6 +74,12 @@ pool_starting_count(void)
 }
 
 int
+pool_queue_length(void)
+{
+	return 0;
+}
+
+int
 session_count(void)
 {
 	return 1;

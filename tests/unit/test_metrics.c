@@ -10,7 +10,8 @@
 #include "metrics.h"
 
 static const struct metrics_gauges gauges = {.sessions = 3, .busy = 1, .idle = 2,
-					     .starting = 1, .warm = 2, .max_sessions = 100};
+					     .starting = 1, .queued = 4, .warm = 2,
+					     .max_sessions = 100};
 
 /* Nonzero if the rendered text holds `line` as a whole line. */
 static int
@@ -49,6 +50,8 @@ START_TEST(gauges_and_types)
 	assert_line(t, "codeexecd_sessions{state=\"busy\"} 1");
 	assert_line(t, "codeexecd_pool_kernels{state=\"starting\"} 1");
 	assert_line(t, "codeexecd_pool_max_sessions 100");
+	assert_line(t, "# TYPE codeexecd_pool_queue_length gauge");
+	assert_line(t, "codeexecd_pool_queue_length 4");
 	assert_line(t, "# TYPE codeexecd_call_seconds histogram");
 	assert_line(t, "# TYPE codeexecd_timeouts_total counter");
 	free(t);

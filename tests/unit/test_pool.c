@@ -3,7 +3,8 @@
  * warm pool fills, a ready worker is taken and replaced, it executes, it is
  * released and reaped; a worker that dies fails its call and is replaced; a
  * worker that breaks the protocol is killed, and refills back off after
- * early deaths; pool_stop ends them all.
+ * early deaths; pool_stop ends them all; callers waiting for a kernel are
+ * served first come, first served.
  *
  * Every part of the pool (pool.c and the pool_*.c below it) is real, and
  * so is the privileged parent (parent.c, in a child process) that starts
@@ -402,6 +403,75 @@ START_TEST(stop_ends_all)
 }
 END_TEST
 
+/* Wait in the queue as ticket `t`, not at all this time; 1 if the wait ended. */
+static int
+queue_try(struct pool_ticket *t, struct worker **w, char *why, size_t why_len)
+{
+	return pool_queue_wait(t, 60, 0, w, why, why_len);
+}
+
+/*
+ * Kernels go to those who wait in the order they came, whoever asks: idle
+ * workers are handed to the first in the queue; a worker handed to one
+ * that leaves goes to the next; a wait that times out says where it stood.
+ */
+START_TEST(queue_first_come)
+{
+	struct pool_ticket t[3];
+	struct worker *w[3] = {NULL, NULL, NULL};
+	char why[512] = "";
+	int len;
+
+	start_pool("child", 2);
+	ck_assert(turn_until(two_idle));
+	pool_lock();
+	for (int i = 0; i < 3; i++)
+		pool_queue_join(&t[i]);
+	ck_assert_int_eq(pool_queue_length(), 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(pool_queue_position(&t[i], &len), i + 1);
+		ck_assert_int_eq(len, 3);
+	}
+	/* Two idle workers, and the third asks first: they go to the first two. */
+	ck_assert_int_eq(queue_try(&t[2], &w[2], why, sizeof(why)), 0);
+	ck_assert_int_eq(pool_queue_position(&t[0], NULL), 0);
+	ck_assert_int_eq(pool_queue_position(&t[1], NULL), 0);
+	ck_assert_int_eq(pool_queue_position(&t[2], &len), 1);
+	ck_assert_int_eq(len, 1);
+	ck_assert_int_eq(queue_try(&t[1], &w[1], why, sizeof(why)), 1);
+	ck_assert_msg(w[1] != NULL, "the second got no worker: %s", why);
+	ck_assert_int_eq(w[1]->state, WORKER_ASSIGNED);
+	/* The first, handed a worker, leaves (its client went): the worker
+	 * goes back, to the third. */
+	pool_queue_leave(&t[0]);
+	ck_assert_int_eq(pool_idle_count(), 0);
+	ck_assert_int_eq(queue_try(&t[2], &w[2], why, sizeof(why)), 1);
+	ck_assert_msg(w[2] != NULL && w[2] != w[1], "the third got no worker of its own: %s", why);
+	pool_release(w[2]);
+	/* None idle now (the loop does not turn to refill): a newcomer waits. */
+	pool_queue_join(&t[2]);
+	ck_assert_int_eq(queue_try(&t[2], &w[2], why, sizeof(why)), 0);
+	ck_assert_int_eq(pool_queue_position(&t[2], &len), 1);
+	ck_assert_int_eq(len, 1);
+	pool_queue_leave(&t[2]);
+	ck_assert_int_eq(pool_queue_length(), 0);
+	/* A wait that ends without a kernel says where it stood. */
+	pool_queue_join(&t[0]);
+	pool_queue_join(&t[1]);
+	ck_assert_int_eq(pool_queue_wait(&t[1], 0, -1, &w[2], why, sizeof(why)), 1);
+	ck_assert_ptr_null(w[2]);
+	ck_assert_msg(strstr(why, "no kernel became ready within 0 s") &&
+			      strstr(why, "at position 2 of 2"),
+		      "%s", why);
+	ck_assert_int_eq(pool_queue_position(&t[0], &len), 1);
+	ck_assert_int_eq(len, 1);
+	pool_queue_leave(&t[0]);
+	ck_assert_int_eq(pool_queue_length(), 0);
+	pool_release(w[1]);
+	pool_unlock();
+}
+END_TEST
+
 /* After each test: no worker left, and the directories gone. */
 static void
 clean_up(void)
@@ -464,6 +534,7 @@ main(void)
 	const TTest *const tests[] = {
 		warm_pool_fills,     take_execute_release, death_fails_call,
 		out_of_phase_refused, malformed_refused,    stop_ends_all,
+		queue_first_come,
 	};
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 90);
