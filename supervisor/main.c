@@ -33,6 +33,7 @@
 #include "mpl_check.h"
 #include "parent.h"
 #include "runtime_watch.h"
+#include "sidecar.h"
 #include "front.h"
 #include "toolreg_check.h"
 #include "privdrop.h"
@@ -439,6 +440,12 @@ main(int argc, char *argv[])
 		.watch = runtime_watch,
 	};
 	front_identity(&cfg, &pa.front_uid, &pa.front_gid);
+	/* After the environment and assets, before the pool (which the front
+	 * starts), as the front's unprivileged user; their ports are fixed
+	 * here, before the front copies the configuration. */
+	if (sidecars_start(&cfg, use_cgroups ? &layout : NULL, pa.front_uid, pa.front_gid, err,
+			   sizeof(err)) == -1)
+		fatalx("%s", err);
 	/* Before the front says the daemon serves: scripts read it then. */
 	runtime_pidfile_write(&cfg);
 	/* Before privdrop_apply (the front empties its bounding set with our
