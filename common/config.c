@@ -2047,12 +2047,20 @@ finish(struct loader *l)
 		return -1;
 	/* A sidecar's URL is the framework's: kernel_environment cannot replace it. */
 	for (size_t i = 0; i < c->sidecars.n; i++)
-		for (size_t j = 0; j < c->kernel_environment.n; j++)
-			if (strcmp(c->sidecars.v[i].url_env_var, c->kernel_environment.keys[j]) == 0)
+		for (size_t j = 0; j < c->kernel_environment.n; j++) {
+			const struct config_sidecar *sc = &c->sidecars.v[i];
+			const char *k = c->kernel_environment.keys[j];
+			size_t n = strlen(sc->url_env_var);
+			if (strcmp(sc->url_env_var, k) == 0)
 				return fail(l, mark_of(l, "kernel_environment"),
 					    "kernel_environment: %s is rejected: it is the url_env_var "
-					    "of sidecar %s", c->kernel_environment.keys[j],
-					    c->sidecars.v[i].name);
+					    "of sidecar %s", k, sc->name);
+			if (sc->socket && strncmp(sc->url_env_var, k, n) == 0 &&
+			    strcmp(k + n, "_SOCKET") == 0)
+				return fail(l, mark_of(l, "kernel_environment"),
+					    "kernel_environment: %s is rejected: it holds the socket "
+					    "of sidecar %s", k, sc->name);
+		}
 	if (c->tool_search_backend == TOOL_BACKEND_AZURE &&
 	    (c->azure_endpoint[0] == '\0' || c->azure_index[0] == '\0' ||
 	     c->azure_api_key_file[0] == '\0'))

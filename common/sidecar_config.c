@@ -271,10 +271,6 @@ check_sidecar(struct rd *r, const struct ynode *m, struct config_sidecars *s, si
 	if (!sc->use_env_python && sc->command[0][0] != '/')
 		return bad(r, m, "command[0] must be an absolute path when use_env_python is "
 				 "false");
-	/* Refused rather than ignored: kernels would be promised a path that is not there. */
-	if (sc->socket)
-		return bad(r, m, "socket: true is not offered yet: isolated and seccomp kernels "
-				 "cannot reach a sidecar");
 	for (size_t j = 0; j < i; j++) {
 		const struct config_sidecar *o = &s->v[j];
 		if (strcmp(o->name, sc->name) == 0)
@@ -360,6 +356,7 @@ sidecars_free(struct config_sidecars *s)
 		free(sc->url_env_var);
 		free(sc->host);
 		free(sc->health_path);
+		free(sc->socket_path);
 		strv_free_n(sc->env_keys, sc->nenv);
 		strv_free_n(sc->env_values, sc->nenv);
 	}

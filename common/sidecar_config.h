@@ -40,7 +40,8 @@ struct config_sidecar {
 	char **env_keys;	/* extra variables for the sidecar (kernel_environment's rules) */
 	char **env_values;
 	size_t nenv;
-	int socket;		/* also served on a Unix socket (not offered yet) */
+	int socket;		/* also served on a Unix socket (relay.h) */
+	char *socket_path;	/* that socket, set by the parent at start-up; else NULL */
 	enum sidecar_restart restart;
 	int limit_memory_mb;	/* 0: none */
 	int limit_pids;

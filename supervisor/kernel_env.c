@@ -198,6 +198,11 @@ put_sidecars(const struct config *cfg, struct json_object *env)
 				      sc->port);
 		put(env, sc->url_env_var, url);
 		free(url);
+		if (sc->socket_path) {
+			char *name = xasprintf("%s_SOCKET", sc->url_env_var);
+			put(env, name, sc->socket_path);
+			free(name);
+		}
 	}
 	if (cfg->sidecars.n == 0)
 		return;

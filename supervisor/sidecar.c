@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +23,9 @@
 #include "clock.h"
 #include "config.h"
 #include "err.h"
+#include "fsutil.h"
 #include "log.h"
+#include "relay.h"
 #include "sidecar.h"
 #include "wstatus.h"
 #include "xmalloc.h"
@@ -55,6 +58,8 @@ struct sidecar {
 	int last_http;		/* the last probe's status, or -1 */
 	struct cgroup *cg;	/* its own group, or NULL */
 	int changed;		/* to be reported to the front */
+	pid_t relay;		/* its Unix socket's relay (socket: true); 0: none runs */
+	double relay_next;	/* monotonic: when a relay that exited starts again */
 };
 
 static struct {
@@ -65,6 +70,9 @@ static struct {
 	const struct cgroup_layout *cgroups;
 	int stopping;
 	double last_report;
+	char *self;		/* our own executable, which is also the relay */
+	int foreground;		/* the relay logs to our stderr, else to syslog */
+	int relay_mode;		/* the sockets' file mode */
 } S;
 
 size_t
@@ -318,7 +326,7 @@ exec_sidecar(const struct launch *l, int out, const int *procs, int nprocs)
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	setpgid(0, 0);
-	for (int i = 0; i < nprocs; i++)
+	for (int i = 0; procs && i < nprocs; i++)
 		if (write(procs[i], "0", 1) != 1)
 			child_fail("codeexecd: sidecar: cannot enter its control group\n");
 	if (null == -1 || dup2(null, 0) == -1 || dup2(out, 1) == -1 || dup2(out, 2) == -1)
@@ -394,6 +402,76 @@ spawn(struct sidecar *s, char *why, size_t why_len)
 	log_info("sidecar %s started (pid %d) on %s port %d", s->sc->name, (int)pid, s->sc->host,
 		 s->sc->port);
 	return 0;
+}
+
+/* Start the relay of `s`'s Unix socket (relay.h), as the sidecar's user. 0, or -1 with why. */
+static int
+spawn_relay(struct sidecar *s, char *why, size_t why_len)
+{
+	struct launch l = {NULL, NULL};
+	size_t na = 0, ne = 0;
+
+	l.argv = add(l.argv, &na, xstrdup(S.self));
+	l.argv = add(l.argv, &na, xstrdup(RELAY_OPTION));
+	l.argv = add(l.argv, &na, xstrdup(s->sc->name));
+	l.argv = add(l.argv, &na, xstrdup(s->sc->socket_path));
+	l.argv = add(l.argv, &na, xstrdup(s->sc->host));
+	l.argv = add(l.argv, &na, xasprintf("%d", s->sc->port));
+	l.argv = add(l.argv, &na, xasprintf("%o", (unsigned)S.relay_mode));
+	l.argv = add(l.argv, &na, xasprintf("%d", S.foreground));
+	l.env = add(l.env, &ne, xstrdup("PATH=/usr/bin:/bin"));
+	pid_t pid = fork();
+	if (pid == 0)
+		exec_sidecar(&l, 2, NULL, 0);
+	int saved = errno;
+	launch_free(&l);
+	if (pid == -1)
+		return err_set(why, why_len, "sidecar %s: fork its relay: %s", s->sc->name,
+			       strerror(saved));
+	setpgid(pid, pid);
+	s->relay = pid;
+	log_info("sidecar %s: relay %d serves %s", s->sc->name, (int)pid, s->sc->socket_path);
+	return 0;
+}
+
+/* Wait (5 s at most) until the relay of `s` listens. 0, or -1 with why. */
+static int
+await_relay(struct sidecar *s, char *why, size_t why_len)
+{
+	double end = clock_mono() + 5;
+	struct stat st;
+	int status;
+
+	while (lstat(s->sc->socket_path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+		if (waitpid(s->relay, &status, WNOHANG) == s->relay) {
+			s->relay = 0;
+			return err_set(why, why_len, "sidecar %s: its relay exited before it "
+						     "listened on %s", s->sc->name,
+				       s->sc->socket_path);
+		}
+		if (clock_mono() > end)
+			return err_set(why, why_len, "sidecar %s: its relay does not listen on %s "
+						     "after 5 s", s->sc->name, s->sc->socket_path);
+		usleep(20 * 1000);
+	}
+	return 0;
+}
+
+/*
+ * runtime_dir/sidecars, for the relays' sockets: the sidecars' user's, so
+ * that its relays can make and replace them; search-only for the others.
+ */
+static int
+make_socket_dir(const struct config *cfg, char *why, size_t why_len)
+{
+	char *dir = xasprintf("%s/sidecars", cfg->runtime_dir);
+	int rc = 0;
+
+	if (fs_mkdir_p(dir, 0711, why, why_len) == -1 ||
+	    (S.uid != (uid_t)-1 && chown(dir, S.uid, S.gid) == -1) || chmod(dir, 0711) == -1)
+		rc = why[0] ? -1 : err_set(why, why_len, "%s: %s", dir, strerror(errno));
+	free(dir);
+	return rc;
 }
 
 /* The sidecar's own control group, with its limits. NULL (logged) if none. */
@@ -483,6 +561,12 @@ abandon_all(void)
 				;
 			s->pid = 0;
 		}
+		if (s->relay > 0) {
+			kill(-s->relay, SIGKILL);
+			while (waitpid(s->relay, &status, 0) == -1 && errno == EINTR)
+				;
+			s->relay = 0;
+		}
 		if (s->out != -1)
 			close(s->out);
 		s->out = -1;
@@ -493,12 +577,28 @@ abandon_all(void)
 
 int
 sidecars_start(struct config *cfg, const struct cgroup_layout *cgroups, uid_t uid, gid_t gid,
-	       char *why, size_t why_len)
+	       int foreground, char *why, size_t why_len)
 {
+	int sockets = 0;
+
 	S.n = cfg->sidecars.n;
-	S.v = xcalloc(S.n + 1, sizeof(*S.v));
 	S.uid = uid;
 	S.gid = gid;
+	S.foreground = foreground;
+	/* Kernels of the daemon's uid: only that uid. Kernels of kernel_uid_range
+	 * have no group in common: every local user, who reaches the TCP port too. */
+	S.relay_mode = cfg->kernel_uid_first == 0 ? 0600 : 0666;
+	for (size_t i = 0; i < S.n; i++)
+		sockets += cfg->sidecars.v[i].socket;
+	if (sockets) {
+		S.self = realpath("/proc/self/exe", NULL);
+		if (S.self == NULL)
+			return err_set(why, why_len, "/proc/self/exe: %s", strerror(errno));
+		why[0] = '\0';
+		if (make_socket_dir(cfg, why, why_len) == -1)
+			return -1;
+	}
+	S.v = xcalloc(S.n + 1, sizeof(*S.v));
 	S.cgroups = cgroups;
 	if (uid == (uid_t)-1 && geteuid() == 0 && S.n > 0)
 		return err_set(why, why_len, "sidecars never run as root: set user");
@@ -526,9 +626,17 @@ sidecars_start(struct config *cfg, const struct cgroup_layout *cgroups, uid_t ui
 				  "groups here", s->sc->name);
 		if (spawn(s, why, why_len) == -1)
 			goto fail;
+		if (s->sc->socket) {
+			free(s->sc->socket_path);
+			s->sc->socket_path =
+				xasprintf("%s/sidecars/%s.sock", cfg->runtime_dir, s->sc->name);
+			if (spawn_relay(s, why, why_len) == -1)
+				goto fail;
+		}
 	}
 	for (size_t i = 0; i < S.n; i++)
-		if (await_ready(&S.v[i], why, why_len) == -1)
+		if (await_ready(&S.v[i], why, why_len) == -1 ||
+		    (S.v[i].relay && await_relay(&S.v[i], why, why_len) == -1))
 			goto fail;
 	return 0;
 fail:
@@ -558,6 +666,16 @@ sidecars_child_exited(pid_t pid, int status)
 {
 	for (size_t i = 0; i < S.n; i++) {
 		struct sidecar *s = &S.v[i];
+		if (s->relay == pid) {
+			char *how = wstatus_text(status);
+			s->relay = 0;
+			s->relay_next = clock_mono() + 1;
+			if (!S.stopping)
+				log_warnx("sidecar %s: its relay %s; starting it again in 1 s",
+					  s->sc->name, how);
+			free(how);
+			return 1;
+		}
 		if (s->pid != pid)
 			continue;
 		char *how = wstatus_text(status);
@@ -621,6 +739,11 @@ sidecars_tick(void)
 			drain(s);
 		if (S.stopping)
 			continue;
+		if (s->sc->socket && s->relay == 0 && clock_mono() >= s->relay_next &&
+		    spawn_relay(s, why, sizeof(why)) == -1) {
+			log_warnx("%s", why);
+			s->relay_next = clock_mono() + 5;
+		}
 		if (s->state == PRIV_SC_BACKOFF && clock_mono() >= s->next_start) {
 			s->restarts++;
 			if (spawn(s, why, sizeof(why)) == -1) {
@@ -682,12 +805,22 @@ sidecars_stop(double grace_s)
 	int live = 0, status;
 
 	S.stopping = 1;
-	for (size_t i = 0; i < S.n; i++)
-		if (S.v[i].pid > 0) {
-			log_info("stopping sidecar %s (%d)", S.v[i].sc->name, (int)S.v[i].pid);
-			kill_group(&S.v[i], SIGTERM);
+	for (size_t i = 0; i < S.n; i++) {
+		struct sidecar *s = &S.v[i];
+		if (s->pid > 0) {
+			log_info("stopping sidecar %s (%d)", s->sc->name, (int)s->pid);
+			kill_group(s, SIGTERM);
 			live++;
 		}
+		if (s->relay > 0) {
+			kill(-s->relay, SIGTERM);
+			while (waitpid(s->relay, &status, 0) == -1 && errno == EINTR)
+				;
+			s->relay = 0;
+		}
+		if (s->sc->socket_path && unlink(s->sc->socket_path) == -1 && errno != ENOENT)
+			log_warn("remove %s", s->sc->socket_path);
+	}
 	while (live > 0) {
 		/* Only our own: the uid sweepers' children are uid.c's to reap. */
 		for (size_t i = 0; i < S.n; i++) {

@@ -27,10 +27,12 @@ struct cgroup_layout;
  * ((uid_t)-1: our own, which must not be root), each in a control group of
  * `cgroups` when not NULL, and wait until each answers its health_path
  * with a 2xx. 0, or -1 with why[why_len] naming the sidecar and its last
- * output (those started are then killed and reaped).
+ * output (those started are then killed and reaped). A sidecar with
+ * socket: true gets its relay (relay.h), and cfg its socket_path; the
+ * relays log to stderr when `foreground`, else to syslog.
  */
 int sidecars_start(struct config *cfg, const struct cgroup_layout *cgroups, uid_t uid, gid_t gid,
-		   char *why, size_t why_len);
+		   int foreground, char *why, size_t why_len);
 /* Add the sidecars' output pipes to pfd (room for `max`); returns how many. */
 int sidecars_pollfds(struct pollfd *pfd, int max);
 /* Log what the sidecars wrote; restart those due; check those starting. */

@@ -603,9 +603,9 @@ static const struct {
 	{"name: x\nsidecars: [{name: m, command: [a], use_env_python: false}]\n",
 	 "2:12: sidecars item 1: command[0] must be an absolute path when use_env_python is "
 	 "false"},
-	{"name: x\nsidecars: [{name: m, command: [a], socket: true}]\n",
-	 "2:12: sidecars item 1: socket: true is not offered yet: isolated and seccomp kernels "
-	 "cannot reach a sidecar"},
+	{"name: x\nkernel_environment: {M_URL_SOCKET: a}\n"
+	 "sidecars: [{name: m, command: [a], socket: true}]\n",
+	 "2:21: kernel_environment: M_URL_SOCKET is rejected: it holds the socket of sidecar m"},
 	{"name: x\nsidecars: [{name: m, command: [a], limits: {memory: 1}}]\n",
 	 "2:45: sidecars item 1: limits: unknown field memory (memory_mb, pids, cpu)"},
 	{"name: x\nsidecars: [{name: m, command: [a]}, {name: m, command: [b]}]\n",
