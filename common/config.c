@@ -2056,7 +2056,7 @@ finish(struct loader *l)
 					    "kernel_environment: %s is rejected: it is the url_env_var "
 					    "of sidecar %s", k, sc->name);
 			if (sc->socket && strncmp(sc->url_env_var, k, n) == 0 &&
-			    strcmp(k + n, "_SOCKET") == 0)
+			    (strcmp(k + n, "_SOCKET") == 0 || strcmp(k + n, "_SOCKET_FD") == 0))
 				return fail(l, mark_of(l, "kernel_environment"),
 					    "kernel_environment: %s is rejected: it holds the socket "
 					    "of sidecar %s", k, sc->name);

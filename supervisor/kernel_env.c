@@ -198,7 +198,8 @@ put_sidecars(const struct config *cfg, struct json_object *env)
 				      sc->port);
 		put(env, sc->url_env_var, url);
 		free(url);
-		if (sc->socket_path) {
+		/* A seccomp kernel may connect() nowhere: it gets the broker (worker_launch.c). */
+		if (sc->socket_path && cfg->kernel_network_mode != NET_SECCOMP) {
 			char *name = xasprintf("%s_SOCKET", sc->url_env_var);
 			put(env, name, sc->socket_path);
 			free(name);

@@ -35,6 +35,9 @@ struct pair {
 };
 
 static struct pair pairs[MAX_PAIRS];
+/* Connections to the broker (RELAY_BROKER_SUFFIX); -1: free. */
+#define MAX_BROKERS 64
+static int brokers[MAX_BROKERS];
 static struct sockaddr_storage target;
 static socklen_t target_len;
 
@@ -102,15 +105,12 @@ pair_close(struct pair *p)
 	}
 }
 
-/* A new client: connect to the sidecar for it, or drop it. */
-static void
-take(int lfd, const char *name)
+/* Relay client `c` (owned) to a new connection to the sidecar, or close it. 0 or -1. */
+static int
+relay_client(int c, const char *name)
 {
-	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct pair *p = NULL;
 
-	if (c == -1)
-		return;
 	for (int i = 0; i < MAX_PAIRS && p == NULL; i++)
 		if (pairs[i].fd[0] == -1)
 			p = &pairs[i];
@@ -122,11 +122,92 @@ take(int lfd, const char *name)
 		if (s != -1)
 			close(s);
 		close(c);
-		return;
+		return -1;
 	}
 	fcntl(s, F_SETFL, O_NONBLOCK);
 	p->fd[0] = c;
 	p->fd[1] = s;
+	return 0;
+}
+
+/* A new client of the socket: relay it. */
+static void
+take(int lfd, const char *name)
+{
+	int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (c != -1)
+		relay_client(c, name);
+}
+
+/* A new client of the broker: kept until it hangs up. */
+static void
+take_broker(int bfd)
+{
+	int c = accept4(bfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (c == -1)
+		return;
+	for (int i = 0; i < MAX_BROKERS; i++)
+		if (brokers[i] == -1) {
+			brokers[i] = c;
+			return;
+		}
+	close(c);
+}
+
+/* Send one byte on broker client b, carrying fd (-1: none, a refusal). */
+static int
+send_fd(int b, int fd)
+{
+	char byte = fd == -1 ? 'n' : 'c';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (fd != -1) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.space;
+		mh.msg_controllen = sizeof(ctl.space);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(b, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -1;
+}
+
+/*
+ * Each byte broker client `i` sent asks for a connection: a socket pair,
+ * one end relayed to a new connection to the sidecar, the other sent back.
+ */
+static void
+serve_broker(int i, const char *name)
+{
+	char asks[16];
+	ssize_t n = read(brokers[i], asks, sizeof(asks));
+
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+		close(brokers[i]);
+		brokers[i] = -1;
+		return;
+	}
+	for (ssize_t k = 0; k < n; k++) {
+		int sp[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
+			send_fd(brokers[i], -1);
+			continue;
+		}
+		fcntl(sp[0], F_SETFL, O_NONBLOCK);
+		int rc = relay_client(sp[0], name);
+		if (send_fd(brokers[i], rc == 0 ? sp[1] : -1) == -1)
+			log_warn("relay %s: answer a broker client", name);
+		close(sp[1]);
+	}
 }
 
 /* Move what can be moved of half `d` of p; -1 when the pair is done. */
@@ -164,7 +245,7 @@ pump(struct pair *p, int d)
 int
 relay_main(int argc, char *argv[])
 {
-	struct pollfd pfd[1 + 2 * MAX_PAIRS];
+	struct pollfd pfd[2 + MAX_BROKERS + 2 * MAX_PAIRS];
 
 	if (argc != 8)
 		return 2;
@@ -174,11 +255,20 @@ relay_main(int argc, char *argv[])
 		fatalx("relay %s: bad address %s port %s", name, argv[4], argv[5]);
 	for (int i = 0; i < MAX_PAIRS; i++)
 		pairs[i].fd[0] = pairs[i].fd[1] = -1;
-	int lfd = listen_at(path, (mode_t)strtol(argv[6], NULL, 8));
-	log_info("relay %s: %s to %s port %s", name, path, argv[4], argv[5]);
+	for (int i = 0; i < MAX_BROKERS; i++)
+		brokers[i] = -1;
+	mode_t mode = (mode_t)strtol(argv[6], NULL, 8);
+	int lfd = listen_at(path, mode);
+	char bpath[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
+	snprintf(bpath, sizeof(bpath), "%s%s", path, RELAY_BROKER_SUFFIX);
+	int bfd = listen_at(bpath, mode);
+	log_info("relay %s: %s (and its broker) to %s port %s", name, path, argv[4], argv[5]);
 	for (;;) {
-		int n = 1;
+		int n = 2 + MAX_BROKERS;
 		pfd[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = bfd, .events = POLLIN};
+		for (int i = 0; i < MAX_BROKERS; i++)
+			pfd[2 + i] = (struct pollfd){.fd = brokers[i], .events = POLLIN};
 		for (int i = 0; i < MAX_PAIRS; i++)
 			for (int d = 0; d < 2; d++) {
 				struct pair *p = &pairs[i];
@@ -191,6 +281,11 @@ relay_main(int argc, char *argv[])
 			fatal("relay %s: poll", name);
 		if (pfd[0].revents & POLLIN)
 			take(lfd, name);
+		if (pfd[1].revents & POLLIN)
+			take_broker(bfd);
+		for (int i = 0; i < MAX_BROKERS; i++)
+			if (brokers[i] != -1 && pfd[2 + i].revents)
+				serve_broker(i, name);
 		for (int i = 0; i < MAX_PAIRS; i++) {
 			struct pair *p = &pairs[i];
 			if (p->fd[0] == -1)

@@ -13,6 +13,15 @@
 #ifndef SUPERVISOR_RELAY_H
 #define SUPERVISOR_RELAY_H
 
+/*
+ * What follows the socket's path in its broker's: a second socket where
+ * each byte a client sends is answered by one byte carrying (SCM_RIGHTS)
+ * a new connection to the sidecar. Seccomp kernels, which may connect()
+ * nowhere, inherit a connection to it (worker_launch.c) and receive
+ * their connections from it with recvmsg.
+ */
+#define RELAY_BROKER_SUFFIX ".fds"
+
 /* The option that makes codeexecd a relay; argv: OPTION NAME PATH HOST PORT MODE FG. */
 #define RELAY_OPTION "--sidecar-relay"
 

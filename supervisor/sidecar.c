@@ -441,19 +441,25 @@ await_relay(struct sidecar *s, char *why, size_t why_len)
 	double end = clock_mono() + 5;
 	struct stat st;
 	int status;
+	/* The broker's: the relay binds it second. */
+	char *broker = xasprintf("%s" RELAY_BROKER_SUFFIX, s->sc->socket_path);
 
-	while (lstat(s->sc->socket_path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+	while (lstat(broker, &st) == -1 || !S_ISSOCK(st.st_mode)) {
 		if (waitpid(s->relay, &status, WNOHANG) == s->relay) {
 			s->relay = 0;
+			free(broker);
 			return err_set(why, why_len, "sidecar %s: its relay exited before it "
 						     "listened on %s", s->sc->name,
 				       s->sc->socket_path);
 		}
-		if (clock_mono() > end)
+		if (clock_mono() > end) {
+			free(broker);
 			return err_set(why, why_len, "sidecar %s: its relay does not listen on %s "
 						     "after 5 s", s->sc->name, s->sc->socket_path);
+		}
 		usleep(20 * 1000);
 	}
+	free(broker);
 	return 0;
 }
 
@@ -818,8 +824,14 @@ sidecars_stop(double grace_s)
 				;
 			s->relay = 0;
 		}
-		if (s->sc->socket_path && unlink(s->sc->socket_path) == -1 && errno != ENOENT)
-			log_warn("remove %s", s->sc->socket_path);
+		if (s->sc->socket_path) {
+			char *broker = xasprintf("%s" RELAY_BROKER_SUFFIX, s->sc->socket_path);
+			if (unlink(s->sc->socket_path) == -1 && errno != ENOENT)
+				log_warn("remove %s", s->sc->socket_path);
+			if (unlink(broker) == -1 && errno != ENOENT)
+				log_warn("remove %s", broker);
+			free(broker);
+		}
 	}
 	while (live > 0) {
 		/* Only our own: the uid sweepers' children are uid.c's to reap. */

@@ -2,12 +2,15 @@
 # 531-sidecar-socket: socket: true serves a sidecar on a Unix socket that
 # kernels whose network cannot reach the host's loopback use (issue 14
 # item 4). In kernel_network_mode isolated the TCP URL is refused (seed
-# 000) and $MODEL_URL_SOCKET answers; in inherit both work. Probes from the
-# isolated kernel show that nothing else of the host became reachable: the
+# 000) and $MODEL_URL_SOCKET answers; in inherit both work; in seccomp,
+# where connect() stays refused (the socket's path included), the kernel
+# inherits a connection to the relay's broker, $MODEL_URL_SOCKET_FD, and
+# receives a connection per request from it. Probes from the restricted
+# kernels show that nothing else of the host became reachable: the
 # relay reaches only its sidecar (an absolute URL for the daemon's own
 # port still lands there), the daemon's port and a host listener stay
 # refused, the control socket stays closed, and runtime_dir/sidecars holds
-# the sidecar's socket alone.
+# the sidecar's socket and its broker alone.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -50,7 +53,7 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); time.sleep(600)' "$OTHER" 
 OTHER_PID=$!
 trap 'r=$?; set +e; kill $OTHER_PID 2>/dev/null; (exit $r); cleanup' EXIT
 
-for mode in inherit isolated; do
+for mode in inherit isolated seccomp; do
 	CFG_EXTRA="kernel_network_mode: $mode
 sidecars:
   - name: model
@@ -73,22 +76,39 @@ c.initialize()
 probe = r'''
 import http.client, json, os, socket
 out = {}
-def unix_get(path, target):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
+def connection():
+    if "MODEL_URL_SOCKET" in os.environ:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(os.environ["MODEL_URL_SOCKET"])
+        return s
+    # seccomp: no connect() at all; the inherited broker hands out connections.
+    b = socket.socket(fileno=os.dup(int(os.environ["MODEL_URL_SOCKET_FD"])))
+    b.send(b"c")
+    msg, fds, flags, addr = socket.recv_fds(b, 1, 1)
+    b.close()
+    return socket.socket(fileno=fds[0])
+def unix_get(target):
     conn = http.client.HTTPConnection("sidecar")
-    conn.sock = s
+    conn.sock = connection()
     conn.request("GET", target)
     return json.loads(conn.getresponse().read())
+out["vars"] = sorted(k for k in os.environ if k.startswith("MODEL_URL"))
 try:
-    out["unix"] = unix_get(os.environ["MODEL_URL_SOCKET"], "/predict")
+    out["unix"] = unix_get("/predict")
 except Exception as e:
     out["unix"] = "error: %r" % e
 # An absolute URL for the daemon's own port: the relay goes to its sidecar only.
 try:
-    out["absolute"] = unix_get(os.environ["MODEL_URL_SOCKET"], "http://127.0.0.1:PORT/health")
+    out["absolute"] = unix_get("http://127.0.0.1:PORT/health")
 except Exception as e:
     out["absolute"] = "error: %r" % e
+# The socket's path itself (seccomp: refused like every connect).
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(TMPD + "/run/sidecars/model.sock")
+    out["path"] = "connected"
+except Exception as e:
+    out["path"] = "refused: " + type(e).__name__
 def tcp(host, p):
     try:
         socket.create_connection((host, int(p)), timeout=3).close()
@@ -119,21 +139,29 @@ check(isinstance(out["unix"], dict) and out["unix"]["sidecar"] and out["unix"]["
       "%s: the Unix socket reaches the sidecar" % mode, out)
 check(isinstance(out["absolute"], dict) and out["absolute"]["sidecar"],
       "%s: an absolute URL through the relay still reaches only the sidecar" % mode, out)
-if mode == "isolated":
-    check(out["tcp_sidecar"].startswith("refused"), "isolated: the TCP URL is refused", out)
-    check(out["tcp_daemon"].startswith("refused"), "isolated: the daemon's port is refused", out)
-    check(out["tcp_other"].startswith("refused"), "isolated: a host listener is refused", out)
+if mode != "inherit":
+    check(out["tcp_sidecar"].startswith("refused"), "%s: the TCP URL is refused" % mode, out)
+    check(out["tcp_daemon"].startswith("refused"), "%s: the daemon's port is refused" % mode, out)
+    check(out["tcp_other"].startswith("refused"), "%s: a host listener is refused" % mode, out)
+if mode == "seccomp":
+    check(out["vars"] == ["MODEL_URL", "MODEL_URL_SOCKET_FD"],
+          "seccomp: the kernel gets the broker, not a path it cannot connect to", out)
+    check(out["path"].startswith("refused"), "seccomp: connect() stays refused, "
+          "the relay's own path included", out)
 else:
+    check(out["vars"] == ["MODEL_URL", "MODEL_URL_SOCKET"], "%s: the socket's path" % mode, out)
+if mode == "inherit":
     check(out["tcp_sidecar"] == "connected", "inherit: the TCP URL works", out)
 check(out["control"].startswith("refused"), "%s: the control socket stays closed" % mode, out)
 # Kernels of the daemon's uid own runtime_dir/sidecars (as they could stop
 # the sidecar itself): it must hold the sidecar's socket and nothing else.
-check(out["listing"] == ["model.sock"] or out["listing"].startswith("refused"),
+check(sorted(out["listing"]) == ["model.sock", "model.sock.fds"] or
+      out["listing"].startswith("refused"),
       "%s: runtime_dir/sidecars holds only the sidecar's socket" % mode, out)
 ok("%s: Unix socket works; TCP %s; nothing else reached" % (mode, out["tcp_sidecar"]))
 EOF2
 	stop_daemon TERM
-	[ ! -e "$SOCK" ] || fail "$mode: the socket outlived the daemon"
+	[ ! -e "$SOCK" ] && [ ! -e "$SOCK.fds" ] || fail "$mode: the socket outlived the daemon"
 	if pgrep -f "codeexecd --sidecar-relay" >/dev/null; then
 		fail "$mode: a relay outlived the daemon: $(pgrep -af sidecar-relay)"
 	fi
