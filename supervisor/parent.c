@@ -481,8 +481,13 @@ pass_signals(void)
 		if (P.front)
 			kill(P.front, SIGTERM);
 	}
-	if (sigflags_take(SIGFLAG_HUP) && P.front)
-		kill(P.front, SIGHUP);
+	if (sigflags_take(SIGFLAG_HUP)) {
+		if (P.front)
+			kill(P.front, SIGHUP);
+		/* The front cannot start processes: changed sidecars are the parent's. */
+		if (sidecars_count() > 0 && !P.stopping)
+			sidecars_reload(P.a->cfg->file);
+	}
 	if (sigflags_take(SIGFLAG_USR1)) {
 		log_info("status: parent, front %d, %d workers live", (int)P.front,
 			 P.mon ? monitor_live(P.mon) : 0);

@@ -63,17 +63,6 @@ assets_differ(const struct config_records *a, const struct config_records *b)
 	return 0;
 }
 
-static int
-sidecars_differ(const struct config_sidecars *a, const struct config_sidecars *b)
-{
-	if (a->n != b->n)
-		return 1;
-	for (size_t i = 0; i < a->n; i++)
-		if (sidecar_differs(&a->v[i], &b->v[i]))
-			return 1;
-	return 0;
-}
-
 /* Warn about every setting that changed but only takes effect on restart. */
 static void
 report_restart_needed(const struct config *run, const struct config *new)
@@ -122,7 +111,6 @@ report_restart_needed(const struct config *run, const struct config *new)
 		/* Kernels are started with it (kernel_env.c): keep one value. */
 		{"wheelhouse", config_str_differs(run->wheelhouse, new->wheelhouse)},
 		{"assets", assets_differ(&run->assets, &new->assets)},
-		{"sidecars", sidecars_differ(&run->sidecars, &new->sidecars)},
 		{"auto_provision", run->auto_provision != new->auto_provision},
 		{"asset_timeout_s", run->asset_timeout_s != new->asset_timeout_s},
 		{"asset_max_mb", run->asset_max_mb != new->asset_max_mb},

@@ -58,6 +58,8 @@ struct sidecar {
 	int last_http;		/* the last probe's status, or -1 */
 	struct cgroup *cg;	/* its own group, or NULL */
 	int changed;		/* to be reported to the front */
+	int reloaded;		/* SIGHUP changed it: its exit starts it again at once */
+	int regroup;		/* its limits changed: a new control group at the restart */
 	pid_t relay;		/* its Unix socket's relay (socket: true); 0: none runs */
 	double relay_next;	/* monotonic: when a relay that exited starts again */
 };
@@ -692,6 +694,13 @@ sidecars_child_exited(pid_t pid, int status)
 		if (S.stopping) {
 			log_info("sidecar %s %s", s->sc->name, how);
 			set_state(s, PRIV_SC_STOPPED);
+		} else if (s->reloaded) {
+			log_info("sidecar %s %s; starting it with its new settings", s->sc->name,
+				 how);
+			s->reloaded = 0;
+			s->backoff_s = 1;
+			s->next_start = clock_mono();
+			set_state(s, PRIV_SC_BACKOFF);
 		} else if (s->sc->restart == SIDECAR_RESTART_NEVER ||
 			   (s->sc->restart == SIDECAR_RESTART_ON_FAILURE && WIFEXITED(status) &&
 			    WEXITSTATUS(status) == 0)) {
@@ -752,6 +761,15 @@ sidecars_tick(void)
 		}
 		if (s->state == PRIV_SC_BACKOFF && clock_mono() >= s->next_start) {
 			s->restarts++;
+			if (s->regroup) {
+				char cgwhy[256];
+				s->regroup = 0;
+				if (s->cg)
+					cgroup_destroy(&s->cg);
+				if (S.cgroups && (s->cg = make_group(s->sc, cgwhy, sizeof(cgwhy))) == NULL)
+					log_warnx("sidecar %s runs without its control group and "
+						  "limits: %s", s->sc->name, cgwhy);
+			}
 			if (spawn(s, why, sizeof(why)) == -1) {
 				log_warnx("%s", why);
 				s->next_start = clock_mono() + s->backoff_s;
@@ -865,4 +883,84 @@ sidecars_stop(double grace_s)
 		if (S.v[i].cg)
 			cgroup_destroy(&S.v[i].cg);
 	}
+}
+
+/* ---- SIGHUP ---- */
+
+#define SWAP(a, b)                                                                     \
+	do {                                                                           \
+		__typeof__(a) swap_tmp_ = (a);                                         \
+		(a) = (b);                                                             \
+		(b) = swap_tmp_;                                                       \
+	} while (0)
+
+/* What kernels and the front know it by: changing it needs a restart of the daemon. */
+static int
+identity_differs(const struct config_sidecar *a, const struct config_sidecar *b)
+{
+	return strcmp(a->name, b->name) != 0 || strcmp(a->url_env_var, b->url_env_var) != 0 ||
+	       strcmp(a->host, b->host) != 0 || a->port_configured != b->port_configured ||
+	       a->socket != b->socket;
+}
+
+/* Take b's settings into the running a (b gets a's, to be freed). */
+static void
+take_settings(struct config_sidecar *a, struct config_sidecar *b)
+{
+	SWAP(a->command, b->command);
+	SWAP(a->ncommand, b->ncommand);
+	SWAP(a->use_env_python, b->use_env_python);
+	SWAP(a->health_path, b->health_path);
+	SWAP(a->readiness_timeout_s, b->readiness_timeout_s);
+	SWAP(a->env_keys, b->env_keys);
+	SWAP(a->env_values, b->env_values);
+	SWAP(a->nenv, b->nenv);
+	SWAP(a->restart, b->restart);
+	SWAP(a->limit_memory_mb, b->limit_memory_mb);
+	SWAP(a->limit_pids, b->limit_pids);
+	SWAP(a->limit_cpu, b->limit_cpu);
+}
+
+void
+sidecars_reload(const char *path)
+{
+	struct config fresh;
+	char err[1024];
+
+	if (S.n == 0)
+		return;
+	if (config_load(path, &fresh, err, sizeof(err)) == -1) {
+		log_warnx("reload: sidecars kept as they run: %s", err);
+		return;
+	}
+	if (fresh.sidecars.n != S.n) {
+		log_warnx("reload: sidecars were added or removed; that takes effect only after a "
+			  "restart");
+		config_free(&fresh);
+		return;
+	}
+	for (size_t i = 0; i < S.n; i++) {
+		struct sidecar *s = &S.v[i];
+		struct config_sidecar *now = s->sc, *want = &fresh.sidecars.v[i];
+		if (!sidecar_differs(now, want))
+			continue;
+		if (identity_differs(now, want)) {
+			log_warnx("reload: sidecar %s: name, url_env_var, host, port or socket "
+				  "changed; that takes effect only after a restart", now->name);
+			continue;
+		}
+		s->regroup = now->limit_memory_mb != want->limit_memory_mb ||
+			     now->limit_pids != want->limit_pids || now->limit_cpu != want->limit_cpu;
+		take_settings(now, want);
+		log_info("reload: sidecar %s changed; restarting it", now->name);
+		if (s->pid > 0) {
+			s->reloaded = 1;
+			kill_group(s, SIGTERM);
+		} else if (s->state == PRIV_SC_BACKOFF || s->state == PRIV_SC_FAILED) {
+			s->backoff_s = 1;
+			s->next_start = clock_mono();
+			set_state(s, PRIV_SC_BACKOFF);
+		}
+	}
+	config_free(&fresh);
 }

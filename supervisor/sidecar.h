@@ -43,6 +43,14 @@ int sidecars_child_exited(pid_t pid, int status);
 void sidecars_report(int all, void (*tell)(const struct priv_msg *m));
 /* SIGTERM every sidecar, SIGKILL what is left after grace_s, reap them. */
 void sidecars_stop(double grace_s);
+/*
+ * SIGHUP: read the configuration at `path` again and restart each sidecar
+ * whose settings changed with the new ones, leaving the others running. A
+ * change of the list's length or of a sidecar's name, url_env_var, host,
+ * port or socket (which kernels and the front hold) is logged and waits
+ * for a restart of the daemon.
+ */
+void sidecars_reload(const char *path);
 /* How many sidecars are configured. */
 size_t sidecars_count(void);
 

@@ -7,7 +7,8 @@
 # reported below). Also: the configuration's checks, --warm starts none,
 # the sidecar runs as the unprivileged user with a sanitized environment,
 # /health and codeexecctl status list it, a sidecar that exits is restarted
-# and kernels reach it again, SIGTERM leaves no sidecar behind, and a
+# and kernels reach it again, SIGHUP restarts only the sidecar that
+# changed, SIGTERM leaves no sidecar behind, and a
 # sidecar that never answers 2xx stops start-up naming it and its output.
 . "$(dirname "$0")/lib.sh"
 
@@ -25,7 +26,8 @@ import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODEL = bytes(range(256)) * (200 * 1024 * 1024 // 256)  # written: resident
+MB = int(os.environ.get("MODEL_MB", "200"))
+MODEL = bytes(range(256)) * (MB * 1024 * 1024 // 256)  # written: resident
 print("model loaded: %d MB, uid %d" % (len(MODEL) >> 20, os.getuid()), flush=True)
 
 
@@ -61,12 +63,21 @@ ThreadingHTTPServer((os.environ["SIDECAR_HOST"], int(os.environ["SIDECAR_PORT"])
 EOF2
 chmod 644 "$TMPD/model_server.py"
 
-SIDECAR="sidecars:
+# small: a second sidecar, for SIGHUP (only the changed one restarts).
+sidecars() {
+	cat <<EOF2
+sidecars:
   - name: model
     command: [$TMPD/model_server.py]
     url_env_var: MODEL_URL
     readiness_timeout_s: 60
-    env: {MODEL_NAME: tiny}"
+    env: {MODEL_NAME: tiny}
+  - name: small
+    command: [$TMPD/model_server.py]
+    env: {MODEL_MB: '1', VERSION: '${1:-1}'}
+EOF2
+}
+SIDECAR=$(sidecars)
 
 # --- the configuration's checks ----------------------------------------------
 CFG_EXTRA="$SIDECAR
@@ -215,6 +226,33 @@ curl -s "$BASE/health" >"$TMPD/body"
 NEW_PID=$(jget 'd["sidecars"][0]["pid"]')
 [ "$NEW_PID" != "$SC_PID" ] || fail "the restarted sidecar has the old pid"
 ok "/health after the restart: $(jget 'd["sidecars"]')"
+
+# --- SIGHUP restarts only the sidecar whose settings changed --------------------
+SMALL_PID=$(jget 'd["sidecars"][1]["pid"]')
+SMALL_PORT=$(jget 'd["sidecars"][1]["port"]')
+curl -s "http://127.0.0.1:$SMALL_PORT/env" | grep -q '"VERSION": "1"' || fail "small has no VERSION 1"
+CFG_EXTRA=$(sidecars 2)
+write_config
+kill -HUP "$DAEMON_PID"
+wait_for 30 "small restarted with its new settings" sh -c \
+	"curl -s 'http://127.0.0.1:$SMALL_PORT/env' | grep -q '\"VERSION\": \"2\"'"
+wait_for 30 "/health says small runs again" sh -c \
+	"curl -s '$BASE/health' | grep -q '\"name\":\"small\",\"state\":\"running\"'"
+curl -s "$BASE/health" >"$TMPD/body"
+[ "$(jget 'd["sidecars"][1]["pid"]')" != "$SMALL_PID" ] || fail "SIGHUP: small kept its pid"
+[ "$(jget 'd["sidecars"][0]["pid"]')" = "$NEW_PID" ] || fail "SIGHUP restarted model too"
+grep -q "reload: sidecar small changed; restarting it" "$LOG" || fail "no reload line for small"
+if grep -q "reload: sidecar model" "$LOG"; then fail "SIGHUP touched model"; fi
+ok "SIGHUP restarted small ($SMALL_PID -> $(jget 'd["sidecars"][1]["pid"]')) and left model ($NEW_PID) running"
+# A change kernels hold (url_env_var) waits for a restart, and says so.
+CFG_EXTRA=$(sidecars 2 | sed 's/url_env_var: MODEL_URL/url_env_var: OTHER_URL/')
+write_config
+kill -HUP "$DAEMON_PID"
+wait_for 30 "the refusal of a url_env_var change is logged" grep -q \
+	"reload: sidecar model: name, url_env_var, host, port or socket changed" "$LOG"
+curl -s "$BASE/health" >"$TMPD/body"
+[ "$(jget 'd["sidecars"][0]["pid"]')" = "$NEW_PID" ] || fail "a url_env_var change restarted model"
+ok "a url_env_var change waits for a restart: $(grep -o 'reload: sidecar model: .*' "$LOG" | head -n 1)"
 
 # --- SIGTERM: the sidecar gets TERM and is gone -----------------------------------
 stop_daemon TERM
