@@ -72,6 +72,7 @@ sidecars:
     url_env_var: MODEL_URL
     readiness_timeout_s: 60
     env: {MODEL_NAME: tiny}
+    limits: {memory_mb: 600, pids: 64}
   - name: small
     command: [$TMPD/model_server.py]
     env: {MODEL_MB: '1', VERSION: '${1:-1}'}
@@ -125,6 +126,21 @@ grep -q CODEEXECD_TEST_SECRET "$TMPD/sc.env" && fail "the sidecar inherited the 
 grep -q '^MODEL_NAME=tiny$' "$TMPD/sc.env" || fail "the sidecar lacks its env: $(cat "$TMPD/sc.env")"
 grep -q '^SIDECAR_PORT=[0-9]' "$TMPD/sc.env" || fail "the sidecar lacks SIDECAR_PORT"
 ok "sidecar $SC_PID runs as uid $SC_UID with a sanitized environment: $(tr '\n' ' ' <"$TMPD/sc.env")"
+# Its own control group, with its limits, where this host has control groups.
+if grep -q "sidecar-model" /proc/"$SC_PID"/cgroup; then
+	CG=$(grep -E '^[0-9]+:(memory|pids)?:.*sidecar-model' /proc/"$SC_PID"/cgroup | tr '\n' ' ')
+	MEM=
+	for f in /sys/fs/cgroup/memory$(awk -F: '$2 == "memory" {print $3}' /proc/"$SC_PID"/cgroup)/memory.limit_in_bytes \
+		/sys/fs/cgroup$(awk -F: '$1 == "0" {print $3}' /proc/"$SC_PID"/cgroup)/memory.max; do
+		[ -r "$f" ] && MEM=$(cat "$f") && break
+	done
+	[ "$MEM" = $((600 * 1024 * 1024)) ] || fail "the sidecar's memory limit is ${MEM:-unreadable}, not 600 MiB ($CG)"
+	ok "the sidecar runs in its own control group, memory limit $MEM: $CG"
+elif grep -q "sidecar model runs without" "$LOG"; then
+	ok "this host gives the sidecar no control group: $(grep -o 'sidecar model runs without.*' "$LOG" | head -n 1)"
+else
+	fail "the sidecar is in no group of its own and the log does not say why: $(cat /proc/"$SC_PID"/cgroup)"
+fi
 grep -n "sidecar model is ready" "$LOG" | head -n 1 >"$TMPD/ready.line"
 [ -s "$TMPD/ready.line" ] || fail "no readiness line in the log"
 
