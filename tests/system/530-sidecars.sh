@@ -127,7 +127,9 @@ grep -q '^MODEL_NAME=tiny$' "$TMPD/sc.env" || fail "the sidecar lacks its env: $
 grep -q '^SIDECAR_PORT=[0-9]' "$TMPD/sc.env" || fail "the sidecar lacks SIDECAR_PORT"
 ok "sidecar $SC_PID runs as uid $SC_UID with a sanitized environment: $(tr '\n' ' ' <"$TMPD/sc.env")"
 # Its own control group, with its limits, where this host has control groups.
+HAS_GROUP=
 if grep -q "sidecar-model" /proc/"$SC_PID"/cgroup; then
+	HAS_GROUP=1
 	CG=$(grep -E '^[0-9]+:(memory|pids)?:.*sidecar-model' /proc/"$SC_PID"/cgroup | tr '\n' ' ')
 	MEM=
 	for f in /sys/fs/cgroup/memory$(awk -F: '$2 == "memory" {print $3}' /proc/"$SC_PID"/cgroup)/memory.limit_in_bytes \
@@ -241,6 +243,9 @@ wait_for 30 "/health says running after the restart" sh -c \
 curl -s "$BASE/health" >"$TMPD/body"
 NEW_PID=$(jget 'd["sidecars"][0]["pid"]')
 [ "$NEW_PID" != "$SC_PID" ] || fail "the restarted sidecar has the old pid"
+if [ -n "$HAS_GROUP" ] && ! grep -q "sidecar-model" /proc/"$NEW_PID"/cgroup; then
+	fail "the restarted sidecar left its control group: $(cat /proc/"$NEW_PID"/cgroup)"
+fi
 ok "/health after the restart: $(jget 'd["sidecars"]')"
 
 # --- SIGHUP restarts only the sidecar whose settings changed --------------------
