@@ -688,6 +688,10 @@ sidecars_child_exited(pid_t pid, int status)
 			continue;
 		char *how = wstatus_text(status);
 		drain(s);
+		/* A process it left may hold the pipe open: its output goes unread. */
+		if (s->out != -1)
+			close(s->out);
+		s->out = -1;
 		s->pid = 0;
 		if (s->cg)
 			cgroup_kill_all(s->cg); /* what it left in its group */

@@ -97,7 +97,7 @@ sidecar_state_down(char *why, size_t why_len)
 			continue;
 		down = 1;
 		int n = snprintf(why + used, used < why_len ? why_len - used : 0,
-				 "%ssidecar %s is %s (%u restarts)", used ? "; " : "",
+				 "%ssidecar %s is not running (%s, %u restarts)", used ? "; " : "",
 				 conf->sidecars.v[i].name, state_names[states[i].state],
 				 states[i].restarts);
 		if (n > 0)

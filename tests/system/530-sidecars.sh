@@ -284,6 +284,29 @@ if kill -0 "$NEW_PID" 2>/dev/null || pgrep -f "$TMPD/model_server.py" >/dev/null
 fi
 ok "SIGTERM stopped the sidecar ($(grep -c 'sidecar model' "$LOG") log lines of it); none is left"
 
+# --- a sidecar that stays down: /health and status say which --------------------------
+CFG_EXTRA="sidecars:
+  - name: once
+    command: [$TMPD/model_server.py]
+    env: {MODEL_MB: '1'}
+    restart: never"
+write_config
+start_daemon
+wait_ready
+curl -s "$BASE/health" >"$TMPD/body"
+ONCE_PORT=$(jget 'd["sidecars"][0]["port"]')
+curl -s --max-time 5 "http://127.0.0.1:$ONCE_PORT/exit" >/dev/null 2>&1 || true
+wait_for 30 "/health degraded, naming the sidecar" sh -c \
+	"curl -s '$BASE/health' | grep -q 'sidecar once is not running (failed, 0 restarts)'"
+[ "$(health_status)" = 503 ] || fail "/health is not 503 while a sidecar is down"
+"$CTL" -f "$TMPD/codeexecd.yaml" status >"$TMPD/status.out" 2>&1 || true
+grep -Eq "^once +failed +- +0 +" "$TMPD/status.out" ||
+	fail "codeexecctl status does not show the sidecar failed: $(cat "$TMPD/status.out")"
+grep -q "sidecar once exited with status 3; restart is never: it stays down" "$LOG" ||
+	fail "the log does not say why it stays down"
+ok "a sidecar that stays down: $(cat "$TMPD/health.body"); status: $(grep '^once' "$TMPD/status.out")"
+stop_daemon TERM
+
 # --- a sidecar that never answers 2xx: start-up fails, naming it ---------------------
 CFG_EXTRA="sidecars:
   - name: slow
