@@ -147,8 +147,9 @@ read_env(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
 		if (r->env_name_ok(k, why, sizeof(why)) == -1)
 			return bad(r, v->kids[i], "env: %s", why);
 		if (strncmp(k, "SIDECAR_", 8) == 0)
-			return bad(r, v->kids[i], "env: %s is rejected: codeexecd sets "
-						  "SIDECAR_HOST and SIDECAR_PORT for the sidecar", k);
+			return bad(r, v->kids[i],
+				   "env: %s is rejected: codeexecd sets SIDECAR_HOST and SIDECAR_PORT "
+				   "for the sidecar", k);
 		sc->env_keys[sc->nenv] = xstrdup(k);
 		sc->env_values[sc->nenv++] = xstrdup(val);
 	}
@@ -165,14 +166,16 @@ read_limits(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
 		const struct ynode *val = v->kids[i + 1];
 		if (k == NULL)
 			return -1;
-		int rc = strcmp(k, "memory_mb") == 0
-				 ? read_int(r, val, "limits.memory_mb", 0, 16777216, &sc->limit_memory_mb)
-			 : strcmp(k, "pids") == 0
-				 ? read_int(r, val, "limits.pids", 0, 4194304, &sc->limit_pids)
-			 : strcmp(k, "cpu") == 0
-				 ? read_number(r, val, "limits.cpu", 0, 1024, &sc->limit_cpu)
-				 : bad(r, v->kids[i], "limits: unknown field %.40s (memory_mb, pids, cpu)",
-				       k);
+		int rc;
+		if (strcmp(k, "memory_mb") == 0)
+			rc = read_int(r, val, "limits.memory_mb", 0, 16777216, &sc->limit_memory_mb);
+		else if (strcmp(k, "pids") == 0)
+			rc = read_int(r, val, "limits.pids", 0, 4194304, &sc->limit_pids);
+		else if (strcmp(k, "cpu") == 0)
+			rc = read_number(r, val, "limits.cpu", 0, 1024, &sc->limit_cpu);
+		else
+			rc = bad(r, v->kids[i], "limits: unknown field %.40s (memory_mb, pids, cpu)",
+				 k);
 		if (rc == -1)
 			return -1;
 	}

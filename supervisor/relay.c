@@ -272,7 +272,7 @@ relay_main(int argc, char *argv[])
 		for (int i = 0; i < MAX_PAIRS; i++)
 			for (int d = 0; d < 2; d++) {
 				struct pair *p = &pairs[i];
-				/* Read when this side's buffer is empty; write when the other's is not. */
+				/* Read into an empty buffer; write out the other's. */
 				short ev = (p->h[d].len == 0 && !p->h[d].eof ? POLLIN : 0) |
 					   (p->h[1 - d].len > p->h[1 - d].off ? POLLOUT : 0);
 				pfd[n++] = (struct pollfd){.fd = p->fd[d], .events = ev};

@@ -770,7 +770,8 @@ sidecars_tick(void)
 				s->regroup = 0;
 				if (s->cg)
 					cgroup_destroy(&s->cg);
-				if (S.cgroups && (s->cg = make_group(s->sc, cgwhy, sizeof(cgwhy))) == NULL)
+				if (S.cgroups &&
+				    (s->cg = make_group(s->sc, cgwhy, sizeof(cgwhy))) == NULL)
 					log_warnx("sidecar %s runs without its control group and "
 						  "limits: %s", s->sc->name, cgwhy);
 			}
@@ -954,7 +955,8 @@ sidecars_reload(const char *path)
 			continue;
 		}
 		s->regroup = now->limit_memory_mb != want->limit_memory_mb ||
-			     now->limit_pids != want->limit_pids || now->limit_cpu != want->limit_cpu;
+			     now->limit_pids != want->limit_pids ||
+			     now->limit_cpu != want->limit_cpu;
 		take_settings(now, want);
 		log_info("reload: sidecar %s changed; restarting it", now->name);
 		if (s->pid > 0) {

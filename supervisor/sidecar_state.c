@@ -74,8 +74,8 @@ sidecar_state_json(void)
 								     ? (int64_t)now - st->started
 								     : 0));
 		json_object_object_add(o, "rss_kb", json_object_new_int64(st->rss_kb));
-		json_object_object_add(o, "port", json_object_new_int64(st->port ? (int64_t)st->port
-									       : (int64_t)sc->port));
+		int64_t port = st->port ? (int64_t)st->port : (int64_t)sc->port;
+		json_object_object_add(o, "port", json_object_new_int64(port));
 		json_object_object_add(o, "url_env_var", json_object_new_string(sc->url_env_var));
 		json_object_array_add(a, o);
 	}
