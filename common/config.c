@@ -349,6 +349,8 @@ static const struct {
 	{"LD_PRELOAD", INJECTS},
 	{"LD_AUDIT", INJECTS},
 	{"DYLD_INSERT_LIBRARIES", INJECTS},
+	{"SIDECAR_HOST", CONTROLLED},
+	{"SIDECAR_PORT", CONTROLLED},
 };
 
 static int
@@ -367,6 +369,21 @@ check_env_name(struct config *c, const char *v, char *why, size_t why_len)
 		if (strcmp(v, env_rejected[i].name) == 0)
 			return err_set(why, why_len, "%s is rejected: %s", v, env_rejected[i].why);
 	return 0;
+}
+
+/* check_env_name for a reader without a struct config (sidecar_config.c). */
+static int
+env_name_ok(const char *v, char *why, size_t why_len)
+{
+	return check_env_name(NULL, v, why, why_len);
+}
+
+/* sidecars: seed 000's SidecarConfig list (sidecar_config.c reads it). */
+static int
+read_sidecars(struct config *c, const char *file, const struct ynode *v, char *why,
+	      size_t why_len)
+{
+	return sidecars_read_node(&c->sidecars, file, v, env_name_ok, why, why_len);
 }
 
 /* wheelhouse: empty, or an absolute path (kernels of any cwd read it). */
@@ -821,6 +838,12 @@ static const struct config_key keys[] = {
 	{.name = "asset_max_mb", .kind = CFG_INT, .def = "10240", .group = "Assets",
 	 FIELD(asset_max_mb), .min = 1, .max = 16777216,
 	 .doc = "Largest asset, in MiB; a larger download is stopped and refused."},
+
+	/* Sidecars (seed 000's SidecarConfig, issue 14) */
+	{.name = "sidecars", .kind = CFG_NODE, .def = "[]", .group = "Sidecars", .offset = 0,
+	 .size = 0, .node = read_sidecars,
+	 .doc = "Long-lived helpers started before the pool, each loading an expensive "
+		"resource once for every session; kernels get their URL."},
 
 	/* Artifacts (issue 16) */
 	{.name = "publishers", .kind = CFG_RECORDS, .def = "[]", .group = "Artifacts",
@@ -1442,6 +1465,7 @@ config_free(struct config *c)
 			records_free(field_of(c, k), k);
 	}
 	tooldefs_free(&c->tools);
+	sidecars_free(&c->sidecars);
 	free(c->file);
 	free(c->listen_host);
 	free(c->metrics_listen_host);
@@ -2021,6 +2045,22 @@ finish(struct loader *l)
 			    c->max_timeout);
 	if (expand_path(l, "build_dir", &c->build_dir) < 0)
 		return -1;
+	/* A sidecar's URL is the framework's: kernel_environment cannot replace it. */
+	for (size_t i = 0; i < c->sidecars.n; i++)
+		for (size_t j = 0; j < c->kernel_environment.n; j++) {
+			const struct config_sidecar *sc = &c->sidecars.v[i];
+			const char *k = c->kernel_environment.keys[j];
+			size_t n = strlen(sc->url_env_var);
+			if (strcmp(sc->url_env_var, k) == 0)
+				return fail(l, mark_of(l, "kernel_environment"),
+					    "kernel_environment: %s is rejected: it is the url_env_var "
+					    "of sidecar %s", k, sc->name);
+			if (sc->socket && strncmp(sc->url_env_var, k, n) == 0 &&
+			    (strcmp(k + n, "_SOCKET") == 0 || strcmp(k + n, "_SOCKET_FD") == 0))
+				return fail(l, mark_of(l, "kernel_environment"),
+					    "kernel_environment: %s is rejected: it holds the socket "
+					    "of sidecar %s", k, sc->name);
+		}
 	if (c->tool_search_backend == TOOL_BACKEND_AZURE &&
 	    (c->azure_endpoint[0] == '\0' || c->azure_index[0] == '\0' ||
 	     c->azure_api_key_file[0] == '\0'))

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "netmode.h"
+#include "sidecar_config.h"
 #include "tooldef.h"
 
 struct ynode;
@@ -102,6 +103,9 @@ struct config {
 	int build_timeout_s;	 /* whole build, every step included */
 	char *conda_executable;	 /* "": the first of micromamba, mamba, conda found */
 	char *wheelhouse;	 /* "" or absolute: per-session installs with no index */
+
+	/* sidecars (seed 000's SidecarConfig, issue 14) */
+	struct config_sidecars sidecars;
 
 	/* assets (seed 000) */
 	struct config_records assets; /* of struct config_asset */

@@ -101,6 +101,13 @@ struct ipc_start {
 	struct ipc_limits *limits; /* NULL: none. A limit that cannot be enforced fails START */
 	struct ipc_cgroup *cgroup; /* NULL: no cgroup (then memory_mb, pids, cpu must be 0) */
 	char *warm_code; /* run once, not silent and without history, before READY; NULL: none */
+	/*
+	 * "NAME=PATH" items (NULL: none): before each kernel start the worker
+	 * connects to the Unix socket PATH and the kernel inherits that
+	 * connection, its number in NAME. For seccomp kernels, which may
+	 * connect() nowhere: a sidecar's descriptor broker (relay.h).
+	 */
+	char **unix_fds;
 };
 
 /*

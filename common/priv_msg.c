@@ -24,6 +24,8 @@ enum kind {
 	K_NAME,	   /* char[PRIV_NAME_LEN + 1]: PRIV_NAME_LEN lowercase hex digits */
 	K_SESSION, /* char[PRIV_SESSION_LEN + 1]: PRIV_SESSION_LEN lowercase hex digits */
 	K_OUTCOME, /* uint32_t, an enum priv_pp_outcome */
+	K_SIDECAR, /* uint32_t, an index of cfg->sidecars: below SIDECARS_MAX */
+	K_SCSTATE, /* uint32_t, an enum priv_sidecar_run */
 };
 
 struct field {
@@ -56,6 +58,11 @@ static const struct field pre_fields[] = {
 static const struct field pred_fields[] = {
 	F(priv_preprocessed, seq, K_ID), F(priv_preprocessed, status, K_STATUS),
 	F(priv_preprocessed, outcome, K_OUTCOME), {0}};
+static const struct field sidecar_fields[] = {
+	F(priv_sidecar_state, index, K_SIDECAR), F(priv_sidecar_state, state, K_SCSTATE),
+	F(priv_sidecar_state, pid, K_U32), F(priv_sidecar_state, restarts, K_U32),
+	F(priv_sidecar_state, started, K_U32), F(priv_sidecar_state, rss_kb, K_U32),
+	F(priv_sidecar_state, port, K_U32), {0}};
 static const struct field degraded_fields[] = {F(priv_degraded, reason, K_REASON), {0}};
 
 static const struct {
@@ -75,6 +82,7 @@ static const struct {
 	{PRIV_RUNTIME_RENEWED, "RUNTIME_RENEWED", renewed_fields},
 	{PRIV_RUNTIME_DEGRADED, "RUNTIME_DEGRADED", degraded_fields},
 	{PRIV_PREPROCESSED, "PREPROCESSED", pred_fields},
+	{PRIV_SIDECAR_STATE, "SIDECAR_STATE", sidecar_fields},
 };
 
 static const struct field *
@@ -190,6 +198,17 @@ check(const char *tname, const struct field *f, const char *at, char *why, size_
 		if (u > PRIV_PP_TOO_BIG)
 			return err_set(why, why_len, "%s: %s: %u is no outcome", tname, f->name,
 				       u);
+		return 0;
+	case K_SIDECAR:
+		memcpy(&u, at, 4);
+		if (u >= PRIV_SIDECARS_MAX)
+			return err_set(why, why_len, "%s: %s: %u is no sidecar", tname, f->name, u);
+		return 0;
+	case K_SCSTATE:
+		memcpy(&u, at, 4);
+		if (u > PRIV_SC_STOPPED)
+			return err_set(why, why_len, "%s: %s: %u is no sidecar state", tname,
+				       f->name, u);
 		return 0;
 	default:
 		return 0;

@@ -52,9 +52,9 @@
 
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
- * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. Bump whenever a
- * type or a layout changes. */
-#define PRIV_VERSION 3
+ * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. 4: SIDECAR_STATE.
+ * Bump whenever a type or a layout changes. */
+#define PRIV_VERSION 4
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
@@ -82,6 +82,35 @@ enum priv_type {
 	PRIV_RUNTIME_RENEWED = 35,    /* no fields, + the new control socket if there is one */
 	PRIV_RUNTIME_DEGRADED = 36,   /* struct priv_refused's reason alone */
 	PRIV_PREPROCESSED = 37,	      /* struct priv_preprocessed, + a memfd of the output */
+	PRIV_SIDECAR_STATE = 38,      /* struct priv_sidecar_state */
+};
+
+/* Sidecars one daemon may run (SIDECARS_MAX of sidecar_config.h). */
+#define PRIV_SIDECARS_MAX 16
+
+/* Where a sidecar is in its life (SIDECAR_STATE's state). */
+enum priv_sidecar_run {
+	PRIV_SC_STARTING = 0, /* started, not answering health_path with a 2xx yet */
+	PRIV_SC_RUNNING = 1,
+	PRIV_SC_BACKOFF = 2,  /* exited; restarted when its back-off ends */
+	PRIV_SC_FAILED = 3,   /* exited and not restarted (restart: never, or on-failure and 0) */
+	PRIV_SC_STOPPED = 4,  /* stopped by the daemon, which is stopping */
+};
+
+/*
+ * SIDECAR_STATE: sidecar `index` (of the configuration's list, which the
+ * front shares: the parent started them before the front forked) changed,
+ * or the periodic refresh of its memory. For /health and status only: the
+ * front cannot signal it.
+ */
+struct priv_sidecar_state {
+	uint32_t index;	   /* < PRIV_SIDECARS_MAX */
+	uint32_t state;	   /* enum priv_sidecar_run */
+	uint32_t pid;	   /* 0 when none runs */
+	uint32_t restarts; /* since the daemon started */
+	uint32_t started;  /* wall clock, seconds, of its last start; 0: none */
+	uint32_t rss_kb;   /* its resident memory, 0 when none runs */
+	uint32_t port;	   /* the port it serves, as picked at start-up */
 };
 
 /*
@@ -198,6 +227,7 @@ struct priv_msg {
 		struct priv_degraded degraded;
 		struct priv_preprocess pre;
 		struct priv_preprocessed pred;
+		struct priv_sidecar_state sidecar;
 	} u;
 };
 

@@ -1,4 +1,4 @@
-/* cmd_status.c - codeexecctl status: the daemon, its sessions and its workers. */
+/* cmd_status.c - codeexecctl status: the daemon, its sessions, workers and sidecars. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -38,11 +38,48 @@ status_print_workers(struct json_object *workers)
 	table_free(&t);
 }
 
+/* One row per sidecar (issue 14): state, pid, restarts, uptime, memory. */
+static void
+status_print_sidecars(struct json_object *sidecars)
+{
+	struct table t;
+	char up[32];
+
+	if (!json_object_is_type(sidecars, json_type_array) ||
+	    json_object_array_length(sidecars) == 0)
+		return;
+	table_init(&t, 6);
+	table_addf(&t, "SIDECAR");
+	table_addf(&t, "STATE");
+	table_addf(&t, "PID");
+	table_addf(&t, "RESTARTS");
+	table_addf(&t, "UPTIME");
+	table_addf(&t, "RSS");
+	for (size_t i = 0; i < json_object_array_length(sidecars); i++) {
+		struct json_object *s = json_object_array_get_idx(sidecars, i);
+		long long pid = ctl_int(s, "pid", 0);
+
+		table_addf(&t, "%s", ctl_str(s, "name", "?"));
+		table_addf(&t, "%s", ctl_str(s, "state", "?"));
+		if (pid > 0)
+			table_addf(&t, "%lld", pid);
+		else
+			table_addf(&t, "-");
+		table_addf(&t, "%lld", ctl_int(s, "restarts", 0));
+		ctl_duration(ctl_int(s, "uptime_s", 0), up, sizeof(up));
+		table_addf(&t, "%s", pid > 0 ? up : "-");
+		table_addf(&t, "%lld MiB", ctl_int(s, "rss_kb", 0) / 1024);
+	}
+	printf("\n");
+	table_print(&t, stdout);
+	table_free(&t);
+}
+
 static int
 status_run(struct ctl *c, char **argv)
 {
 	struct json_object *req = json_object_new_object();
-	struct json_object *reply, *workers = NULL;
+	struct json_object *reply, *workers = NULL, *sidecars = NULL;
 	char up[32];
 
 	json_object_object_add(req, "cmd", json_object_new_string("status"));
@@ -60,6 +97,8 @@ status_run(struct ctl *c, char **argv)
 	       ctl_int(reply, "idle_kernels", 0));
 	json_object_object_get_ex(reply, "workers", &workers);
 	status_print_workers(workers);
+	json_object_object_get_ex(reply, "sidecars", &sidecars);
+	status_print_sidecars(sidecars);
 	json_object_put(reply);
 	return CTL_OK;
 }

@@ -20,6 +20,7 @@
 #include "fsutil.h"
 #include "health.h"
 #include "log.h"
+#include "sidecar_state.h"
 #include "pool.h"
 #include "privdrop.h"
 #include "session.h"
@@ -199,6 +200,8 @@ control_status(void)
 	char why[512];
 	int degraded = health_degraded(why, sizeof(why));
 
+	if (!degraded)
+		degraded = sidecar_state_down(why, sizeof(why));
 	json_object_object_add(r, "status", json_object_new_string(degraded      ? "degraded"
 								    : pool_ready() ? "ok"
 										   : "starting"));
@@ -212,6 +215,7 @@ control_status(void)
 	json_object_object_add(r, "sessions", json_object_new_int(session_count()));
 	json_object_object_add(r, "idle_kernels", json_object_new_int(pool_idle_count()));
 	json_object_object_add(r, "workers", pool_describe());
+	json_object_object_add(r, "sidecars", sidecar_state_json());
 	return r;
 }
 

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "control.h"
 #include "front.h"
+#include "sidecar_state.h"
 #include "health.h"
 #include "http.h"
 #include "job.h"
@@ -159,6 +160,7 @@ front_main(void *arg, int sock, int control, int ready_fd)
 	sigflags_install();
 	control_fd = control;
 	parent_link_init(sock);
+	sidecar_state_init(cfg);
 	pool_on_runtime(on_runtime);
 	pool_init(cfg);
 	session_on_close(batch_session_closed);

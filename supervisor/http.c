@@ -24,6 +24,7 @@
 #include "http.h"
 #include "http_conn.h"
 #include "log.h"
+#include "sidecar_state.h"
 #include "memtrim.h"
 #include "mcp.h"
 #include "metrics.h"
@@ -535,6 +536,10 @@ health_handler(struct mg_connection *conn, void *unused)
 	int degraded = health_degraded(why, sizeof(why));
 	struct json_object *o = json_object_new_object();
 
+	/* A sidecar that is down fails the calls that need it: say which. */
+	if (!degraded)
+		degraded = sidecar_state_down(why, sizeof(why));
+
 	json_object_object_add(o, "status", json_object_new_string(degraded ? "degraded"
 								    : ready  ? "ok"
 									     : "starting"));
@@ -543,6 +548,8 @@ health_handler(struct mg_connection *conn, void *unused)
 	json_object_object_add(o, "name", json_object_new_string(cfg->name));
 	json_object_object_add(o, "sessions", json_object_new_int(session_count()));
 	json_object_object_add(o, "idle_kernels", json_object_new_int(pool_idle_count()));
+	if (cfg->sidecars.n > 0)
+		json_object_object_add(o, "sidecars", sidecar_state_json());
 	start_failure_add(o);
 	int status = ready && !degraded ? 200 : 503;
 	send_response(conn, status, "application/json",

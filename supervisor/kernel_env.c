@@ -182,6 +182,37 @@ put_pip_options(const struct config *cfg, struct json_object *env)
 }
 
 /*
+ * Each sidecar's URL in its url_env_var, and the first one's address as
+ * SIDECAR_HOST and SIDECAR_PORT (seed 000's framework names). The ports
+ * are the ones the parent picked before it started them (sidecar.h).
+ */
+static void
+put_sidecars(const struct config *cfg, struct json_object *env)
+{
+	char port[16];
+
+	for (size_t i = 0; i < cfg->sidecars.n; i++) {
+		const struct config_sidecar *sc = &cfg->sidecars.v[i];
+		int v6 = strchr(sc->host, ':') != NULL;
+		char *url = xasprintf("http://%s%s%s:%d", v6 ? "[" : "", sc->host, v6 ? "]" : "",
+				      sc->port);
+		put(env, sc->url_env_var, url);
+		free(url);
+		/* A seccomp kernel may connect() nowhere: it gets the broker (worker_launch.c). */
+		if (sc->socket_path && cfg->kernel_network_mode != NET_SECCOMP) {
+			char *name = xasprintf("%s_SOCKET", sc->url_env_var);
+			put(env, name, sc->socket_path);
+			free(name);
+		}
+	}
+	if (cfg->sidecars.n == 0)
+		return;
+	snprintf(port, sizeof(port), "%d", cfg->sidecars.v[0].port);
+	put(env, "SIDECAR_HOST", cfg->sidecars.v[0].host);
+	put(env, "SIDECAR_PORT", port);
+}
+
+/*
  * The baseline, the framework's values, then kernel_environment. config.c
  * has refused every kernel_environment name set here before it, so the
  * configured values cannot replace the framework's.
@@ -214,6 +245,7 @@ kernel_env_build(const struct config *cfg)
 	put(env, "MCP_ASSET_CACHE_DIR", cfg->asset_cache_dir);
 	/* Without authentication every caller is the same anonymous identity. */
 	put(env, "USER_IDENTITY", "anonymous");
+	put_sidecars(cfg, env);
 	/* %pip install: no prompt, no check of PyPI for a newer pip, our index. */
 	put(env, "PIP_NO_INPUT", "1");
 	put(env, "PIP_DISABLE_PIP_VERSION_CHECK", "1");

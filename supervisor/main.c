@@ -32,7 +32,9 @@
 #include "memtrim.h"
 #include "mpl_check.h"
 #include "parent.h"
+#include "relay.h"
 #include "runtime_watch.h"
+#include "sidecar.h"
 #include "front.h"
 #include "toolreg_check.h"
 #include "privdrop.h"
@@ -338,6 +340,9 @@ main(int argc, char *argv[])
 	struct config cfg;
 	char err[1024];
 
+	/* A sidecar's Unix socket (relay.h): started by the parent, never by hand. */
+	if (argc > 1 && strcmp(argv[1], RELAY_OPTION) == 0)
+		return relay_main(argc, argv);
 	while ((ch = getopt_long(argc, argv, "df:hnvVW:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd': foreground = 1; break;
@@ -446,6 +451,12 @@ main(int argc, char *argv[])
 		.watch = runtime_watch,
 	};
 	front_identity(&cfg, &pa.front_uid, &pa.front_gid);
+	/* After the environment and assets, before the pool (which the front
+	 * starts), as the front's unprivileged user; their ports are fixed
+	 * here, before the front copies the configuration. */
+	if (sidecars_start(&cfg, use_cgroups ? &layout : NULL, pa.front_uid, pa.front_gid,
+			   foreground, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	/* Before the front says the daemon serves: scripts read it then. */
 	runtime_pidfile_write(&cfg);
 	/* Before privdrop_apply (the front empties its bounding set with our

@@ -30,6 +30,7 @@
 #include "monitor.h"
 #include "parent.h"
 #include "remover.h"
+#include "sidecar.h"
 #include "sigflags.h"
 #include "uid.h"
 #include "wstatus.h"
@@ -324,6 +325,14 @@ become_front(struct parent_args *a, pid_t parent, int sock, int ready_fd)
 
 static void serve(struct parent_args *a, int sock);
 
+/* Send one SIDECAR_STATE to the front, if one listens. */
+static void
+tell_sidecar(const struct priv_msg *m)
+{
+	if (P.sock != -1 && priv_msg_send(P.sock, m, -1) == -1)
+		log_warn("send %s to the front", priv_type_name(m->type));
+}
+
 /* Fork a front with a fresh protocol socket and monitor. 0, or -1 (logged). */
 static int
 start_front(struct parent_args *a, int ready_fd)
@@ -376,6 +385,8 @@ serve(struct parent_args *a, int sock)
 		monitor_set_preprocess(P.mon, a->cfg->http_threads > 0 ? a->cfg->http_threads : 32,
 				       a->cfg->preprocess_timeout_s,
 				       a->cfg->preprocess_max_bytes);
+	/* A new front knows nothing of the sidecars yet. */
+	sidecars_report(1, tell_sidecar);
 }
 
 void
@@ -440,7 +451,7 @@ reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == P.front)
 			front_exited(status);
-		else if (!uid_child_exited(pid, status) &&
+		else if (!sidecars_child_exited(pid, status) && !uid_child_exited(pid, status) &&
 			 !monitor_child_exited(P.mon, pid, status))
 			log_debug("reaped process %d, not ours", (int)pid);
 	}
@@ -470,8 +481,13 @@ pass_signals(void)
 		if (P.front)
 			kill(P.front, SIGTERM);
 	}
-	if (sigflags_take(SIGFLAG_HUP) && P.front)
-		kill(P.front, SIGHUP);
+	if (sigflags_take(SIGFLAG_HUP)) {
+		if (P.front)
+			kill(P.front, SIGHUP);
+		/* The front cannot start processes: changed sidecars are the parent's. */
+		if (sidecars_count() > 0 && !P.stopping)
+			sidecars_reload(P.a->cfg->file);
+	}
 	if (sigflags_take(SIGFLAG_USR1)) {
 		log_info("status: parent, front %d, %d workers live", (int)P.front,
 			 P.mon ? monitor_live(P.mon) : 0);
@@ -520,12 +536,15 @@ static void
 turn(void)
 {
 	static time_t last_watch;
-	struct pollfd pfd[2] = {{.fd = sigflags_fd(), .events = POLLIN},
-				{.fd = P.sock, .events = POLLIN}};
+	struct pollfd pfd[2 + PRIV_SIDECARS_MAX] = {{.fd = sigflags_fd(), .events = POLLIN},
+						    {.fd = P.sock, .events = POLLIN}};
+	/* With no front, its slot waits on nothing (poll skips negative fds). */
+	int n = 2 + sidecars_pollfds(pfd + 2, PRIV_SIDECARS_MAX);
 
-	if (poll(pfd, P.sock == -1 ? 1 : 2, 1000) == -1 && errno != EINTR)
+	if (poll(pfd, (nfds_t)n, 1000) == -1 && errno != EINTR)
 		fatal("poll");
 	pass_signals();
+	sidecars_tick();
 	if (P.sock != -1 && pfd[1].revents && monitor_request(P.mon) == -1) {
 		/* The front closed its end or broke the protocol: it is not to be
 		 * trusted. (A front that stops closes it as it exits.) */
@@ -538,6 +557,7 @@ turn(void)
 	reap();
 	if (P.mon)
 		monitor_tick(P.mon);
+	sidecars_report(0, tell_sidecar);
 	uid_tick();
 	if (P.stopping && P.front && clock_mono() > P.stop_deadline) {
 		log_warnx("front %d did not stop in time; killing it", (int)P.front);
@@ -562,6 +582,8 @@ parent_run(struct parent_args *a)
 		if (after_front(&rc))
 			break;
 	}
+	/* Last: the sessions could use them until they ended. */
+	sidecars_stop(a->cfg->shutdown_grace_s);
 	remover_drain();
 	if (a->cgroups_owned) {
 		cgroup_layout_remove(a->cgroups_owned); /* what no worker removed */

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "sidecar_state.h"
 #include "metrics.h"
 #include "pool_exec.h"
 #include "pool_reap.h"
@@ -127,6 +128,9 @@ pool_reap(void)
 		case PRIV_RUNTIME_DEGRADED:
 			if (runtime_fn)
 				runtime_fn(m.u.degraded.reason, -1);
+			break;
+		case PRIV_SIDECAR_STATE:
+			sidecar_state_set(&m.u.sidecar);
 			break;
 		default:
 			log_warnx("an unexpected %s from the privileged parent",

@@ -19,6 +19,7 @@
 #include "ipc_msg.h"
 #include "kernel_env.h"
 #include "log.h"
+#include "relay.h"
 #include "rand.h"
 #include "worker_launch.h"
 #include "xmalloc.h"
@@ -82,6 +83,31 @@ strings_of(struct json_object *a)
 	return v;
 }
 
+/*
+ * For a seccomp kernel, which may connect() nowhere: each socket: true
+ * sidecar's descriptor broker (relay.h), inherited already connected as
+ * {url_env_var}_SOCKET_FD. NULL for the other modes or no such sidecar.
+ */
+static char **
+sidecar_unix_fds(const struct config *cfg)
+{
+	char **v = NULL;
+	size_t n = 0;
+
+	if (cfg->kernel_network_mode != NET_SECCOMP)
+		return NULL;
+	for (size_t i = 0; i < cfg->sidecars.n; i++) {
+		const struct config_sidecar *sc = &cfg->sidecars.v[i];
+		if (sc->socket_path == NULL)
+			continue;
+		v = xreallocarray(v, n + 2, sizeof(*v));
+		v[n++] = xasprintf("%s_SOCKET_FD=%s" RELAY_BROKER_SUFFIX, sc->url_env_var,
+				   sc->socket_path);
+		v[n] = NULL;
+	}
+	return v;
+}
+
 /* Send START to the worker on `fd`: its kernel command, environment, places
  * and sandbox. 0, or -1 with errno. */
 static int
@@ -103,6 +129,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 
 	kernel_env_session(cfg, env, w->workdir);
+	char **unix_fds = sidecar_unix_fds(cfg);
 	struct ipc_start st = {
 		.argv = strings_of(argv),
 		.env = kernel_env_strings(env),
@@ -116,6 +143,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 		.uid = (uint32_t)uid,
 		.gid = (uint32_t)uid,
 		.limits = &lim,
+		.unix_fds = unix_fds,
 	};
 	if (l->cgroups) {
 		ipc_cgroup_from_layout(&cg, ctl, l->cgroups, strrchr(w->rundir, '/') + 1);
@@ -126,6 +154,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 	strv_free(st.argv);
 	strv_free(st.env);
 	strv_free(st.allow_mime);
+	strv_free(unix_fds);
 	free(warm);
 	json_object_put(argv);
 	json_object_put(env);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -112,6 +113,47 @@ kernel_alloc(const struct kernel_spec *spec, char *why, size_t why_len)
 	return k;
 }
 
+/*
+ * spec's environment with, for each "NAME=PATH" of START's unix_fds, a
+ * connection to PATH that the kernel inherits (in fds[*nfds], up to
+ * SANDBOX_UNIX_FDS) and NAME=its number.
+ * One that cannot be made is logged and left out: the kernel starts
+ * without that sidecar rather than not at all. Caller owns the result.
+ */
+static char **
+unix_fds_env(const struct kernel_spec *spec, int *fds, int *nfds)
+{
+	size_t n = 0, m = 0, k = 0;
+
+	for (char **p = spec->envp; p && *p; p++)
+		n++;
+	for (char **p = spec->unix_fds; p && *p; p++)
+		m++;
+	char **env = xcalloc(n + m + 1, sizeof(*env));
+	for (k = 0; k < n; k++)
+		env[k] = xstrdup(spec->envp[k]);
+	*nfds = 0;
+	for (size_t j = 0; j < m && *nfds < SANDBOX_UNIX_FDS; j++) {
+		const char *item = spec->unix_fds[j], *eq = strchr(item, '=');
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		int fd = -1;
+		if (eq == NULL || strlen(eq + 1) >= sizeof(sun.sun_path) ||
+		    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+			log_warnx("unix_fds item %s: not NAME=PATH, or no socket", item);
+			continue;
+		}
+		memcpy(sun.sun_path, eq + 1, strlen(eq + 1));
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+			log_warn("connect %s for the kernel's %.*s", eq + 1, (int)(eq - item), item);
+			close(fd);
+			continue;
+		}
+		fds[(*nfds)++] = fd;
+		env[k++] = xasprintf("%.*s=%d", (int)(eq - item), item, fd);
+	}
+	return env;
+}
+
 /* Spawn the process of k with its output pipe and pidfd; 0 or -1 with why. */
 static int
 kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_t why_len)
@@ -119,10 +161,21 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 	int op[2];
 	struct sandbox_launch ln = {.n_cg_fds = 0, .pass_fd = -1};
 	char **argv = kernel_spawn_argv(spec->argv, k->conn_path);
+	int fds[SANDBOX_UNIX_FDS], nfds;
+	char **env = unix_fds_env(spec, fds, &nfds);
 
-	if (sandbox_cgroup_create(spec->sb, why, why_len) == -1 ||
-	    sandbox_prepare(spec->sb, argv, spec->envp, spec->cwd, spec->runtime_dir, &ln, why,
-			    why_len) == -1) {
+	int prepared = sandbox_cgroup_create(spec->sb, why, why_len) == 0 &&
+		       sandbox_prepare(spec->sb, argv, env, spec->cwd, spec->runtime_dir, &ln,
+				       why, why_len) == 0;
+	/* After sandbox_prepare, which starts ln afresh; freeing ln closes them. */
+	memcpy(ln.unix_fds, fds, sizeof(int) * (size_t)nfds);
+	ln.n_unix_fds = nfds;
+	/* The sandbox's own environment (seccomp's) copied it; else it is the kernel's. */
+	if (ln.envp == NULL)
+		ln.envp = env;
+	else
+		strv_free(env);
+	if (!prepared) {
 		if (ln.pass_fd >= 0)
 			close(ln.pass_fd);
 		sandbox_launch_free(&ln);

@@ -172,6 +172,9 @@ child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, cons
 	if (fcntl(conn_fd, F_SETFD, 0) == -1 ||
 	    (ln->pass_fd >= 0 && fcntl(ln->pass_fd, F_SETFD, 0) == -1))
 		child_fail(errfd, STAGE_SETUP, errno);
+	for (int i = 0; i < ln->n_unix_fds; i++)
+		if (fcntl(ln->unix_fds[i], F_SETFD, 0) == -1)
+			child_fail(errfd, STAGE_SETUP, errno);
 	if (sandbox_child(spec->sb, ln, &stage) == -1)
 		child_fail(errfd, stage, errno);
 	if (chdir(ln->start_dir ? ln->start_dir : spec->cwd) == -1)

@@ -35,6 +35,7 @@ struct kernel_spec {
 	int interrupt_by_message; /* interrupt_mode "message" rather than "signal" */
 	double startup_timeout_s;
 	struct sandbox *sb;	   /* identity, limits, network mode (sandbox.h) */
+	char **unix_fds;	   /* START's: "NAME=PATH" connections the kernel inherits */
 };
 
 /*

@@ -288,6 +288,9 @@ cleanup(struct wstate *w)
 		free(*p);
 	free(w->spec.argv);
 	free(w->spec.envp);
+	for (char **p = w->spec.unix_fds; p && *p; p++)
+		free(*p);
+	free(w->spec.unix_fds);
 	free(w->spec.cwd);
 	free(w->spec.runtime_dir);
 	for (char **p = w->allow_mime; p && *p; p++)

@@ -234,6 +234,8 @@ take_start(struct wstate *w, struct ipc_start *st, char *why, size_t why_len)
 	w->allow_mime = st->allow_mime;
 	w->warm_code = st->warm_code;
 	st->warm_code = NULL;
+	s->unix_fds = st->unix_fds;
+	st->unix_fds = NULL;
 	st->argv = st->env = st->allow_mime = NULL;
 	st->cwd = st->runtime_dir = NULL;
 	w->place.cwd = s->cwd;

@@ -135,6 +135,9 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_keep; i++)
 		free(ln->keep_path[i]);
 	ln->n_keep = 0;
+	for (int i = 0; i < ln->n_unix_fds; i++)
+		close(ln->unix_fds[i]);
+	ln->n_unix_fds = 0;
 	strv_free(ln->argv);
 	strv_free(ln->envp);
 	free(ln->start_dir);

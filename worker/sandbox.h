@@ -61,6 +61,9 @@ struct sandbox {
  * What a kernel about to start needs, made by sandbox_prepare() and
  * released by sandbox_launch_free(). The child uses it without allocating.
  */
+/* Connections of START's unix_fds a kernel inherits, at most. */
+#define SANDBOX_UNIX_FDS 16
+
 struct sandbox_launch {
 	char **argv;		/* NULL: spec's argv (caller's) */
 	char **envp;		/* NULL: spec's envp */
@@ -77,6 +80,8 @@ struct sandbox_launch {
 	int n_keep;
 	int pass_fd;		/* -1, or one more descriptor the kernel inherits
 				 * (seccomp: its working directory); kernel.c closes it */
+	int unix_fds[SANDBOX_UNIX_FDS]; /* START's unix_fds, connected; freeing ln closes them */
+	int n_unix_fds;
 };
 
 /* The directories an isolated kernel gets a private tmpfs on. */

@@ -28,6 +28,28 @@ make_wheel "$TMPD/wheels" 1.0
 chmod -R a+rX "$TMPD/wheels"
 mkdir -m 777 "$TMPD/dg"
 PORT=$(free_port)
+# A sidecar with socket: true in every configuration (issue 14): the
+# relay must reach it and nothing else, and leave every other probe as is.
+cat >"$TMPD/escape_sidecar.py" <<'EOF2'
+import os
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"escape-sidecar " + self.path.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+ThreadingHTTPServer((os.environ["SIDECAR_HOST"], int(os.environ["SIDECAR_PORT"])), H).serve_forever()
+EOF2
+chmod 644 "$TMPD/escape_sidecar.py"
+SIDECARS="sidecars:
+  - name: probe
+    command: [$TMPD/escape_sidecar.py]
+    url_env_var: PROBE_URL
+    socket: true"
 results=$TMPD/results.json
 echo '{}' >"$results"
 
@@ -36,7 +58,8 @@ limits=$(cd "$sysdir" && "$PY" -c 'import escape_table as et; print(et.LIMITS)')
 for config in $configs; do
 	mode=${config%%+*}
 	CFG_WARM=3
-	CFG_EXTRA="kernel_network_mode: $mode"
+	CFG_EXTRA="kernel_network_mode: $mode
+$SIDECARS"
 	case $config in *+uids*) CFG_EXTRA="$CFG_EXTRA
 kernel_uid_range: \"62300-62399\"" ;; esac
 	case $config in *+limits*) CFG_EXTRA="$CFG_EXTRA

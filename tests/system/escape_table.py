@@ -119,6 +119,43 @@ def _pair_sendmsg():
     a, b = socket.socketpair()
     a.sendmsg([b"x"])
     return "ok" if b.recv(1) == b"x" else "lost"
+def _sidecar_conn():
+    # The sidecar's socket (issue 14): its path, or in seccomp the broker.
+    if "PROBE_URL_SOCKET" in os.environ:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect(os.environ["PROBE_URL_SOCKET"])
+        return s
+    b = socket.socket(fileno=os.dup(int(os.environ["PROBE_URL_SOCKET_FD"])))
+    b.settimeout(5)
+    b.send(b"c")
+    _, fds, _, _ = socket.recv_fds(b, 1, 1)
+    b.close()
+    s = socket.socket(fileno=fds[0])
+    s.settimeout(5)
+    return s
+def _sidecar_relay():
+    # A request for another host service: the relay reaches its sidecar only.
+    s = _sidecar_conn()
+    s.sendall(b"GET http://127.0.0.1:1/other HTTP/1.0\r\nHost: 127.0.0.1:1\r\n\r\n")
+    data = b""
+    while True:
+        c = s.recv(65536)
+        if not c:
+            break
+        data += c
+    s.close()
+    return "sidecar" if b"escape-sidecar" in data else "other"
+def _sidecar_tcp():
+    host, port = os.environ["PROBE_URL"][len("http://"):].rsplit(":", 1)
+    socket.create_connection((host, int(port)), timeout=3).close()
+def _sidecar_path():
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(3)
+    try:
+        s.connect(RUNTIME + "/sidecars/probe.sock")
+    finally:
+        s.close()
 def _leave_behind():
     # What would run in a later session if HOME were shared: an IPython
     # startup file and a .pth file in the user site directory.
@@ -155,6 +192,9 @@ PROBES = [
     ("dgram_fs_host", "lambda: _dgram(DGRAM_FS)"),
     ("socketpair_send", "_pair_send"),
     ("socketpair_sendmsg", "_pair_sendmsg"),
+    ("sidecar_relay", "_sidecar_relay"),
+    ("sidecar_tcp", "_sidecar_tcp"),
+    ("sidecar_path", "_sidecar_path"),
 ]
 
 # Items 3 and 9 of issue 11 are probes_tenant.py's CGROUP_PROBES (may the
@@ -332,6 +372,10 @@ TABLE = {
     "dgram_fs_host": row("ok", "ok", "EPERM"),
     "socketpair_send": same("ok"),
     "socketpair_sendmsg": row("ok", "ok", "EPERM"),
+    # issue 14: a sidecar with socket: true (the broker's connection in seccomp)
+    "sidecar_relay": same("sidecar"),
+    "sidecar_tcp": row("ok", "ECONNREFUSED", "EPERM"),
+    "sidecar_path": row("ok", "ok", "EPERM"),
     "pip_install_shared_env": {"inherit": "absent"},
     # item 1: A's 0600 files in /tmp, /var/tmp and /dev/shm, after A ended
     "tmp_left_on_host": row("kept", "gone", "kept", "gone", "gone", "gone"),
@@ -403,6 +447,9 @@ LABELS = {
     "dgram_fs_host": "datagram to host fs socket",
     "socketpair_send": "socketpair send",
     "socketpair_sendmsg": "socketpair sendmsg",
+    "sidecar_relay": "sidecar socket, other URL",
+    "sidecar_tcp": "sidecar's TCP port",
+    "sidecar_path": "connect sidecar socket path",
     "pip_install_shared_env": "%pip install seen later",
     "tmp_left_on_host": "A's 0600 files, A ended",
     "later_read_tmp": "later session reads /tmp/x",
@@ -456,6 +503,7 @@ SHORT = {
     KILLED + "|killed:SIGSEGV": "SYS/SEGV",
     ":memory:": "memory", "disabled": "off", "absent": "no", "clean": "no",
     "none": "none", "own": "yes", "listed": "listed", "ECONNREFUSED": "ECONNREF",
+    "sidecar": "only it",
 }
 
 

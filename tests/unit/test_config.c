@@ -7,7 +7,7 @@
  *    reads ".It Ic KEY ..." (dotted for nested keys: ".It Ic pool.warm"),
  *    under the ".Ss" subsection named by the key's group ("Identity",
  *    "Environment", "Assets", "Artifacts", "Execution", "Isolation", "Daemon",
- *    "Tools"). No other line of the page starts with ".It Ic". Inside its item, a key states its default as
+ *    "Tools", "Sidecars"). No other line of the page starts with ".It Ic". Inside its item, a key states its default as
  *    the text line "Default:" followed by the line ".Ql VALUE" (VALUE
  *    quoted when it holds spaces), or, for an empty default, the line
  *    "Default: empty."; the one key without a default says "Required.".
@@ -577,6 +577,50 @@ static const struct {
 	 "5:9: auth.mode: the Entra preset (entra_client_id) needs mode oauth"},
 	{"name: x\nauth:\n  mode: tokens\n  tokens_file: /etc/codeexecd/tokens\n"
 	 "listen: 0.0.0.0:8000\n", NULL},
+	/* sidecars (issue 14) */
+	{"name: x\nsidecars: [{name: m, command: [-m, srv]}]\n", NULL},
+	{"name: x\nsidecars: {}\n", "2:11: sidecars: expected a list of sidecars"},
+	{"name: x\nsidecars: [{command: [a]}]\n",
+	 "2:12: sidecars item 1: name is required: 1 to 32 letters, digits, _ and -"},
+	{"name: x\nsidecars: [{name: m}]\n",
+	 "2:12: sidecars item 1: command is required (a list of arguments)"},
+	{"name: x\nsidecars: [{name: m, command: a}]\n",
+	 "2:31: sidecars item 1: command: expected a non-empty list of arguments"},
+	{"name: x\nsidecars: [{name: m, command: [a], restart: sometimes}]\n",
+	 "2:45: sidecars item 1: restart: expected always, on-failure or never, got "
+	 "\"sometimes\""},
+	{"name: x\nsidecars: [{name: m, command: [a], port: 70000}]\n",
+	 "2:42: sidecars item 1: port: expected a number from 0 to 65535, got \"70000\""},
+	{"name: x\nsidecars: [{name: m, command: [a], url_env_var: PATH}]\n",
+	 "2:12: sidecars item 1: url_env_var PATH is not a name kernels may be given"},
+	{"name: x\nsidecars: [{name: m, command: [a], env: {LD_PRELOAD: x}}]\n",
+	 "2:42: sidecars item 1: env: LD_PRELOAD is rejected: it injects code before kernel "
+	 "isolation applies"},
+	{"name: x\nsidecars: [{name: m, command: [a], host: localhost}]\n",
+	 "2:12: sidecars item 1: host localhost is not a numeric IP address"},
+	{"name: x\nsidecars: [{name: m, command: [a], health_path: health}]\n",
+	 "2:12: sidecars item 1: health_path must start with / and hold no space"},
+	{"name: x\nsidecars: [{name: m, command: [a], use_env_python: false}]\n",
+	 "2:12: sidecars item 1: command[0] must be an absolute path when use_env_python is "
+	 "false"},
+	{"name: x\nkernel_environment: {M_URL_SOCKET: a}\n"
+	 "sidecars: [{name: m, command: [a], socket: true}]\n",
+	 "2:21: kernel_environment: M_URL_SOCKET is rejected: it holds the socket of sidecar m"},
+	{"name: x\nsidecars: [{name: m, command: [a], limits: {memory: 1}}]\n",
+	 "2:45: sidecars item 1: limits: unknown field memory (memory_mb, pids, cpu)"},
+	{"name: x\nsidecars: [{name: m, command: [a]}, {name: m, command: [b]}]\n",
+	 "2:37: sidecars item 2: name m is already used by item 1"},
+	{"name: x\nsidecars: [{name: a, command: [a], url_env_var: U}, "
+	 "{name: b, command: [b], url_env_var: U}]\n",
+	 "2:53: sidecars item 2: url_env_var U is already used by item 1"},
+	{"name: x\nsidecars: [{name: m, command: [a], colour: red}]\n",
+	 "2:36: sidecars item 1: unknown field colour"},
+	{"name: x\nkernel_environment: {MODEL_URL: a}\n"
+	 "sidecars: [{name: model, command: [a]}]\n",
+	 "2:21: kernel_environment: MODEL_URL is rejected: it is the url_env_var of sidecar "
+	 "model"},
+	{"name: x\nkernel_environment: {SIDECAR_HOST: a}\n",
+	 "2:22: kernel_environment: SIDECAR_HOST is rejected: codeexecd sets it for every kernel"},
 };
 
 START_TEST(inline_texts)
@@ -595,6 +639,55 @@ START_TEST(inline_texts)
 		ck_assert_str_eq(err, want);
 		free(want);
 	}
+	free(path);
+}
+END_TEST
+
+/* A sidecar's fields, its defaults and what it derives (issue 14). */
+START_TEST(sidecar_fields)
+{
+	struct config c;
+	char err[512];
+	char *path = NULL;
+	int rc = load_text("name: x\nsidecars:\n"
+			   "  - name: my-model\n    command: [-m, srv, --fast]\n"
+			   "  - name: b\n    command: [/usr/bin/b]\n    use_env_python: false\n"
+			   "    url_env_var: B_ADDR\n    host: \"::1\"\n    port: 8123\n"
+			   "    health_path: /ready\n    readiness_timeout_s: 2.5\n"
+			   "    env: {MODEL_PATH: /m}\n    restart: never\n"
+			   "    limits: {memory_mb: 512, pids: 32, cpu: 1.5}\n",
+			   &c, err, sizeof(err), &path);
+
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(c.sidecars.n, 2);
+	const struct config_sidecar *a = &c.sidecars.v[0], *b = &c.sidecars.v[1];
+	ck_assert_str_eq(a->name, "my-model");
+	ck_assert_uint_eq(a->ncommand, 3);
+	ck_assert_str_eq(a->command[2], "--fast");
+	ck_assert_int_eq(a->use_env_python, 1);
+	ck_assert_str_eq(a->url_env_var, "MY_MODEL_URL");
+	ck_assert_str_eq(a->host, "127.0.0.1");
+	ck_assert_int_eq(a->port, 0);
+	ck_assert_str_eq(a->health_path, "/health");
+	ck_assert(a->readiness_timeout_s == 60);
+	ck_assert_int_eq(a->restart, SIDECAR_RESTART_ON_FAILURE);
+	ck_assert_int_eq(a->socket, 0);
+	ck_assert_int_eq(b->use_env_python, 0);
+	ck_assert_str_eq(b->url_env_var, "B_ADDR");
+	ck_assert_str_eq(b->host, "::1");
+	ck_assert_int_eq(b->port, 8123);
+	ck_assert_str_eq(b->health_path, "/ready");
+	ck_assert(b->readiness_timeout_s == 2.5);
+	ck_assert_uint_eq(b->nenv, 1);
+	ck_assert_str_eq(b->env_keys[0], "MODEL_PATH");
+	ck_assert_str_eq(b->env_values[0], "/m");
+	ck_assert_int_eq(b->restart, SIDECAR_RESTART_NEVER);
+	ck_assert_int_eq(b->limit_memory_mb, 512);
+	ck_assert_int_eq(b->limit_pids, 32);
+	ck_assert(b->limit_cpu == 1.5);
+	ck_assert_int_eq(sidecar_differs(a, a), 0);
+	ck_assert_int_ne(sidecar_differs(a, b), 0);
+	config_free(&c);
 	free(path);
 }
 END_TEST
@@ -685,7 +778,8 @@ START_TEST(table_is_sound)
 				       strcmp(k->group, "Isolation") == 0 ||
 				       strcmp(k->group, "Daemon") == 0 ||
 				       strcmp(k->group, "Authentication") == 0 ||
-				       strcmp(k->group, "Tools") == 0),
+				       strcmp(k->group, "Tools") == 0 ||
+				       strcmp(k->group, "Sidecars") == 0),
 			      "%s has no known group", k->name);
 		ck_assert_msg(k->def != NULL || strcmp(k->name, "name") == 0, "%s has no default",
 			      k->name);
@@ -939,6 +1033,7 @@ main(void)
 	tcase_add_loop_test(tc, inline_texts, 0,
 			    (int)(sizeof(inline_cases) / sizeof(inline_cases[0])));
 	tcase_add_test(tc, block_scalar);
+	tcase_add_test(tc, sidecar_fields);
 	tcase_add_test(tc, entra_preset);
 	suite_add_tcase(s, tc);
 

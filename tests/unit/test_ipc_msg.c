@@ -63,6 +63,7 @@ START_TEST(start_roundtrip)
 			NULL};
 	char *env[] = {"PATH=/env/bin:/usr/bin", "EMPTY=", "EQ=a=b", NULL};
 	char *mime[] = {"text/plain", "image/png", NULL};
+	char *fds[] = {"MODEL_URL_SOCKET_FD=/run/sidecars/model.sock.fds", NULL};
 	struct ipc_limits lim = {256, 64, 0.5, 200, 5};
 	struct cgroup_layout l = {.version = {2, 1, 0},
 				  .parent = {"/sys/fs/cgroup/d/kernels", "/sys/fs/cgroup/pids/x"}};
@@ -70,7 +71,7 @@ START_TEST(start_roundtrip)
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
 			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg,
-			       "import numpy\n0\n"};
+			       "import numpy\n0\n", fds};
 	struct ipc_start out;
 	struct cgroup_layout back;
 
@@ -92,6 +93,8 @@ START_TEST(start_roundtrip)
 	ck_assert(out.limits->cpu == 0.5);
 	ck_assert_str_eq(out.cgroup->name, "k-ab");
 	ck_assert_str_eq(out.warm_code, "import numpy\n0\n");
+	ck_assert_str_eq(out.unix_fds[0], "MODEL_URL_SOCKET_FD=/run/sidecars/model.sock.fds");
+	ck_assert_ptr_null(out.unix_fds[1]);
 	ipc_cgroup_to_layout(out.cgroup, &back);
 	ck_assert_int_eq(back.version[CGROUP_MEMORY], 2);
 	ck_assert_int_eq(back.version[CGROUP_PIDS], 1);

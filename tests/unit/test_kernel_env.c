@@ -164,6 +164,52 @@ START_TEST(warm_code_has_tools_dir_and_prefix)
 }
 END_TEST
 
+/* One sidecar as sidecars_start leaves it: port picked, maybe a socket. */
+static void
+add_sidecar(const char *name, const char *var, const char *host, int port, const char *sock)
+{
+	cfg.sidecars.v = xreallocarray(cfg.sidecars.v, cfg.sidecars.n + 1, sizeof(*cfg.sidecars.v));
+	struct config_sidecar *sc = &cfg.sidecars.v[cfg.sidecars.n++];
+	memset(sc, 0, sizeof(*sc));
+	sc->name = xstrdup(name);
+	sc->url_env_var = xstrdup(var);
+	sc->host = xstrdup(host);
+	sc->health_path = xstrdup("/health");
+	sc->port = port;
+	sc->socket = sock != NULL;
+	sc->socket_path = sock ? xstrdup(sock) : NULL;
+}
+
+/* Kernels find every sidecar: its URL, the first's address, its socket (issue 14). */
+START_TEST(sidecar_urls)
+{
+	char *v;
+
+	setup_cfg("", "");
+	add_sidecar("model", "MODEL_URL", "127.0.0.1", 41234, "/run/codeexecd/sidecars/model.sock");
+	add_sidecar("v6", "V6_URL", "::1", 8080, NULL);
+	ck_assert_str_eq(v = env_value("MODEL_URL"), "http://127.0.0.1:41234");
+	free(v);
+	ck_assert_str_eq(v = env_value("V6_URL"), "http://[::1]:8080");
+	free(v);
+	ck_assert_str_eq(v = env_value("SIDECAR_HOST"), "127.0.0.1");
+	free(v);
+	ck_assert_str_eq(v = env_value("SIDECAR_PORT"), "41234");
+	free(v);
+	ck_assert_str_eq(v = env_value("MODEL_URL_SOCKET"), "/run/codeexecd/sidecars/model.sock");
+	free(v);
+	ck_assert_str_eq(v = env_value("V6_URL_SOCKET"), "");
+	free(v);
+	/* A seccomp kernel cannot connect() to the path: its worker passes the broker. */
+	cfg.kernel_network_mode = NET_SECCOMP;
+	ck_assert_str_eq(v = env_value("MODEL_URL_SOCKET"), "");
+	free(v);
+	ck_assert_str_eq(v = env_value("MODEL_URL"), "http://127.0.0.1:41234");
+	free(v);
+	config_free(&cfg);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -174,6 +220,7 @@ main(void)
 	tcase_add_test(tc, wheelhouse_replaces_the_index);
 	tcase_add_test(tc, session_packages_on_the_path);
 	tcase_add_test(tc, warm_code_has_tools_dir_and_prefix);
+	tcase_add_test(tc, sidecar_urls);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

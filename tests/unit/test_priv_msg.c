@@ -88,6 +88,12 @@ START_TEST(every_message_roundtrip)
 	roundtrip(&m);
 	m.u.pred = (struct priv_preprocessed){12, 9, PRIV_PP_TIMEOUT};
 	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_SIDECAR_STATE;
+	m.u.sidecar = (struct priv_sidecar_state){15, PRIV_SC_BACKOFF, 0, 3, 1764600000, 0, 41234};
+	roundtrip(&m);
+	m.u.sidecar = (struct priv_sidecar_state){0, PRIV_SC_RUNNING, 4242, 0, 1, 204800, 80};
+	roundtrip(&m);
 }
 END_TEST
 
@@ -167,6 +173,13 @@ START_TEST(bad_records)
 	refused(pre, 8 + PRIV_SESSION_LEN, "identity: empty");
 	pre[8 + PRIV_SESSION_LEN] = '\n';
 	refused(pre, 8 + PRIV_SESSION_LEN + 5, "identity: byte 0 is not printable");
+	/* SIDECAR_STATE: an index past PRIV_SIDECARS_MAX, a state past the last */
+	unsigned char sc[] = {0, PRIV_VERSION, 0, 38, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 0,
+			      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	refused(sc, sizeof(sc), "16 is no sidecar");
+	sc[7] = 0;
+	sc[11] = 5;
+	refused(sc, sizeof(sc), "5 is no sidecar state");
 	/* PREPROCESSED: an outcome past the last */
 	unsigned char pred[] = {0, PRIV_VERSION, 0, 37, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4};
 	refused(pred, sizeof(pred), "4 is no outcome");

@@ -1,0 +1,394 @@
+/* sidecar_config.c - see sidecar_config.h. */
+#include "autoconf.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "sidecar_config.h"
+#include "xmalloc.h"
+#include "ynode.h"
+
+#define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+
+static const char *const restarts[] = {"on-failure", "always", "never", NULL};
+
+const char *
+sidecar_restart_name(enum sidecar_restart r)
+{
+	return (unsigned)r < 3 ? restarts[r] : "?";
+}
+
+/* Reading state: the file, and where the first error goes. */
+struct rd {
+	const char *file;
+	char *why;
+	size_t why_len;
+	char label[48];
+	int (*env_name_ok)(const char *name, char *why, size_t why_len);
+};
+
+static int __attribute__((format(printf, 3, 4)))
+bad(struct rd *r, const struct ynode *at, const char *fmt, ...)
+{
+	char text[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	return err_set(r->why, r->why_len, "%s:%zu:%zu: %s: %s", r->file, at->mark.line + 1,
+		       at->mark.column + 1, r->label, text);
+}
+
+/* A scalar node's text, or NULL (reported) if it is not one. */
+static const char *
+scalar(struct rd *r, const struct ynode *v, const char *field)
+{
+	if (v->type != YN_SCALAR) {
+		bad(r, v, "%s: expected a single value", field);
+		return NULL;
+	}
+	if (strlen(v->text) != v->len) {
+		bad(r, v, "%s: contains a NUL character", field);
+		return NULL;
+	}
+	return v->text;
+}
+
+static int
+read_bool(struct rd *r, const struct ynode *v, const char *field, int *out)
+{
+	const char *s = scalar(r, v, field);
+
+	if (s == NULL)
+		return -1;
+	if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
+		*out = s[0] == 't';
+		return 0;
+	}
+	return bad(r, v, "%s: expected true or false", field);
+}
+
+static int
+read_number(struct rd *r, const struct ynode *v, const char *field, double min, double max,
+	    double *out)
+{
+	const char *s = scalar(r, v, field);
+	char *end;
+
+	if (s == NULL)
+		return -1;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (s[0] == '\0' || *end != '\0' || errno != 0 || !(d >= min && d <= max))
+		return bad(r, v, "%s: expected a number from %g to %g, got \"%.40s\"", field, min,
+			   max, s);
+	*out = d;
+	return 0;
+}
+
+static int
+read_int(struct rd *r, const struct ynode *v, const char *field, int min, int max, int *out)
+{
+	double d;
+
+	if (read_number(r, v, field, min, max, &d) == -1)
+		return -1;
+	if (d != (double)(int)d)
+		return bad(r, v, "%s: expected an integer", field);
+	*out = (int)d;
+	return 0;
+}
+
+/* An environment variable name (letters, digits, _), not starting with a digit. */
+static int
+env_name_valid(const char *s)
+{
+	size_t len = strlen(s);
+	return len > 0 && !(s[0] >= '0' && s[0] <= '9') &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == len;
+}
+
+static int
+read_command(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
+{
+	if (v->type != YN_SEQ || v->n == 0)
+		return bad(r, v, "command: expected a non-empty list of arguments");
+	sc->command = xcalloc(v->n + 1, sizeof(char *));
+	for (size_t i = 0; i < v->n; i++) {
+		const char *s = scalar(r, v->kids[i], "command");
+		if (s == NULL)
+			return -1;
+		sc->command[sc->ncommand++] = xstrdup(s);
+	}
+	return 0;
+}
+
+static int
+read_env(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
+{
+	char why[256];
+
+	if (v->type == YN_SCALAR && v->plain && ynode_is_null_word(v->text))
+		return 0;
+	if (v->type != YN_MAP)
+		return bad(r, v, "env: expected a mapping of NAME: value");
+	sc->env_keys = xcalloc(v->n / 2 + 1, sizeof(char *));
+	sc->env_values = xcalloc(v->n / 2 + 1, sizeof(char *));
+	for (size_t i = 0; i < v->n; i += 2) {
+		const char *k = scalar(r, v->kids[i], "env"), *val;
+		if (k == NULL || (val = scalar(r, v->kids[i + 1], "env")) == NULL)
+			return -1;
+		if (r->env_name_ok(k, why, sizeof(why)) == -1)
+			return bad(r, v->kids[i], "env: %s", why);
+		if (strncmp(k, "SIDECAR_", 8) == 0)
+			return bad(r, v->kids[i],
+				   "env: %s is rejected: codeexecd sets SIDECAR_HOST and SIDECAR_PORT "
+				   "for the sidecar", k);
+		sc->env_keys[sc->nenv] = xstrdup(k);
+		sc->env_values[sc->nenv++] = xstrdup(val);
+	}
+	return 0;
+}
+
+static int
+read_limits(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
+{
+	if (v->type != YN_MAP)
+		return bad(r, v, "limits: expected a mapping of memory_mb, pids, cpu");
+	for (size_t i = 0; i < v->n; i += 2) {
+		const char *k = scalar(r, v->kids[i], "limits");
+		const struct ynode *val = v->kids[i + 1];
+		if (k == NULL)
+			return -1;
+		int rc;
+		if (strcmp(k, "memory_mb") == 0)
+			rc = read_int(r, val, "limits.memory_mb", 0, 16777216, &sc->limit_memory_mb);
+		else if (strcmp(k, "pids") == 0)
+			rc = read_int(r, val, "limits.pids", 0, 4194304, &sc->limit_pids);
+		else if (strcmp(k, "cpu") == 0)
+			rc = read_number(r, val, "limits.cpu", 0, 1024, &sc->limit_cpu);
+		else
+			rc = bad(r, v->kids[i], "limits: unknown field %.40s (memory_mb, pids, cpu)",
+				 k);
+		if (rc == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* host: a numeric IP address (the parent binds and probes it as written). */
+static int
+host_ok(const char *s)
+{
+	unsigned char a[16];
+	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+static int
+read_string(struct rd *r, const struct ynode *v, const char *field, char **out)
+{
+	const char *s = scalar(r, v, field);
+
+	if (s == NULL)
+		return -1;
+	free(*out);
+	*out = xstrdup(s);
+	return 0;
+}
+
+/* One field `k` with value `v` of a sidecar. */
+static int
+read_field(struct rd *r, const struct ynode *kn, const struct ynode *v, struct config_sidecar *sc)
+{
+	const char *k = kn->text;
+	int restart = -1;
+
+	if (strcmp(k, "name") == 0)
+		return read_string(r, v, k, &sc->name);
+	if (strcmp(k, "command") == 0)
+		return read_command(r, v, sc);
+	if (strcmp(k, "use_env_python") == 0)
+		return read_bool(r, v, k, &sc->use_env_python);
+	if (strcmp(k, "url_env_var") == 0)
+		return read_string(r, v, k, &sc->url_env_var);
+	if (strcmp(k, "host") == 0)
+		return read_string(r, v, k, &sc->host);
+	if (strcmp(k, "port") == 0)
+		return read_int(r, v, k, 0, 65535, &sc->port_configured);
+	if (strcmp(k, "health_path") == 0)
+		return read_string(r, v, k, &sc->health_path);
+	if (strcmp(k, "readiness_timeout_s") == 0)
+		return read_number(r, v, k, 0.1, 3600, &sc->readiness_timeout_s);
+	if (strcmp(k, "env") == 0)
+		return read_env(r, v, sc);
+	if (strcmp(k, "socket") == 0)
+		return read_bool(r, v, k, &sc->socket);
+	if (strcmp(k, "limits") == 0)
+		return read_limits(r, v, sc);
+	if (strcmp(k, "restart") == 0) {
+		const char *s = scalar(r, v, k);
+		if (s == NULL)
+			return -1;
+		for (int i = 0; restarts[i]; i++)
+			if (strcmp(s, restarts[i]) == 0)
+				restart = i;
+		if (restart == -1)
+			return bad(r, v, "restart: expected always, on-failure or never, got "
+					 "\"%.40s\"", s);
+		sc->restart = (enum sidecar_restart)restart;
+		return 0;
+	}
+	return bad(r, kn, "unknown field %.40s", k);
+}
+
+/* The checks of one sidecar once its fields are read, and of it against those before. */
+static int
+check_sidecar(struct rd *r, const struct ynode *m, struct config_sidecars *s, size_t i)
+{
+	struct config_sidecar *sc = &s->v[i];
+	char why[256];
+
+	if (sc->name == NULL || sc->name[0] == '\0' ||
+	    strspn(sc->name, NAME_CHARS) != strlen(sc->name) || strlen(sc->name) > 32)
+		return bad(r, m, "name is required: 1 to 32 letters, digits, _ and -");
+	if (sc->command == NULL)
+		return bad(r, m, "command is required (a list of arguments)");
+	if (sc->url_env_var == NULL) {
+		sc->url_env_var = xasprintf("%s_URL", sc->name);
+		for (char *p = sc->url_env_var; *p; p++)
+			*p = *p == '-' ? '_' : *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+	}
+	if (!env_name_valid(sc->url_env_var) || r->env_name_ok(sc->url_env_var, why, sizeof(why)))
+		return bad(r, m, "url_env_var %.60s is not a name kernels may be given",
+			   sc->url_env_var);
+	if (!host_ok(sc->host))
+		return bad(r, m, "host %.60s is not a numeric IP address", sc->host);
+	if (sc->health_path[0] != '/' || strpbrk(sc->health_path, " \r\n\t") != NULL)
+		return bad(r, m, "health_path must start with / and hold no space");
+	if (!sc->use_env_python && sc->command[0][0] != '/')
+		return bad(r, m, "command[0] must be an absolute path when use_env_python is "
+				 "false");
+	for (size_t j = 0; j < i; j++) {
+		const struct config_sidecar *o = &s->v[j];
+		if (strcmp(o->name, sc->name) == 0)
+			return bad(r, m, "name %s is already used by item %zu", sc->name, j + 1);
+		if (strcmp(o->url_env_var, sc->url_env_var) == 0)
+			return bad(r, m, "url_env_var %s is already used by item %zu",
+				   sc->url_env_var, j + 1);
+		if (sc->port_configured != 0 && o->port_configured == sc->port_configured)
+			return bad(r, m, "port %d is already used by item %zu", sc->port_configured,
+				   j + 1);
+	}
+	sc->port = sc->port_configured;
+	return 0;
+}
+
+static int
+read_one(struct rd *r, const struct ynode *m, struct config_sidecars *s)
+{
+	struct config_sidecar *sc = &s->v[s->n - 1];
+
+	sc->use_env_python = 1;
+	sc->host = xstrdup("127.0.0.1");
+	sc->health_path = xstrdup("/health");
+	sc->readiness_timeout_s = 60;
+	sc->restart = SIDECAR_RESTART_ON_FAILURE;
+	if (m->type != YN_MAP)
+		return bad(r, m, "expected a mapping of fields");
+	for (size_t i = 0; i < m->n; i += 2) {
+		const struct ynode *kn = m->kids[i];
+		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
+			return bad(r, kn, "field names must be plain names");
+		for (size_t j = 0; j < i; j += 2)
+			if (strcmp(m->kids[j]->text, kn->text) == 0)
+				return bad(r, kn, "field %s given twice", kn->text);
+		if (read_field(r, kn, m->kids[i + 1], sc) == -1)
+			return -1;
+	}
+	return check_sidecar(r, m, s, s->n - 1);
+}
+
+int
+sidecars_read_node(struct config_sidecars *s, const char *file, const struct ynode *list,
+		   int (*env_name_ok)(const char *name, char *why, size_t why_len), char *why,
+		   size_t why_len)
+{
+	struct rd r = {.file = file, .why = why, .why_len = why_len, .env_name_ok = env_name_ok};
+
+	sidecars_free(s);
+	snprintf(r.label, sizeof(r.label), "sidecars");
+	if (list->type == YN_SCALAR && list->plain && ynode_is_null_word(list->text))
+		return 0;
+	if (list->type != YN_SEQ)
+		return bad(&r, list, "expected a list of sidecars");
+	if (list->n > SIDECARS_MAX)
+		return bad(&r, list, "at most %d sidecars", SIDECARS_MAX);
+	s->v = xcalloc(list->n + 1, sizeof(*s->v));
+	for (size_t i = 0; i < list->n; i++) {
+		snprintf(r.label, sizeof(r.label), "sidecars item %zu", i + 1);
+		s->n++;
+		if (read_one(&r, list->kids[i], s) == -1) {
+			sidecars_free(s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+strv_free_n(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
+sidecars_free(struct config_sidecars *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct config_sidecar *sc = &s->v[i];
+		free(sc->name);
+		strv_free_n(sc->command, sc->ncommand);
+		free(sc->url_env_var);
+		free(sc->host);
+		free(sc->health_path);
+		free(sc->socket_path);
+		strv_free_n(sc->env_keys, sc->nenv);
+		strv_free_n(sc->env_values, sc->nenv);
+	}
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+static int
+strv_differs(char *const *a, char *const *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return 1;
+	return 0;
+}
+
+int
+sidecar_differs(const struct config_sidecar *a, const struct config_sidecar *b)
+{
+	return strcmp(a->name, b->name) != 0 || a->ncommand != b->ncommand ||
+	       strv_differs(a->command, b->command, a->ncommand) ||
+	       a->use_env_python != b->use_env_python ||
+	       strcmp(a->url_env_var, b->url_env_var) != 0 || strcmp(a->host, b->host) != 0 ||
+	       a->port_configured != b->port_configured ||
+	       strcmp(a->health_path, b->health_path) != 0 ||
+	       a->readiness_timeout_s != b->readiness_timeout_s || a->nenv != b->nenv ||
+	       strv_differs(a->env_keys, b->env_keys, a->nenv) ||
+	       strv_differs(a->env_values, b->env_values, a->nenv) || a->socket != b->socket ||
+	       a->restart != b->restart || a->limit_memory_mb != b->limit_memory_mb ||
+	       a->limit_pids != b->limit_pids || a->limit_cpu != b->limit_cpu;
+}

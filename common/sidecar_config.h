@@ -1,0 +1,73 @@
+/*
+ * sidecar_config.h - the `sidecars:` key (seed 000's SidecarConfig, issue
+ * 14): long-lived helpers the privileged parent starts before the pool,
+ * as the daemon's unprivileged user, and whose address every kernel gets.
+ *
+ * Read from the YAML tree by sidecars_read_node (config.c's table calls
+ * it: a list of mappings with list, map and nested fields, which the
+ * table's CFG_RECORDS cannot hold).
+ */
+#ifndef COMMON_SIDECAR_CONFIG_H
+#define COMMON_SIDECAR_CONFIG_H
+
+#include <stddef.h>
+
+struct ynode;
+struct strlist;
+struct strmap;
+
+/* What the parent does when a sidecar exits (restart). */
+enum sidecar_restart {
+	SIDECAR_RESTART_ON_FAILURE, /* unless it exited 0 */
+	SIDECAR_RESTART_ALWAYS,
+	SIDECAR_RESTART_NEVER,
+};
+
+/* The most sidecars one daemon runs (priv_msg's index is one byte's worth). */
+#define SIDECARS_MAX 16
+
+struct config_sidecar {
+	char *name;		/* letters, digits, _ and -: log lines, /health */
+	char **command;		/* argv, NULL-terminated; not empty */
+	size_t ncommand;
+	int use_env_python;	/* command follows build_dir/bin/python */
+	char *url_env_var;	/* kernels get it as http://host:port */
+	char *host;		/* numeric IPv4 or IPv6 loopback or any address */
+	int port;		/* in use: the parent replaces a 0 with a free one */
+	int port_configured;	/* as written; 0: pick one */
+	char *health_path;	/* GET until 2xx; starts with / */
+	double readiness_timeout_s;
+	char **env_keys;	/* extra variables for the sidecar (kernel_environment's rules) */
+	char **env_values;
+	size_t nenv;
+	int socket;		/* also served on a Unix socket (relay.h) */
+	char *socket_path;	/* that socket, set by the parent at start-up; else NULL */
+	enum sidecar_restart restart;
+	int limit_memory_mb;	/* 0: none */
+	int limit_pids;
+	double limit_cpu;
+};
+
+struct config_sidecars {
+	struct config_sidecar *v;
+	size_t n;
+};
+
+/*
+ * Read `list` (a YAML sequence, or null) of file `file` into *s, which is
+ * emptied first. `env_name_ok` checks a name of `env` as kernel_environment's
+ * names are checked. 0, or -1 with "FILE:LINE:COLUMN: sidecars item N: ..."
+ * in why.
+ */
+int sidecars_read_node(struct config_sidecars *s, const char *file, const struct ynode *list,
+		       int (*env_name_ok)(const char *name, char *why, size_t why_len), char *why,
+		       size_t why_len);
+/* Release what *s owns; *s is then empty. */
+void sidecars_free(struct config_sidecars *s);
+/* Nonzero if sidecars a and b differ in any setting (the port as
+ * written, not as picked). SIGHUP restarts those that differ. */
+int sidecar_differs(const struct config_sidecar *a, const struct config_sidecar *b);
+/* restart's value as written. */
+const char *sidecar_restart_name(enum sidecar_restart r);
+
+#endif
