@@ -589,8 +589,10 @@ metrics_handler(struct mg_connection *conn, void *listener)
 	struct metrics_gauges g = {.sessions = session_count(), .busy = session_busy_count(),
 				   .idle = pool_idle_count(), .starting = pool_starting_count(),
 				   .queued = pool_queue_length(),
-				   .warm = cfg->pool_warm, .max_sessions = cfg->pool_max_sessions};
+				   .warm = cfg->pool_warm, .max_sessions = cfg->pool_max_sessions,
+				   .sidecars = sidecar_state_json()};
 	char *text = metrics_render(&g);
+	json_object_put(g.sidecars);
 	send_response(conn, 200, "text/plain; version=0.0.4; charset=utf-8", text, NULL, NULL,
 		      NULL);
 	free(text);

@@ -320,6 +320,46 @@ render_http(struct buf *b)
 			   get(&http_status_other));
 }
 
+/* Member `key` of sidecar object o, as an integer. */
+static long long
+sidecar_int(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+	return json_object_object_get_ex(o, key, &v) ? (long long)json_object_get_int64(v) : 0;
+}
+
+/* Each sidecar's state, restarts and memory (issue 14), from what the parent said. */
+static void
+render_sidecars(struct buf *b, struct json_object *sidecars)
+{
+	size_t n = sidecars ? json_object_array_length(sidecars) : 0;
+
+	if (n == 0)
+		return;
+	header(b, "sidecar_up", "gauge", "1 while the sidecar runs (its state is in /health).");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(sidecars, i);
+		const char *state = json_object_get_string(json_object_object_get(o, "state"));
+		buf_printf(b, "codeexecd_sidecar_up{sidecar=\"%s\"} %d\n",
+			   json_object_get_string(json_object_object_get(o, "name")),
+			   strcmp(state, "running") == 0);
+	}
+	header(b, "sidecar_restarts_total", "counter", "Times the sidecar was started again.");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(sidecars, i);
+		buf_printf(b, "codeexecd_sidecar_restarts_total{sidecar=\"%s\"} %lld\n",
+			   json_object_get_string(json_object_object_get(o, "name")),
+			   sidecar_int(o, "restarts"));
+	}
+	header(b, "sidecar_resident_bytes", "gauge", "The sidecar process's resident memory.");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(sidecars, i);
+		buf_printf(b, "codeexecd_sidecar_resident_bytes{sidecar=\"%s\"} %lld\n",
+			   json_object_get_string(json_object_object_get(o, "name")),
+			   sidecar_int(o, "rss_kb") * 1024);
+	}
+}
+
 char *
 metrics_render(const struct metrics_gauges *g)
 {
@@ -330,5 +370,6 @@ metrics_render(const struct metrics_gauges *g)
 	render_calls(&b);
 	render_kernels(&b);
 	render_http(&b);
+	render_sidecars(&b, g->sidecars);
 	return buf_release(&b);
 }

@@ -248,6 +248,20 @@ if [ -n "$HAS_GROUP" ] && ! grep -q "sidecar-model" /proc/"$NEW_PID"/cgroup; the
 fi
 ok "/health after the restart: $(jget 'd["sidecars"]')"
 
+# --- /metrics counts it (issue 18's sidecar states) ----------------------------
+curl -s "$BASE/metrics" >"$TMPD/metrics"
+grep -qx 'codeexecd_sidecar_up{sidecar="model"} 1' "$TMPD/metrics" ||
+	fail "/metrics: no sidecar_up 1: $(grep sidecar "$TMPD/metrics")"
+grep -qx 'codeexecd_sidecar_restarts_total{sidecar="model"} 1' "$TMPD/metrics" ||
+	fail "/metrics: restarts_total is not 1: $(grep sidecar "$TMPD/metrics")"
+RES=$(sed -n 's/^codeexecd_sidecar_resident_bytes{sidecar="model"} //p' "$TMPD/metrics")
+[ "${RES:-0}" -gt 209715200 ] || fail "/metrics: resident_bytes ${RES:-none} is under 200 MiB"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TMPD/metrics" >"$TMPD/promtool.out" 2>&1 ||
+		fail "promtool check metrics: $(cat "$TMPD/promtool.out")"
+fi
+ok "/metrics: $(grep '^codeexecd_sidecar' "$TMPD/metrics" | tr '\n' ' ')"
+
 # --- SIGHUP restarts only the sidecar whose settings changed --------------------
 SMALL_PID=$(jget 'd["sidecars"][1]["pid"]')
 SMALL_PORT=$(jget 'd["sidecars"][1]["port"]')
