@@ -61,9 +61,29 @@ session_get(const char *id)
 	return NULL;
 }
 
+/* As the real one: the caller of a 2026-07-28 request, freed by its last put. */
+struct session *
+session_transient(const char *identity)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		abort();
+	s->refs = 1;
+	s->closed = 1;
+	s->transient = 1;
+	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	return s;
+}
+
 void
 session_put(struct session *s)
 {
+	if (s->transient) {
+		if (--s->refs == 0)
+			free(s);
+		return;
+	}
 	if (--s->refs < 1) {
 		fprintf(stderr, "mcp_stubs: session %s released more than it was taken\n", s->id);
 		abort();
