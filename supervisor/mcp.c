@@ -18,6 +18,7 @@
 #include "pool.h"
 #include "resources.h"
 #include "session.h"
+#include "tasks.h"
 #include "tools.h"
 #include "xmalloc.h"
 
@@ -266,6 +267,8 @@ call_context(const struct tool *t, struct session *caller, struct json_object *a
 	return 0;
 }
 
+static int wants_tasks(struct json_object *params);
+
 static void
 do_tools_call(const struct mcp_request *rq, struct session *s, struct json_object *id,
 	      struct json_object *params, struct mcp_response *rs)
@@ -330,7 +333,8 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	struct progress_io io = {.rq = rq, .token = progress_token(params)};
 	struct tool_call tc = {.cfg = cfg, .session = s, .args = checked,
 			       .request_id = id, .client_gone = client_gone, .io = &io,
-			       .arrived = rq->arrived > 0 ? rq->arrived : clock_mono()};
+			       .arrived = rq->arrived > 0 ? rq->arrived : clock_mono(),
+			       .tasks = s->transient && wants_tasks(params)};
 	if (io.token && rq->accepts_sse && rq->send_event)
 		tc.progress = send_progress;
 	struct json_object *result = t->call(&tc);
@@ -610,6 +614,17 @@ meta_get(struct json_object *params, const char *key)
 	return NULL;
 }
 
+/* Whether the client declared the tasks extension in its capabilities. */
+static int
+wants_tasks(struct json_object *params)
+{
+	struct json_object *caps = meta_get(params, META_CAPS), *ext;
+
+	return caps && json_object_object_get_ex(caps, "extensions", &ext) &&
+	       json_object_is_type(ext, json_type_object) &&
+	       json_object_object_get_ex(ext, TASKS_EXTENSION, NULL);
+}
+
 /* Whether a request takes the 2026-07-28 path: its _meta or its header says so. */
 static int
 request_modern(const struct mcp_request *rq, struct json_object *params)
@@ -735,10 +750,12 @@ static const char *
 name_in_body(const char *method, struct json_object *params)
 {
 	struct json_object *v;
-	const char *key = strcmp(method, "resources/read") == 0 ? "uri" : "name";
+	const char *key = strcmp(method, "resources/read") == 0 ? "uri"
+			  : tasks_method(method)		? "taskId"
+								: "name";
 
 	if (strcmp(method, "tools/call") != 0 && strcmp(method, "prompts/get") != 0 &&
-	    strcmp(method, "resources/read") != 0)
+	    strcmp(method, "resources/read") != 0 && !tasks_method(method))
 		return NULL;
 	if (json_object_is_type(params, json_type_object) &&
 	    json_object_object_get_ex(params, key, &v) && json_object_is_type(v, json_type_string))
@@ -882,6 +899,10 @@ discover_result(void)
 	json_object_object_add(caps, "resources", json_object_new_object());
 	/* None are offered, but prompts/list answers (with none), so it is declared. */
 	json_object_object_add(caps, "prompts", json_object_new_object());
+	/* A backgrounded execution is a task for a client that declares it. */
+	struct json_object *ext = json_object_new_object();
+	json_object_object_add(ext, TASKS_EXTENSION, json_object_new_object());
+	json_object_object_add(caps, "extensions", ext);
 	json_object_object_add(r, "capabilities", caps);
 	if (cfg->server_description && cfg->server_description[0])
 		json_object_object_add(r, "instructions",
@@ -963,6 +984,18 @@ handle_modern(const struct mcp_request *rq, const char *method, struct json_obje
 		session_put(caller);
 		pool_unlock();
 		modern_tool_error(rs);
+	} else if (tasks_method(method)) {
+		char msg[ERR_LEN];
+		int code = 0;
+		pool_lock();
+		struct json_object *r = tasks_handle(cfg, method, params,
+						     rq->identity ? rq->identity : "anonymous",
+						     &code, msg, sizeof(msg));
+		pool_unlock();
+		if (r)
+			set_result(rs, id, r);
+		else
+			set_error(rs, 200, id, code, msg);
 	} else if (resources_method(method)) {
 		char msg[ERR_LEN];
 		int code = 0;

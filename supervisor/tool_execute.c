@@ -19,6 +19,7 @@
 #include "progress.h"
 #include "result.h"
 #include "session.h"
+#include "tasks.h"
 #include "tools.h"
 #include "xmalloc.h"
 
@@ -268,6 +269,8 @@ execute_call(struct tool_call *tc)
 	if (j->cancel_requested) {
 		tc->no_response = 1;
 		r = NULL;
+	} else if (!done && tc->tasks) {
+		r = tasks_created(tc->cfg, j); /* tasks/get reaches it */
 	} else if (!done) {
 		r = job_handle(tc->cfg, j, wait_s > 0);
 	} else {

@@ -33,6 +33,7 @@ struct tool_call {
 	int timed;
 	double queued_ms, kernel_ms;
 	int no_response;	/* cancelled by the client: answer nothing */
+	int tasks;		/* the client takes a task (tasks.h) for a backgrounded call */
 	int error_code;		/* set with error_message to fail the request */
 	char error_message[256];
 };
