@@ -82,11 +82,16 @@ set_error(struct mcp_response *rs, int status, struct json_object *id, int code,
 	snprintf(rs->outcome, sizeof(rs->outcome), "error %d", code);
 }
 
+static void modern_stamp(struct json_object *result);
+
 /* A JSON-RPC success response carrying `result` (consumed). */
 static void
 set_result(struct mcp_response *rs, struct json_object *id, struct json_object *result)
 {
 	struct json_object *msg = json_object_new_object();
+
+	if (rs->modern)
+		modern_stamp(result);
 
 	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(msg, "id", json_object_get(id));
@@ -851,32 +856,20 @@ server_info(void)
 
 /* What every 2026-07-28 result carries: resultType and _meta serverInfo. */
 static void
-modern_stamp(struct mcp_response *rs)
+modern_stamp(struct json_object *result)
 {
-	struct json_object *msg, *result, *meta;
+	struct json_object *meta;
 
-	if (rs->body == NULL || (msg = json_tokener_parse(rs->body)) == NULL)
+	if (!json_object_is_type(result, json_type_object))
 		return;
-	if (json_object_object_get_ex(msg, "result", &result) &&
-	    json_object_is_type(result, json_type_object)) {
-		if (!json_object_object_get_ex(result, "resultType", NULL))
-			json_object_object_add(result, "resultType",
-					       json_object_new_string("complete"));
-		if (!json_object_object_get_ex(result, "_meta", &meta)) {
-			meta = json_object_new_object();
-			json_object_object_add(result, "_meta", meta);
-		}
-		json_object_object_add(meta, META_SERVER, server_info());
-		int status = rs->status;
-		char outcome[sizeof(rs->outcome)];
-		memcpy(outcome, rs->outcome, sizeof(outcome));
-		free(rs->body);
-		rs->body = NULL;
-		set_body(rs, status, msg);
-		memcpy(rs->outcome, outcome, sizeof(outcome));
-		return;
+	/* A task says "task" itself (tasks.c). */
+	if (!json_object_object_get_ex(result, "resultType", NULL))
+		json_object_object_add(result, "resultType", json_object_new_string("complete"));
+	if (!json_object_object_get_ex(result, "_meta", &meta)) {
+		meta = json_object_new_object();
+		json_object_object_add(result, "_meta", meta);
 	}
-	json_object_put(msg);
+	json_object_object_add(meta, META_SERVER, server_info());
 }
 
 /* ttlMs and cacheScope of a cacheable result: the same for every caller. */
@@ -943,14 +936,10 @@ modern_tool_error(struct mcp_response *rs)
 	struct json_object *r = tool_result(json_object_new_object(), json_object_get_string(m), 1);
 	json_object_object_del(r, "structuredContent");
 	json_object_object_get_ex(msg, "id", &id);
-	struct json_object *ans = json_object_new_object();
-	json_object_object_add(ans, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(ans, "id", json_object_get(id));
-	json_object_object_add(ans, "result", r);
-	json_object_put(msg);
 	free(rs->body);
 	rs->body = NULL;
-	set_body(rs, 200, ans);
+	set_result(rs, id, r);
+	json_object_put(msg); /* after: id is its member */
 	snprintf(rs->outcome, sizeof(rs->outcome), "isError");
 }
 
@@ -963,6 +952,7 @@ handle_modern(const struct mcp_request *rq, const char *method, struct json_obje
 		rs->status = 202; /* notifications: none is defined over HTTP; ignored */
 		return;
 	}
+	rs->modern = 1;
 	if (modern_check(rq, method, id, params, rs) == -1)
 		return;
 	if (strcmp(method, "server/discover") == 0) {
@@ -1021,7 +1011,6 @@ handle_modern(const struct mcp_request *rq, const char *method, struct json_obje
 	} else {
 		set_error(rs, 404, id, ERR_METHOD, "Method not found");
 	}
-	modern_stamp(rs);
 }
 
 static void
@@ -1136,6 +1125,7 @@ mcp_handle(const struct mcp_request *rq, struct mcp_response *rs)
 	rs->close = 0;
 	rs->what[0] = rs->outcome[0] = '\0';
 	rs->timed = 0;
+	rs->modern = 0;
 	if (strcmp(rq->method, "POST") == 0) {
 		handle_post(rq, rs);
 	} else if (mcp_header_modern(rq->protocol_version)) {
