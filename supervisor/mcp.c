@@ -409,6 +409,19 @@ dispatch(const struct mcp_request *rq, struct session *s, const char *method,
 		set_error(rs, 200, id, ERR_METHOD, "method not found");
 }
 
+/* Refused at once: waiting would hold one more HTTP thread. */
+static void
+too_many_requests(const struct session *s, struct json_object *id, struct mcp_response *rs)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why),
+		 "this session already has %d requests in flight "
+		 "(http.max_concurrent_calls_per_session)", s->requests);
+	set_error(rs, 429, id, ERR_SERVER, why);
+	rs->close = 1;
+}
+
 /* notifications/cancelled: stop the execution that request started. */
 static void
 cancel_request(struct session *s, struct json_object *params)
@@ -943,6 +956,29 @@ modern_tool_error(struct mcp_response *rs)
 	snprintf(rs->outcome, sizeof(rs->outcome), "isError");
 }
 
+/*
+ * The execution session a tools/call names by execution_session_id, if
+ * `caller` may use it: referenced, else NULL (the tool answers for it).
+ */
+static struct session *
+named_session(struct session *caller, struct json_object *params)
+{
+	struct json_object *args, *v;
+
+	if (!json_object_object_get_ex(params, "arguments", &args) ||
+	    !json_object_is_type(args, json_type_object) ||
+	    !json_object_object_get_ex(args, "execution_session_id", &v) ||
+	    !json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+		return NULL;
+	struct session *s = session_get(json_object_get_string(v));
+	if (s && !session_may_use(caller, s)) {
+		session_put(s);
+		s = NULL;
+	}
+	return s;
+}
+
 /* A 2026-07-28 request: no MCP session; the caller is its identity alone. */
 static void
 handle_modern(const struct mcp_request *rq, const char *method, struct json_object *id,
@@ -970,7 +1006,18 @@ handle_modern(const struct mcp_request *rq, const char *method, struct json_obje
 		pool_lock();
 		struct session *caller = session_transient(rq->identity ? rq->identity
 									 : "anonymous");
-		do_tools_call(rq, caller, id, params, rs);
+		struct session *named = named_session(caller, params);
+		if (named && named->requests >= cfg->http_max_calls_per_session) {
+			too_many_requests(named, id, rs);
+		} else {
+			if (named)
+				named->requests++;
+			do_tools_call(rq, caller, id, params, rs);
+			if (named)
+				named->requests--;
+		}
+		if (named)
+			session_put(named);
 		session_put(caller);
 		pool_unlock();
 		modern_tool_error(rs);
@@ -1045,13 +1092,7 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 	struct session *s = find_session(rq, rs, id);
 	if (s) {
 		if (method && id && s->requests >= cfg->http_max_calls_per_session) {
-			/* Refused at once: waiting would hold one more HTTP thread. */
-			char why[160];
-			snprintf(why, sizeof(why),
-				 "this session already has %d requests in flight "
-				 "(http.max_concurrent_calls_per_session)", s->requests);
-			set_error(rs, 429, id, ERR_SERVER, why);
-			rs->close = 1;
+			too_many_requests(s, id, rs);
 		} else if (method && id) {
 			s->requests++;
 			dispatch(rq, s, method, id, params, rs);

@@ -9,7 +9,8 @@
 # DELETE are 405, and no response carries Mcp-Session-Id. Kernels: two calls
 # with one execution_session_id share state; another identity's use of it
 # answers exactly as an unknown id and starts no kernel; list_sessions
-# shows only the caller's; close_session ends it. Closing a call's SSE
+# shows only the caller's; close_session ends it; a fifth call in flight
+# on one execution session gets 429. Closing a call's SSE
 # stream interrupts time.sleep(60) within 2 s. initialize still opens a
 # 2025-11-25 session on the same port.
 . "$(dirname "$0")/lib.sh"
@@ -163,6 +164,25 @@ old.session_id = sid
 r = old.request("tools/list")
 check(r.status == 404, "Mcp-Session-Id of an execution session: 404 (got %d)" % r.status)
 ok("an execution session is no 2025-11-25 session")
+
+# http.max_concurrent_calls_per_session holds for an execution session too.
+import threading
+slow = []
+threads = [threading.Thread(target=lambda: slow.append(ModernClient(url, token=ta).request(
+    "tools/call", {"name": EXEC, "arguments": {"code": "import time\ntime.sleep(3)",
+                                               "execution_session_id": sid}}).status))
+           for _ in range(4)]
+for t in threads:
+    t.start()
+time.sleep(1)
+r = ModernClient(url, token=ta).request("tools/call", {"name": EXEC, "arguments": {
+    "code": "1", "execution_session_id": sid}})
+check(r.status == 429 and "max_concurrent_calls_per_session" in r.json["error"]["message"],
+      "a fifth call in flight on one execution session: 429 (got %d)" % r.status)
+for t in threads:
+    t.join()
+check(slow == [200] * 4, "the four calls ran", slow)
+ok("a fifth concurrent call on one execution session: 429")
 
 # --- cancellation: closing the stream interrupts ----------------------------
 # With a progressToken the answer is an SSE stream; without, a JSON one the
