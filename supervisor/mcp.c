@@ -450,8 +450,9 @@ find_session(const struct mcp_request *rq, struct mcp_response *rs, struct json_
 	/* Another identity's session answers as one that does not exist. */
 	if (s != NULL && (s->stateless ||
 			  strcmp(s->identity, rq->identity ? rq->identity : "anonymous") != 0)) {
-		log_info("session %.8s: a request of another identity, answered as unknown",
-			 s->id);
+		log_info("session %.8s: %s, answered as unknown", s->id,
+			 s->stateless ? "an execution session named by Mcp-Session-Id"
+				      : "a request of another identity");
 		session_put(s);
 		s = NULL;
 	}
@@ -680,16 +681,15 @@ set_error_data(struct mcp_response *rs, int status, struct json_object *id, int 
 	set_body(rs, status, msg);
 }
 
-/* `v` without the optional whitespace HTTP allows around a field value, into out. */
-static void
-header_value(const char *v, char *out, size_t len)
+/* `v` without the optional whitespace HTTP allows around a field value. Caller frees. */
+static char *
+header_trim(const char *v)
 {
-	while (*v == ' ' || *v == '\t')
-		v++;
+	v += strspn(v, " \t");
 	size_t n = strlen(v);
 	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
 		n--;
-	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), v);
+	return xstrndup(v, n);
 }
 
 /* The value of base64 digit `c`, or -1. */
@@ -752,15 +752,32 @@ header_name_decode(const char *v, char *out, size_t len)
 	return b64_decode(v + 9, n - 11, out, len);
 }
 
+/*
+ * Whether header value `h` (OWS around it dropped; with `decode`, the
+ * base64 sentinel decoded) equals the body's value `want`.
+ */
+static int
+header_matches(const char *h, const char *want, int decode)
+{
+	char *v = header_trim(h);
+	int same;
+
+	if (decode) {
+		size_t len = strlen(v) + 1;
+		char *d = xmalloc(len);
+		same = header_name_decode(v, d, len) == 0 && strcmp(d, want) == 0;
+		free(d);
+	} else {
+		same = strcmp(v, want) == 0;
+	}
+	free(v);
+	return same;
+}
+
 int
 mcp_header_modern(const char *version)
 {
-	char v[64];
-
-	if (version == NULL)
-		return 0;
-	header_value(version, v, sizeof(v));
-	return strcmp(v, MODERN_VERSION) == 0;
+	return version != NULL && header_matches(version, MODERN_VERSION, 0);
 }
 
 /* The body value Mcp-Name mirrors: params.name, or params.uri; NULL if neither. */
@@ -793,7 +810,7 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 {
 	struct json_object *v = meta_get(params, META_VERSION);
 	struct json_object *caps = meta_get(params, META_CAPS);
-	char hv[256], decoded[256], text[400];
+	char text[400];
 
 	if (v == NULL || !json_object_is_type(v, json_type_string) || caps == NULL ||
 	    !json_object_is_type(caps, json_type_object)) {
@@ -808,11 +825,10 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 			  "Header mismatch: the MCP-Protocol-Version header is required");
 		return -1;
 	}
-	header_value(rq->protocol_version, hv, sizeof(hv));
-	if (strcmp(hv, version) != 0) {
+	if (!header_matches(rq->protocol_version, version, 0)) {
 		snprintf(text, sizeof(text),
 			 "Header mismatch: MCP-Protocol-Version header value '%.64s' does not "
-			 "match body value '%.64s'", hv, version);
+			 "match body value '%.64s'", rq->protocol_version, version);
 		set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
 		return -1;
 	}
@@ -829,11 +845,10 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 			  "Header mismatch: the Mcp-Method header is required");
 		return -1;
 	}
-	header_value(rq->mcp_method, hv, sizeof(hv));
-	if (strcmp(hv, method) != 0) {
+	if (!header_matches(rq->mcp_method, method, 0)) {
 		snprintf(text, sizeof(text),
 			 "Header mismatch: Mcp-Method header value '%.64s' does not match body "
-			 "value '%.64s'", hv, method);
+			 "value '%.64s'", rq->mcp_method, method);
 		set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
 		return -1;
 	}
@@ -845,11 +860,10 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 			  "Header mismatch: the Mcp-Name header is required");
 		return -1;
 	}
-	header_value(rq->mcp_name, hv, sizeof(hv));
-	if (header_name_decode(hv, decoded, sizeof(decoded)) == -1 || strcmp(decoded, name) != 0) {
+	if (!header_matches(rq->mcp_name, name, 1)) {
 		snprintf(text, sizeof(text),
 			 "Header mismatch: Mcp-Name header value '%.64s' does not match body "
-			 "value '%.64s'", hv, name);
+			 "value '%.64s'", rq->mcp_name, name);
 		set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
 		return -1;
 	}

@@ -335,6 +335,20 @@ START_TEST(modern_headers)
 	modern(&a, CALL, NULL, "tools/call", "py_list_sessions");
 	assert_error(&a, 400, -32020, "MCP-Protocol-Version");
 	done(&a);
+	/* A long name is compared whole: it passes the headers, then is unknown. */
+	char name[600], body[1000];
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"%s\",\"arguments\":{}," META "}}", name);
+	modern(&a, body, "2026-07-28", "tools/call", name);
+	assert_error(&a, 200, -32602, "unknown tool");
+	done(&a);
+	name[599 - 1] = 'x';
+	modern(&a, body, "2026-07-28", "tools/call", name);
+	assert_error(&a, 400, -32020, "Mcp-Name");
+	done(&a);
 }
 END_TEST
 
