@@ -391,7 +391,7 @@ cors_preflight(struct mg_connection *conn, const char *origin)
 	mg_response_header_add(conn, "Access-Control-Allow-Methods", "GET, POST, DELETE", -1);
 	mg_response_header_add(conn, "Access-Control-Allow-Headers",
 			       "Content-Type, Accept, Authorization, Mcp-Session-Id, "
-			       "MCP-Protocol-Version, Last-Event-ID", -1);
+			       "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID", -1);
 	mg_response_header_add(conn, "Access-Control-Max-Age", "600", -1);
 	mg_response_header_add(conn, "Content-Length", "0", -1);
 	mg_response_header_send(conn);
@@ -439,8 +439,12 @@ mcp_handler(struct mg_connection *conn, void *unused)
 			  ri->request_method, ri->remote_addr, max_busy);
 		return send_http_error_close(conn, 503, "the server is busy; retry later");
 	}
-	rq.session_id = mg_get_header(conn, "Mcp-Session-Id");
 	rq.protocol_version = mg_get_header(conn, "MCP-Protocol-Version");
+	rq.mcp_method = mg_get_header(conn, "Mcp-Method");
+	rq.mcp_name = mg_get_header(conn, "Mcp-Name");
+	/* 2026-07-28 has no sessions: an id sent there is ignored, never echoed. */
+	if (!mcp_header_modern(rq.protocol_version))
+		rq.session_id = mg_get_header(conn, "Mcp-Session-Id");
 	const char *accept = mg_get_header(conn, "Accept");
 	rq.accepts_sse = accept && strstr(accept, "text/event-stream") != NULL;
 	struct http_io io = {.conn = conn, .session_id = rq.session_id, .origin = origin,

@@ -158,6 +158,8 @@ job_new(struct session *session, const char *owner, const char *code, double tim
 	rand_hex(j->id, SESSION_ID_LEN / 2);
 	snprintf(j->owner, sizeof(j->owner), "%s", owner);
 	snprintf(j->session_id, sizeof(j->session_id), "%s", session->id);
+	snprintf(j->identity, sizeof(j->identity), "%s", session->identity);
+	j->created = time(NULL);
 	j->session = session;
 	session->refs++;
 	j->code = code;
@@ -214,6 +216,22 @@ job_get(const char *id, const char *owner)
 	pthread_mutex_lock(&job_lock);
 	for (struct job *j = jobs; j && !found; j = j->next) {
 		if (strcmp(j->id, id) == 0 && strcmp(j->owner, owner) == 0) {
+			j->refs++;
+			found = j;
+		}
+	}
+	pthread_mutex_unlock(&job_lock);
+	return found;
+}
+
+struct job *
+job_get_task(const char *id, const char *identity)
+{
+	struct job *found = NULL;
+
+	pthread_mutex_lock(&job_lock);
+	for (struct job *j = jobs; j && !found; j = j->next) {
+		if (j->kept && strcmp(j->id, id) == 0 && strcmp(j->identity, identity) == 0) {
 			j->refs++;
 			found = j;
 		}

@@ -40,6 +40,8 @@ struct job {
 	struct job *next;
 	char id[SESSION_ID_LEN + 1];
 	char owner[SESSION_ID_LEN + 1];	  /* MCP session that may see the job */
+	char identity[128];		  /* its session's caller: who may see it as a task */
+	time_t created;			  /* wall clock, for a task's createdAt */
 	struct session *session;	  /* where it runs; referenced while running */
 	char session_id[SESSION_ID_LEN + 1];
 	const char *code;		  /* until sent: the driver's, or code_copy */
@@ -85,6 +87,12 @@ struct job *job_start(struct session *session, const char *owner, const char *co
 void job_watch(struct job *j, double seconds);
 /* The job `id` if `owner` may see it, referenced; else NULL. */
 struct job *job_get(const char *id, const char *owner);
+/*
+ * The job `id` as a task (2026-07-28 tasks extension) of caller `identity`:
+ * referenced, or NULL when unknown, not handed out, or another identity's
+ * (the same answer).
+ */
+struct job *job_get_task(const char *id, const char *identity);
 /* The running job started by request `request_id` of `owner`, referenced. */
 struct job *job_find_request(const char *owner, struct json_object *request_id);
 /*

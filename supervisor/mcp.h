@@ -19,6 +19,8 @@ struct mcp_request {
 	size_t body_len;
 	const char *session_id;	      /* Mcp-Session-Id header, or NULL */
 	const char *protocol_version; /* MCP-Protocol-Version header, or NULL */
+	const char *mcp_method;	      /* Mcp-Method header (2026-07-28), or NULL */
+	const char *mcp_name;	      /* Mcp-Name header (2026-07-28), or NULL */
 	const char *identity;	      /* the caller's (auth.h); NULL: anonymous */
 	int accepts_sse;	      /* Accept lists text/event-stream */
 	double arrived;		      /* monotonic s: the request came (0: now) */
@@ -43,6 +45,7 @@ struct mcp_response {
 	int close;				/* close the connection after answering */
 	char what[160];				/* for the log: method and tool */
 	char outcome[64];			/* for the log: how it ended, or "" */
+	int modern;				/* the 2026-07-28 path (mcp.c) */
 	int timed;				/* an execution's timings are set: */
 	double queued_ms, kernel_ms;		/* for the log, as in its result */
 };
@@ -59,5 +62,11 @@ void mcp_response_free(struct mcp_response *rs);
 int mcp_stream_current(const char *id, unsigned stream);
 /* Nonzero if `version` is a protocol version this server speaks. */
 int mcp_version_supported(const char *version);
+/*
+ * Nonzero if an MCP-Protocol-Version header of `version` (NULL: none)
+ * selects the 2026-07-28 path: any value but a session-era version. Such
+ * a request has no MCP session: its Mcp-Session-Id is ignored.
+ */
+int mcp_header_modern(const char *version);
 
 #endif

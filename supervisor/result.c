@@ -208,6 +208,8 @@ result_output_schema(int or_job)
 	static const char schema[] =
 		"{\"type\":\"object\",\"properties\":{"
 		"\"session_id\":{\"type\":\"string\"},"
+		"\"execution_session_id\":{\"type\":\"string\",\"description\":\"The same as "
+		"session_id: what a later call passes as execution_session_id to run there.\"},"
 		"\"success\":{\"type\":\"boolean\"},"
 		"\"stdout\":{\"type\":\"string\"},"
 		"\"stderr\":{\"type\":\"string\"},"

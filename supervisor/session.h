@@ -50,10 +50,19 @@ struct session {
 	struct dir_usage usage; /* cached: counting many files takes long */
 	int requests;	       /* JSON-RPC requests in flight (mcp.c) */
 	unsigned streams;      /* GET streams ever opened; numbers them (mcp.c) */
+	int stateless;	       /* an execution session of the 2026-07-28 path (mcp.c):
+				* named by a tool argument, never by Mcp-Session-Id */
+	int transient;	       /* session_transient's: the caller alone, no kernel */
 };
 
 /* New session, or NULL with why[why_len] when pool.max_sessions is reached. */
 struct session *session_create(int max_sessions, char *why, size_t why_len);
+/*
+ * The caller of a 2026-07-28 request that names no execution session:
+ * `identity` (copied) and nothing else. Never in the table, never given a
+ * kernel; session_put frees it. Caller owns the reference.
+ */
+struct session *session_transient(const char *identity);
 /* Find a live session and take a reference, or NULL. */
 struct session *session_get(const char *id);
 /*

@@ -23,5 +23,6 @@ cancel_batch_call(struct tool_call *tc)
 const struct tool tool_cancel_batch = {
 	.name_format = "{name}_cancel_batch",
 	.describe = cancel_batch_describe,
+	.in_session = 1,
 	.call = cancel_batch_call,
 };

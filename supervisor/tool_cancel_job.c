@@ -42,5 +42,6 @@ cancel_job_call(struct tool_call *tc)
 const struct tool tool_cancel_job = {
 	.name_format = "{name}_cancel_job",
 	.describe = cancel_job_describe,
+	.in_session = 1,
 	.call = cancel_job_call,
 };

@@ -22,5 +22,6 @@ check_batch_describe(const struct config *cfg, struct json_object *tool)
 const struct tool tool_check_batch = {
 	.name_format = "{name}_check_batch",
 	.describe = check_batch_describe,
+	.in_session = 1,
 	.call = check_batch_call,
 };

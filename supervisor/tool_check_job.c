@@ -70,5 +70,6 @@ check_job_call(struct tool_call *tc)
 const struct tool tool_check_job = {
 	.name_format = "{name}_check_job",
 	.describe = check_job_describe,
+	.in_session = 1,
 	.call = check_job_call,
 };

@@ -19,6 +19,7 @@
 #include "progress.h"
 #include "result.h"
 #include "session.h"
+#include "tasks.h"
 #include "tools.h"
 #include "xmalloc.h"
 
@@ -55,7 +56,8 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		"max_timeout; null and 0 are refused: nothing runs unbounded).\"},"
 		"\"execution_session_id\":{\"type\":\"string\",\"description\":"
 		"\"Run in this earlier session's kernel (same identity) instead of this "
-		"connection's own.\"},"
+		"connection's own. On the 2026-07-28 path (no MCP session) a call without it "
+		"starts a new execution session and returns its id as execution_session_id.\"},"
 		"\"allow_mime\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
 		"\"description\":\"Keep only these MIME types of rich outputs (text/plain "
 		"always stays); a subset of the server's list. Types not kept are named in "
@@ -201,6 +203,20 @@ tool_preprocess(struct tool_call *tc, struct session *target, const char *code, 
 	return -1;
 }
 
+/*
+ * The handle a later call passes back, beside session_id: on the
+ * 2026-07-28 path it is the only name of the kernel's session.
+ */
+static void
+add_execution_session_id(struct json_object *r)
+{
+	struct json_object *sc, *id;
+
+	if (r && json_object_object_get_ex(r, "structuredContent", &sc) &&
+	    json_object_object_get_ex(sc, "session_id", &id))
+		json_object_object_add(sc, "execution_session_id", json_object_get(id));
+}
+
 static struct json_object *
 execute_call(struct tool_call *tc)
 {
@@ -216,7 +232,7 @@ execute_call(struct tool_call *tc)
 	char **allow_mime;
 	if (arg_allow_mime(tc, &allow_mime) == -1)
 		return NULL;
-	struct session *target = tool_session_arg(tc, "execution_session_id");
+	struct session *target = tool_session_or_new(tc, "execution_session_id");
 	if (target == NULL) {
 		strv_free(allow_mime);
 		return NULL;
@@ -233,7 +249,9 @@ execute_call(struct tool_call *tc)
 		code = preprocessed;
 	/* This thread runs it (`code` is borrowed from the request, or ours,
 	 * meanwhile: a job backgrounded copies it). */
-	struct job *j = job_new(target, tc->session->id, code, seconds, 0, tc->request_id);
+	/* Without an MCP session, the execution session is what sees its jobs. */
+	const char *owner = tc->session->transient ? target->id : tc->session->id;
+	struct job *j = job_new(target, owner, code, seconds, 0, tc->request_id);
 	session_put(target);
 	j->call.allow_mime = allow_mime; /* the call's now: sent with its EXECUTE */
 	j->arrived = tc->arrived;
@@ -251,6 +269,8 @@ execute_call(struct tool_call *tc)
 	if (j->cancel_requested) {
 		tc->no_response = 1;
 		r = NULL;
+	} else if (!done && tc->tasks) {
+		r = tasks_created(tc->cfg, j); /* tasks/get reaches it */
 	} else if (!done) {
 		r = job_handle(tc->cfg, j, wait_s > 0);
 	} else {
@@ -259,6 +279,7 @@ execute_call(struct tool_call *tc)
 	}
 	job_unref(j);
 	free(preprocessed);
+	add_execution_session_id(r);
 	return r;
 }
 

@@ -114,5 +114,6 @@ parallel_call(struct tool_call *tc)
 const struct tool tool_parallel_execute = {
 	.name_format = "{name}_parallel_execute",
 	.describe = parallel_describe,
+	.in_session = 1,
 	.call = parallel_call,
 };

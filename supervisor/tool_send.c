@@ -179,5 +179,6 @@ const struct tool tool_send = {
 	.name_format = "{name}_send",
 	.describe = send_describe,
 	.listed = send_listed,
+	.in_session = 1,
 	.call = send_call,
 };

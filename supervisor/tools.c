@@ -8,6 +8,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "log.h"
 #include "session.h"
 #include "tools.h"
 
@@ -58,6 +59,15 @@ finish_input_schema(const struct tool *t, struct json_object *o)
 		json_object_object_add(copy, "description", json_object_new_string(text));
 		json_object_object_add(props, a->alias, copy);
 	}
+	/* A call may name the execution session it acts in (mcp.c): on the
+	 * 2026-07-28 path there is no MCP session to stand for it. */
+	if (t->in_session)
+		json_object_object_add(
+			props, "execution_session_id",
+			tool_schema("{\"type\":\"string\",\"description\":\"The execution "
+				    "session this call acts in (its id, as execute_*_code "
+				    "returned it); without it, the MCP session's own. "
+				    "Required on the 2026-07-28 path.\"}"));
 	json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
 }
 
@@ -367,16 +377,16 @@ tool_schema(const char *json)
 	return json_tokener_parse(json);
 }
 
-struct session *
-tool_session_arg(struct tool_call *tc, const char *arg)
+/*
+ * The session named by `id` if the caller may use it, referenced; else
+ * NULL after tool_bad_params("unknown ARG"): a foreign id and an unknown
+ * one get the same answer.
+ */
+static struct session *
+named_session(struct tool_call *tc, const char *arg, const char *id)
 {
-	const char *id = tool_arg_string(tc, arg);
-
-	if (id == NULL || strcmp(id, tc->session->id) == 0) {
-		tc->session->refs++;
-		return tc->session;
-	}
 	struct session *s = session_get(id);
+
 	if (s && !session_may_use(tc->session, s)) {
 		session_put(s);
 		s = NULL;
@@ -387,4 +397,45 @@ tool_session_arg(struct tool_call *tc, const char *arg)
 		tool_bad_params(tc, why);
 	}
 	return s;
+}
+
+struct session *
+tool_session_or_new(struct tool_call *tc, const char *arg)
+{
+	if (!tc->session->transient || tool_arg_string(tc, arg) != NULL)
+		return tool_session_arg(tc, arg);
+	char why[ERR_LEN];
+	struct session *s = session_create(tc->cfg->pool_max_sessions, why, sizeof(why));
+	if (s == NULL) {
+		tc->error_code = -32000;
+		snprintf(tc->error_message, sizeof(tc->error_message), "%.200s", why);
+		return NULL;
+	}
+	/* Bound to the caller: another identity's call answers as unknown. */
+	snprintf(s->identity, sizeof(s->identity), "%s", tc->session->identity);
+	s->stateless = 1;
+	log_info("execution session %.8s created for %s", s->id, s->identity);
+	return s; /* session_create's reference is the caller's */
+}
+
+struct session *
+tool_session_arg(struct tool_call *tc, const char *arg)
+{
+	const char *id = tool_arg_string(tc, arg);
+
+	if (id == NULL && tc->session->transient) {
+		char why[160];
+		snprintf(why, sizeof(why),
+			 "argument '%s' is required on the 2026-07-28 path: no MCP session "
+			 "stands for it",
+			 arg);
+		tool_bad_params(tc, why);
+		return NULL;
+	}
+	/* A transient caller's empty id names nothing (not itself). */
+	if (id == NULL || (!tc->session->transient && strcmp(id, tc->session->id) == 0)) {
+		tc->session->refs++;
+		return tc->session;
+	}
+	return named_session(tc, arg, id);
 }

@@ -33,6 +33,7 @@ struct tool_call {
 	int timed;
 	double queued_ms, kernel_ms;
 	int no_response;	/* cancelled by the client: answer nothing */
+	int tasks;		/* the client takes a task (tasks.h) for a backgrounded call */
 	int error_code;		/* set with error_message to fail the request */
 	char error_message[256];
 };
@@ -68,6 +69,13 @@ struct tool {
 	 * with no_response set. Called with pool_lock() held.
 	 */
 	struct json_object *(*call)(struct tool_call *tc);
+	/*
+	 * It acts in the caller's session (its jobs, batches, files): its
+	 * inputSchema gets an optional execution_session_id naming another
+	 * of the caller's, which the 2026-07-28 path, with no MCP session,
+	 * requires (mcp.c).
+	 */
+	int in_session;
 };
 
 extern const struct tool tool_execute;
@@ -141,6 +149,13 @@ struct json_object *tool_schema(const char *json);
  * or foreign.
  */
 struct session *tool_session_arg(struct tool_call *tc, const char *arg);
+/*
+ * tool_session_arg, except that a caller with no MCP session (the
+ * 2026-07-28 path: tc->session is transient) that names none gets a new
+ * execution session, bound to its identity. Referenced; NULL with the
+ * call's error set (unknown id, or pool.max_sessions reached).
+ */
+struct session *tool_session_or_new(struct tool_call *tc, const char *arg);
 
 /*
  * preprocess_command's version of `code` for a run in session `s` (its id

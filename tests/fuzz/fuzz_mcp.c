@@ -118,6 +118,10 @@ split_request(char *text, size_t size, struct mcp_request *rq)
 				rq->session_id = value;
 			else if (strcasecmp(line, "MCP-Protocol-Version") == 0)
 				rq->protocol_version = value;
+			else if (strcasecmp(line, "Mcp-Method") == 0)
+				rq->mcp_method = value;
+			else if (strcasecmp(line, "Mcp-Name") == 0)
+				rq->mcp_name = value;
 			else if (strcasecmp(line, "Accept") == 0)
 				rq->accepts_sse = strstr(value, "text/event-stream") != NULL;
 			else if (strcasecmp(line, "Origin") == 0) {

@@ -163,6 +163,44 @@ seeds.append(rpc("ping", {"x": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]
 seeds.append(call("execute_py_code", {"code": "#" + "x" * 20000}))
 seeds.append(rpc("ping", {"k%d" % i: i for i in range(500)}))
 
+# --- MCP 2026-07-28: per-request _meta, mirrored headers (issue 20) ---------------
+MODERN = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}}
+TASKS = dict(META, **{"io.modelcontextprotocol/clientCapabilities":
+                      {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+
+
+def modern(method, params, name=None, version=MODERN, extra=()):
+    h = [("MCP-Protocol-Version", version), ("Mcp-Method", method)]
+    if name is not None:
+        h.append(("Mcp-Name", name))
+    return request("POST", h + list(extra), rpc(method, params))
+
+
+seeds.append(modern("server/discover", {"_meta": META}))
+seeds.append(modern("tools/list", {"_meta": META}))
+seeds.append(modern("tools/call", {"name": "py_list_sessions", "arguments": {}, "_meta": META},
+                    "py_list_sessions"))
+seeds.append(modern("tools/call", {"name": "py_list_sessions", "arguments": {}, "_meta": META},
+                    "=?base64?cHlfbGlzdF9zZXNzaW9ucw==?="))
+seeds.append(modern("tools/call", {"name": "py_list_sessions", "arguments": {}, "_meta": META},
+                    "=?base64?cHlf!!!zZXNzaW9ucw?="))
+seeds.append(modern("tools/call", {"name": "py_check_job", "arguments": {
+    "job_id": "x", "execution_session_id": SID}, "_meta": META}, "py_check_job"))
+seeds.append(modern("tools/call", {"name": "execute_py_code", "arguments": {
+    "code": "1", "execution_session_id": OTHER}, "_meta": TASKS}, "execute_py_code",
+    extra=[("Mcp-Session-Id", SID)]))
+seeds.append(modern("tasks/get", {"taskId": SID, "_meta": TASKS}, SID))
+seeds.append(modern("tasks/cancel", {"taskId": 7, "_meta": TASKS}, "7"))
+seeds.append(modern("resources/read", {"uri": "codeexecd://%s/outputs/a" % SID, "_meta": META},
+                    "codeexecd://%s/outputs/a" % SID))
+seeds.append(modern("tools/list", {"_meta": dict(META, **{
+    "io.modelcontextprotocol/protocolVersion": "1999-01-01"})}, version="1999-01-01"))
+seeds.append(modern("tools/list", {}))
+seeds.append(modern("initialize", {"_meta": META}))
+seeds.append(request("GET", [("MCP-Protocol-Version", MODERN)]))
+
 if os.path.isdir(OUT):
     shutil.rmtree(OUT)
 os.makedirs(OUT)

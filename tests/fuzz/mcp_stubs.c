@@ -19,6 +19,7 @@
 #include "pubhooks.h"
 #include "resources.h"
 #include "session.h"
+#include "tasks.h"
 #include "tools.h"
 
 struct session stub_sessions[2] = {
@@ -61,9 +62,29 @@ session_get(const char *id)
 	return NULL;
 }
 
+/* As the real one: the caller of a 2026-07-28 request, freed by its last put. */
+struct session *
+session_transient(const char *identity)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		abort();
+	s->refs = 1;
+	s->closed = 1;
+	s->transient = 1;
+	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	return s;
+}
+
 void
 session_put(struct session *s)
 {
+	if (s->transient) {
+		if (--s->refs == 0)
+			free(s);
+		return;
+	}
 	if (--s->refs < 1) {
 		fprintf(stderr, "mcp_stubs: session %s released more than it was taken\n", s->id);
 		abort();
@@ -235,4 +256,32 @@ void
 pubhooks_init(const struct config *cfg)
 {
 	(void)cfg;
+}
+
+/* Tasks are jobs, which these stubs do not run: every task is unknown. */
+int
+tasks_method(const char *method)
+{
+	return strncmp(method, "tasks/", 6) == 0;
+}
+
+struct json_object *
+tasks_created(const struct config *cfg, struct job *j)
+{
+	(void)cfg;
+	(void)j;
+	return json_object_new_object();
+}
+
+struct json_object *
+tasks_handle(const struct config *cfg, const char *method, struct json_object *params,
+	     const char *identity, int *code, char *msg, size_t msg_len)
+{
+	(void)cfg;
+	(void)method;
+	(void)params;
+	(void)identity;
+	*code = -32602;
+	snprintf(msg, msg_len, "unknown taskId");
+	return NULL;
 }

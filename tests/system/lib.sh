@@ -14,6 +14,8 @@
 #   CODEEXECD_TEST_TIMEOUT  seconds to wait for /health 200 (default 60)
 #   CODEEXECD_TEST_CLIENT_DIR  tests/client with its node_modules installed
 #                           (default $top_srcdir/tests/client)
+#   CODEEXECD_TEST_CLIENT_MODERN_DIR  tests/client-modern likewise (MCP
+#                           2026-07-28 clients; default $top_srcdir/tests/client-modern)
 #   CODEEXECD_TEST_KEEP     keep the temporary directory when set
 
 set -eu
@@ -404,11 +406,22 @@ require_client() {
 		skip "no $CLIENT_DIR/node_modules (run: cd tests/client && npm ci)"
 }
 
+# Set MODERN_DIR to tests/client-modern (the MCP 2026-07-28 clients: the
+# TypeScript client 2.x and the conformance suite 0.2.0-alpha) with its
+# node_modules, or skip. .ci/run installs them (npm ci) and passes
+# CODEEXECD_TEST_CLIENT_MODERN_DIR.
+require_client_modern() {
+	MODERN_DIR=${CODEEXECD_TEST_CLIENT_MODERN_DIR:-$top_srcdir/tests/client-modern}
+	[ -d "$MODERN_DIR/node_modules/@modelcontextprotocol/client" ] ||
+		skip "no $MODERN_DIR/node_modules (run: cd tests/client-modern && npm ci)"
+}
+
 # Set NODE to a node binary of at least major version $1: the one npm's
 # `node` package put in node_modules first, then the one on PATH.
 require_node() {
 	NODE=
-	for n in "$CLIENT_DIR/node_modules/node/bin/node" "$(command -v node || true)"; do
+	for n in "${CLIENT_DIR:-}/node_modules/node/bin/node" \
+		"${MODERN_DIR:-}/node_modules/node/bin/node" "$(command -v node || true)"; do
 		[ -n "$n" ] && [ -x "$n" ] || continue
 		major=$("$n" -p 'process.versions.node.split(".")[0]' 2>/dev/null) || continue
 		if [ "$major" -ge "$1" ]; then

@@ -118,6 +118,42 @@ class Client:
                            timeout=http_timeout)
 
 
+MODERN = "2026-07-28"
+
+
+class ModernClient(Client):
+    """A 2026-07-28 client: no session; every request carries its version
+    in _meta and MCP-Protocol-Version, and Mcp-Method (and Mcp-Name)."""
+
+    def __init__(self, url, token=None, version=MODERN):
+        Client.__init__(self, url, protocol=version, token=token)
+
+    def meta(self, version=None):
+        return {"io.modelcontextprotocol/protocolVersion": version or self.protocol,
+                "io.modelcontextprotocol/clientInfo": {"name": "codeexecd-system-test",
+                                                       "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {}}
+
+    def request(self, method, params=None, timeout=120, headers=None, meta=True):
+        """POST one request; `headers` override the mirrored ones (None drops one)."""
+        params = dict(params or {})
+        if meta:
+            params.setdefault("_meta", self.meta())
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.next_id += 1
+        h = {"MCP-Protocol-Version": self.protocol, "Mcp-Method": method}
+        if method in ("tools/call", "prompts/get") and "name" in params:
+            h["Mcp-Name"] = params["name"]
+        h.update(headers or {})
+        h = {k: v for k, v in h.items() if v is not None}
+        return self.http("POST", json.dumps(msg), headers=h, timeout=timeout)
+
+    def call(self, tool, arguments, timeout=120):
+        """tools/call that must answer 200 with a result; the result."""
+        return self.result("tools/call", {"name": tool, "arguments": arguments},
+                           timeout=timeout)
+
+
 def text_of(result):
     """The text items of a tools/call result, joined."""
     return "\n".join(c.get("text", "") for c in result.get("content", [])

@@ -282,6 +282,121 @@ START_TEST(protocol_version_header)
 }
 END_TEST
 
+/* A 2026-07-28 POST: headers MCP-Protocol-Version, Mcp-Method and Mcp-Name. */
+static void
+modern(struct answer *a, const char *body, const char *version, const char *method,
+       const char *name)
+{
+	struct mcp_request rq = {.method = "POST", .body = body, .body_len = strlen(body),
+				 .protocol_version = version, .mcp_method = method,
+				 .mcp_name = name, .send_event = send_event,
+				 .client_gone = client_gone};
+
+	mcp_handle(&rq, &a->rs);
+	stub_check_refs();
+	a->msg = a->rs.body ? json_tokener_parse(a->rs.body) : NULL;
+	ck_assert_str_eq(a->rs.session_id, "");
+}
+
+#define META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	     "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+#define CALL "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{" \
+	     "\"name\":\"py_list_sessions\",\"arguments\":{}," META "}}"
+
+START_TEST(modern_headers)
+{
+	struct answer a;
+
+	/* Mcp-Name: plain with whitespace around it, and the base64 sentinel. */
+	modern(&a, CALL, "2026-07-28", "tools/call", "  py_list_sessions ");
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert_str_eq(json_object_get_string(at(&a, "result.resultType")), "complete");
+	done(&a);
+	modern(&a, CALL, "2026-07-28", "tools/call", "=?base64?cHlfbGlzdF9zZXNzaW9ucw==?=");
+	ck_assert_int_eq(a.rs.status, 200);
+	done(&a);
+	/* Bad padding, bad digits, another name, none. */
+	modern(&a, CALL, "2026-07-28", "tools/call", "=?base64?cHlfbGlzdF9zZXNzaW9ucw?=");
+	assert_error(&a, 400, -32020, "Mcp-Name");
+	done(&a);
+	modern(&a, CALL, "2026-07-28", "tools/call", "=?base64?cHlf!!!zZXNzaW9ucw==?=");
+	assert_error(&a, 400, -32020, "Mcp-Name");
+	done(&a);
+	modern(&a, CALL, "2026-07-28", "tools/call", "execute_py_code");
+	assert_error(&a, 400, -32020, "Mcp-Name");
+	done(&a);
+	modern(&a, CALL, "2026-07-28", "tools/call", NULL);
+	assert_error(&a, 400, -32020, "Mcp-Name");
+	done(&a);
+	/* Values are case-sensitive. */
+	modern(&a, CALL, "2026-07-28", "TOOLS/CALL", "py_list_sessions");
+	assert_error(&a, 400, -32020, "Mcp-Method");
+	done(&a);
+	modern(&a, CALL, NULL, "tools/call", "py_list_sessions");
+	assert_error(&a, 400, -32020, "MCP-Protocol-Version");
+	done(&a);
+	/* A long name is compared whole: it passes the headers, then is unknown. */
+	char name[600], body[1000];
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"%s\",\"arguments\":{}," META "}}", name);
+	modern(&a, body, "2026-07-28", "tools/call", name);
+	assert_error(&a, 200, -32602, "unknown tool");
+	done(&a);
+	name[599 - 1] = 'x';
+	modern(&a, body, "2026-07-28", "tools/call", name);
+	assert_error(&a, 400, -32020, "Mcp-Name");
+	done(&a);
+}
+END_TEST
+
+START_TEST(modern_versions)
+{
+	struct answer a;
+	const char *other = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{"
+			    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2030-01-01\","
+			    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+
+	modern(&a, other, "2030-01-01", "tools/list", NULL);
+	assert_error(&a, 400, -32022, "Unsupported protocol version");
+	ck_assert_str_eq(json_object_to_json_string(at(&a, "error.data.supported")),
+			 "[ \"2026-07-28\", \"2025-11-25\" ]");
+	ck_assert_str_eq(json_object_get_string(at(&a, "error.data.requested")), "2030-01-01");
+	ck_assert_int_eq(json_object_get_int(at(&a, "id")), 3);
+	done(&a);
+	/* The header says 2026-07-28, the body something else. */
+	modern(&a, other, "2026-07-28", "tools/list", NULL);
+	assert_error(&a, 400, -32020, "MCP-Protocol-Version");
+	done(&a);
+	/* No _meta: invalid params; an unknown method: 404. */
+	modern(&a, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}", "2026-07-28",
+	       "tools/list", NULL);
+	assert_error(&a, 400, -32602, "_meta");
+	done(&a);
+	modern(&a, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":{" META "}}",
+	       "2026-07-28", "ping", NULL);
+	assert_error(&a, 404, -32601, "Method not found");
+	done(&a);
+	/* The list: cacheable, stamped with serverInfo. */
+	modern(&a, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{" META "}}",
+	       "2026-07-28", "tools/list", NULL);
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert_int_eq(json_object_get_int(at(&a, "result.ttlMs")), 60000);
+	ck_assert_str_eq(json_object_get_string(at(&a, "result.cacheScope")), "public");
+	ck_assert_ptr_nonnull(json_object_object_get(at(&a, "result._meta"),
+						     "io.modelcontextprotocol/serverInfo"));
+	done(&a);
+	/* GET with the 2026-07-28 header: 405. */
+	struct mcp_request rq = {.method = "GET", .protocol_version = "2026-07-28"};
+	mcp_handle(&rq, &a.rs);
+	ck_assert_int_eq(a.rs.status, 405);
+	ck_assert_str_eq(a.rs.allow, "POST");
+	mcp_response_free(&a.rs);
+}
+END_TEST
+
 static void
 initialize(struct answer *a, const char *params)
 {
@@ -762,6 +877,8 @@ mcp_suite(void)
 	tcase_add_test(tc, notifications_and_responses);
 	tcase_add_test(tc, session_required);
 	tcase_add_test(tc, protocol_version_header);
+	tcase_add_test(tc, modern_headers);
+	tcase_add_test(tc, modern_versions);
 	tcase_add_test(tc, initialize_negotiates);
 	tcase_add_test(tc, initialize_errors);
 	tcase_add_test(tc, ping_and_unknown_methods);
