@@ -1,4 +1,4 @@
-/* mcp.c - see mcp.h. */
+/* mcp.c - see mcp.h; the 2026-07-28 path is mcp_modern.c, what both share mcp_int.h. */
 #include "autoconf.h"
 
 #include <stdint.h>
@@ -13,23 +13,18 @@
 #include "json_strict.h"
 #include "log.h"
 #include "mcp.h"
+#include "mcp_int.h"
+#include "mcp_modern.h"
 #include "pubhooks.h"
 #include "metrics.h"
 #include "pool.h"
 #include "resources.h"
 #include "session.h"
-#include "tasks.h"
 #include "tools.h"
 #include "xmalloc.h"
 
 /* Newest first: the first is offered when a client asks for another. */
 static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
-
-#define ERR_PARSE -32700
-#define ERR_INVALID_REQUEST -32600
-#define ERR_METHOD -32601
-#define ERR_PARAMS -32602
-#define ERR_SERVER -32000
 
 static const struct config *cfg;
 
@@ -38,6 +33,7 @@ mcp_init(const struct config *c)
 {
 	cfg = c;
 	pubhooks_init(c);
+	mcp_modern_init(c);
 }
 
 int
@@ -49,6 +45,12 @@ mcp_version_supported(const char *version)
 	return 0;
 }
 
+const char *
+mcp_version_newest(void)
+{
+	return versions[0];
+}
+
 void
 mcp_response_free(struct mcp_response *rs)
 {
@@ -57,8 +59,8 @@ mcp_response_free(struct mcp_response *rs)
 }
 
 /* Serialize `msg` (consumed) as the response body. */
-static void
-set_body(struct mcp_response *rs, int status, struct json_object *msg)
+void
+mcp_set_body(struct mcp_response *rs, int status, struct json_object *msg)
 {
 	rs->status = status;
 	rs->body = xstrdup(json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -66,9 +68,9 @@ set_body(struct mcp_response *rs, int status, struct json_object *msg)
 }
 
 /* A JSON-RPC error response for request `id` (borrowed, may be NULL). */
-static void
-set_error(struct mcp_response *rs, int status, struct json_object *id, int code,
-	  const char *message)
+void
+mcp_set_error(struct mcp_response *rs, int status, struct json_object *id, int code,
+	      const char *message)
 {
 	struct json_object *msg = json_object_new_object();
 	struct json_object *err = json_object_new_object();
@@ -78,25 +80,23 @@ set_error(struct mcp_response *rs, int status, struct json_object *id, int code,
 	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(msg, "id", id ? json_object_get(id) : NULL);
 	json_object_object_add(msg, "error", err);
-	set_body(rs, status, msg);
+	mcp_set_body(rs, status, msg);
 	snprintf(rs->outcome, sizeof(rs->outcome), "error %d", code);
 }
 
-static void modern_stamp(struct json_object *result);
-
 /* A JSON-RPC success response carrying `result` (consumed). */
-static void
-set_result(struct mcp_response *rs, struct json_object *id, struct json_object *result)
+void
+mcp_set_result(struct mcp_response *rs, struct json_object *id, struct json_object *result)
 {
 	struct json_object *msg = json_object_new_object();
 
 	if (rs->modern)
-		modern_stamp(result);
+		mcp_modern_stamp(result);
 
 	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(msg, "id", json_object_get(id));
 	json_object_object_add(msg, "result", result);
-	set_body(rs, 200, msg);
+	mcp_set_body(rs, 200, msg);
 }
 
 static struct json_object *
@@ -136,7 +136,7 @@ do_initialize(const struct mcp_request *rq, struct json_object *id, struct json_
 	if (!json_object_is_type(params, json_type_object) ||
 	    !json_object_object_get_ex(params, "protocolVersion", &v) ||
 	    !json_object_is_type(v, json_type_string)) {
-		set_error(rs, 400, id, ERR_PARAMS, "initialize needs params.protocolVersion");
+		mcp_set_error(rs, 400, id, ERR_PARAMS, "initialize needs params.protocolVersion");
 		return;
 	}
 	const char *version = json_object_get_string(v);
@@ -150,9 +150,9 @@ do_initialize(const struct mcp_request *rq, struct json_object *id, struct json_
 			 rq->identity ? rq->identity : "anonymous");
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
 		session_put(s);
-		set_result(rs, id, initialize_result(version));
+		mcp_set_result(rs, id, initialize_result(version));
 	} else {
-		set_error(rs, 503, id, ERR_SERVER, why);
+		mcp_set_error(rs, 503, id, ERR_SERVER, why);
 	}
 	pool_unlock();
 	if (s)
@@ -175,14 +175,14 @@ do_set_level(struct session *s, struct json_object *id, struct json_object *para
 		for (int i = 0; i < 8; i++) {
 			if (strcmp(json_object_get_string(v), levels[i]) == 0) {
 				/* Accepted; the daemon sends no log notifications. */
-				set_result(rs, id, json_object_new_object());
+				mcp_set_result(rs, id, json_object_new_object());
 				return;
 			}
 		}
 	}
-	set_error(rs, 200, id, ERR_PARAMS,
-		  "params.level must be one of debug, info, notice, warning, error, "
-		  "critical, alert, emergency");
+	mcp_set_error(rs, 200, id, ERR_PARAMS,
+		      "params.level must be one of debug, info, notice, warning, error, "
+		      "critical, alert, emergency");
 }
 
 /* What the progress callback of one tools/call needs. */
@@ -249,9 +249,9 @@ call_context(const struct tool *t, struct session *caller, struct json_object *a
 		return 0; /* it starts, lists or names its sessions itself */
 	if (!json_object_object_get_ex(args, "execution_session_id", &v)) {
 		if (caller->transient) {
-			set_error(rs, 200, id, ERR_PARAMS,
-				  "argument 'execution_session_id' is required on the 2026-07-28 "
-				  "path: no MCP session stands for it");
+			mcp_set_error(rs, 200, id, ERR_PARAMS,
+				      "argument 'execution_session_id' is required on the "
+				      "2026-07-28 path: no MCP session stands for it");
 			return -1;
 		}
 		return 0;
@@ -265,25 +265,23 @@ call_context(const struct tool *t, struct session *caller, struct json_object *a
 		*ctx = NULL;
 	}
 	if (*ctx == NULL) {
-		set_error(rs, 200, id, ERR_PARAMS, "unknown execution_session_id");
+		mcp_set_error(rs, 200, id, ERR_PARAMS, "unknown execution_session_id");
 		return -1;
 	}
 	json_object_object_del(args, "execution_session_id");
 	return 0;
 }
 
-static int wants_tasks(struct json_object *params);
-
-static void
-do_tools_call(const struct mcp_request *rq, struct session *s, struct json_object *id,
-	      struct json_object *params, struct mcp_response *rs)
+void
+mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_object *id,
+	       struct json_object *params, struct mcp_response *rs)
 {
 	struct json_object *name, *args = NULL;
 
 	if (!json_object_is_type(params, json_type_object) ||
 	    !json_object_object_get_ex(params, "name", &name) ||
 	    !json_object_is_type(name, json_type_string)) {
-		set_error(rs, 200, id, ERR_PARAMS, "tools/call needs params.name");
+		mcp_set_error(rs, 200, id, ERR_PARAMS, "tools/call needs params.name");
 		metrics_call(-1, METRICS_REJECTED);
 		return;
 	}
@@ -292,13 +290,13 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	if (t == NULL) {
 		char msg[300];
 		snprintf(msg, sizeof(msg), "unknown tool: %.200s", json_object_get_string(name));
-		set_error(rs, 200, id, ERR_PARAMS, msg);
+		mcp_set_error(rs, 200, id, ERR_PARAMS, msg);
 		metrics_call(-1, METRICS_REJECTED);
 		return;
 	}
 	json_object_object_get_ex(params, "arguments", &args);
 	if (args != NULL && !json_object_is_type(args, json_type_object)) {
-		set_error(rs, 200, id, ERR_PARAMS, "params.arguments must be an object");
+		mcp_set_error(rs, 200, id, ERR_PARAMS, "params.arguments must be an object");
 		metrics_call(tools_index(t), METRICS_REJECTED);
 		return;
 	}
@@ -308,7 +306,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	struct json_object *checked = tools_args(cfg, t, args ? args : empty, why, sizeof(why));
 	json_object_put(empty);
 	if (checked == NULL) {
-		set_error(rs, 200, id, ERR_PARAMS, why);
+		mcp_set_error(rs, 200, id, ERR_PARAMS, why);
 		metrics_call(tools_index(t), METRICS_REJECTED);
 		return;
 	}
@@ -339,7 +337,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 	struct tool_call tc = {.cfg = cfg, .session = s, .args = checked,
 			       .request_id = id, .client_gone = client_gone, .io = &io,
 			       .arrived = rq->arrived > 0 ? rq->arrived : clock_mono(),
-			       .tasks = s->transient && wants_tasks(params)};
+			       .tasks = s->transient && mcp_modern_wants_tasks(params)};
 	if (io.token && rq->accepts_sse && rq->send_event)
 		tc.progress = send_progress;
 	struct json_object *result = t->call(&tc);
@@ -354,7 +352,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		snprintf(rs->outcome, sizeof(rs->outcome), "cancelled");
 		metrics_call(tools_index(t), METRICS_CANCELLED);
 	} else if (result == NULL) {
-		set_error(rs, 200, id, tc.error_code, tc.error_message);
+		mcp_set_error(rs, 200, id, tc.error_code, tc.error_message);
 		metrics_call(tools_index(t), METRICS_REJECTED);
 	} else {
 		metrics_call(tools_index(t), metrics_outcome_of(result));
@@ -362,7 +360,7 @@ do_tools_call(const struct mcp_request *rq, struct session *s, struct json_objec
 		int failed = json_object_object_get_ex(result, "isError", &is_error) &&
 			     json_object_get_boolean(is_error);
 		snprintf(rs->outcome, sizeof(rs->outcome), "%s", failed ? "isError" : "ok");
-		set_result(rs, id, result);
+		mcp_set_result(rs, id, result);
 	}
 }
 
@@ -377,9 +375,9 @@ do_resources(struct session *s, const char *method, struct json_object *id,
 	s->refs++; /* held while the lock is released to read a file */
 	struct json_object *r = resources_handle(cfg, s, method, params, &code, msg, sizeof(msg));
 	if (r)
-		set_result(rs, id, r);
+		mcp_set_result(rs, id, r);
 	else
-		set_error(rs, 200, id, code, msg);
+		mcp_set_error(rs, 200, id, code, msg);
 	session_put(s);
 }
 
@@ -390,35 +388,35 @@ dispatch(const struct mcp_request *rq, struct session *s, const char *method,
 {
 	s->last_used = time(NULL);
 	if (strcmp(method, "ping") == 0)
-		set_result(rs, id, json_object_new_object());
+		mcp_set_result(rs, id, json_object_new_object());
 	else if (strcmp(method, "tools/list") == 0) {
 		struct json_object *r = json_object_new_object();
 		json_object_object_add(r, "tools", tools_list(cfg));
-		set_result(rs, id, r);
+		mcp_set_result(rs, id, r);
 	} else if (strcmp(method, "tools/call") == 0)
-		do_tools_call(rq, s, id, params, rs);
+		mcp_tools_call(rq, s, id, params, rs);
 	else if (strcmp(method, "logging/setLevel") == 0)
 		do_set_level(s, id, params, rs);
 	else if (resources_method(method))
 		do_resources(s, method, id, params, rs);
 	else if (strcmp(method, "initialize") == 0)
-		set_error(rs, 400, id, ERR_INVALID_REQUEST,
-			  "this session is already initialized; send initialize without "
-			  "Mcp-Session-Id to start a new one");
+		mcp_set_error(rs, 400, id, ERR_INVALID_REQUEST,
+			      "this session is already initialized; send initialize without "
+			      "Mcp-Session-Id to start a new one");
 	else
-		set_error(rs, 200, id, ERR_METHOD, "method not found");
+		mcp_set_error(rs, 200, id, ERR_METHOD, "method not found");
 }
 
 /* Refused at once: waiting would hold one more HTTP thread. */
-static void
-too_many_requests(const struct session *s, struct json_object *id, struct mcp_response *rs)
+void
+mcp_too_many_requests(const struct session *s, struct json_object *id, struct mcp_response *rs)
 {
 	char why[160];
 
 	snprintf(why, sizeof(why),
 		 "this session already has %d requests in flight "
 		 "(http.max_concurrent_calls_per_session)", s->requests);
-	set_error(rs, 429, id, ERR_SERVER, why);
+	mcp_set_error(rs, 429, id, ERR_SERVER, why);
 	rs->close = 1;
 }
 
@@ -443,7 +441,7 @@ static struct session *
 find_session(const struct mcp_request *rq, struct mcp_response *rs, struct json_object *id)
 {
 	if (rq->session_id == NULL) {
-		set_error(rs, 400, id, ERR_SERVER, "Mcp-Session-Id header is required");
+		mcp_set_error(rs, 400, id, ERR_SERVER, "Mcp-Session-Id header is required");
 		return NULL;
 	}
 	struct session *s = session_get(rq->session_id);
@@ -457,7 +455,7 @@ find_session(const struct mcp_request *rq, struct mcp_response *rs, struct json_
 		s = NULL;
 	}
 	if (s == NULL)
-		set_error(rs, 404, id, -32001, "session not found");
+		mcp_set_error(rs, 404, id, -32001, "session not found");
 	return s;
 }
 
@@ -471,34 +469,36 @@ check_message(struct json_object *msg, struct mcp_response *rs, const char **met
 	*method = NULL;
 	*id = NULL;
 	if (json_object_is_type(msg, json_type_array)) {
-		set_error(rs, 400, NULL, ERR_INVALID_REQUEST, "batch requests are not supported");
+		mcp_set_error(rs, 400, NULL, ERR_INVALID_REQUEST,
+			      "batch requests are not supported");
 		return -1;
 	}
 	if (!json_object_is_type(msg, json_type_object) ||
 	    !json_object_object_get_ex(msg, "jsonrpc", &v) ||
 	    !json_object_is_type(v, json_type_string) ||
 	    strcmp(json_object_get_string(v), "2.0") != 0) {
-		set_error(rs, 400, NULL, ERR_INVALID_REQUEST, "not a JSON-RPC 2.0 message");
+		mcp_set_error(rs, 400, NULL, ERR_INVALID_REQUEST, "not a JSON-RPC 2.0 message");
 		return -1;
 	}
 	if (json_object_object_get_ex(msg, "id", id)) {
 		if (!json_object_is_type(*id, json_type_string) &&
 		    !json_object_is_type(*id, json_type_int)) {
 			*id = NULL;
-			set_error(rs, 400, NULL, ERR_INVALID_REQUEST,
-				  "id must be a string or an integer");
+			mcp_set_error(rs, 400, NULL, ERR_INVALID_REQUEST,
+				      "id must be a string or an integer");
 			return -1;
 		}
 	}
 	if (json_object_object_get_ex(msg, "method", &v)) {
 		if (!json_object_is_type(v, json_type_string)) {
-			set_error(rs, 400, *id, ERR_INVALID_REQUEST, "method must be a string");
+			mcp_set_error(rs, 400, *id, ERR_INVALID_REQUEST,
+				      "method must be a string");
 			return -1;
 		}
 		*method = json_object_get_string(v);
 	} else if (*id == NULL || (!json_object_object_get_ex(msg, "result", NULL) &&
 				   !json_object_object_get_ex(msg, "error", NULL))) {
-		set_error(rs, 400, *id, ERR_INVALID_REQUEST, "method is required");
+		mcp_set_error(rs, 400, *id, ERR_INVALID_REQUEST, "method is required");
 		return -1;
 	}
 	return 0;
@@ -555,7 +555,7 @@ refuse_nul(struct json_object *msg, struct json_object *id, struct mcp_response 
 	if (strcmp(path, "id") == 0 || strcmp(path, "a member name") == 0)
 		id = NULL;
 	snprintf(text, sizeof(text), "%s contains a NUL character (\\u0000): refused", path);
-	set_error(rs, 400, id, ERR_PARAMS, text);
+	mcp_set_error(rs, 400, id, ERR_PARAMS, text);
 	return -1;
 }
 
@@ -575,12 +575,12 @@ parse_body(const struct mcp_request *rq, struct mcp_response *rs, struct json_ob
 
 	*msg = NULL;
 	if (rq->body_len > INT32_MAX) { /* json-c takes an int length */
-		set_error(rs, 400, NULL, ERR_PARSE, "parse error: the body is too large");
+		mcp_set_error(rs, 400, NULL, ERR_PARSE, "parse error: the body is too large");
 		return -1;
 	}
 	if (json_strict_check(rq->body, rq->body_len, JSON_TOKENER_DEFAULT_DEPTH, &js) == -1) {
 		snprintf(text, sizeof(text), "parse error: %s at byte %zu", js.error, js.error_at);
-		set_error(rs, 400, NULL, ERR_PARSE, text);
+		mcp_set_error(rs, 400, NULL, ERR_PARSE, text);
 		return -1;
 	}
 	struct json_tokener *tok = json_tokener_new();
@@ -601,477 +601,11 @@ parse_body(const struct mcp_request *rq, struct mcp_response *rs, struct json_ob
 		snprintf(text, sizeof(text), "parse error: %s",
 			 err == json_tokener_success ? "text after the JSON value"
 						     : json_tokener_error_desc(err));
-		set_error(rs, 400, NULL, ERR_PARSE, text);
+		mcp_set_error(rs, 400, NULL, ERR_PARSE, text);
 		return -1;
 	}
 	*has_nul = js.has_nul;
 	return 0;
-}
-
-/* ---- MCP 2026-07-28: stateless, per-request metadata -------------------- */
-
-#define MODERN_VERSION "2026-07-28"
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_SERVER "io.modelcontextprotocol/serverInfo"
-#define ERR_HEADER_MISMATCH -32020
-#define ERR_UNSUPPORTED_VERSION -32022
-/* How long a client may keep tools/list: it changes only on reload. */
-#define LIST_TTL_MS 60000
-
-/* The request's params._meta[key], or NULL. */
-static struct json_object *
-meta_get(struct json_object *params, const char *key)
-{
-	struct json_object *meta, *v;
-
-	if (json_object_is_type(params, json_type_object) &&
-	    json_object_object_get_ex(params, "_meta", &meta) &&
-	    json_object_is_type(meta, json_type_object) &&
-	    json_object_object_get_ex(meta, key, &v))
-		return v;
-	return NULL;
-}
-
-/* Whether the client declared the tasks extension in its capabilities. */
-static int
-wants_tasks(struct json_object *params)
-{
-	struct json_object *caps = meta_get(params, META_CAPS), *ext;
-
-	return caps && json_object_object_get_ex(caps, "extensions", &ext) &&
-	       json_object_is_type(ext, json_type_object) &&
-	       json_object_object_get_ex(ext, TASKS_EXTENSION, NULL);
-}
-
-/* Whether a request takes the 2026-07-28 path: its _meta or its header says so. */
-static int
-request_modern(const struct mcp_request *rq, struct json_object *params)
-{
-	if (meta_get(params, META_VERSION) != NULL || mcp_header_modern(rq->protocol_version))
-		return 1;
-	/* An unknown version with no session: a newer client, told what we speak.
-	 * With a session it is a session-era client's mistake, answered as before. */
-	return rq->protocol_version && !mcp_version_supported(rq->protocol_version) &&
-	       rq->session_id == NULL;
-}
-
-/* {"supported": [...], "requested": v}: the data of -32022. Caller owns. */
-static struct json_object *
-supported_versions(void)
-{
-	struct json_object *a = json_object_new_array();
-
-	json_object_array_add(a, json_object_new_string(MODERN_VERSION));
-	json_object_array_add(a, json_object_new_string(versions[0]));
-	return a;
-}
-
-/* An error as set_error, with `data` (consumed) beside code and message. */
-static void
-set_error_data(struct mcp_response *rs, int status, struct json_object *id, int code,
-	       const char *message, struct json_object *data)
-{
-	set_error(rs, status, id, code, message);
-	struct json_object *msg = json_tokener_parse(rs->body);
-	struct json_object *err = json_object_object_get(msg, "error");
-	json_object_object_add(err, "data", data);
-	free(rs->body);
-	rs->body = NULL;
-	set_body(rs, status, msg);
-}
-
-/* `v` without the optional whitespace HTTP allows around a field value. Caller frees. */
-static char *
-header_trim(const char *v)
-{
-	v += strspn(v, " \t");
-	size_t n = strlen(v);
-	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-		n--;
-	return xstrndup(v, n);
-}
-
-/* The value of base64 digit `c`, or -1. */
-static int
-b64_digit(char c)
-{
-	static const char digits[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char *p = c ? strchr(digits, c) : NULL;
-	return p ? (int)(p - digits) : -1;
-}
-
-/*
- * Strict base64 (padded, no whitespace) of in[n] into out[len], with a
- * NUL after it. -1 for a bad digit or padding, a NUL in the value, or no room.
- */
-static int
-b64_decode(const char *in, size_t n, char *out, size_t len)
-{
-	size_t o = 0;
-
-	if (n % 4 != 0)
-		return -1;
-	for (size_t i = 0; i < n; i += 4) {
-		int pad = (in[i + 3] == '=') + (in[i + 2] == '=' && in[i + 3] == '=');
-		if (pad && i + 4 != n)
-			return -1;
-		unsigned v = 0;
-		for (int k = 0; k < 4 - pad; k++) {
-			int d = b64_digit(in[i + k]);
-			if (d < 0)
-				return -1;
-			v |= (unsigned)d << (18 - 6 * k);
-		}
-		for (int k = 0; k < 3 - pad; k++) {
-			if (o + 1 >= len)
-				return -1;
-			out[o++] = (char)(v >> (16 - 8 * k) & 0xff);
-			if (out[o - 1] == '\0')
-				return -1;
-		}
-	}
-	out[o] = '\0';
-	return 0;
-}
-
-/*
- * Mcp-Name's value as the body would hold it, into out: a value in the
- * "=?base64?...?=" sentinel is decoded. -1 if that encoding is bad.
- */
-static int
-header_name_decode(const char *v, char *out, size_t len)
-{
-	size_t n = strlen(v);
-
-	if (n < 11 || strncmp(v, "=?base64?", 9) != 0 || strcmp(v + n - 2, "?=") != 0) {
-		snprintf(out, len, "%s", v);
-		return 0;
-	}
-	return b64_decode(v + 9, n - 11, out, len);
-}
-
-/*
- * Whether header value `h` (OWS around it dropped; with `decode`, the
- * base64 sentinel decoded) equals the body's value `want`.
- */
-static int
-header_matches(const char *h, const char *want, int decode)
-{
-	char *v = header_trim(h);
-	int same;
-
-	if (decode) {
-		size_t len = strlen(v) + 1;
-		char *d = xmalloc(len);
-		same = header_name_decode(v, d, len) == 0 && strcmp(d, want) == 0;
-		free(d);
-	} else {
-		same = strcmp(v, want) == 0;
-	}
-	free(v);
-	return same;
-}
-
-int
-mcp_header_modern(const char *version)
-{
-	return version != NULL && header_matches(version, MODERN_VERSION, 0);
-}
-
-/* The body value Mcp-Name mirrors: params.name, or params.uri; NULL if neither. */
-static const char *
-name_in_body(const char *method, struct json_object *params)
-{
-	struct json_object *v;
-	const char *key = strcmp(method, "resources/read") == 0 ? "uri"
-			  : tasks_method(method)		? "taskId"
-								: "name";
-
-	if (strcmp(method, "tools/call") != 0 && strcmp(method, "prompts/get") != 0 &&
-	    strcmp(method, "resources/read") != 0 && !tasks_method(method))
-		return NULL;
-	if (json_object_is_type(params, json_type_object) &&
-	    json_object_object_get_ex(params, key, &v) && json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return NULL;
-}
-
-/*
- * The checks of a 2026-07-28 request, in the order the revision gives its
- * errors: _meta (-32602), the headers against it (-32020), the version
- * (-32022), Mcp-Method and Mcp-Name against the body (-32020). 0, or -1
- * after answering with 400.
- */
-static int
-modern_check(const struct mcp_request *rq, const char *method, struct json_object *id,
-	     struct json_object *params, struct mcp_response *rs)
-{
-	struct json_object *v = meta_get(params, META_VERSION);
-	struct json_object *caps = meta_get(params, META_CAPS);
-	char text[400];
-
-	if (v == NULL || !json_object_is_type(v, json_type_string) || caps == NULL ||
-	    !json_object_is_type(caps, json_type_object)) {
-		set_error(rs, 400, id, ERR_PARAMS,
-			  "params._meta must hold io.modelcontextprotocol/protocolVersion (a "
-			  "string) and io.modelcontextprotocol/clientCapabilities (an object)");
-		return -1;
-	}
-	const char *version = json_object_get_string(v);
-	if (rq->protocol_version == NULL) {
-		set_error(rs, 400, id, ERR_HEADER_MISMATCH,
-			  "Header mismatch: the MCP-Protocol-Version header is required");
-		return -1;
-	}
-	if (!header_matches(rq->protocol_version, version, 0)) {
-		snprintf(text, sizeof(text),
-			 "Header mismatch: MCP-Protocol-Version header value '%.64s' does not "
-			 "match body value '%.64s'", rq->protocol_version, version);
-		set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
-	if (strcmp(version, MODERN_VERSION) != 0) {
-		struct json_object *data = json_object_new_object();
-		json_object_object_add(data, "supported", supported_versions());
-		json_object_object_add(data, "requested", json_object_new_string(version));
-		set_error_data(rs, 400, id, ERR_UNSUPPORTED_VERSION, "Unsupported protocol version",
-			       data);
-		return -1;
-	}
-	if (rq->mcp_method == NULL) {
-		set_error(rs, 400, id, ERR_HEADER_MISMATCH,
-			  "Header mismatch: the Mcp-Method header is required");
-		return -1;
-	}
-	if (!header_matches(rq->mcp_method, method, 0)) {
-		snprintf(text, sizeof(text),
-			 "Header mismatch: Mcp-Method header value '%.64s' does not match body "
-			 "value '%.64s'", rq->mcp_method, method);
-		set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
-	const char *name = name_in_body(method, params);
-	if (name == NULL)
-		return 0;
-	if (rq->mcp_name == NULL) {
-		set_error(rs, 400, id, ERR_HEADER_MISMATCH,
-			  "Header mismatch: the Mcp-Name header is required");
-		return -1;
-	}
-	if (!header_matches(rq->mcp_name, name, 1)) {
-		snprintf(text, sizeof(text),
-			 "Header mismatch: Mcp-Name header value '%.64s' does not match body "
-			 "value '%.64s'", rq->mcp_name, name);
-		set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
-	return 0;
-}
-
-/* {name, version} of this server. Caller owns. */
-static struct json_object *
-server_info(void)
-{
-	struct json_object *info = json_object_new_object();
-
-	json_object_object_add(info, "name", json_object_new_string("codeexecd"));
-	json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
-	return info;
-}
-
-/* What every 2026-07-28 result carries: resultType and _meta serverInfo. */
-static void
-modern_stamp(struct json_object *result)
-{
-	struct json_object *meta;
-
-	if (!json_object_is_type(result, json_type_object))
-		return;
-	/* A task says "task" itself (tasks.c). */
-	if (!json_object_object_get_ex(result, "resultType", NULL))
-		json_object_object_add(result, "resultType", json_object_new_string("complete"));
-	if (!json_object_object_get_ex(result, "_meta", &meta)) {
-		meta = json_object_new_object();
-		json_object_object_add(result, "_meta", meta);
-	}
-	json_object_object_add(meta, META_SERVER, server_info());
-}
-
-/* ttlMs and cacheScope of a cacheable result: the same for every caller. */
-static struct json_object *
-cacheable(struct json_object *r)
-{
-	json_object_object_add(r, "ttlMs", json_object_new_int(LIST_TTL_MS));
-	json_object_object_add(r, "cacheScope", json_object_new_string("public"));
-	return r;
-}
-
-static struct json_object *
-discover_result(void)
-{
-	struct json_object *r = json_object_new_object();
-	struct json_object *caps = json_object_new_object();
-
-	json_object_object_add(r, "supportedVersions", supported_versions());
-	json_object_object_add(caps, "tools", json_object_new_object());
-	json_object_object_add(caps, "resources", json_object_new_object());
-	/* None are offered, but prompts/list answers (with none), so it is declared. */
-	json_object_object_add(caps, "prompts", json_object_new_object());
-	/* A backgrounded execution is a task for a client that declares it. */
-	struct json_object *ext = json_object_new_object();
-	json_object_object_add(ext, TASKS_EXTENSION, json_object_new_object());
-	json_object_object_add(caps, "extensions", ext);
-	json_object_object_add(r, "capabilities", caps);
-	if (cfg->server_description && cfg->server_description[0])
-		json_object_object_add(r, "instructions",
-				       json_object_new_string(cfg->server_description));
-	return cacheable(r);
-}
-
-/* A named list of nothing, cacheable: what this server has no use for. */
-static struct json_object *
-empty_list(const char *key)
-{
-	struct json_object *r = json_object_new_object();
-	json_object_object_add(r, key, json_object_new_array());
-	return cacheable(r);
-}
-
-/*
- * On the 2026-07-28 path a tool's refusal of its arguments is a tool
- * result with isError, as the revision asks, not a protocol error: a
- * client's model can read it and retry.
- */
-static void
-modern_tool_error(struct mcp_response *rs)
-{
-	struct json_object *msg, *err, *m, *id, *code;
-
-	if (rs->body == NULL || (msg = json_tokener_parse(rs->body)) == NULL)
-		return;
-	if (!json_object_object_get_ex(msg, "error", &err) ||
-	    !json_object_object_get_ex(err, "code", &code) ||
-	    json_object_get_int(code) != ERR_PARAMS ||
-	    !json_object_object_get_ex(err, "message", &m) ||
-	    strncmp(json_object_get_string(m), "unknown tool", 12) == 0 ||
-	    strcmp(json_object_get_string(m), "tools/call needs params.name") == 0) {
-		json_object_put(msg);
-		return;
-	}
-	struct json_object *r = tool_result(json_object_new_object(), json_object_get_string(m), 1);
-	json_object_object_del(r, "structuredContent");
-	json_object_object_get_ex(msg, "id", &id);
-	free(rs->body);
-	rs->body = NULL;
-	set_result(rs, id, r);
-	json_object_put(msg); /* after: id is its member */
-	snprintf(rs->outcome, sizeof(rs->outcome), "isError");
-}
-
-/*
- * The execution session a tools/call names by execution_session_id, if
- * `caller` may use it: referenced, else NULL (the tool answers for it).
- */
-static struct session *
-named_session(struct session *caller, struct json_object *params)
-{
-	struct json_object *args, *v;
-
-	if (!json_object_object_get_ex(params, "arguments", &args) ||
-	    !json_object_is_type(args, json_type_object) ||
-	    !json_object_object_get_ex(args, "execution_session_id", &v) ||
-	    !json_object_is_type(v, json_type_string) ||
-	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
-		return NULL;
-	struct session *s = session_get(json_object_get_string(v));
-	if (s && !session_may_use(caller, s)) {
-		session_put(s);
-		s = NULL;
-	}
-	return s;
-}
-
-/* A 2026-07-28 request: no MCP session; the caller is its identity alone. */
-static void
-handle_modern(const struct mcp_request *rq, const char *method, struct json_object *id,
-	      struct json_object *params, struct mcp_response *rs)
-{
-	if (id == NULL) {
-		rs->status = 202; /* notifications: none is defined over HTTP; ignored */
-		return;
-	}
-	rs->modern = 1;
-	if (modern_check(rq, method, id, params, rs) == -1)
-		return;
-	if (strcmp(method, "server/discover") == 0) {
-		set_result(rs, id, discover_result());
-	} else if (strcmp(method, "tools/list") == 0) {
-		struct json_object *r = json_object_new_object();
-		json_object_object_add(r, "tools", tools_list(cfg));
-		set_result(rs, id, cacheable(r));
-	} else if (strcmp(method, "prompts/list") == 0) {
-		set_result(rs, id, empty_list("prompts"));
-	} else if (strcmp(method, "resources/list") == 0) {
-		/* Files live in execution sessions, which a list names no one of. */
-		set_result(rs, id, empty_list("resources"));
-	} else if (strcmp(method, "tools/call") == 0) {
-		pool_lock();
-		struct session *caller = session_transient(rq->identity ? rq->identity
-									 : "anonymous");
-		struct session *named = named_session(caller, params);
-		if (named && named->requests >= cfg->http_max_calls_per_session) {
-			too_many_requests(named, id, rs);
-		} else {
-			if (named)
-				named->requests++;
-			do_tools_call(rq, caller, id, params, rs);
-			if (named)
-				named->requests--;
-		}
-		if (named)
-			session_put(named);
-		session_put(caller);
-		pool_unlock();
-		modern_tool_error(rs);
-	} else if (tasks_method(method)) {
-		char msg[ERR_LEN];
-		int code = 0;
-		pool_lock();
-		struct json_object *r = tasks_handle(cfg, method, params,
-						     rq->identity ? rq->identity : "anonymous",
-						     &code, msg, sizeof(msg));
-		pool_unlock();
-		if (r)
-			set_result(rs, id, r);
-		else
-			set_error(rs, 200, id, code, msg);
-	} else if (resources_method(method)) {
-		char msg[ERR_LEN];
-		int code = 0;
-		pool_lock();
-		struct session *caller = session_transient(rq->identity ? rq->identity
-									 : "anonymous");
-		struct json_object *r = resources_handle(cfg, caller, method, params, &code, msg,
-							 sizeof(msg));
-		session_put(caller);
-		pool_unlock();
-		struct json_object *uri;
-		if (r) {
-			set_result(rs, id, cacheable(r));
-		} else if (code == RESOURCES_NOT_FOUND &&
-			   json_object_object_get_ex(params, "uri", &uri)) {
-			/* 2026-07-28 (SEP-2164): invalid params, naming the URI. */
-			struct json_object *data = json_object_new_object();
-			json_object_object_add(data, "uri", json_object_get(uri));
-			set_error_data(rs, 200, id, ERR_PARAMS, msg, data);
-		} else {
-			set_error(rs, 200, id, code, msg);
-		}
-	} else {
-		set_error(rs, 404, id, ERR_METHOD, "Method not found");
-	}
 }
 
 static void
@@ -1090,8 +624,8 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 	if (method)
 		snprintf(rs->what, sizeof(rs->what), "%.100s", method);
 	json_object_object_get_ex(msg, "params", &params);
-	if (method && request_modern(rq, params)) {
-		handle_modern(rq, method, id, params, rs);
+	if (method && mcp_modern_request(rq, params)) {
+		mcp_modern_handle(rq, method, id, params, rs);
 		goto out;
 	}
 	if (method && id && strcmp(method, "initialize") == 0 && rq->session_id == NULL) {
@@ -1099,14 +633,15 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 		goto out;
 	}
 	if (rq->protocol_version && !mcp_version_supported(rq->protocol_version)) {
-		set_error(rs, 400, id, ERR_INVALID_REQUEST, "unsupported MCP-Protocol-Version");
+		mcp_set_error(rs, 400, id, ERR_INVALID_REQUEST,
+			      "unsupported MCP-Protocol-Version");
 		goto out;
 	}
 	pool_lock();
 	struct session *s = find_session(rq, rs, id);
 	if (s) {
 		if (method && id && s->requests >= cfg->http_max_calls_per_session) {
-			too_many_requests(s, id, rs);
+			mcp_too_many_requests(s, id, rs);
 		} else if (method && id) {
 			s->requests++;
 			dispatch(rq, s, method, id, params, rs);
@@ -1142,7 +677,8 @@ static void
 handle_get(const struct mcp_request *rq, struct mcp_response *rs)
 {
 	if (!rq->accepts_sse) {
-		set_error(rs, 406, NULL, ERR_SERVER, "GET /mcp needs Accept: text/event-stream");
+		mcp_set_error(rs, 406, NULL, ERR_SERVER,
+			      "GET /mcp needs Accept: text/event-stream");
 		return;
 	}
 	pool_lock();

@@ -45,7 +45,7 @@ struct mcp_response {
 	int close;				/* close the connection after answering */
 	char what[160];				/* for the log: method and tool */
 	char outcome[64];			/* for the log: how it ended, or "" */
-	int modern;				/* the 2026-07-28 path (mcp.c) */
+	int modern;				/* the 2026-07-28 path (mcp_modern.c) */
 	int timed;				/* an execution's timings are set: */
 	double queued_ms, kernel_ms;		/* for the log, as in its result */
 };
