@@ -217,6 +217,32 @@ name_in_body(const char *method, struct json_object *params)
 }
 
 /*
+ * Header `field`, of value `h` (NULL: absent), against the body's value
+ * `want`; with `decode`, as Mcp-Name mirrors it. 0, or -1 after answering
+ * -32020 with 400.
+ */
+static int
+header_check(const char *field, const char *h, const char *want, int decode,
+	     struct json_object *id, struct mcp_response *rs)
+{
+	char text[400];
+
+	if (h == NULL) {
+		snprintf(text, sizeof(text), "Header mismatch: the %s header is required", field);
+		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
+		return -1;
+	}
+	if (!header_matches(h, want, decode)) {
+		snprintf(text, sizeof(text),
+			 "Header mismatch: %s header value '%.64s' does not match body value "
+			 "'%.64s'", field, h, want);
+		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The checks of a 2026-07-28 request, in the order the revision gives its
  * errors: _meta (-32602), the headers against it (-32020), the version
  * (-32022), Mcp-Method and Mcp-Name against the body (-32020). 0, or -1
@@ -228,7 +254,6 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 {
 	struct json_object *v = meta_get(params, META_VERSION);
 	struct json_object *caps = meta_get(params, META_CAPS);
-	char text[400];
 
 	if (v == NULL || !json_object_is_type(v, json_type_string) || caps == NULL ||
 	    !json_object_is_type(caps, json_type_object)) {
@@ -239,18 +264,8 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 		return -1;
 	}
 	const char *version = json_object_get_string(v);
-	if (rq->protocol_version == NULL) {
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH,
-			      "Header mismatch: the MCP-Protocol-Version header is required");
+	if (header_check("MCP-Protocol-Version", rq->protocol_version, version, 0, id, rs) == -1)
 		return -1;
-	}
-	if (!header_matches(rq->protocol_version, version, 0)) {
-		snprintf(text, sizeof(text),
-			 "Header mismatch: MCP-Protocol-Version header value '%.64s' does not "
-			 "match body value '%.64s'", rq->protocol_version, version);
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
 	if (strcmp(version, MODERN_VERSION) != 0) {
 		struct json_object *data = json_object_new_object();
 		json_object_object_add(data, "supported", supported_versions());
@@ -259,34 +274,12 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 			       data);
 		return -1;
 	}
-	if (rq->mcp_method == NULL) {
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH,
-			      "Header mismatch: the Mcp-Method header is required");
+	if (header_check("Mcp-Method", rq->mcp_method, method, 0, id, rs) == -1)
 		return -1;
-	}
-	if (!header_matches(rq->mcp_method, method, 0)) {
-		snprintf(text, sizeof(text),
-			 "Header mismatch: Mcp-Method header value '%.64s' does not match body "
-			 "value '%.64s'", rq->mcp_method, method);
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
 	const char *name = name_in_body(method, params);
 	if (name == NULL)
 		return 0;
-	if (rq->mcp_name == NULL) {
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH,
-			      "Header mismatch: the Mcp-Name header is required");
-		return -1;
-	}
-	if (!header_matches(rq->mcp_name, name, 1)) {
-		snprintf(text, sizeof(text),
-			 "Header mismatch: Mcp-Name header value '%.64s' does not match body "
-			 "value '%.64s'", rq->mcp_name, name);
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
-	return 0;
+	return header_check("Mcp-Name", rq->mcp_name, name, 1, id, rs);
 }
 
 /* {name, version} of this server. Caller owns. */
