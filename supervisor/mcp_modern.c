@@ -405,6 +405,82 @@ named_session(struct session *caller, struct json_object *params)
 	return s;
 }
 
+/* The identity a request acts as (auth.h): its caller's, or "anonymous". */
+static const char *
+identity_of(const struct mcp_request *rq)
+{
+	return rq->identity ? rq->identity : "anonymous";
+}
+
+/* tools/call, as the caller's transient session; the named session's calls count too. */
+static void
+modern_tools_call(const struct mcp_request *rq, struct json_object *id,
+		  struct json_object *params, struct mcp_response *rs)
+{
+	pool_lock();
+	struct session *caller = session_transient(identity_of(rq));
+	struct session *named = named_session(caller, params);
+	if (named && named->requests >= cfg->http_max_calls_per_session) {
+		mcp_too_many_requests(named, id, rs);
+	} else {
+		if (named)
+			named->requests++;
+		mcp_tools_call(rq, caller, id, params, rs);
+		if (named)
+			named->requests--;
+	}
+	if (named)
+		session_put(named);
+	session_put(caller);
+	pool_unlock();
+	modern_tool_error(rs);
+}
+
+/* tasks/...: the caller's backgrounded executions (tasks.h). */
+static void
+modern_tasks(const struct mcp_request *rq, const char *method, struct json_object *id,
+	     struct json_object *params, struct mcp_response *rs)
+{
+	char msg[ERR_LEN];
+	int code = 0;
+
+	pool_lock();
+	struct json_object *r = tasks_handle(cfg, method, params, identity_of(rq), &code, msg,
+					     sizeof(msg));
+	pool_unlock();
+	if (r)
+		mcp_set_result(rs, id, r);
+	else
+		mcp_set_error(rs, 200, id, code, msg);
+}
+
+/* resources/...: cacheable; an unknown URI is invalid params naming it (SEP-2164). */
+static void
+modern_resources(const struct mcp_request *rq, const char *method, struct json_object *id,
+		 struct json_object *params, struct mcp_response *rs)
+{
+	char msg[ERR_LEN];
+	int code = 0;
+	struct json_object *uri;
+
+	pool_lock();
+	struct session *caller = session_transient(identity_of(rq));
+	struct json_object *r = resources_handle(cfg, caller, method, params, &code, msg,
+						 sizeof(msg));
+	session_put(caller);
+	pool_unlock();
+	if (r) {
+		mcp_set_result(rs, id, cacheable(r));
+	} else if (code == RESOURCES_NOT_FOUND && json_object_object_get_ex(params, "uri", &uri)) {
+		/* 2026-07-28 (SEP-2164): invalid params, naming the URI. */
+		struct json_object *data = json_object_new_object();
+		json_object_object_add(data, "uri", json_object_get(uri));
+		set_error_data(rs, 200, id, ERR_PARAMS, msg, data);
+	} else {
+		mcp_set_error(rs, 200, id, code, msg);
+	}
+}
+
 /* A 2026-07-28 request: no MCP session; the caller is its identity alone. */
 void
 mcp_modern_handle(const struct mcp_request *rq, const char *method, struct json_object *id,
@@ -429,58 +505,11 @@ mcp_modern_handle(const struct mcp_request *rq, const char *method, struct json_
 		/* Files live in execution sessions, which a list names no one of. */
 		mcp_set_result(rs, id, empty_list("resources"));
 	} else if (strcmp(method, "tools/call") == 0) {
-		pool_lock();
-		struct session *caller = session_transient(rq->identity ? rq->identity
-									 : "anonymous");
-		struct session *named = named_session(caller, params);
-		if (named && named->requests >= cfg->http_max_calls_per_session) {
-			mcp_too_many_requests(named, id, rs);
-		} else {
-			if (named)
-				named->requests++;
-			mcp_tools_call(rq, caller, id, params, rs);
-			if (named)
-				named->requests--;
-		}
-		if (named)
-			session_put(named);
-		session_put(caller);
-		pool_unlock();
-		modern_tool_error(rs);
+		modern_tools_call(rq, id, params, rs);
 	} else if (tasks_method(method)) {
-		char msg[ERR_LEN];
-		int code = 0;
-		pool_lock();
-		struct json_object *r = tasks_handle(cfg, method, params,
-						     rq->identity ? rq->identity : "anonymous",
-						     &code, msg, sizeof(msg));
-		pool_unlock();
-		if (r)
-			mcp_set_result(rs, id, r);
-		else
-			mcp_set_error(rs, 200, id, code, msg);
+		modern_tasks(rq, method, id, params, rs);
 	} else if (resources_method(method)) {
-		char msg[ERR_LEN];
-		int code = 0;
-		pool_lock();
-		struct session *caller = session_transient(rq->identity ? rq->identity
-									 : "anonymous");
-		struct json_object *r = resources_handle(cfg, caller, method, params, &code, msg,
-							 sizeof(msg));
-		session_put(caller);
-		pool_unlock();
-		struct json_object *uri;
-		if (r) {
-			mcp_set_result(rs, id, cacheable(r));
-		} else if (code == RESOURCES_NOT_FOUND &&
-			   json_object_object_get_ex(params, "uri", &uri)) {
-			/* 2026-07-28 (SEP-2164): invalid params, naming the URI. */
-			struct json_object *data = json_object_new_object();
-			json_object_object_add(data, "uri", json_object_get(uri));
-			set_error_data(rs, 200, id, ERR_PARAMS, msg, data);
-		} else {
-			mcp_set_error(rs, 200, id, code, msg);
-		}
+		modern_resources(rq, method, id, params, rs);
 	} else {
 		mcp_set_error(rs, 404, id, ERR_METHOD, "Method not found");
 	}
