@@ -162,8 +162,9 @@ ok("%s: Unix socket works; TCP %s; nothing else reached" % (mode, out["tcp_sidec
 EOF2
 	stop_daemon TERM
 	[ ! -e "$SOCK" ] && [ ! -e "$SOCK.fds" ] || fail "$mode: the socket outlived the daemon"
-	if pgrep -f "codeexecd --sidecar-relay" >/dev/null; then
-		fail "$mode: a relay outlived the daemon: $(pgrep -af sidecar-relay)"
+	# Only this daemon's relay: other tests' (340) may run beside this one.
+	if pgrep -f "sidecar-relay model $SOCK " >/dev/null; then
+		fail "$mode: a relay outlived the daemon: $(pgrep -af "sidecar-relay model $SOCK ")"
 	fi
 	ok "$mode: SIGTERM removed the socket and stopped the relay"
 done
