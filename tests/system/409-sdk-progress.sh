@@ -6,6 +6,8 @@
 # without resetTimeoutOnProgress the SDK times out and cancels, and the
 # kernel stops (tests/client/progress-client.mjs).
 . "$(dirname "$0")/lib.sh"
+# Node's SDK client is slow to start; 403 tests progress in every stage.
+slow_suite
 
 require_cmd curl
 require_py ipykernel

@@ -7,6 +7,8 @@
 # same client initializes a 2025-11-25 session and its calls share its
 # kernel.
 . "$(dirname "$0")/lib.sh"
+# Node's client; 450 tests the same server code in every stage.
+slow_suite
 
 require_cmd curl
 require_py ipykernel
