@@ -7,7 +7,8 @@ and passes its port and pid. Measures, on the real daemon:
 1. worker PSS: the private share (Pss, Private_Clean + Private_Dirty from
    /proc/PID/smaps_rollup) of each codeexec-worker (the daemon's children)
    beside its kernel's, with several sessions open;
-2. the supervisor's RSS before, during and after N calls of mixed sizes
+2. the supervisor's RSS (its front's, codeexecd-front, which serves HTTP
+   and holds the results) before, during and after N calls of mixed sizes
    (mostly `1+1`, some 100 kB prints, some 5 MB prints, an image);
 3. the supervisor's RSS after a burst of large payloads (calls printing
    10 MB each, returned whole: the worker keeps at most 12 MiB of a stream), at once and a few seconds later: is memory given back?
@@ -90,6 +91,13 @@ def children(pid):
     return kids
 
 
+def http_process(pid):
+    """The process that serves HTTP: the daemon's front (codeexecd-front)
+    since the privilege split, or the daemon itself before it."""
+    fronts = [k for k in children(pid) if comm(k) == "codeexecd-front"]
+    return fronts[0] if fronts else pid
+
+
 def comm(pid):
     try:
         with open("/proc/%d/comm" % pid) as f:
@@ -148,7 +156,7 @@ def mixed_code(i):
 
 
 def run_mixed(args, c):
-    sup = args.daemon_pid
+    sup = http_process(args.daemon_pid)
     for i in range(args.warmup):  # the allocator's arenas settle first
         c.execute(mixed_code(i)[0])
     before = rss_kb(sup)
@@ -181,7 +189,7 @@ def max_worker_pss(args):
 
 
 def run_big(args, c):
-    sup = args.daemon_pid
+    sup = http_process(args.daemon_pid)
     wbefore = max_worker_pss(args)
     before = rss_kb(sup)
     peak = before
