@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -251,6 +252,9 @@ relay_main(int argc, char *argv[])
 		return 2;
 	const char *name = argv[2], *path = argv[3];
 	log_init("codeexecd-relay", atoi(argv[7]), LOG_DAEMON);
+	/* Exec made us dumpable: no kernel of our uid may trace or write into us. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		fatal("relay %s: prctl PR_SET_DUMPABLE", name);
 	if (parse_target(argv[4], argv[5]) == -1)
 		fatalx("relay %s: bad address %s port %s", name, argv[4], argv[5]);
 	for (int i = 0; i < MAX_PAIRS; i++)

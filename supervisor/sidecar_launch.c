@@ -37,11 +37,29 @@ static struct {
 	int relay_mode;		/* the sockets' file mode */
 } L;
 
+/*
+ * The group sidecars and relays run in: not the kernels' (`kernels`).
+ * Tracing a process, and opening its /proc/PID/mem, needs the caller's
+ * uid AND gid to match the target's (__ptrace_may_access), and a sidecar,
+ * unlike a kernel, is dumpable (exec made it so) and has the host's
+ * network: a seccomp kernel of the same uid, which sees the host's pids,
+ * could otherwise write code into it. nogroup, or the gid below it should
+ * the kernels run as nogroup.
+ */
+static gid_t
+other_gid(gid_t kernels)
+{
+	struct group *g = getgrnam("nogroup");
+	gid_t n = g ? g->gr_gid : 65534;
+
+	return n != kernels ? n : n - 1;
+}
+
 void
 sidecar_launch_init(uid_t uid, gid_t gid, int foreground, int relay_mode)
 {
 	L.uid = uid;
-	L.gid = gid;
+	L.gid = other_gid(gid);
 	L.foreground = foreground;
 	L.relay_mode = relay_mode;
 }

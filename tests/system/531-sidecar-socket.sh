@@ -129,6 +129,22 @@ try:
     out["listing"] = os.listdir(os.path.dirname(os.environ["MODEL_URL_SOCKET"]))
 except Exception as e:
     out["listing"] = "refused: " + type(e).__name__
+# The sidecar and its relay have the host's network: no kernel may write
+# into them through /proc/PID/mem (same uid, but not the same group).
+out["mem"] = {}
+for d in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        cmd = open("/proc/%s/cmdline" % d, "rb").read()
+    except OSError:
+        continue
+    who = "sidecar" if b"echo_server.py" in cmd else "relay" if b"sidecar-relay" in cmd else None
+    if who is None or os.getpid() == int(d):
+        continue
+    try:
+        open("/proc/%s/mem" % d, "r+b").close()
+        out["mem"][who] = "opened"
+    except OSError as e:
+        out["mem"][who] = "refused: " + type(e).__name__
 print(json.dumps(out))
 '''.replace("PORT", port).replace("OTHER", other).replace("TMPD", repr(tmpd))
 r = c.execute(probe)
@@ -143,6 +159,12 @@ if mode != "inherit":
     check(out["tcp_sidecar"].startswith("refused"), "%s: the TCP URL is refused" % mode, out)
     check(out["tcp_daemon"].startswith("refused"), "%s: the daemon's port is refused" % mode, out)
     check(out["tcp_other"].startswith("refused"), "%s: a host listener is refused" % mode, out)
+if mode == "isolated":
+    check(out["mem"] == {}, "isolated: the sidecar and relay are not even seen", out)
+else:
+    check(sorted(out["mem"]) == ["relay", "sidecar"] and
+          all(v.startswith("refused") for v in out["mem"].values()),
+          "%s: the sidecar's and relay's /proc/PID/mem stay closed" % mode, out)
 if mode == "seccomp":
     check(out["vars"] == ["MODEL_URL", "MODEL_URL_SOCKET_FD"],
           "seccomp: the kernel gets the broker, not a path it cannot connect to", out)
