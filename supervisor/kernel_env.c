@@ -11,7 +11,6 @@
 #include "config.h"
 #include "kernel_env.h"
 #include "session_pkgs.h"
-#include "tooldef.h"
 #include "xmalloc.h"
 
 /* Daemon variables a kernel may see, for locale and time zone only. */
@@ -342,79 +341,6 @@ kernel_env_argv(const struct config *cfg)
 	if (strcmp(cfg->matplotlib_backend, CONFIG_MPL_NONE) == 0 && !sets_mplbackend(cfg))
 		json_object_array_add(argv, json_object_new_string(mpl_unset));
 	return argv;
-}
-
-/*
- * Keeps a long session from growing without bound: IPython holds every
- * input four times (In, _iN, the raw input list, and, with the history in
- * memory, a cache no thread ever writes out); after each cell, the one
- * KEEP cells back goes from all of them (In keeps its numbering: the
- * entry is emptied), and the in-memory database keeps the last KEEP. Out is culled by
- * IPython itself at its cache_size, with a warning in the agent's stderr
- * that says nothing the agent can act on; it is silenced. Run through
- * exec in a namespace of its own, so the session's finds nothing of it.
- */
-static const char bound_history[] =
-	"exec('''\n"
-	"import warnings\n"
-	"warnings.filterwarnings('ignore', message='Output cache limit')\n"
-	"KEEP = 1000\n"
-	"def trim(result, ip=ip):\n"
-	"    n = ip.execution_count - 1 - KEEP\n"
-	"    if n < 1:\n"
-	"        return\n"
-	"    ip.user_ns.pop('_i%d' % n, None)\n"
-	"    ih = ip.user_ns.get('_ih')\n"
-	"    if ih is not None and n < len(ih):\n"
-	"        ih[n] = ''\n"
-	"    hm = ip.history_manager\n"
-	"    if hm is None or not hm.enabled:\n"
-	"        return\n"
-	"    if n < len(hm.input_hist_raw):\n"
-	"        hm.input_hist_raw[n] = ''\n"
-	"    if str(hm.hist_file) == ':memory:':\n" /* no thread ever writes its cache out */
-	"        hm.writeout_cache()\n"
-	"        hm.db.execute('DELETE FROM history WHERE session = ? AND line <= ?',\n"
-	"                      (hm.session_number, n))\n"
-	"ip.events.register('post_run_cell', trim)\n"
-	"''', {'ip': get_ipython()})\n";
-
-char *
-kernel_env_warm_code(const struct config *cfg)
-{
-	struct buf b;
-
-	buf_init(&b);
-	buf_adds(&b, bound_history);
-	/*
-	 * tools_dir's Python files: appended to sys.path here rather than
-	 * through PYTHONPATH, since a seccomp kernel starts with -I and reads
-	 * no PYTHONPATH. Appended, so that it shadows no installed module.
-	 */
-	if (cfg->tools_dir[0] != '\0') {
-		buf_adds(&b, "__import__('sys').path.append(");
-		tooldef_py_string(&b, cfg->tools_dir);
-		buf_adds(&b, ")\n");
-	}
-	/* Names are checked by config.c: nothing but identifiers and dots. */
-	for (size_t i = 0; i < cfg->pool_preload.n; i++)
-		buf_printf(&b, "import %s\n", cfg->pool_preload.v[i]);
-	/*
-	 * code_prefix: in this execution of its own, not before every one of
-	 * the agent's, so that line numbers in the agent's tracebacks stay
-	 * its own. Compiled as <code_prefix>: its own errors name it.
-	 */
-	if (cfg->code_prefix[0] != '\0') {
-		buf_adds(&b, "exec(compile(");
-		tooldef_py_string(&b, cfg->code_prefix);
-		buf_adds(&b, ", '<code_prefix>', 'exec'), get_ipython().user_ns)\n");
-	}
-	/*
-	 * IPython's own output cache: displayed like any value, but the one
-	 * value its display hook stores nowhere (no _, _1 or Out entry).
-	 */
-	buf_printf(&b, "_oh\n");
-	return buf_release(&b);
 }
 
 /* Whether NULL-terminated `v` holds `s`. */

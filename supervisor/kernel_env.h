@@ -52,13 +52,6 @@ char *kernel_env_pkgs_dir(const char *workdir);
 char **kernel_env_mime(const struct config *cfg, char *const *asked);
 /* Whether a call may ask for `mime`: text/plain or an allow_mime type. */
 int kernel_env_mime_allowed(const struct config *cfg, const char *mime);
-/*
- * The code a pooled kernel runs before it is handed out: tools_dir put on
- * sys.path, pool.preload's imports, code_prefix, then an expression whose result is displayed (what makes the
- * first execution slow is the display path's first use) but stored
- * nowhere. Caller frees.
- */
-char *kernel_env_warm_code(const struct config *cfg);
 /* Home directory of the user the daemon runs as ("/" if it has none). Borrowed. */
 const char *kernel_env_home(void);
 

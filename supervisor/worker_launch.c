@@ -18,6 +18,7 @@
 #include "fsutil.h"
 #include "ipc_msg.h"
 #include "kernel_env.h"
+#include "kernel_warm.h"
 #include "log.h"
 #include "relay.h"
 #include "rand.h"
@@ -116,7 +117,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 	const struct config *cfg = l->cfg;
 	struct json_object *argv = kernel_env_argv(cfg);
 	struct json_object *env = kernel_env_build(cfg);
-	char *warm = kernel_env_warm_code(cfg);
+	char *warm = kernel_warm_code(cfg);
 	/* A limit whose controller is unusable here (and not required) goes. */
 	struct ipc_limits lim = {
 		.memory_mb = usable(l, CGROUP_MEMORY) ? (uint64_t)cfg->limit_memory_mb : 0,

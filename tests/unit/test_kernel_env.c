@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "kernel_env.h"
+#include "kernel_warm.h"
 #include "xmalloc.h"
 
 static struct config cfg;
@@ -143,7 +144,7 @@ END_TEST
 START_TEST(warm_code_has_tools_dir_and_prefix)
 {
 	setup_cfg("", "");
-	char *plain = kernel_env_warm_code(&cfg);
+	char *plain = kernel_warm_code(&cfg);
 	ck_assert_ptr_null(strstr(plain, "sys').path.append"));
 	ck_assert_ptr_null(strstr(plain, "<code_prefix>"));
 	free(plain);
@@ -152,7 +153,7 @@ START_TEST(warm_code_has_tools_dir_and_prefix)
 	free(cfg.code_prefix);
 	cfg.code_prefix = xstrdup("import math\nX = 'a'\\\n");
 	strlist_push(&cfg.pool_preload, "numpy");
-	char *w = kernel_env_warm_code(&cfg);
+	char *w = kernel_warm_code(&cfg);
 	const char *path = strstr(w, "__import__('sys').path.append('/srv/it\\'s tools')\n");
 	const char *imp = strstr(w, "import numpy\n");
 	const char *pre = strstr(w, "exec(compile('import math\\nX = \\'a\\'\\\\\\n', "
