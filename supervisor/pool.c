@@ -262,12 +262,38 @@ queue_note(struct pool_ticket *t)
 		  clock_mono() - t->joined, pos, len);
 }
 
+/*
+ * The worker handed to t died before its caller came for it: t goes back
+ * to the head of the queue, where it stood, and waits for the next kernel
+ * rather than fail its call for a kernel it never used.
+ */
+static void
+queue_rejoin_first(struct pool_ticket *t)
+{
+	struct worker *dead = t->given;
+
+	log_info("worker %d died before the call it was handed to took it; the call waits again",
+		 (int)dead->pid);
+	t->given = NULL;
+	pool_release(dead);
+	t->number = ++pool.tickets;
+	t->next = pool.queue_head;
+	pool.queue_head = t;
+	if (pool.queue_tail == NULL)
+		pool.queue_tail = t;
+	pool.takers++;
+	atomic_store(&queue_length, pool.takers);
+	pool_wake(); /* the refill replaces it */
+}
+
 int
 pool_queue_wait(struct pool_ticket *t, double wait_s, double seconds, struct worker **w,
 		char *why, size_t why_len)
 {
 	*w = NULL;
 	for (int waited = 0;; waited = 1) {
+		if (t->given && t->given->state == WORKER_DEAD)
+			queue_rejoin_first(t);
 		queue_hand_out();
 		if (t->given) {
 			*w = queue_collect(t);

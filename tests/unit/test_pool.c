@@ -472,6 +472,56 @@ START_TEST(queue_first_come)
 }
 END_TEST
 
+static pid_t handed_pid;
+
+static int
+handed_reaped(void)
+{
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->pid == handed_pid)
+			return w->state == WORKER_DEAD;
+	return 0;
+}
+
+/*
+ * A worker handed to a waiting call dies before the call takes it: the call
+ * goes back to the head of the queue and gets the next kernel, not an error.
+ */
+START_TEST(queue_handed_dies)
+{
+	struct pool_ticket t;
+	struct worker *w = NULL;
+	char why[512] = "";
+	int got = 0;
+
+	start_pool("child", 1);
+	ck_assert(turn_until(one_idle));
+	pool_lock();
+	pool_queue_join(&t);
+	pool_tick(); /* hands the idle worker to t */
+	ck_assert_ptr_nonnull(t.given);
+	ck_assert_int_eq(pool_queue_position(&t, NULL), 0);
+	handed_pid = t.given->pid;
+	ck_assert_int_eq(kill(handed_pid, SIGKILL), 0);
+	pool_unlock();
+	ck_assert_msg(turn_until(handed_reaped), "the handed worker was never reaped");
+	for (double end = clock_mono() + DEADLINE_S; !got && clock_mono() < end; turn()) {
+		pool_lock();
+		got = queue_try(&t, &w, why, sizeof(why));
+		if (!got)
+			ck_assert_int_eq(pool_queue_position(&t, NULL), 1);
+		pool_unlock();
+	}
+	ck_assert_msg(got && w != NULL, "no kernel after the handed one died: %s", why);
+	pool_lock();
+	ck_assert_int_ne(w->pid, handed_pid);
+	ck_assert_int_eq(w->state, WORKER_ASSIGNED);
+	ck_assert_int_eq(pool_queue_length(), 0);
+	pool_release(w);
+	pool_unlock();
+}
+END_TEST
+
 /* After each test: no worker left, and the directories gone. */
 static void
 clean_up(void)
@@ -534,7 +584,7 @@ main(void)
 	const TTest *const tests[] = {
 		warm_pool_fills,     take_execute_release, death_fails_call,
 		out_of_phase_refused, malformed_refused,    stop_ends_all,
-		queue_first_come,
+		queue_first_come,    queue_handed_dies,
 	};
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 90);
