@@ -22,14 +22,7 @@ require_binaries
 setup_tmp
 PORT=$(free_port)
 
-# Tokens as an operator makes them: random, base64url.
-TOKEN_A=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-TOKEN_B=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-HASH_A=$(printf %s "$TOKEN_A" | sha256sum | cut -d' ' -f1)
-HASH_B=$(printf %s "$TOKEN_B" | sha256sum | cut -d' ' -f1)
-printf '# agents of the system test\nagent-a: %s\nagent-b: %s\n' "$HASH_A" "$HASH_B" \
-	>"$TMPD/tokens"
-chmod 644 "$TMPD/tokens"
+make_tokens 644
 
 CFG_LISTEN="0.0.0.0:$PORT"
 CFG_WARM=2

@@ -21,11 +21,7 @@ require_binaries
 setup_tmp
 PORT=$(free_port)
 
-TOKEN_A=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-TOKEN_B=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-printf 'agent-a: %s\nagent-b: %s\n' "$(printf %s "$TOKEN_A" | sha256sum | cut -d' ' -f1)" \
-	"$(printf %s "$TOKEN_B" | sha256sum | cut -d' ' -f1)" >"$TMPD/tokens"
-chmod 600 "$TMPD/tokens"
+make_tokens
 CFG_WARM=2
 CFG_EXTRA="auth:
   mode: tokens

@@ -86,6 +86,19 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
 }
 
+# Two bearer tokens as an operator makes them (random, base64url) in
+# TOKEN_A and TOKEN_B, their SHA-256 in HASH_A and HASH_B, and
+# $TMPD/tokens naming them agent-a and agent-b, of mode $1 (default 600).
+make_tokens() {
+	TOKEN_A=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+	TOKEN_B=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+	HASH_A=$(printf %s "$TOKEN_A" | sha256sum | cut -d' ' -f1)
+	HASH_B=$(printf %s "$TOKEN_B" | sha256sum | cut -d' ' -f1)
+	printf '# agents of the system test\nagent-a: %s\nagent-b: %s\n' "$HASH_A" "$HASH_B" \
+		>"$TMPD/tokens"
+	chmod "${1:-600}" "$TMPD/tokens"
+}
+
 # Make the temporary directory (short, so Unix socket paths under it fit in
 # sun_path) and arm the cleanup trap.
 setup_tmp() {
