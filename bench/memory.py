@@ -170,8 +170,9 @@ def run_mixed(args, c):
         if kind == "5 MB print":
             text = "".join(x.get("text", "") for x in res.get("content", []))
             if len(text) < 5 << 20:
-                raise SystemExit("memory: the 5 MB print came back as %d characters "
-                                 "(output_truncation_threshold too low?)" % len(text))
+                raise SystemExit("memory: the 5 MB print of call %d came back as %d characters "
+                                 "(output_truncation_threshold too low?): %r"
+                                 % (i, len(text), text[:300]))
         if (i + 1) % args.sample_every == 0:
             samples.append((i + 1, rss_kb(sup)))
             log("%d calls, supervisor RSS %.1f MB" % (i + 1, mb(samples[-1][1])))

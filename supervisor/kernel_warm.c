@@ -48,7 +48,11 @@ static const char bound_history[] =
  * written, then sleeps 0.5 ms ("the flush doesn't seem to make it"):
  * about 3 of a warm `1+1`'s 9 ms here (bench/README.md). The worker waits
  * for iopub's idle, which that thread sends after any output queued
- * before it, so a flush with nothing pending may return at once.
+ * before it, so a flush with nothing pending may return at once. Nothing
+ * pending means no write since the last flush began and no flush still
+ * at work on that thread: a timed flush (0.2 s after a print) that is
+ * still encoding a large output has not queued it yet, and the idle queued
+ * before it would go first (a lost message, seen by bench/memory.py).
  * What that thread cannot see is output written to descriptor 1 or 2
  * (subprocesses, C code, os.write): ipykernel reads it from a pipe in a
  * thread of its own, which may still hold a chunk it read when the cell
@@ -94,6 +98,12 @@ static const char quick_output[] =
 	"    s._codeexecd_lock = threading.Lock()\n"
 	"    s._codeexecd_dec = codecs.getincrementaldecoder('utf-8')('replace')\n"
 	"    threading.Thread(target=watch, args=(s,), name='codeexecd-' + s.name, daemon=True).start()\n"
+	"def tracked(self, inner=OutStream._flush):\n" /* on IOPub's thread */
+	"    self._codeexecd_busy = getattr(self, '_codeexecd_busy', 0) + 1\n"
+	"    try:\n"
+	"        inner(self)\n"
+	"    finally:\n"
+	"        self._codeexecd_busy -= 1\n"
 	"forks = [0]\n"
 	"def forked():\n"
 	"    forks[0] += 1\n"
@@ -108,13 +118,14 @@ static const char quick_output[] =
 	"        self._codeexecd_forks = forks[0]\n"
 	"        full(self)\n"
 	"        time.sleep(0.0005)\n"
-	"    elif self._flush_pending or self._buffer.tell():\n"
+	"    elif self._flush_pending or self._buffer.tell() or getattr(self, '_codeexecd_busy', 0):\n"
 	"        full(self)\n"
 	"if ipykernel.version_info[0] == 6 and all(hasattr(OutStream, a) for a in\n"
 	"        ('_is_master_process', '_flush_buffer', '_schedule_flush')):\n"
 	"    ip.kernel._execute_sleep = 0\n"
 	"    replace_reader(1, sys.stdout)\n"
 	"    replace_reader(2, sys.stderr)\n"
+	"    OutStream._flush = tracked\n"
 	"    os.register_at_fork(after_in_parent=forked)\n"
 	"    OutStream.flush = flush\n"
 	"''', {'ip': get_ipython()})\n";

@@ -7,7 +7,8 @@
 # a subprocess, multi-byte UTF-8 split across the
 # reader's chunks, and a bare value; with the stock flush about 1 call in
 # 25 of the os.write kind gave its line to the next call, and a character
-# split between chunks stopped the kernel's reader for good. Then a line
+# split between chunks stopped the kernel's reader for good. 40 prints of
+# 5 MB, each ending its cell as IOPub's timed flush encodes it. Then a line
 # written to the descriptor while a call runs is streamed as progress
 # before the call ends. Once in inherit mode and, as root, once in seccomp
 # mode, whose kernels start another way. What a child forked by Python
@@ -29,7 +30,8 @@ if [ "$(id -u)" = 0 ]; then
 	modes="inherit seccomp"
 fi
 for mode in $modes; do
-	CFG_EXTRA="kernel_network_mode: $mode"
+	CFG_EXTRA="kernel_network_mode: $mode
+output_truncation_threshold: 30000000"
 	[ "$mode" = seccomp ] && CFG_EXTRA="$CFG_EXTRA
 kernel_uid_range: \"62300-62399\""
 	write_config
@@ -70,6 +72,18 @@ for i in range(300):
 check(not wrong, "%s: calls whose output was not their own (stopped at 5): %r"
       % (mode, wrong[:3]), wrong)
 ok("%s: 300 calls, each with exactly its own stdout and stderr" % mode)
+# A print flushed by IOPub's timer 0.2 s later, still being encoded when
+# the cell ends: the end of the cell must wait for it, or the idle goes
+# first and the print lands in the next call (5 of 40 did so, before).
+short = []
+for i in range(40):
+    code = "import time\nprint('y' * (5 << 20))\ntime.sleep(%g)" % (0.185 + (i % 10) * 0.002)
+    s = sc(c.execute(code, timeout=20))
+    if len(s.get("stdout", "")) != (5 << 20) + 1:
+        short.append((i, len(s.get("stdout", "")), s.get("output_lost")))
+check(not short, "%s: 5 MB prints flushed by the timer as the cell ended were cut: %r"
+      % (mode, short[:3]), short)
+ok("%s: 40 prints of 5 MB flushed as their cell ended, each whole in its call" % mode)
 # ipykernel's own reader decodes each 1000-byte chunk alone and stops for
 # good at a character split between two: the pipe then fills, and a write
 # of more than it holds blocks the kernel (seen with the stock kernel).
