@@ -33,7 +33,7 @@ def rows(res):
         row("codeexecd tools/call (HTTP keep-alive)", "roundtrip", "codeexecd_ms")
         row("jupyter_client execute (direct to ipykernel)", "roundtrip", "jupyter_client_ms")
         ratio("ratio codeexecd / jupyter_client", "roundtrip", "codeexecd_ms",
-              "jupyter_client_ms", "aim <= 1.0")
+              "jupyter_client_ms", "aim <= 0.7")
         row("codeexecd `ping` (HTTP + JSON-RPC, no kernel)", "roundtrip", "ping_ms", "floor")
     if "new_session" in s:
         out.append(("2. new session, `1+1`",))

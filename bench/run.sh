@@ -36,6 +36,8 @@
 #                              diagnosis: "env LD_PRELOAD=...", "perf record -g"
 #   CODEEXECD_BENCH_MAX_STARTING  with -s: the daemon's pool.max_starting
 #                              (default 0, one per CPU)
+#   CODEEXECD_BENCH_HISTORY    the daemon's kernel_history (memory, none or
+#                              disk; default: the daemon's default, memory)
 #
 # Needs Debian's /usr/bin/python3 with python3-ipykernel and
 # python3-jupyter-client; `python3` on PATH may be another interpreter.
@@ -192,6 +194,8 @@ pool:
   max_sessions: 20
 EOF
 fi
+[ -n "${CODEEXECD_BENCH_HISTORY:-}" ] &&
+	echo "kernel_history: $CODEEXECD_BENCH_HISTORY" >>"$TMPD/codeexecd.yaml"
 # memory.py prints 10 MB in a call and wants it back whole.
 [ -n "$memory" ] && echo "output_truncation_threshold: 30000000" >>"$TMPD/codeexecd.yaml"
 
