@@ -900,6 +900,10 @@ static const struct config_key keys[] = {
 	{.name = "session_idle_timeout", .kind = CFG_INT, .def = "1800", .group = "Execution",
 	 FIELD(session_idle_timeout), .min = 0, .max = 2592000,
 	 .doc = "Seconds after which an unused session is closed; 0 keeps sessions forever."},
+	{.name = "session_idle_timeout_unused", .kind = CFG_INT, .def = "60", .group = "Execution",
+	 FIELD(session_idle_timeout_unused), .min = 0, .max = 2592000,
+	 .doc = "Seconds after which an execution session of the 2026-07-28 path that no call "
+		"named again after its first is closed; 0: session_idle_timeout alone."},
 
 	/* Daemon */
 	{.name = "listen", .kind = CFG_STRING, .def = "127.0.0.1:8000", .group = "Daemon",
@@ -941,6 +945,11 @@ static const struct config_key keys[] = {
 	{.name = "pool.max_sessions", .kind = CFG_INT, .def = "100", .group = "Daemon",
 	 FIELD(pool_max_sessions), .min = 1, .max = 65536,
 	 .doc = "Most sessions (each with its own kernel) open at once."},
+	{.name = "pool.max_sessions_per_identity", .kind = CFG_INT, .def = "0", .group = "Daemon",
+	 FIELD(pool_max_sessions_per_identity), .min = 0, .max = 65536,
+	 .doc = "Most sessions one identity holds; beyond them its least recently used idle "
+		"session is closed. 0: a quarter of pool.max_sessions with auth on, all of it "
+		"with auth.mode none."},
 	{.name = "http.threads", .kind = CFG_INT, .def = "0", .group = "Daemon",
 	 FIELD(http_threads), .min = 0, .max = 4096,
 	 .doc = "HTTP threads, one per open connection; 0: pool.max_sessions times the streams "
@@ -1104,6 +1113,16 @@ static const struct config_key keys[] = {
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]) - 1)
+
+int
+config_identity_share(const struct config *c)
+{
+	if (c->pool_max_sessions_per_identity > 0)
+		return c->pool_max_sessions_per_identity;
+	if (c->auth_mode == AUTH_NONE)
+		return c->pool_max_sessions;
+	return c->pool_max_sessions >= 4 ? c->pool_max_sessions / 4 : 1;
+}
 
 const struct config_key *
 config_keys(void)

@@ -129,6 +129,7 @@ struct config {
 	double progress_interval_s;
 	int job_retention_s;
 	int session_idle_timeout;	 /* seconds; 0: never */
+	int session_idle_timeout_unused; /* of a stateless session named once; 0: the above */
 
 	/* daemon */
 	char *listen_host;	 /* from `listen: host:port` */
@@ -145,6 +146,7 @@ struct config {
 	int pool_max_starting;
 	int pool_warm_max;
 	int pool_max_sessions;
+	int pool_max_sessions_per_identity; /* 0: config_identity_share's default */
 	/* the HTTP front (supervisor/http.c) */
 	int http_threads;		 /* 0: sized from pool.max_sessions */
 	int http_keep_alive_s;
@@ -292,6 +294,13 @@ int config_str_differs(const char *a, const char *b);
 int config_strlist_differs(const struct strlist *a, const struct strlist *b);
 /* The key table, terminated by an entry whose name is NULL. */
 const struct config_key *config_keys(void);
+/*
+ * The most sessions one identity may hold: pool.max_sessions_per_identity,
+ * or its default when 0. With auth on, a quarter of pool.max_sessions (at
+ * least 1); with auth.mode none every caller is the one identity
+ * "anonymous", which may hold the whole pool.
+ */
+int config_identity_share(const struct config *c);
 /* Record `i` of the assets list. */
 static inline const struct config_asset *
 config_asset_at(const struct config *c, size_t i)

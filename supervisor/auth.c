@@ -190,33 +190,53 @@ auth_check(const char *authorization, const char *query, struct auth_result *r)
 		check_jwt(tok, len, r);
 }
 
+/* ", scope=\"...\"" of auth.required_scopes at out[n], if there are any. */
+static int
+add_scope(char *out, size_t len, int n)
+{
+	if (cfg->auth_required_scopes.n == 0 || n < 0 || (size_t)n >= len)
+		return n;
+	struct buf b;
+	buf_init(&b);
+	for (size_t i = 0; i < cfg->auth_required_scopes.n; i++) {
+		if (i)
+			buf_adds(&b, " ");
+		buf_adds(&b, cfg->auth_required_scopes.v[i]);
+	}
+	n += snprintf(out + n, len - (size_t)n, ", scope=\"%s\"", b.data ? b.data : "");
+	buf_free(&b);
+	return n;
+}
+
+/*
+ * oauth: the RFC 9728 metadata, so a client finds the authorization
+ * server, and the scopes a token needs. tokens: a plain challenge (RFC
+ * 6750 3), since there is no authorization server to find: a client
+ * that took the metadata for one would try to register with this daemon.
+ */
 void
 auth_challenge(const struct auth_result *r, char *out, size_t len)
 {
 	char meta[1200] = "";
 	const char *slash = strstr(resource, "://");
+	int n;
 
-	/* RFC 9728 3.1: the well-known path goes between the host and the path. */
-	if (slash != NULL) {
-		const char *path = strchr(slash + 3, '/');
-		int host_len = path ? (int)(path - resource) : (int)strlen(resource);
-		snprintf(meta, sizeof(meta), "%.*s" AUTH_METADATA_PATH "%s", host_len, resource,
-			 path && strcmp(path, "/") != 0 ? path : "");
+	if (cfg->auth_mode == AUTH_TOKENS) {
+		n = snprintf(out, len, "Bearer realm=\"codeexecd\"");
+	} else {
+		/* RFC 9728 3.1: the well-known path goes between the host and the path. */
+		if (slash != NULL) {
+			const char *path = strchr(slash + 3, '/');
+			int host_len = path ? (int)(path - resource) : (int)strlen(resource);
+			snprintf(meta, sizeof(meta), "%.*s" AUTH_METADATA_PATH "%s", host_len,
+				 resource, path && strcmp(path, "/") != 0 ? path : "");
+		}
+		n = snprintf(out, len, "Bearer resource_metadata=\"%s\"", meta);
 	}
-	int n = snprintf(out, len, "Bearer resource_metadata=\"%s\"", meta);
 	if (r->error != NULL && n > 0 && (size_t)n < len)
 		n += snprintf(out + n, len - (size_t)n, ", error=\"%s\"", r->error);
-	if (r->status == 403 && cfg->auth_required_scopes.n > 0 && n > 0 && (size_t)n < len) {
-		struct buf b;
-		buf_init(&b);
-		for (size_t i = 0; i < cfg->auth_required_scopes.n; i++) {
-			if (i)
-				buf_adds(&b, " ");
-			buf_adds(&b, cfg->auth_required_scopes.v[i]);
-		}
-		snprintf(out + n, len - (size_t)n, ", scope=\"%s\"", b.data ? b.data : "");
-		buf_free(&b);
-	}
+	if (cfg->auth_mode == AUTH_OAUTH && (r->status == 401 || r->status == 403))
+		add_scope(out, len, n);
 }
 
 /* A JSON array of the strings of `l`, or of `fallback` when `l` is empty. */
@@ -235,14 +255,12 @@ string_array(const struct strlist *l, const char *fallback)
 char *
 auth_metadata_json(void)
 {
-	if (!auth_enabled())
+	if (cfg->auth_mode != AUTH_OAUTH)
 		return NULL;
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "resource", json_object_new_string(resource));
-	if (cfg->auth_mode == AUTH_OAUTH)
-		json_object_object_add(o, "authorization_servers",
-				       string_array(&cfg->auth_authorization_servers,
-						    cfg->auth_issuer));
+	json_object_object_add(o, "authorization_servers",
+			       string_array(&cfg->auth_authorization_servers, cfg->auth_issuer));
 	json_object_object_add(o, "scopes_supported",
 			       string_array(&cfg->auth_required_scopes, NULL));
 	struct json_object *methods = json_object_new_array();

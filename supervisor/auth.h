@@ -54,10 +54,12 @@ int auth_enabled(void);
 void auth_check(const char *authorization, const char *query, struct auth_result *r);
 /*
  * The WWW-Authenticate value for a refusal `r` (status 401 or 403; also
- * 400), into out[len].
+ * 400), into out[len]: in mode oauth it names the metadata and the scopes
+ * needed; in mode tokens it is a plain Bearer challenge with a realm.
  */
 void auth_challenge(const struct auth_result *r, char *out, size_t len);
-/* The RFC 9728 document (caller frees), or NULL when auth is off. */
+/* The RFC 9728 document (caller frees), or NULL unless auth.mode is oauth:
+ * mode tokens has no authorization server to name. */
 char *auth_metadata_json(void);
 /* The resource identifier (auth.resource or derived); "" when auth is off. */
 const char *auth_resource(void);

@@ -105,7 +105,7 @@ loop_once(struct config *cfg)
 	pool_handle(pfd + 4, n);
 	pool_reap();
 	if (second)
-		session_expire(cfg->session_idle_timeout);
+		session_expire(cfg->session_idle_timeout, cfg->session_idle_timeout_unused);
 	pool_tick();
 	pool_unlock();
 	pool_refill();

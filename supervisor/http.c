@@ -515,7 +515,10 @@ metadata_handler(struct mg_connection *conn, void *unused)
 		return send_http_error(conn, 403, denied);
 	char *doc = auth_metadata_json();
 	if (doc == NULL)
-		return send_http_error(conn, 404, "authentication is off (auth.mode none)");
+		return send_http_error(conn, 404,
+				       auth_enabled() ? "no OAuth here: auth.mode tokens takes a "
+							"bearer token from the operator"
+						      : "authentication is off (auth.mode none)");
 	if (strcmp(ri->request_method, "GET") != 0 && strcmp(ri->request_method, "HEAD") != 0) {
 		free(doc);
 		send_response(conn, 405, "application/json", NULL, NULL, "GET, HEAD", NULL);

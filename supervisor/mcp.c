@@ -142,12 +142,12 @@ do_initialize(const struct mcp_request *rq, struct json_object *id, struct json_
 	const char *version = json_object_get_string(v);
 	if (!mcp_version_supported(version))
 		version = versions[0];
+	struct session_limits lim = {cfg->pool_max_sessions, config_identity_share(cfg)};
 	pool_lock();
-	struct session *s = session_create(cfg->pool_max_sessions, why, sizeof(why));
+	/* Every later request must come from this identity (find_session). */
+	struct session *s = session_create(rq->identity ? rq->identity : "anonymous", &lim, why,
+					   sizeof(why));
 	if (s) {
-		/* Every later request must come from this identity (find_session). */
-		snprintf(s->identity, sizeof(s->identity), "%s",
-			 rq->identity ? rq->identity : "anonymous");
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
 		session_put(s);
 		mcp_set_result(rs, id, initialize_result(version));
@@ -268,6 +268,7 @@ call_context(const struct tool *t, struct session *caller, struct json_object *a
 		mcp_set_error(rs, 200, id, ERR_PARAMS, "unknown execution_session_id");
 		return -1;
 	}
+	(*ctx)->named++;
 	json_object_object_del(args, "execution_session_id");
 	return 0;
 }
@@ -316,6 +317,7 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 		metrics_call(tools_index(t), METRICS_REJECTED);
 		return;
 	}
+	int caller_transient = s->transient;
 	if (ctx) {
 		ctx->last_used = time(NULL);
 		s = ctx;
@@ -342,6 +344,8 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 		tc.progress = send_progress;
 	struct json_object *result = t->call(&tc);
 	json_object_put(checked);
+	if (ctx && caller_transient && result)
+		tool_note_session(result, ctx->id, 0);
 	if (ctx)
 		session_put(ctx);
 	rs->timed = tc.timed;
@@ -391,7 +395,7 @@ dispatch(const struct mcp_request *rq, struct session *s, const char *method,
 		mcp_set_result(rs, id, json_object_new_object());
 	else if (strcmp(method, "tools/list") == 0) {
 		struct json_object *r = json_object_new_object();
-		json_object_object_add(r, "tools", tools_list(cfg));
+		json_object_object_add(r, "tools", tools_list(cfg, 0));
 		mcp_set_result(rs, id, r);
 	} else if (strcmp(method, "tools/call") == 0)
 		mcp_tools_call(rq, s, id, params, rs);
@@ -676,6 +680,13 @@ handle_delete(const struct mcp_request *rq, struct mcp_response *rs)
 static void
 handle_get(const struct mcp_request *rq, struct mcp_response *rs)
 {
+	/* Without a session no stream is offered: 405, which the transport
+	 * allows and clients take as "no stream", not as a failure. */
+	if (rq->session_id == NULL) {
+		rs->status = 405;
+		rs->allow = "POST, DELETE";
+		return;
+	}
 	if (!rq->accepts_sse) {
 		mcp_set_error(rs, 406, NULL, ERR_SERVER,
 			      "GET /mcp needs Accept: text/event-stream");

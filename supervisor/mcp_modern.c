@@ -497,7 +497,7 @@ mcp_modern_handle(const struct mcp_request *rq, const char *method, struct json_
 		mcp_set_result(rs, id, discover_result());
 	} else if (strcmp(method, "tools/list") == 0) {
 		struct json_object *r = json_object_new_object();
-		json_object_object_add(r, "tools", tools_list(cfg));
+		json_object_object_add(r, "tools", tools_list(cfg, 1));
 		mcp_set_result(rs, id, cacheable(r));
 	} else if (strcmp(method, "prompts/list") == 0) {
 		mcp_set_result(rs, id, empty_list("prompts"));

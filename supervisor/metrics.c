@@ -35,6 +35,7 @@ static atomic_ullong http_status_other;
 static atomic_ullong kernel_deaths[METRICS_DEATH_N];
 static atomic_ullong worker_deaths[3]; /* killed, signaled, exited */
 static atomic_ullong output_bytes[3];  /* stdout, stderr, rich */
+static atomic_ullong reclaimed[METRICS_RECLAIM_N];
 
 static const char *const outcome_names[METRICS_OUTCOME_N] = {
 	[METRICS_OK] = "ok",		   [METRICS_ERROR] = "error",
@@ -47,6 +48,11 @@ static const char *const death_names[METRICS_DEATH_N] = {
 	[METRICS_DEATH_OOM] = "oom",
 	[METRICS_DEATH_RESTART] = "restart",
 	[METRICS_DEATH_WORKER] = "worker",
+};
+static const char *const reclaim_names[METRICS_RECLAIM_N] = {
+	[METRICS_RECLAIM_SHARE] = "identity_share",
+	[METRICS_RECLAIM_POOL] = "pool_full",
+	[METRICS_RECLAIM_UNUSED] = "unused",
 };
 static const char *const worker_death_names[3] = {"killed", "signal", "exit"};
 static const char *const stream_names[3] = {"stdout", "stderr", "rich"};
@@ -136,6 +142,12 @@ metrics_http_status(int status)
 		bump(&http_status[status - STATUS_FIRST], 1);
 	else
 		bump(&http_status_other, 1);
+}
+
+void
+metrics_session_reclaimed(enum metrics_reclaim why)
+{
+	bump(&reclaimed[why], 1);
 }
 
 void
@@ -244,6 +256,11 @@ render_gauges(struct buf *b, const struct metrics_gauges *g)
 	header(b, "pool_max_sessions", "gauge",
 	       "Most sessions with a kernel at once (pool.max_sessions).");
 	buf_printf(b, "codeexecd_pool_max_sessions %d\n", g->max_sessions);
+	header(b, "sessions_reclaimed_total", "counter",
+	       "Idle sessions closed to make room for their identity's new one, or unused.");
+	for (size_t i = 0; i < METRICS_RECLAIM_N; i++)
+		buf_printf(b, "codeexecd_sessions_reclaimed_total{reason=\"%s\"} %llu\n",
+			   reclaim_names[i], get(&reclaimed[i]));
 }
 
 static void

@@ -62,6 +62,14 @@ enum metrics_death {
 	METRICS_DEATH_N,
 };
 
+/* Why a session was closed for another's sake or unused, the `reason` label. */
+enum metrics_reclaim {
+	METRICS_RECLAIM_SHARE,	/* its identity held pool.max_sessions_per_identity */
+	METRICS_RECLAIM_POOL,	/* the pool was full (pool.max_sessions) */
+	METRICS_RECLAIM_UNUSED, /* named by no call after its first (session_idle_timeout_unused) */
+	METRICS_RECLAIM_N,
+};
+
 /* What /metrics reports as gauges, read by the caller without locks. */
 struct metrics_gauges {
 	int sessions;	  /* open */
@@ -87,6 +95,8 @@ enum metrics_outcome metrics_outcome_of(struct json_object *result);
 void metrics_observe(enum metrics_histogram h, double seconds);
 /* An HTTP response with `status` was sent. */
 void metrics_http_status(int status);
+/* A session was closed for `why`. */
+void metrics_session_reclaimed(enum metrics_reclaim why);
 /* A kernel died without being asked to stop. */
 void metrics_kernel_death(enum metrics_death cause);
 /*

@@ -152,6 +152,7 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->pool_max_starting, new->pool_max_starting);
 	SWAP(run->pool_warm_max, new->pool_warm_max);
 	SWAP(run->pool_max_sessions, new->pool_max_sessions);
+	SWAP(run->pool_max_sessions_per_identity, new->pool_max_sessions_per_identity);
 	SWAP(run->http_max_streams_per_session, new->http_max_streams_per_session);
 	SWAP(run->http_max_calls_per_session, new->http_max_calls_per_session);
 	SWAP(run->execution_mode, new->execution_mode);
@@ -164,6 +165,7 @@ apply_live(struct config *run, struct config *new)
 	SWAP(run->progress_interval_s, new->progress_interval_s);
 	SWAP(run->job_retention_s, new->job_retention_s);
 	SWAP(run->session_idle_timeout, new->session_idle_timeout);
+	SWAP(run->session_idle_timeout_unused, new->session_idle_timeout_unused);
 	SWAP(run->shutdown_grace_s, new->shutdown_grace_s);
 	/* The registry (toolreg.h) follows `tools`; new kernels take the rest. */
 	SWAP(run->tools, new->tools);

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "json_member.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool.h"
 #include "rand.h"
 #include "result.h"
@@ -119,19 +120,84 @@ session_describe(void)
 	return list;
 }
 
-struct session *
-session_create(int max_sessions, char *why, size_t why_len)
+/* Sessions of `identity` in the table. */
+static int
+identity_holds(const char *identity)
 {
-	if (session_kernels() >= max_sessions) {
+	int n = 0;
+
+	for (struct session *s = sessions; s; s = s->next)
+		n += strcmp(s->identity, identity) == 0;
+	return n;
+}
+
+/*
+ * The least recently used session of `identity` that nothing runs in or
+ * waits for, and nobody holds: no request in flight, nor the call that
+ * just made it and has yet to start its code.
+ */
+static struct session *
+identity_lru_idle(const char *identity)
+{
+	struct session *lru = NULL;
+
+	for (struct session *s = sessions; s; s = s->next)
+		if (strcmp(s->identity, identity) == 0 && !s->busy && s->refs == 0 &&
+		    s->line_head == NULL && (lru == NULL || s->last_used <= lru->last_used))
+			lru = s; /* newest first in the table: "<=" takes the oldest of a tie */
+	return lru;
+}
+
+/*
+ * Close idle sessions of `identity` while it holds its share or the pool
+ * is full, least recently used first; the last one's id into
+ * reclaimed[SESSION_ID_LEN + 1] and the key that bound it into *key.
+ */
+static void
+reclaim_for(const char *identity, const struct session_limits *lim, char *reclaimed,
+	    const char **key)
+{
+	for (;;) {
+		int full = session_kernels() >= lim->max_sessions;
+		int over = identity_holds(identity) >= lim->share;
+		struct session *s = (full || over) ? identity_lru_idle(identity) : NULL;
+		if (s == NULL)
+			return;
+		*key = over ? "pool.max_sessions_per_identity" : "pool.max_sessions";
+		memcpy(reclaimed, s->id, SESSION_ID_LEN + 1);
+		log_info("session %.8s of %s closed to make room for a new one (%s %d reached)",
+			 s->id, identity, *key, over ? lim->share : lim->max_sessions);
+		metrics_session_reclaimed(over ? METRICS_RECLAIM_SHARE : METRICS_RECLAIM_POOL);
+		session_close(s); /* may release the lock: count again */
+	}
+}
+
+struct session *
+session_create(const char *identity, const struct session_limits *lim, char *why,
+	       size_t why_len)
+{
+	char reclaimed[SESSION_ID_LEN + 1] = "";
+	const char *key = NULL;
+
+	reclaim_for(identity, lim, reclaimed, &key);
+	if (session_kernels() >= lim->max_sessions) {
 		err_set(why, why_len,
 			"the server has reached pool.max_sessions; close a session or retry later");
+		return NULL;
+	}
+	if (identity_holds(identity) >= lim->share) {
+		err_set(why, why_len,
+			"%s already holds %d sessions (pool.max_sessions_per_identity), each "
+			"running a call; retry when one ends, or close one", identity, lim->share);
 		return NULL;
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
 	rand_hex(s->id, SESSION_ID_LEN / 2);
 	s->created = s->last_used = time(NULL);
 	s->refs = 1;
-	snprintf(s->identity, sizeof(s->identity), "anonymous");
+	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	memcpy(s->reclaimed, reclaimed, sizeof(s->reclaimed));
+	s->reclaimed_by = key;
 	pthread_cond_init(&s->turn, NULL);
 	s->next = sessions;
 	sessions = s;
@@ -228,21 +294,37 @@ session_close(struct session *s)
 	session_put(s);
 }
 
+/*
+ * How long `s` may sit idle: unused_s for an execution session that no
+ * call named again after the one that made it, else idle_s (0: forever).
+ */
+static double
+idle_limit(const struct session *s, double idle_s, double unused_s)
+{
+	if (s->stateless && s->named == 0 && unused_s > 0 && (idle_s <= 0 || unused_s < idle_s))
+		return unused_s;
+	return idle_s;
+}
+
 void
-session_expire(double idle_s)
+session_expire(double idle_s, double unused_s)
 {
 	time_t now = time(NULL);
 
-	if (idle_s <= 0)
-		return;
 	/*
 	 * From the head again after each close: closing may release the lock
 	 * (on-close publishing), and the session after it may be gone by then.
 	 */
 again:
 	for (struct session *s = sessions; s; s = s->next) {
-		if (!s->busy && difftime(now, s->last_used) > idle_s) {
-			log_info("session %.8s idle for %.0f s: closed", s->id, idle_s);
+		double limit = idle_limit(s, idle_s, unused_s);
+		if (limit > 0 && !s->busy && s->requests == 0 &&
+		    difftime(now, s->last_used) > limit) {
+			int unused = limit != idle_s;
+			log_info("session %.8s idle for %.0f s%s: closed", s->id, limit,
+				 unused ? " after its only call (session_idle_timeout_unused)" : "");
+			if (unused)
+				metrics_session_reclaimed(METRICS_RECLAIM_UNUSED);
 			session_close(s);
 			goto again;
 		}

@@ -53,10 +53,29 @@ struct session {
 	int stateless;	       /* an execution session of the 2026-07-28 path (mcp.c):
 				* named by a tool argument, never by Mcp-Session-Id */
 	int transient;	       /* session_transient's: the caller alone, no kernel */
+	int named;	       /* calls that named it by execution_session_id */
+	/* The caller's session session_create closed to make room for this
+	 * one ("": none), and the key that bound it; told by the first result. */
+	char reclaimed[SESSION_ID_LEN + 1];
+	const char *reclaimed_by;
 };
 
-/* New session, or NULL with why[why_len] when pool.max_sessions is reached. */
-struct session *session_create(int max_sessions, char *why, size_t why_len);
+/* What bounds session_create. */
+struct session_limits {
+	int max_sessions; /* pool.max_sessions: sessions and batch kernels together */
+	int share;	  /* config_identity_share: sessions of one identity */
+};
+
+/*
+ * New session of `identity` (copied). While the identity holds its share,
+ * or the pool is full, its least recently used idle session (no call
+ * running or waiting, no reference held) is closed first, logged, counted and
+ * named in the new one's `reclaimed`. NULL with why[why_len] when neither
+ * bound can be met so: every session of the identity is busy, or the pool
+ * is full of others'.
+ */
+struct session *session_create(const char *identity, const struct session_limits *lim,
+			       char *why, size_t why_len);
 /*
  * The caller of a 2026-07-28 request that names no execution session:
  * `identity` (copied) and nothing else. Never in the table, never given a
@@ -80,8 +99,12 @@ int session_visible(const struct session *caller, const struct session *target);
 void session_put(struct session *s);
 /* End a session: its kernel is shut down once no execution runs. */
 void session_close(struct session *s);
-/* Close every session idle longer than `idle_s` seconds (0: never). */
-void session_expire(double idle_s);
+/*
+ * Close every session idle longer than `idle_s` seconds (0: never), and
+ * an execution session no call named again after its first longer than
+ * `unused_s` (0: idle_s alone).
+ */
+void session_expire(double idle_s, double unused_s);
 /* Nonzero while an execution runs in any session. */
 int session_any_busy(void);
 /* Close every session (shutdown). */

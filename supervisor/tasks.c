@@ -10,6 +10,7 @@
 #include "job.h"
 #include "result.h"
 #include "tasks.h"
+#include "tools.h"
 
 /* How often a client is asked to poll, in ms. */
 #define POLL_INTERVAL_MS 1000
@@ -89,6 +90,7 @@ final_result(const struct job *j)
 
 	json_object_object_add(sc, "execution_session_id", json_object_new_string(j->session_id));
 	json_object_object_add(sc, "timings", job_timings(j, j->ended));
+	tool_note_session(r, j->session_id, 0); /* tasks are the 2026-07-28 path's */
 	return r;
 }
 

@@ -205,16 +205,42 @@ tool_preprocess(struct tool_call *tc, struct session *target, const char *code, 
 
 /*
  * The handle a later call passes back, beside session_id: on the
- * 2026-07-28 path it is the only name of the kernel's session.
+ * 2026-07-28 path it is the only name of the kernel's session, so there
+ * the text says it too.
  */
 static void
-add_execution_session_id(struct json_object *r)
+add_execution_session_id(struct tool_call *tc, struct json_object *r)
 {
 	struct json_object *sc, *id;
 
-	if (r && json_object_object_get_ex(r, "structuredContent", &sc) &&
-	    json_object_object_get_ex(sc, "session_id", &id))
-		json_object_object_add(sc, "execution_session_id", json_object_get(id));
+	if (r == NULL || !json_object_object_get_ex(r, "structuredContent", &sc) ||
+	    !json_object_object_get_ex(sc, "session_id", &id))
+		return;
+	json_object_object_add(sc, "execution_session_id", json_object_get(id));
+	if (tc->session->transient)
+		tool_note_session(r, json_object_get_string(id), tc->new_session);
+}
+
+/*
+ * Tell the first result of session `s` which of the caller's sessions
+ * session_create closed to make room for it, once.
+ */
+static void
+add_reclaimed(struct session *s, struct json_object *r)
+{
+	struct json_object *sc;
+	char line[300];
+
+	if (s->reclaimed[0] == '\0' || r == NULL ||
+	    !json_object_object_get_ex(r, "structuredContent", &sc))
+		return;
+	json_object_object_add(sc, "reclaimed_session_id", json_object_new_string(s->reclaimed));
+	snprintf(line, sizeof(line),
+		 "[codeexecd: your least recently used idle session %s was closed to make room "
+		 "for this one (%s)]",
+		 s->reclaimed, s->reclaimed_by);
+	tool_note(r, line);
+	s->reclaimed[0] = '\0';
 }
 
 static struct json_object *
@@ -252,7 +278,6 @@ execute_call(struct tool_call *tc)
 	/* Without an MCP session, the execution session is what sees its jobs. */
 	const char *owner = tc->session->transient ? target->id : tc->session->id;
 	struct job *j = job_new(target, owner, code, seconds, 0, tc->request_id);
-	session_put(target);
 	j->call.allow_mime = allow_mime; /* the call's now: sent with its EXECUTE */
 	j->arrived = tc->arrived;
 	if (tc->progress)
@@ -279,7 +304,9 @@ execute_call(struct tool_call *tc)
 	}
 	job_unref(j);
 	free(preprocessed);
-	add_execution_session_id(r);
+	add_reclaimed(target, r); /* our reference kept target */
+	add_execution_session_id(tc, r);
+	session_put(target);
 	return r;
 }
 

@@ -8,9 +8,11 @@
 
 #include "buf.h"
 #include "config.h"
+#include "json_member.h"
 #include "log.h"
 #include "session.h"
 #include "tools.h"
+#include "xmalloc.h"
 
 static const struct tool *const tool_table[] = {
 	&tool_execute,	      &tool_check_job,	       &tool_cancel_job,
@@ -29,6 +31,48 @@ tool_name(const struct tool *t, const struct config *cfg, char *out, size_t len)
 	/* Table formats are ours and hold exactly one {name}. */
 	snprintf(out, len, "%.*s%s%s", (int)(mark - t->name_format), t->name_format, cfg->name,
 		 mark + 6);
+}
+
+/*
+ * A required argument that has an alias may be given by either name: take
+ * `name` out of the schema's "required" and require one of the two
+ * ("anyOf"), so a client that checks its own arguments takes the alias.
+ */
+static void
+require_either(struct json_object *schema, const char *name, const char *alias)
+{
+	struct json_object *req, *kept = json_object_new_array(), *any;
+	int found = 0;
+
+	if (!json_object_object_get_ex(schema, "required", &req)) {
+		json_object_put(kept);
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(req); i++) {
+		struct json_object *v = json_object_array_get_idx(req, i);
+		if (strcmp(json_object_get_string(v), name) == 0)
+			found = 1;
+		else
+			json_object_array_add(kept, json_object_get(v));
+	}
+	if (!found) {
+		json_object_put(kept);
+		return;
+	}
+	if (json_object_array_length(kept) > 0) {
+		json_object_object_add(schema, "required", kept);
+	} else {
+		json_object_object_del(schema, "required");
+		json_object_put(kept);
+	}
+	char text[200];
+	snprintf(text, sizeof(text), "[{\"required\":[\"%s\"]},{\"required\":[\"%s\"]}]", name,
+		 alias);
+	/* A second such pair would need allOf: no tool has one. */
+	if (json_object_object_get_ex(schema, "anyOf", &any))
+		log_warnx("tools: %s: a second required alias is not expressed", alias);
+	else
+		json_object_object_add(schema, "anyOf", json_tokener_parse(text));
 }
 
 /*
@@ -58,6 +102,7 @@ finish_input_schema(const struct tool *t, struct json_object *o)
 			 a->name);
 		json_object_object_add(copy, "description", json_object_new_string(text));
 		json_object_object_add(props, a->alias, copy);
+		require_either(schema, a->name, a->alias);
 	}
 	/* A call may name the execution session it acts in (mcp.c): on the
 	 * 2026-07-28 path there is no MCP session to stand for it. */
@@ -71,9 +116,56 @@ finish_input_schema(const struct tool *t, struct json_object *o)
 	json_object_object_add(schema, "additionalProperties", json_object_new_boolean(0));
 }
 
+/* Append `more` to the string member `key` of `o`. */
+static void
+append_text(struct json_object *o, const char *key, const char *more)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return;
+	char *text = xasprintf("%s%s", json_object_get_string(v), more);
+	json_object_object_add(o, key, json_object_new_string(text));
+	free(text);
+}
+
+/*
+ * What differs on the 2026-07-28 path, where no MCP session stands for
+ * the caller: state lives on only through execution_session_id, which a
+ * tool acting in a session requires.
+ */
+static void
+modern_describe(const struct tool *t, struct json_object *o)
+{
+	struct json_object *schema, *props, *code, *req;
+
+	if (!json_object_object_get_ex(o, "inputSchema", &schema))
+		return;
+	if (t->in_session) {
+		if (!json_object_object_get_ex(schema, "required", &req)) {
+			req = json_object_new_array();
+			json_object_object_add(schema, "required", req);
+		}
+		json_object_array_add(req, json_object_new_string("execution_session_id"));
+		return;
+	}
+	if (t != &tool_execute)
+		return;
+	append_text(o, "description",
+		    "\n\nEach call without execution_session_id runs in a new kernel session. "
+		    "To keep variables, pass the execution_session_id that the previous "
+		    "result names.");
+	if (json_object_object_get_ex(schema, "properties", &props) &&
+	    json_object_object_get_ex(props, "code", &code))
+		json_object_object_add(code, "description",
+				       json_object_new_string(
+					       "Code to run. Variables persist only between calls "
+					       "that pass the same execution_session_id."));
+}
+
 /* The tools/list entry of `t`. Caller owns. */
 static struct json_object *
-tool_describe(const struct tool *t, const struct config *cfg)
+tool_describe(const struct tool *t, const struct config *cfg, int modern)
 {
 	struct json_object *o = json_object_new_object();
 	char name[256];
@@ -82,6 +174,8 @@ tool_describe(const struct tool *t, const struct config *cfg)
 	json_object_object_add(o, "name", json_object_new_string(name));
 	t->describe(cfg, o);
 	finish_input_schema(t, o);
+	if (modern)
+		modern_describe(t, o);
 	return o;
 }
 
@@ -107,13 +201,13 @@ tools_name(size_t i, const struct config *cfg, char *out, size_t len)
 }
 
 struct json_object *
-tools_list(const struct config *cfg)
+tools_list(const struct config *cfg, int modern)
 {
 	struct json_object *list = json_object_new_array();
 
 	for (size_t i = 0; i < TOOL_COUNT; i++)
 		if (tool_table[i]->listed == NULL || tool_table[i]->listed(cfg))
-			json_object_array_add(list, tool_describe(tool_table[i], cfg));
+			json_object_array_add(list, tool_describe(tool_table[i], cfg, modern));
 	return list;
 }
 
@@ -218,7 +312,7 @@ struct json_object *
 tools_args(const struct config *cfg, const struct tool *t, struct json_object *args, char *err,
 	   size_t err_len)
 {
-	struct json_object *desc = tool_describe(t, cfg);
+	struct json_object *desc = tool_describe(t, cfg, 0);
 	int known = args_known(desc, args, err, err_len);
 
 	json_object_put(desc);
@@ -330,6 +424,33 @@ tool_result(struct json_object *structured, const char *text, int is_error)
 	return r;
 }
 
+void
+tool_note(struct json_object *r, const char *line)
+{
+	struct json_object *content, *item;
+
+	if (!json_object_object_get_ex(r, "content", &content) ||
+	    json_object_array_length(content) == 0)
+		return;
+	item = json_object_array_get_idx(content, 0);
+	const char *text = json_member_str(item, "text");
+	char *joined = xasprintf("%s%s%s", text, text[0] ? "\n" : "", line);
+	json_object_object_add(item, "text", json_object_new_string(joined));
+	free(joined);
+}
+
+void
+tool_note_session(struct json_object *r, const char *id, int created)
+{
+	char line[200];
+
+	snprintf(line, sizeof(line),
+		 "[%sexecution_session_id: %s; pass it as execution_session_id to continue in "
+		 "this kernel]",
+		 created ? "new execution session; " : "", id);
+	tool_note(r, line);
+}
+
 /* {key: id, status: "not_found"}, with `text` for people. Caller owns. */
 static struct json_object *
 not_found(const char *key, const char *id, const char *text)
@@ -395,6 +516,8 @@ named_session(struct tool_call *tc, const char *arg, const char *id)
 		char why[64];
 		snprintf(why, sizeof(why), "unknown %s", arg);
 		tool_bad_params(tc, why);
+	} else {
+		s->named++;
 	}
 	return s;
 }
@@ -405,15 +528,16 @@ tool_session_or_new(struct tool_call *tc, const char *arg)
 	if (!tc->session->transient || tool_arg_string(tc, arg) != NULL)
 		return tool_session_arg(tc, arg);
 	char why[ERR_LEN];
-	struct session *s = session_create(tc->cfg->pool_max_sessions, why, sizeof(why));
+	struct session_limits lim = {tc->cfg->pool_max_sessions, config_identity_share(tc->cfg)};
+	/* Bound to the caller: another identity's call answers as unknown. */
+	struct session *s = session_create(tc->session->identity, &lim, why, sizeof(why));
 	if (s == NULL) {
 		tc->error_code = -32000;
 		snprintf(tc->error_message, sizeof(tc->error_message), "%.200s", why);
 		return NULL;
 	}
-	/* Bound to the caller: another identity's call answers as unknown. */
-	snprintf(s->identity, sizeof(s->identity), "%s", tc->session->identity);
 	s->stateless = 1;
+	tc->new_session = 1;
 	log_info("execution session %.8s created for %s", s->id, s->identity);
 	return s; /* session_create's reference is the caller's */
 }

@@ -34,6 +34,7 @@ struct tool_call {
 	double queued_ms, kernel_ms;
 	int no_response;	/* cancelled by the client: answer nothing */
 	int tasks;		/* the client takes a task (tasks.h) for a backgrounded call */
+	int new_session;	/* tool_session_or_new made the execution session it runs in */
 	int error_code;		/* set with error_message to fail the request */
 	char error_message[256];
 };
@@ -91,8 +92,13 @@ extern const struct tool tool_install_packages;
 extern const struct tool tool_search_tools;
 extern const struct tool tool_send;
 
-/* The tools/list result's "tools" array. Caller owns. */
-struct json_object *tools_list(const struct config *cfg);
+/*
+ * The tools/list result's "tools" array; `modern` for the 2026-07-28 path,
+ * where no MCP session keeps state: there the descriptions say how a
+ * caller keeps its kernel, and execution_session_id is required where a
+ * tool acts in a session. Caller owns.
+ */
+struct json_object *tools_list(const struct config *cfg, int modern);
 /* How many tools the table holds; the index of `t` in it (-1: none); the
  * name of the i-th under `cfg`, into out[len]. For counting calls by tool. */
 size_t tools_count(void);
@@ -127,6 +133,14 @@ double tool_arg_timeout(struct tool_call *tc);
  * if given) and structuredContent `structured` (consumed). Caller owns.
  */
 struct json_object *tool_result(struct json_object *structured, const char *text, int is_error);
+/* Append `line` to the first text item of CallToolResult `r`, on a line of its own. */
+void tool_note(struct json_object *r, const char *line);
+/*
+ * The 2026-07-28 path's line naming the execution session `id` in the
+ * text of `r` (what most clients hand their model, rather than
+ * structuredContent), saying whether this call `created` it.
+ */
+void tool_note_session(struct json_object *r, const char *id, int created);
 /* The answer about a job the caller may not see: like one that never existed. */
 struct json_object *tool_job_not_found(const char *id);
 /* A batch tool's description, `text`, and its inputSchema: a required batch_id. */

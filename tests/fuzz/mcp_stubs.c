@@ -40,7 +40,8 @@ pool_unlock(void)
 
 /* A fresh session each time: the first of the table, renamed. */
 struct session *
-session_create(int max_sessions, char *why, size_t why_len)
+session_create(const char *identity, const struct session_limits *lim, char *why,
+	       size_t why_len)
 {
 	if (++sessions_created % 7 == 0) {
 		err_set(why, why_len, "too many sessions (stub)");

@@ -131,8 +131,8 @@ for what, auth, want, err in cases:
         check('error="%s"' % err in www, "%s: error=\"%s\" (%s)" % (what, err, www))
     else:
         check("error=" not in www, "%s: no error code (%s)" % (what, www))
-    if want == 403:
-        check('scope="mcp.run"' in www, "%s: the scope needed is named" % what)
+    # Every 401 and 403 names the scope a token needs (MCP authorization).
+    check('scope="mcp.run"' in www, "%s: the scope needed is named (%s)" % (what, www))
     ok("%s: %d %s" % (what, want, err or ""))
 
 # 1 MB of token: civetweb refuses headers beyond its request size first.

@@ -24,7 +24,8 @@ static struct session *
 create(void)
 {
 	char why[ERR_LEN] = "";
-	struct session *s = session_create(100, why, sizeof(why));
+	struct session *s = session_create("anonymous", &(struct session_limits){100, 100}, why,
+					   sizeof(why));
 	ck_assert_msg(s != NULL, "%s", why);
 	return s;
 }

@@ -822,9 +822,14 @@ START_TEST(get_streams)
 	assert_error(&a, 406, -32000, "Accept: text/event-stream");
 	ck_assert(!a.rs.open_stream);
 	done(&a);
-	request(&a, "GET", NULL, NULL, NULL, 1);
-	assert_error(&a, 400, -32000, "Mcp-Session-Id");
-	done(&a);
+	/* No session, no stream: 405 (a client takes it as "none offered"). */
+	for (int sse = 0; sse < 2; sse++) {
+		request(&a, "GET", NULL, NULL, NULL, sse);
+		ck_assert_int_eq(a.rs.status, 405);
+		ck_assert_str_eq(a.rs.allow, "POST, DELETE");
+		ck_assert(!a.rs.open_stream);
+		done(&a);
+	}
 	request(&a, "GET", NULL, "ffffffffffffffffffffffffffffffff", NULL, 1);
 	assert_error(&a, 404, -32001, "session not found");
 	done(&a);

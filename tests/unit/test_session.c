@@ -25,13 +25,22 @@ error_type(struct json_object *result)
 	return err ? json_object_get_string(json_object_object_get(err, "type")) : NULL;
 }
 
+static const struct session_limits roomy = {100, 100};
+
+/* A new session of `identity` under `lim`; it must be made. */
+static struct session *
+create_as(const char *identity, const struct session_limits *lim)
+{
+	char why[ERR_LEN] = "";
+	struct session *s = session_create(identity, lim, why, sizeof(why));
+	ck_assert_msg(s != NULL, "%s", why);
+	return s;
+}
+
 static struct session *
 create(void)
 {
-	char why[ERR_LEN] = "";
-	struct session *s = session_create(100, why, sizeof(why));
-	ck_assert_msg(s != NULL, "%s", why);
-	return s;
+	return create_as("anonymous", &roomy);
 }
 
 START_TEST(create_and_find)
@@ -75,16 +84,18 @@ record_close(const char *id)
 
 START_TEST(max_sessions)
 {
+	static const struct session_limits two = {2, 2};
 	char why[ERR_LEN] = "";
 
 	pool_lock();
-	struct session *a = session_create(2, why, sizeof(why));
-	struct session *b = session_create(2, why, sizeof(why));
-	ck_assert_ptr_nonnull(a);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_null(session_create(2, why, sizeof(why)));
+	struct session *a = create_as("alice", &two);
+	struct session *b = create_as("alice", &two);
+	/* Another identity finds the pool full of alice's: refused, and
+	 * none of alice's sessions is closed for it. */
+	ck_assert_ptr_null(session_create("bob", &two, why, sizeof(why)));
 	ck_assert_ptr_nonnull(strstr(why, "pool.max_sessions"));
 	ck_assert_int_eq(session_count(), 2);
+	ck_assert(!a->closed && !b->closed);
 	/* Kernels of batch items count against the cap too. */
 	session_on_close(record_close);
 	session_close(b);
@@ -93,13 +104,114 @@ START_TEST(max_sessions)
 	session_put(b);
 	session_hold_kernels(1);
 	why[0] = '\0';
-	ck_assert_ptr_null(session_create(2, why, sizeof(why)));
+	ck_assert_ptr_null(session_create("bob", &two, why, sizeof(why)));
 	ck_assert_str_ne(why, "");
 	session_hold_kernels(-1);
-	b = session_create(2, why, sizeof(why));
+	b = session_create("bob", &two, why, sizeof(why));
 	ck_assert_ptr_nonnull(b);
+	session_close(a);
 	session_put(a);
+	session_close(b);
 	session_put(b);
+	pool_unlock();
+}
+END_TEST
+
+/* Whether session `id` is still in the table. */
+static int
+open_now(const char *id)
+{
+	struct session *s = session_get(id);
+	if (s)
+		session_put(s);
+	return s != NULL;
+}
+
+/* A new session of `identity` that nobody holds, as initialize leaves it; its id into id. */
+static void
+create_idle(const char *identity, const struct session_limits *lim, char *id, time_t used)
+{
+	struct session *s = create_as(identity, lim);
+	memcpy(id, s->id, SESSION_ID_LEN + 1);
+	s->last_used = used;
+	session_put(s);
+}
+
+/* Close session `id`, if it is open. */
+static void
+close_id(const char *id)
+{
+	struct session *s = session_get(id);
+	if (s) {
+		session_close(s);
+		session_put(s);
+	}
+}
+
+/*
+ * An identity at its share gets a new session by losing its own least
+ * recently used idle one, never another identity's; busy and held ones are
+ * kept, and with none left it is refused, naming the key.
+ */
+START_TEST(identity_share)
+{
+	static const struct session_limits share2 = {10, 2};
+	char a1[SESSION_ID_LEN + 1], a2[SESSION_ID_LEN + 1], bob[SESSION_ID_LEN + 1];
+	char why[ERR_LEN] = "";
+	time_t now = time(NULL);
+
+	pool_lock();
+	create_idle("alice", &share2, a1, now - 100);
+	create_idle("alice", &share2, a2, now - 50);
+	create_idle("bob", &share2, bob, now - 1000);
+	struct session *a3 = create_as("alice", &share2);
+	ck_assert(!open_now(a1));
+	ck_assert(open_now(a2) && open_now(bob));
+	ck_assert_str_eq(a3->reclaimed, a1);
+	ck_assert_str_eq(a3->reclaimed_by, "pool.max_sessions_per_identity");
+	ck_assert_int_eq(session_count(), 3);
+	/* a3 is held (its call has yet to start), a2 runs a call: both kept. */
+	struct session *busy = session_get(a2);
+	busy->busy = 1;
+	session_put(busy);
+	ck_assert_ptr_null(session_create("alice", &share2, why, sizeof(why)));
+	ck_assert_ptr_nonnull(strstr(why, "pool.max_sessions_per_identity"));
+	ck_assert(open_now(a2) && !a3->closed);
+	/* Bob still gets one at once. */
+	struct session *b2 = create_as("bob", &share2);
+	ck_assert_str_eq(b2->reclaimed, "");
+	busy->busy = 0;
+	session_close(a3);
+	session_put(a3);
+	session_close(b2);
+	session_put(b2);
+	close_id(a2);
+	close_id(bob);
+	ck_assert_int_eq(session_count(), 0);
+	pool_unlock();
+}
+END_TEST
+
+/* A full pool costs the new session's identity its own idle session, if it has one. */
+START_TEST(pool_full_reclaims_own)
+{
+	static const struct session_limits full3 = {3, 3};
+	char a[SESSION_ID_LEN + 1], b1[SESSION_ID_LEN + 1], b2[SESSION_ID_LEN + 1];
+	time_t now = time(NULL);
+
+	pool_lock();
+	create_idle("alice", &full3, a, now);
+	create_idle("bob", &full3, b1, now - 10);
+	create_idle("bob", &full3, b2, now);
+	struct session *a2 = create_as("alice", &full3);
+	ck_assert(!open_now(a));
+	ck_assert(open_now(b1) && open_now(b2));
+	ck_assert_str_eq(a2->reclaimed, a);
+	ck_assert_str_eq(a2->reclaimed_by, "pool.max_sessions");
+	session_close(a2);
+	session_put(a2);
+	close_id(b1);
+	close_id(b2);
 	pool_unlock();
 }
 END_TEST
@@ -284,7 +396,7 @@ START_TEST(one_at_a_time_in_order)
 	ck_assert_str_eq(pool_stub.order, "block");
 	/* Expiry never closes a session while it runs code. */
 	s->last_used = 0;
-	session_expire(1);
+	session_expire(1, 1);
 	ck_assert(!s->closed);
 	stub_unblock();
 	pool_unlock();
@@ -363,14 +475,42 @@ START_TEST(idle_expiry)
 	pool_lock();
 	struct session *old = create(), *fresh = create();
 	old->last_used = time(NULL) - 100;
-	session_expire(0); /* 0: never */
+	session_expire(0, 0); /* 0: never */
 	ck_assert(!old->closed);
-	session_expire(50);
+	session_expire(50, 0);
 	ck_assert(old->closed);
 	ck_assert(!fresh->closed);
 	ck_assert_int_eq(session_count(), 1);
 	session_put(old);
 	session_put(fresh);
+	pool_unlock();
+}
+END_TEST
+
+/*
+ * An execution session no call named again after its first goes after
+ * session_idle_timeout_unused; one named again, and an MCP session, wait
+ * for session_idle_timeout.
+ */
+START_TEST(unused_expiry)
+{
+	pool_lock();
+	struct session *once = create(), *again = create(), *mcp = create();
+	once->stateless = again->stateless = 1;
+	again->named = 1;
+	once->last_used = again->last_used = mcp->last_used = time(NULL) - 100;
+	session_expire(1800, 0); /* 0: session_idle_timeout alone */
+	ck_assert(!once->closed);
+	session_expire(1800, 60);
+	ck_assert(once->closed);
+	ck_assert(!again->closed && !mcp->closed);
+	session_expire(0, 60); /* idle 0 keeps the rest forever */
+	ck_assert(!again->closed && !mcp->closed);
+	session_close(again);
+	session_close(mcp);
+	session_put(once);
+	session_put(again);
+	session_put(mcp);
 	pool_unlock();
 }
 END_TEST
@@ -391,6 +531,8 @@ session_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, create_and_find);
 	tcase_add_test(tc, max_sessions);
+	tcase_add_test(tc, identity_share);
+	tcase_add_test(tc, pool_full_reclaims_own);
 	tcase_add_test(tc, who_may_use_and_see);
 	tcase_add_test(tc, close_releases_worker);
 	tcase_add_test(tc, no_kernel);
@@ -399,6 +541,7 @@ session_suite(void)
 	tcase_add_test(tc, waiting_counts_against_timeout);
 	tcase_add_test(tc, closing_wakes_the_line);
 	tcase_add_test(tc, idle_expiry);
+	tcase_add_test(tc, unused_expiry);
 	suite_add_tcase(s, tc);
 	return s;
 }
