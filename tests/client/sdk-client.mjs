@@ -18,7 +18,10 @@ console.log(`server: ${JSON.stringify(client.getServerVersion())}`);
 const { tools } = await client.listTools();
 const t = tools.find((x) => x.name === tool);
 check(t !== undefined, `tools/list has ${tool}`, tools.map((x) => x.name));
-check(t.inputSchema?.required?.includes('code'), `${tool} requires code`, t.inputSchema);
+// code, or its alias code_str: one of the two is required.
+check(JSON.stringify(t.inputSchema?.anyOf) ===
+	JSON.stringify([{ required: ['code'] }, { required: ['code_str'] }]),
+	`${tool} requires code or code_str`, t.inputSchema);
 
 const r1 = await client.callTool({ name: tool, arguments: { code: 'x = 21' } });
 check(r1.isError !== true, 'x = 21 ran', r1);

@@ -32,7 +32,8 @@ check(t.get("description", "").startswith("Run Python code in a persistent"),
 props = t["inputSchema"].get("properties", {})
 check(t["inputSchema"].get("type") == "object", "inputSchema is an object", t)
 check({"code", "description", "timeout"} <= set(props), "inputSchema has code, description, timeout", t)
-check("code" in t["inputSchema"].get("required", []), "code is required", t)
+check(t["inputSchema"].get("anyOf") == [{"required": ["code"]}, {"required": ["code_str"]}],
+      "code (or its alias code_str) is required", t)
 osch = t.get("outputSchema", {})
 check(osch.get("type") == "object" and {"session_id", "success", "stdout", "stderr",
       "rich_outputs", "error", "execution_time"} <= set(osch.get("properties", {})),

@@ -188,7 +188,8 @@ case $st in
 	esac
 	st=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Accept: text/event-stream' \
 		-H "$H_VER" "$URL" || true)
-	expect_status 400 "$st" "GET /mcp without Mcp-Session-Id"
+	# No session, no stream to offer: 405, which clients take as "none".
+	expect_status 405 "$st" "GET /mcp without Mcp-Session-Id"
 	st=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Accept: text/event-stream' \
 		-H "$H_VER" -H "Mcp-Session-Id: 0123456789abcdef0123456789abcdef" "$URL" || true)
 	expect_status 404 "$st" "GET /mcp with an unknown session id"
