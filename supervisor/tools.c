@@ -434,7 +434,8 @@ tool_note(struct json_object *r, const char *line)
 		return;
 	item = json_object_array_get_idx(content, 0);
 	const char *text = json_member_str(item, "text");
-	char *joined = xasprintf("%s%s%s", text, text[0] ? "\n" : "", line);
+	size_t n = strlen(text);
+	char *joined = xasprintf("%s%s%s", text, n > 0 && text[n - 1] != '\n' ? "\n" : "", line);
 	json_object_object_add(item, "text", json_object_new_string(joined));
 	free(joined);
 }
