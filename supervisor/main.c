@@ -439,7 +439,7 @@ main(int argc, char *argv[])
 	struct cgroup_layout layout;
 	int use_cgroups = setup_cgroups(&cfg, &layout);
 	remove_leftovers(&cfg, use_cgroups ? &layout : NULL);
-	struct front_args fa = {&cfg};
+	struct front_args fa = {.cfg = &cfg};
 	struct parent_args pa = {
 		.cfg = &cfg,
 		.launcher = {&cfg, use_cgroups ? &layout : NULL, worker, verbose},
@@ -451,6 +451,9 @@ main(int argc, char *argv[])
 		.watch = runtime_watch,
 	};
 	front_identity(&cfg, &pa.front_uid, &pa.front_gid);
+	/* The front confines itself to it; the parent runs preprocess_command as it. */
+	fa.uid = pa.front_uid;
+	fa.gid = pa.front_gid;
 	/* After the environment and assets, before the pool (which the front
 	 * starts), as the front's unprivileged user; their ports are fixed
 	 * here, before the front copies the configuration. */

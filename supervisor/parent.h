@@ -19,10 +19,11 @@
 struct config;
 struct cgroup_layout;
 
-/* The front's entry point, in the child: `sock` is its end of the
- * protocol socket, `control_fd` the control socket (or -1), `ready_fd` the
- * start-up readiness pipe (or -1). Never returns. */
-typedef void (*front_main_fn)(void *arg, int sock, int control_fd, int ready_fd);
+/* The front's entry point, in the child that `parent` forked: `sock` is
+ * its end of the protocol socket, `control_fd` the control socket (or -1),
+ * `ready_fd` the start-up readiness pipe (or -1). It confines itself and
+ * never returns. */
+typedef void (*front_main_fn)(void *arg, pid_t parent, int sock, int control_fd, int ready_fd);
 
 struct parent_args {
 	const struct config *cfg;
