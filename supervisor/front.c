@@ -224,6 +224,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	confine(fa, parent, sock, control, ready_fd);
 	sigflags_install();
 	control_fd = control;
+	control_init(fa->control);
 	parent_link_init(sock);
 	sidecar_state_init(cfg);
 	pool_on_runtime(on_runtime);

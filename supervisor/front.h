@@ -12,12 +12,16 @@
 #include <sys/types.h>
 
 struct config;
+struct control_access;
 
 /* What front_main needs; borrowed. */
 struct front_args {
 	struct config *cfg; /* the front reloads it on HUP */
-	uid_t uid;	    /* the identity it confines itself to; -1: the parent's */
+	/* The identity it confines itself to; -1: the parent's. */
+	uid_t uid;
 	gid_t gid;
+	/* The control socket as the parent made it (control_access.h). */
+	const struct control_access *control;
 };
 
 /*

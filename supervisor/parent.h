@@ -18,6 +18,7 @@
 
 struct config;
 struct cgroup_layout;
+struct control_access;
 
 /* The front's entry point, in the child that `parent` forked: `sock` is
  * its end of the protocol socket, `control_fd` the control socket (or -1),
@@ -30,6 +31,7 @@ struct parent_args {
 	struct launcher launcher;		/* cgroups there: kernels' groups, or NULL */
 	struct cgroup_layout *cgroups_owned;	/* removed at the end; NULL: none */
 	int control_fd;				/* the listening control socket, or -1 */
+	struct control_access *control;		/* where it is, who may use it */
 	front_main_fn front;
 	void *front_arg;
 	uid_t front_uid;			/* the front's identity; -1: the parent's */
