@@ -16,7 +16,7 @@
 #include "control_access.h"
 #include "health.h"
 #include "log.h"
-#include "sidecar_state.h"
+#include "sidecar_view.h"
 #include "pool.h"
 #include "session.h"
 

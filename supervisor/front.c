@@ -16,7 +16,7 @@
 #include "front.h"
 #include "front_confine.h"
 #include "front_filter.h"
-#include "sidecar_state.h"
+#include "sidecar_view.h"
 #include "health.h"
 #include "http.h"
 #include "job.h"

@@ -24,7 +24,7 @@
 #include "http.h"
 #include "http_conn.h"
 #include "log.h"
-#include "sidecar_state.h"
+#include "sidecar_view.h"
 #include "memtrim.h"
 #include "mcp.h"
 #include "metrics.h"

@@ -9,7 +9,7 @@
 
 #include "clock.h"
 #include "log.h"
-#include "sidecar_state.h"
+#include "sidecar_view.h"
 #include "metrics.h"
 #include "pool_exec.h"
 #include "pool_reap.h"

@@ -9,7 +9,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "sidecar_state.h"
+#include "sidecar_view.h"
 
 static const char *const state_names[] = {"starting", "running", "backoff", "failed",
 					  "stopped"};
