@@ -16,9 +16,9 @@
 #include "control_access.h"
 #include "health.h"
 #include "log.h"
-#include "sidecar_view.h"
 #include "pool.h"
 #include "session.h"
+#include "sidecar_view.h"
 
 /* A client that sends nothing in this time is dropped: the loop must not wait. */
 #define CONTROL_READ_MS 1000
@@ -43,7 +43,7 @@ control_status(void)
 	int degraded = health_degraded(why, sizeof(why));
 
 	if (!degraded)
-		degraded = sidecar_state_down(why, sizeof(why));
+		degraded = sidecar_view_down(why, sizeof(why));
 	json_object_object_add(r, "status", json_object_new_string(degraded      ? "degraded"
 								    : pool_ready() ? "ok"
 										   : "starting"));
@@ -57,7 +57,7 @@ control_status(void)
 	json_object_object_add(r, "sessions", json_object_new_int(session_count()));
 	json_object_object_add(r, "idle_kernels", json_object_new_int(pool_idle_count()));
 	json_object_object_add(r, "workers", pool_describe());
-	json_object_object_add(r, "sidecars", sidecar_state_json());
+	json_object_object_add(r, "sidecars", sidecar_view_json());
 	return r;
 }
 

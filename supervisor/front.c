@@ -16,7 +16,6 @@
 #include "front.h"
 #include "front_confine.h"
 #include "front_filter.h"
-#include "sidecar_view.h"
 #include "health.h"
 #include "http.h"
 #include "job.h"
@@ -27,6 +26,7 @@
 #include "pool.h"
 #include "reload.h"
 #include "session.h"
+#include "sidecar_view.h"
 #include "sigflags.h"
 #include "toolreg.h"
 #include "toolreg_azure.h"
@@ -226,7 +226,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	control_fd = control;
 	control_init(fa->control);
 	parent_link_init(sock);
-	sidecar_state_init(cfg);
+	sidecar_view_init(cfg);
 	pool_on_runtime(on_runtime);
 	pool_init(cfg);
 	session_on_close(batch_session_closed);
