@@ -7,7 +7,7 @@
  * of real definitions; each query of queries.tsv is run REPEAT times.
  *
  * Build and run from the build tree (bench/README.md):
- *   cc -O2 -Icommon -Isupervisor -I. bench/toolsearch.c supervisor/toolreg.c \
+ *   cc -O2 -Icommon -Isupervisor/front -I. bench/toolsearch.c supervisor/front/toolreg.c \
  *      common/libcommon.a $(pkg-config --libs yaml-0.1 json-c) -lm -o bench/toolsearch
  *   bench/toolsearch tests/unit/data/tools
  */

@@ -1,5 +1,5 @@
 """SQLite FTS5's bm25() on the labelled set of issue 15, for comparison
-with the C BM25 of supervisor/toolreg.c (bench/README.md).
+with the C BM25 of supervisor/front/toolreg.c (bench/README.md).
 
 Usage: python3 bench/toolsearch_fts5.py tests/unit/data/tools
 One FTS5 row per tool, one column per field, tokenizer "porter unicode61"

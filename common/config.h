@@ -147,7 +147,7 @@ struct config {
 	int pool_warm_max;
 	int pool_max_sessions;
 	int pool_max_sessions_per_identity; /* 0: config_identity_share's default */
-	/* the HTTP front (supervisor/http.c) */
+	/* the HTTP front (supervisor/front/http.c) */
 	int http_threads;		 /* 0: sized from pool.max_sessions */
 	int http_keep_alive_s;
 	int http_header_timeout_s;
@@ -173,7 +173,7 @@ struct config {
 	char *control_group;		 /* may use the control socket; "": none */
 	enum kernel_history kernel_history;
 
-	/* authentication (supervisor/auth*.c, common/auth_config.c) */
+	/* authentication (supervisor/front/auth*.c, common/auth_config.c) */
 	char *entra_client_id;		 /* seed 000's Entra preset; "": none */
 	char *entra_tenant_id;
 	enum auth_mode auth_mode;

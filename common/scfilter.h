@@ -1,6 +1,6 @@
 /*
  * scfilter.h - what the daemon's two seccomp filters share: the front's
- * allow list (supervisor/front_filter.c) and the kernels' deny list
+ * allow list (supervisor/front/front_filter.c) and the kernels' deny list
  * (worker/seccomp_filter.c). Both want the same attributes, the same
  * precise error for a rule libseccomp refuses, and the same load; their
  * rule tables stay with the process each protects.

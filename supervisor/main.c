@@ -25,7 +25,8 @@
 #include "authority.h"
 #include "cgroup.h"
 #include "config.h"
-#include "control.h"
+#include "control_access.h"
+#include "control_socket.h"
 #include "envbuild.h"
 #include "fsutil.h"
 #include "log.h"
@@ -439,18 +440,23 @@ main(int argc, char *argv[])
 	struct cgroup_layout layout;
 	int use_cgroups = setup_cgroups(&cfg, &layout);
 	remove_leftovers(&cfg, use_cgroups ? &layout : NULL);
-	struct front_args fa = {&cfg};
+	struct control_access control;
+	struct front_args fa = {.cfg = &cfg, .control = &control};
 	struct parent_args pa = {
 		.cfg = &cfg,
 		.launcher = {&cfg, use_cgroups ? &layout : NULL, worker, verbose},
 		.cgroups_owned = use_cgroups ? &layout : NULL,
 		/* As root still, so that kernels sharing our user cannot enter its directory. */
-		.control_fd = control_open(&cfg),
+		.control_fd = control_open(&cfg, &control),
+		.control = &control,
 		.front = front_main,
 		.front_arg = &fa,
 		.watch = runtime_watch,
 	};
 	front_identity(&cfg, &pa.front_uid, &pa.front_gid);
+	/* The front confines itself to it; the parent runs preprocess_command as it. */
+	fa.uid = pa.front_uid;
+	fa.gid = pa.front_gid;
 	/* After the environment and assets, before the pool (which the front
 	 * starts), as the front's unprivileged user; their ports are fixed
 	 * here, before the front copies the configuration. */
@@ -471,7 +477,7 @@ main(int argc, char *argv[])
 		      worker);
 	uid_init(&cfg, worker);
 	int rc = parent_run(&pa);
-	control_close(pa.control_fd);
+	control_close(&control, pa.control_fd);
 	runtime_pidfile_remove();
 	config_free(&cfg);
 	free(abs);

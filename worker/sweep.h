@@ -1,6 +1,6 @@
 /*
  * sweep.h - `codeexec-worker -r FIRST[-LAST]`: make kernel uids clean
- * before the supervisor hands them out again (supervisor/uid.h).
+ * before the supervisor hands them out again (supervisor/parent/uid.h).
  *
  * For each uid, a child becomes that uid (gid the same, no other group),
  * drops every capability (kill(-1) with CAP_KILL would end the whole

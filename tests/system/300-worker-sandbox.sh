@@ -4,7 +4,7 @@
 # target, else it does not count), then isolated and seccomp with per-kernel
 # identities (the probed kernel and its sibling under different uids), each
 # probe giving exactly the errno of probes.EXPECT or being killed; again with
-# the worker as supervisor/privdrop.c leaves it (an ordinary uid with ambient
+# the worker as supervisor/parent/privdrop.c leaves it (an ordinary uid with ambient
 # capabilities). Then the network probes with the worker unprivileged (the
 # seed's setup: no per-kernel uids), where isolated needs no root at all.
 # First, every descriptor of a running worker must be close-on-exec.

@@ -28,7 +28,7 @@ from mcp import Client, check, ok, text_of, value_of
 from calls import control, sc, proc_alive
 
 url, base, rundir, ctl = sys.argv[1:5]
-BOUND = 10          # WORKER_UNREAD_S in supervisor/pool.c
+BOUND = 10          # WORKER_UNREAD_S in supervisor/front/pool_io.c
 LIMIT = 1.0         # what the issue demands of everything else
 
 a = Client(url)

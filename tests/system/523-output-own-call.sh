@@ -1,7 +1,7 @@
 #!/bin/sh
 # 523-output-own-call: every byte a call writes is in that call's result,
 # not the next one's (issue 18 goal 1 changed how a kernel flushes: see
-# supervisor/kernel_warm.c). 300 calls, each checked whole, cycling through
+# supervisor/parent/kernel_warm.c). 300 calls, each checked whole, cycling through
 # print, an unterminated sys.stdout.write, stderr, os.write to descriptor 1
 # (what subprocesses and C code write, read by a thread of the kernel's),
 # a subprocess, multi-byte UTF-8 split across the

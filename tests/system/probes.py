@@ -106,7 +106,7 @@ class Worker:
             self.p.wait()
 
 
-# A launcher that starts the worker as supervisor/privdrop.c leaves it with
+# A launcher that starts the worker as supervisor/parent/privdrop.c leaves it with
 # kernel_uid_range: an ordinary uid holding CAP_SETUID, CAP_SETGID,
 # CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER and CAP_KILL as ambient
 # capabilities, with an empty bounding set. argv: uid, worker, args...

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "kernel_env.h"
+#include "kernel_env_rules.h"
 #include "kernel_warm.h"
 #include "xmalloc.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_monitor.c - a compromised front against the privileged parent's
- * monitor (supervisor/monitor.c), over a real SOCK_SEQPACKET socketpair,
+ * monitor (supervisor/parent/monitor.c), over a real SOCK_SEQPACKET socketpair,
  * with stand-in acts that count what the parent did. The front asks for
  * workers, directories and pids it was never given, for sandbox settings
  * the configuration does not allow, out of state, and sends malformed

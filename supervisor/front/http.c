@@ -24,13 +24,13 @@
 #include "http.h"
 #include "http_conn.h"
 #include "log.h"
-#include "sidecar_state.h"
 #include "memtrim.h"
 #include "mcp.h"
 #include "metrics.h"
 #include "pool.h"
 #include "reload.h"
 #include "session.h"
+#include "sidecar_view.h"
 #include "start_failure.h"
 #include "xmalloc.h"
 
@@ -545,7 +545,7 @@ health_handler(struct mg_connection *conn, void *unused)
 
 	/* A sidecar that is down fails the calls that need it: say which. */
 	if (!degraded)
-		degraded = sidecar_state_down(why, sizeof(why));
+		degraded = sidecar_view_down(why, sizeof(why));
 
 	json_object_object_add(o, "status", json_object_new_string(degraded ? "degraded"
 								    : ready  ? "ok"
@@ -556,7 +556,7 @@ health_handler(struct mg_connection *conn, void *unused)
 	json_object_object_add(o, "sessions", json_object_new_int(session_count()));
 	json_object_object_add(o, "idle_kernels", json_object_new_int(pool_idle_count()));
 	if (cfg->sidecars.n > 0)
-		json_object_object_add(o, "sidecars", sidecar_state_json());
+		json_object_object_add(o, "sidecars", sidecar_view_json());
 	start_failure_add(o);
 	int status = ready && !degraded ? 200 : 503;
 	send_response(conn, status, "application/json",
@@ -597,7 +597,7 @@ metrics_handler(struct mg_connection *conn, void *listener)
 				   .idle = pool_idle_count(), .starting = pool_starting_count(),
 				   .queued = pool_queue_length(),
 				   .warm = cfg->pool_warm, .max_sessions = cfg->pool_max_sessions,
-				   .sidecars = sidecar_state_json()};
+				   .sidecars = sidecar_view_json()};
 	char *text = metrics_render(&g);
 	json_object_put(g.sidecars);
 	send_response(conn, 200, "text/plain; version=0.0.4; charset=utf-8", text, NULL, NULL,

@@ -9,7 +9,6 @@
 
 #include "clock.h"
 #include "log.h"
-#include "sidecar_state.h"
 #include "metrics.h"
 #include "pool_exec.h"
 #include "pool_reap.h"
@@ -18,6 +17,7 @@
 #include "parent_link.h"
 #include "pool_state.h"
 #include "result.h"
+#include "sidecar_view.h"
 #include "wstatus.h"
 #include "xmalloc.h"
 
@@ -130,7 +130,7 @@ pool_reap(void)
 				runtime_fn(m.u.degraded.reason, -1);
 			break;
 		case PRIV_SIDECAR_STATE:
-			sidecar_state_set(&m.u.sidecar);
+			sidecar_view_set(&m.u.sidecar);
 			break;
 		default:
 			log_warnx("an unexpected %s from the privileged parent",

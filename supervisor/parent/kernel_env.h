@@ -1,6 +1,8 @@
 /*
- * kernel_env.h - what a kernel is started with: its interpreter, its
- * complete process environment and the MIME types it may return.
+ * kernel_env.h - what the privileged parent starts a kernel with: its
+ * interpreter, its argv and its complete process environment. What the
+ * front must know of it too (the MIME types a kernel may return, where a
+ * session's packages go, pip's options) is kernel_env_rules.h.
  *
  * Kernels never inherit the daemon's environment (seed 000, "Kernel process
  * environment"): they get a sanitized baseline, the framework's own values
@@ -34,24 +36,6 @@ struct json_object *kernel_env_argv(const struct config *cfg);
  * seccomp mode, where the startup puts them once locked).
  */
 void kernel_env_session(const struct config *cfg, struct json_object *env, const char *workdir);
-/*
- * The pip options of per-session installs, as argv items: --no-index
- * --find-links WHEELHOUSE when wheelhouse is set, else the index options
- * of dependency_file's option lines (--index-url, --extra-index-url,
- * --find-links, --trusted-host, --no-index). Caller owns.
- */
-struct json_object *kernel_env_pip_options(const struct config *cfg);
-/* The absolute SESSION_PKGS_DIR of working directory `workdir`. Caller owns. */
-char *kernel_env_pkgs_dir(const char *workdir);
-/*
- * The MIME types kept in rich_outputs: allow_mime, in its order, narrowed
- * to those in `asked` (NULL-terminated, borrowed; NULL: not narrowed),
- * with text/plain always (last if allow_mime lacks it). NULL-terminated;
- * caller frees (strv_free).
- */
-char **kernel_env_mime(const struct config *cfg, char *const *asked);
-/* Whether a call may ask for `mime`: text/plain or an allow_mime type. */
-int kernel_env_mime_allowed(const struct config *cfg, const char *mime);
 /* Home directory of the user the daemon runs as ("/" if it has none). Borrowed. */
 const char *kernel_env_home(void);
 

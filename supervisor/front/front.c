@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,7 +14,8 @@
 #include "config.h"
 #include "control.h"
 #include "front.h"
-#include "sidecar_state.h"
+#include "front_confine.h"
+#include "front_filter.h"
 #include "health.h"
 #include "http.h"
 #include "job.h"
@@ -23,6 +26,7 @@
 #include "pool.h"
 #include "reload.h"
 #include "session.h"
+#include "sidecar_view.h"
 #include "sigflags.h"
 #include "toolreg.h"
 #include "toolreg_azure.h"
@@ -32,6 +36,65 @@
 
 /* The listening control socket, or -1; the parent may hand a new one. */
 static int control_fd = -1;
+
+/* Close every descriptor above 2 but the three kept (-1: none). */
+static void
+close_others(int a, int b, int c)
+{
+	int keep[3] = {a, b, c}, from = 3;
+
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < from)
+			continue;
+		if (keep[i] > from)
+			close_range((unsigned)from, (unsigned)keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range((unsigned)from, ~0U, 0);
+}
+
+/*
+ * Right after the fork from `parent`: keep only the three descriptors the
+ * front was given, and confine it (front_confine.h, front_filter.h) before
+ * it reads anything untrusted.
+ */
+static void
+confine(const struct front_args *fa, pid_t parent, int sock, int control, int ready_fd)
+{
+	char why[512];
+	int bounding_kept;
+
+	sigset_t ours;
+	const int caught[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
+
+	/* Until the front has its own pipe: the parent's is closed below. */
+	sigemptyset(&ours);
+	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+		sigaddset(&ours, caught[i]);
+	sigprocmask(SIG_BLOCK, &ours, NULL);
+	prctl(PR_SET_NAME, "codeexecd-front");
+	/* Nothing of the parent's (kernels' pidfds, sweepers' pipes) may stay. */
+	log_close();
+	close_others(sock, control, ready_fd);
+	log_reopen();
+	if (front_confine(fa->uid, fa->gid, 0, &bounding_kept, why, sizeof(why)) == -1)
+		fatalx("%s", why);
+	/* After the uid change, which clears it; and the parent may be gone already. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+		fatalx("front: the privileged parent is gone");
+	if (front_filter_install(why, sizeof(why)) == -1)
+		fatalx("%s", why);
+	if (bounding_kept)
+		log_info("front: the capability bounding set stays as the parent's (it lacks "
+			 "CAP_SETPCAP); no_new_privs keeps the front from gaining any of it");
+}
 
 /* runtime_dir's news from the parent (pool_reap.h). */
 static void
@@ -152,15 +215,18 @@ serving(int fd)
 }
 
 void
-front_main(void *arg, int sock, int control, int ready_fd)
+front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 {
-	struct config *cfg = ((struct front_args *)arg)->cfg;
+	struct front_args *fa = arg;
+	struct config *cfg = fa->cfg;
 	char err[1024];
 
+	confine(fa, parent, sock, control, ready_fd);
 	sigflags_install();
 	control_fd = control;
+	control_init(fa->control);
 	parent_link_init(sock);
-	sidecar_state_init(cfg);
+	sidecar_view_init(cfg);
 	pool_on_runtime(on_runtime);
 	pool_init(cfg);
 	session_on_close(batch_session_closed);

@@ -21,7 +21,7 @@
 
 #include "clock.h"
 #include "config.h"
-#include "kernel_env.h"
+#include "kernel_env_rules.h"
 #include "log.h"
 #include "metrics.h"
 #include "pool_exec.h"

@@ -18,17 +18,20 @@
 
 struct config;
 struct cgroup_layout;
+struct control_access;
 
-/* The front's entry point, in the child: `sock` is its end of the
- * protocol socket, `control_fd` the control socket (or -1), `ready_fd` the
- * start-up readiness pipe (or -1). Never returns. */
-typedef void (*front_main_fn)(void *arg, int sock, int control_fd, int ready_fd);
+/* The front's entry point, in the child that `parent` forked: `sock` is
+ * its end of the protocol socket, `control_fd` the control socket (or -1),
+ * `ready_fd` the start-up readiness pipe (or -1). It confines itself and
+ * never returns. */
+typedef void (*front_main_fn)(void *arg, pid_t parent, int sock, int control_fd, int ready_fd);
 
 struct parent_args {
 	const struct config *cfg;
 	struct launcher launcher;		/* cgroups there: kernels' groups, or NULL */
 	struct cgroup_layout *cgroups_owned;	/* removed at the end; NULL: none */
 	int control_fd;				/* the listening control socket, or -1 */
+	struct control_access *control;		/* where it is, who may use it */
 	front_main_fn front;
 	void *front_arg;
 	uid_t front_uid;			/* the front's identity; -1: the parent's */

@@ -13,7 +13,7 @@
 #include "clock.h"
 #include "config.h"
 #include "job.h"
-#include "kernel_env.h"
+#include "kernel_env_rules.h"
 #include "parent_link.h"
 #include "pool.h"
 #include "progress.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "control.h"
+#include "control_socket.h"
 #include "fsutil.h"
 #include "log.h"
 #include "parent.h"
@@ -58,7 +58,7 @@ runtime_watch(struct parent_args *a)
 	char err[512], why[1024];
 
 	int dir_ok = stat(cfg->runtime_dir, &st) == 0 && S_ISDIR(st.st_mode);
-	int sock_ok = a->control_fd == -1 || control_present();
+	int sock_ok = a->control_fd == -1 || control_present(a->control);
 	if (dir_ok && sock_ok && access(pidfile, F_OK) == 0) {
 		if (was_degraded) {
 			was_degraded = 0;
@@ -80,8 +80,8 @@ runtime_watch(struct parent_args *a)
 	}
 	int renewed_fd = -1;
 	if (!sock_ok) {
-		control_close(a->control_fd);
-		a->control_fd = control_open(cfg);
+		control_close(a->control, a->control_fd);
+		a->control_fd = control_open(cfg, a->control);
 		if (a->control_fd == -1) {
 			snprintf(why, sizeof(why), "the control socket in runtime_dir %s cannot "
 				 "be made again (see the log)", cfg->runtime_dir);

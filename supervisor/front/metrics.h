@@ -79,7 +79,7 @@ struct metrics_gauges {
 	int queued;	  /* pool: calls waiting in its queue for a kernel */
 	int warm;	  /* pool.warm */
 	int max_sessions; /* pool.max_sessions */
-	/* sidecar_state_json()'s array (borrowed), or NULL: names are label-safe */
+	/* sidecar_view_json()'s array (borrowed), or NULL: names are label-safe */
 	struct json_object *sidecars;
 };
 

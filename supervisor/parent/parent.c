@@ -22,8 +22,6 @@
 #include "clock.h"
 #include "config.h"
 #include "err.h"
-#include "front_confine.h"
-#include "front_filter.h"
 #include "fsutil.h"
 #include "kernelpid.h"
 #include "log.h"
@@ -266,60 +264,11 @@ static const struct monitor_ops ops = {op_spawn,	op_kill_worker, op_claim_kernel
 
 /* ---- the front ---- */
 
-/* Close every descriptor above 2 but the three kept (-1: none). */
-static void
-close_others(int a, int b, int c)
-{
-	int keep[3] = {a, b, c}, from = 3;
-
-	for (int i = 0; i < 3; i++)
-		for (int j = i + 1; j < 3; j++)
-			if (keep[j] < keep[i]) {
-				int t = keep[i];
-				keep[i] = keep[j];
-				keep[j] = t;
-			}
-	for (int i = 0; i < 3; i++) {
-		if (keep[i] < from)
-			continue;
-		if (keep[i] > from)
-			close_range((unsigned)from, (unsigned)keep[i] - 1, 0);
-		from = keep[i] + 1;
-	}
-	close_range((unsigned)from, ~0U, 0);
-}
-
-/* In the child: confine it, then run the front. */
+/* In the child: run the front, which confines itself first (front.h). */
 static void __attribute__((noreturn))
 become_front(struct parent_args *a, pid_t parent, int sock, int ready_fd)
 {
-	char why[512];
-	int bounding_kept;
-
-	sigset_t ours;
-	const int caught[] = {SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGUSR1};
-
-	/* Until the front has its own pipe: the parent's is closed below. */
-	sigemptyset(&ours);
-	for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
-		sigaddset(&ours, caught[i]);
-	sigprocmask(SIG_BLOCK, &ours, NULL);
-	prctl(PR_SET_NAME, "codeexecd-front");
-	/* Nothing of the parent's (kernels' pidfds, sweepers' pipes) may stay. */
-	log_close();
-	close_others(sock, a->control_fd, ready_fd);
-	log_reopen();
-	if (front_confine(a->front_uid, a->front_gid, 0, &bounding_kept, why, sizeof(why)) == -1)
-		fatalx("%s", why);
-	/* After the uid change, which clears it; and the parent may be gone already. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		fatalx("front: the privileged parent is gone");
-	if (front_filter_install(why, sizeof(why)) == -1)
-		fatalx("%s", why);
-	if (bounding_kept)
-		log_info("front: the capability bounding set stays as the parent's (it lacks "
-			 "CAP_SETPCAP); no_new_privs keeps the front from gaining any of it");
-	a->front(a->front_arg, sock, a->control_fd, ready_fd);
+	a->front(a->front_arg, parent, sock, a->control_fd, ready_fd);
 	_exit(0);
 }
 

@@ -1,5 +1,7 @@
 /*
- * control.h - the operator's control socket, runtime_dir/control/codeexecd.sock.
+ * control.h - the front's side of the operator's control socket,
+ * runtime_dir/control/codeexecd.sock, which the privileged parent makes
+ * (control_socket.h).
  *
  * A client sends one line of JSON and gets one line back:
  * {"cmd":"status"}, {"cmd":"sessions"}, {"cmd":"close","session":ID}.
@@ -8,26 +10,20 @@
  * Who may connect is decided by the peer's uid (SO_PEERCRED) only: root,
  * members of control_group, and the daemon's own user when kernels do not
  * share it (kernel_uid_range). A uid any kernel may run under is refused.
- * The socket's directory is made before privileges are dropped, mode 0700
- * (0750 for control_group), so kernels of other ids cannot even reach it.
  */
 #ifndef SUPERVISOR_CONTROL_H
 #define SUPERVISOR_CONTROL_H
 
 #include <json-c/json.h>
 
-struct config;
+struct control_access;
 
-/* Create and listen on the socket, before privileges are dropped. Returns
- * its fd, or -1 (logged); fatal when control_group is unusable. */
-int control_open(const struct config *cfg);
+/* Answer on the socket the parent made as `a` says (borrowed for the
+ * front's lifetime). Before any other call. */
+void control_init(const struct control_access *a);
 /* Accept and answer one client of listening socket `fd`. Lock not held. */
 void control_accept(int fd);
 /* The status report (also for SIGUSR1). Lock held; caller owns. */
 struct json_object *control_status(void);
-/* Remove the socket file. */
-void control_close(int fd);
-/* Nonzero if the socket file control_open made is still in place. */
-int control_present(void);
 
 #endif

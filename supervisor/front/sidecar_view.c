@@ -1,4 +1,4 @@
-/* sidecar_state.c - see sidecar_state.h. */
+/* sidecar_view.c - see sidecar_view.h. */
 #include "autoconf.h"
 
 #include <json-c/json.h>
@@ -9,7 +9,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "sidecar_state.h"
+#include "sidecar_view.h"
 
 static const char *const state_names[] = {"starting", "running", "backoff", "failed",
 					  "stopped"};
@@ -28,7 +28,7 @@ count(void)
 }
 
 void
-sidecar_state_init(const struct config *cfg)
+sidecar_view_init(const struct config *cfg)
 {
 	pthread_mutex_lock(&lock);
 	conf = cfg;
@@ -38,7 +38,7 @@ sidecar_state_init(const struct config *cfg)
 }
 
 void
-sidecar_state_set(const struct priv_sidecar_state *st)
+sidecar_view_set(const struct priv_sidecar_state *st)
 {
 	if (st->index >= count()) {
 		log_warnx("the privileged parent sent the state of sidecar %u, which is not "
@@ -52,7 +52,7 @@ sidecar_state_set(const struct priv_sidecar_state *st)
 }
 
 struct json_object *
-sidecar_state_json(void)
+sidecar_view_json(void)
 {
 	struct json_object *a = json_object_new_array();
 	time_t now = time(NULL);
@@ -84,7 +84,7 @@ sidecar_state_json(void)
 }
 
 int
-sidecar_state_down(char *why, size_t why_len)
+sidecar_view_down(char *why, size_t why_len)
 {
 	size_t used = 0;
 	int down = 0;

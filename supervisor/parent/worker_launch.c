@@ -18,6 +18,7 @@
 #include "fsutil.h"
 #include "ipc_msg.h"
 #include "kernel_env.h"
+#include "kernel_env_rules.h"
 #include "kernel_warm.h"
 #include "log.h"
 #include "relay.h"

@@ -18,7 +18,7 @@
 
 #include "config.h"
 #include "job.h"
-#include "kernel_env.h"
+#include "kernel_env_rules.h"
 #include "pool.h"
 #include "progress.h"
 #include "result.h"
