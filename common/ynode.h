@@ -1,6 +1,7 @@
 /*
- * ynode.h - the YAML tree config.c builds from libyaml's events, shared
- * with the readers of values too rich for the key table (tooldef.c).
+ * ynode.h - the YAML tree ynode.c builds from libyaml's events, which
+ * config.c walks, as do the readers of values too rich for the key table
+ * (tooldef.c, sidecar_config.c).
  *
  * Every node keeps libyaml's mark of where it starts, so each reader can
  * name FILE:LINE:COLUMN in its messages. The loader's rules hold for every
@@ -37,5 +38,10 @@ void ynode_free(struct ynode *nd);
 int ynode_load_file(const char *path, struct ynode **root, char *why, size_t why_len);
 /* Whether a plain scalar's text is YAML's null ("", ~, null). */
 int ynode_is_null_word(const char *s);
+/*
+ * What a message says it got instead of a value: "a list", "no value", or
+ * the text as shown() writes it into `out`, of SHOWN_LEN bytes (shown.h).
+ */
+const char *ynode_what(const struct ynode *nd, char *out);
 
 #endif
