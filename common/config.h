@@ -2,7 +2,7 @@
  * config.h - the daemon's configuration: one YAML file, parsed with libyaml.
  *
  * Owns struct config and its key table. Each key is declared once in
- * config.c (name, type, default, one-line documentation); the parser, the
+ * config_keys.c (name, type, default, one-line documentation); the parser, the
  * sample etc/codeexecd.yaml and codeexecd.yaml(5) all follow that table, and
  * tests/unit/test_config checks that they agree.
  */
