@@ -64,42 +64,15 @@ key_index(const char *name)
 	return -1;
 }
 
-/* Edit distance of two names; 64 when either is 64 bytes or longer. */
-static size_t
-distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[64];
-
-	if (la >= 64 || lb >= 64)
-		return 64;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 /* The key a misspelt `name` most likely meant, or NULL. */
 static const char *
 suggest(const char *name)
 {
 	const char *best = NULL;
-	size_t bestd = 3;
+	size_t bestd = SHOWN_NEAR + 1;
 
 	for (size_t i = 0; i < config_key_count; i++) {
-		size_t d = distance(name, config_key_table[i].name);
+		size_t d = shown_distance(name, config_key_table[i].name);
 		if (d < bestd && strlen(config_key_table[i].name) > 3) {
 			best = config_key_table[i].name;
 			bestd = d;
@@ -533,10 +506,10 @@ unknown_field(struct loader *l, const struct config_key *k, const struct ynode *
 {
 	char sh[SHOWN_LEN];
 	const char *best = NULL;
-	size_t bestd = 3;
+	size_t bestd = SHOWN_NEAR + 1;
 
 	for (const struct config_key *f = k->fields; f->name != NULL; f++) {
-		size_t d = distance(kn->text, f->name);
+		size_t d = shown_distance(kn->text, f->name);
 		if (d < bestd) {
 			best = f->name;
 			bestd = d;

@@ -1,6 +1,7 @@
 /* shown.c - see shown.h. */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,4 +30,46 @@ shown(const char *s, char out[SHOWN_LEN])
 	out[o++] = '"';
 	out[o] = '\0';
 	return out;
+}
+
+size_t
+shown_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= 64 || lb >= 64)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *
+shown_nearest(const char *s, const char *const *names)
+{
+	const char *best = NULL;
+	size_t bestd = SHOWN_NEAR + 1;
+
+	for (size_t k = 0; names[k] != NULL; k++) {
+		size_t d = shown_distance(s, names[k]);
+		if (d < bestd) {
+			best = names[k];
+			bestd = d;
+		}
+	}
+	return best;
 }
