@@ -351,6 +351,91 @@ config_strlist_differs(const struct strlist *a, const struct strlist *b)
 	return 0;
 }
 
+static int
+strmap_differs(const struct strmap *a, const struct strmap *b)
+{
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->keys[i], b->keys[i]) != 0 || strcmp(a->values[i], b->values[i]) != 0)
+			return 1;
+	return 0;
+}
+
+/* Whether the scalar field `f` at `x` and `y` differs (a key's or a record's). */
+static int
+scalar_differs(const struct config_key *f, const void *x, const void *y)
+{
+	const char *p = (const char *)x + f->offset, *q = (const char *)y + f->offset;
+
+	switch (f->kind) {
+	case CFG_STRING:
+		return config_str_differs(*(char *const *)p, *(char *const *)q);
+	case CFG_NUMBER:
+		return *(const double *)p != *(const double *)q;
+	case CFG_BOOL:
+	case CFG_INT:
+	case CFG_ENUM:
+		return memcmp(p, q, f->size) != 0; /* int, or long */
+	case CFG_LIST:
+	case CFG_MAP:
+	case CFG_RECORDS:
+	case CFG_NODE:
+		break;
+	}
+	fatalx("config: %s is not a scalar", f->name);
+}
+
+static int
+records_differ(const struct config_key *k, const struct config_records *a,
+	       const struct config_records *b)
+{
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		for (const struct config_key *f = k->fields; f->name != NULL; f++)
+			if (scalar_differs(f, (const char *)a->v + i * k->record_size,
+					   (const char *)b->v + i * k->record_size))
+				return 1;
+	return 0;
+}
+
+int
+config_key_differs(const struct config_key *k, const struct config *a, const struct config *b)
+{
+	const void *p = (const char *)a + k->offset, *q = (const char *)b + k->offset;
+
+	if (k->differs != NULL)
+		return k->differs(a, b);
+	if (k->size == 0 || k->kind == CFG_NODE)
+		return 0;
+	if (k->kind == CFG_LIST)
+		return config_strlist_differs(p, q);
+	if (k->kind == CFG_MAP)
+		return strmap_differs(p, q);
+	if (k->kind == CFG_RECORDS)
+		return records_differ(k, p, q);
+	return scalar_differs(k, a, b);
+}
+
+void
+config_swap_live(struct config *run, struct config *fresh)
+{
+	unsigned char tmp[sizeof(struct config)];
+
+	for (size_t i = 0; i < config_key_count; i++) {
+		const struct config_key *k = &config_key_table[i];
+		if (k->scope != RELOAD_LIVE)
+			continue;
+		/* The value is the field: strings, lists and records move with their owner. */
+		if (k->size == 0 || k->offset + k->size > sizeof(*run))
+			fatalx("config: live key %s has no field of its own", k->name);
+		memcpy(tmp, (char *)run + k->offset, k->size);
+		memcpy((char *)run + k->offset, (char *)fresh + k->offset, k->size);
+		memcpy((char *)fresh + k->offset, tmp, k->size);
+	}
+}
+
 void
 config_free(struct config *c)
 {

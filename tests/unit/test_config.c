@@ -790,8 +790,76 @@ START_TEST(table_is_sound)
 				      "%s.%s: bad field", k->name, f->name);
 		for (const struct config_key *o = k + 1; o->name != NULL; o++)
 			ck_assert_msg(strcmp(k->name, o->name) != 0, "%s twice", k->name);
+		/* Reload scope: privilege separation rests on it (reload.c). */
+		ck_assert_msg(k->scope == RELOAD_LIVE || k->scope == RELOAD_SIDECARS ||
+				      k->scope == RELOAD_RESTART,
+			      "%s has no reload scope", k->name);
+		ck_assert_msg(k->scope != RELOAD_LIVE || (k->size != 0 && k->differs == NULL),
+			      "%s is live but has no field of its own to swap", k->name);
+		ck_assert_msg(k->scope != RELOAD_RESTART ||
+				      (k->kind != CFG_NODE && (k->size != 0 || k->differs != NULL)),
+			      "%s needs a restart, but a reload cannot tell it changed", k->name);
+		ck_assert_msg((k->scope == RELOAD_SIDECARS) == (strcmp(k->name, "sidecars") == 0),
+			      "%s: only sidecars is the parent's to reload", k->name);
 	}
 	ck_assert_ptr_nonnull(key_named("pool.warm"));
+}
+END_TEST
+
+/* Load `path` (caller frees with config_free), failing the test on an error. */
+static void
+must_load(const char *path, struct config *c)
+{
+	char err[512];
+
+	ck_assert_msg(config_load(path, c, err, sizeof(err)) == 0, "%s", err);
+}
+
+/*
+ * config_swap_live moves the live keys, and only those: every key of the
+ * running configuration that is not RELOAD_LIVE keeps its value, whatever
+ * the new file says.
+ */
+START_TEST(swap_moves_only_live_keys)
+{
+	char *sample = xasprintf("%s/etc/codeexecd.yaml", srcdir), *other = fixture("full.yaml");
+	struct config run, fresh, run0, fresh0;
+	size_t live = 0, kept = 0;
+
+	setenv("HOME", "/home/tester", 1);
+	must_load(sample, &run);
+	must_load(sample, &run0);
+	must_load(other, &fresh);
+	must_load(other, &fresh0);
+	config_swap_live(&run, &fresh);
+	for (const struct config_key *k = config_keys(); k->name != NULL; k++) {
+		int changed = config_key_differs(k, &run0, &fresh0);
+		if (k->scope == RELOAD_LIVE) {
+			ck_assert_msg(!config_key_differs(k, &run, &fresh0), "live %s not taken",
+				      k->name);
+			ck_assert_msg(!config_key_differs(k, &fresh, &run0), "live %s not given back",
+				      k->name);
+			live += changed;
+		} else {
+			ck_assert_msg(!config_key_differs(k, &run, &run0), "%s changed on reload",
+				      k->name);
+			ck_assert_msg(!config_key_differs(k, &fresh, &fresh0), "%s moved", k->name);
+			kept += changed;
+		}
+	}
+	/* The two files differ in both kinds of keys, so the test has teeth. */
+	ck_assert_uint_ge(live, 3);
+	ck_assert_uint_ge(kept, 3);
+	/* tools (CFG_NODE) compares as unchanged above: look at it directly. */
+	ck_assert_uint_eq(run.tools.n, fresh0.tools.n);
+	ck_assert_uint_eq(fresh.tools.n, run0.tools.n);
+	ck_assert_int_eq(run.sidecars.n, run0.sidecars.n);
+	config_free(&run);
+	config_free(&fresh);
+	config_free(&run0);
+	config_free(&fresh0);
+	free(sample);
+	free(other);
 }
 END_TEST
 
@@ -963,6 +1031,55 @@ START_TEST(man_page_documents_every_key)
 }
 END_TEST
 
+/*
+ * The man page's list of keys a SIGHUP applies at once (the .Bd block
+ * after the comment line naming "The live keys") is the table's
+ * RELOAD_LIVE keys, each once.
+ */
+START_TEST(man_page_lists_the_live_keys)
+{
+	char *path = xasprintf("%s/man/codeexecd.yaml.5", srcdir);
+	char *text = slurp(path);
+	struct names found = {NULL, 0};
+	size_t n = 0;
+	int in = 0, seen = 0;
+
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l != NULL;
+	     l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, ".\\\" The live keys:", 18) == 0) {
+			seen = 1;
+			continue;
+		}
+		if (!seen || (!in && strncmp(l, ".Bd ", 4) == 0 && (in = 1)))
+			continue;
+		if (strcmp(l, ".Ed") == 0)
+			break;
+		ck_assert_msg(strncmp(l, ".Ic ", 4) == 0, "man page: %s in the live keys' list", l);
+		char *name = macro_arg(l);
+		names_add(&found, name);
+		free(name);
+	}
+	ck_assert_msg(seen, "man page: no list of the live keys");
+	for (const struct config_key *k = config_keys(); k->name != NULL; k++) {
+		if (k->scope != RELOAD_LIVE)
+			continue;
+		n++;
+		ck_assert_msg(names_has(&found, k->name),
+			      "man page: live key %s is not in the SIGHUP list", k->name);
+	}
+	for (size_t i = 0; i < found.n; i++) {
+		const struct config_key *k = key_named(found.v[i]);
+		ck_assert_msg(k != NULL && k->scope == RELOAD_LIVE,
+			      "man page: SIGHUP lists %s, which the table does not reload live",
+			      found.v[i]);
+	}
+	ck_assert_uint_eq(found.n, n);
+	names_free(&found);
+	free(text);
+	free(path);
+}
+END_TEST
+
 /* Collect the dotted paths of mapping keys, stopping at table keys. */
 static void
 collect_paths(yaml_document_t *doc, yaml_node_t *map, const char *prefix, struct names *out)
@@ -1040,6 +1157,8 @@ main(void)
 	TCase *td = tcase_create("drift");
 	tcase_add_test(td, table_is_sound);
 	tcase_add_test(td, man_page_documents_every_key);
+	tcase_add_test(td, man_page_lists_the_live_keys);
+	tcase_add_test(td, swap_moves_only_live_keys);
 	tcase_add_test(td, sample_sets_every_key_and_loads);
 	suite_add_tcase(s, td);
 
