@@ -88,7 +88,8 @@ is_section(const char *name)
 	size_t len = strlen(name);
 
 	for (size_t i = 0; i < config_key_count; i++)
-		if (strncmp(config_key_table[i].name, name, len) == 0 && config_key_table[i].name[len] == '.')
+		if (strncmp(config_key_table[i].name, name, len) == 0 &&
+		    config_key_table[i].name[len] == '.')
 			return 1;
 	return 0;
 }
@@ -213,14 +214,10 @@ records_free(struct config_records *r, const struct config_key *k)
 	r->n = 0;
 }
 
-/*
- * Set a key of scalar kind from its text; `plain` says the text was written
- * unquoted (only plain text can be a boolean, number or null). The default
- * texts of the table go through here too.
- */
-static int
-set_scalar(struct config *c, void *base, const struct config_key *k, const char *s, int plain,
-	   char *why, size_t why_len)
+/* The default texts of the table go through here too. */
+int
+config_set_scalar(struct config *c, void *base, const struct config_key *k, const char *s,
+		  int plain, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	void *f = (char *)base + k->offset;
@@ -263,7 +260,7 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 		if (!plain || parse_double(s, &dv) < 0)
 			return err_set(why, why_len, "expected a number, got %s", shown(s, sh));
 		if (k->min_inclusive ? !(dv >= k->min) || dv > k->max : !(dv > k->min) || dv > k->max)
-			return err_set(why, why_len, "must be %s %.0f and at most %.0f, got %s",
+			return err_set(why, why_len, "must be %s %.15g and at most %.15g, got %s",
 				       k->min_inclusive ? "at least" : "greater than", k->min, k->max,
 				       s);
 		memcpy(f, &dv, sizeof(dv));
@@ -329,7 +326,8 @@ config_defaults(struct config *c)
 		    k->kind == CFG_RECORDS || k->kind == CFG_NODE)
 			continue;
 		/* A string default is text as written, even "" or "true". */
-		if (set_scalar(c, c, k, k->def, k->kind != CFG_STRING, why, sizeof(why)) < 0)
+		if (config_set_scalar(c, c, k, k->def, k->kind != CFG_STRING, why,
+				      sizeof(why)) < 0)
 			fatalx("config: bad default of %s: %s", k->name, why);
 	}
 }
@@ -362,9 +360,8 @@ strmap_differs(const struct strmap *a, const struct strmap *b)
 	return 0;
 }
 
-/* Whether the scalar field `f` at `x` and `y` differs (a key's or a record's). */
-static int
-scalar_differs(const struct config_key *f, const void *x, const void *y)
+int
+config_field_differs(const struct config_key *f, const void *x, const void *y)
 {
 	const char *p = (const char *)x + f->offset, *q = (const char *)y + f->offset;
 
@@ -394,7 +391,7 @@ records_differ(const struct config_key *k, const struct config_records *a,
 		return 1;
 	for (size_t i = 0; i < a->n; i++)
 		for (const struct config_key *f = k->fields; f->name != NULL; f++)
-			if (scalar_differs(f, (const char *)a->v + i * k->record_size,
+			if (config_field_differs(f, (const char *)a->v + i * k->record_size,
 					   (const char *)b->v + i * k->record_size))
 				return 1;
 	return 0;
@@ -415,7 +412,7 @@ config_key_differs(const struct config_key *k, const struct config *a, const str
 		return strmap_differs(p, q);
 	if (k->kind == CFG_RECORDS)
 		return records_differ(k, p, q);
-	return scalar_differs(k, a, b);
+	return config_field_differs(k, a, b);
 }
 
 void
@@ -617,8 +614,8 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 		return fail(l, m->mark, "%s: expected a mapping of fields, got %s", label,
 			    ynode_what(m, sh));
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
-		if (f->def != NULL && set_scalar(l->c, rec, f, f->def, f->kind != CFG_STRING, why,
-						 sizeof(why)) < 0)
+		if (f->def != NULL && config_set_scalar(l->c, rec, f, f->def, f->kind != CFG_STRING,
+							why, sizeof(why)) < 0)
 			fatalx("config: bad default of %s.%s: %s", k->name, f->name, why);
 	for (size_t i = 0; i < m->n; i += 2) {
 		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
@@ -637,7 +634,7 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 				    ynode_what(v, sh));
 		if (strlen(v->text) != v->len)
 			return fail(l, v->mark, "%s: contains a NUL character", flabel);
-		if (set_scalar(l->c, rec, f, v->text, v->plain, why, sizeof(why)) < 0)
+		if (config_set_scalar(l->c, rec, f, v->text, v->plain, why, sizeof(why)) < 0)
 			return fail(l, v->mark, "%s: %s", flabel, why);
 	}
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
@@ -698,7 +695,7 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 			    ynode_what(v, sh));
 	if (strlen(v->text) != v->len)
 		return fail(l, v->mark, "%s: contains a NUL character", k->name);
-	if (set_scalar(l->c, l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
+	if (config_set_scalar(l->c, l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
 		return fail(l, v->mark, "%s: %s", k->name, why);
 	return 0;
 }

@@ -318,12 +318,22 @@ int config_strlist_differs(const struct strlist *a, const struct strlist *b);
  */
 int config_key_differs(const struct config_key *k, const struct config *a,
 		       const struct config *b);
+/* Whether the scalar field `f` of the records at x and y differs. */
+int config_field_differs(const struct config_key *f, const void *x, const void *y);
 /*
  * Exchange the value of every RELOAD_LIVE key between `run` and `fresh`,
  * and nothing else: `run` gets the new settings, `fresh` the old ones,
  * to be freed with it. Fatal if a live key has no field of its own.
  */
 void config_swap_live(struct config *run, struct config *fresh);
+/*
+ * Set the scalar key or field `k` of the record at `base` (c itself for a
+ * key) from its text `s`, by the one scalar grammar every value is read
+ * by; `plain` says the text was written unquoted (only plain text can be a
+ * boolean, number or null). Returns 0, or -1 with the reason in why.
+ */
+int config_set_scalar(struct config *c, void *base, const struct config_key *k, const char *s,
+		      int plain, char *why, size_t why_len);
 /* The key table, terminated by an entry whose name is NULL. */
 const struct config_key *config_keys(void);
 /*

@@ -587,10 +587,18 @@ static const struct {
 	{"name: x\nsidecars: [{name: m, command: a}]\n",
 	 "2:31: sidecars item 1: command: expected a non-empty list of arguments"},
 	{"name: x\nsidecars: [{name: m, command: [a], restart: sometimes}]\n",
-	 "2:45: sidecars item 1: restart: expected always, on-failure or never, got "
+	 "2:45: sidecars item 1: restart: expected one of on-failure, always, never; got "
 	 "\"sometimes\""},
 	{"name: x\nsidecars: [{name: m, command: [a], port: 70000}]\n",
-	 "2:42: sidecars item 1: port: expected a number from 0 to 65535, got \"70000\""},
+	 "2:42: sidecars item 1: port: must be between 0 and 65535, got 70000"},
+	/* A sidecar's scalars follow the grammar of every other key. */
+	{"name: x\nsidecars: [{name: m, command: [a], socket: \"true\"}]\n",
+	 "2:44: sidecars item 1: socket: expected true or false, got \"true\""},
+	{"name: x\nsidecars: [{name: m, command: [-m, a], use_env_python: yes}]\n", NULL},
+	{"name: x\nsidecars: [{name: m, command: [a], readiness_timeout_s: 0}]\n",
+	 "2:57: sidecars item 1: readiness_timeout_s: must be at least 0.1 and at most 3600, got 0"},
+	{"name: x\nsidecars: [{name: m, command: [a], limits: {pids: 1.5}}]\n",
+	 "2:51: sidecars item 1: limits.pids: expected an integer, got \"1.5\""},
 	{"name: x\nsidecars: [{name: m, command: [a], url_env_var: PATH}]\n",
 	 "2:12: sidecars item 1: url_env_var PATH is not a name kernels may be given"},
 	{"name: x\nsidecars: [{name: m, command: [a], env: {LD_PRELOAD: x}}]\n",
@@ -687,6 +695,30 @@ START_TEST(sidecar_fields)
 	ck_assert(b->limit_cpu == 1.5);
 	ck_assert_int_eq(sidecar_differs(a, a), 0);
 	ck_assert_int_ne(sidecar_differs(a, b), 0);
+	ck_assert_int_ne(sidecar_identity_differs(a, b), 0);
+	for (const struct config_key *f = sidecar_config_fields(); f->name != NULL; f++)
+		ck_assert_msg(f->scope == RELOAD_SIDECARS || f->scope == RELOAD_RESTART,
+			      "sidecars: %s has no reload scope", f->name);
+	/* What a reload may change in a running sidecar, and what it may not. */
+	struct config_sidecar run = *a, want = *b;
+	sidecar_take_settings(&run, &want);
+	ck_assert_str_eq(run.name, "my-model");
+	ck_assert_str_eq(run.url_env_var, "MY_MODEL_URL");
+	ck_assert_str_eq(run.host, "127.0.0.1");
+	ck_assert_int_eq(run.port_configured, 0);
+	ck_assert_int_eq(run.use_env_python, 0);
+	ck_assert_str_eq(run.command[0], "/usr/bin/b");
+	ck_assert_str_eq(run.health_path, "/ready");
+	ck_assert(run.readiness_timeout_s == 2.5);
+	ck_assert_uint_eq(run.nenv, 1);
+	ck_assert_int_eq(run.restart, SIDECAR_RESTART_NEVER);
+	ck_assert(run.limit_cpu == 1.5);
+	ck_assert_str_eq(want.health_path, "/health");
+	ck_assert_str_eq(want.name, "b");
+	/* Give each its own fields back, for config_free. */
+	sidecar_take_settings(&run, &want);
+	ck_assert_int_eq(memcmp(&run, a, sizeof(run)), 0);
+	ck_assert_int_eq(memcmp(&want, b, sizeof(want)), 0);
 	config_free(&c);
 	free(path);
 }
