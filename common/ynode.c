@@ -69,6 +69,17 @@ ynode_what(const struct ynode *nd, char *out)
 	return shown(nd->text, out);
 }
 
+int
+ynode_vfail(char *why, size_t why_len, const char *file, yaml_mark_t m, const char *fmt,
+	    va_list ap)
+{
+	int off = snprintf(why, why_len, "%s:%zu:%zu: ", file, m.line + 1, m.column + 1);
+
+	if (off >= 0 && (size_t)off < why_len)
+		vsnprintf(why + off, why_len - (size_t)off, fmt, ap);
+	return -1;
+}
+
 static int
 fail(struct loader *l, yaml_mark_t m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -77,14 +88,10 @@ static int
 fail(struct loader *l, yaml_mark_t m, const char *fmt, ...)
 {
 	va_list ap;
-	int off;
 
-	off = snprintf(l->why, l->why_len, "%s:%zu:%zu: ", l->file, m.line + 1, m.column + 1);
-	if (off >= 0 && (size_t)off < l->why_len) {
-		va_start(ap, fmt);
-		vsnprintf(l->why + off, l->why_len - (size_t)off, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	ynode_vfail(l->why, l->why_len, l->file, m, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 

@@ -10,6 +10,7 @@
 #ifndef COMMON_YNODE_H
 #define COMMON_YNODE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <yaml.h>
 
@@ -29,6 +30,12 @@ struct ynode {
 	size_t n;
 };
 
+/*
+ * Write "FILE:LINE:COLUMN: " and the formatted message at mark `m` into
+ * why (1-based, as every reader of the tree reports). Returns -1.
+ */
+int ynode_vfail(char *why, size_t why_len, const char *file, yaml_mark_t m, const char *fmt,
+		va_list ap) __attribute__((format(printf, 5, 0)));
 /* Free `nd` and everything below it. NULL is harmless. */
 void ynode_free(struct ynode *nd);
 /*
