@@ -153,21 +153,3 @@ auth_config_finish(struct config *c, int mode_set, char *why, size_t why_len)
 	}
 	return NULL;
 }
-
-int
-auth_config_differs(const struct config *a, const struct config *b)
-{
-	return a->auth_mode != b->auth_mode ||
-	       config_str_differs(a->auth_resource, b->auth_resource) ||
-	       config_str_differs(a->auth_issuer, b->auth_issuer) ||
-	       config_strlist_differs(&a->auth_audience, &b->auth_audience) ||
-	       config_str_differs(a->auth_jwks_uri, b->auth_jwks_uri) ||
-	       config_strlist_differs(&a->auth_required_scopes, &b->auth_required_scopes) ||
-	       config_strlist_differs(&a->auth_allowed_algorithms, &b->auth_allowed_algorithms) ||
-	       a->auth_clock_skew_s != b->auth_clock_skew_s ||
-	       config_str_differs(a->auth_identity_claim, b->auth_identity_claim) ||
-	       config_strlist_differs(&a->auth_authorization_servers,
-				      &b->auth_authorization_servers) ||
-	       config_str_differs(a->auth_ca_file, b->auth_ca_file) ||
-	       config_str_differs(a->auth_tokens_file, b->auth_tokens_file);
-}

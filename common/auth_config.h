@@ -33,7 +33,5 @@ int auth_check_alg(const char *v, char *why, size_t why_len);
  * of the key at fault with the reason in why.
  */
 const char *auth_config_finish(struct config *c, int mode_set, char *why, size_t why_len);
-/* Nonzero if the authentication settings of `a` and `b` differ. */
-int auth_config_differs(const struct config *a, const struct config *b);
 
 #endif

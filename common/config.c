@@ -1,22 +1,20 @@
 /*
- * config.c - the configuration file: libyaml events, a small tree, then
- * struct config.
+ * config.c - the configuration file: the YAML tree (ynode.c) walked into
+ * struct config by the key table (config_keys.c), with the scalar grammar
+ * every key's value is read by, and key lookup with suggestions.
  *
- * The key table below is the only list of keys: config_defaults() applies
+ * The key table is the only list of keys: config_defaults() applies
  * its defaults, the loader accepts exactly its names and nothing else, and
  * tests/unit/test_config checks that codeexecd.yaml(5) and the sample
  * etc/codeexecd.yaml name the same keys.
  *
- * What the loader accepts, in short (the man page says it at length):
- * one YAML document whose top level is a mapping; plain, quoted and block
- * scalars; no anchors, aliases or explicit tags; no duplicated keys. Every
- * error is reported as "FILE:LINE:COLUMN: message", 1-based.
+ * What the walker accepts, in short (the man page says it at length):
+ * a top level that is a mapping, of the table's keys, none duplicated.
+ * Every error is reported as "FILE:LINE:COLUMN: message", 1-based.
  */
 #include "autoconf.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -24,1095 +22,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
 
 #include "auth_config.h"
-#include "authority.h"
 #include "buf.h"
 #include "config.h"
+#include "config_int.h"
 #include "err.h"
 #include "log.h"
+#include "shown.h"
 #include "tooldef.h"
 #include "xmalloc.h"
 #include "ynode.h"
 
-#define CONFIG_MAX_BYTES (4 * 1024 * 1024) /* a larger file is refused */
-#define CONFIG_MAX_DEPTH 16		   /* so is deeper nesting */
-/* The longest tool name, NAME_parallel_execute, must fit MCP's 64. */
-#define NAME_MAX_LEN 47
-#define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-#define WHY_LEN 256
-#define SHOWN_LEN 64
-
 _Static_assert(sizeof(enum env_type) == sizeof(int), "CFG_ENUM fields are stored as int");
-
-/* A value as a message shows it: quoted, control bytes escaped, cut short. */
-static const char *
-shown(const char *s, char out[SHOWN_LEN])
-{
-	size_t o = 0;
-
-	out[o++] = '"';
-	for (; *s != '\0'; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (o + 8 >= SHOWN_LEN) {
-			memcpy(out + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (ch < 0x20 || ch == 0x7f)
-			o += (size_t)snprintf(out + o, SHOWN_LEN - o, "\\x%02x", ch);
-		else if (ch == '"' || ch == '\\')
-			o += (size_t)snprintf(out + o, SHOWN_LEN - o, "\\%c", ch);
-		else
-			out[o++] = (char)ch;
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-	return out;
-}
-
-/* The value checks of the key table. Each returns 0, or -1 and a reason. */
-
-static int
-check_name(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	size_t len = strlen(v);
-
-	if (len == 0)
-		return err_set(why, why_len, "must not be empty");
-	if (strspn(v, NAME_CHARS) != len)
-		return err_set(why, why_len,
-			       "%s may hold only letters, digits, _ and -, "
-			       "since it becomes part of the MCP tool names",
-			       shown(v, sh));
-	if (len > NAME_MAX_LEN)
-		return err_set(why, why_len, "is %zu characters long; at most %d are allowed", len,
-			       NAME_MAX_LEN);
-	return 0;
-}
-
-static int
-check_nonempty(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return v[0] == '\0' ? err_set(why, why_len, "must not be empty") : 0;
-}
-
-static int
-check_absolute(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-
-	if (v[0] != '/')
-		return err_set(why, why_len, "%s is not an absolute path", shown(v, sh));
-	return 0;
-}
-
-static int
-check_python(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-
-	if (v[0] == '\0')
-		return err_set(why, why_len, "must not be empty");
-	if (strchr(v, '/') != NULL && v[0] != '/')
-		return err_set(why, why_len,
-			       "%s must be a command name found in PATH or an absolute path",
-			       shown(v, sh));
-	return 0;
-}
-
-static int
-check_facility(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-
-	if (log_facility_from_name(v) < 0)
-		return err_set(why, why_len,
-			       "unknown syslog facility %s (daemon, user, auth or local0..local7)",
-			       shown(v, sh));
-	return 0;
-}
-
-/* Parse "host:port" or "[v6addr]:port" and store both parts. */
-/* kernel_uid_range: "START-END", both above 0, START <= END; "" for none. */
-static int
-check_uid_range(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	unsigned long first, last;
-	char *end;
-
-	if (v[0] == '\0') {
-		c->kernel_uid_first = c->kernel_uid_last = 0;
-		return 0;
-	}
-	errno = 0;
-	first = strtoul(v, &end, 10);
-	if (end == v || *end != '-' || !isdigit((unsigned char)end[1]))
-		return err_set(why, why_len, "%s: expected START-END, as 200000-200999",
-			       shown(v, sh));
-	const char *second = end + 1;
-	last = strtoul(second, &end, 10);
-	if (*end != '\0' || errno != 0 || first == 0 || last < first || last > 4294967294UL)
-		return err_set(why, why_len,
-			       "%s: expected START-END with 0 < START <= END < 4294967295",
-			       shown(v, sh));
-	c->kernel_uid_first = (unsigned)first;
-	c->kernel_uid_last = (unsigned)last;
-	return 0;
-}
-
-/* A listen address, HOST:PORT or [V6]:PORT, into *host (replaced) and *port. */
-static int
-parse_listen(const char *v, char **host, int *port_out, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	struct authority a;
-	char bad[ERR_LEN];
-
-	if (v[0] == '[') {
-		const char *end = strchr(v, ']');
-		if (end == NULL || end[1] != ':')
-			return err_set(why, why_len, "%s: expected [IPV6-ADDRESS]:PORT",
-				       shown(v, sh));
-	} else {
-		const char *colon = strrchr(v, ':');
-		if (colon == NULL)
-			return err_set(why, why_len, "%s: expected HOST:PORT", shown(v, sh));
-		if (colon == v)
-			return err_set(why, why_len, "%s: the host is empty", shown(v, sh));
-		if (memchr(v, ':', (size_t)(colon - v)) != NULL)
-			return err_set(why, why_len,
-				       "%s: write an IPv6 address in brackets, as [::1]:8000",
-				       shown(v, sh));
-	}
-	const char *port = strrchr(v, ':') + 1;
-	size_t plen = strlen(port);
-	if (plen == 0 || plen > 5 || strspn(port, "0123456789") != plen || atol(port) > 65535)
-		return err_set(why, why_len, "the port of %s must be a number from 0 to 65535",
-			       shown(v, sh));
-	/* The one authority parser: what it refuses, nothing else accepts. */
-	if (authority_parse(v, &a, bad, sizeof(bad)) == -1) {
-		if (v[0] == '[')
-			return err_set(why, why_len, "%s: bad IPv6 address", shown(v, sh));
-		return err_set(why, why_len, "%s: bad host name or address (%s)", shown(v, sh),
-			       bad);
-	}
-	free(*host);
-	*host = xstrdup(a.host);
-	*port_out = a.port;
-	return 0;
-}
-
-static int
-check_listen(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return parse_listen(v, &c->listen_host, &c->listen_port, why, why_len);
-}
-
-/* metrics_listen: "" serves /metrics beside /mcp; else its own address. */
-static int
-check_metrics_listen(struct config *c, const char *v, char *why, size_t why_len)
-{
-	if (v[0] == '\0') {
-		free(c->metrics_listen_host);
-		c->metrics_listen_host = NULL;
-		c->metrics_listen_port = 0;
-		return 0;
-	}
-	return parse_listen(v, &c->metrics_listen_host, &c->metrics_listen_port, why, why_len);
-}
-
-/* An origin as browsers send it: scheme://host[:port], nothing more. */
-static int
-check_origin(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	struct origin o;
-
-	if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-		return err_set(why, why_len,
-			       "%s is not an origin: it must start with http:// or https://",
-			       shown(v, sh));
-	if (origin_parse(v, &o, NULL, 0) == -1)
-		return err_set(why, why_len,
-			       "%s is not an origin: expected scheme://host[:port], "
-			       "with no path or trailing /",
-			       shown(v, sh));
-	return 0;
-}
-
-static int
-check_command(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return v[0] == '\0' ? err_set(why, why_len, "an empty command") : 0;
-}
-
-/* RFC 6838's restricted-name characters, in lower case as Jupyter sends types. */
-#define MIME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789!#$&^_.+-"
-
-/* An allow_mime item: TYPE/SUBTYPE in lower case, not listed before. */
-static int
-check_mime(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	size_t type = strspn(v, MIME_CHARS);
-
-	if (type == 0 || type > 127 || v[type] != '/' || strlen(v + type + 1) == 0 ||
-	    strlen(v + type + 1) > 127 || strspn(v + type + 1, MIME_CHARS) != strlen(v + type + 1))
-		return err_set(why, why_len,
-			       "%s is not a MIME type: expected TYPE/SUBTYPE in lower case, "
-			       "as image/png",
-			       shown(v, sh));
-	for (size_t i = 0; i < c->allow_mime.n; i++)
-		if (strcmp(c->allow_mime.v[i], v) == 0)
-			return err_set(why, why_len, "%s is listed twice", shown(v, sh));
-	return 0;
-}
-
-/* matplotlib_backend: none, module://DOTTED.NAME or a built-in name (agg). */
-static int
-check_backend(struct config *c, const char *v, char *why, size_t why_len)
-{
-	static const char ident[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
-	char sh[SHOWN_LEN];
-	const char *mod = strncmp(v, "module://", 9) == 0 ? v + 9 : NULL;
-
-	if (mod == NULL && v[0] != '\0' && strspn(v, ident) == strlen(v))
-		return 0;
-	/* Dotted identifiers: no empty part, none starting with a digit. */
-	for (const char *p = mod; p != NULL;) {
-		size_t len = strspn(p, ident);
-		if (len == 0 || isdigit((unsigned char)p[0]) || (p[len] != '.' && p[len] != '\0'))
-			break;
-		if (p[len] == '\0')
-			return 0;
-		p += len + 1;
-	}
-	return err_set(why, why_len,
-		       "%s is not a matplotlib backend: expected none, module://MODULE "
-		       "(a dotted Python module name) or a built-in backend name such as agg",
-		       shown(v, sh));
-}
-
-#define CONTROLLED "codeexecd sets it for every kernel"
-#define INJECTS "it injects code before kernel isolation applies"
-
-/* A dotted Python module name (pool.preload): what `import NAME` takes. */
-static int
-check_module_name(struct config *c, const char *v, char *why, size_t why_len)
-{
-	static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
-	char sh[SHOWN_LEN];
-	const char *p = v;
-
-	(void)c;
-	/* Each identifier starts with a letter or _; dots join them. */
-	while (*p != '\0' && strchr(letters, *p) != NULL) {
-		p += strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-		if (*p == '\0')
-			return 0;
-		if (*p++ != '.')
-			break;
-	}
-	return err_set(why, why_len, "%s is not a Python module name (identifiers joined by dots)",
-		       shown(v, sh));
-}
-
-/* kernel_environment names refused, as seed 000 lists them, with the reason. */
-static const struct {
-	const char *name;
-	const char *why;
-} env_rejected[] = {
-	{"PATH", CONTROLLED},
-	{"MCP_ASSET_CACHE_DIR", CONTROLLED},
-	{"USER_IDENTITY", CONTROLLED},
-	{"VIRTUAL_ENV", CONTROLLED},
-	{"CONDA_PREFIX", CONTROLLED},
-	{"CONDA_DEFAULT_ENV", CONTROLLED},
-	{"IPYTHONDIR", CONTROLLED},
-	{"JUPYTER_CONFIG_DIR", CONTROLLED},
-	{"JUPYTER_DATA_DIR", CONTROLLED},
-	{"JUPYTER_RUNTIME_DIR", CONTROLLED},
-	{"JUPYTER_PATH", CONTROLLED},
-	{"JUPYTER_CONFIG_PATH", CONTROLLED},
-	{"PYTHONPATH", INJECTS},
-	{"PYTHONHOME", INJECTS},
-	{"PYTHONSTARTUP", INJECTS},
-	{"PYTHONUSERBASE", INJECTS},
-	{"PYTHONNOUSERSITE", INJECTS},
-	{"LD_PRELOAD", INJECTS},
-	{"LD_AUDIT", INJECTS},
-	{"DYLD_INSERT_LIBRARIES", INJECTS},
-	{"SIDECAR_HOST", CONTROLLED},
-	{"SIDECAR_PORT", CONTROLLED},
-};
-
-static int
-check_env_name(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	size_t len = strlen(v);
-
-	if (len == 0 || (v[0] >= '0' && v[0] <= '9') ||
-	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != len)
-		return err_set(why, why_len,
-			       "%s is not a valid environment variable name "
-			       "(letters, digits and _, not starting with a digit)",
-			       shown(v, sh));
-	for (size_t i = 0; i < sizeof(env_rejected) / sizeof(env_rejected[0]); i++)
-		if (strcmp(v, env_rejected[i].name) == 0)
-			return err_set(why, why_len, "%s is rejected: %s", v, env_rejected[i].why);
-	return 0;
-}
-
-/* check_env_name for a reader without a struct config (sidecar_config.c). */
-static int
-env_name_ok(const char *v, char *why, size_t why_len)
-{
-	return check_env_name(NULL, v, why, why_len);
-}
-
-/* sidecars: seed 000's SidecarConfig list (sidecar_config.c reads it). */
-static int
-read_sidecars(struct config *c, const char *file, const struct ynode *v, char *why,
-	      size_t why_len)
-{
-	return sidecars_read_node(&c->sidecars, file, v, env_name_ok, why, why_len);
-}
-
-/* wheelhouse: empty, or an absolute path (kernels of any cwd read it). */
-static int
-check_wheelhouse(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return v[0] == '\0' ? 0 : check_absolute(c, v, why, why_len);
-}
-
-/* conda_executable: empty, a command name or an absolute path. */
-static int
-check_conda_exe(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return v[0] == '\0' ? 0 : check_python(c, v, why, why_len);
-}
-
-/* Whether the authority `host[:port]` of an http:// URL names loopback. */
-static int
-is_loopback_authority(const char *a, size_t len)
-{
-	char text[320];
-	struct authority auth;
-
-	if (len >= sizeof(text))
-		return 0;
-	memcpy(text, a, len);
-	text[len] = '\0';
-	return authority_parse(text, &auth, NULL, 0) == 0 && authority_is_loopback(&auth);
-}
-
-/* An asset source: https://, http:// to loopback, file:///PATH or /PATH. */
-static int
-check_source(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-
-	if (strncmp(v, "https://", 8) == 0) {
-		if (strcspn(v + 8, "/?#") == 0)
-			return err_set(why, why_len, "%s has no host", shown(v, sh));
-		return 0;
-	}
-	if (strncmp(v, "http://", 7) == 0) {
-		if (!is_loopback_authority(v + 7, strcspn(v + 7, "/?#")))
-			return err_set(why, why_len,
-				       "%s: plain http:// is allowed only to a loopback address "
-				       "(127.0.0.1, [::1], localhost); use https://",
-				       shown(v, sh));
-		return 0;
-	}
-	if (strncmp(v, "file://", 7) == 0) {
-		const char *p = v + 7;
-		if (strncmp(p, "localhost/", 10) == 0)
-			p += 9;
-		if (p[0] != '/')
-			return err_set(why, why_len,
-				       "%s: a file URL must be file:///ABSOLUTE/PATH",
-				       shown(v, sh));
-		return 0;
-	}
-	if (v[0] == '/')
-		return 0;
-	return err_set(why, why_len,
-		       "%s must be an https:// URL, an http:// URL to loopback, a file:// URL "
-		       "or an absolute path",
-		       shown(v, sh));
-}
-
-/* An asset destination: a relative path that stays inside the cache. */
-static int
-check_destination(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-
-	if (v[0] == '\0')
-		return err_set(why, why_len, "must not be empty");
-	if (v[0] == '/')
-		return err_set(why, why_len,
-			       "%s is absolute: it must be relative to asset_cache_dir",
-			       shown(v, sh));
-	for (const char *p = v;;) {
-		size_t len = strcspn(p, "/");
-		if (len == 0 || (len == 1 && p[0] == '.') ||
-		    (len == 2 && strncmp(p, "..", 2) == 0))
-			return err_set(why, why_len,
-				       "%s: every part of the path must be a name "
-				       "(no \"..\", \".\", empty part or trailing /)",
-				       shown(v, sh));
-		if (p[len] == '\0')
-			return 0;
-		p += len + 1;
-	}
-}
-
-/* A sha256 checksum: 64 hexadecimal digits, maybe after "sha256:". */
-static int
-check_checksum(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	const char *hex = strncmp(v, "sha256:", 7) == 0 ? v + 7 : v;
-
-	if (strlen(hex) != 64 || strspn(hex, "0123456789abcdefABCDEF") != 64)
-		return err_set(why, why_len, "%s is not a sha256 checksum (64 hexadecimal digits)",
-			       shown(v, sh));
-	return 0;
-}
-
-/* Two assets may not share a name or a destination. */
-static int
-check_asset_unique(struct config *c, size_t i, char *why, size_t why_len)
-{
-	const struct config_asset *a = config_asset_at(c, i);
-
-	for (size_t j = 0; j < i; j++) {
-		const struct config_asset *o = config_asset_at(c, j);
-		if (strcmp(a->name, o->name) == 0)
-			return err_set(why, why_len, "name %s is already used by item %zu",
-				       a->name, j + 1);
-		if (strcmp(a->destination, o->destination) == 0)
-			return err_set(why, why_len, "destination %s is already used by item %zu",
-				       a->destination, j + 1);
-	}
-	return 0;
-}
-
-#define AFIELD(f) \
-	.offset = offsetof(struct config_asset, f), .size = sizeof(((struct config_asset *)0)->f)
-
-/* The fields of one `assets` entry. */
-/* The authentication keys' value checks (auth_config.c holds the rest). */
-static int
-check_entra_id(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return auth_check_entra_id(v, why, why_len);
-}
-
-static int
-check_auth_url(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return auth_check_url(v, 0, why, why_len);
-}
-
-static int
-check_auth_https(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return auth_check_url(v, 1, why, why_len);
-}
-
-static int
-check_scope(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return auth_check_scope(v, why, why_len);
-}
-
-static int
-check_jwt_alg(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return auth_check_alg(v, why, why_len);
-}
-
-static int
-check_absolute_or_empty(struct config *c, const char *v, char *why, size_t why_len)
-{
-	return v[0] == '\0' ? 0 : check_absolute(c, v, why, why_len);
-}
-
-static const struct config_key asset_fields[] = {
-	{.name = "name", .kind = CFG_STRING, .def = NULL, AFIELD(name), .check = check_nonempty,
-	 .doc = "Name of the asset, used in messages."},
-	{.name = "source", .kind = CFG_STRING, .def = NULL, AFIELD(source), .check = check_source,
-	 .doc = "Where to fetch it from."},
-	{.name = "destination", .kind = CFG_STRING, .def = NULL, AFIELD(destination),
-	 .check = check_destination, .doc = "Path of the file under asset_cache_dir."},
-	{.name = "checksum", .kind = CFG_STRING, .def = NULL, AFIELD(checksum),
-	 .check = check_checksum, .doc = "sha256 of the file's content."},
-	{.name = "size_hint_mb", .kind = CFG_INT, .def = "0", AFIELD(size_hint_mb), .min = 0,
-	 .max = 16777216, .doc = "Expected size in MiB; 0: unknown."},
-	{.name = NULL},
-};
-
-/* ---- publishers (issue 16) ---- */
-
-/* publishers' type. */
-static int
-check_pub_type(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-
-	(void)c;
-	if (strcmp(v, "local") == 0 || strcmp(v, "azure_blob") == 0)
-		return 0;
-	return err_set(why, why_len, "%s: expected local or azure_blob", shown(v, sh));
-}
-
-/* publishers' account_url: https://, or http:// to loopback (Azurite); a path is allowed. */
-static int
-check_account_url(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
-			   : strncmp(v, "http://", 7) == 0 ? v + 7
-							   : NULL;
-
-	(void)c;
-	if (v[0] == '\0')
-		return 0;
-	if (host == NULL || host[0] == '\0' || host[0] == '/' || strpbrk(v, "?#") != NULL)
-		return err_set(why, why_len, "%s: expected https://ACCOUNT.blob.core.windows.net",
-			       shown(v, sh));
-	if (host == v + 7 && !is_loopback_authority(host, strcspn(host, "/")))
-		return err_set(why, why_len,
-			       "%s: plain http:// is allowed only to a loopback address; use https://",
-			       shown(v, sh));
-	return 0;
-}
-
-/* publishers' prefix: relative, no "..", only the known placeholders. */
-static int
-check_prefix(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-
-	(void)c;
-	if (v[0] == '/' || strstr(v, "..") != NULL)
-		return err_set(why, why_len, "%s: must be relative, without ..", shown(v, sh));
-	for (const char *p = strchr(v, '{'); p; p = strchr(p + 1, '{'))
-		if (strncmp(p, "{identity}", 10) != 0 && strncmp(p, "{session}", 9) != 0 &&
-		    strncmp(p, "{date}", 6) != 0)
-			return err_set(why, why_len, "%s: the placeholders are {identity}, "
-						     "{session} and {date}", shown(v, sh));
-	return 0;
-}
-
-/* A publisher's fields agree with its type; names are unique. */
-static int
-check_publisher(struct config *c, size_t i, char *why, size_t why_len)
-{
-	const struct config_publisher *p = config_publisher_at(c, i);
-
-	for (size_t j = 0; j < i; j++)
-		if (strcmp(p->name, config_publisher_at(c, j)->name) == 0)
-			return err_set(why, why_len, "name %s is already used by item %zu",
-				       p->name, j + 1);
-	if (strspn(p->name, NAME_CHARS) != strlen(p->name))
-		return err_set(why, why_len, "name may hold only letters, digits, _ and -");
-	if (strcmp(p->type, "local") == 0) {
-		if (p->base_dir[0] != '/')
-			return err_set(why, why_len, "type local needs base_dir, an absolute path");
-		return 0;
-	}
-	if (p->account_url[0] == '\0' || p->container[0] == '\0')
-		return err_set(why, why_len, "type azure_blob needs account_url and container");
-	int creds = (p->sas_token_file[0] != '\0') + (p->account_key_file[0] != '\0') +
-		    (p->managed_identity != 0);
-	if (creds != 1)
-		return err_set(why, why_len, "type azure_blob needs exactly one of sas_token_file, "
-					     "account_key_file and managed_identity: true");
-	return 0;
-}
-
-#define PFIELD(f) \
-	.offset = offsetof(struct config_publisher, f), \
-	.size = sizeof(((struct config_publisher *)0)->f)
-
-/* The fields of one `publishers` entry. */
-static const struct config_key publisher_fields[] = {
-	{.name = "name", .kind = CFG_STRING, .def = NULL, PFIELD(name), .check = check_nonempty,
-	 .doc = "Name of the publisher, as NAME_send's publisher argument gives it."},
-	{.name = "type", .kind = CFG_STRING, .def = NULL, PFIELD(type), .check = check_pub_type,
-	 .doc = "local (a directory) or azure_blob (Azure Blob Storage)."},
-	{.name = "base_dir", .kind = CFG_STRING, .def = "", PFIELD(base_dir),
-	 .check = check_wheelhouse, .doc = "local: the directory artifacts are copied into."},
-	{.name = "account_url", .kind = CFG_STRING, .def = "", PFIELD(account_url),
-	 .check = check_account_url, .doc = "azure_blob: the account's blob endpoint."},
-	{.name = "container", .kind = CFG_STRING, .def = "", PFIELD(container),
-	 .doc = "azure_blob: the container blobs go to."},
-	{.name = "sas_token_file", .kind = CFG_STRING, .def = "", PFIELD(sas_token_file),
-	 .check = check_wheelhouse, .doc = "azure_blob: file holding a SAS token."},
-	{.name = "account_key_file", .kind = CFG_STRING, .def = "", PFIELD(account_key_file),
-	 .check = check_wheelhouse, .doc = "azure_blob: file holding the account key (SharedKey)."},
-	{.name = "managed_identity", .kind = CFG_BOOL, .def = "false", PFIELD(managed_identity),
-	 .doc = "azure_blob: take a token from the instance metadata endpoint."},
-	{.name = "max_bytes", .kind = CFG_INT, .def = "104857600", PFIELD(max_bytes), .min = 1,
-	 .max = 2147483647, .doc = "Largest artifact it takes, in bytes."},
-	{.name = "prefix", .kind = CFG_STRING, .def = "{identity}/{session}", PFIELD(prefix),
-	 .check = check_prefix, .doc = "Path before each artifact's name."},
-	{.name = "auto_publish", .kind = CFG_BOOL, .def = "false", PFIELD(auto_publish),
-	 .doc = "Publish the artifacts of every result."},
-	{.name = "on_close", .kind = CFG_BOOL, .def = "false", PFIELD(on_close),
-	 .doc = "Publish outputs/ when a session ends."},
-	{.name = "content_type", .kind = CFG_STRING, .def = "", PFIELD(content_type),
-	 .doc = "Content type given to every artifact; empty: guessed from the file."},
-	{.name = NULL},
-};
-
-static const char *const env_types[] = {"pip", "uv", "conda", NULL};
-static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
-static const char *const histories[] = {"memory", "none", "disk", NULL};
-static const char *const auth_modes[] = {"none", "oauth", "tokens", NULL};
-static const char *const front_restarts[] = {"restart", "exit", NULL};
-static const char *const tool_backends[] = {"bm25", "azure_ai_search", NULL};
-
-/* azure_ai_search.endpoint: empty, https://HOST[:PORT], or http:// to loopback. */
-static int
-check_endpoint(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
-			   : strncmp(v, "http://", 7) == 0 ? v + 7
-							   : NULL;
-
-	if (v[0] == '\0')
-		return 0;
-	if (host == NULL || host[0] == '\0' || host[strcspn(host, "/?#")] != '\0')
-		return err_set(why, why_len,
-			       "%s: expected https://HOST[:PORT], with no path, as "
-			       "https://NAME.search.windows.net",
-			       shown(v, sh));
-	if (host == v + 7 && !is_loopback_authority(host, strlen(host)))
-		return err_set(why, why_len,
-			       "%s: plain http:// is allowed only to a loopback address; use https://",
-			       shown(v, sh));
-	return 0;
-}
-
-/* preprocess_command: an absolute path to an executable file, or "". */
-static int
-check_preprocess_command(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	struct stat st;
-
-	(void)c;
-	if (v[0] == '\0')
-		return 0;
-	if (v[0] != '/')
-		return err_set(why, why_len, "%s is not an absolute path", shown(v, sh));
-	if (stat(v, &st) == -1)
-		return err_set(why, why_len, "%s: %s", shown(v, sh), strerror(errno));
-	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
-		return err_set(why, why_len, "%s is not an executable file", shown(v, sh));
-	return 0;
-}
-
-/* azure_ai_search.index: Azure's index names, lower-case letters, digits and -. */
-static int
-check_index(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	size_t len = strlen(v);
-
-	if (len == 0)
-		return 0;
-	if (len < 2 || len > 128 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != len ||
-	    v[0] == '-' || v[len - 1] == '-')
-		return err_set(why, why_len,
-			       "%s is not an Azure AI Search index name (2 to 128 lower-case letters, "
-			       "digits and -, not first or last)",
-			       shown(v, sh));
-	return 0;
-}
-
-/* azure_ai_search.api_version: as 2023-11-01 or 2024-05-01-preview. */
-static int
-check_api_version(struct config *c, const char *v, char *why, size_t why_len)
-{
-	char sh[SHOWN_LEN];
-	size_t len = strlen(v);
-
-	if (len < 10 || len > 32 || strspn(v, "0123456789-abcdefghijklmnopqrstuvwxyz") != len)
-		return err_set(why, why_len, "%s is not an API version, as 2023-11-01",
-			       shown(v, sh));
-	return 0;
-}
-
-/* tools: a list of tool definitions (tooldef.h). */
-static int
-read_tools(struct config *c, const char *file, const struct ynode *v, char *why, size_t why_len)
-{
-	return tooldefs_read_node(&c->tools, file, v, why, why_len);
-}
-
-#define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
-
-/* Every key, once. Groups follow seed 000, plus the daemon's own. */
-static const struct config_key keys[] = {
-	/* Identity */
-	{.name = "name", .kind = CFG_STRING, .def = NULL, .group = "Identity", FIELD(name),
-	 .check = check_name,
-	 .doc = "Environment name; the MCP tools are named after it (execute_NAME_code)."},
-	{.name = "description", .kind = CFG_STRING, .group = "Identity", FIELD(description),
-	 .def = "Execute Python code in a persistent Jupyter kernel.", .check = check_nonempty,
-	 .doc = "What the environment offers; the agent reads it in the tool description."},
-	{.name = "server_description", .kind = CFG_STRING, .def = "", .group = "Identity",
-	 FIELD(server_description),
-	 .doc = "Server-level instructions sent to MCP clients at initialization."},
-	{.name = "entra_client_id", .kind = CFG_STRING, .def = "", .group = "Identity",
-	 FIELD(entra_client_id), .check = check_entra_id,
-	 .doc = "Entra ID application (client) id: with entra_tenant_id, auth.mode oauth "
-		"against that tenant."},
-	{.name = "entra_tenant_id", .kind = CFG_STRING, .def = "", .group = "Identity",
-	 FIELD(entra_tenant_id), .check = check_entra_id,
-	 .doc = "Entra ID (Azure AD) tenant id of the Entra preset."},
-
-	/* Environment */
-	{.name = "type", .kind = CFG_ENUM, .def = "pip", .group = "Environment", FIELD(type),
-	 .choices = env_types, .doc = "How the Python environment is built: pip, uv or conda."},
-	{.name = "dependency_file", .kind = CFG_STRING, .def = "", .group = "Environment",
-	 FIELD(dependency_file),
-	 .doc = "Content of the dependency file: requirements.txt for pip and uv, "
-		"environment.yml for conda."},
-	{.name = "auto_build", .kind = CFG_BOOL, .def = "true", .group = "Environment",
-	 FIELD(auto_build), .doc = "Build the environment at start-up if missing or incomplete."},
-	{.name = "build_dir", .kind = CFG_STRING, .def = "~/.cache/mcp-envs/{name}",
-	 .group = "Environment", FIELD(build_dir), .check = check_nonempty,
-	 .doc = "Directory of the environment; ~ and {name} are expanded."},
-	{.name = "python", .kind = CFG_STRING, .def = "python3", .group = "Environment",
-	 FIELD(python), .check = check_python,
-	 .doc = "Base interpreter the pip and uv environments are created from."},
-	{.name = "system_site_packages", .kind = CFG_BOOL, .def = "false", .group = "Environment",
-	 FIELD(system_site_packages),
-	 .doc = "Let the environment see the base interpreter's installed packages."},
-	{.name = "additional_commands", .kind = CFG_LIST, .def = "[]", .group = "Environment",
-	 FIELD(additional_commands), .check = check_command,
-	 .doc = "Shell commands run in the environment after the dependencies are installed."},
-	{.name = "kernel_environment", .kind = CFG_MAP, .def = "{}", .group = "Environment",
-	 FIELD(kernel_environment), .check = check_env_name,
-	 .doc = "Non-secret environment variables set in every kernel process."},
-	{.name = "asset_cache_dir", .kind = CFG_STRING, .def = "", .group = "Environment",
-	 FIELD(asset_cache_dir),
-	 .doc = "Directory of provisioned assets; empty: the parent of build_dir."},
-	{.name = "build_timeout_s", .kind = CFG_INT, .def = "1800", .group = "Environment",
-	 FIELD(build_timeout_s), .min = 1, .max = 604800,
-	 .doc = "Seconds the whole environment build may take before it is killed."},
-	{.name = "conda_executable", .kind = CFG_STRING, .def = "", .group = "Environment",
-	 FIELD(conda_executable), .check = check_conda_exe,
-	 .doc = "Program that builds a conda environment; empty: micromamba, mamba or conda."},
-	{.name = "wheelhouse", .kind = CFG_STRING, .def = "", .group = "Environment",
-	 FIELD(wheelhouse), .check = check_wheelhouse,
-	 .doc = "Directory of wheels that per-session package installs come from, with no "
-		"index; empty: the index of dependency_file."},
-
-	/* Assets */
-	{.name = "assets", .kind = CFG_RECORDS, .def = "[]", .group = "Assets", FIELD(assets),
-	 .fields = asset_fields, .record_size = sizeof(struct config_asset),
-	 .check_record = check_asset_unique,
-	 .doc = "Files fetched into asset_cache_dir at start-up, each checked by its sha256."},
-	{.name = "auto_provision", .kind = CFG_BOOL, .def = "true", .group = "Assets",
-	 FIELD(auto_provision), .doc = "Fetch the declared assets at start-up."},
-	{.name = "asset_timeout_s", .kind = CFG_INT, .def = "600", .group = "Assets",
-	 FIELD(asset_timeout_s), .min = 1, .max = 604800,
-	 .doc = "Seconds the download of one asset may take."},
-	{.name = "asset_max_mb", .kind = CFG_INT, .def = "10240", .group = "Assets",
-	 FIELD(asset_max_mb), .min = 1, .max = 16777216,
-	 .doc = "Largest asset, in MiB; a larger download is stopped and refused."},
-
-	/* Sidecars (seed 000's SidecarConfig, issue 14) */
-	{.name = "sidecars", .kind = CFG_NODE, .def = "[]", .group = "Sidecars", .offset = 0,
-	 .size = 0, .node = read_sidecars,
-	 .doc = "Long-lived helpers started before the pool, each loading an expensive "
-		"resource once for every session; kernels get their URL."},
-
-	/* Artifacts (issue 16) */
-	{.name = "publishers", .kind = CFG_RECORDS, .def = "[]", .group = "Artifacts",
-	 FIELD(publishers), .fields = publisher_fields,
-	 .record_size = sizeof(struct config_publisher), .check_record = check_publisher,
-	 .doc = "Where NAME_send publishes the session's files: directories and Azure Blob "
-		"containers."},
-	{.name = "resource_max_bytes", .kind = CFG_INT, .def = "10485760", .group = "Artifacts",
-	 FIELD(resource_max_bytes), .min = 1, .max = 67108864,
-	 .doc = "Largest session file resources/read returns, in bytes."},
-
-	/* Execution */
-	{.name = "default_timeout", .kind = CFG_NUMBER, .def = "300", .group = "Execution",
-	 FIELD(default_timeout), .min = 0, .max = 2592000,
-	 .doc = "Seconds an execution may run when the call names no timeout."},
-	{.name = "max_timeout", .kind = CFG_NUMBER, .def = "600", .group = "Execution",
-	 FIELD(max_timeout), .min = 0, .max = 2592000,
-	 .doc = "Largest timeout, in seconds, of one execution; longer requests get this."},
-	{.name = "execution_mode", .kind = CFG_ENUM, .def = "sync", .group = "Execution",
-	 FIELD(execution_mode), .choices = exec_modes,
-	 .doc = "sync waits for the result, async_only always backgrounds, adaptive promotes "
-		"long calls to background jobs."},
-	{.name = "promotion_threshold_s", .kind = CFG_NUMBER, .def = "60", .group = "Execution",
-	 FIELD(promotion_threshold_s), .min = 0, .max = 2592000,
-	 .doc = "In adaptive mode, seconds after which a running call becomes a job."},
-	{.name = "output_truncation_threshold", .kind = CFG_INT, .def = "50000",
-	 .group = "Execution", FIELD(output_truncation_threshold), .min = 100, .max = 100000000,
-	 .doc = "Characters of stdout and of stderr returned; the rest is saved to a file."},
-	{.name = "rich_output_max_bytes", .kind = CFG_INT, .def = "5242880", .group = "Execution",
-	 FIELD(rich_output_max_bytes), .min = 1024, .max = 33554432,
-	 .doc = "Largest rich output (image, HTML) returned; a larger one is saved to a file."},
-	{.name = "allow_mime", .kind = CFG_LIST, .group = "Execution", FIELD(allow_mime),
-	 .def = "[text/plain, text/html, text/markdown, text/latex, image/png, image/svg+xml, "
-		"image/jpeg, application/json, application/javascript, application/pdf]",
-	 .check = check_mime,
-	 .doc = "MIME types of rich outputs kept in results (text/plain always is); a call "
-		"may narrow them."},
-	{.name = "matplotlib_backend", .kind = CFG_STRING, .def = CONFIG_MPL_INLINE,
-	 .group = "Execution", FIELD(matplotlib_backend), .check = check_backend,
-	 .doc = "matplotlib backend of every kernel (MPLBACKEND); none leaves matplotlib to "
-		"choose."},
-	{.name = "parallel_max_concurrency", .kind = CFG_INT, .def = "0", .group = "Execution",
-	 FIELD(parallel_max_concurrency), .min = 0, .max = 65536,
-	 .doc = "Most kernels one parallel_execute batch runs at once; 0 bounds it by the pool."},
-	{.name = "parallel_max_inputs", .kind = CFG_INT, .def = "1000", .group = "Execution",
-	 FIELD(parallel_max_inputs), .min = 1, .max = 1000000,
-	 .doc = "Most inputs one parallel_execute batch accepts; a larger batch is refused."},
-	{.name = "progress_interval_s", .kind = CFG_NUMBER, .def = "5", .group = "Execution",
-	 FIELD(progress_interval_s), .min = 0, .max = 3600,
-	 .doc = "Longest pause between progress notifications of a streamed call."},
-	{.name = "job_retention_s", .kind = CFG_INT, .def = "3600", .group = "Execution",
-	 FIELD(job_retention_s), .min = 0, .max = 2592000,
-	 .doc = "Seconds a finished background job stays available to check_job."},
-	{.name = "session_idle_timeout", .kind = CFG_INT, .def = "1800", .group = "Execution",
-	 FIELD(session_idle_timeout), .min = 0, .max = 2592000,
-	 .doc = "Seconds after which an unused session is closed; 0 keeps sessions forever."},
-	{.name = "session_idle_timeout_unused", .kind = CFG_INT, .def = "60", .group = "Execution",
-	 FIELD(session_idle_timeout_unused), .min = 0, .max = 2592000,
-	 .doc = "Seconds after which an execution session of the 2026-07-28 path that no call "
-		"named again after its first is closed; 0: session_idle_timeout alone."},
-
-	/* Daemon */
-	{.name = "listen", .kind = CFG_STRING, .def = "127.0.0.1:8000", .group = "Daemon",
-	 .offset = 0, .size = 0, .check = check_listen,
-	 .doc = "Address and TCP port of the MCP HTTP endpoint, HOST:PORT or [V6]:PORT."},
-	{.name = "metrics_listen", .kind = CFG_STRING, .def = "", .group = "Daemon",
-	 .offset = 0, .size = 0, .check = check_metrics_listen,
-	 .doc = "Address of a listener of its own for /metrics, as listen; empty: /metrics is "
-		"served on the listen address."},
-	{.name = "allow_external_network_boundary", .kind = CFG_BOOL, .def = "false",
-	 .group = "Daemon", FIELD(allow_external_network_boundary),
-	 .doc = "Acknowledge that a non-loopback listen address without authentication is "
-		"protected by an external network boundary."},
-	{.name = "allowed_origins", .kind = CFG_LIST, .def = "[]", .group = "Daemon",
-	 FIELD(allowed_origins), .check = check_origin,
-	 .doc = "Browser origins allowed besides loopback ones (scheme://host[:port])."},
-	{.name = "max_request_bytes", .kind = CFG_INT, .def = "4194304", .group = "Daemon",
-	 FIELD(max_request_bytes), .min = 1, .max = 1073741824,
-	 .doc = "Largest HTTP request body accepted; larger ones get HTTP 413."},
-	{.name = "state_dir", .kind = CFG_STRING, .def = "/var/lib/codeexecd", .group = "Daemon",
-	 FIELD(state_dir), .check = check_absolute,
-	 .doc = "Persistent state: session working directories and artifacts."},
-	{.name = "runtime_dir", .kind = CFG_STRING, .def = "/run/codeexecd", .group = "Daemon",
-	 FIELD(runtime_dir), .check = check_absolute,
-	 .doc = "Runtime files: sockets, kernel connection files, the pid file."},
-	{.name = "pool.warm", .kind = CFG_INT, .def = "2", .group = "Daemon", FIELD(pool_warm),
-	 .min = 0, .max = 1024, .doc = "Kernels kept started and idle, ready for new sessions."},
-	{.name = "pool.preload", .kind = CFG_LIST, .def = "[]", .group = "Daemon",
-	 FIELD(pool_preload), .check = check_module_name,
-	 .doc = "Python modules every pooled kernel imports before a session gets it; one "
-		"that cannot be imported makes kernels fail to start, saying why."},
-	{.name = "pool.warm_max", .kind = CFG_INT, .def = "0", .group = "Daemon",
-	 FIELD(pool_warm_max), .min = 0, .max = 1024,
-	 .doc = "Most idle kernels the pool grows to when sessions arrive quickly; "
-		"at or below pool.warm, the pool stays at pool.warm."},
-	{.name = "pool.max_starting", .kind = CFG_INT, .def = "0", .group = "Daemon",
-	 FIELD(pool_max_starting), .min = 0, .max = 1024,
-	 .doc = "Kernels that start at once, at most; 0: three per online CPU."},
-	{.name = "pool.max_sessions", .kind = CFG_INT, .def = "100", .group = "Daemon",
-	 FIELD(pool_max_sessions), .min = 1, .max = 65536,
-	 .doc = "Most sessions (each with its own kernel) open at once."},
-	{.name = "pool.max_sessions_per_identity", .kind = CFG_INT, .def = "0", .group = "Daemon",
-	 FIELD(pool_max_sessions_per_identity), .min = 0, .max = 65536,
-	 .doc = "Most sessions one identity holds; beyond them its least recently used idle "
-		"session is closed. 0: a quarter of pool.max_sessions with auth on, all of it "
-		"with auth.mode none."},
-	{.name = "http.threads", .kind = CFG_INT, .def = "0", .group = "Daemon",
-	 FIELD(http_threads), .min = 0, .max = 4096,
-	 .doc = "HTTP threads, one per open connection; 0: pool.max_sessions times the streams "
-		"and calls a session may hold, plus 64."},
-	{.name = "http.keep_alive_s", .kind = CFG_INT, .def = "15", .group = "Daemon",
-	 FIELD(http_keep_alive_s), .min = 1, .max = 3600,
-	 .doc = "Seconds an idle keep-alive connection is kept for the client's next request."},
-	{.name = "http.header_timeout_s", .kind = CFG_INT, .def = "10", .group = "Daemon",
-	 FIELD(http_header_timeout_s), .min = 1, .max = 3600,
-	 .doc = "Seconds a client has to send a request's headers, and again its body."},
-	{.name = "http.max_streams_per_session", .kind = CFG_INT, .def = "1", .group = "Daemon",
-	 FIELD(http_max_streams_per_session), .min = 1, .max = 64,
-	 .doc = "GET event streams one session may hold open; a newer one closes the oldest."},
-	{.name = "http.max_concurrent_calls_per_session", .kind = CFG_INT, .def = "4",
-	 .group = "Daemon", FIELD(http_max_calls_per_session), .min = 1, .max = 1024,
-	 .doc = "JSON-RPC requests of one session in flight at once; more get an error at once."},
-	{.name = "http.max_connections_per_client", .kind = CFG_INT, .def = "0",
-	 .group = "Daemon", FIELD(http_max_connections_per_client), .min = 0, .max = 65536,
-	 .doc = "Connections one client address may hold open; 0: half of http.threads."},
-	{.name = "log_facility", .kind = CFG_STRING, .def = "daemon", .group = "Daemon",
-	 FIELD(log_facility), .check = check_facility,
-	 .doc = "Syslog facility used when codeexecd runs detached."},
-	{.name = "shutdown_grace_s", .kind = CFG_INT, .def = "10", .group = "Daemon",
-	 FIELD(shutdown_grace_s), .min = 0, .max = 3600,
-	 .doc = "Seconds a stopping daemon lets running executions finish."},
-	{.name = "front_restart", .kind = CFG_ENUM, .def = "restart", .group = "Daemon",
-	 FIELD(front_restart), .choices = front_restarts,
-	 .doc = "When the unprivileged front dies: restart it (every session is lost) or "
-		"exit non-zero."},
-	{.name = "user", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(user),
-	 .doc = "User the daemon runs as after start-up when started as root; empty: stay."},
-	{.name = "group", .kind = CFG_STRING, .def = "", .group = "Daemon", FIELD(group),
-	 .doc = "Group the daemon runs as with user; empty: the user's login group."},
-	{.name = "control_group", .kind = CFG_STRING, .def = "", .group = "Daemon",
-	 FIELD(control_group),
-	 .doc = "Group whose members may use the control socket besides root; never a "
-		"kernel's."},
-
-	/* Isolation */
-	{.name = "kernel_network_mode", .kind = CFG_ENUM, .def = "inherit", .group = "Isolation",
-	 FIELD(kernel_network_mode), .choices = net_mode_names,
-	 .doc = "inherit, isolated (own network namespace, loopback only) or seccomp "
-		"(no IP sockets)."},
-	{.name = "kernel_uid_range", .kind = CFG_STRING, .def = "", .group = "Isolation",
-	 .offset = 0, .size = 0, .check = check_uid_range,
-	 .doc = "START-END: each kernel runs under its own host UID and GID from this range."},
-	{.name = "limits.memory_mb", .kind = CFG_INT, .def = "0", .group = "Isolation",
-	 FIELD(limit_memory_mb), .min = 0, .max = 16777216,
-	 .doc = "Memory of one kernel and its children, in MiB (cgroup); 0: no limit."},
-	{.name = "limits.pids", .kind = CFG_INT, .def = "0", .group = "Isolation",
-	 FIELD(limit_pids), .min = 0, .max = 4194304,
-	 .doc = "Processes and threads of one kernel (cgroup); 0: no limit."},
-	{.name = "limits.cpu", .kind = CFG_NUMBER, .def = "0", .group = "Isolation",
-	 FIELD(limit_cpu), .min = 0, .min_inclusive = 1, .max = 1024,
-	 .doc = "CPU of one kernel as a share of one core, as 0.5 (cgroup); 0: no limit."},
-	{.name = "limits.nofile", .kind = CFG_INT, .def = "0", .group = "Isolation",
-	 FIELD(limit_nofile), .min = 0, .max = 1048576,
-	 .doc = "Open files of one kernel process (RLIMIT_NOFILE); 0: inherited."},
-	{.name = "limits.fsize_mb", .kind = CFG_INT, .def = "0", .group = "Isolation",
-	 FIELD(limit_fsize_mb), .min = 0, .max = 16777216,
-	 .doc = "Largest file a kernel may write, in MiB (RLIMIT_FSIZE); 0: no limit."},
-	{.name = "limits.required", .kind = CFG_BOOL, .def = "false", .group = "Isolation",
-	 FIELD(limits_required),
-	 .doc = "Refuse to start when a configured limit cannot be enforced on this host."},
-	{.name = "kernel_history", .kind = CFG_ENUM, .def = "memory", .group = "Isolation",
-	 FIELD(kernel_history), .choices = histories,
-	 .doc = "IPython history: memory (this kernel only), none, or disk (the session's "
-		"HOME)."},
-
-	/* Authentication: the checks and the Entra preset are in auth_config.c. */
-	{.name = "auth.mode", .kind = CFG_ENUM, .def = "none", .group = "Authentication",
-	 FIELD(auth_mode), .choices = auth_modes,
-	 .doc = "none (loopback only), oauth (JWT bearer tokens of an issuer) or tokens "
-		"(static bearer tokens of auth.tokens_file)."},
-	{.name = "auth.resource", .kind = CFG_STRING, .def = "", .group = "Authentication",
-	 FIELD(auth_resource), .check = check_auth_url,
-	 .doc = "URL of the /mcp endpoint as clients reach it (the RFC 9728 resource); "
-		"empty: http://LISTEN/mcp."},
-	{.name = "auth.issuer", .kind = CFG_STRING, .def = "", .group = "Authentication",
-	 FIELD(auth_issuer), .check = check_auth_url,
-	 .doc = "Issuer every token's iss must equal exactly."},
-	{.name = "auth.audience", .kind = CFG_LIST, .def = "[]", .group = "Authentication",
-	 FIELD(auth_audience), .check = check_nonempty,
-	 .doc = "Audiences a token's aud must name one of; empty: auth.resource."},
-	{.name = "auth.jwks_uri", .kind = CFG_STRING, .def = "", .group = "Authentication",
-	 FIELD(auth_jwks_uri), .check = check_auth_https,
-	 .doc = "https URL of the issuer's JWKS; empty: the jwks_uri of its "
-		"/.well-known/openid-configuration."},
-	{.name = "auth.required_scopes", .kind = CFG_LIST, .def = "[]",
-	 .group = "Authentication", FIELD(auth_required_scopes), .check = check_scope,
-	 .doc = "Scopes every token must grant (scp or scope claim)."},
-	{.name = "auth.allowed_algorithms", .kind = CFG_LIST, .def = "[RS256, ES256]",
-	 .group = "Authentication", FIELD(auth_allowed_algorithms), .check = check_jwt_alg,
-	 .doc = "JWS algorithms accepted: RS256, RS384, RS512, PS256, PS384, PS512, ES256, "
-		"ES384."},
-	{.name = "auth.clock_skew_s", .kind = CFG_INT, .def = "60", .group = "Authentication",
-	 FIELD(auth_clock_skew_s), .min = 0, .max = 600,
-	 .doc = "Seconds of clock difference allowed when checking exp and nbf."},
-	{.name = "auth.identity_claim", .kind = CFG_STRING, .def = "", .group = "Authentication",
-	 FIELD(auth_identity_claim),
-	 .doc = "Claim naming the caller; empty: sub, or oid with the Entra preset."},
-	{.name = "auth.authorization_servers", .kind = CFG_LIST, .def = "[]",
-	 .group = "Authentication", FIELD(auth_authorization_servers), .check = check_auth_url,
-	 .doc = "Authorization servers named in the RFC 9728 metadata; empty: auth.issuer."},
-	{.name = "auth.ca_file", .kind = CFG_STRING, .def = "", .group = "Authentication",
-	 FIELD(auth_ca_file), .check = check_absolute_or_empty,
-	 .doc = "PEM file of the CAs trusted for the issuer's https; empty: the system's."},
-	{.name = "auth.tokens_file", .kind = CFG_STRING, .def = "", .group = "Authentication",
-	 FIELD(auth_tokens_file), .check = check_absolute_or_empty,
-	 .doc = "File of IDENTITY: SHA256HEX lines for auth.mode tokens, mode 0600 or "
-		"refused."},
-	/*
-	 * Tools (issue 15): seed 000's ToolRegistry and preprocess_code, as
-	 * configuration. The definitions are read by tooldef.c.
-	 */
-	{.name = "tools", .kind = CFG_NODE, .def = "[]", .group = "Tools", .offset = 0,
-	 .size = 0, .node = read_tools,
-	 .doc = "Domain tool definitions (ToolDefinition fields), found by search_NAME_tools "
-		"and imported by code."},
-	{.name = "tools_dir", .kind = CFG_STRING, .def = "", .group = "Tools", FIELD(tools_dir),
-	 .check = check_wheelhouse,
-	 .doc = "Directory whose *.yaml files hold more tool definitions, and whose Python "
-		"files kernels can import; empty: none."},
-	{.name = "tool_search_backend", .kind = CFG_ENUM, .def = "bm25", .group = "Tools",
-	 FIELD(tool_search_backend), .choices = tool_backends,
-	 .doc = "How search_NAME_tools ranks the tools: bm25, or azure_ai_search (an Azure AI "
-		"Search index, with azure_ai_search.*)."},
-	{.name = "azure_ai_search.endpoint", .kind = CFG_STRING, .def = "", .group = "Tools",
-	 FIELD(azure_endpoint), .check = check_endpoint,
-	 .doc = "URL of the Azure AI Search service, https://NAME.search.windows.net."},
-	{.name = "azure_ai_search.index", .kind = CFG_STRING, .def = "", .group = "Tools",
-	 FIELD(azure_index), .check = check_index,
-	 .doc = "Index holding one document per tool, keyed by the tool's name."},
-	{.name = "azure_ai_search.api_key_file", .kind = CFG_STRING, .def = "", .group = "Tools",
-	 FIELD(azure_api_key_file), .check = check_wheelhouse,
-	 .doc = "File holding the query key; readable by its owner only."},
-	{.name = "azure_ai_search.api_version", .kind = CFG_STRING, .def = "2023-11-01",
-	 .group = "Tools", FIELD(azure_api_version), .check = check_api_version,
-	 .doc = "REST API version of the requests."},
-	{.name = "azure_ai_search.timeout_s", .kind = CFG_INT, .def = "10", .group = "Tools",
-	 FIELD(azure_timeout_s), .min = 1, .max = 300,
-	 .doc = "Seconds one search request may take; after it, the local BM25 answers."},
-	{.name = "code_prefix", .kind = CFG_STRING, .def = "", .group = "Tools",
-	 FIELD(code_prefix),
-	 .doc = "Python code every kernel runs once when it starts, before the agent's first "
-		"execution (common imports)."},
-	{.name = "preprocess_command", .kind = CFG_STRING, .def = "", .group = "Tools",
-	 FIELD(preprocess_command), .check = check_preprocess_command,
-	 .doc = "Executable (absolute path) that gets each execution's code on stdin and "
-		"writes the code to run on stdout; run as user, never as root."},
-	{.name = "preprocess_timeout_s", .kind = CFG_INT, .def = "10", .group = "Tools",
-	 FIELD(preprocess_timeout_s), .min = 1, .max = 300,
-	 .doc = "Seconds preprocess_command may take; then its process group is killed and "
-		"the call fails."},
-	{.name = "preprocess_max_bytes", .kind = CFG_INT, .def = "1048576", .group = "Tools",
-	 FIELD(preprocess_max_bytes), .min = 1024, .max = 67108864,
-	 .doc = "Bytes preprocess_command may write to stdout, and to stderr; more fails "
-		"the call."},
-
-	{.name = NULL},
-};
-
-#define NKEYS (sizeof(keys) / sizeof(keys[0]) - 1)
 
 int
 config_identity_share(const struct config *c)
@@ -1122,12 +46,6 @@ config_identity_share(const struct config *c)
 	if (c->auth_mode == AUTH_NONE)
 		return c->pool_max_sessions;
 	return c->pool_max_sessions >= 4 ? c->pool_max_sessions / 4 : 1;
-}
-
-const struct config_key *
-config_keys(void)
-{
-	return keys;
 }
 
 const char *
@@ -1140,37 +58,10 @@ config_env_type_name(enum env_type t)
 static int
 key_index(const char *name)
 {
-	for (size_t i = 0; i < NKEYS; i++)
-		if (strcmp(keys[i].name, name) == 0)
+	for (size_t i = 0; i < config_key_count; i++)
+		if (strcmp(config_key_table[i].name, name) == 0)
 			return (int)i;
 	return -1;
-}
-
-/* Edit distance of two names; 64 when either is 64 bytes or longer. */
-static size_t
-distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[64];
-
-	if (la >= 64 || lb >= 64)
-		return 64;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
 }
 
 /* The key a misspelt `name` most likely meant, or NULL. */
@@ -1178,12 +69,12 @@ static const char *
 suggest(const char *name)
 {
 	const char *best = NULL;
-	size_t bestd = 3;
+	size_t bestd = SHOWN_NEAR + 1;
 
-	for (size_t i = 0; i < NKEYS; i++) {
-		size_t d = distance(name, keys[i].name);
-		if (d < bestd && strlen(keys[i].name) > 3) {
-			best = keys[i].name;
+	for (size_t i = 0; i < config_key_count; i++) {
+		size_t d = shown_distance(name, config_key_table[i].name);
+		if (d < bestd && strlen(config_key_table[i].name) > 3) {
+			best = config_key_table[i].name;
 			bestd = d;
 		}
 	}
@@ -1196,8 +87,9 @@ is_section(const char *name)
 {
 	size_t len = strlen(name);
 
-	for (size_t i = 0; i < NKEYS; i++)
-		if (strncmp(keys[i].name, name, len) == 0 && keys[i].name[len] == '.')
+	for (size_t i = 0; i < config_key_count; i++)
+		if (strncmp(config_key_table[i].name, name, len) == 0 &&
+		    config_key_table[i].name[len] == '.')
 			return 1;
 	return 0;
 }
@@ -1206,13 +98,6 @@ static void *
 field_of(struct config *c, const struct config_key *k)
 {
 	return (char *)c + k->offset;
-}
-
-int
-ynode_is_null_word(const char *s)
-{
-	return s[0] == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
-	       strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
 }
 
 /* A YAML 1.1 boolean word: 1 true, 0 false, -1 not a boolean. */
@@ -1329,14 +214,10 @@ records_free(struct config_records *r, const struct config_key *k)
 	r->n = 0;
 }
 
-/*
- * Set a key of scalar kind from its text; `plain` says the text was written
- * unquoted (only plain text can be a boolean, number or null). The default
- * texts of the table go through here too.
- */
-static int
-set_scalar(struct config *c, void *base, const struct config_key *k, const char *s, int plain,
-	   char *why, size_t why_len)
+/* The default texts of the table go through here too. */
+int
+config_set_scalar(struct config *c, void *base, const struct config_key *k, const char *s,
+		  int plain, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	void *f = (char *)base + k->offset;
@@ -1379,7 +260,7 @@ set_scalar(struct config *c, void *base, const struct config_key *k, const char 
 		if (!plain || parse_double(s, &dv) < 0)
 			return err_set(why, why_len, "expected a number, got %s", shown(s, sh));
 		if (k->min_inclusive ? !(dv >= k->min) || dv > k->max : !(dv > k->min) || dv > k->max)
-			return err_set(why, why_len, "must be %s %.0f and at most %.0f, got %s",
+			return err_set(why, why_len, "must be %s %.15g and at most %.15g, got %s",
 				       k->min_inclusive ? "at least" : "greater than", k->min, k->max,
 				       s);
 		memcpy(f, &dv, sizeof(dv));
@@ -1437,15 +318,16 @@ config_defaults(struct config *c)
 	char why[WHY_LEN];
 
 	memset(c, 0, sizeof(*c));
-	for (size_t i = 0; i < NKEYS; i++) {
-		const struct config_key *k = &keys[i];
+	for (size_t i = 0; i < config_key_count; i++) {
+		const struct config_key *k = &config_key_table[i];
 		if (k->kind == CFG_LIST && k->def != NULL)
 			list_default(c, k);
 		if (k->def == NULL || k->kind == CFG_LIST || k->kind == CFG_MAP ||
 		    k->kind == CFG_RECORDS || k->kind == CFG_NODE)
 			continue;
 		/* A string default is text as written, even "" or "true". */
-		if (set_scalar(c, c, k, k->def, k->kind != CFG_STRING, why, sizeof(why)) < 0)
+		if (config_set_scalar(c, c, k, k->def, k->kind != CFG_STRING, why,
+				      sizeof(why)) < 0)
 			fatalx("config: bad default of %s: %s", k->name, why);
 	}
 }
@@ -1467,11 +349,95 @@ config_strlist_differs(const struct strlist *a, const struct strlist *b)
 	return 0;
 }
 
+static int
+strmap_differs(const struct strmap *a, const struct strmap *b)
+{
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->keys[i], b->keys[i]) != 0 || strcmp(a->values[i], b->values[i]) != 0)
+			return 1;
+	return 0;
+}
+
+int
+config_field_differs(const struct config_key *f, const void *x, const void *y)
+{
+	const char *p = (const char *)x + f->offset, *q = (const char *)y + f->offset;
+
+	switch (f->kind) {
+	case CFG_STRING:
+		return config_str_differs(*(char *const *)p, *(char *const *)q);
+	case CFG_NUMBER:
+		return *(const double *)p != *(const double *)q;
+	case CFG_BOOL:
+	case CFG_INT:
+	case CFG_ENUM:
+		return memcmp(p, q, f->size) != 0; /* int, or long */
+	case CFG_LIST:
+	case CFG_MAP:
+	case CFG_RECORDS:
+	case CFG_NODE:
+		break;
+	}
+	fatalx("config: %s is not a scalar", f->name);
+}
+
+static int
+records_differ(const struct config_key *k, const struct config_records *a,
+	       const struct config_records *b)
+{
+	if (a->n != b->n)
+		return 1;
+	for (size_t i = 0; i < a->n; i++)
+		for (const struct config_key *f = k->fields; f->name != NULL; f++)
+			if (config_field_differs(f, (const char *)a->v + i * k->record_size,
+					   (const char *)b->v + i * k->record_size))
+				return 1;
+	return 0;
+}
+
+int
+config_key_differs(const struct config_key *k, const struct config *a, const struct config *b)
+{
+	const void *p = (const char *)a + k->offset, *q = (const char *)b + k->offset;
+
+	if (k->differs != NULL)
+		return k->differs(a, b);
+	if (k->size == 0 || k->kind == CFG_NODE)
+		return 0;
+	if (k->kind == CFG_LIST)
+		return config_strlist_differs(p, q);
+	if (k->kind == CFG_MAP)
+		return strmap_differs(p, q);
+	if (k->kind == CFG_RECORDS)
+		return records_differ(k, p, q);
+	return config_field_differs(k, a, b);
+}
+
+void
+config_swap_live(struct config *run, struct config *fresh)
+{
+	unsigned char tmp[sizeof(struct config)];
+
+	for (size_t i = 0; i < config_key_count; i++) {
+		const struct config_key *k = &config_key_table[i];
+		if (k->scope != RELOAD_LIVE)
+			continue;
+		/* The value is the field: strings, lists and records move with their owner. */
+		if (k->size == 0 || k->offset + k->size > sizeof(*run))
+			fatalx("config: live key %s has no field of its own", k->name);
+		memcpy(tmp, (char *)run + k->offset, k->size);
+		memcpy((char *)run + k->offset, (char *)fresh + k->offset, k->size);
+		memcpy((char *)fresh + k->offset, tmp, k->size);
+	}
+}
+
 void
 config_free(struct config *c)
 {
-	for (size_t i = 0; i < NKEYS; i++) {
-		const struct config_key *k = &keys[i];
+	for (size_t i = 0; i < config_key_count; i++) {
+		const struct config_key *k = &config_key_table[i];
 		if (k->size == 0)
 			continue;
 		if (k->kind == CFG_STRING)
@@ -1491,44 +457,14 @@ config_free(struct config *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* The YAML tree (ynode.h). */
-
-void
-ynode_free(struct ynode *nd)
-{
-	if (nd == NULL)
-		return;
-	for (size_t i = 0; i < nd->n; i++)
-		ynode_free(nd->kids[i]);
-	free(nd->kids);
-	free(nd->text);
-	free(nd);
-}
-
-/* What a message says it got instead: "a list", "no value", or the text. */
-static const char *
-ynode_what(const struct ynode *nd, char out[SHOWN_LEN])
-{
-	if (nd->type == YN_SEQ)
-		return "a list";
-	if (nd->type == YN_MAP)
-		return "a mapping";
-	if (nd->plain && ynode_is_null_word(nd->text))
-		return "no value";
-	return shown(nd->text, out);
-}
-
 struct loader {
 	const char *file;
-	const char *input;	/* the file's bytes, for reader-error positions */
-	size_t inputlen;
-	yaml_parser_t parser;
 	struct config *c;
 	char *why;
 	size_t why_len;
 	yaml_mark_t top;	/* start of the top-level mapping */
-	int seen[NKEYS];
-	yaml_mark_t marks[NKEYS]; /* where each seen key's value starts */
+	int *seen;		/* config_key_count of them */
+	yaml_mark_t *marks;	/* where each seen key's value starts */
 };
 
 static int
@@ -1539,171 +475,11 @@ static int
 fail(struct loader *l, yaml_mark_t m, const char *fmt, ...)
 {
 	va_list ap;
-	int off;
 
-	off = snprintf(l->why, l->why_len, "%s:%zu:%zu: ", l->file, m.line + 1, m.column + 1);
-	if (off >= 0 && (size_t)off < l->why_len) {
-		va_start(ap, fmt);
-		vsnprintf(l->why + off, l->why_len - (size_t)off, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	ynode_vfail(l->why, l->why_len, l->file, m, fmt, ap);
+	va_end(ap);
 	return -1;
-}
-
-static int
-syntax_error(struct loader *l)
-{
-	yaml_parser_t *p = &l->parser;
-	yaml_mark_t m = p->problem_mark;
-
-	if (p->error == YAML_MEMORY_ERROR)
-		fatalx("config: libyaml is out of memory");
-	if (p->error == YAML_READER_ERROR) {
-		/* The reader reports a byte offset only. */
-		memset(&m, 0, sizeof(m));
-		for (size_t i = 0; i < p->problem_offset && i < l->inputlen; i++) {
-			if (l->input[i] == '\n') {
-				m.line++;
-				m.column = 0;
-			} else {
-				m.column++;
-			}
-		}
-	}
-	if (p->context != NULL)
-		return fail(l, m, "YAML syntax error: %s (%s at line %zu)",
-			    p->problem ? p->problem : "bad input", p->context,
-			    p->context_mark.line + 1);
-	return fail(l, m, "YAML syntax error: %s", p->problem ? p->problem : "bad input");
-}
-
-static int
-next_event(struct loader *l, yaml_event_t *ev)
-{
-	if (!yaml_parser_parse(&l->parser, ev))
-		return syntax_error(l);
-	return 0;
-}
-
-/* Build the node that `ev` starts; consumes `ev` in every case. */
-static int
-build(struct loader *l, yaml_event_t *ev, int depth, struct ynode **out)
-{
-	const yaml_char_t *anchor = NULL, *tag = NULL;
-	yaml_event_type_t end;
-	struct ynode *nd;
-	int rc = -1;
-
-	*out = NULL;
-	switch (ev->type) {
-	case YAML_ALIAS_EVENT:
-		fail(l, ev->start_mark, "aliases (*%s) are not supported: write the value out",
-		     (const char *)ev->data.alias.anchor);
-		goto done;
-	case YAML_SCALAR_EVENT:
-		anchor = ev->data.scalar.anchor;
-		tag = ev->data.scalar.tag;
-		break;
-	case YAML_SEQUENCE_START_EVENT:
-		anchor = ev->data.sequence_start.anchor;
-		tag = ev->data.sequence_start.tag;
-		break;
-	case YAML_MAPPING_START_EVENT:
-		anchor = ev->data.mapping_start.anchor;
-		tag = ev->data.mapping_start.tag;
-		break;
-	default:
-		fail(l, ev->start_mark, "unexpected YAML structure");
-		goto done;
-	}
-	if (anchor != NULL) {
-		fail(l, ev->start_mark, "anchors (&%s) are not supported: write the value out",
-		     (const char *)anchor);
-		goto done;
-	}
-	if (tag != NULL) {
-		char sh[SHOWN_LEN];
-		fail(l, ev->start_mark,
-		     "YAML tags (%s) are not supported; quote the value instead",
-		     shown((const char *)tag, sh));
-		goto done;
-	}
-	if (depth > CONFIG_MAX_DEPTH) {
-		fail(l, ev->start_mark, "nested more than %d levels deep", CONFIG_MAX_DEPTH);
-		goto done;
-	}
-
-	nd = xcalloc(1, sizeof(*nd));
-	nd->mark = ev->start_mark;
-	if (ev->type == YAML_SCALAR_EVENT) {
-		nd->type = YN_SCALAR;
-		nd->len = ev->data.scalar.length;
-		nd->text = xmalloc(nd->len + 1);
-		memcpy(nd->text, ev->data.scalar.value, nd->len);
-		nd->text[nd->len] = '\0';
-		nd->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-		*out = nd;
-		rc = 0;
-		goto done;
-	}
-	nd->type = ev->type == YAML_SEQUENCE_START_EVENT ? YN_SEQ : YN_MAP;
-	end = ev->type == YAML_SEQUENCE_START_EVENT ? YAML_SEQUENCE_END_EVENT
-						    : YAML_MAPPING_END_EVENT;
-	yaml_event_delete(ev);
-	for (;;) {
-		yaml_event_t kev;
-		struct ynode *kid;
-		if (next_event(l, &kev) < 0)
-			break;
-		if (kev.type == end) {
-			yaml_event_delete(&kev);
-			*out = nd;
-			return 0;
-		}
-		if (build(l, &kev, depth + 1, &kid) < 0)
-			break;
-		nd->kids = xreallocarray(nd->kids, nd->n + 1, sizeof(*nd->kids));
-		nd->kids[nd->n++] = kid;
-	}
-	ynode_free(nd);
-	return -1;
-done:
-	yaml_event_delete(ev);
-	return rc;
-}
-
-/* Read the one document of the stream into a tree. */
-static int
-load_tree(struct loader *l, struct ynode **root)
-{
-	yaml_event_t ev;
-
-	*root = NULL;
-	if (next_event(l, &ev) < 0)
-		return -1;
-	yaml_event_delete(&ev); /* stream start */
-	if (next_event(l, &ev) < 0)
-		return -1;
-	if (ev.type == YAML_STREAM_END_EVENT) {
-		fail(l, ev.start_mark, "the file is empty: expected a mapping of keys");
-		yaml_event_delete(&ev);
-		return -1;
-	}
-	yaml_event_delete(&ev); /* document start */
-	if (next_event(l, &ev) < 0 || build(l, &ev, 0, root) < 0)
-		return -1;
-	if (next_event(l, &ev) < 0)
-		return -1;
-	yaml_event_delete(&ev); /* document end */
-	if (next_event(l, &ev) < 0)
-		return -1;
-	if (ev.type != YAML_STREAM_END_EVENT) {
-		fail(l, ev.start_mark, "a second YAML document: the file must hold only one");
-		yaml_event_delete(&ev);
-		return -1;
-	}
-	yaml_event_delete(&ev);
-	return 0;
 }
 
 /* The text of a scalar node for a string `label`, or NULL after an error. */
@@ -1808,10 +584,10 @@ unknown_field(struct loader *l, const struct config_key *k, const struct ynode *
 {
 	char sh[SHOWN_LEN];
 	const char *best = NULL;
-	size_t bestd = 3;
+	size_t bestd = SHOWN_NEAR + 1;
 
 	for (const struct config_key *f = k->fields; f->name != NULL; f++) {
-		size_t d = distance(kn->text, f->name);
+		size_t d = shown_distance(kn->text, f->name);
 		if (d < bestd) {
 			best = f->name;
 			bestd = d;
@@ -1834,8 +610,8 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 		return fail(l, m->mark, "%s: expected a mapping of fields, got %s", label,
 			    ynode_what(m, sh));
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
-		if (f->def != NULL && set_scalar(l->c, rec, f, f->def, f->kind != CFG_STRING, why,
-						 sizeof(why)) < 0)
+		if (f->def != NULL && config_set_scalar(l->c, rec, f, f->def, f->kind != CFG_STRING,
+							why, sizeof(why)) < 0)
 			fatalx("config: bad default of %s.%s: %s", k->name, f->name, why);
 	for (size_t i = 0; i < m->n; i += 2) {
 		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
@@ -1854,7 +630,7 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 				    ynode_what(v, sh));
 		if (strlen(v->text) != v->len)
 			return fail(l, v->mark, "%s: contains a NUL character", flabel);
-		if (set_scalar(l->c, rec, f, v->text, v->plain, why, sizeof(why)) < 0)
+		if (config_set_scalar(l->c, rec, f, v->text, v->plain, why, sizeof(why)) < 0)
 			return fail(l, v->mark, "%s: %s", flabel, why);
 	}
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
@@ -1893,7 +669,7 @@ set_records(struct loader *l, const struct config_key *k, const struct ynode *v)
 static int
 set_key(struct loader *l, size_t i, const struct ynode *v)
 {
-	const struct config_key *k = &keys[i];
+	const struct config_key *k = &config_key_table[i];
 	char why[WHY_LEN], sh[SHOWN_LEN];
 
 	l->seen[i] = 1;
@@ -1915,7 +691,7 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 			    ynode_what(v, sh));
 	if (strlen(v->text) != v->len)
 		return fail(l, v->mark, "%s: contains a NUL character", k->name);
-	if (set_scalar(l->c, l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
+	if (config_set_scalar(l->c, l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
 		return fail(l, v->mark, "%s: %s", k->name, why);
 	return 0;
 }
@@ -2097,126 +873,36 @@ finish(struct loader *l)
 	return expand_path(l, "asset_cache_dir", &c->asset_cache_dir);
 }
 
-/* Read all of `path`, a regular file of at most CONFIG_MAX_BYTES. */
-static int
-read_file(const char *path, char **out, size_t *outlen, char *why, size_t why_len)
-{
-	struct buf b;
-	struct stat st;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		snprintf(why, why_len, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0) {
-		snprintf(why, why_len, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, why_len, "%s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
-	buf_init(&b);
-	for (;;) {
-		buf_reserve(&b, 65536);
-		ssize_t r = read(fd, b.data + b.len, 65536);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			snprintf(why, why_len, "%s: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		b.len += (size_t)r;
-		if (b.len > CONFIG_MAX_BYTES) {
-			snprintf(why, why_len, "%s: larger than %d bytes", path, CONFIG_MAX_BYTES);
-			goto fail;
-		}
-	}
-	close(fd);
-	b.data[b.len] = '\0';
-	*outlen = b.len;
-	*out = buf_release(&b);
-	return 0;
-fail:
-	close(fd);
-	buf_free(&b);
-	return -1;
-}
-
-int
-ynode_load_file(const char *path, struct ynode **root, char *why, size_t why_len)
-{
-	struct loader *l;
-	char *input = NULL;
-	size_t len = 0;
-	int rc = -1;
-
-	*root = NULL;
-	if (read_file(path, &input, &len, why, why_len) < 0)
-		return -1;
-	l = xcalloc(1, sizeof(*l));
-	l->file = path;
-	l->input = input;
-	l->inputlen = len;
-	l->why = why;
-	l->why_len = why_len;
-	if (!yaml_parser_initialize(&l->parser))
-		fatalx("config: cannot initialize libyaml");
-	yaml_parser_set_input_string(&l->parser, (const unsigned char *)input, len);
-	rc = load_tree(l, root);
-	yaml_parser_delete(&l->parser);
-	free(l);
-	free(input);
-	if (rc < 0) {
-		ynode_free(*root);
-		*root = NULL;
-	}
-	return rc;
-}
-
 int
 config_load(const char *path, struct config *c, char *why, size_t why_len)
 {
 	struct loader *l;
 	struct ynode *root = NULL;
-	char *input = NULL;
-	size_t len = 0;
 	int rc = -1;
 
 	config_defaults(c);
 	c->file = xstrdup(path);
-	if (read_file(path, &input, &len, why, why_len) < 0)
+	if (ynode_load_file(path, &root, why, why_len) < 0)
 		goto out;
 
 	l = xcalloc(1, sizeof(*l));
 	l->file = path;
-	l->input = input;
-	l->inputlen = len;
 	l->c = c;
 	l->why = why;
 	l->why_len = why_len;
-	if (!yaml_parser_initialize(&l->parser))
-		fatalx("config: cannot initialize libyaml");
-	yaml_parser_set_input_string(&l->parser, (const unsigned char *)input, len);
-	if (load_tree(l, &root) == 0) {
-		l->top = root->mark;
-		if (root->type != YN_MAP)
-			fail(l, root->mark, "the top level must be a mapping of keys, not %s",
-			     root->type == YN_SEQ ? "a list" : "a single value");
-		else if (walk(l, root, NULL) == 0 && finish(l) == 0)
-			rc = 0;
-	}
+	l->seen = xcalloc(config_key_count, sizeof(*l->seen));
+	l->marks = xcalloc(config_key_count, sizeof(*l->marks));
+	l->top = root->mark;
+	if (root->type != YN_MAP)
+		fail(l, root->mark, "the top level must be a mapping of keys, not %s",
+		     root->type == YN_SEQ ? "a list" : "a single value");
+	else if (walk(l, root, NULL) == 0 && finish(l) == 0)
+		rc = 0;
 	ynode_free(root);
-	yaml_parser_delete(&l->parser);
+	free(l->seen);
+	free(l->marks);
 	free(l);
 out:
-	free(input);
 	if (rc < 0)
 		config_free(c);
 	return rc;

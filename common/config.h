@@ -2,7 +2,7 @@
  * config.h - the daemon's configuration: one YAML file, parsed with libyaml.
  *
  * Owns struct config and its key table. Each key is declared once in
- * config.c (name, type, default, one-line documentation); the parser, the
+ * config_keys.c (name, type, default, one-line documentation); the parser, the
  * sample etc/codeexecd.yaml and codeexecd.yaml(5) all follow that table, and
  * tests/unit/test_config checks that they agree.
  */
@@ -237,6 +237,19 @@ enum config_kind {
 	CFG_NODE,    /* any YAML value, read by the key's `node` function */
 };
 
+/*
+ * What a SIGHUP does with a changed key. Privilege separation rests on it:
+ * the front moves into the running daemon exactly the RELOAD_LIVE keys
+ * (config_swap_live), the parent re-reads only `sidecars`, and every other
+ * change is logged and waits for a restart.
+ */
+enum reload_scope {
+	RELOAD_NONE,	 /* not set: the table's test refuses it */
+	RELOAD_LIVE,	 /* moved into the running front at once */
+	RELOAD_SIDECARS, /* the parent restarts each sidecar it changes */
+	RELOAD_RESTART,	 /* kept as it runs until the daemon restarts */
+};
+
 /* Validates (and, for keys without a field, stores) one string value. */
 typedef int (*config_check_fn)(struct config *c, const char *value, char *why, size_t why_len);
 
@@ -248,6 +261,7 @@ struct config_key {
 
 	/* The rest serves the parser and the documentation checks. */
 	const char *group;	/* section of codeexecd.yaml(5): "Identity", ... */
+	enum reload_scope scope; /* top-level keys only; fields take their key's */
 	size_t offset;		/* of the field in struct config */
 	size_t size;		/* of that field; 0: `check` stores the value */
 	double min, max;	/* CFG_INT: inclusive; CFG_NUMBER: min < v <= max */
@@ -272,6 +286,11 @@ struct config_key {
 	 */
 	int (*node)(struct config *c, const char *file, const struct ynode *v, char *why,
 		    size_t why_len);
+	/*
+	 * Keys with no field of their own (size 0, `check` stores the value):
+	 * nonzero if a and b hold different values. May be NULL otherwise.
+	 */
+	int (*differs)(const struct config *a, const struct config *b);
 };
 
 /*
@@ -292,6 +311,29 @@ void config_free(struct config *c);
 int config_str_differs(const char *a, const char *b);
 /* Nonzero if two lists differ in length or in any entry, in order. */
 int config_strlist_differs(const struct strlist *a, const struct strlist *b);
+/*
+ * Nonzero if key `k` holds different values in a and b (strings, lists,
+ * maps and records compared item by item; NULL is the same as "").
+ * A CFG_NODE key compares as unchanged: its reader's module compares it.
+ */
+int config_key_differs(const struct config_key *k, const struct config *a,
+		       const struct config *b);
+/* Whether the scalar field `f` of the records at x and y differs. */
+int config_field_differs(const struct config_key *f, const void *x, const void *y);
+/*
+ * Exchange the value of every RELOAD_LIVE key between `run` and `fresh`,
+ * and nothing else: `run` gets the new settings, `fresh` the old ones,
+ * to be freed with it. Fatal if a live key has no field of its own.
+ */
+void config_swap_live(struct config *run, struct config *fresh);
+/*
+ * Set the scalar key or field `k` of the record at `base` (c itself for a
+ * key) from its text `s`, by the one scalar grammar every value is read
+ * by; `plain` says the text was written unquoted (only plain text can be a
+ * boolean, number or null). Returns 0, or -1 with the reason in why.
+ */
+int config_set_scalar(struct config *c, void *base, const struct config_key *k, const char *s,
+		      int plain, char *why, size_t why_len);
 /* The key table, terminated by an entry whose name is NULL. */
 const struct config_key *config_keys(void);
 /*

@@ -4,11 +4,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "err.h"
+#include "log.h"
 #include "sidecar_config.h"
 #include "xmalloc.h"
 #include "ynode.h"
@@ -60,48 +63,73 @@ scalar(struct rd *r, const struct ynode *v, const char *field)
 	return v->text;
 }
 
-static int
-read_bool(struct rd *r, const struct ynode *v, const char *field, int *out)
-{
-	const char *s = scalar(r, v, field);
+#define SFIELD(f) \
+	.offset = offsetof(struct config_sidecar, f), \
+	.size = sizeof(((struct config_sidecar *)0)->f)
 
-	if (s == NULL)
-		return -1;
-	if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0) {
-		*out = s[0] == 't';
-		return 0;
-	}
-	return bad(r, v, "%s: expected true or false", field);
+/*
+ * The scalar fields of one sidecar, read by the key table's grammar
+ * (config_set_scalar). `command`, `env` and `limits` hold lists and
+ * mappings: read_field reads them, and `limits` by its limits.* entries.
+ * Scope: RELOAD_SIDECARS restarts the sidecar with the new value;
+ * RELOAD_RESTART fields are what kernels and the front know it by.
+ */
+static const struct config_key sidecar_fields[] = {
+	{.name = "name", .kind = CFG_STRING, SFIELD(name), .scope = RELOAD_RESTART},
+	{.name = "use_env_python", .kind = CFG_BOOL, .def = "true", SFIELD(use_env_python),
+	 .scope = RELOAD_SIDECARS},
+	{.name = "url_env_var", .kind = CFG_STRING, SFIELD(url_env_var), .scope = RELOAD_RESTART},
+	{.name = "host", .kind = CFG_STRING, .def = "127.0.0.1", SFIELD(host),
+	 .scope = RELOAD_RESTART},
+	{.name = "port", .kind = CFG_INT, .def = "0", SFIELD(port_configured), .min = 0,
+	 .max = 65535, .scope = RELOAD_RESTART},
+	{.name = "health_path", .kind = CFG_STRING, .def = "/health", SFIELD(health_path),
+	 .scope = RELOAD_SIDECARS},
+	{.name = "readiness_timeout_s", .kind = CFG_NUMBER, .def = "60",
+	 SFIELD(readiness_timeout_s), .min = 0.1, .min_inclusive = 1, .max = 3600,
+	 .scope = RELOAD_SIDECARS},
+	{.name = "socket", .kind = CFG_BOOL, .def = "false", SFIELD(socket),
+	 .scope = RELOAD_RESTART},
+	{.name = "restart", .kind = CFG_ENUM, .def = "on-failure", SFIELD(restart),
+	 .choices = restarts, .scope = RELOAD_SIDECARS},
+	{.name = "limits.memory_mb", .kind = CFG_INT, .def = "0", SFIELD(limit_memory_mb),
+	 .min = 0, .max = 16777216, .scope = RELOAD_SIDECARS},
+	{.name = "limits.pids", .kind = CFG_INT, .def = "0", SFIELD(limit_pids), .min = 0,
+	 .max = 4194304, .scope = RELOAD_SIDECARS},
+	{.name = "limits.cpu", .kind = CFG_NUMBER, .def = "0", SFIELD(limit_cpu), .min = 0,
+	 .min_inclusive = 1, .max = 1024, .scope = RELOAD_SIDECARS},
+	{.name = NULL},
+};
+
+_Static_assert(sizeof(enum sidecar_restart) == sizeof(int), "CFG_ENUM fields are stored as int");
+
+const struct config_key *
+sidecar_config_fields(void)
+{
+	return sidecar_fields;
 }
 
-static int
-read_number(struct rd *r, const struct ynode *v, const char *field, double min, double max,
-	    double *out)
+/* The scalar field called `name` ("limits.cpu" for a limit), or NULL. */
+static const struct config_key *
+field_named(const char *name)
 {
-	const char *s = scalar(r, v, field);
-	char *end;
-
-	if (s == NULL)
-		return -1;
-	errno = 0;
-	double d = strtod(s, &end);
-	if (s[0] == '\0' || *end != '\0' || errno != 0 || !(d >= min && d <= max))
-		return bad(r, v, "%s: expected a number from %g to %g, got \"%.40s\"", field, min,
-			   max, s);
-	*out = d;
-	return 0;
+	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
 }
 
+/* Read scalar field `f` of a sidecar from `v`, as every key's scalar is read. */
 static int
-read_int(struct rd *r, const struct ynode *v, const char *field, int min, int max, int *out)
+read_scalar(struct rd *r, const struct ynode *v, const struct config_key *f,
+	    struct config_sidecar *sc)
 {
-	double d;
+	char why[256];
 
-	if (read_number(r, v, field, min, max, &d) == -1)
+	if (scalar(r, v, f->name) == NULL)
 		return -1;
-	if (d != (double)(int)d)
-		return bad(r, v, "%s: expected an integer", field);
-	*out = (int)d;
+	if (config_set_scalar(NULL, sc, f, v->text, v->plain, why, sizeof(why)) == -1)
+		return bad(r, v, "%s: %s", f->name, why);
 	return 0;
 }
 
@@ -163,20 +191,15 @@ read_limits(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
 		return bad(r, v, "limits: expected a mapping of memory_mb, pids, cpu");
 	for (size_t i = 0; i < v->n; i += 2) {
 		const char *k = scalar(r, v->kids[i], "limits");
-		const struct ynode *val = v->kids[i + 1];
+		char name[48];
 		if (k == NULL)
 			return -1;
-		int rc;
-		if (strcmp(k, "memory_mb") == 0)
-			rc = read_int(r, val, "limits.memory_mb", 0, 16777216, &sc->limit_memory_mb);
-		else if (strcmp(k, "pids") == 0)
-			rc = read_int(r, val, "limits.pids", 0, 4194304, &sc->limit_pids);
-		else if (strcmp(k, "cpu") == 0)
-			rc = read_number(r, val, "limits.cpu", 0, 1024, &sc->limit_cpu);
-		else
-			rc = bad(r, v->kids[i], "limits: unknown field %.40s (memory_mb, pids, cpu)",
-				 k);
-		if (rc == -1)
+		snprintf(name, sizeof(name), "limits.%s", k);
+		const struct config_key *f = field_named(name);
+		if (f == NULL || strchr(k, '.') != NULL)
+			return bad(r, v->kids[i],
+				   "limits: unknown field %.40s (memory_mb, pids, cpu)", k);
+		if (read_scalar(r, v->kids[i + 1], f, sc) == -1)
 			return -1;
 	}
 	return 0;
@@ -190,61 +213,23 @@ host_ok(const char *s)
 	return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
 }
 
-static int
-read_string(struct rd *r, const struct ynode *v, const char *field, char **out)
-{
-	const char *s = scalar(r, v, field);
-
-	if (s == NULL)
-		return -1;
-	free(*out);
-	*out = xstrdup(s);
-	return 0;
-}
-
 /* One field `k` with value `v` of a sidecar. */
 static int
 read_field(struct rd *r, const struct ynode *kn, const struct ynode *v, struct config_sidecar *sc)
 {
 	const char *k = kn->text;
-	int restart = -1;
+	const struct config_key *f;
 
-	if (strcmp(k, "name") == 0)
-		return read_string(r, v, k, &sc->name);
 	if (strcmp(k, "command") == 0)
 		return read_command(r, v, sc);
-	if (strcmp(k, "use_env_python") == 0)
-		return read_bool(r, v, k, &sc->use_env_python);
-	if (strcmp(k, "url_env_var") == 0)
-		return read_string(r, v, k, &sc->url_env_var);
-	if (strcmp(k, "host") == 0)
-		return read_string(r, v, k, &sc->host);
-	if (strcmp(k, "port") == 0)
-		return read_int(r, v, k, 0, 65535, &sc->port_configured);
-	if (strcmp(k, "health_path") == 0)
-		return read_string(r, v, k, &sc->health_path);
-	if (strcmp(k, "readiness_timeout_s") == 0)
-		return read_number(r, v, k, 0.1, 3600, &sc->readiness_timeout_s);
 	if (strcmp(k, "env") == 0)
 		return read_env(r, v, sc);
-	if (strcmp(k, "socket") == 0)
-		return read_bool(r, v, k, &sc->socket);
 	if (strcmp(k, "limits") == 0)
 		return read_limits(r, v, sc);
-	if (strcmp(k, "restart") == 0) {
-		const char *s = scalar(r, v, k);
-		if (s == NULL)
-			return -1;
-		for (int i = 0; restarts[i]; i++)
-			if (strcmp(s, restarts[i]) == 0)
-				restart = i;
-		if (restart == -1)
-			return bad(r, v, "restart: expected always, on-failure or never, got "
-					 "\"%.40s\"", s);
-		sc->restart = (enum sidecar_restart)restart;
-		return 0;
-	}
-	return bad(r, kn, "unknown field %.40s", k);
+	f = field_named(k);
+	if (f == NULL || strchr(k, '.') != NULL)
+		return bad(r, kn, "unknown field %.40s", k);
+	return read_scalar(r, v, f, sc);
 }
 
 /* The checks of one sidecar once its fields are read, and of it against those before. */
@@ -294,11 +279,12 @@ read_one(struct rd *r, const struct ynode *m, struct config_sidecars *s)
 {
 	struct config_sidecar *sc = &s->v[s->n - 1];
 
-	sc->use_env_python = 1;
-	sc->host = xstrdup("127.0.0.1");
-	sc->health_path = xstrdup("/health");
-	sc->readiness_timeout_s = 60;
-	sc->restart = SIDECAR_RESTART_ON_FAILURE;
+	char why[256];
+
+	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++)
+		if (f->def != NULL && config_set_scalar(NULL, sc, f, f->def, f->kind != CFG_STRING,
+							why, sizeof(why)) == -1)
+			fatalx("config: bad default of sidecars.%s: %s", f->name, why);
 	if (m->type != YN_MAP)
 		return bad(r, m, "expected a mapping of fields");
 	for (size_t i = 0; i < m->n; i += 2) {
@@ -391,4 +377,40 @@ sidecar_differs(const struct config_sidecar *a, const struct config_sidecar *b)
 	       strv_differs(a->env_values, b->env_values, a->nenv) || a->socket != b->socket ||
 	       a->restart != b->restart || a->limit_memory_mb != b->limit_memory_mb ||
 	       a->limit_pids != b->limit_pids || a->limit_cpu != b->limit_cpu;
+}
+
+int
+sidecar_identity_differs(const struct config_sidecar *a, const struct config_sidecar *b)
+{
+	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++)
+		if (f->scope == RELOAD_RESTART && config_field_differs(f, a, b))
+			return 1;
+	return 0;
+}
+
+#define SWAP(a, b)                                                                                 \
+	do {                                                                                       \
+		__typeof__(a) swap_tmp_ = (a);                                                     \
+		(a) = (b);                                                                         \
+		(b) = swap_tmp_;                                                                   \
+	} while (0)
+
+void
+sidecar_take_settings(struct config_sidecar *a, struct config_sidecar *b)
+{
+	unsigned char tmp[sizeof(*a)];
+
+	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++) {
+		if (f->scope != RELOAD_SIDECARS)
+			continue;
+		memcpy(tmp, (char *)a + f->offset, f->size);
+		memcpy((char *)a + f->offset, (char *)b + f->offset, f->size);
+		memcpy((char *)b + f->offset, tmp, f->size);
+	}
+	/* The list and mapping fields, which the table does not hold. */
+	SWAP(a->command, b->command);
+	SWAP(a->ncommand, b->ncommand);
+	SWAP(a->env_keys, b->env_keys);
+	SWAP(a->env_values, b->env_values);
+	SWAP(a->nenv, b->nenv);
 }

@@ -5,13 +5,16 @@
  *
  * Read from the YAML tree by sidecars_read_node (config.c's table calls
  * it: a list of mappings with list, map and nested fields, which the
- * table's CFG_RECORDS cannot hold).
+ * table's CFG_RECORDS cannot hold). The scalar fields are declared in a
+ * field table of their own, with their reload scope, and read by the
+ * scalar grammar of every key (config_set_scalar).
  */
 #ifndef COMMON_SIDECAR_CONFIG_H
 #define COMMON_SIDECAR_CONFIG_H
 
 #include <stddef.h>
 
+struct config_key;
 struct ynode;
 struct strlist;
 struct strmap;
@@ -67,6 +70,21 @@ void sidecars_free(struct config_sidecars *s);
 /* Nonzero if sidecars a and b differ in any setting (the port as
  * written, not as picked). SIGHUP restarts those that differ. */
 int sidecar_differs(const struct config_sidecar *a, const struct config_sidecar *b);
+/*
+ * The scalar fields of a sidecar (offsets in struct config_sidecar), each
+ * with its reload scope, terminated by a NULL name.
+ */
+const struct config_key *sidecar_config_fields(void);
+/*
+ * Nonzero if a and b differ in a field of scope RELOAD_RESTART: what
+ * kernels and the front know the sidecar by, which a reload cannot change.
+ */
+int sidecar_identity_differs(const struct config_sidecar *a, const struct config_sidecar *b);
+/*
+ * Move b's settings of scope RELOAD_SIDECARS (with command and env) into
+ * the running a; b gets a's, to be freed. Fields of other scopes stay.
+ */
+void sidecar_take_settings(struct config_sidecar *a, struct config_sidecar *b);
 /* restart's value as written. */
 const char *sidecar_restart_name(enum sidecar_restart r);
 

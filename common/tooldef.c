@@ -10,13 +10,13 @@
 
 #include "buf.h"
 #include "err.h"
+#include "shown.h"
 #include "tooldef.h"
 #include "xmalloc.h"
 #include "ynode.h"
 
 #define LETTERS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 #define IDCHARS LETTERS "0123456789"
-#define SHOWN 48
 /* Errors reported for one list at most; the rest are counted. */
 #define MAX_ERRORS 20
 
@@ -172,22 +172,6 @@ tooldef_type_ok(const char *s)
 	return end != NULL && *skip_space(end) == '\0';
 }
 
-/* A value as a message shows it, cut short, control bytes escaped. */
-static const char *
-shown(const char *s, char out[SHOWN + 8])
-{
-	size_t o = 0;
-
-	out[o++] = '"';
-	for (; *s && o < SHOWN; s++)
-		out[o++] = (unsigned char)*s < 0x20 ? '?' : *s;
-	if (*s)
-		o += (size_t)snprintf(out + o, 8, "...");
-	out[o++] = '"';
-	out[o] = '\0';
-	return out;
-}
-
 /* The text of scalar `v` for field `f`, or NULL after an error. */
 static const char *
 text_of(struct reader *r, const struct ynode *v, const char *label, const char *f)
@@ -282,43 +266,13 @@ py_literal(struct buf *b, const struct ynode *v, int depth)
 	return 0;
 }
 
-/* The nearest of `names` to `s` (at most 2 edits), or NULL. */
-static const char *
-nearest(const char *s, const char *const *names)
-{
-	const char *best = NULL;
-	size_t bestd = 3, la = strlen(s);
-
-	if (la > 40)
-		return NULL;
-	for (size_t k = 0; names[k]; k++) {
-		size_t lb = strlen(names[k]), prev[64], cur[64];
-		for (size_t j = 0; j <= lb; j++)
-			prev[j] = j;
-		for (size_t i = 1; i <= la; i++) {
-			cur[0] = i;
-			for (size_t j = 1; j <= lb; j++) {
-				size_t sub = prev[j - 1] + (s[i - 1] != names[k][j - 1]);
-				size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-				cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			}
-			memcpy(prev, cur, (lb + 1) * sizeof(*prev));
-		}
-		if (prev[lb] < bestd) {
-			bestd = prev[lb];
-			best = names[k];
-		}
-	}
-	return best;
-}
-
 /* Report `kn` as an unknown field of a mapping whose fields are `names`. */
 static void
 unknown_field(struct reader *r, const struct ynode *kn, const char *label,
 	      const char *const *names)
 {
-	char sh[SHOWN + 8];
-	const char *hint = nearest(kn->text, names);
+	char sh[SHOWN_LEN];
+	const char *hint = shown_nearest(kn->text, names);
 
 	if (hint)
 		report(r, kn, label, "unknown field %s (did you mean %s?)", shown(kn->text, sh),
@@ -417,7 +371,7 @@ read_param(struct reader *r, const struct ynode *m, const char *label, int optio
 	   struct tool_param *p)
 {
 	static const char *const names[] = {"name", "type", "description", "default", NULL};
-	char sh[SHOWN + 8];
+	char sh[SHOWN_LEN];
 	int before = r->n_errors;
 
 	memset(p, 0, sizeof(*p));
@@ -513,7 +467,7 @@ read_return(struct reader *r, const struct ynode *m, const char *label, struct t
 {
 	static const char *const names[] = {"type", "description", NULL};
 	const struct ynode *v = field(m, "return_spec");
-	char rlabel[192], sh[SHOWN + 8];
+	char rlabel[192], sh[SHOWN_LEN];
 
 	if (v == NULL) {
 		report(r, m, label, "return_spec is required (type, and a description)");
@@ -595,7 +549,7 @@ read_def(struct reader *r, const struct ynode *m, size_t index, struct tool_def 
 	static const char *const names[] = {"name", "description", "required_parameters",
 					    "optional_parameters", "return_spec", "module",
 					    "category", "examples", NULL};
-	char label[128], sh[SHOWN + 8];
+	char label[128], sh[SHOWN_LEN];
 	int before = r->n_errors;
 
 	memset(d, 0, sizeof(*d));

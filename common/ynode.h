@@ -1,6 +1,7 @@
 /*
- * ynode.h - the YAML tree config.c builds from libyaml's events, shared
- * with the readers of values too rich for the key table (tooldef.c).
+ * ynode.h - the YAML tree ynode.c builds from libyaml's events, which
+ * config.c walks, as do the readers of values too rich for the key table
+ * (tooldef.c, sidecar_config.c).
  *
  * Every node keeps libyaml's mark of where it starts, so each reader can
  * name FILE:LINE:COLUMN in its messages. The loader's rules hold for every
@@ -9,6 +10,7 @@
 #ifndef COMMON_YNODE_H
 #define COMMON_YNODE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <yaml.h>
 
@@ -28,6 +30,12 @@ struct ynode {
 	size_t n;
 };
 
+/*
+ * Write "FILE:LINE:COLUMN: " and the formatted message at mark `m` into
+ * why (1-based, as every reader of the tree reports). Returns -1.
+ */
+int ynode_vfail(char *why, size_t why_len, const char *file, yaml_mark_t m, const char *fmt,
+		va_list ap) __attribute__((format(printf, 5, 0)));
 /* Free `nd` and everything below it. NULL is harmless. */
 void ynode_free(struct ynode *nd);
 /*
@@ -37,5 +45,10 @@ void ynode_free(struct ynode *nd);
 int ynode_load_file(const char *path, struct ynode **root, char *why, size_t why_len);
 /* Whether a plain scalar's text is YAML's null ("", ~, null). */
 int ynode_is_null_word(const char *s);
+/*
+ * What a message says it got instead of a value: "a list", "no value", or
+ * the text as shown() writes it into `out`, of SHOWN_LEN bytes (shown.h).
+ */
+const char *ynode_what(const struct ynode *nd, char *out);
 
 #endif

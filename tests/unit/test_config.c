@@ -587,10 +587,18 @@ static const struct {
 	{"name: x\nsidecars: [{name: m, command: a}]\n",
 	 "2:31: sidecars item 1: command: expected a non-empty list of arguments"},
 	{"name: x\nsidecars: [{name: m, command: [a], restart: sometimes}]\n",
-	 "2:45: sidecars item 1: restart: expected always, on-failure or never, got "
+	 "2:45: sidecars item 1: restart: expected one of on-failure, always, never; got "
 	 "\"sometimes\""},
 	{"name: x\nsidecars: [{name: m, command: [a], port: 70000}]\n",
-	 "2:42: sidecars item 1: port: expected a number from 0 to 65535, got \"70000\""},
+	 "2:42: sidecars item 1: port: must be between 0 and 65535, got 70000"},
+	/* A sidecar's scalars follow the grammar of every other key. */
+	{"name: x\nsidecars: [{name: m, command: [a], socket: \"true\"}]\n",
+	 "2:44: sidecars item 1: socket: expected true or false, got \"true\""},
+	{"name: x\nsidecars: [{name: m, command: [-m, a], use_env_python: yes}]\n", NULL},
+	{"name: x\nsidecars: [{name: m, command: [a], readiness_timeout_s: 0}]\n",
+	 "2:57: sidecars item 1: readiness_timeout_s: must be at least 0.1 and at most 3600, got 0"},
+	{"name: x\nsidecars: [{name: m, command: [a], limits: {pids: 1.5}}]\n",
+	 "2:51: sidecars item 1: limits.pids: expected an integer, got \"1.5\""},
 	{"name: x\nsidecars: [{name: m, command: [a], url_env_var: PATH}]\n",
 	 "2:12: sidecars item 1: url_env_var PATH is not a name kernels may be given"},
 	{"name: x\nsidecars: [{name: m, command: [a], env: {LD_PRELOAD: x}}]\n",
@@ -687,6 +695,30 @@ START_TEST(sidecar_fields)
 	ck_assert(b->limit_cpu == 1.5);
 	ck_assert_int_eq(sidecar_differs(a, a), 0);
 	ck_assert_int_ne(sidecar_differs(a, b), 0);
+	ck_assert_int_ne(sidecar_identity_differs(a, b), 0);
+	for (const struct config_key *f = sidecar_config_fields(); f->name != NULL; f++)
+		ck_assert_msg(f->scope == RELOAD_SIDECARS || f->scope == RELOAD_RESTART,
+			      "sidecars: %s has no reload scope", f->name);
+	/* What a reload may change in a running sidecar, and what it may not. */
+	struct config_sidecar run = *a, want = *b;
+	sidecar_take_settings(&run, &want);
+	ck_assert_str_eq(run.name, "my-model");
+	ck_assert_str_eq(run.url_env_var, "MY_MODEL_URL");
+	ck_assert_str_eq(run.host, "127.0.0.1");
+	ck_assert_int_eq(run.port_configured, 0);
+	ck_assert_int_eq(run.use_env_python, 0);
+	ck_assert_str_eq(run.command[0], "/usr/bin/b");
+	ck_assert_str_eq(run.health_path, "/ready");
+	ck_assert(run.readiness_timeout_s == 2.5);
+	ck_assert_uint_eq(run.nenv, 1);
+	ck_assert_int_eq(run.restart, SIDECAR_RESTART_NEVER);
+	ck_assert(run.limit_cpu == 1.5);
+	ck_assert_str_eq(want.health_path, "/health");
+	ck_assert_str_eq(want.name, "b");
+	/* Give each its own fields back, for config_free. */
+	sidecar_take_settings(&run, &want);
+	ck_assert_int_eq(memcmp(&run, a, sizeof(run)), 0);
+	ck_assert_int_eq(memcmp(&want, b, sizeof(want)), 0);
 	config_free(&c);
 	free(path);
 }
@@ -790,8 +822,76 @@ START_TEST(table_is_sound)
 				      "%s.%s: bad field", k->name, f->name);
 		for (const struct config_key *o = k + 1; o->name != NULL; o++)
 			ck_assert_msg(strcmp(k->name, o->name) != 0, "%s twice", k->name);
+		/* Reload scope: privilege separation rests on it (reload.c). */
+		ck_assert_msg(k->scope == RELOAD_LIVE || k->scope == RELOAD_SIDECARS ||
+				      k->scope == RELOAD_RESTART,
+			      "%s has no reload scope", k->name);
+		ck_assert_msg(k->scope != RELOAD_LIVE || (k->size != 0 && k->differs == NULL),
+			      "%s is live but has no field of its own to swap", k->name);
+		ck_assert_msg(k->scope != RELOAD_RESTART ||
+				      (k->kind != CFG_NODE && (k->size != 0 || k->differs != NULL)),
+			      "%s needs a restart, but a reload cannot tell it changed", k->name);
+		ck_assert_msg((k->scope == RELOAD_SIDECARS) == (strcmp(k->name, "sidecars") == 0),
+			      "%s: only sidecars is the parent's to reload", k->name);
 	}
 	ck_assert_ptr_nonnull(key_named("pool.warm"));
+}
+END_TEST
+
+/* Load `path` (caller frees with config_free), failing the test on an error. */
+static void
+must_load(const char *path, struct config *c)
+{
+	char err[512];
+
+	ck_assert_msg(config_load(path, c, err, sizeof(err)) == 0, "%s", err);
+}
+
+/*
+ * config_swap_live moves the live keys, and only those: every key of the
+ * running configuration that is not RELOAD_LIVE keeps its value, whatever
+ * the new file says.
+ */
+START_TEST(swap_moves_only_live_keys)
+{
+	char *sample = xasprintf("%s/etc/codeexecd.yaml", srcdir), *other = fixture("full.yaml");
+	struct config run, fresh, run0, fresh0;
+	size_t live = 0, kept = 0;
+
+	setenv("HOME", "/home/tester", 1);
+	must_load(sample, &run);
+	must_load(sample, &run0);
+	must_load(other, &fresh);
+	must_load(other, &fresh0);
+	config_swap_live(&run, &fresh);
+	for (const struct config_key *k = config_keys(); k->name != NULL; k++) {
+		int changed = config_key_differs(k, &run0, &fresh0);
+		if (k->scope == RELOAD_LIVE) {
+			ck_assert_msg(!config_key_differs(k, &run, &fresh0), "live %s not taken",
+				      k->name);
+			ck_assert_msg(!config_key_differs(k, &fresh, &run0), "live %s not given back",
+				      k->name);
+			live += changed;
+		} else {
+			ck_assert_msg(!config_key_differs(k, &run, &run0), "%s changed on reload",
+				      k->name);
+			ck_assert_msg(!config_key_differs(k, &fresh, &fresh0), "%s moved", k->name);
+			kept += changed;
+		}
+	}
+	/* The two files differ in both kinds of keys, so the test has teeth. */
+	ck_assert_uint_ge(live, 3);
+	ck_assert_uint_ge(kept, 3);
+	/* tools (CFG_NODE) compares as unchanged above: look at it directly. */
+	ck_assert_uint_eq(run.tools.n, fresh0.tools.n);
+	ck_assert_uint_eq(fresh.tools.n, run0.tools.n);
+	ck_assert_int_eq(run.sidecars.n, run0.sidecars.n);
+	config_free(&run);
+	config_free(&fresh);
+	config_free(&run0);
+	config_free(&fresh0);
+	free(sample);
+	free(other);
 }
 END_TEST
 
@@ -963,6 +1063,55 @@ START_TEST(man_page_documents_every_key)
 }
 END_TEST
 
+/*
+ * The man page's list of keys a SIGHUP applies at once (the .Bd block
+ * after the comment line naming "The live keys") is the table's
+ * RELOAD_LIVE keys, each once.
+ */
+START_TEST(man_page_lists_the_live_keys)
+{
+	char *path = xasprintf("%s/man/codeexecd.yaml.5", srcdir);
+	char *text = slurp(path);
+	struct names found = {NULL, 0};
+	size_t n = 0;
+	int in = 0, seen = 0;
+
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l != NULL;
+	     l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, ".\\\" The live keys:", 18) == 0) {
+			seen = 1;
+			continue;
+		}
+		if (!seen || (!in && strncmp(l, ".Bd ", 4) == 0 && (in = 1)))
+			continue;
+		if (strcmp(l, ".Ed") == 0)
+			break;
+		ck_assert_msg(strncmp(l, ".Ic ", 4) == 0, "man page: %s in the live keys' list", l);
+		char *name = macro_arg(l);
+		names_add(&found, name);
+		free(name);
+	}
+	ck_assert_msg(seen, "man page: no list of the live keys");
+	for (const struct config_key *k = config_keys(); k->name != NULL; k++) {
+		if (k->scope != RELOAD_LIVE)
+			continue;
+		n++;
+		ck_assert_msg(names_has(&found, k->name),
+			      "man page: live key %s is not in the SIGHUP list", k->name);
+	}
+	for (size_t i = 0; i < found.n; i++) {
+		const struct config_key *k = key_named(found.v[i]);
+		ck_assert_msg(k != NULL && k->scope == RELOAD_LIVE,
+			      "man page: SIGHUP lists %s, which the table does not reload live",
+			      found.v[i]);
+	}
+	ck_assert_uint_eq(found.n, n);
+	names_free(&found);
+	free(text);
+	free(path);
+}
+END_TEST
+
 /* Collect the dotted paths of mapping keys, stopping at table keys. */
 static void
 collect_paths(yaml_document_t *doc, yaml_node_t *map, const char *prefix, struct names *out)
@@ -1040,6 +1189,8 @@ main(void)
 	TCase *td = tcase_create("drift");
 	tcase_add_test(td, table_is_sound);
 	tcase_add_test(td, man_page_documents_every_key);
+	tcase_add_test(td, man_page_lists_the_live_keys);
+	tcase_add_test(td, swap_moves_only_live_keys);
 	tcase_add_test(td, sample_sets_every_key_and_loads);
 	suite_add_tcase(s, td);
 
