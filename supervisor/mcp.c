@@ -312,7 +312,7 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 		return;
 	}
 	struct session *ctx = NULL;
-	if (t != &tool_execute && call_context(t, s, checked, &ctx, id, rs) == -1) {
+	if (call_context(t, s, checked, &ctx, id, rs) == -1) {
 		json_object_put(checked);
 		metrics_call(tools_index(t), METRICS_REJECTED);
 		return;
