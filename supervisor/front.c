@@ -187,6 +187,6 @@ front_main(void *arg, int sock, int control, int ready_fd)
 	if (control_fd != -1)
 		close(control_fd);
 	toolreg_free(toolreg_replace(NULL)); /* before the definitions it borrows */
-	log_info("front stopped");
+	log_info("stopped"); /* the front's tag says whose */
 	exit(0);
 }

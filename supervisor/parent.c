@@ -309,15 +309,19 @@ become_front(struct parent_args *a, pid_t parent, int sock, int ready_fd)
 	log_close();
 	close_others(sock, a->control_fd, ready_fd);
 	log_reopen();
+	/* Its reasons name the front themselves ("front: ..."). */
 	if (front_confine(a->front_uid, a->front_gid, 0, &bounding_kept, why, sizeof(why)) == -1)
 		fatalx("%s", why);
+	/* From here every line says it is the front's: codeexecd-front in
+	 * syslog, "front: " on stderr. */
+	log_set_process("codeexecd-front", "front");
 	/* After the uid change, which clears it; and the parent may be gone already. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		fatalx("front: the privileged parent is gone");
+		fatalx("the privileged parent is gone");
 	if (front_filter_install(why, sizeof(why)) == -1)
 		fatalx("%s", why);
 	if (bounding_kept)
-		log_info("front: the capability bounding set stays as the parent's (it lacks "
+		log_info("the capability bounding set stays as the parent's (it lacks "
 			 "CAP_SETPCAP); no_new_privs keeps the front from gaining any of it");
 	a->front(a->front_arg, sock, a->control_fd, ready_fd);
 	_exit(0);
