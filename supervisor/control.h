@@ -1,8 +1,8 @@
 /*
  * control.h - the operator's control socket, runtime_dir/control/codeexecd.sock.
  *
- * A client sends one line of JSON and gets one line back:
- * {"cmd":"status"}, {"cmd":"sessions"}, {"cmd":"close","session":ID}.
+ * A client sends one line of JSON and gets one line back, as
+ * common/control_proto.h says (requests, answers, protocol version).
  * Served by the main loop, one short exchange at a time.
  *
  * Who may connect is decided by the peer's uid (SO_PEERCRED) only: root,
