@@ -39,7 +39,7 @@ status_print_workers(struct json_object *workers)
 	table_free(&t);
 }
 
-/* One row per sidecar (issue 14): state, pid, restarts, uptime, memory. */
+/* One row per sidecar: state, pid, restarts, uptime, memory. */
 static void
 status_print_sidecars(struct json_object *sidecars)
 {
