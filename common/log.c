@@ -12,6 +12,8 @@
 #include "log.h"
 
 static const char *log_ident = "codeexecd";
+static const char *syslog_ident = "codeexecd";
+static const char *log_tag; /* on stderr, before each line; NULL: none */
 static int log_foreground = 1;
 static int log_facility = LOG_DAEMON;
 static int log_level = LOG_INFO;
@@ -20,11 +22,20 @@ static log_sink_fn log_sink;
 void
 log_init(const char *ident, int foreground, int facility)
 {
-	log_ident = ident;
+	log_ident = syslog_ident = ident;
 	log_foreground = foreground;
 	log_facility = facility;
 	if (!foreground)
 		openlog(ident, LOG_PID | LOG_NDELAY, facility);
+}
+
+void
+log_set_process(const char *ident, const char *tag)
+{
+	syslog_ident = ident;
+	log_tag = tag;
+	if (!log_foreground)
+		openlog(ident, LOG_PID | LOG_NDELAY, log_facility);
 }
 
 void
@@ -38,7 +49,7 @@ void
 log_reopen(void)
 {
 	if (!log_foreground)
-		openlog(log_ident, LOG_PID | LOG_NDELAY, log_facility);
+		openlog(syslog_ident, LOG_PID | LOG_NDELAY, log_facility);
 }
 
 void
@@ -158,8 +169,9 @@ log_emit(int priority, const char *line)
 	char stamp[32];
 	long nsec = clock_wall_format(stamp, sizeof(stamp), "%H:%M:%S", 0);
 	pthread_mutex_lock(&lock);
-	fprintf(stderr, "%s.%03ld %s[%d] %s: %s\n", stamp, nsec / 1000000, log_ident,
-		(int)getpid(), names[priority & 7], line);
+	fprintf(stderr, "%s.%03ld %s[%d] %s: %s%s%s\n", stamp, nsec / 1000000, log_ident,
+		(int)getpid(), names[priority & 7], log_tag ? log_tag : "", log_tag ? ": " : "",
+		line);
 	pthread_mutex_unlock(&lock);
 }
 

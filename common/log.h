@@ -19,8 +19,16 @@ typedef void (*log_sink_fn)(int priority, const char *line);
 
 /* Start logging as `ident`; to stderr when `foreground`, else to syslog. */
 void log_init(const char *ident, int foreground, int facility);
+/*
+ * From now on this process (a child that is not the daemon's parent) logs
+ * as `ident` to syslog, and on stderr with "tag: " after the level, so a
+ * line says which process wrote it; stderr keeps log_init's ident, the
+ * name readers and scripts match. Both borrowed (static strings).
+ */
+void log_set_process(const char *ident, const char *tag);
 /* Close the syslog connection (before closing descriptors wholesale), and
- * open it again as log_init did. No-ops in the foreground. */
+ * open it again as log_init (or log_set_process) left it. No-ops in the
+ * foreground. */
 void log_close(void);
 void log_reopen(void);
 /* Messages above this priority (LOG_INFO by default) are dropped. */

@@ -36,9 +36,11 @@
  * Adding a field: add it to the struct, one line to its type's table in
  * priv_msg.c, bump PRIV_VERSION, cover it in tests/unit/test_priv_msg.c.
  *
- * Not here yet: "publish" (issue 19 item 2). There is no publisher in the
- * daemon; when there is, its request (a directory id the parent issued,
- * never a path) gets the next type number of the front's range.
+ * Publishing needs no message here: the front's publishers (publish.h)
+ * copy or upload a session's file from a descriptor its worker opened
+ * (sfiles.h), with the front's own rights. A request the front may one
+ * day need for it names a directory id the parent issued, never a path,
+ * and takes the next type number of the front's range.
  */
 #ifndef COMMON_PRIV_MSG_H
 #define COMMON_PRIV_MSG_H

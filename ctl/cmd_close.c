@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "control_proto.h"
 #include "ctl.h"
 #include "log.h"
 
@@ -12,12 +13,12 @@ close_run(struct ctl *c, char **argv)
 	struct json_object *req = json_object_new_object();
 	struct json_object *reply;
 
-	json_object_object_add(req, "cmd", json_object_new_string("close"));
-	json_object_object_add(req, "session", json_object_new_string(argv[0]));
+	json_object_object_add(req, CONTROL_KEY_CMD, json_object_new_string(CONTROL_CMD_CLOSE));
+	json_object_object_add(req, CONTROL_KEY_SESSION, json_object_new_string(argv[0]));
 	int rc = ctl_control(c, req, &reply);
 	json_object_put(req);
 	if (rc == CTL_OK && !c->json) {
-		if (ctl_bool(reply, "closed")) {
+		if (ctl_bool(reply, CONTROL_KEY_CLOSED)) {
 			printf("session %s closed\n", argv[0]);
 		} else {
 			log_warnx("close %s: the daemon did not confirm it", argv[0]);

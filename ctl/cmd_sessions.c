@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "control_proto.h"
 #include "ctl.h"
 
 /* A Unix time as local "YYYY-MM-DD HH:MM:SS", or "-" when unknown. */
@@ -49,14 +50,15 @@ sessions_run(struct ctl *c, char **argv)
 	struct json_object *reply, *list = NULL;
 	struct table t;
 
-	json_object_object_add(req, "cmd", json_object_new_string("sessions"));
+	json_object_object_add(req, CONTROL_KEY_CMD,
+			       json_object_new_string(CONTROL_CMD_SESSIONS));
 	int rc = ctl_control(c, req, &reply);
 	json_object_put(req);
 	if (rc != CTL_OK || c->json) {
 		json_object_put(reply);
 		return rc;
 	}
-	if (!json_object_object_get_ex(reply, "sessions", &list) ||
+	if (!json_object_object_get_ex(reply, CONTROL_KEY_SESSIONS, &list) ||
 	    !json_object_is_type(list, json_type_array) || json_object_array_length(list) == 0) {
 		printf("no sessions\n");
 		json_object_put(reply);

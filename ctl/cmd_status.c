@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "control_proto.h"
 #include "ctl.h"
 
 /* One row per worker process: the pool at a glance. */
@@ -38,7 +39,7 @@ status_print_workers(struct json_object *workers)
 	table_free(&t);
 }
 
-/* One row per sidecar (issue 14): state, pid, restarts, uptime, memory. */
+/* One row per sidecar: state, pid, restarts, uptime, memory. */
 static void
 status_print_sidecars(struct json_object *sidecars)
 {
@@ -82,7 +83,7 @@ status_run(struct ctl *c, char **argv)
 	struct json_object *reply, *workers = NULL, *sidecars = NULL;
 	char up[32];
 
-	json_object_object_add(req, "cmd", json_object_new_string("status"));
+	json_object_object_add(req, CONTROL_KEY_CMD, json_object_new_string(CONTROL_CMD_STATUS));
 	int rc = ctl_control(c, req, &reply);
 	json_object_put(req);
 	if (rc != CTL_OK || c->json) {

@@ -1,8 +1,10 @@
 /*
  * control.c - the client side of the daemon's control socket.
  *
- * The protocol is one line of JSON each way: we send a request, the daemon
- * answers one line and closes. The socket is in runtime_dir/control, a
+ * The protocol is one line of JSON each way (common/control_proto.h): we
+ * send a request naming our protocol version, the daemon answers one line
+ * and closes; a daemon of another version is refused. The socket is in
+ * runtime_dir/control, a
  * directory of root's (or the daemon's user's) that only they and
  * control_group may enter; the daemon then checks the caller's uid and
  * answers {"error": ...} to anyone else.
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "control_proto.h"
 #include "ctl.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -166,6 +169,25 @@ control_parse(const char *path, const char *line)
 	return o;
 }
 
+/*
+ * Whether `reply` (borrowed) comes from a daemon of another control
+ * protocol version: it names one that is not ours. Said (logged) if so.
+ */
+static int
+control_other_version(const char *path, struct json_object *reply)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(reply, CONTROL_KEY_PROTOCOL, &v) ||
+	    (json_object_is_type(v, json_type_int) &&
+	     json_object_get_int64(v) == CONTROL_PROTO_VERSION))
+		return 0;
+	log_warnx("control socket %s: the daemon speaks control protocol %.20s, this codeexecctl "
+		  "%d: use the codeexecctl of the daemon's release", path,
+		  json_object_to_json_string(v), CONTROL_PROTO_VERSION);
+	return 1;
+}
+
 int
 ctl_control(struct ctl *c, struct json_object *request, struct json_object **reply)
 {
@@ -176,25 +198,32 @@ ctl_control(struct ctl *c, struct json_object *request, struct json_object **rep
 	*reply = NULL;
 	if (path == NULL)
 		return CTL_USAGE;
+	json_object_object_add(request, CONTROL_KEY_PROTOCOL,
+			       json_object_new_int(CONTROL_PROTO_VERSION));
 	line = control_exchange(path,
 				json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN));
 	if (line == NULL)
 		return CTL_USAGE;
 	*reply = control_parse(path, line);
+	if (*reply && control_other_version(path, *reply)) {
+		json_object_put(*reply);
+		*reply = NULL;
+	}
 	if (*reply && c->json)
 		printf("%s\n", line);
 	free(line);
 	if (*reply == NULL)
 		return CTL_USAGE;
-	if (json_object_object_get_ex(*reply, "error", &err)) {
-		const char *session = ctl_str(request, "session", NULL);
+	if (json_object_object_get_ex(*reply, CONTROL_KEY_ERROR, &err)) {
+		const char *session = ctl_str(request, CONTROL_KEY_SESSION, NULL);
 		if (c->json)
 			return CTL_FAILED;
 		if (session)
-			log_warnx("%s %s: %s", ctl_str(request, "cmd", "?"), session,
+			log_warnx("%s %s: %s", ctl_str(request, CONTROL_KEY_CMD, "?"), session,
 				  json_object_get_string(err));
 		else
-			log_warnx("%s: %s", ctl_str(request, "cmd", "?"), json_object_get_string(err));
+			log_warnx("%s: %s", ctl_str(request, CONTROL_KEY_CMD, "?"),
+				  json_object_get_string(err));
 		return CTL_FAILED;
 	}
 	return CTL_OK;

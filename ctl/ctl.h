@@ -54,10 +54,12 @@ const char *ctl_socket_path(struct ctl *c);
 const char *ctl_mcp_url(struct ctl *c);
 
 /*
- * Send `request` (borrowed) on the control socket and parse the answer into
- * *reply (caller owns). With -j the answer is printed as received. Returns
- * CTL_OK; CTL_FAILED if the daemon answered {"error":...} (reported, and
- * *reply still set); CTL_USAGE if there was no usable answer (reported).
+ * Send `request` (borrowed; our protocol version is added to it) on the
+ * control socket and parse the answer into *reply (caller owns). With -j
+ * the answer is printed as received. Returns CTL_OK; CTL_FAILED if the
+ * daemon answered {"error":...} (reported, and *reply still set);
+ * CTL_USAGE if there was no usable answer, or the daemon speaks another
+ * protocol version (reported).
  */
 int ctl_control(struct ctl *c, struct json_object *request, struct json_object **reply);
 

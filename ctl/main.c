@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control_proto.h"
 #include "ctl.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -68,7 +69,8 @@ ctl_socket_path(struct ctl *c)
 		return c->socket_path;
 	if ((cfg = ctl_config(c)) == NULL)
 		return NULL;
-	c->owned_socket_path = xasprintf("%s/control/codeexecd.sock", cfg->runtime_dir);
+	c->owned_socket_path =
+		xasprintf("%s/" CONTROL_SOCKET_DIR "/" CONTROL_SOCKET_FILE, cfg->runtime_dir);
 	return c->owned_socket_path;
 }
 

@@ -1,10 +1,10 @@
 /*
- * main.c - codeexec-worker: entry point, the link to the supervisor and
- * the main loop.
+ * main.c - codeexec-worker: entry point and the main loop.
  *
- * Owns the worker's state (struct wstate, worker.h) and the conversation
- * with the supervisor on fd 3 (ipc.h): frames are read and decoded here
- * and routed by route.c; the kernel's life cycle is lifecycle.c's. One
+ * Owns the worker's state (struct wstate, worker.h) and reads the
+ * supervisor's frames on fd 3 (ipc.h): they are decoded here and routed
+ * by route.c; what goes back up, log lines included, is
+ * supervisor_link.c's; the kernel's life cycle is lifecycle.c's. One
  * zmq_poll loop watches fd 3, the signal pipe, the kernel's sockets, its
  * output pipe and its pidfd. Setup order: not dumpable, log to the
  * supervisor, signals, ZeroMQ, loop; leaving the loop always ends the
@@ -37,25 +37,6 @@ static volatile sig_atomic_t got_term;
 static int sig_pipe[2] = {-1, -1};
 /* For the atexit handler only. */
 static struct wstate *exiting_worker;
-/* Where log lines go; -1 once the supervisor is gone. */
-static int log_fd = IPC_WORKER_FD;
-
-/* The log sink: each line becomes IPC_LOG; stderr if that cannot work. */
-static void
-log_to_supervisor(int priority, const char *line)
-{
-	static int busy;
-
-	if (busy || log_fd == -1) {
-		fprintf(stderr, "codeexec-worker[%d]: %s\n", (int)getpid(), line);
-		return;
-	}
-	busy = 1; /* a failed send must not log through us again */
-	struct ipc_log l = {priority, ipc_text_of(line)};
-	if (ipc_log_send(log_fd, 0, &l) == -1)
-		fprintf(stderr, "codeexec-worker[%d]: %s\n", (int)getpid(), line);
-	busy = 0;
-}
 
 static void
 on_signal(int sig)
@@ -87,60 +68,6 @@ setup_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-int
-supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *msg)
-{
-	if (log_fd == -1)
-		return 0;
-	if (ipc_msg_send(IPC_WORKER_FD, type, id, msg) == 0)
-		return 0;
-	if (errno == EMSGSIZE || errno == EINVAL) {
-		int saved = errno;
-		log_warnx("dropped %s %s frame", saved == EMSGSIZE ? "an oversized" : "an invalid",
-			  ipc_type_name(type));
-		errno = saved;
-		return -1;
-	}
-	log_fd = -1; /* stop talking to it, logging included */
-	log_warn("send %s to the supervisor", ipc_type_name(type));
-	w->quit = 1;
-	return 0;
-}
-
-int
-supervisor_send_fd(struct wstate *w, unsigned type, uint32_t id, const void *msg, int fd)
-{
-	struct buf b;
-	char err[IPC_ERR_LEN] = "";
-
-	if (log_fd == -1)
-		return 0;
-	buf_init(&b);
-	if (ipc_msg_encode(&b, type, id, msg, err, sizeof(err)) == -1) {
-		log_warnx("dropped an invalid %s frame: %s", ipc_type_name(type), err);
-		buf_free(&b);
-		errno = EINVAL;
-		return -1;
-	}
-	int rc = ipc_write_fd(IPC_WORKER_FD, b.data, b.len, fd);
-	buf_free(&b);
-	if (rc == -1) {
-		log_fd = -1;
-		log_warn("send %s to the supervisor", ipc_type_name(type));
-		w->quit = 1;
-	}
-	return 0;
-}
-
-void
-worker_protocol_error(struct wstate *w, const char *what)
-{
-	log_warnx("protocol error from the supervisor: %s", what);
-	w->quit = 1;
-	w->graceful = 0;
-	w->exit_code = 1;
-}
-
 /* ---- Supervisor messages ---- */
 
 /* fd 3 is readable: read and act on every complete frame. */
@@ -154,7 +81,7 @@ read_supervisor(struct wstate *w)
 	if (n == 0 || (n < 0 && errno != EAGAIN)) {
 		if (n < 0)
 			log_warn("read from the supervisor");
-		log_fd = -1;
+		supervisor_gone();
 		log_debug("the supervisor closed the connection");
 		w->quit = 1;
 		return;
@@ -374,7 +301,7 @@ main(int argc, char **argv)
 	int fl = fcntl(IPC_WORKER_FD, F_GETFL);
 	if (fl == -1 || fcntl(IPC_WORKER_FD, F_SETFL, fl & ~O_NONBLOCK) == -1)
 		fatal("fcntl fd %d", IPC_WORKER_FD);
-	log_set_sink(log_to_supervisor);
+	supervisor_log_start();
 	setup_signals();
 
 	memset(&w, 0, sizeof(w));

@@ -1,12 +1,16 @@
 /*
- * worker.h - the worker's state and how its three parts share it.
+ * worker.h - the worker's state and how its parts share it.
  *
- *   main.c       setup, the link to the supervisor (fd 3, log sink) and
- *                the zmq_poll loop;
- *   lifecycle.c  the kernel's state machine: start, handshake, seccomp
- *                lock, restart, death;
- *   route.c      kernel messages to the execution, decoded supervisor
- *                messages to their handler, the execution's timers.
+ *   main.c             setup, reading the supervisor's frames (fd 3) and
+ *                      the zmq_poll loop; it calls the three below;
+ *   lifecycle.c        the kernel's state machine: start, handshake,
+ *                      seccomp lock, restart, death;
+ *   route.c            kernel messages to the execution, decoded
+ *                      supervisor messages to their handler, the
+ *                      execution's timers;
+ *   supervisor_link.c  what goes up to the supervisor on fd 3: frames
+ *                      and the log sink; lifecycle.c and route.c send
+ *                      through it.
  * All of it runs on the one thread of the loop; struct wstate lives on
  * main()'s stack and is borrowed by every function below.
  */
@@ -64,7 +68,12 @@ struct wstate {
 	int exit_code;
 };
 
-/* ---- main.c: the link to the supervisor ---- */
+/* ---- supervisor_link.c: what goes up to the supervisor ---- */
+
+/* Send every log line to the supervisor as IPC_LOG from now on. */
+void supervisor_log_start(void);
+/* The supervisor is gone: write nothing more to it; log lines go to stderr. */
+void supervisor_gone(void);
 
 /*
  * Send message `msg` (the struct of `type`, ipc_msg.h; borrowed) to the

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "control.h"
 #include "control_access.h"
+#include "control_proto.h"
 #include "health.h"
 #include "log.h"
 #include "pool.h"
@@ -61,39 +62,64 @@ control_status(void)
 	return r;
 }
 
+/*
+ * The answer to a request of another protocol version (`v`, borrowed):
+ * an error that names ours, and nothing else. Caller owns.
+ */
+static struct json_object *
+control_other_version(struct json_object *v)
+{
+	struct json_object *r = json_object_new_object();
+	char text[200];
+
+	snprintf(text, sizeof(text),
+		 "control protocol %.20s is not this daemon's (it speaks %d): use the "
+		 "codeexecctl of the same release", json_object_to_json_string(v),
+		 CONTROL_PROTO_VERSION);
+	json_object_object_add(r, CONTROL_KEY_ERROR, json_object_new_string(text));
+	json_object_object_add(r, CONTROL_KEY_PROTOCOL, json_object_new_int(CONTROL_PROTO_VERSION));
+	return r;
+}
+
 /* Run one request; the answer is owned by the caller. Lock held. */
 static struct json_object *
 control_run(struct json_object *req)
 {
-	struct json_object *cmd, *id, *r;
+	struct json_object *cmd, *id, *v, *r;
 
-	if (!json_object_object_get_ex(req, "cmd", &cmd))
+	/* Without "protocol": a line written by hand, taken as ours. */
+	if (json_object_object_get_ex(req, CONTROL_KEY_PROTOCOL, &v) &&
+	    (!json_object_is_type(v, json_type_int) ||
+	     json_object_get_int64(v) != CONTROL_PROTO_VERSION))
+		return control_other_version(v);
+	if (!json_object_object_get_ex(req, CONTROL_KEY_CMD, &cmd))
 		goto bad;
 	const char *name = json_object_get_string(cmd);
-	if (strcmp(name, "status") == 0)
+	if (strcmp(name, CONTROL_CMD_STATUS) == 0)
 		return control_status();
-	if (strcmp(name, "sessions") == 0) {
+	if (strcmp(name, CONTROL_CMD_SESSIONS) == 0) {
 		r = json_object_new_object();
-		json_object_object_add(r, "sessions", session_describe());
+		json_object_object_add(r, CONTROL_KEY_SESSIONS, session_describe());
 		return r;
 	}
-	if (strcmp(name, "close") == 0 && json_object_object_get_ex(req, "session", &id)) {
+	if (strcmp(name, CONTROL_CMD_CLOSE) == 0 &&
+	    json_object_object_get_ex(req, CONTROL_KEY_SESSION, &id)) {
 		struct session *s = session_get(json_object_get_string(id));
 		r = json_object_new_object();
 		if (s == NULL) {
-			json_object_object_add(r, "error",
+			json_object_object_add(r, CONTROL_KEY_ERROR,
 					       json_object_new_string("session not found"));
 			return r;
 		}
 		log_info("session %.8s closed by the operator", s->id);
 		session_close(s);
 		session_put(s);
-		json_object_object_add(r, "closed", json_object_new_boolean(1));
+		json_object_object_add(r, CONTROL_KEY_CLOSED, json_object_new_boolean(1));
 		return r;
 	}
 bad:
 	r = json_object_new_object();
-	json_object_object_add(r, "error", json_object_new_string(
+	json_object_object_add(r, CONTROL_KEY_ERROR, json_object_new_string(
 		"unknown request: send {\"cmd\":\"status\"}, {\"cmd\":\"sessions\"} or "
 		"{\"cmd\":\"close\",\"session\":ID}"));
 	return r;
@@ -186,7 +212,7 @@ control_accept(int lfd)
 			  "daemon's user when kernels do not share it)",
 			  (int)uid);
 		answer = json_object_new_object();
-		json_object_object_add(answer, "error",
+		json_object_object_add(answer, CONTROL_KEY_ERROR,
 				       json_object_new_string(
 					       "not allowed: only root, members of control_group, "
 					       "and the daemon's user when kernels do not share it"));
@@ -197,7 +223,7 @@ control_accept(int lfd)
 		json_object_put(req);
 	} else {
 		answer = json_object_new_object();
-		json_object_object_add(answer, "error",
+		json_object_object_add(answer, CONTROL_KEY_ERROR,
 				       json_object_new_string("expected one line of JSON"));
 	}
 	const char *text = json_object_to_json_string_ext(answer, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -3,8 +3,8 @@
  * runtime_dir/control/codeexecd.sock, which the privileged parent makes
  * (control_socket.h).
  *
- * A client sends one line of JSON and gets one line back:
- * {"cmd":"status"}, {"cmd":"sessions"}, {"cmd":"close","session":ID}.
+ * A client sends one line of JSON and gets one line back, as
+ * common/control_proto.h says (requests, answers, protocol version).
  * Served by the main loop, one short exchange at a time.
  *
  * Who may connect is decided by the peer's uid (SO_PEERCRED) only: root,

@@ -84,15 +84,19 @@ confine(const struct front_args *fa, pid_t parent, int sock, int control, int re
 	log_close();
 	close_others(sock, control, ready_fd);
 	log_reopen();
+	/* Its reasons name the front themselves ("front: ..."). */
 	if (front_confine(fa->uid, fa->gid, 0, &bounding_kept, why, sizeof(why)) == -1)
 		fatalx("%s", why);
+	/* From here every line says it is the front's: codeexecd-front in
+	 * syslog, "front: " on stderr. */
+	log_set_process("codeexecd-front", "front");
 	/* After the uid change, which clears it; and the parent may be gone already. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		fatalx("front: the privileged parent is gone");
+		fatalx("the privileged parent is gone");
 	if (front_filter_install(why, sizeof(why)) == -1)
 		fatalx("%s", why);
 	if (bounding_kept)
-		log_info("front: the capability bounding set stays as the parent's (it lacks "
+		log_info("the capability bounding set stays as the parent's (it lacks "
 			 "CAP_SETPCAP); no_new_privs keeps the front from gaining any of it");
 }
 
@@ -253,6 +257,6 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	if (control_fd != -1)
 		close(control_fd);
 	toolreg_free(toolreg_replace(NULL)); /* before the definitions it borrows */
-	log_info("front stopped");
+	log_info("stopped"); /* the front's tag says whose */
 	exit(0);
 }

@@ -1,7 +1,7 @@
 /*
  * mcp_modern.c - MCP 2026-07-28: stateless, per-request metadata
- * (mcp_modern.h). The JSON-RPC envelope and tools/call are mcp.c's
- * (mcp_int.h); this file checks and answers what differs on this path.
+ * (mcp_modern.h). The JSON-RPC envelope is mcp_rpc.c's and tools/call
+ * mcp_call.c's; this file checks and answers what differs on this path.
  */
 #include "autoconf.h"
 
@@ -11,8 +11,9 @@
 
 #include "config.h"
 #include "mcp.h"
-#include "mcp_int.h"
+#include "mcp_call.h"
 #include "mcp_modern.h"
+#include "mcp_rpc.h"
 #include "pool.h"
 #include "resources.h"
 #include "session.h"
@@ -23,7 +24,6 @@
 #define MODERN_VERSION "2026-07-28"
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_SERVER "io.modelcontextprotocol/serverInfo"
 #define ERR_HEADER_MISMATCH -32020
 #define ERR_UNSUPPORTED_VERSION -32022
 /* How long a client may keep tools/list: it changes only on reload. */
@@ -52,8 +52,8 @@ meta_get(struct json_object *params, const char *key)
 }
 
 /* Whether the client declared the tasks extension in its capabilities. */
-int
-mcp_modern_wants_tasks(struct json_object *params)
+static int
+wants_tasks(struct json_object *params)
 {
 	struct json_object *caps = meta_get(params, META_CAPS), *ext;
 
@@ -282,35 +282,6 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 	return header_check("Mcp-Name", rq->mcp_name, name, 1, id, rs);
 }
 
-/* {name, version} of this server. Caller owns. */
-static struct json_object *
-server_info(void)
-{
-	struct json_object *info = json_object_new_object();
-
-	json_object_object_add(info, "name", json_object_new_string("codeexecd"));
-	json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
-	return info;
-}
-
-/* What every 2026-07-28 result carries: resultType and _meta serverInfo. */
-void
-mcp_modern_stamp(struct json_object *result)
-{
-	struct json_object *meta;
-
-	if (!json_object_is_type(result, json_type_object))
-		return;
-	/* A task says "task" itself (tasks.c). */
-	if (!json_object_object_get_ex(result, "resultType", NULL))
-		json_object_object_add(result, "resultType", json_object_new_string("complete"));
-	if (!json_object_object_get_ex(result, "_meta", &meta)) {
-		meta = json_object_new_object();
-		json_object_object_add(result, "_meta", meta);
-	}
-	json_object_object_add(meta, META_SERVER, server_info());
-}
-
 /* ttlMs and cacheScope of a cacheable result: the same for every caller. */
 static struct json_object *
 cacheable(struct json_object *r)
@@ -425,7 +396,7 @@ modern_tools_call(const struct mcp_request *rq, struct json_object *id,
 	} else {
 		if (named)
 			named->requests++;
-		mcp_tools_call(rq, caller, id, params, rs);
+		mcp_tools_call(rq, caller, id, params, wants_tasks(params), rs);
 		if (named)
 			named->requests--;
 	}

@@ -2,11 +2,12 @@
  * mcp_modern.h - MCP 2026-07-28, the stateless path of /mcp (mcp_modern.c):
  * no MCP session; every request carries its version and capabilities in
  * params._meta, mirrored in MCP-Protocol-Version, Mcp-Method and Mcp-Name
- * headers that must agree with the body. It owns those checks, the
- * resultType and serverInfo every result carries, server/discover, the
- * cacheable lists, and tools/call, tasks and resources as this path
- * answers them. mcp.c hands it the requests mcp_modern_request picks.
- * mcp_header_modern (mcp.h) is defined here too.
+ * headers that must agree with the body. It owns those checks,
+ * server/discover, the cacheable lists, and tools/call, tasks and
+ * resources as this path answers them; the resultType and serverInfo
+ * every result carries are stamped by the envelope (mcp_rpc.h). mcp.c
+ * hands it the requests mcp_modern_request picks. mcp_header_modern
+ * (mcp.h) is defined here too.
  */
 #ifndef SUPERVISOR_MCP_MODERN_H
 #define SUPERVISOR_MCP_MODERN_H
@@ -27,9 +28,5 @@ int mcp_modern_request(const struct mcp_request *rq, struct json_object *params)
 /* Answer one 2026-07-28 request (all borrowed) into rs; takes the lock itself. */
 void mcp_modern_handle(const struct mcp_request *rq, const char *method, struct json_object *id,
 		       struct json_object *params, struct mcp_response *rs);
-/* Add what every 2026-07-28 result carries to `result` (borrowed). */
-void mcp_modern_stamp(struct json_object *result);
-/* Whether the client declared the tasks extension in params._meta. */
-int mcp_modern_wants_tasks(struct json_object *params);
 
 #endif

@@ -345,7 +345,7 @@ sidecar_int(struct json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) ? (long long)json_object_get_int64(v) : 0;
 }
 
-/* Each sidecar's state, restarts and memory (issue 14), from what the parent said. */
+/* Each sidecar's state, restarts and memory, from what the parent said. */
 static void
 render_sidecars(struct buf *b, struct json_object *sidecars)
 {

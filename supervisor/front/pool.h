@@ -19,19 +19,21 @@
  *
  * Nothing that holds pool_lock may block on I/O, a child or the file
  * system: messages to workers are queued and written by the main loop
- * (POLLOUT), directories are removed by remover.c, /health reads counters
- * that need no lock. A worker that leaves its socket unread for
+ * (POLLOUT), directories are removed by the privileged parent on request
+ * (parent_link.h; its remover.c thread), /health reads counters that need
+ * no lock. A worker that leaves its socket unread for
  * WORKER_UNREAD_S seconds is killed, and its session's call fails with
  * WorkerDied saying so.
  *
- * The supervisor's locks, in the order they are taken (an outer one may be
+ * The front's locks, in the order they are taken (an outer one may be
  * held when an inner one is taken, never the reverse):
  *   pool_lock    (pool_state.c) workers, sessions, calls, jobs' progress
  *   config_lock  (reload.c)     the settings SIGHUP reloads; reload holds
  *                               pool_lock too, so holders of either may read
  *   job_lock     (job.c)        the job table and jobs' references
  *   batch_lock   (batch.c)      the batch table and items' outcomes
- *   remover_lock, health_lock  leaves, held only to copy a value
+ *   health_lock  (health.c)     a leaf, held only to copy a value
+ * remover_lock (remover.c) is the parent's: a leaf, as health_lock.
  */
 #ifndef SUPERVISOR_POOL_H
 #define SUPERVISOR_POOL_H

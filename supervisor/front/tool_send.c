@@ -1,6 +1,6 @@
 /*
  * tool_send.c - {name}_send: publish one file of the session's outputs/
- * with a configured publisher (issue 16). The worker opens the file and
+ * with a configured publisher. The worker opens the file and
  * passes its descriptor (sfiles.h); the publisher reads from that, so a
  * path swapped for a link during the send cannot redirect it.
  */

@@ -104,7 +104,7 @@ finish_input_schema(const struct tool *t, struct json_object *o)
 		json_object_object_add(props, a->alias, copy);
 		require_either(schema, a->name, a->alias);
 	}
-	/* A call may name the execution session it acts in (mcp.c): on the
+	/* A call may name the execution session it acts in (mcp_call.c): on the
 	 * 2026-07-28 path there is no MCP session to stand for it. */
 	if (t->in_session)
 		json_object_object_add(
@@ -363,7 +363,7 @@ tool_arg_string(struct tool_call *tc, const char *key)
 	struct json_object *v;
 	if (!json_object_object_get_ex(tc->args, key, &v) || !json_object_is_type(v, json_type_string))
 		return NULL;
-	/* mcp.c refuses \u0000 first; never hand on a string C would cut short. */
+	/* mcp_rpc.c refuses \u0000 first; never hand on a string C would cut short. */
 	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
 		return NULL;
 	return json_object_get_string(v);

@@ -74,7 +74,7 @@ struct tool {
 	 * It acts in the caller's session (its jobs, batches, files): its
 	 * inputSchema gets an optional execution_session_id naming another
 	 * of the caller's, which the 2026-07-28 path, with no MCP session,
-	 * requires (mcp.c).
+	 * requires (mcp_call.c).
 	 */
 	int in_session;
 };

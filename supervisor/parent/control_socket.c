@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "control_access.h"
+#include "control_proto.h"
 #include "control_socket.h"
 #include "fsutil.h"
 #include "log.h"
@@ -105,9 +106,9 @@ control_open(const struct config *c, struct control_access *a)
 
 	*a = (struct control_access){.cfg = c, .started = time(NULL), .control_gid = (gid_t)-1};
 	control_identities(a);
-	if ((size_t)snprintf(sock_dir, sizeof(sock_dir), "%s/control", c->runtime_dir) >=
+	if ((size_t)snprintf(sock_dir, sizeof(sock_dir), "%s/" CONTROL_SOCKET_DIR, c->runtime_dir) >=
 		    sizeof(sock_dir) ||
-	    (size_t)snprintf(a->path, sizeof(a->path), "%s/codeexecd.sock", sock_dir) >=
+	    (size_t)snprintf(a->path, sizeof(a->path), "%s/" CONTROL_SOCKET_FILE, sock_dir) >=
 		    sizeof(a->path)) {
 		log_warnx("control socket path under %s is too long; no control socket",
 			  c->runtime_dir);

@@ -1,5 +1,5 @@
 /*
- * relay.h - a sidecar's Unix socket (socket: true, issue 14): a small
+ * relay.h - a sidecar's Unix socket (socket: true): a small
  * process, `codeexecd --sidecar-relay`, started by the parent as the
  * daemon's unprivileged user like the sidecar itself, that listens on
  * runtime_dir/sidecars/NAME.sock and copies each connection to and from

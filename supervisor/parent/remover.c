@@ -16,8 +16,9 @@ struct removal {
 };
 
 /*
- * Guards the queue, `busy` and `started`. A leaf lock: taken under
- * pool_lock by worker_free, and never held while a tree is removed.
+ * Guards the queue, `busy` and `started`. A leaf lock: taken by the
+ * parent's loop (reaped workers, the front's REMOVE_SESSION_DIR), never
+ * held while a tree is removed.
  */
 static pthread_mutex_t remover_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t remover_cond = PTHREAD_COND_INITIALIZER; /* queue or busy changed */

@@ -1,6 +1,6 @@
 /*
- * sidecar.h - the privileged parent's sidecars (seed 000's SidecarConfig,
- * issue 14): long-lived helpers started before the pool as the daemon's
+ * sidecar.h - the privileged parent's sidecars (seed 000's
+ * SidecarConfig): long-lived helpers started before the pool as the daemon's
  * unprivileged user, watched, restarted with back-off, stopped last.
  *
  * Only the parent calls this: the front cannot fork (doc/README.privsep).

@@ -1,6 +1,6 @@
 #!/bin/sh
-# 021-dns-rebinding: the Origin and Host checks hold against the bypasses of
-# issue 9. Names that merely start like loopback (127.attacker.example,
+# 021-dns-rebinding: the Origin and Host checks hold against known
+# bypasses. Names that merely start like loopback (127.attacker.example,
 # 127.0.0.1.evil.com, localhost.evil.com), userinfo, shorthand and integer
 # IPv4 forms, "null" and empty origins each get 403, create no session and
 # run no code; loopback and listed origins still work.

@@ -1,6 +1,6 @@
 #!/bin/sh
-# 024-http-keepalive: an idle keep-alive connection stays usable (issue 9
-# item 2). Agents think for seconds between calls, and a pooled connection
+# 024-http-keepalive: an idle keep-alive connection stays usable.
+# Agents think for seconds between calls, and a pooled connection
 # that the daemon closed after civetweb's 0.5 s default broke their next
 # POST. A POST on one TCP connection idle for 2 s and then 4.5 s (past the
 # 4 s after which Node's fetch gives up on it) is answered on that same

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 025-hostile-requests: the front door holds against malformed, hostile and
-# odd requests (issue 9, "Tests"). More than 250 requests - ambiguous
+# odd requests. More than 250 requests - ambiguous
 # framing, method abuse, unsupported HTTP and MCP versions, header floods,
 # long URLs, huge and deeply nested bodies, wrong content types and accept
 # headers, forged and expired session ids, chunked oddities, truncated and
@@ -267,7 +267,7 @@ for name, args in (("execute_py_code", Ellipsis), ("execute_py_code", []), ("exe
                    ("py_check_batch", {"batch_id": {}})):
     add("tools/call %r %r" % (name[:20], str(args)[:30]), post(tc(name, args)))
 
-# --- rebinding and origins (issue 9 item 1: here only liveness) --------------
+# --- rebinding and origins (here only liveness) --------------
 for host in ("127.0.0.1.evil.com", "localhost.evil.com", "127.0.0.1@evil.com", "[::1]",
              "2130706433", "0x7f.1", "127.1", "evil.com", "127.0.0.1:99999", "x" * 5000):
     add("Host %r" % host[:30], raw(["POST /mcp HTTP/1.1", "Host: " + host] + MCPH +

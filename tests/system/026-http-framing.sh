@@ -1,6 +1,6 @@
 #!/bin/sh
 # 026-http-framing: requests whose framing a proxy could read differently
-# from the daemon get 400 and a closed connection (issue 9 item 4), so that
+# from the daemon get 400 and a closed connection, so that
 # nothing can be smuggled behind a proxy: Content-Length with
 # Transfer-Encoding, two different Content-Lengths, a Content-Length that is
 # not a number, two Host headers, HTTP/1.1 without Host. A CORS preflight is

@@ -1,6 +1,6 @@
 #!/bin/sh
-# 027-http-starvation: a handful of clients cannot shut everyone out (issue 9
-# item 3). civetweb serves one connection per thread; before this, 70
+# 027-http-starvation: a handful of clients cannot shut everyone out.
+# civetweb serves one connection per thread; before this, 70
 # slowloris connections, 66 GET streams of one session or 66 long calls of
 # one session took all 64 threads, and /health and every other session went
 # unanswered. Here, with the thread count sized from pool.max_sessions (20)

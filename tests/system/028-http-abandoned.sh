@@ -1,5 +1,5 @@
 #!/bin/sh
-# 028-http-abandoned: only a real disconnect cancels a call (issue 9 item 7).
+# 028-http-abandoned: only a real disconnect cancels a call.
 # A client that half-closes its write side after sending its request
 # (shutdown(SHUT_WR), which some HTTP clients do) still gets its answer,
 # plain JSON or SSE; the daemon used to take that FIN for a hang-up and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 310-output-limits: output limits without loss (issue 3 item 5) through the
+# 310-output-limits: output limits without loss through the
 # real daemon: a 10 MB print comes back cut to the limit with a marker that
 # says how much was cut and names a file under codeexecd-output/ in the
 # session's working directory that holds all of it; a large image is saved

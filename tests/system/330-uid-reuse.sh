@@ -1,6 +1,6 @@
 #!/bin/sh
-# 330-uid-reuse: a kernel_uid_range uid is handed out again only clean
-# (issue 11 item 1). In every mode (inherit, isolated, seccomp) a session
+# 330-uid-reuse: a kernel_uid_range uid is handed out again only clean.
+# In every mode (inherit, isolated, seccomp) a session
 # writes /tmp, /var/tmp and /dev/shm files (0600), a tree it made
 # unreadable and a System V shared memory segment, and ends; uids rotate through the range (the next two
 # sessions get the other two uids, not the lowest free one); the session

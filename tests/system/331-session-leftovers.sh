@@ -1,5 +1,5 @@
 #!/bin/sh
-# 331-session-leftovers: nothing of a session outlives it (issue 11 item 2).
+# 331-session-leftovers: nothing of a session outlives it.
 # A kernel leaves a Popen(start_new_session=True) child and a double-forked,
 # detached one. Both are gone once the session's DELETE returns (bounded
 # wait), both of a second session are gone when the daemon has stopped, and

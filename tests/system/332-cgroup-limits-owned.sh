@@ -1,6 +1,6 @@
 #!/bin/sh
-# 332-cgroup-limits-owned: a kernel cannot lift its own limits (issue 11
-# item 3). limits without kernel_uid_range are refused at start-up, naming
+# 332-cgroup-limits-owned: a kernel cannot lift its own limits.
+# limits without kernel_uid_range are refused at start-up, naming
 # the reason (kernels of the daemon's own uid get none). With kernel_uid_range, in inherit, isolated and seccomp (and
 # isolated once more with the daemon dropped to user nobody), the kernel
 # can open none of memory.limit_in_bytes, pids.max, cpu.cfs_quota_us (or

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 333-nested-ns: kernels make no namespaces of their own (issue 11 item 9).
+# 333-nested-ns: kernels make no namespaces of their own.
 # From inside the kernel, each in a forked child: unshare of a user, network
 # and mount namespace, clone3 with CLONE_NEWUSER, a user namespace then a
 # tmpfs mount in it, and chroot. inherit (kernel_uid_range) is the baseline:

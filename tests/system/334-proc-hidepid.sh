@@ -1,6 +1,6 @@
 #!/bin/sh
-# 334-proc-hidepid: an isolated kernel sees no other kernel's process
-# (issue 11 item 5, mount half). Kernel A of one session looks for kernel B
+# 334-proc-hidepid: an isolated kernel sees no other kernel's process.
+# Kernel A of one session looks for kernel B
 # of another (its pid as the host sees it, found by B's working directory):
 # with isolated, with and without kernel_uid_range, A is pid 1 of a pid
 # namespace of its own with its own /proc, so B's /proc entry (cmdline

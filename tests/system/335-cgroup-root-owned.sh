@@ -1,7 +1,7 @@
 #!/bin/sh
 # 335-cgroup-root-owned: with kernels sharing the daemon's user (user:, no
 # kernel_uid_range) and the daemon started as root, the control-group tree
-# is root's and closed to kernels (issue 11 item 2): the daemon logs the two
+# is root's and closed to kernels: the daemon logs the two
 # capabilities it keeps for that; every kernel group's directory and files
 # are root's and its parent is root's with mode 0700; from inside a kernel,
 # a detached grandchild can make no group below or beside its own, nor move

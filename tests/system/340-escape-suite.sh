@@ -1,6 +1,6 @@
 #!/bin/sh
-# 340-escape-suite: every escape probe (escape_table.py for issue 11,
-# probes_tenant.py for its items 3 and 9, probes.py for issue 5's), run from
+# 340-escape-suite: every escape probe (escape_table.py's own,
+# probes_tenant.py's cgroup and nesting probes, probes.py's), run from
 # inside a kernel through the real daemon in each configuration of
 # escape_table.CONFIGS: each kernel_network_mode with kernels sharing the
 # daemon's user (user: codeexecd), with kernel_uid_range, and with
@@ -28,7 +28,7 @@ make_wheel "$TMPD/wheels" 1.0
 chmod -R a+rX "$TMPD/wheels"
 mkdir -m 777 "$TMPD/dg"
 PORT=$(free_port)
-# A sidecar with socket: true in every configuration (issue 14): the
+# A sidecar with socket: true in every configuration: the
 # relay must reach it and nothing else, and leave every other probe as is.
 cat >"$TMPD/escape_sidecar.py" <<'EOF2'
 import os
@@ -130,7 +130,7 @@ if config == "inherit":
     out = c.execute("try:\n    import tinypkg\n    print('PROBE p present')\n"
                     "except ImportError:\n    print('PROBE p absent')")["structuredContent"]
     res["pip_install_shared_env"] = probes.outcome(out.get("stdout"), out.get("error"))
-# issue 5's probes last: in seccomp the other-ABI ones kill the kernel, so
+# probes.py's probes last: in seccomp the other-ABI ones kill the kernel, so
 # x32 ends A's run and int 0x80 runs in C: no kernel needs restarting.
 def execute_c(code):
     s = c.execute(code, timeout=30)["structuredContent"]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 342-control-socket: who may use the control socket (issue 11 item 4). It
+# 342-control-socket: who may use the control socket. It
 # admits by uid alone: root; the daemon's user when kernels do not share it
 # (kernel_uid_range); members of control_group; never a uid a kernel may
 # run under, even one that is in control_group. A control_group that is

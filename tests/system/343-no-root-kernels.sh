@@ -1,6 +1,6 @@
 #!/bin/sh
 # 343-no-root-kernels: started as root, codeexecd never runs kernels as
-# root (issue 11 item 8): with neither user nor kernel_uid_range, or with
+# root: with neither user nor kernel_uid_range, or with
 # user root, it refuses to start and says what to set; with user set its
 # kernels run as that user.
 . "$(dirname "$0")/lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 345-seccomp-env-links: seccomp's immutable-environment rule holds through
-# symbolic links in the middle of a path (issue 11). A kernel_network_mode
+# symbolic links in the middle of a path. A kernel_network_mode
 # seccomp kernel of its own uid is started straight from codeexec-worker
 # from a Python virtual environment reached through a link, as a build_dir
 # that is a link would be: through a link to a root-owned tree it starts;

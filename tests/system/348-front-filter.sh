@@ -1,5 +1,5 @@
 #!/bin/sh
-# 348-front-filter: the front process (issue 19 items 1 and 4). The daemon
+# 348-front-filter: the front process. The daemon
 # runs as a privileged parent and an unprivileged front, codeexecd-front:
 # /proc shows the front as the daemon's user, with every capability set and
 # the bounding set empty, NoNewPrivs 1 and Seccomp 2, while it serves MCP,

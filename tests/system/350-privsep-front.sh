@@ -1,6 +1,6 @@
 #!/bin/sh
-# 350-privsep-front: the privileged parent against a compromised front
-# (issue 19 items 2 and 1). Through the test hook (CODEEXECD_TEST_FRONT_FILTER,
+# 350-privsep-front: the privileged parent against a compromised front.
+# Through the test hook (CODEEXECD_TEST_FRONT_FILTER,
 # front_testhook.h) the front sends the parent what a subverted front
 # would: ids it was never given, the parent's own pid and pids 1 and -1 as
 # kernels to kill, the directory of a live worker, another network mode,

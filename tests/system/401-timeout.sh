@@ -1,5 +1,5 @@
 #!/bin/sh
-# 401-timeout: per-call timeouts interrupt the kernel (issue 3 item 1).
+# 401-timeout: per-call timeouts interrupt the kernel.
 # time.sleep(30) with timeout 1 answers TimeoutError in about a second with
 # the output printed so far, and the next call still sees the variables
 # defined before; default_timeout applies without a timeout and a larger

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 402-async-jobs: execution modes and background jobs (issue 3 item 2).
+# 402-async-jobs: execution modes and background jobs.
 # async_only: execute answers at once with {job_id, session_id, poll_tool,
 # message}; py_check_job shows the output so far while the job runs, then
 # the whole result; failed (also by kernel death), timed_out and cancelled

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 403-progress: live progress (issue 3 item 3). A tools/call with
+# 403-progress: live progress. A tools/call with
 # _meta.progressToken from a client that accepts text/event-stream is
 # answered as an SSE stream: notifications/progress carrying the new
 # output arrive while the code runs (not bundled at the end), at least

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 404-cancel: cancellation means stop (issue 3 item 4). notifications/cancelled
+# 404-cancel: cancellation means stop. notifications/cancelled
 # for a running tools/call (plain JSON and SSE) and a client that hangs up
 # on its call (plain and SSE) interrupt the kernel: a file the code would
 # write later never appears, nothing is answered for the cancelled request,

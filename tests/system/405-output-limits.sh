@@ -1,5 +1,5 @@
 #!/bin/sh
-# 405-output-limits: output limits without loss (issue 3 item 5), with the
+# 405-output-limits: output limits without loss, with the
 # limits set in the config: output_truncation_threshold 1000 and
 # rich_output_max_bytes 100000. A 10 MB print comes back cut to the limit
 # with a marker that says how much was cut and names a file under
@@ -22,7 +22,7 @@ write_config
 start_daemon
 wait_ready
 
-# Every limit and setting of issue 3 is in the man page.
+# Every limit and setting tested here is in the man page.
 for k in output_truncation_threshold rich_output_max_bytes default_timeout max_timeout \
 	execution_mode promotion_threshold_s parallel_max_concurrency progress_interval_s \
 	job_retention_s session_idle_timeout pool.max_sessions; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 406-kernel-crash: a kernel that dies during an execution (issue 3 item 6).
+# 406-kernel-crash: a kernel that dies during an execution.
 # os.kill(os.getpid(), 9) fails the call promptly (< 2 s) with error.type
 # KernelDied naming SIGKILL; the next call gets a fresh kernel in the same
 # working directory: files remain, variables are gone, and its result says

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 407-sessions: sessions as agents need them (issue 3 item 7).
+# 407-sessions: sessions as agents need them.
 # py_list_sessions, py_inspect_session (variables by name and type, files,
 # state) and py_close_session; execute with execution_session_id resumes
 # another MCP session's kernel, and an unknown id fails without creating a

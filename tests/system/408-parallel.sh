@@ -1,5 +1,5 @@
 #!/bin/sh
-# 408-parallel: parallel fan-out (issue 3 item 8). py_parallel_execute over
+# 408-parallel: parallel fan-out. py_parallel_execute over
 # 20 inputs with parallel_max_concurrency 4 runs each input in a fresh
 # kernel with its keys bound as variables, never more than 4 at once
 # (observed twice: by polling the control socket's worker list while it

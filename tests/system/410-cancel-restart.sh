@@ -1,5 +1,5 @@
 #!/bin/sh
-# 410-cancel-restart: cancellation means stop (issue 3 items 2, 4 and 7)
+# 410-cancel-restart: cancellation means stop
 # also for the call that follows a kernel crash, while the worker is
 # still starting the fresh kernel. A notifications/cancelled, a client
 # hang-up and py_close_session sent in that window must stop the code: a

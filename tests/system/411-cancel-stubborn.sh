@@ -1,5 +1,5 @@
 #!/bin/sh
-# 411-cancel-stubborn: cancellation means stop (issue 3 items 1 and 4) also
+# 411-cancel-stubborn: cancellation means stop also
 # for code that ignores SIGINT. A timeout escalates to killing the kernel
 # after a 5 s grace period (401); a notifications/cancelled must do the
 # same instead of leaving the loop spinning until the call's own timeout.

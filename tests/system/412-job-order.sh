@@ -1,5 +1,5 @@
 #!/bin/sh
-# 412-job-order: a session runs one execution at a time (issue 3 item 2),
+# 412-job-order: a session runs one execution at a time,
 # and calls that wait their turn run in the order they were made. With
 # execution_mode async_only an agent fires several jobs into one session
 # (define, then use) and polls later: ten jobs queued behind a running one

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 413-stream-switch: a call's output crosses the worker socket as OUTPUT
-# chunks only while someone watches it (issue 12 item 6). A job nobody
+# chunks only while someone watches it. A job nobody
 # polls streams nothing: the supervisor ends a worker that sends OUTPUT for
 # a call that does not stream, so its result would be WorkerDied. A job
 # polled after it printed gets, through check_job, what it printed before

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 414-arguments: honest arguments (issue 17 items 1, 4 and 7). Every tool's
+# 414-arguments: honest arguments. Every tool's
 # inputSchema says additionalProperties false, and a call with an unknown
 # argument fails with -32602 naming it and listing the accepted ones
 # (execute, list_sessions, check_job), without running anything. Seed 003's

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 416-install-packages: per-session package installs (issue 17 item 5).
+# 416-install-packages: per-session package installs.
 # Two tiny pure-Python packages are made on the fly and built into wheels
 # with `pip wheel` into a local wheelhouse (no index here), configured as
 # `wheelhouse:`. py_install_packages installs the first in session A: it

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 417-metrics: observability (issue 18). /metrics speaks the Prometheus text
+# 417-metrics: observability. /metrics speaks the Prometheus text
 # format (promtool accepts it) and its counters move by exactly what a few
 # calls did: one that succeeds, one whose stdout spills to a file, one that
 # raises, one whose kernel dies, one that times out, one the client cancels,

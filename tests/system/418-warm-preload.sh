@@ -1,9 +1,9 @@
 #!/bin/sh
-# 418-warm-preload: pooled kernels are warmed before a session gets them
-# (issue 18 goal 2). With pool.preload, a new session's kernel has the
+# 418-warm-preload: pooled kernels are warmed before a session gets them.
+# With pool.preload, a new session's kernel has the
 # modules imported already; the warm-up is not in the session's history and
 # leaves no value in `_`; a long session keeps only its last 1000 inputs
-# and is not warned when IPython culls its output cache; debugpy is kept out of kernels (issue 18 goal 3);
+# and is not warned when IPython culls its output cache; debugpy is kept out of kernels;
 # a module that cannot be imported makes the call
 # fail at once with NoKernel naming the module; a name that is not a module
 # name is refused by `codeexecd -n`.

@@ -1,6 +1,6 @@
 #!/bin/sh
-# 419-start-throttle: kernels start at most pool.max_starting at a time
-# (issue 18 goal 4): a burst of sessions must not start every kernel at
+# 419-start-throttle: kernels start at most pool.max_starting at a time:
+# a burst of sessions must not start every kernel at
 # once. With max_starting 1 the daemon's log (-v) never shows a second
 # worker spawned while another's kernel is still starting: neither while the
 # warm pool fills, nor when three sessions, with no warm kernel, call at

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 420-adaptive-warm: the warm pool follows demand (issue 18 goal 4). With
+# 420-adaptive-warm: the warm pool follows demand. With
 # pool.warm 1 and pool.warm_max 4, six sessions taking kernels in a few
 # seconds raise the target to 1 + ceil(6 / 5) = 3 idle kernels; 30 s after
 # the last take the extra idle kernels are retired, one a second, back to 1,

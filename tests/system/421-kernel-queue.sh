@@ -1,6 +1,6 @@
 #!/bin/sh
-# 421-kernel-queue: callers waiting for a kernel queue with a clear position
-# (issue 18 goal 4). With pool.warm 0 and max_starting 1, six sessions call
+# 421-kernel-queue: callers waiting for a kernel queue with a clear position.
+# With pool.warm 0 and max_starting 1, six sessions call
 # one after another, each with a progressToken, before their kernels have
 # started: each is told "waiting for a kernel: position P of N" in
 # notifications/progress while it waits, its position only ever going

@@ -1,6 +1,6 @@
 #!/bin/sh
-# 425-memory-return: memory is given back after large outputs (issue 18
-# goal 5). With output_truncation_threshold raised so that 10 MB prints come
+# 425-memory-return: memory is given back after large outputs.
+# With output_truncation_threshold raised so that 10 MB prints come
 # back whole, 10 such calls are answered; 5 s after the last, the
 # supervisor's RSS (VmRSS of the daemon) is within 16 MB of its value
 # before them, and the session's worker is back under 16 MB of RSS. Before

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 430-domain-tools: the tool registry of issue 15 in a real daemon.
+# 430-domain-tools: the tool registry in a real daemon.
 # Definitions inline and in tools_dir; search_py_tools listed, ranking and
 # answering with the import line; a kernel imports and calls a tool from
 # tools_dir's Python file; code_prefix runs once per kernel and leaves the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 432-preprocess: preprocess_command (issue 15 item 5) in a real daemon.
+# 432-preprocess: preprocess_command in a real daemon.
 # The front asks the privileged parent to run it (PREPROCESS); it gets the
 # code on stdin and the session's id and identity in its environment, and
 # what it writes on stdout runs. A non-zero exit fails the call with its

@@ -1,6 +1,6 @@
 #!/bin/sh
-# 435-auth-tokens: auth.mode tokens over real HTTP, and identity binding
-# (issue 13). A tokens file readable by others is refused at start-up; with
+# 435-auth-tokens: auth.mode tokens over real HTTP, and identity binding.
+# A tokens file readable by others is refused at start-up; with
 # mode 0600 the daemon listens on 0.0.0.0 without the boundary
 # acknowledgement. No token: 401 with a plain Bearer challenge (no RFC
 # 9728 metadata, which is not served: 404); a bad token: 401

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 436-auth-oauth: auth.mode oauth against a loopback issuer (issue 13). The
+# 436-auth-oauth: auth.mode oauth against a loopback issuer. The
 # test makes a CA, the issuer's certificate and its signing keys (openssl
 # genpkey: RSA 2048 and EC P-256) and serves the OpenID configuration and
 # the JWKS over https (authlib.py); the daemon trusts the CA through

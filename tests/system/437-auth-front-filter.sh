@@ -1,6 +1,6 @@
 #!/bin/sh
-# 437-auth-front-filter: auth.mode oauth under the front's seccomp filter
-# (issue 13, with issue 19's filter). The issuer is down when the daemon
+# 437-auth-front-filter: auth.mode oauth under the front's seccomp filter.
+# The issuer is down when the daemon
 # starts: its first fetch fails, every token is refused (401), and it keeps
 # serving. The front (codeexecd-front) runs under its filter from the
 # start. Once the issuer is up and a minute has passed, a token makes the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 440-artifacts: outputs/, artifacts in results, NAME_send with the local
-# publisher and its refusals, session files as MCP resources (issue 16).
+# publisher and its refusals, session files as MCP resources.
 # Every session has outputs/ (its path in $CODEEXECD_OUTPUT_DIR); each result
 # lists the files the call created or changed there. py_send copies a PNG
 # and a CSV under base_dir (bytes and sha256 checked) and refuses "..",

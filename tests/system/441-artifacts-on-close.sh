@@ -1,5 +1,5 @@
 #!/bin/sh
-# 441-artifacts-on-close: nothing lost at the end (issue 16). First, a
+# 441-artifacts-on-close: nothing lost at the end. First, a
 # publisher marked auto_publish gets each result's artifacts, and the result
 # says where they went (published, resource_link items). With a local
 # publisher marked on_close, the files of a session's outputs/ are published

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 442-artifacts-azure: the azure_blob publisher against Azurite (issue 16).
+# 442-artifacts-azure: the azure_blob publisher against Azurite.
 # Azurite (tests/azurite, npm) listens on a loopback port; a tiny loopback
 # proxy in front of it answers the first PUT with 503 ServerBusy. py_send
 # uploads a small file (one Put Blob) and a 9 MB one (Put Block x3, Put Block

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 443-artifacts-uid-range: artifacts when kernels run under uids of
-# kernel_uid_range (issue 16). outputs/ belongs to the kernel's uid; the
+# kernel_uid_range. outputs/ belongs to the kernel's uid; the
 # session's files reach py_send and resources/read through the worker, which
 # opens them and passes the descriptor; a file in outputs/ that is not the
 # kernel uid's (one root put there, as a hard link to a foreign file would

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 450-modern-mcp: MCP 2026-07-28 beside 2025-11-25 on one daemon (issue 20),
+# 450-modern-mcp: MCP 2026-07-28 beside 2025-11-25 on one daemon,
 # over real HTTP with auth.mode tokens and two identities. server/discover
 # names both revisions; results carry resultType and _meta serverInfo;
 # tools/list carries ttlMs and cacheScope and is the same for every caller.

@@ -1,6 +1,6 @@
 #!/bin/sh
-# 500-stopped-worker: one stopped worker must not stop the daemon (issue 10
-# item 1). Session a's worker is stopped with SIGSTOP, then a gets a call
+# 500-stopped-worker: one stopped worker must not stop the daemon.
+# Session a's worker is stopped with SIGSTOP, then a gets a call
 # with 2 MB of code, more than the worker's socket takes unread. Throughout,
 # /health, a call of session b and the control socket's status (what
 # `codeexecctl status` asks; codeexecctl itself is run too) each answer

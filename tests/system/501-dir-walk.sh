@@ -1,5 +1,5 @@
 #!/bin/sh
-# 501-dir-walk: a session with 300,000 files (issue 10 item 2). list_sessions
+# 501-dir-walk: a session with 300,000 files. list_sessions
 # and inspect_session once walked its working directory holding the global
 # lock, stalling /health for seconds. Now, with four callers asking at once,
 # /health and another session's call each answer within a second; the

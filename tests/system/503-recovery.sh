@@ -1,5 +1,5 @@
 #!/bin/sh
-# 503-recovery: recovery after faults (issue 10 item 10).
+# 503-recovery: recovery after faults.
 # 1. SIGKILL of the supervisor and its workers leaves session directories,
 #    kernels' runtime directories, kernels' control groups (every kernel
 #    has one where the host offers them) and running kernels. The next start removes all of it, kills

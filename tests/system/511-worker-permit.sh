@@ -52,7 +52,7 @@ run_mode malformed "sent a malformed message: READY: kernel_pid: must be an inte
 run_mode junk "sent a malformed message: READY: unknown member \"pgid\"; killing it"
 # Phase "ready": OUTPUT with no request in flight.
 run_mode output-idle "sent OUTPUT, which a worker may not send while ready; killing it"
-# Descriptors (issue 16): only FILE may carry one, and only for a FILE_OPEN in flight.
+# Descriptors: only FILE may carry one, and only for a FILE_OPEN in flight.
 run_mode fd-with-log "sent a descriptor with LOG; killing it"
 run_mode file-idle "sent FILE, which a worker may not send while ready; killing it"
 run_mode two-fds "sent descriptors that no frame may carry (two at once, or more than one in a message); killing it"

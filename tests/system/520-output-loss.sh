@@ -1,6 +1,6 @@
 #!/bin/sh
-# 520-output-loss: output is never lost without the result saying so
-# (issue 10 item 3). 4000 flushed lines of 50 kB, and one 70 MB write
+# 520-output-loss: output is never lost without the result saying so.
+# 4000 flushed lines of 50 kB, and one 70 MB write
 # followed by print('after'): the file under codeexecd-output/ that the
 # result names holds every byte the code printed, in order, compared byte
 # for byte; first in one session, then in three sessions at once. A result

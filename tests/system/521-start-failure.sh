@@ -1,6 +1,6 @@
 #!/bin/sh
-# 521-start-failure: a kernel that cannot start says why, at once (issue 10
-# item 9). kernel_network_mode seccomp refuses to start a kernel over an
+# 521-start-failure: a kernel that cannot start says why, at once.
+# kernel_network_mode seccomp refuses to start a kernel over an
 # environment its identity could change; making the environment's directory
 # (its bin) world-writable provokes that. A call must then fail within a few seconds
 # (not after the 60 s wait for a kernel) with NoKernel naming the reason,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# 522-batch-limits: parallel_execute is bounded (issue 10 item 4). With
+# 522-batch-limits: parallel_execute is bounded. With
 # pool.max_sessions 3 and parallel_max_inputs 5: a batch of 6 inputs is
 # refused naming parallel_max_inputs; two batches beside one session never
 # hold more than 2 kernels at once (observed on the control socket), and a

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 523-output-own-call: every byte a call writes is in that call's result,
-# not the next one's (issue 18 goal 1 changed how a kernel flushes: see
+# not the next one's (how a kernel flushes after a cell: see
 # supervisor/parent/kernel_warm.c). 300 calls, each checked whole, cycling through
 # print, an unterminated sys.stdout.write, stderr, os.write to descriptor 1
 # (what subprocesses and C code write, read by a thread of the kernel's),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # 530-sidecars: a model loaded once in a sidecar serves every session
-# (issue 14; seed 000's SidecarConfig). The sidecar, written here with
+# (seed 000's SidecarConfig). The sidecar, written here with
 # http.server, "loads a model" by filling 200 MB once; eight sessions call
 # its /predict from their kernels through $MODEL_URL, and neither the
 # sidecar's memory nor the kernels' grows by 200 MB per session (both are
@@ -248,7 +248,7 @@ if [ -n "$HAS_GROUP" ] && ! grep -q "sidecar-model" /proc/"$NEW_PID"/cgroup; the
 fi
 ok "/health after the restart: $(jget 'd["sidecars"]')"
 
-# --- /metrics counts it (issue 18's sidecar states) ----------------------------
+# --- /metrics counts it (its sidecar states) ----------------------------
 curl -s "$BASE/metrics" >"$TMPD/metrics"
 grep -qx 'codeexecd_sidecar_up{sidecar="model"} 1' "$TMPD/metrics" ||
 	fail "/metrics: no sidecar_up 1: $(grep sidecar "$TMPD/metrics")"

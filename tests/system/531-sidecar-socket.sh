@@ -1,7 +1,7 @@
 #!/bin/sh
 # 531-sidecar-socket: socket: true serves a sidecar on a Unix socket that
-# kernels whose network cannot reach the host's loopback use (issue 14
-# item 4). In kernel_network_mode isolated the TCP URL is refused (seed
+# kernels whose network cannot reach the host's loopback use.
+# In kernel_network_mode isolated the TCP URL is refused (seed
 # 000) and $MODEL_URL_SOCKET answers; in inherit both work; in seccomp,
 # where connect() stays refused (the socket's path included), the kernel
 # inherits a connection to the relay's broker, $MODEL_URL_SOCKET_FD, and

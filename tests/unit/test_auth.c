@@ -1,8 +1,8 @@
 /*
  * test_auth.c - JWT validation, JWKS reading and caching, static tokens and
  * the Authorization header, with RSA and EC P-256 keys the test makes
- * itself (openssl genpkey) and tokens it signs with them: the attack
- * matrix of issue 13 at the level of the validator.
+ * itself (openssl genpkey) and tokens it signs with them: an attack
+ * matrix at the level of the validator.
  */
 #include "autoconf.h"
 

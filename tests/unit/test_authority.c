@@ -38,7 +38,7 @@ static const struct row hosts[] = {
 	{"[::1]:8000", LOOPBACK, "::1", 8000},
 	{"[0:0:0:0:0:0:0:1]:8000", LOOPBACK, "::1", 8000},
 	{"[0000::0001]", LOOPBACK, "::1", -1},
-	/* The bypasses of issue 9: names that start like loopback. */
+	/* Known bypasses: names that start like loopback. */
 	{"127.0.0.1.evil.com", OTHER, "127.0.0.1.evil.com", -1},
 	{"127.0.0.1.evil.com:8000", OTHER, "127.0.0.1.evil.com", 8000},
 	{"127.attacker.example", OTHER, "127.attacker.example", -1},

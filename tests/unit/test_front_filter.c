@@ -426,7 +426,7 @@ loopback_name(void)
 	return loop ? name : "localhost";
 }
 
-/* ---- a session file published, in a child under the filter (issue 16) ---------------- */
+/* ---- a session file published, in a child under the filter ---------------- */
 
 static char pub_dir[] = "/tmp/test_front_publish.XXXXXX";
 

@@ -182,7 +182,7 @@ add_sidecar(const char *name, const char *var, const char *host, int port, const
 	sc->socket_path = sock ? xstrdup(sock) : NULL;
 }
 
-/* Kernels find every sidecar: its URL, the first's address, its socket (issue 14). */
+/* Kernels find every sidecar: its URL, the first's address, its socket. */
 START_TEST(sidecar_urls)
 {
 	char *v;

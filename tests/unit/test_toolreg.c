@@ -1,6 +1,6 @@
 /*
  * test_toolreg.c - the tool registry's words and BM25 ranking, and its
- * quality on the labelled set of issue 15 (unit/data/tools: a registry of
+ * quality on the labelled set (unit/data/tools: a registry of
  * realistic tools and queries.tsv, each query with the tool it wants):
  * recall@1, recall@5 and MRR below the thresholds fail the build.
  */
