@@ -422,6 +422,18 @@ batch_session_closed(const char *owner)
 	pthread_mutex_unlock(&batch_lock);
 }
 
+int
+batch_running(const char *owner)
+{
+	int running = 0;
+
+	pthread_mutex_lock(&batch_lock);
+	for (struct batch *b = batches; b && !running; b = b->next)
+		running = strcmp(b->owner, owner) == 0 && !b->ended;
+	pthread_mutex_unlock(&batch_lock);
+	return running;
+}
+
 /* Unlink and free a finished batch. batch_lock held. */
 static void
 batch_free(struct batch *b)

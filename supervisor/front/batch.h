@@ -39,6 +39,8 @@ const char *batch_start(const struct config *cfg, const char *owner, const char 
 struct json_object *batch_cancel(const char *id, const char *owner);
 /* The session `owner` ended: so do its batches. pool_lock held. */
 void batch_session_closed(const char *owner);
+/* Nonzero while a batch of session `owner` has items to run. pool_lock held. */
+int batch_running(const char *owner);
 /* The state of batch `id` as seen by `owner`, or NULL if it may not see it. */
 struct json_object *batch_report(const char *id, const char *owner);
 /* Drop finished batches older than `retention_s`. */

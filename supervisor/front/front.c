@@ -234,6 +234,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	pool_on_runtime(on_runtime);
 	pool_init(cfg);
 	session_on_close(batch_session_closed);
+	session_busy_elsewhere(batch_running);
 	mcp_init(cfg);
 	struct toolreg *reg = toolreg_from_config(cfg, err, sizeof(err));
 	if (reg == NULL)

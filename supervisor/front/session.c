@@ -30,6 +30,7 @@ static atomic_int busy_total;
 static atomic_int held_kernels;
 /* Told of each session that closes (main.c sets batch_session_closed). */
 static void (*close_hook)(const char *id);
+static int (*elsewhere)(const char *id);
 static void (*before_close)(struct session *s);
 static void (*after_run)(struct session *s, struct call *c);
 
@@ -76,6 +77,12 @@ void
 session_before_close(void (*fn)(struct session *s))
 {
 	before_close = fn;
+}
+
+void
+session_busy_elsewhere(int (*fn)(const char *id))
+{
+	elsewhere = fn;
 }
 
 void
@@ -133,8 +140,9 @@ identity_holds(const char *identity)
 
 /*
  * The least recently used session of `identity` that nothing runs in or
- * waits for, and nobody holds: no request in flight, nor the call that
- * just made it and has yet to start its code.
+ * waits for, here or elsewhere (its batches), and nobody holds: no
+ * request in flight, nor the call that just made it and has yet to start
+ * its code.
  */
 static struct session *
 identity_lru_idle(const char *identity)
@@ -143,7 +151,8 @@ identity_lru_idle(const char *identity)
 
 	for (struct session *s = sessions; s; s = s->next)
 		if (strcmp(s->identity, identity) == 0 && !s->busy && s->refs == 0 &&
-		    s->line_head == NULL && (lru == NULL || s->last_used <= lru->last_used))
+		    s->line_head == NULL && (elsewhere == NULL || !elsewhere(s->id)) &&
+		    (lru == NULL || s->last_used <= lru->last_used))
 			lru = s; /* newest first in the table: "<=" takes the oldest of a tie */
 	return lru;
 }

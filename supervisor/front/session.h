@@ -69,7 +69,7 @@ struct session_limits {
 /*
  * New session of `identity` (copied). While the identity holds its share,
  * or the pool is full, its least recently used idle session (no call
- * running or waiting, no reference held) is closed first, logged, counted and
+ * running or waiting, no batch running, no reference held) is closed first, logged, counted and
  * named in the new one's `reclaimed`. NULL with why[why_len] when neither
  * bound can be met so: every session of the identity is busy, or the pool
  * is full of others'.
@@ -127,6 +127,12 @@ int session_kernels(void);
  * Set once, before the first session.
  */
 void session_on_close(void (*fn)(const char *id));
+/*
+ * Ask `fn` whether work runs on a session's behalf elsewhere (batches,
+ * pool_lock held): session_create never closes such a session to make
+ * room. Set once, before the first session.
+ */
+void session_busy_elsewhere(int (*fn)(const char *id));
 /*
  * Call `fn` with each session as it closes, once it is out of the table
  * and before its worker is released (pool_lock held; fn may release it

@@ -192,6 +192,36 @@ START_TEST(identity_share)
 }
 END_TEST
 
+static char batch_owner[SESSION_ID_LEN + 1];
+
+static int
+has_batch(const char *id)
+{
+	return strcmp(id, batch_owner) == 0;
+}
+
+/* A session whose batch still runs is not idle: it is never closed to make room. */
+START_TEST(batch_keeps_session)
+{
+	static const struct session_limits one = {10, 1};
+	char a[SESSION_ID_LEN + 1], why[ERR_LEN] = "";
+
+	pool_lock();
+	create_idle("alice", &one, a, time(NULL) - 100);
+	memcpy(batch_owner, a, sizeof(batch_owner));
+	session_busy_elsewhere(has_batch);
+	ck_assert_ptr_null(session_create("alice", &one, why, sizeof(why)));
+	ck_assert(open_now(a));
+	batch_owner[0] = '\0'; /* the batch ended */
+	struct session *a2 = create_as("alice", &one);
+	ck_assert(!open_now(a));
+	session_busy_elsewhere(NULL);
+	session_close(a2);
+	session_put(a2);
+	pool_unlock();
+}
+END_TEST
+
 /* A full pool costs the new session's identity its own idle session, if it has one. */
 START_TEST(pool_full_reclaims_own)
 {
@@ -533,6 +563,7 @@ session_suite(void)
 	tcase_add_test(tc, max_sessions);
 	tcase_add_test(tc, identity_share);
 	tcase_add_test(tc, pool_full_reclaims_own);
+	tcase_add_test(tc, batch_keeps_session);
 	tcase_add_test(tc, who_may_use_and_see);
 	tcase_add_test(tc, close_releases_worker);
 	tcase_add_test(tc, no_kernel);
