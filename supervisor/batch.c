@@ -2,12 +2,12 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "b64.h"
 #include "batch.h"
 #include "config.h"
 #include "ipc.h"
@@ -66,11 +66,8 @@ static char *
 binding_code(struct json_object *input)
 {
 	const char *json = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
-	size_t len = strlen(json);
-	unsigned char *b64 = xmalloc(4 * ((len + 2) / 3) + 1);
-
 	/* Base64 carries any JSON text into a Python literal unchanged. */
-	EVP_EncodeBlock(b64, (const unsigned char *)json, (int)len);
+	char *b64 = b64_encode(json, strlen(json), B64_STD);
 	char *code = xasprintf("globals().update(__import__('json').loads("
 			       "__import__('base64').b64decode('%s')))",
 			       b64);

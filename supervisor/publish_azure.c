@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "b64.h"
 #include "buf.h"
 #include "err.h"
 #include "hex.h"
@@ -95,22 +96,13 @@ xml_text(const char *body, const char *tag, char *out, size_t len)
 			*s = ' ';
 }
 
-/* base64 of in[n] (caller frees). */
-static char *
-b64(const unsigned char *in, size_t n)
-{
-	char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-	EVP_EncodeBlock((unsigned char *)out, in, (int)n);
-	return out;
-}
-
 /* base64 of the MD5 of data[n] (caller frees). */
 static char *
 md5_b64(const void *data, size_t n)
 {
 	unsigned char md[16];
 	EVP_Digest(data, n, md, NULL, EVP_md5(), NULL);
-	return b64(md, sizeof(md));
+	return b64_encode(md, sizeof(md), B64_STD);
 }
 
 /* The first line of file `path`, trimmed, into a string (caller frees); NULL with why. */
@@ -336,7 +328,7 @@ shared_key(const struct az *a, const struct az_req *r, const char *md5, char **x
 	buf_adds(&s, r->canon_query);
 	HMAC(EVP_sha256(), a->key, a->keylen, (unsigned char *)s.data, s.len, mac, &maclen);
 	buf_free(&s);
-	char *sig = b64(mac, maclen);
+	char *sig = b64_encode(mac, maclen, B64_STD);
 	char *h = xasprintf("Authorization: SharedKey %s:%s", a->account, sig);
 	free(sig);
 	return h;
@@ -499,7 +491,7 @@ put_blocks(const struct az *a, const struct publish_src *src, uint64_t size,
 		EVP_DigestUpdate(md5, chunk, (size_t)got);
 		char idraw[32];
 		snprintf(idraw, sizeof(idraw), "codeexecd-%08u", n);
-		char *id = b64((unsigned char *)idraw, strlen(idraw));
+		char *id = b64_encode(idraw, strlen(idraw), B64_STD);
 		char *eid = curl_easy_escape(NULL, id, 0);
 		char *q = xasprintf("comp=block&blockid=%s", eid);
 		char *cq = xasprintf("\nblockid:%s\ncomp:block", id);
@@ -519,7 +511,7 @@ put_blocks(const struct az *a, const struct publish_src *src, uint64_t size,
 	EVP_DigestFinal_ex(md5, whole, NULL);
 	EVP_MD_CTX_free(md5);
 	if (rc == 0) {
-		char *m = b64(whole, sizeof(whole));
+		char *m = b64_encode(whole, sizeof(whole), B64_STD);
 		char *h1 = xasprintf("x-ms-blob-content-md5:%s", m);
 		char *h2 = xasprintf("x-ms-blob-content-type:%s", src->mime_type);
 		struct az_req r = {"comp=blocklist", "\ncomp:blocklist", list.data, list.len,

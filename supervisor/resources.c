@@ -3,13 +3,13 @@
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "b64.h"
 #include "buf.h"
 #include "config.h"
 #include "json_member.h"
@@ -232,8 +232,7 @@ contents_of(const char *uri, const char *mime, char *b, size_t len)
 	if (mime_is_text(mime) && is_text(b, len)) {
 		json_object_object_add(c, "text", json_object_new_string_len(b, (int)len));
 	} else {
-		char *enc = xmalloc(4 * ((len + 2) / 3) + 1);
-		EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)b, (int)len);
+		char *enc = b64_encode(b, len, B64_STD);
 		json_object_object_add(c, "blob", json_object_new_string(enc));
 		free(enc);
 	}
