@@ -271,7 +271,7 @@ az_free(struct az *a)
 	OPENSSL_cleanse(a->key, sizeof(a->key));
 }
 
-int
+static int
 publish_azure_check(const struct config_publisher *p, char *why, size_t why_len)
 {
 	struct az a = {.p = p};
@@ -545,7 +545,7 @@ put_blob(const struct az *a, const struct publish_src *src, uint64_t size, EVP_M
 	return rc;
 }
 
-int
+static int
 publish_azure(const struct config_publisher *p, const struct publish_src *src,
 	      struct publish_out *out, char *why, size_t why_len)
 {
@@ -578,3 +578,9 @@ publish_azure(const struct config_publisher *p, const struct publish_src *src,
 	free(name);
 	return rc;
 }
+
+const struct publish_backend publish_backend_azure = {
+	.type = "azure_blob",
+	.check = publish_azure_check,
+	.publish = publish_azure,
+};

@@ -67,7 +67,7 @@ make_base(const char *dir, char *why, size_t why_len)
 	return 0;
 }
 
-int
+static int
 publish_local_check(const struct config_publisher *p, char *why, size_t why_len)
 {
 	char *d = xstrdup(p->base_dir);
@@ -167,7 +167,7 @@ fail:
 	return -1;
 }
 
-int
+static int
 publish_local(const struct config_publisher *p, const struct publish_src *src,
 	      struct publish_out *out, char *why, size_t why_len)
 {
@@ -219,3 +219,9 @@ publish_local(const struct config_publisher *p, const struct publish_src *src,
 	free(rel);
 	return n < 0 ? -1 : 0;
 }
+
+const struct publish_backend publish_backend_local = {
+	.type = "local",
+	.check = publish_local_check,
+	.publish = publish_local,
+};
