@@ -27,6 +27,7 @@
 
 #include "b64.h"
 #include "buf.h"
+#include "curl_req.h"
 #include "err.h"
 #include "hex.h"
 #include "json_member.h"
@@ -64,17 +65,6 @@ struct az {
 	char *sas;	   /* SAS token, without '?'; NULL: none */
 	char *bearer;	   /* managed identity's token; NULL: none */
 };
-
-static size_t
-collect(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct buf *b = arg;
-
-	if (b->len + size * nmemb > AZ_ANSWER_MAX)
-		return size * nmemb; /* the rest is dropped: only the start says why */
-	buf_add(b, data, size * nmemb);
-	return size * nmemb;
-}
 
 /* The text of <tag> in an XML error answer, into out[len]; "" when absent. */
 static void
@@ -191,37 +181,36 @@ az_locate(struct az *a, const char *name, char *why, size_t why_len)
 static char *
 imds_token(char *why, size_t why_len)
 {
-	CURL *c = curl_easy_init();
 	struct curl_slist *h = curl_slist_append(NULL, "Metadata: true");
+	char err[ERR_LEN];
+	struct curl_res res;
 	struct buf ans;
-	long status = 0;
 	char *tok = NULL;
 
 	buf_init(&ans);
 	char *url = xasprintf("%s%s", imds_base, IMDS_PATH);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
-	CURLcode cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	buf_add(&ans, "", 1);
-	struct json_object *o = cc == CURLE_OK && status == 200 ? json_tokener_parse(ans.data) : NULL;
+	/* The endpoint is plain http on a link-local address, never behind a proxy. */
+	struct curl_req req = {
+		.url = url,
+		.protocols = "http,https",
+		.timeout_s = 10,
+		.no_proxy = 1,
+		.headers = h,
+		.max_answer = AZ_ANSWER_MAX,
+	};
+	int cc = curl_req_perform(&req, &ans, &res, err, sizeof(err));
+	struct json_object *o = cc == 0 && res.status == 200 ? json_tokener_parse(ans.data) : NULL;
 	const char *t = o ? json_member_str(o, "access_token") : "";
 	if (t[0] != '\0')
 		tok = xstrdup(t);
 	else
 		err_set(why, why_len, "managed identity: no token from the instance metadata "
 				      "endpoint (%s, HTTP %ld)",
-			cc != CURLE_OK ? curl_easy_strerror(cc) : "answered", status);
+			cc == -1 ? err : "answered", res.status);
 	json_object_put(o);
 	buf_free(&ans);
 	free(url);
 	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
 	return tok;
 }
 
@@ -338,7 +327,7 @@ shared_key(const struct az *a, const struct az_req *r, const char *md5, char **x
 static long
 az_send(const struct az *a, const struct az_req *r, struct buf *ans, char *why, size_t why_len)
 {
-	char date[64], curlerr[CURL_ERROR_SIZE] = "";
+	char date[64];
 	time_t now = time(NULL);
 	struct tm tm;
 	char *xms[10];
@@ -376,28 +365,21 @@ az_send(const struct az *a, const struct az_req *r, struct buf *ans, char *why, 
 	char *url = xasprintf("%s%s%s%s%s", a->url, a->sas || r->query[0] ? "?" : "",
 			      a->sas ? a->sas : "", a->sas && r->query[0] ? "&" : "", r->query);
 
-	CURL *c = curl_easy_init();
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http"); /* http: loopback only (config.c) */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* the credential goes nowhere else */
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)AZ_CONNECT_S);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)AZ_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "codeexecd/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, ans);
-	CURLcode cc = curl_easy_perform(c);
-	if (cc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	else
-		err_set(why, why_len, "%s", curlerr[0] ? curlerr : curl_easy_strerror(cc));
-	curl_easy_cleanup(c);
+	struct curl_req req = {
+		.url = url,
+		.protocols = "https,http", /* http: loopback only (config.c) */
+		.connect_timeout_s = AZ_CONNECT_S,
+		.timeout_s = AZ_TIMEOUT_S,
+		.no_proxy = 1,
+		.headers = h,
+		.method = "PUT",
+		.body = r->body ? r->body : "",
+		.body_len = r->len,
+		.max_answer = AZ_ANSWER_MAX,
+	};
+	struct curl_res res;
+	if (curl_req_perform(&req, ans, &res, why, why_len) == 0)
+		status = res.status;
 	curl_slist_free_all(h);
 	for (size_t i = 0; i < n; i++)
 		free(xms[i]);
