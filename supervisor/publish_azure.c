@@ -32,6 +32,7 @@
 #include "hex.h"
 #include "json_member.h"
 #include "publish.h"
+#include "uri.h"
 #include "xmalloc.h"
 
 #define AZ_VERSION "2021-08-06"
@@ -161,14 +162,7 @@ az_locate(struct az *a, const char *name, char *why, size_t why_len)
 	buf_adds(&upath, "/");
 	buf_adds(&upath, a->p->container);
 	/* Each part of the name escaped; the signature covers the same text. */
-	char *copy = xstrdup(name), *save = NULL;
-	for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-		char *e = curl_easy_escape(NULL, s, 0);
-		buf_adds(&upath, "/");
-		buf_adds(&upath, e);
-		curl_free(e);
-	}
-	free(copy);
+	uri_add_path(&upath, name);
 	a->url_path = buf_release(&upath);
 	buf_init(&url);
 	buf_add(&url, u, (size_t)(path - u));

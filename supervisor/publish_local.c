@@ -8,7 +8,6 @@
  */
 #include "autoconf.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -22,6 +21,7 @@
 #include "hex.h"
 #include "publish.h"
 #include "rand.h"
+#include "uri.h"
 #include "xmalloc.h"
 
 /* "file://" and the absolute path, each part percent-encoded. Caller frees. */
@@ -29,16 +29,11 @@ static char *
 file_uri(const char *base, const char *rel)
 {
 	struct buf b;
-	char *path = xasprintf("%s/%s", base, rel), *save = NULL;
+	char *path = xasprintf("%s/%s", base, rel);
 
 	buf_init(&b);
 	buf_adds(&b, "file://");
-	for (char *s = strtok_r(path, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-		char *e = curl_easy_escape(NULL, s, 0);
-		buf_adds(&b, "/");
-		buf_adds(&b, e);
-		curl_free(e);
-	}
+	uri_add_path(&b, path);
 	free(path);
 	return buf_release(&b);
 }

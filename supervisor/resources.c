@@ -18,6 +18,7 @@
 #include "resources.h"
 #include "session.h"
 #include "sfiles.h"
+#include "uri.h"
 #include "xmalloc.h"
 
 #define URI_SCHEME "codeexecd://session/"
@@ -47,19 +48,12 @@ static char *
 uri_of(const char *id, const char *name)
 {
 	struct buf b;
-	char *copy = xstrdup(name), *save = NULL;
 
 	buf_init(&b);
 	buf_adds(&b, URI_SCHEME);
 	buf_adds(&b, id);
 	buf_adds(&b, "/outputs");
-	for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-		char *e = curl_easy_escape(NULL, s, 0);
-		buf_adds(&b, "/");
-		buf_adds(&b, e);
-		curl_free(e);
-	}
-	free(copy);
+	uri_add_path(&b, name);
 	return buf_release(&b);
 }
 
