@@ -7,12 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "b64.h"
 #include "batch.h"
 #include "config.h"
 #include "ipc.h"
 #include "log.h"
 #include "pool.h"
+#include "pylit.h"
 #include "rand.h"
 #include "session.h"
 #include "xmalloc.h"
@@ -66,13 +66,13 @@ static char *
 binding_code(struct json_object *input)
 {
 	const char *json = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
-	/* Base64 carries any JSON text into a Python literal unchanged. */
-	char *b64 = b64_encode(json, strlen(json), B64_STD);
-	char *code = xasprintf("globals().update(__import__('json').loads("
-			       "__import__('base64').b64decode('%s')))",
-			       b64);
-	free(b64);
-	return code;
+	struct buf b;
+
+	buf_init(&b);
+	buf_adds(&b, "globals().update(__import__('json').loads(");
+	pylit_str(&b, json, strlen(json));
+	buf_adds(&b, "))");
+	return buf_release(&b);
 }
 
 /* The `error` member of a failed result, or a generic one. Caller owns. */
