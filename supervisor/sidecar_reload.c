@@ -13,13 +13,7 @@
 #include "log.h"
 #include "sidecar.h"
 #include "sidecar_int.h"
-
-#define SWAP(a, b)                                                                     \
-	do {                                                                           \
-		__typeof__(a) swap_tmp_ = (a);                                         \
-		(a) = (b);                                                             \
-		(b) = swap_tmp_;                                                       \
-	} while (0)
+#include "swap.h"
 
 /* What kernels and the front know it by: changing it needs a restart of the daemon. */
 static int
