@@ -13,6 +13,7 @@
 #include "auth_jwks.h"
 #include "auth_jwt.h"
 #include "buf.h"
+#include "curl_req.h"
 #include "clock.h"
 #include "err.h"
 #include "json_member.h"
@@ -245,60 +246,32 @@ jwks_free(struct jwks *set)
 	free(set);
 }
 
-/* curl's write callback: keep at most JWKS_MAX_BYTES. */
-static size_t
-collect(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct buf *b = arg;
-	size_t n = size * nmemb;
-
-	if (b->len + n > JWKS_MAX_BYTES)
-		return 0;
-	buf_add(b, data, n);
-	return n;
-}
-
 int
 jwks_https_get(const char *url, const char *ca_file, char **body, size_t *len, char *why,
 	       size_t why_len)
 {
-	char curlerr[CURL_ERROR_SIZE] = "";
+	char err[ERR_LEN];
 	struct buf b;
-	CURL *c = curl_easy_init();
-	long status = 0;
-
-	if (c == NULL)
-		return err_set(why, why_len, "%s: cannot initialize libcurl", url);
-	buf_init(&b);
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	struct curl_res res;
 	/* https only, verified, and no redirect elsewhere. */
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (ca_file != NULL && ca_file[0] != '\0')
-		curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, JWKS_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, JWKS_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)JWKS_MAX_BYTES);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "codeexecd/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-	CURLcode rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(c);
-	if (rc != CURLE_OK || status != 200) {
+	struct curl_req req = {
+		.url = url,
+		.protocols = "https",
+		.ca_file = ca_file,
+		.connect_timeout_s = JWKS_TIMEOUT_S,
+		.timeout_s = JWKS_TIMEOUT_S,
+		.max_answer = JWKS_MAX_BYTES,
+	};
+
+	buf_init(&b);
+	if (curl_req_perform(&req, &b, &res, err, sizeof(err)) == -1 || res.status != 200) {
 		buf_free(&b);
-		if (rc != CURLE_OK)
-			return err_set(why, why_len, "%s: %s", url,
-				       curlerr[0] ? curlerr : curl_easy_strerror(rc));
-		return err_set(why, why_len, "%s: HTTP status %ld", url, status);
+		if (res.code != CURLE_OK)
+			return err_set(why, why_len, "%s: %s", url, err);
+		return err_set(why, why_len, "%s: HTTP status %ld", url, res.status);
 	}
 	*len = b.len;
-	buf_add(&b, "", 1); /* NUL-terminated for the caller's convenience */
-	*body = buf_release(&b);
+	*body = buf_release(&b); /* NUL-terminated for the caller's convenience */
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 
 #include "auth_jwks.h"
 #include "auth_jwt.h"
+#include "b64.h"
 #include "err.h"
 #include "json_member.h"
 #include "xmalloc.h"
@@ -54,54 +55,12 @@ jwt_status_text(enum jwt_status s)
 	return "?";
 }
 
-/* The value of base64url digit c, or -1. */
-static int
-b64url_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
-
 int
 jwt_b64url_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
 {
-	if (len % 4 == 1 || len > JWKS_MAX_BYTES * 2)
+	if (len > JWKS_MAX_BYTES * 2)
 		return -1;
-	unsigned char *o = xcalloc(len / 4 * 3 + 3, 1);
-	size_t n = 0;
-	uint32_t acc = 0;
-	int bits = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		int v = b64url_value((unsigned char)in[i]);
-		if (v < 0)
-			goto bad;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			o[n++] = (unsigned char)(acc >> bits);
-		}
-	}
-	/* Left-over bits must be zero: one text per byte string, no malleability. */
-	if ((acc & ((1u << bits) - 1)) != 0)
-		goto bad;
-	o[n] = '\0';
-	*out = o;
-	*outlen = n;
-	return 0;
-bad:
-	free(o);
-	return -1;
+	return b64_decode(in, len, B64_URL, out, outlen);
 }
 
 /* Decode one base64url part into a JSON object (caller owns), or NULL. */

@@ -2,7 +2,6 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "ipc.h"
 #include "log.h"
 #include "pool.h"
+#include "pylit.h"
 #include "rand.h"
 #include "session.h"
 #include "xmalloc.h"
@@ -66,16 +66,13 @@ static char *
 binding_code(struct json_object *input)
 {
 	const char *json = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
-	size_t len = strlen(json);
-	unsigned char *b64 = xmalloc(4 * ((len + 2) / 3) + 1);
+	struct buf b;
 
-	/* Base64 carries any JSON text into a Python literal unchanged. */
-	EVP_EncodeBlock(b64, (const unsigned char *)json, (int)len);
-	char *code = xasprintf("globals().update(__import__('json').loads("
-			       "__import__('base64').b64decode('%s')))",
-			       b64);
-	free(b64);
-	return code;
+	buf_init(&b);
+	buf_adds(&b, "globals().update(__import__('json').loads(");
+	pylit_str(&b, json, strlen(json));
+	buf_adds(&b, "))");
+	return buf_release(&b);
 }
 
 /* The `error` member of a failed result, or a generic one. Caller owns. */

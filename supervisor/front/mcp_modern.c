@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "b64.h"
 #include "config.h"
 #include "mcp.h"
 #include "mcp_call.h"
@@ -110,50 +111,6 @@ header_trim(const char *v)
 	return xstrndup(v, n);
 }
 
-/* The value of base64 digit `c`, or -1. */
-static int
-b64_digit(char c)
-{
-	static const char digits[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const char *p = c ? strchr(digits, c) : NULL;
-	return p ? (int)(p - digits) : -1;
-}
-
-/*
- * Strict base64 (padded, no whitespace) of in[n] into out[len], with a
- * NUL after it. -1 for a bad digit or padding, a NUL in the value, or no room.
- */
-static int
-b64_decode(const char *in, size_t n, char *out, size_t len)
-{
-	size_t o = 0;
-
-	if (n % 4 != 0)
-		return -1;
-	for (size_t i = 0; i < n; i += 4) {
-		int pad = (in[i + 3] == '=') + (in[i + 2] == '=' && in[i + 3] == '=');
-		if (pad && i + 4 != n)
-			return -1;
-		unsigned v = 0;
-		for (int k = 0; k < 4 - pad; k++) {
-			int d = b64_digit(in[i + k]);
-			if (d < 0)
-				return -1;
-			v |= (unsigned)d << (18 - 6 * k);
-		}
-		for (int k = 0; k < 3 - pad; k++) {
-			if (o + 1 >= len)
-				return -1;
-			out[o++] = (char)(v >> (16 - 8 * k) & 0xff);
-			if (out[o - 1] == '\0')
-				return -1;
-		}
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /*
  * Mcp-Name's value as the body would hold it, into out: a value in the
  * "=?base64?...?=" sentinel is decoded. -1 if that encoding is bad.
@@ -167,7 +124,16 @@ header_name_decode(const char *v, char *out, size_t len)
 		snprintf(out, len, "%s", v);
 		return 0;
 	}
-	return b64_decode(v + 9, n - 11, out, len);
+	/* Strict base64 (padded, no whitespace); a NUL in the value or no room is bad too. */
+	unsigned char *d;
+	size_t dlen;
+	if (b64_decode(v + 9, n - 11, B64_STD, &d, &dlen) == -1)
+		return -1;
+	int rc = dlen < len && memchr(d, '\0', dlen) == NULL ? 0 : -1;
+	if (rc == 0)
+		memcpy(out, d, dlen + 1);
+	free(d);
+	return rc;
 }
 
 /*

@@ -88,6 +88,18 @@ publish_check(const struct config_publisher *p, const struct publish_src *src, u
 	return 0;
 }
 
+const struct publish_backend *
+publish_backend_for(const struct config_publisher *p)
+{
+	static const struct publish_backend *const backends[] = {&publish_backend_local,
+								  &publish_backend_azure};
+
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (strcmp(p->type, backends[i]->type) == 0)
+			return backends[i];
+	return &publish_backend_azure;
+}
+
 int
 publishers_check(const struct config *cfg, char *why, size_t why_len)
 {
@@ -95,9 +107,7 @@ publishers_check(const struct config *cfg, char *why, size_t why_len)
 
 	for (size_t i = 0; i < cfg->publishers.n; i++) {
 		const struct config_publisher *p = config_publisher_at(cfg, i);
-		int rc = strcmp(p->type, "local") == 0 ? publish_local_check(p, err, sizeof(err))
-						       : publish_azure_check(p, err, sizeof(err));
-		if (rc == -1)
+		if (publish_backend_for(p)->check(p, err, sizeof(err)) == -1)
 			return err_set(why, why_len, "publisher %s: %s", p->name, err);
 	}
 	return 0;
@@ -108,9 +118,7 @@ publish(const struct config_publisher *p, const struct publish_src *src,
 	struct publish_out *out, char *why, size_t why_len)
 {
 	memset(out, 0, sizeof(*out));
-	if (strcmp(p->type, "local") == 0)
-		return publish_local(p, src, out, why, why_len);
-	return publish_azure(p, src, out, why, why_len);
+	return publish_backend_for(p)->publish(p, src, out, why, why_len);
 }
 
 struct json_object *

@@ -65,12 +65,22 @@ char *publish_path(const struct config_publisher *p, const struct publish_src *s
  */
 int publish_check(const struct config_publisher *p, const struct publish_src *src,
 		  uint64_t *size, char *why, size_t why_len);
-int publish_local(const struct config_publisher *p, const struct publish_src *src,
-		  struct publish_out *out, char *why, size_t why_len);
-int publish_local_check(const struct config_publisher *p, char *why, size_t why_len);
-int publish_azure_check(const struct config_publisher *p, char *why, size_t why_len);
-int publish_azure(const struct config_publisher *p, const struct publish_src *src,
-		  struct publish_out *out, char *why, size_t why_len);
+
+/* The one interface of the publishers, as builder.h's for the builders. */
+struct publish_backend {
+	const char *type; /* the publisher's `type` in the configuration */
+	/* For `codeexecd -n` (publishers_check): 0, or -1 with why. */
+	int (*check)(const struct config_publisher *p, char *why, size_t why_len);
+	/* Publish src (out zeroed by the caller): 0 with *out filled, or -1 with why. */
+	int (*publish)(const struct config_publisher *p, const struct publish_src *src,
+		       struct publish_out *out, char *why, size_t why_len);
+};
+
+extern const struct publish_backend publish_backend_local;
+extern const struct publish_backend publish_backend_azure;
+
+/* The backend of publisher p (its type, which config.c checked). */
+const struct publish_backend *publish_backend_for(const struct config_publisher *p);
 /* For tests: the instance metadata endpoint's "http://HOST:PORT" (NULL: Azure's). */
 void publish_azure_imds_base(const char *base);
 

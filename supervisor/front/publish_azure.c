@@ -25,11 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "b64.h"
 #include "buf.h"
+#include "curl_req.h"
 #include "err.h"
 #include "hex.h"
 #include "json_member.h"
 #include "publish.h"
+#include "uri.h"
 #include "xmalloc.h"
 
 #define AZ_VERSION "2021-08-06"
@@ -64,17 +67,6 @@ struct az {
 	char *bearer;	   /* managed identity's token; NULL: none */
 };
 
-static size_t
-collect(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct buf *b = arg;
-
-	if (b->len + size * nmemb > AZ_ANSWER_MAX)
-		return size * nmemb; /* the rest is dropped: only the start says why */
-	buf_add(b, data, size * nmemb);
-	return size * nmemb;
-}
-
 /* The text of <tag> in an XML error answer, into out[len]; "" when absent. */
 static void
 xml_text(const char *body, const char *tag, char *out, size_t len)
@@ -95,22 +87,13 @@ xml_text(const char *body, const char *tag, char *out, size_t len)
 			*s = ' ';
 }
 
-/* base64 of in[n] (caller frees). */
-static char *
-b64(const unsigned char *in, size_t n)
-{
-	char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-	EVP_EncodeBlock((unsigned char *)out, in, (int)n);
-	return out;
-}
-
 /* base64 of the MD5 of data[n] (caller frees). */
 static char *
 md5_b64(const void *data, size_t n)
 {
 	unsigned char md[16];
 	EVP_Digest(data, n, md, NULL, EVP_md5(), NULL);
-	return b64(md, sizeof(md));
+	return b64_encode(md, sizeof(md), B64_STD);
 }
 
 /* The first line of file `path`, trimmed, into a string (caller frees); NULL with why. */
@@ -179,14 +162,7 @@ az_locate(struct az *a, const char *name, char *why, size_t why_len)
 	buf_adds(&upath, "/");
 	buf_adds(&upath, a->p->container);
 	/* Each part of the name escaped; the signature covers the same text. */
-	char *copy = xstrdup(name), *save = NULL;
-	for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-		char *e = curl_easy_escape(NULL, s, 0);
-		buf_adds(&upath, "/");
-		buf_adds(&upath, e);
-		curl_free(e);
-	}
-	free(copy);
+	uri_add_path(&upath, name);
 	a->url_path = buf_release(&upath);
 	buf_init(&url);
 	buf_add(&url, u, (size_t)(path - u));
@@ -199,37 +175,36 @@ az_locate(struct az *a, const char *name, char *why, size_t why_len)
 static char *
 imds_token(char *why, size_t why_len)
 {
-	CURL *c = curl_easy_init();
 	struct curl_slist *h = curl_slist_append(NULL, "Metadata: true");
+	char err[ERR_LEN];
+	struct curl_res res;
 	struct buf ans;
-	long status = 0;
 	char *tok = NULL;
 
 	buf_init(&ans);
 	char *url = xasprintf("%s%s", imds_base, IMDS_PATH);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
-	CURLcode cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	buf_add(&ans, "", 1);
-	struct json_object *o = cc == CURLE_OK && status == 200 ? json_tokener_parse(ans.data) : NULL;
+	/* The endpoint is plain http on a link-local address, never behind a proxy. */
+	struct curl_req req = {
+		.url = url,
+		.protocols = "http,https",
+		.timeout_s = 10,
+		.no_proxy = 1,
+		.headers = h,
+		.max_answer = AZ_ANSWER_MAX,
+	};
+	int cc = curl_req_perform(&req, &ans, &res, err, sizeof(err));
+	struct json_object *o = cc == 0 && res.status == 200 ? json_tokener_parse(ans.data) : NULL;
 	const char *t = o ? json_member_str(o, "access_token") : "";
 	if (t[0] != '\0')
 		tok = xstrdup(t);
 	else
 		err_set(why, why_len, "managed identity: no token from the instance metadata "
 				      "endpoint (%s, HTTP %ld)",
-			cc != CURLE_OK ? curl_easy_strerror(cc) : "answered", status);
+			cc == -1 ? err : "answered", res.status);
 	json_object_put(o);
 	buf_free(&ans);
 	free(url);
 	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
 	return tok;
 }
 
@@ -279,7 +254,7 @@ az_free(struct az *a)
 	OPENSSL_cleanse(a->key, sizeof(a->key));
 }
 
-int
+static int
 publish_azure_check(const struct config_publisher *p, char *why, size_t why_len)
 {
 	struct az a = {.p = p};
@@ -336,7 +311,7 @@ shared_key(const struct az *a, const struct az_req *r, const char *md5, char **x
 	buf_adds(&s, r->canon_query);
 	HMAC(EVP_sha256(), a->key, a->keylen, (unsigned char *)s.data, s.len, mac, &maclen);
 	buf_free(&s);
-	char *sig = b64(mac, maclen);
+	char *sig = b64_encode(mac, maclen, B64_STD);
 	char *h = xasprintf("Authorization: SharedKey %s:%s", a->account, sig);
 	free(sig);
 	return h;
@@ -346,7 +321,7 @@ shared_key(const struct az *a, const struct az_req *r, const char *md5, char **x
 static long
 az_send(const struct az *a, const struct az_req *r, struct buf *ans, char *why, size_t why_len)
 {
-	char date[64], curlerr[CURL_ERROR_SIZE] = "";
+	char date[64];
 	time_t now = time(NULL);
 	struct tm tm;
 	char *xms[10];
@@ -384,28 +359,21 @@ az_send(const struct az *a, const struct az_req *r, struct buf *ans, char *why, 
 	char *url = xasprintf("%s%s%s%s%s", a->url, a->sas || r->query[0] ? "?" : "",
 			      a->sas ? a->sas : "", a->sas && r->query[0] ? "&" : "", r->query);
 
-	CURL *c = curl_easy_init();
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http"); /* http: loopback only (config.c) */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* the credential goes nowhere else */
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)AZ_CONNECT_S);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)AZ_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "codeexecd/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, ans);
-	CURLcode cc = curl_easy_perform(c);
-	if (cc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	else
-		err_set(why, why_len, "%s", curlerr[0] ? curlerr : curl_easy_strerror(cc));
-	curl_easy_cleanup(c);
+	struct curl_req req = {
+		.url = url,
+		.protocols = "https,http", /* http: loopback only (config.c) */
+		.connect_timeout_s = AZ_CONNECT_S,
+		.timeout_s = AZ_TIMEOUT_S,
+		.no_proxy = 1,
+		.headers = h,
+		.method = "PUT",
+		.body = r->body ? r->body : "",
+		.body_len = r->len,
+		.max_answer = AZ_ANSWER_MAX,
+	};
+	struct curl_res res;
+	if (curl_req_perform(&req, ans, &res, why, why_len) == 0)
+		status = res.status;
 	curl_slist_free_all(h);
 	for (size_t i = 0; i < n; i++)
 		free(xms[i]);
@@ -499,7 +467,7 @@ put_blocks(const struct az *a, const struct publish_src *src, uint64_t size,
 		EVP_DigestUpdate(md5, chunk, (size_t)got);
 		char idraw[32];
 		snprintf(idraw, sizeof(idraw), "codeexecd-%08u", n);
-		char *id = b64((unsigned char *)idraw, strlen(idraw));
+		char *id = b64_encode(idraw, strlen(idraw), B64_STD);
 		char *eid = curl_easy_escape(NULL, id, 0);
 		char *q = xasprintf("comp=block&blockid=%s", eid);
 		char *cq = xasprintf("\nblockid:%s\ncomp:block", id);
@@ -519,7 +487,7 @@ put_blocks(const struct az *a, const struct publish_src *src, uint64_t size,
 	EVP_DigestFinal_ex(md5, whole, NULL);
 	EVP_MD_CTX_free(md5);
 	if (rc == 0) {
-		char *m = b64(whole, sizeof(whole));
+		char *m = b64_encode(whole, sizeof(whole), B64_STD);
 		char *h1 = xasprintf("x-ms-blob-content-md5:%s", m);
 		char *h2 = xasprintf("x-ms-blob-content-type:%s", src->mime_type);
 		struct az_req r = {"comp=blocklist", "\ncomp:blocklist", list.data, list.len,
@@ -553,7 +521,7 @@ put_blob(const struct az *a, const struct publish_src *src, uint64_t size, EVP_M
 	return rc;
 }
 
-int
+static int
 publish_azure(const struct config_publisher *p, const struct publish_src *src,
 	      struct publish_out *out, char *why, size_t why_len)
 {
@@ -586,3 +554,9 @@ publish_azure(const struct config_publisher *p, const struct publish_src *src,
 	free(name);
 	return rc;
 }
+
+const struct publish_backend publish_backend_azure = {
+	.type = "azure_blob",
+	.check = publish_azure_check,
+	.publish = publish_azure,
+};

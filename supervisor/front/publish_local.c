@@ -8,7 +8,6 @@
  */
 #include "autoconf.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -22,6 +21,7 @@
 #include "hex.h"
 #include "publish.h"
 #include "rand.h"
+#include "uri.h"
 #include "xmalloc.h"
 
 /* "file://" and the absolute path, each part percent-encoded. Caller frees. */
@@ -29,16 +29,11 @@ static char *
 file_uri(const char *base, const char *rel)
 {
 	struct buf b;
-	char *path = xasprintf("%s/%s", base, rel), *save = NULL;
+	char *path = xasprintf("%s/%s", base, rel);
 
 	buf_init(&b);
 	buf_adds(&b, "file://");
-	for (char *s = strtok_r(path, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-		char *e = curl_easy_escape(NULL, s, 0);
-		buf_adds(&b, "/");
-		buf_adds(&b, e);
-		curl_free(e);
-	}
+	uri_add_path(&b, path);
 	free(path);
 	return buf_release(&b);
 }
@@ -67,7 +62,7 @@ make_base(const char *dir, char *why, size_t why_len)
 	return 0;
 }
 
-int
+static int
 publish_local_check(const struct config_publisher *p, char *why, size_t why_len)
 {
 	char *d = xstrdup(p->base_dir);
@@ -167,7 +162,7 @@ fail:
 	return -1;
 }
 
-int
+static int
 publish_local(const struct config_publisher *p, const struct publish_src *src,
 	      struct publish_out *out, char *why, size_t why_len)
 {
@@ -219,3 +214,9 @@ publish_local(const struct config_publisher *p, const struct publish_src *src,
 	free(rel);
 	return n < 0 ? -1 : 0;
 }
+
+const struct publish_backend publish_backend_local = {
+	.type = "local",
+	.check = publish_local_check,
+	.publish = publish_local,
+};

@@ -3,13 +3,13 @@
 
 #include <curl/curl.h>
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "b64.h"
 #include "buf.h"
 #include "config.h"
 #include "json_member.h"
@@ -18,6 +18,7 @@
 #include "resources.h"
 #include "session.h"
 #include "sfiles.h"
+#include "uri.h"
 #include "xmalloc.h"
 
 #define URI_SCHEME "codeexecd://session/"
@@ -47,19 +48,12 @@ static char *
 uri_of(const char *id, const char *name)
 {
 	struct buf b;
-	char *copy = xstrdup(name), *save = NULL;
 
 	buf_init(&b);
 	buf_adds(&b, URI_SCHEME);
 	buf_adds(&b, id);
 	buf_adds(&b, "/outputs");
-	for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-		char *e = curl_easy_escape(NULL, s, 0);
-		buf_adds(&b, "/");
-		buf_adds(&b, e);
-		curl_free(e);
-	}
-	free(copy);
+	uri_add_path(&b, name);
 	return buf_release(&b);
 }
 
@@ -232,8 +226,7 @@ contents_of(const char *uri, const char *mime, char *b, size_t len)
 	if (mime_is_text(mime) && is_text(b, len)) {
 		json_object_object_add(c, "text", json_object_new_string_len(b, (int)len));
 	} else {
-		char *enc = xmalloc(4 * ((len + 2) / 3) + 1);
-		EVP_EncodeBlock((unsigned char *)enc, (const unsigned char *)b, (int)len);
+		char *enc = b64_encode(b, len, B64_STD);
 		json_object_object_add(c, "blob", json_object_new_string(enc));
 		free(enc);
 	}

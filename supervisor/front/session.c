@@ -12,6 +12,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "pool.h"
+#include "pylit.h"
 #include "rand.h"
 #include "result.h"
 #include "session.h"
@@ -424,10 +425,11 @@ session_tell_identity(struct worker *w, const char *identity, pid_t *told)
 
 	if (strcmp(identity, "anonymous") == 0 || kernel == *told)
 		return NULL;
-	/* No quote or backslash in an identity (auth.h): the literal holds it as it is. */
+	char *lit = pylit(identity);
 	char *code = xasprintf("import os as _codeexecd_os\n"
-			       "_codeexecd_os.environ[\"USER_IDENTITY\"] = \"%s\"\n"
-			       "del _codeexecd_os\n", identity);
+			       "_codeexecd_os.environ[\"USER_IDENTITY\"] = %s\n"
+			       "del _codeexecd_os\n", lit);
+	free(lit);
 	call_init(&c);
 	pool_execute(w, &c, code, 30, 1);
 	*told = kernel;

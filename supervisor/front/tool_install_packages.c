@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "config.h"
 #include "job.h"
 #include "kernel_env_rules.h"
 #include "pool.h"
+#include "pylit.h"
 #include "progress.h"
 #include "result.h"
 #include "session.h"
@@ -138,28 +140,26 @@ packages_arg(struct tool_call *tc)
 	return json_object_get(v);
 }
 
-/*
- * JSON text of `o` (a string or an array of strings): also a Python literal,
- * since JSON's string escapes are Python's and '/' is left unescaped.
- */
-static const char *
-py_literal(struct json_object *o)
-{
-	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						      JSON_C_TO_STRING_NOSLASHESCAPE);
-}
-
 /* The generated install code for workdir `workdir`. Caller owns. */
 static char *
 install_source(const struct config *cfg, const char *workdir, struct json_object *packages)
 {
 	struct json_object *opts = kernel_env_pip_options(cfg);
 	char *pkgs = kernel_env_pkgs_dir(workdir);
-	struct json_object *target = json_object_new_string(pkgs);
-	char *code = xasprintf(install_code, cfg->type == ENV_UV, py_literal(opts),
-			       py_literal(target), py_literal(packages));
+	struct buf lopts, ltarget, lpkgs;
 
-	json_object_put(target);
+	buf_init(&lopts);
+	buf_init(&ltarget);
+	buf_init(&lpkgs);
+	pylit_json(&lopts, opts);
+	pylit_str(&ltarget, pkgs, strlen(pkgs));
+	pylit_json(&lpkgs, packages);
+	char *code = xasprintf(install_code, cfg->type == ENV_UV, lopts.data, ltarget.data,
+			       lpkgs.data);
+
+	buf_free(&lopts);
+	buf_free(&ltarget);
+	buf_free(&lpkgs);
 	json_object_put(opts);
 	free(pkgs);
 	return code;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "curl_req.h"
 #include "config.h"
 #include "err.h"
 #include "toolreg.h"
@@ -99,17 +100,6 @@ azure_search_parse(const char *body, char ***names, double **scores, size_t *n, 
 	return 0;
 }
 
-static size_t
-collect(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct buf *b = arg;
-
-	if (b->len + size * nmemb > ANSWER_MAX)
-		return 0; /* libcurl fails the transfer */
-	buf_add(b, data, size * nmemb);
-	return size * nmemb;
-}
-
 /* The service's own message in an error answer, or the answer's start. */
 static void
 service_message(const char *body, char *out, size_t len)
@@ -128,48 +118,37 @@ int
 azure_search_run(const struct azure_search *a, const char *query, const char *category,
 		 int top, char ***names, double **scores, size_t *n, char *why, size_t why_len)
 {
-	char curlerr[CURL_ERROR_SIZE] = "", msg[512];
+	char err[ERR_LEN], msg[512];
 	char *body = azure_search_body(query, category, top);
 	char *key = xasprintf("api-key: %s", a->api_key);
 	struct curl_slist *h = NULL;
 	struct buf answer;
-	long status = 0;
+	struct curl_res res;
+	long status;
 	int rc = -1;
 
 	*names = NULL;
 	*scores = NULL;
 	*n = 0;
-	CURL *c = curl_easy_init();
-	if (c == NULL) {
-		free(body);
-		free(key);
-		return err_set(why, why_len, "azure_ai_search: cannot initialize libcurl");
-	}
 	buf_init(&answer);
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Accept: application/json");
 	h = curl_slist_append(h, key);
-	curl_easy_setopt(c, CURLOPT_URL, a->url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http"); /* http: loopback only (config.c) */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* the key goes nowhere else */
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)a->timeout_s);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "codeexecd/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer);
-	CURLcode cc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	buf_add(&answer, "", 1);
-	if (cc != CURLE_OK) {
-		err_set(why, why_len, "azure_ai_search: %s",
-			curlerr[0] ? curlerr : curl_easy_strerror(cc));
+	struct curl_req req = {
+		.url = a->url,
+		.protocols = "https,http", /* http: loopback only (config.c) */
+		.connect_timeout_s = CONNECT_TIMEOUT_S,
+		.timeout_s = a->timeout_s,
+		.no_proxy = 1,
+		.headers = h,
+		.body = body,
+		.body_len = strlen(body),
+		.max_answer = ANSWER_MAX,
+	};
+	int cc = curl_req_perform(&req, &answer, &res, err, sizeof(err));
+	status = res.status;
+	if (cc == -1) {
+		err_set(why, why_len, "azure_ai_search: %s", err);
 	} else if (status != 200) {
 		service_message(answer.data, msg, sizeof(msg));
 		err_set(why, why_len, "azure_ai_search: HTTP %ld: %s", status, msg);
@@ -178,7 +157,6 @@ azure_search_run(const struct azure_search *a, const char *query, const char *ca
 	} else {
 		rc = 0;
 	}
-	curl_easy_cleanup(c);
 	curl_slist_free_all(h);
 	buf_free(&answer);
 	explicit_bzero(key, strlen(key));

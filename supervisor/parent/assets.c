@@ -18,6 +18,8 @@
 
 #include "assets.h"
 #include "config.h"
+#include "curl_req.h"
+#include "err.h"
 #include "fsutil.h"
 #include "hex.h"
 #include "log.h"
@@ -219,40 +221,32 @@ curl_write(char *data, size_t size, size_t nmemb, void *arg)
 static int
 fetch_url(struct asset_job *j, struct sink *s)
 {
-	char curlerr[CURL_ERROR_SIZE] = "";
+	char err[ERR_LEN];
 	int http = strncmp(j->a->source, "http://", 7) == 0;
-	CURL *c = curl_easy_init();
+	struct curl_req req = {
+		.url = j->a->source,
+		.protocols = http ? "http" : "https",
+		.redir_protocols = "https",
+		.max_redirs = MAX_REDIRECTS,
+		.connect_timeout_s = CONNECT_TIMEOUT_S,
+		.timeout_s = j->cfg->asset_timeout_s,
+		.no_proxy = http,
+		.fail_on_error = 1,
+		.max_answer = s->cap,
+		.write = curl_write,
+		.write_arg = s,
+	};
+	struct curl_res res;
 
-	if (c == NULL)
-		return fail(j, "cannot initialize libcurl");
-	curl_easy_setopt(c, CURLOPT_URL, j->a->source);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, http ? "http" : "https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)MAX_REDIRECTS);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)j->cfg->asset_timeout_s);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s->cap);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "codeexecd/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curlerr);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
-	if (http)
-		curl_easy_setopt(c, CURLOPT_PROXY, "");
-	CURLcode rc = curl_easy_perform(c);
-	curl_easy_cleanup(c);
-	if (rc == CURLE_OK || s->too_big || s->write_errno)
-		return rc == CURLE_OK ? 0 : -1;
-	if (rc == CURLE_FILESIZE_EXCEEDED) {
+	if (curl_req_perform(&req, NULL, &res, err, sizeof(err)) == 0)
+		return 0;
+	if (s->too_big || s->write_errno)
+		return -1;
+	if (res.too_big) {
 		s->too_big = 1;
 		return -1;
 	}
-	return fail(j, "fetch %s: %s", j->a->source,
-		    curlerr[0] ? curlerr : curl_easy_strerror(rc));
+	return fail(j, "fetch %s: %s", j->a->source, err);
 }
 
 /* Refuse to start a download the file system has no room for. */

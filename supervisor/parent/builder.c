@@ -4,23 +4,18 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "builder.h"
+#include "child.h"
 #include "log.h"
 #include "xmalloc.h"
-
-/* Seconds a step's leftover processes may keep its output open after it exits. */
-#define STRAGGLER_GRACE_S 2
 
 const struct builder *
 builder_for(enum env_type t)
@@ -93,81 +88,26 @@ log_lines(struct buf *pending, const char *tag, int flush)
 	}
 }
 
-/*
- * The child side: a process group of its own, killed if the daemon dies,
- * in "/", output to `out`. Only async-signal-safe calls between fork and exec.
- */
-static void __attribute__((noreturn))
-exec_step(char *const argv[], char **envp, int out, int quiet, pid_t parent)
-{
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	int null = open("/dev/null", O_RDWR);
-	if (null == -1 || dup2(null, 0) == -1 || dup2(quiet ? null : out, 1) == -1 ||
-	    dup2(quiet ? null : out, 2) == -1 || chdir("/") == -1)
-		_exit(127);
-	execve(argv[0], argv, envp);
-	static const char msg[] = "cannot execute the build step\n";
-	(void)!write(2, msg, sizeof(msg) - 1);
-	_exit(127);
-}
-
-/*
- * Wait for `pid` to exit while logging its output. Output still open
- * STRAGGLER_GRACE_S after the exit (a background process it left) and the
- * deadline both end the wait; then the whole group is killed. Returns the
- * wait status.
- */
-static int
-collect_step(struct build_ctx *b, pid_t pid, int fd, const char *tag, int *timed_out)
-{
+/* A step's output, logged line by line. */
+struct step_log {
 	struct buf pending;
-	char chunk[4096];
-	int status = 0, exited = 0, eof = 0;
-	time_t exited_at = 0;
+	const char *tag;
+};
 
-	buf_init(&pending);
-	*timed_out = 0;
-	while (!(exited && eof)) {
-		struct pollfd pfd = {.fd = eof ? -1 : fd, .events = POLLIN};
-		int rc = poll(&pfd, 1, eof ? 50 : 250);
-		if (rc > 0) {
-			ssize_t n = read(fd, chunk, sizeof(chunk));
-			if (n == 0 || (n == -1 && errno != EINTR && errno != EAGAIN))
-				eof = 1;
-			if (n > 0) {
-				buf_add(&pending, chunk, (size_t)n);
-				log_lines(&pending, tag, 0);
-			}
-		}
-		if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
-			exited = 1;
-			exited_at = time(NULL);
-		}
-		if (exited && time(NULL) - exited_at >= STRAGGLER_GRACE_S)
-			break;
-		if (time(NULL) >= b->deadline) {
-			*timed_out = !exited;
-			break;
-		}
-	}
-	log_lines(&pending, tag, 1);
-	buf_free(&pending);
-	/* The whole group: whatever the step left running goes with it. */
-	kill(-pid, SIGKILL);
-	if (!exited)
-		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-			;
-	return status;
+static void
+step_output(void *arg, const char *data, size_t len)
+{
+	struct step_log *l = arg;
+
+	buf_add(&l->pending, data, len);
+	log_lines(&l->pending, l->tag, 0);
 }
 
 /* Run one step; `quiet` sends its output to /dev/null instead of the log. */
 static int
 run_step(struct build_ctx *b, char *const argv[], int quiet)
 {
-	int out[2], timed_out;
+	int timed_out;
 	const char *tag = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 
 	if (time(NULL) >= b->deadline) {
@@ -175,24 +115,25 @@ run_step(struct build_ctx *b, char *const argv[], int quiet)
 			 b->cfg->build_timeout_s);
 		return -1;
 	}
-	if (pipe2(out, O_CLOEXEC) == -1) {
-		snprintf(b->why, b->why_len, "pipe for a build step: %s", strerror(errno));
+	struct step_log out = {.tag = tag};
+	struct child_spec spec = {
+		.argv = argv,
+		.envp = b->envp,
+		.dir = "/",
+		.quiet = quiet,
+		.deadline = b->deadline,
+		.on_output = step_output,
+		.arg = &out,
+		.exec_error = "cannot execute the build step\n",
+	};
+	buf_init(&out.pending);
+	int status = child_run(&spec, &timed_out);
+	log_lines(&out.pending, tag, 1);
+	buf_free(&out.pending);
+	if (status == -1) {
+		snprintf(b->why, b->why_len, "cannot start a build step: %s", strerror(errno));
 		return -1;
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid == -1) {
-		snprintf(b->why, b->why_len, "fork for a build step: %s", strerror(errno));
-		close(out[0]);
-		close(out[1]);
-		return -1;
-	}
-	if (pid == 0)
-		exec_step(argv, b->envp, out[1], quiet, parent);
-	setpgid(pid, pid); /* also here, so the kill below never misses */
-	close(out[1]);
-	int status = collect_step(b, pid, out[0], tag, &timed_out);
-	close(out[0]);
 	if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	char *cmd = command_line(argv);

@@ -1,10 +1,12 @@
 /* kernel_warm.c - see kernel_warm.h. */
 #include "autoconf.h"
 
+#include <string.h>
+
 #include "buf.h"
 #include "config.h"
 #include "kernel_warm.h"
-#include "tooldef.h"
+#include "pylit.h"
 
 /*
  * Keeps a long session from growing without bound: IPython holds every
@@ -145,7 +147,7 @@ kernel_warm_code(const struct config *cfg)
 	 */
 	if (cfg->tools_dir[0] != '\0') {
 		buf_adds(&b, "__import__('sys').path.append(");
-		tooldef_py_string(&b, cfg->tools_dir);
+		pylit_str(&b, cfg->tools_dir, strlen(cfg->tools_dir));
 		buf_adds(&b, ")\n");
 	}
 	/* Names are checked by config.c: nothing but identifiers and dots. */
@@ -158,7 +160,7 @@ kernel_warm_code(const struct config *cfg)
 	 */
 	if (cfg->code_prefix[0] != '\0') {
 		buf_adds(&b, "exec(compile(");
-		tooldef_py_string(&b, cfg->code_prefix);
+		pylit_str(&b, cfg->code_prefix, strlen(cfg->code_prefix));
 		buf_adds(&b, ", '<code_prefix>', 'exec'), get_ipython().user_ns)\n");
 	}
 	/*

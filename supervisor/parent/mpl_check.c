@@ -2,18 +2,15 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "config.h"
 #include "err.h"
 #include "fs_tree.h"
@@ -30,61 +27,15 @@ static const char probe[] = "import sys\n"
 			    "import matplotlib.pyplot\n"
 			    "matplotlib.pyplot.switch_backend(sys.argv[1])\n";
 
-/*
- * The child: its own process group, killed with the daemon, in `home`,
- * output to `out`. Only async-signal-safe calls between fork and exec.
- */
-static void __attribute__((noreturn))
-exec_probe(char *const argv[], char **envp, const char *home, int out, pid_t parent)
+/* The interpreter's output: its last OUTPUT_KEEP bytes. */
+static void
+keep_end(void *arg, const char *data, size_t len)
 {
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	int null = open("/dev/null", O_RDWR);
-	if (null == -1 || dup2(null, 0) == -1 || dup2(out, 1) == -1 || dup2(out, 2) == -1 ||
-	    chdir(home) == -1)
-		_exit(127);
-	execve(argv[0], argv, envp);
-	static const char msg[] = "cannot execute the environment's python\n";
-	(void)!write(2, msg, sizeof(msg) - 1);
-	_exit(127);
-}
+	struct buf *out = arg;
 
-/*
- * Read the child's output into `out` (its last OUTPUT_KEEP bytes) until it
- * closes or the deadline passes; then end the group and reap. The wait
- * status, or -1 on timeout.
- */
-static int
-collect(pid_t pid, int fd, struct buf *out)
-{
-	time_t deadline = time(NULL) + MPL_CHECK_TIMEOUT_S;
-	char chunk[4096];
-	int status, timed_out = 0;
-
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		if (time(NULL) >= deadline) {
-			timed_out = 1;
-			break;
-		}
-		if (poll(&pfd, 1, 1000) <= 0)
-			continue;
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		buf_add(out, chunk, (size_t)n);
-		if (out->len > OUTPUT_KEEP)
-			buf_consume(out, out->len - OUTPUT_KEEP);
-	}
-	/* The whole group: whatever the probe left running goes with it. */
-	kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	return timed_out ? -1 : status;
+	buf_add(out, data, len);
+	if (out->len > OUTPUT_KEEP)
+		buf_consume(out, out->len - OUTPUT_KEEP);
 }
 
 /* The last non-empty line of `b` (NUL-terminated by the caller), in place. */
@@ -107,30 +58,28 @@ run_probe(const struct config *cfg, const char *python, char **envp, const char 
 {
 	char *argv[] = {(char *)python, (char *)"-c", (char *)probe, cfg->matplotlib_backend,
 			NULL};
-	int pipefd[2];
 	struct buf out;
 
-	if (pipe2(pipefd, O_CLOEXEC) == -1)
-		return err_set(why, why_len, "matplotlib_backend check: pipe: %s",
-			       strerror(errno));
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid == -1) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return err_set(why, why_len, "matplotlib_backend check: fork: %s",
+	buf_init(&out);
+	struct child_spec spec = {
+		.argv = argv,
+		.envp = envp,
+		.dir = home,
+		.deadline = time(NULL) + MPL_CHECK_TIMEOUT_S,
+		.on_output = keep_end,
+		.arg = &out,
+		.exec_error = "cannot execute the environment's python\n",
+	};
+	int timed_out;
+	int status = child_run(&spec, &timed_out);
+	if (status == -1) {
+		buf_free(&out);
+		return err_set(why, why_len, "matplotlib_backend check: cannot run %s: %s", python,
 			       strerror(errno));
 	}
-	if (pid == 0)
-		exec_probe(argv, envp, home, pipefd[1], parent);
-	setpgid(pid, pid); /* also here, so the kill in collect never misses */
-	close(pipefd[1]);
-	buf_init(&out);
-	int status = collect(pid, pipefd[0], &out);
-	close(pipefd[0]);
 	buf_add(&out, "", 1);
 	int rc = 0;
-	if (status == -1)
+	if (timed_out)
 		rc = err_set(why, why_len,
 			     "matplotlib_backend \"%s\": %s did not load it within %d s",
 			     cfg->matplotlib_backend, python, MPL_CHECK_TIMEOUT_S);

@@ -2,10 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +12,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 #include "config.h"
 #include "err.h"
 #include "fs_tree.h"
@@ -47,68 +45,14 @@ static const char probe[] =
 	"        print('%d\\t%s.%s is not callable' % (i, mod, name))\n"
 	"    sys.stdout.flush()\n";
 
-/* The child: stdin from `in`, stdout and stderr to `out`, in `home`. */
-static void __attribute__((noreturn))
-exec_probe(char *const argv[], char **envp, const char *home, int in, int out)
+/* The probe's output: its first OUTPUT_MAX bytes (a chunk more at the most). */
+static void
+keep_start(void *arg, const char *data, size_t len)
 {
-	setpgid(0, 0);
-	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(out, 2) == -1 || chdir(home) == -1)
-		_exit(127);
-	execve(argv[0], argv, envp);
-	_exit(127);
-}
+	struct buf *out = arg;
 
-/* Run the probe with `input`; its output into out. The wait status, or -1. */
-static int
-run(char *const argv[], char **envp, const char *home, const char *input, struct buf *out)
-{
-	int inp[2], outp[2], status;
-	time_t deadline = time(NULL) + TOOLREG_CHECK_TIMEOUT_S;
-
-	if (pipe2(inp, O_CLOEXEC) == -1)
-		return -1;
-	if (pipe2(outp, O_CLOEXEC) == -1) {
-		close(inp[0]);
-		close(inp[1]);
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid == 0)
-		exec_probe(argv, envp, home, inp[0], outp[1]);
-	close(inp[0]);
-	close(outp[1]);
-	if (pid == -1) {
-		close(inp[1]);
-		close(outp[0]);
-		return -1;
-	}
-	/* The input is small (a line a tool); a pipe holds it. */
-	signal(SIGPIPE, SIG_IGN);
-	(void)!write(inp[1], input, strlen(input));
-	close(inp[1]);
-	int timed_out = 0;
-	for (;;) {
-		char chunk[4096];
-		struct pollfd pfd = {.fd = outp[0], .events = POLLIN};
-		if (time(NULL) >= deadline) {
-			timed_out = 1;
-			break;
-		}
-		if (poll(&pfd, 1, 1000) <= 0)
-			continue;
-		ssize_t n = read(outp[0], chunk, sizeof(chunk));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out->len < OUTPUT_MAX)
-			buf_add(out, chunk, (size_t)n);
-	}
-	close(outp[0]);
-	kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	return timed_out ? -1 : status;
+	if (out->len < OUTPUT_MAX)
+		buf_add(out, data, len);
 }
 
 /* Turn the probe's "INDEX<TAB>reason" lines into messages naming file:line. */
@@ -209,11 +153,22 @@ toolreg_check_modules(const struct config *cfg, char *why, size_t why_len)
 	buf_init(&out);
 	for (size_t i = 0; i < cfg->tools.n; i++)
 		buf_printf(&input, "%s %s\n", cfg->tools.v[i].module, cfg->tools.v[i].name);
-	buf_add(&input, "", 1);
-	int status = run(argv, envp, home, input.data, &out);
+	struct child_spec spec = {
+		.argv = argv,
+		.envp = envp,
+		.dir = home,
+		.input = input.data,
+		.deadline = time(NULL) + TOOLREG_CHECK_TIMEOUT_S,
+		.on_output = keep_start,
+		.arg = &out,
+	};
+	int timed_out;
+	int status = child_run(&spec, &timed_out);
 	buf_add(&out, "", 1);
 	int rc;
 	if (status == -1)
+		rc = err_set(why, why_len, "tools: cannot run %s: %s", python, strerror(errno));
+	else if (timed_out)
 		rc = err_set(why, why_len, "tools: %s did not import the tools' modules within %d s",
 			     python, TOOLREG_CHECK_TIMEOUT_S);
 	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -27,8 +27,7 @@ setup_tmp
 PORT=$(free_port)
 CFG_EXTRA='shutdown_grace_s: 1'
 write_config
-sed -i 's/^  max_sessions: 10$/  max_sessions: 20/' "$TMPD/codeexecd.yaml"
-grep -q '^  max_sessions: 20$' "$TMPD/codeexecd.yaml" || fail "could not raise pool.max_sessions"
+config_set pool.max_sessions 20
 start_daemon
 wait_ready
 

@@ -22,8 +22,8 @@ PY
 }
 
 # A good file: the description changes live, listen is reported.
-sed -i 's/^description: .*/description: "Reloaded description."/' "$conf"
-sed -i "s/^listen: .*/listen: \"127.0.0.1:$(free_port)\"/" "$conf"
+config_set description '"Reloaded description."' "$conf"
+config_set listen "\"127.0.0.1:$(free_port)\"" "$conf"
 kill -HUP "$DAEMON_PID"
 wait_for 10 "a reload logged after SIGHUP" grep -q "reloaded" "$LOG"
 [ "$(description)" = "Reloaded description." ] || fail "SIGHUP did not apply the new description"

@@ -177,8 +177,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/n
 	DEPS=
 	EXTRA="asset_cache_dir: $TMPD/nobody/assets"
 	env_config
-	sed -i "s#^state_dir: .*#state_dir: $TMPD/nobody/state#; s#^runtime_dir: .*#runtime_dir: $TMPD/nobody/run#" \
-		"$TMPD/codeexecd.yaml"
+	config_set state_dir "$TMPD/nobody/state"
+	config_set runtime_dir "$TMPD/nobody/run"
 	warm || fail "--warm as root failed: $(tail -n 3 "$TMPD/warm.log")"
 	rm -f "$ENVDIR.lock"
 	mkdir -p "$TMPD/nobody"
@@ -195,8 +195,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/n
 	EXTRA="$EXTRA
 additional_commands: ['true']"
 	env_config
-	sed -i "s#^state_dir: .*#state_dir: $TMPD/nobody/state#; s#^runtime_dir: .*#runtime_dir: $TMPD/nobody/run#" \
-		"$TMPD/codeexecd.yaml"
+	config_set state_dir "$TMPD/nobody/state"
+	config_set runtime_dir "$TMPD/nobody/run"
 	as_nobody && fail "an out-of-date read-only environment was accepted"
 	grep -q "Permission denied; environment $ENVDIR is out of date .* and cannot be built" \
 		"$TMPD/warm.log" || fail "no clear message: $(tail -n 1 "$TMPD/warm.log")"

@@ -17,7 +17,7 @@ setup_tmp
 
 run_py "$WORKER" "$TMPD" <<'PYEOF'
 import json, os, sys, tempfile, threading, time
-from probes import Worker
+from probes import FORK_BOMB, Worker, fork_bomb_result
 from mcp import check, ok
 
 exe, tmp = sys.argv[1], sys.argv[2]
@@ -64,26 +64,9 @@ r = w.execute(2, "1+1")
 check(r.get("success") and r.get("kernel_restarted"), "the next call runs in a fresh kernel", r)
 ok("the next call runs in a fresh kernel")
 
-bomb = r'''
-import errno, os, time
-pids, err = [], None
-try:
-    for i in range(1000):
-        p = os.fork()
-        if p == 0:
-            time.sleep(20)
-            os._exit(0)
-        pids.append(p)
-except OSError as e:
-    err = e.errno
-print(len(pids), errno.errorcode.get(err))
-for p in pids:
-    os.kill(p, 9)
-    os.waitpid(p, 0)
-'''
-r = w.execute(3, bomb)
-n, err = r.get("stdout", "0 None").split()
-check(int(n) < 64 and err == "EAGAIN", "a fork bomb stops below pids 64 with EAGAIN", r)
+r = w.execute(3, FORK_BOMB)
+n, err = fork_bomb_result(r.get("stdout"))
+check(n < 64 and err == "EAGAIN", "a fork bomb stops below pids 64 with EAGAIN", r)
 ok("fork bomb stopped after %s children with %s" % (n, err))
 
 r = w.execute(4, "import time\nt0 = time.time(); c0 = time.process_time()\n"

@@ -46,6 +46,7 @@ echo "# $round"
 run_py "$URL" "$(front_pid)" <<'EOF2'
 import sys, threading, time
 from mcp import Client, check, ok
+from probes import FORK_BOMB, fork_bomb_result
 
 url, dpid = sys.argv[1], int(sys.argv[2])
 
@@ -119,26 +120,9 @@ check(r.get("success") and r.get("kernel_restarted") is True,
       "after the OOM kill in the grace the next call says kernel_restarted", r)
 ok("the next call says kernel_restarted")
 
-bomb = r'''
-import errno, os, time
-pids, err = [], None
-try:
-    for i in range(1000):
-        p = os.fork()
-        if p == 0:
-            time.sleep(20)
-            os._exit(0)
-        pids.append(p)
-except OSError as e:
-    err = e.errno
-print(len(pids), errno.errorcode.get(err))
-for p in pids:
-    os.kill(p, 9)
-    os.waitpid(p, 0)
-'''
-r = a.execute(bomb, timeout=60)["structuredContent"]
-n, err = r["stdout"].split()[-2:]
-check(int(n) < 64 and err == "EAGAIN", "fork bomb stops under limits.pids with EAGAIN", r)
+r = a.execute(FORK_BOMB, timeout=60)["structuredContent"]
+n, err = fork_bomb_result(r["stdout"])
+check(n < 64 and err == "EAGAIN", "fork bomb stops under limits.pids with EAGAIN", r)
 ok("fork bomb stopped after %s children with %s" % (n, err))
 after = rss()
 if "libasan" in open("/proc/%d/maps" % dpid).read():

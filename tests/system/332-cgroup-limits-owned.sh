@@ -96,8 +96,8 @@ CFG_EXTRA="$LIMITS
 kernel_uid_range: \"63360-63369\"
 user: nobody"
 write_config "$TMPD/b.yaml"
-sed -i "s|^state_dir: .*|state_dir: $TMPD/b/state|; s|^runtime_dir: .*|runtime_dir: $TMPD/b/run|" \
-	"$TMPD/b.yaml"
+config_set state_dir "$TMPD/b/state" "$TMPD/b.yaml"
+config_set runtime_dir "$TMPD/b/run" "$TMPD/b.yaml"
 "$CODEEXECD" -d -f "$TMPD/b.yaml" -W "$WORKER" >>"$TMPD/b.log" 2>&1 &
 PID_B=$!
 BASE=http://127.0.0.1:$PORT

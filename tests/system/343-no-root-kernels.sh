@@ -21,7 +21,7 @@ refused() {
 }
 
 write_config
-sed -i '/^user:/d' "$TMPD/codeexecd.yaml"
+config_unset user
 refused "neither user nor kernel_uid_range" "kernels would run as root. Set user"
 CFG_EXTRA='user: root'
 write_config

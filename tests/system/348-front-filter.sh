@@ -72,7 +72,7 @@ SID=$(cat "$TMPD/kernel.pid.sid")
 out=$("$CTL" -s "$TMPD/run/control/codeexecd.sock" status 2>&1) || fail "codeexecctl status: $out"
 echo "$out" | grep -q "pid $DAEMON_PID" || fail "codeexecctl status names no pid $DAEMON_PID: $out"
 ok "codeexecctl status over the control socket, with the daemon's pid"
-sed -i 's/^description: .*/description: "Reloaded through the parent."/' "$conf"
+config_set description '"Reloaded through the parent."' "$conf"
 kill -HUP "$DAEMON_PID"
 wait_for 10 "reload after SIGHUP" grep -q "reloaded" "$LOG"
 kill -USR1 "$DAEMON_PID"

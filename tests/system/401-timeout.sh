@@ -16,9 +16,8 @@ setup_tmp
 PORT=$(free_port)
 write_config
 # default_timeout 3 and max_timeout 4 (lib.sh writes 30 and 120).
-sed -i -e 's/^default_timeout: 30$/default_timeout: 3/' -e 's/^max_timeout: 120$/max_timeout: 4/' \
-	"$TMPD/codeexecd.yaml"
-grep -q '^max_timeout: 4$' "$TMPD/codeexecd.yaml" || fail "could not set max_timeout"
+config_set default_timeout 3
+config_set max_timeout 4
 start_daemon
 wait_ready
 

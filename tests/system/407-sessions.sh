@@ -148,8 +148,7 @@ stop_daemon TERM
 PORT=$(free_port)
 CFG_EXTRA='session_idle_timeout: 2'
 write_config
-sed -i 's/^  max_sessions: 10$/  max_sessions: 2/' "$TMPD/codeexecd.yaml"
-grep -q '^  max_sessions: 2$' "$TMPD/codeexecd.yaml" || fail "could not set pool.max_sessions"
+config_set pool.max_sessions 2
 start_daemon
 wait_ready
 

@@ -22,9 +22,8 @@ setup_tmp
 PORT=$(free_port)
 write_config
 # max_timeout 7 (lib.sh writes 120): the refusals must name it with its value.
-sed -i -e 's/^default_timeout: 30$/default_timeout: 5/' -e 's/^max_timeout: 120$/max_timeout: 7/' \
-	"$TMPD/codeexecd.yaml"
-grep -q '^max_timeout: 7$' "$TMPD/codeexecd.yaml" || fail "could not set max_timeout"
+config_set default_timeout 5
+config_set max_timeout 7
 start_daemon
 wait_ready
 

@@ -90,7 +90,7 @@ ok("a call's allow_mime may not widen the list: -32602 naming the type")
 PYEOF
 
 # SIGHUP: the new list applies to the next execution of a running kernel.
-sed -i 's|^allow_mime: .*|allow_mime: [text/plain, image/png]|' "$TMPD/codeexecd.yaml"
+config_set allow_mime '[text/plain, image/png]'
 kill -HUP "$DAEMON_PID"
 wait_for 20 "the reload" grep -q "configuration .* reloaded" "$LOG"
 run_py "$URL" <<'PYEOF'

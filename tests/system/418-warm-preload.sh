@@ -18,8 +18,7 @@ PORT=$(free_port)
 # with_preload LIST: the configuration, with pool.preload set to LIST.
 with_preload() {
 	write_config
-	sed -i "s/^  max_sessions: 10\$/  max_sessions: 10\n  preload: $1/" "$TMPD/codeexecd.yaml"
-	grep -q "^  preload: " "$TMPD/codeexecd.yaml" || fail "preload not written into the config"
+	config_set pool.preload "$1"
 }
 
 # --- a name that is no module name is refused before start -------------------

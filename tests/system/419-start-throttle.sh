@@ -16,8 +16,7 @@ PORT=$(free_port)
 CFG_WARM=3
 CFG_EXTRA=
 write_config
-sed -i 's/^  max_sessions: 10$/  max_sessions: 10\n  max_starting: 1/' "$TMPD/codeexecd.yaml"
-grep -q "^  max_starting: 1" "$TMPD/codeexecd.yaml" || fail "max_starting not written"
+config_set pool.max_starting 1
 DAEMON_ARGS=-v
 start_daemon
 wait_ready

@@ -13,8 +13,7 @@ setup_tmp
 PORT=$(free_port)
 CFG_WARM=1
 write_config
-sed -i 's/^  max_sessions: 10$/  max_sessions: 10\n  warm_max: 4/' "$TMPD/codeexecd.yaml"
-grep -q "^  warm_max: 4" "$TMPD/codeexecd.yaml" || fail "warm_max not written"
+config_set pool.warm_max 4
 start_daemon
 wait_ready
 

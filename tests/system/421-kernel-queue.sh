@@ -21,8 +21,7 @@ CFG_WARM=0
 CFG_EXTRA='progress_interval_s: 1
 code_prefix: "import time; time.sleep(1)"'
 write_config
-sed -i 's/^  max_sessions: 10$/  max_sessions: 10\n  max_starting: 1/' "$TMPD/codeexecd.yaml"
-grep -q "^  max_starting: 1" "$TMPD/codeexecd.yaml" || fail "max_starting not written"
+config_set pool.max_starting 1
 DAEMON_ARGS=-v
 start_daemon
 wait_ready

@@ -17,8 +17,7 @@ setup_tmp
 PORT=$(free_port)
 CFG_WARM=2
 write_config
-sed -i 's/^max_request_bytes: 65536$/max_request_bytes: 8388608/' "$TMPD/codeexecd.yaml"
-grep -q '^max_request_bytes: 8388608$' "$TMPD/codeexecd.yaml" || fail "could not set max_request_bytes"
+config_set max_request_bytes 8388608
 start_daemon
 wait_ready
 

@@ -17,8 +17,7 @@ setup_tmp
 PORT=$(free_port)
 CFG_EXTRA='parallel_max_inputs: 5'
 write_config
-sed -i 's/^  max_sessions: 10$/  max_sessions: 3/' "$TMPD/codeexecd.yaml"
-grep -q '^  max_sessions: 3$' "$TMPD/codeexecd.yaml" || fail "could not set pool.max_sessions"
+config_set pool.max_sessions 3
 start_daemon
 wait_ready
 

@@ -180,6 +180,74 @@ ${CFG_EXTRA:-}
 EOF
 }
 
+# config_set KEY VALUE [FILE]: make the configuration write_config wrote
+# (FILE, default $TMPD/codeexecd.yaml) say `KEY: VALUE`, KEY being a
+# top-level key or pool.NAME. The line setting it is replaced; when there
+# is none, one is added (a pool key first under pool:, another at the end).
+# VALUE is YAML as it is written. Fails the test if the file does not then
+# hold the line.
+config_set() {
+	cs_file=${3:-$TMPD/codeexecd.yaml}
+	case $1 in
+	pool.*) cs_line="  ${1#pool.}: $2" ;;
+	*) cs_line="$1: $2" ;;
+	esac
+	CS_KEY=${1#pool.} CS_POOL=$(case $1 in pool.*) echo 1 ;; esac) CS_LINE=$cs_line \
+		config_edit "$cs_file"
+	grep -qxF -- "$cs_line" "$cs_file" || fail "could not set $1 in $cs_file"
+}
+
+# config_unset KEY [FILE]: drop the line that sets KEY (top-level or
+# pool.NAME) from FILE (default $TMPD/codeexecd.yaml).
+config_unset() {
+	cu_file=${2:-$TMPD/codeexecd.yaml}
+	CS_KEY=${1#pool.} CS_POOL=$(case $1 in pool.*) echo 1 ;; esac) CS_LINE= \
+		config_edit "$cu_file"
+	! grep -q -- "^$(case $1 in pool.*) printf '  ' ;; esac)${1#pool.}:" "$cu_file" ||
+		fail "could not drop $1 from $cu_file"
+}
+
+# The edit behind config_set and config_unset, on FILE in place (the same
+# file, so a SIGHUP test rereads what it wrote): CS_KEY's line (under pool:
+# when CS_POOL) becomes CS_LINE, or goes when CS_LINE is empty.
+config_edit() {
+	awk '
+	BEGIN { key = ENVIRON["CS_KEY"]; pool = ENVIRON["CS_POOL"] != ""; line = ENVIRON["CS_LINE"]
+		want = (pool ? "  " : "") key ":" }
+	{ v[NR] = $0 }
+	END {
+		inpool = 0; found = 0
+		for (i = 1; i <= NR; i++) {
+			if (v[i] ~ /^[^ #]/) inpool = (v[i] == "pool:")
+			if (!found && (pool ? inpool : v[i] !~ /^ /) &&
+			    (substr(v[i], 1, length(want)) == want) &&
+			    (substr(v[i], length(want) + 1, 1) ~ /^( |$)/)) {
+				found = 1
+				if (line != "") print line
+				continue
+			}
+			print v[i]
+			if (pool && v[i] == "pool:" && !found && line != "" && !haskey()) {
+				print line; found = 1
+			}
+		}
+		if (!found && line != "") {
+			if (pool) print "pool:"
+			print line
+		}
+	}
+	function haskey(   j, in_) {
+		in_ = 0
+		for (j = 1; j <= NR; j++) {
+			if (v[j] ~ /^[^ #]/) in_ = (v[j] == "pool:")
+			if (in_ && substr(v[j], 1, length(want)) == want) return 1
+		}
+		return 0
+	}' "$1" >"$1.edit" || fail "cannot edit $1"
+	cat "$1.edit" >"$1"
+	rm -f "$1.edit"
+}
+
 # Start the daemon in the foreground mode (-d) in the background, logging
 # to $LOG, with the extra options $DAEMON_ARGS. Sets DAEMON_PID. $1: config
 # file (default $TMPD/codeexecd.yaml).

@@ -225,6 +225,34 @@ def _status(text):
         f["Seccomp"].strip(), f["NoNewPrivs"].strip(), caps)
 '''
 
+# A fork bomb for limits.pids (301, 320): forks up to 1000 sleeping
+# children, prints "COUNT ERRNO" (ERRNO the name of what stopped it, or
+# None), then kills and reaps them.
+FORK_BOMB = r'''
+import errno, os, time
+pids, err = [], None
+try:
+    for i in range(1000):
+        p = os.fork()
+        if p == 0:
+            time.sleep(20)
+            os._exit(0)
+        pids.append(p)
+except OSError as e:
+    err = e.errno
+print(len(pids), errno.errorcode.get(err))
+for p in pids:
+    os.kill(p, 9)
+    os.waitpid(p, 0)
+'''
+
+
+def fork_bomb_result(stdout):
+    """FORK_BOMB's (count, errno name) from the end of its output."""
+    n, err = (stdout or "0 None").split()[-2:]
+    return int(n), err
+
+
 # name, code calling _probe's function
 PROBES = [
     ("socket_inet", "lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()"),
