@@ -15,6 +15,7 @@
 #include "sidecar_config.h"
 #include "xmalloc.h"
 #include "ynode.h"
+#include "swap.h"
 
 #define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
@@ -387,13 +388,6 @@ sidecar_identity_differs(const struct config_sidecar *a, const struct config_sid
 			return 1;
 	return 0;
 }
-
-#define SWAP(a, b)                                                                                 \
-	do {                                                                                       \
-		__typeof__(a) swap_tmp_ = (a);                                                     \
-		(a) = (b);                                                                         \
-		(b) = swap_tmp_;                                                                   \
-	} while (0)
 
 void
 sidecar_take_settings(struct config_sidecar *a, struct config_sidecar *b)
