@@ -13,9 +13,9 @@
 #include "err.h"
 #include "log.h"
 #include "sidecar_config.h"
+#include "swap.h"
 #include "xmalloc.h"
 #include "ynode.h"
-#include "swap.h"
 
 #define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 
