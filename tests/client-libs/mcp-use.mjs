@@ -1,29 +1,55 @@
-// mcp-use.mjs - mcp-use 2.5.2 (npm) against codeexecd. mcp-use 2 is a
-// server framework: its MCP client, MCPClient, lives in the separate
-// package @mcp-use/client (an optional peer of mcp-use, and what
-// `mcp-use client ...` and server.proxy() load). When @mcp-use/client
-// cannot be imported this driver skips, saying so; the registry this tree
-// installs from has no @mcp-use/client (npm view: 404), so it is not pinned
-// in package.json. Its API is not guessed here: the driver only probes.
+// mcp-use.mjs - mcp-use 1.34.6 (npm; the last line with its own MCP client:
+// in 2.x MCPClient moved to @mcp-use/client, which the registry does not
+// have) against codeexecd: new MCPClient({mcpServers: {codeexecd: {url,
+// headers}}}), createSession() (an HttpConnector: streamable HTTP, with SSE
+// as its fallback), session.listTools(), session.callTool(name, args). The
+// model's view is the result's content: its text items and image items,
+// and isError. Never structuredContent. (mcp-use's own agent, MCPAgent, hands
+// the model JSON.stringify(result) instead, structuredContent included:
+// see README.md.)
 // Usage: node mcp-use.mjs URL NAME run | CODEEXECD_TOKEN=T node mcp-use.mjs URL NAME auth
-import { readFileSync } from 'node:fs';
 import { main } from './common.mjs';
 
+// Its anonymized telemetry (PostHog, Scarf) stays off, read when the client
+// starts: set before mcp-use is loaded.
+process.env.MCP_USE_ANONYMIZED_TELEMETRY = 'false';
+const { MCPClient } = await import('mcp-use/client');
+
+const SERVER = 'codeexecd';
+
 await main({
-	label: 'mcp-use 2.5.2',
+	label: 'mcp-use 1.34.6',
 	headers: true,
-	async unavailable() {
-		// mcp-use's exports map hides its package.json: read it beside this file.
-		const version = JSON.parse(readFileSync(new URL('node_modules/mcp-use/package.json',
-								import.meta.url))).version;
+	async connect(url, { headers }) {
+		const client = new MCPClient({
+			clientInfo: { name: 'codeexecd-454', version: '1.0.0' },
+			mcpServers: {
+				[SERVER]: { url, ...(headers ? { headers } : {}) },
+			},
+		});
+		let session;
 		try {
-			await import('@mcp-use/client');
+			session = await client.createSession(SERVER);
 		} catch (e) {
-			return `mcp-use ${version} has no MCP client of its own; its client is the package ` +
-				`@mcp-use/client, which is not installed (${e.code ?? e.message}); ` +
-				'the npm registry answers 404 for it';
+			await client.close().catch(() => {});
+			throw e;
 		}
-		return '@mcp-use/client is installed, but this driver does not drive it yet ' +
-			'(write its adapter from the package\'s .d.ts)';
+		return {
+			async tools() {
+				return (await session.listTools()).map((t) => t.name);
+			},
+			async call(name, args) {
+				const result = await session.callTool(name, args);
+				const content = result.content ?? [];
+				return {
+					texts: content.filter((c) => c.type === 'text').map((c) => c.text),
+					images: content.filter((c) => c.type === 'image').map((c) => c.mimeType),
+					isError: result.isError === true,
+					raw: content,
+				};
+			},
+			version: () => undefined,
+			close: () => client.close(),
+		};
 	},
 });

@@ -4,8 +4,9 @@
 # (@ai-sdk/mcp), the OpenAI Agents SDK (MCPServerStreamableHttp), Mastra
 # (MCPClient), LangChain's MCP adapters (run by LangGraph's ToolNode),
 # mcp-remote (a stdio <-> HTTP proxy, driven as its host would over stdio),
-# mcp-use and the MCP Inspector's CLI. Each driver uses only what its library
-# hands a model (the result's text and images, never structuredContent):
+# mcp-use (1.x, whose MCPClient is built in) and the MCP Inspector's CLI.
+# Each driver uses only what its library hands a model (the result's text
+# and images, never structuredContent):
 # tools/list names execute_py_code; `x = 41` then `print(x + 1)` prints 42
 # (on 2026-07-28 by copying execution_session_id from the first result's
 # text, on 2025-11-25 by the MCP session); a matplotlib figure comes back as
@@ -63,7 +64,7 @@ drive() {
 	# drivers their temporary directories under TMPDIR: both in $TMPD, gone
 	# with it even after a driver that failed. No telemetry leaves the machine.
 	env HOME="$TMPD/client-home" TMPDIR="$TMPD/client-tmp" OPENAI_AGENTS_DISABLE_TRACING=1 \
-		MASTRA_TELEMETRY_DISABLED=1 "$@" \
+		MASTRA_TELEMETRY_DISABLED=1 MCP_USE_ANONYMIZED_TELEMETRY=false "$@" \
 		"$NODE" "$LIBS_DIR/$dclient.mjs" "$URL" py "$dmode" >"$out" 2>&1 && rc=0 || rc=$?
 	cat "$out"
 	dname="$dclient ($dmode${*:+, $*}; $(($(date +%s) - t0)) s)"
