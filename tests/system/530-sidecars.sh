@@ -322,9 +322,11 @@ ok "a sidecar that stays down: $(cat "$TMPD/health.body"); status: $(grep '^once
 stop_daemon TERM
 
 # --- a sidecar that never answers 2xx: start-up fails, naming it ---------------------
+# (A small model, so that it answers 404 within the 3 s even on a loaded machine.)
 CFG_EXTRA="sidecars:
   - name: slow
     command: [$TMPD/model_server.py]
+    env: {MODEL_MB: '1'}
     health_path: /not-ready
     readiness_timeout_s: 3"
 write_config
