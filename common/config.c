@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,29 +457,12 @@ config_free(struct config *c)
 }
 
 struct loader {
-	const char *file;
+	struct yerr err;
 	struct config *c;
-	char *why;
-	size_t why_len;
 	yaml_mark_t top;	/* start of the top-level mapping */
 	int *seen;		/* config_key_count of them */
 	yaml_mark_t *marks;	/* where each seen key's value starts */
 };
-
-static int
-fail(struct loader *l, yaml_mark_t m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Report an error at `m`; always returns -1. */
-static int
-fail(struct loader *l, yaml_mark_t m, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	ynode_vfail(l->why, l->why_len, l->file, m, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* The text of a scalar node for a string `label`, or NULL after an error. */
 static const char *
@@ -489,15 +471,16 @@ string_of(struct loader *l, const struct ynode *nd, const char *label)
 	char why[WHY_LEN], sh[SHOWN_LEN];
 
 	if (nd->type != YN_SCALAR) {
-		fail(l, nd->mark, "%s: expected a string, got %s", label, ynode_what(nd, sh));
+		ynode_fail(&l->err, nd->mark, "%s: expected a string, got %s", label,
+			   ynode_what(nd, sh));
 		return NULL;
 	}
 	if (strlen(nd->text) != nd->len) {
-		fail(l, nd->mark, "%s: contains a NUL character", label);
+		ynode_fail(&l->err, nd->mark, "%s: contains a NUL character", label);
 		return NULL;
 	}
 	if (string_ok(nd->text, nd->plain, why, sizeof(why)) < 0) {
-		fail(l, nd->mark, "%s: %s", label, why);
+		ynode_fail(&l->err, nd->mark, "%s: %s", label, why);
 		return NULL;
 	}
 	return nd->text;
@@ -510,9 +493,10 @@ is_duplicate(struct loader *l, const struct ynode *m, size_t i, const char *pref
 	for (size_t j = 0; j < i; j += 2)
 		if (m->kids[j]->type == YN_SCALAR &&
 		    strcmp(m->kids[j]->text, m->kids[i]->text) == 0) {
-			fail(l, m->kids[i]->mark, "duplicate key %s%s%s (first at line %zu)",
-			     prefix ? prefix : "", prefix ? "." : "", m->kids[i]->text,
-			     m->kids[j]->mark.line + 1);
+			ynode_fail(&l->err, m->kids[i]->mark,
+				   "duplicate key %s%s%s (first at line %zu)",
+				   prefix ? prefix : "", prefix ? "." : "", m->kids[i]->text,
+				   m->kids[j]->mark.line + 1);
 			return 1;
 		}
 	return 0;
@@ -525,8 +509,8 @@ set_list(struct loader *l, const struct config_key *k, const struct ynode *v)
 	char why[WHY_LEN], sh[SHOWN_LEN];
 
 	if (v->type != YN_SEQ)
-		return fail(l, v->mark, "%s: expected a list of strings, got %s", k->name,
-			    ynode_what(v, sh));
+		return ynode_fail(&l->err, v->mark, "%s: expected a list of strings, got %s",
+				  k->name, ynode_what(v, sh));
 	strlist_free(list);
 	for (size_t i = 0; i < v->n; i++) {
 		char label[128];
@@ -535,7 +519,7 @@ set_list(struct loader *l, const struct config_key *k, const struct ynode *v)
 		if (s == NULL)
 			return -1;
 		if (k->check != NULL && k->check(l->c, s, why, sizeof(why)) < 0)
-			return fail(l, v->kids[i]->mark, "%s: %s", label, why);
+			return ynode_fail(&l->err, v->kids[i]->mark, "%s: %s", label, why);
 		strlist_add(list, s);
 	}
 	return 0;
@@ -548,8 +532,9 @@ set_map(struct loader *l, const struct config_key *k, const struct ynode *v)
 	char why[WHY_LEN], sh[SHOWN_LEN];
 
 	if (v->type != YN_MAP)
-		return fail(l, v->mark, "%s: expected a mapping of names to strings, got %s",
-			    k->name, ynode_what(v, sh));
+		return ynode_fail(&l->err, v->mark,
+				  "%s: expected a mapping of names to strings, got %s", k->name,
+				  ynode_what(v, sh));
 	strmap_free(map);
 	for (size_t i = 0; i < v->n; i += 2) {
 		char label[128];
@@ -557,7 +542,7 @@ set_map(struct loader *l, const struct config_key *k, const struct ynode *v)
 		if (name == NULL || is_duplicate(l, v, i, k->name))
 			return -1;
 		if (k->check != NULL && k->check(l->c, name, why, sizeof(why)) < 0)
-			return fail(l, v->kids[i]->mark, "%s: %s", k->name, why);
+			return ynode_fail(&l->err, v->kids[i]->mark, "%s: %s", k->name, why);
 		snprintf(label, sizeof(label), "%s: %s", k->name, name);
 		const char *value = string_of(l, v->kids[i + 1], label);
 		if (value == NULL)
@@ -594,9 +579,9 @@ unknown_field(struct loader *l, const struct config_key *k, const struct ynode *
 		}
 	}
 	if (best != NULL)
-		return fail(l, kn->mark, "%s: unknown field %s (did you mean %s?)", label,
-			    shown(kn->text, sh), best);
-	return fail(l, kn->mark, "%s: unknown field %s", label, shown(kn->text, sh));
+		return ynode_fail(&l->err, kn->mark, "%s: unknown field %s (did you mean %s?)",
+				  label, shown(kn->text, sh), best);
+	return ynode_fail(&l->err, kn->mark, "%s: unknown field %s", label, shown(kn->text, sh));
 }
 
 /* Read one mapping of a CFG_RECORDS list into the record at `rec`. */
@@ -607,8 +592,8 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 	char why[WHY_LEN], sh[SHOWN_LEN], flabel[160];
 
 	if (m->type != YN_MAP)
-		return fail(l, m->mark, "%s: expected a mapping of fields, got %s", label,
-			    ynode_what(m, sh));
+		return ynode_fail(&l->err, m->mark, "%s: expected a mapping of fields, got %s",
+				  label, ynode_what(m, sh));
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
 		if (f->def != NULL && config_set_scalar(l->c, rec, f, f->def, f->kind != CFG_STRING,
 							why, sizeof(why)) < 0)
@@ -616,26 +601,29 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 	for (size_t i = 0; i < m->n; i += 2) {
 		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
 		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
-			return fail(l, kn->mark, "%s: field names must be plain names", label);
+			return ynode_fail(&l->err, kn->mark, "%s: field names must be plain names",
+					  label);
 		for (size_t j = 0; j < i; j += 2)
 			if (strcmp(m->kids[j]->text, kn->text) == 0)
-				return fail(l, kn->mark, "%s: field %s given twice (first at line %zu)",
-					    label, kn->text, m->kids[j]->mark.line + 1);
+				return ynode_fail(&l->err, kn->mark,
+						  "%s: field %s given twice (first at line %zu)",
+						  label, kn->text, m->kids[j]->mark.line + 1);
 		const struct config_key *f = field_named(k->fields, kn->text);
 		if (f == NULL)
 			return unknown_field(l, k, kn, label);
 		snprintf(flabel, sizeof(flabel), "%s: %s", label, f->name);
 		if (v->type != YN_SCALAR)
-			return fail(l, v->mark, "%s: expected a single value, got %s", flabel,
-				    ynode_what(v, sh));
+			return ynode_fail(&l->err, v->mark, "%s: expected a single value, got %s",
+					  flabel, ynode_what(v, sh));
 		if (strlen(v->text) != v->len)
-			return fail(l, v->mark, "%s: contains a NUL character", flabel);
+			return ynode_fail(&l->err, v->mark, "%s: contains a NUL character",
+					  flabel);
 		if (config_set_scalar(l->c, rec, f, v->text, v->plain, why, sizeof(why)) < 0)
-			return fail(l, v->mark, "%s: %s", flabel, why);
+			return ynode_fail(&l->err, v->mark, "%s: %s", flabel, why);
 	}
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
 		if (f->def == NULL && *(char **)((char *)rec + f->offset) == NULL)
-			return fail(l, m->mark, "%s: %s is required", label, f->name);
+			return ynode_fail(&l->err, m->mark, "%s: %s is required", label, f->name);
 	return 0;
 }
 
@@ -647,8 +635,8 @@ set_records(struct loader *l, const struct config_key *k, const struct ynode *v)
 	char why[WHY_LEN], sh[SHOWN_LEN];
 
 	if (v->type != YN_SEQ)
-		return fail(l, v->mark, "%s: expected a list of mappings, got %s", k->name,
-			    ynode_what(v, sh));
+		return ynode_fail(&l->err, v->mark, "%s: expected a list of mappings, got %s",
+				  k->name, ynode_what(v, sh));
 	records_free(r, k);
 	for (size_t i = 0; i < v->n; i++) {
 		char label[128];
@@ -660,7 +648,7 @@ set_records(struct loader *l, const struct config_key *k, const struct ynode *v)
 		if (set_record(l, k, v->kids[i], rec, label) < 0)
 			return -1;
 		if (k->check_record != NULL && k->check_record(l->c, i, why, sizeof(why)) < 0)
-			return fail(l, v->kids[i]->mark, "%s: %s", label, why);
+			return ynode_fail(&l->err, v->kids[i]->mark, "%s: %s", label, why);
 	}
 	return 0;
 }
@@ -681,18 +669,18 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 	if (k->kind == CFG_RECORDS)
 		return set_records(l, k, v);
 	if (k->kind == CFG_NODE)
-		return k->node(l->c, l->file, v, l->why, l->why_len);
+		return k->node(l->c, l->err.file, v, l->err.why, l->err.why_len);
 	if (v->type != YN_SCALAR)
-		return fail(l, v->mark, "%s: expected %s, got %s", k->name,
-			    k->kind == CFG_BOOL	    ? "true or false"
-			    : k->kind == CFG_INT    ? "an integer"
-			    : k->kind == CFG_NUMBER ? "a number"
-						    : "a string",
-			    ynode_what(v, sh));
+		return ynode_fail(&l->err, v->mark, "%s: expected %s, got %s", k->name,
+				  k->kind == CFG_BOOL	  ? "true or false"
+				  : k->kind == CFG_INT	  ? "an integer"
+				  : k->kind == CFG_NUMBER ? "a number"
+							  : "a string",
+				  ynode_what(v, sh));
 	if (strlen(v->text) != v->len)
-		return fail(l, v->mark, "%s: contains a NUL character", k->name);
+		return ynode_fail(&l->err, v->mark, "%s: contains a NUL character", k->name);
 	if (config_set_scalar(l->c, l->c, k, v->text, v->plain, why, sizeof(why)) < 0)
-		return fail(l, v->mark, "%s: %s", k->name, why);
+		return ynode_fail(&l->err, v->mark, "%s: %s", k->name, why);
 	return 0;
 }
 
@@ -705,13 +693,15 @@ unknown_key(struct loader *l, const struct ynode *kn, const char *full)
 	char sh[SHOWN_LEN];
 
 	if (strchr(kn->text, '.') != NULL && key_index(full) >= 0)
-		return fail(l, kn->mark, "unknown key %s: write it nested, as %s: inside %.*s:",
-			    kn->text, last + 1, (int)(last - full), full);
+		return ynode_fail(&l->err, kn->mark,
+				  "unknown key %s: write it nested, as %s: inside %.*s:", kn->text,
+				  last + 1, (int)(last - full), full);
 	if (full[0] == '\0' || strspn(full, NAME_CHARS ".") != strlen(full))
 		full = shown(full, sh);
 	if (hint != NULL)
-		return fail(l, kn->mark, "unknown key %s (did you mean %s?)", full, hint);
-	return fail(l, kn->mark, "unknown key %s", full);
+		return ynode_fail(&l->err, kn->mark, "unknown key %s (did you mean %s?)", full,
+				  hint);
+	return ynode_fail(&l->err, kn->mark, "unknown key %s", full);
 }
 
 /* Walk a mapping of keys whose names start with `prefix` (NULL: top level). */
@@ -725,9 +715,9 @@ walk(struct loader *l, const struct ynode *m, const char *prefix)
 		int idx, rc, dotted;
 
 		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
-			return fail(l, kn->mark, "keys must be plain names, not %s",
-				    kn->type == YN_SCALAR ? "text with a NUL"
-							  : ynode_what(kn, sh));
+			return ynode_fail(&l->err, kn->mark, "keys must be plain names, not %s",
+					  kn->type == YN_SCALAR ? "text with a NUL"
+								: ynode_what(kn, sh));
 		if (is_duplicate(l, m, i, prefix))
 			return -1;
 		full = prefix ? xasprintf("%s.%s", prefix, kn->text) : xstrdup(kn->text);
@@ -738,8 +728,8 @@ walk(struct loader *l, const struct ynode *m, const char *prefix)
 		else if (!dotted && is_section(full) && v->type == YN_MAP)
 			rc = walk(l, v, full);
 		else if (!dotted && is_section(full))
-			rc = fail(l, v->mark, "%s: expected a mapping of keys, got %s", full,
-				  ynode_what(v, sh));
+			rc = ynode_fail(&l->err, v->mark, "%s: expected a mapping of keys, got %s",
+					full, ynode_what(v, sh));
 		else
 			rc = unknown_key(l, kn, full);
 		free(full);
@@ -792,10 +782,11 @@ expand_path(struct loader *l, const char *key, char **field)
 		}
 		if (home == NULL || home[0] != '/') {
 			buf_free(&b);
-			return fail(l, mark_of(l, key),
-				    "%s: cannot expand ~: HOME is not an absolute path and "
-				    "the user has no home directory in the password database",
-				    key);
+			return ynode_fail(
+			    &l->err, mark_of(l, key),
+			    "%s: cannot expand ~: HOME is not an absolute path and "
+			    "the user has no home directory in the password database",
+			    key);
 		}
 		buf_adds(&b, home);
 		p++;
@@ -810,11 +801,12 @@ expand_path(struct loader *l, const char *key, char **field)
 	free(*field);
 	*field = buf_release(&b);
 	if ((*field)[0] != '/')
-		return fail(l, mark_of(l, key),
-			    "%s: %s is not an absolute path (only a leading ~/ is expanded)", key,
-			    shown(*field, sh));
+		return ynode_fail(&l->err, mark_of(l, key),
+				  "%s: %s is not an absolute path (only a leading ~/ is expanded)",
+				  key, shown(*field, sh));
 	if (strcmp(*field, "/") == 0)
-		return fail(l, mark_of(l, key), "%s: must be a directory below /", key);
+		return ynode_fail(&l->err, mark_of(l, key), "%s: must be a directory below /",
+				  key);
 	return 0;
 }
 
@@ -828,16 +820,18 @@ finish(struct loader *l)
 
 	key = auth_config_finish(c, l->seen[key_index("auth.mode")], why, sizeof(why));
 	if (key != NULL)
-		return fail(l, mark_of(l, key), "%s", why);
+		return ynode_fail(&l->err, mark_of(l, key), "%s", why);
 
 	if (!l->seen[key_index("name")])
-		return fail(l, l->top, "name is required: it names the environment and its tools");
+		return ynode_fail(&l->err, l->top,
+				  "name is required: it names the environment and its tools");
 	if (c->default_timeout > c->max_timeout)
-		return fail(l,
-			    l->seen[key_index("default_timeout")] ? mark_of(l, "default_timeout")
-								  : mark_of(l, "max_timeout"),
-			    "default_timeout (%g) exceeds max_timeout (%g)", c->default_timeout,
-			    c->max_timeout);
+		return ynode_fail(&l->err,
+				  l->seen[key_index("default_timeout")]
+				      ? mark_of(l, "default_timeout")
+				      : mark_of(l, "max_timeout"),
+				  "default_timeout (%g) exceeds max_timeout (%g)",
+				  c->default_timeout, c->max_timeout);
 	if (expand_path(l, "build_dir", &c->build_dir) < 0)
 		return -1;
 	/* A sidecar's URL is the framework's: kernel_environment cannot replace it. */
@@ -847,23 +841,28 @@ finish(struct loader *l)
 			const char *k = c->kernel_environment.keys[j];
 			size_t n = strlen(sc->url_env_var);
 			if (strcmp(sc->url_env_var, k) == 0)
-				return fail(l, mark_of(l, "kernel_environment"),
-					    "kernel_environment: %s is rejected: it is the url_env_var "
-					    "of sidecar %s", k, sc->name);
+				return ynode_fail(
+				    &l->err, mark_of(l, "kernel_environment"),
+				    "kernel_environment: %s is rejected: it is the url_env_var "
+				    "of sidecar %s",
+				    k, sc->name);
 			if (sc->socket && strncmp(sc->url_env_var, k, n) == 0 &&
 			    (strcmp(k + n, "_SOCKET") == 0 || strcmp(k + n, "_SOCKET_FD") == 0))
-				return fail(l, mark_of(l, "kernel_environment"),
-					    "kernel_environment: %s is rejected: it holds the socket "
-					    "of sidecar %s", k, sc->name);
+				return ynode_fail(
+				    &l->err, mark_of(l, "kernel_environment"),
+				    "kernel_environment: %s is rejected: it holds the socket "
+				    "of sidecar %s",
+				    k, sc->name);
 		}
 	if (c->tool_search_backend == TOOL_BACKEND_AZURE &&
 	    (c->azure_endpoint[0] == '\0' || c->azure_index[0] == '\0' ||
 	     c->azure_api_key_file[0] == '\0'))
-		return fail(l, mark_of(l, "tool_search_backend"),
-			    "tool_search_backend azure_ai_search needs azure_ai_search.endpoint, "
-			    ".index and .api_key_file");
+		return ynode_fail(
+		    &l->err, mark_of(l, "tool_search_backend"),
+		    "tool_search_backend azure_ai_search needs azure_ai_search.endpoint, "
+		    ".index and .api_key_file");
 	/* After `tools:`, so that a name both define is a duplicate in the file. */
-	if (tooldefs_load_dir(&c->tools, c->tools_dir, l->why, l->why_len) < 0)
+	if (tooldefs_load_dir(&c->tools, c->tools_dir, l->err.why, l->err.why_len) < 0)
 		return -1;
 	if (c->asset_cache_dir[0] == '\0') {
 		free(c->asset_cache_dir);
@@ -886,16 +885,16 @@ config_load(const char *path, struct config *c, char *why, size_t why_len)
 		goto out;
 
 	l = xcalloc(1, sizeof(*l));
-	l->file = path;
+	l->err.file = path;
 	l->c = c;
-	l->why = why;
-	l->why_len = why_len;
+	l->err.why = why;
+	l->err.why_len = why_len;
 	l->seen = xcalloc(config_key_count, sizeof(*l->seen));
 	l->marks = xcalloc(config_key_count, sizeof(*l->marks));
 	l->top = root->mark;
 	if (root->type != YN_MAP)
-		fail(l, root->mark, "the top level must be a mapping of keys, not %s",
-		     root->type == YN_SEQ ? "a list" : "a single value");
+		ynode_fail(&l->err, root->mark, "the top level must be a mapping of keys, not %s",
+			   root->type == YN_SEQ ? "a list" : "a single value");
 	else if (walk(l, root, NULL) == 0 && finish(l) == 0)
 		rc = 0;
 	ynode_free(root);

@@ -29,12 +29,10 @@
 
 /* Reading state: the file's bytes, libyaml's parser, where the error goes. */
 struct loader {
-	const char *file;
+	struct yerr err;
 	const char *input;	/* the file's bytes, for reader-error positions */
 	size_t inputlen;
 	yaml_parser_t parser;
-	char *why;
-	size_t why_len;
 };
 
 void
@@ -69,28 +67,14 @@ ynode_what(const struct ynode *nd, char *out)
 	return shown(nd->text, out);
 }
 
-int
-ynode_vfail(char *why, size_t why_len, const char *file, yaml_mark_t m, const char *fmt,
-	    va_list ap)
+int ynode_fail(const struct yerr *e, yaml_mark_t m, const char *fmt, ...)
 {
-	int off = snprintf(why, why_len, "%s:%zu:%zu: ", file, m.line + 1, m.column + 1);
-
-	if (off >= 0 && (size_t)off < why_len)
-		vsnprintf(why + off, why_len - (size_t)off, fmt, ap);
-	return -1;
-}
-
-static int
-fail(struct loader *l, yaml_mark_t m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Report an error at `m`; always returns -1. */
-static int
-fail(struct loader *l, yaml_mark_t m, const char *fmt, ...)
-{
+	int off = snprintf(e->why, e->why_len, "%s:%zu:%zu: ", e->file, m.line + 1, m.column + 1);
 	va_list ap;
 
 	va_start(ap, fmt);
-	ynode_vfail(l->why, l->why_len, l->file, m, fmt, ap);
+	if (off >= 0 && (size_t)off < e->why_len)
+		vsnprintf(e->why + off, e->why_len - (size_t)off, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -116,10 +100,11 @@ syntax_error(struct loader *l)
 		}
 	}
 	if (p->context != NULL)
-		return fail(l, m, "YAML syntax error: %s (%s at line %zu)",
-			    p->problem ? p->problem : "bad input", p->context,
-			    p->context_mark.line + 1);
-	return fail(l, m, "YAML syntax error: %s", p->problem ? p->problem : "bad input");
+		return ynode_fail(&l->err, m, "YAML syntax error: %s (%s at line %zu)",
+				  p->problem ? p->problem : "bad input", p->context,
+				  p->context_mark.line + 1);
+	return ynode_fail(&l->err, m, "YAML syntax error: %s",
+			  p->problem ? p->problem : "bad input");
 }
 
 static int
@@ -142,8 +127,9 @@ build(struct loader *l, yaml_event_t *ev, int depth, struct ynode **out)
 	*out = NULL;
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
-		fail(l, ev->start_mark, "aliases (*%s) are not supported: write the value out",
-		     (const char *)ev->data.alias.anchor);
+		ynode_fail(&l->err, ev->start_mark,
+			   "aliases (*%s) are not supported: write the value out",
+			   (const char *)ev->data.alias.anchor);
 		goto done;
 	case YAML_SCALAR_EVENT:
 		anchor = ev->data.scalar.anchor;
@@ -158,23 +144,25 @@ build(struct loader *l, yaml_event_t *ev, int depth, struct ynode **out)
 		tag = ev->data.mapping_start.tag;
 		break;
 	default:
-		fail(l, ev->start_mark, "unexpected YAML structure");
+		ynode_fail(&l->err, ev->start_mark, "unexpected YAML structure");
 		goto done;
 	}
 	if (anchor != NULL) {
-		fail(l, ev->start_mark, "anchors (&%s) are not supported: write the value out",
-		     (const char *)anchor);
+		ynode_fail(&l->err, ev->start_mark,
+			   "anchors (&%s) are not supported: write the value out",
+			   (const char *)anchor);
 		goto done;
 	}
 	if (tag != NULL) {
 		char sh[SHOWN_LEN];
-		fail(l, ev->start_mark,
-		     "YAML tags (%s) are not supported; quote the value instead",
-		     shown((const char *)tag, sh));
+		ynode_fail(&l->err, ev->start_mark,
+			   "YAML tags (%s) are not supported; quote the value instead",
+			   shown((const char *)tag, sh));
 		goto done;
 	}
 	if (depth > CONFIG_MAX_DEPTH) {
-		fail(l, ev->start_mark, "nested more than %d levels deep", CONFIG_MAX_DEPTH);
+		ynode_fail(&l->err, ev->start_mark, "nested more than %d levels deep",
+			   CONFIG_MAX_DEPTH);
 		goto done;
 	}
 
@@ -230,7 +218,8 @@ load_tree(struct loader *l, struct ynode **root)
 	if (next_event(l, &ev) < 0)
 		return -1;
 	if (ev.type == YAML_STREAM_END_EVENT) {
-		fail(l, ev.start_mark, "the file is empty: expected a mapping of keys");
+		ynode_fail(&l->err, ev.start_mark,
+			   "the file is empty: expected a mapping of keys");
 		yaml_event_delete(&ev);
 		return -1;
 	}
@@ -243,7 +232,8 @@ load_tree(struct loader *l, struct ynode **root)
 	if (next_event(l, &ev) < 0)
 		return -1;
 	if (ev.type != YAML_STREAM_END_EVENT) {
-		fail(l, ev.start_mark, "a second YAML document: the file must hold only one");
+		ynode_fail(&l->err, ev.start_mark,
+			   "a second YAML document: the file must hold only one");
 		yaml_event_delete(&ev);
 		return -1;
 	}
@@ -315,11 +305,11 @@ ynode_load_file(const char *path, struct ynode **root, char *why, size_t why_len
 	if (read_file(path, &input, &len, why, why_len) < 0)
 		return -1;
 	l = xcalloc(1, sizeof(*l));
-	l->file = path;
+	l->err.file = path;
 	l->input = input;
 	l->inputlen = len;
-	l->why = why;
-	l->why_len = why_len;
+	l->err.why = why;
+	l->err.why_len = why_len;
 	if (!yaml_parser_initialize(&l->parser))
 		fatalx("config: cannot initialize libyaml");
 	yaml_parser_set_input_string(&l->parser, (const unsigned char *)input, len);

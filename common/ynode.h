@@ -30,12 +30,19 @@ struct ynode {
 	size_t n;
 };
 
+/* Where a reader's error goes: the file it reads, and the caller's buffer. */
+struct yerr {
+	const char *file;
+	char *why;
+	size_t why_len;
+};
+
 /*
  * Write "FILE:LINE:COLUMN: " and the formatted message at mark `m` into
- * why (1-based, as every reader of the tree reports). Returns -1.
+ * e->why (1-based, as every reader of the tree reports). Returns -1.
  */
-int ynode_vfail(char *why, size_t why_len, const char *file, yaml_mark_t m, const char *fmt,
-		va_list ap) __attribute__((format(printf, 5, 0)));
+int ynode_fail(const struct yerr *e, yaml_mark_t m, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Free `nd` and everything below it. NULL is harmless. */
 void ynode_free(struct ynode *nd);
 /*
