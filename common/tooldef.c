@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "pylit.h"
 #include "shown.h"
 #include "tooldef.h"
 #include "xmalloc.h"
@@ -192,26 +193,6 @@ text_of(struct reader *r, const struct ynode *v, const char *label, const char *
 	return v->text;
 }
 
-void
-tooldef_py_string(struct buf *b, const char *s)
-{
-	buf_adds(b, "'");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\\' || c == '\'')
-			buf_printf(b, "\\%c", c);
-		else if (c == '\n')
-			buf_adds(b, "\\n");
-		else if (c == '\t')
-			buf_adds(b, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			buf_printf(b, "\\x%02x", c);
-		else
-			buf_add(b, s, 1);
-	}
-	buf_adds(b, "'");
-}
-
 /* Whether a plain scalar reads as a number in YAML and in Python. */
 static int
 is_number(const char *s)
@@ -242,7 +223,7 @@ py_literal(struct buf *b, const struct ynode *v, int depth)
 	if (strlen(v->text) != v->len)
 		return -1;
 	if (!v->plain) {
-		tooldef_py_string(b, v->text);
+		pylit_str(b, v->text, v->len);
 		return 0;
 	}
 	static const char *const t[] = {"true", "True", "TRUE", "yes", "Yes", "on", NULL};
@@ -262,7 +243,7 @@ py_literal(struct buf *b, const struct ynode *v, int depth)
 	else if (is_number(v->text))
 		buf_adds(b, v->text);
 	else
-		tooldef_py_string(b, v->text);
+		pylit_str(b, v->text, v->len);
 	return 0;
 }
 

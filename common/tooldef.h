@@ -15,7 +15,6 @@
 
 #include <stddef.h>
 
-struct buf;
 struct ynode;
 
 struct tool_param {
@@ -66,8 +65,6 @@ int tooldef_type_ok(const char *s);
 /* Whether `s` is a Python identifier (ASCII) / dotted module name. */
 int tooldef_identifier_ok(const char *s);
 int tooldef_module_ok(const char *s);
-/* Python's repr of the str `s` (single quotes), appended to b. */
-void tooldef_py_string(struct buf *b, const char *s);
 /* The tool's signature, "name(a: int, b: str = 'x') -> float". Caller owns. */
 char *tooldef_signature(const struct tool_def *d);
 

@@ -108,6 +108,27 @@ START_TEST(tools_dir_loads_and_finds_duplicates)
 }
 END_TEST
 
+/* A string default is written as pylit.h's literal: quotes escaped, non-ASCII as \\u. */
+START_TEST(defaults_are_python_literals)
+{
+	char *path = put("lit.yaml", "name: x\ntools:\n"
+				     "  - name: f\n    description: d\n    module: m\n"
+				     "    return_spec: {type: str}\n"
+				     "    optional_parameters:\n"
+				     "      - {name: s, type: str, description: d, default: \"it's\\u00e9\\r\"}\n"
+				     "      - {name: t, type: list, description: d, default: [a, 1, no]}\n");
+	struct config c;
+	char why[2048];
+
+	ck_assert_msg(config_load(path, &c, why, sizeof(why)) == 0, "%s", why);
+	char *sig = tooldef_signature(&c.tools.v[0]);
+	ck_assert_str_eq(sig, "f(s: str = 'it\\'s\\u00e9\\r', t: list = ['a', 1, False]) -> str");
+	free(sig);
+	config_free(&c);
+	free(path);
+}
+END_TEST
+
 /* A bad definition and the error it must give, after "FILE:". */
 static const struct {
 	const char *yaml;
@@ -227,6 +248,7 @@ main(void)
 	TCase *tc = tcase_create("load");
 	tcase_add_test(tc, inline_tools_load);
 	tcase_add_test(tc, tools_dir_loads_and_finds_duplicates);
+	tcase_add_test(tc, defaults_are_python_literals);
 	tcase_add_loop_test(tc, errors, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, every_error_is_reported);
 	tcase_add_test(tc, types);
