@@ -552,74 +552,28 @@ set_map(struct loader *l, const struct config_key *k, const struct ynode *v)
 	return 0;
 }
 
-/* The field of `fields` called `name`, or NULL. */
-static const struct config_key *
-field_named(const struct config_key *fields, const char *name)
-{
-	for (const struct config_key *f = fields; f->name != NULL; f++)
-		if (strcmp(f->name, name) == 0)
-			return f;
-	return NULL;
-}
-
-/* Report field `kn` of a record as unknown, naming the nearest field. */
-static int
-unknown_field(struct loader *l, const struct config_key *k, const struct ynode *kn,
-	      const char *label)
-{
-	char sh[SHOWN_LEN];
-	const char *best = NULL;
-	size_t bestd = SHOWN_NEAR + 1;
-
-	for (const struct config_key *f = k->fields; f->name != NULL; f++) {
-		size_t d = shown_distance(kn->text, f->name);
-		if (d < bestd) {
-			best = f->name;
-			bestd = d;
-		}
-	}
-	if (best != NULL)
-		return ynode_fail(&l->err, kn->mark, "%s: unknown field %s (did you mean %s?)",
-				  label, shown(kn->text, sh), best);
-	return ynode_fail(&l->err, kn->mark, "%s: unknown field %s", label, shown(kn->text, sh));
-}
-
 /* Read one mapping of a CFG_RECORDS list into the record at `rec`. */
 static int
 set_record(struct loader *l, const struct config_key *k, const struct ynode *m, void *rec,
 	   const char *label)
 {
-	char why[WHY_LEN], sh[SHOWN_LEN], flabel[160];
+	char why[WHY_LEN], sh[SHOWN_LEN];
 
 	if (m->type != YN_MAP)
 		return ynode_fail(&l->err, m->mark, "%s: expected a mapping of fields, got %s",
 				  label, ynode_what(m, sh));
-	for (const struct config_key *f = k->fields; f->name != NULL; f++)
-		if (f->def != NULL && config_set_scalar(l->c, rec, f, f->def, f->kind != CFG_STRING,
-							why, sizeof(why)) < 0)
-			fatalx("config: bad default of %s.%s: %s", k->name, f->name, why);
+	config_field_defaults(l->c, rec, k->fields, k->name);
 	for (size_t i = 0; i < m->n; i += 2) {
 		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
-		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
-			return ynode_fail(&l->err, kn->mark, "%s: field names must be plain names",
-					  label);
-		for (size_t j = 0; j < i; j += 2)
-			if (strcmp(m->kids[j]->text, kn->text) == 0)
-				return ynode_fail(&l->err, kn->mark,
-						  "%s: field %s given twice (first at line %zu)",
-						  label, kn->text, m->kids[j]->mark.line + 1);
-		const struct config_key *f = field_named(k->fields, kn->text);
-		if (f == NULL)
-			return unknown_field(l, k, kn, label);
-		snprintf(flabel, sizeof(flabel), "%s: %s", label, f->name);
-		if (v->type != YN_SCALAR)
-			return ynode_fail(&l->err, v->mark, "%s: expected a single value, got %s",
-					  flabel, ynode_what(v, sh));
-		if (strlen(v->text) != v->len)
-			return ynode_fail(&l->err, v->mark, "%s: contains a NUL character",
-					  flabel);
-		if (config_set_scalar(l->c, rec, f, v->text, v->plain, why, sizeof(why)) < 0)
-			return ynode_fail(&l->err, v->mark, "%s: %s", flabel, why);
+		if (config_field_key_ok(m, i, why, sizeof(why)) < 0)
+			return ynode_fail(&l->err, kn->mark, "%s: %s", label, why);
+		const struct config_key *f = config_field_named(k->fields, kn->text);
+		if (f == NULL) {
+			config_unknown_field(k->fields, kn->text, why, sizeof(why));
+			return ynode_fail(&l->err, kn->mark, "%s: %s", label, why);
+		}
+		if (config_read_field(l->c, rec, f, v, why, sizeof(why)) < 0)
+			return ynode_fail(&l->err, v->mark, "%s: %s", label, why);
 	}
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
 		if (f->def == NULL && *(char **)((char *)rec + f->offset) == NULL)

@@ -334,6 +334,27 @@ void config_swap_live(struct config *run, struct config *fresh);
  */
 int config_set_scalar(struct config *c, void *base, const struct config_key *k, const char *s,
 		      int plain, char *why, size_t why_len);
+/*
+ * A mapping of fields read by a field table (config_field.c): the records
+ * of a CFG_RECORDS key, a sidecar, a tool definition. Each returns 0, or
+ * -1 with the reason in why, without FILE:LINE:COLUMN: the caller adds
+ * the place of the node the reason is about.
+ */
+/* The field of `fields` (terminated by a NULL name) called `name`, or NULL. */
+const struct config_key *config_field_named(const struct config_key *fields, const char *name);
+/* Whether key node i of mapping m is a plain name that m does not give before. */
+int config_field_key_ok(const struct ynode *m, size_t i, char *why, size_t why_len);
+/* Always -1: `name` is none of `fields`, with the nearest one suggested. */
+int config_unknown_field(const struct config_key *fields, const char *name, char *why,
+			 size_t why_len);
+/* Read value node `v` into scalar field `f` of the record at rec ("FIELD: why"). */
+int config_read_field(struct config *c, void *rec, const struct config_key *f,
+		      const struct ynode *v, char *why, size_t why_len);
+/* Whether field `f` holds one scalar (not a list, mapping, records or node). */
+int config_field_is_scalar(const struct config_key *f);
+/* Apply the default of every scalar field of `fields` that has one; `owner` names them. */
+void config_field_defaults(struct config *c, void *rec, const struct config_key *fields,
+			   const char *owner);
 /* The key table, terminated by an entry whose name is NULL. */
 const struct config_key *config_keys(void);
 /*
