@@ -3,12 +3,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "config.h"
 #include "err.h"
 #include "pylit.h"
 #include "shown.h"
@@ -173,26 +175,6 @@ tooldef_type_ok(const char *s)
 	return end != NULL && *skip_space(end) == '\0';
 }
 
-/* The text of scalar `v` for field `f`, or NULL after an error. */
-static const char *
-text_of(struct reader *r, const struct ynode *v, const char *label, const char *f)
-{
-	if (v->type != YN_SCALAR) {
-		report(r, v, label, "%s: expected a single value, got a %s", f,
-		       v->type == YN_SEQ ? "list" : "mapping");
-		return NULL;
-	}
-	if (strlen(v->text) != v->len) {
-		report(r, v, label, "%s: contains a NUL character", f);
-		return NULL;
-	}
-	if (v->plain && ynode_is_null_word(v->text)) {
-		report(r, v, label, "%s: has no value", f);
-		return NULL;
-	}
-	return v->text;
-}
-
 /* Whether a plain scalar reads as a number in YAML and in Python. */
 static int
 is_number(const char *s)
@@ -247,41 +229,125 @@ py_literal(struct buf *b, const struct ynode *v, int depth)
 	return 0;
 }
 
-/* Report `kn` as an unknown field of a mapping whose fields are `names`. */
-static void
-unknown_field(struct reader *r, const struct ynode *kn, const char *label,
-	      const char *const *names)
+/*
+ * The checks of the fields below, as config_check_fn: 0, or -1 with the
+ * reason (after which the reader names the field).
+ */
+static int
+check_tool_name(struct config *c, const char *v, char *why, size_t why_len)
 {
 	char sh[SHOWN_LEN];
-	const char *hint = shown_nearest(kn->text, names);
 
-	if (hint)
-		report(r, kn, label, "unknown field %s (did you mean %s?)", shown(kn->text, sh),
-		       hint);
-	else
-		report(r, kn, label, "unknown field %s", shown(kn->text, sh));
+	(void)c;
+	if (tooldef_identifier_ok(v))
+		return 0;
+	return err_set(why, why_len,
+		       "%s is not a Python identifier (agents import it by this name)",
+		       shown(v, sh));
 }
 
-/* Whether a mapping's key nodes are plain, distinct names; reports the rest. */
 static int
-keys_ok(struct reader *r, const struct ynode *m, const char *label)
+check_param_name(struct config *c, const char *v, char *why, size_t why_len)
 {
+	char sh[SHOWN_LEN];
+
+	(void)c;
+	if (tooldef_identifier_ok(v))
+		return 0;
+	return err_set(why, why_len, "%s is not a Python identifier", shown(v, sh));
+}
+
+static int
+check_module(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+
+	(void)c;
+	if (tooldef_module_ok(v))
+		return 0;
+	return err_set(why, why_len,
+		       "%s is not a Python module name (identifiers joined by dots)",
+		       shown(v, sh));
+}
+
+static int
+check_param_type(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+
+	(void)c;
+	if (tooldef_type_ok(v))
+		return 0;
+	return err_set(why, why_len,
+		       "%s is not a Python type expression (as str, float, list[str], "
+		       "dict[str, float], numpy.ndarray, int | None)",
+		       shown(v, sh));
+}
+
+static int
+check_return_type(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+
+	(void)c;
+	if (tooldef_type_ok(v))
+		return 0;
+	return err_set(why, why_len, "%s is not a Python type expression", shown(v, sh));
+}
+
+#define DFIELD(f) .offset = offsetof(struct tool_def, f), .size = sizeof(((struct tool_def *)0)->f)
+#define PFIELD(f) \
+	.offset = offsetof(struct tool_param, f), .size = sizeof(((struct tool_param *)0)->f)
+
+/*
+ * The fields of one parameter, one return_spec (stored in the definition
+ * itself) and one definition, as the key table declares its keys: the
+ * scalar ones are read by its grammar (config_read_field), the others
+ * by read_param, read_params, read_return and read_examples. def NULL:
+ * required.
+ */
+static const struct config_key param_fields[] = {
+	{.name = "name", .kind = CFG_STRING, PFIELD(name), .check = check_param_name},
+	{.name = "type", .kind = CFG_STRING, PFIELD(type), .check = check_param_type},
+	{.name = "description", .kind = CFG_STRING, PFIELD(description)},
+	{.name = "default", .kind = CFG_NODE, .def = "(required of optional parameters only)"},
+	{.name = NULL},
+};
+
+static const struct config_key return_fields[] = {
+	{.name = "type", .kind = CFG_STRING, DFIELD(return_type), .check = check_return_type},
+	{.name = "description", .kind = CFG_STRING, .def = "", DFIELD(return_description)},
+	{.name = NULL},
+};
+
+static const struct config_key def_fields[] = {
+	{.name = "name", .kind = CFG_STRING, DFIELD(name), .check = check_tool_name},
+	{.name = "description", .kind = CFG_STRING, DFIELD(description)},
+	{.name = "module", .kind = CFG_STRING, DFIELD(module), .check = check_module},
+	{.name = "category", .kind = CFG_STRING, .def = "", DFIELD(category)},
+	{.name = "required_parameters", .kind = CFG_RECORDS, .def = "[]", .fields = param_fields},
+	{.name = "optional_parameters", .kind = CFG_RECORDS, .def = "[]", .fields = param_fields},
+	{.name = "return_spec", .kind = CFG_NODE, .fields = return_fields},
+	{.name = "examples", .kind = CFG_LIST, .def = "[]"},
+	{.name = NULL},
+};
+
+/* Whether `m` is a mapping of plain, distinct names; else reported, with what it must be. */
+static int
+mapping_ok(struct reader *r, const struct ynode *m, const char *label, const char *what)
+{
+	char why[256];
 	int ok = 1;
 
-	for (size_t i = 0; i < m->n; i += 2) {
-		const struct ynode *kn = m->kids[i];
-		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len) {
-			report(r, kn, label, "field names must be plain names");
-			ok = 0;
-			continue;
-		}
-		for (size_t j = 0; j < i; j += 2)
-			if (m->kids[j]->type == YN_SCALAR && strcmp(m->kids[j]->text, kn->text) == 0) {
-				report(r, kn, label, "field %s given twice (first at line %zu)",
-				       kn->text, m->kids[j]->mark.line + 1);
-				ok = 0;
-			}
+	if (m->type != YN_MAP) {
+		report(r, m, label, "expected %s", what);
+		return 0;
 	}
+	for (size_t i = 0; i < m->n; i += 2)
+		if (config_field_key_ok(m, i, why, sizeof(why)) < 0) {
+			report(r, m->kids[i], label, "%s", why);
+			ok = 0;
+		}
 	return ok;
 }
 
@@ -293,6 +359,33 @@ field(const struct ynode *m, const char *name)
 		if (m->kids[i]->type == YN_SCALAR && strcmp(m->kids[i]->text, name) == 0)
 			return m->kids[i + 1];
 	return NULL;
+}
+
+/*
+ * Read the scalar fields of mapping `m` into the record at rec, all but
+ * `done` (read before); report every unknown, bad and missing one.
+ */
+static void
+read_fields(struct reader *r, const struct ynode *m, const char *label,
+	    const struct config_key *fields, void *rec, const struct config_key *done)
+{
+	char why[256];
+
+	for (size_t i = 0; i < m->n; i += 2) {
+		const struct ynode *kn = m->kids[i], *v = m->kids[i + 1];
+		const struct config_key *f = config_field_named(fields, kn->text);
+		if (f == NULL) {
+			config_unknown_field(fields, kn->text, why, sizeof(why));
+			report(r, kn, label, "%s", why);
+		} else if (f != done && config_field_is_scalar(f) &&
+			   config_read_field(NULL, rec, f, v, why, sizeof(why)) < 0) {
+			report(r, v, label, "%s", why);
+		}
+	}
+	for (const struct config_key *f = fields; f->name != NULL; f++)
+		if (f != done && f->def == NULL && config_field_is_scalar(f) &&
+		    field(m, f->name) == NULL)
+			report(r, m, label, "%s is required", f->name);
 }
 
 static void
@@ -333,17 +426,20 @@ tooldefs_free(struct tooldefs *t)
 	t->n = 0;
 }
 
-/* A required string field: its text, or NULL after reporting it missing or bad. */
-static const char *
-required_text(struct reader *r, const struct ynode *m, const char *label, const char *f)
+/* Default `v` as the Python literal it stands for, or NULL after reporting. */
+static char *
+default_literal(struct reader *r, const struct ynode *v, const char *label)
 {
-	const struct ynode *v = field(m, f);
+	struct buf lit;
 
-	if (v == NULL) {
-		report(r, m, label, "%s is required", f);
+	buf_init(&lit);
+	if (py_literal(&lit, v, 0) < 0) {
+		buf_free(&lit);
+		report(r, v, label, "default: not a value Python can take as a literal");
 		return NULL;
 	}
-	return text_of(r, v, label, f);
+	buf_add(&lit, "", 1);
+	return buf_release(&lit);
 }
 
 /* Read one parameter mapping into p; 0, or -1 after reporting. */
@@ -351,61 +447,25 @@ static int
 read_param(struct reader *r, const struct ynode *m, const char *label, int optional,
 	   struct tool_param *p)
 {
-	static const char *const names[] = {"name", "type", "description", "default", NULL};
-	char sh[SHOWN_LEN];
+	const struct ynode *dv = field(m, "default");
 	int before = r->n_errors;
 
 	memset(p, 0, sizeof(*p));
-	if (m->type != YN_MAP) {
-		report(r, m, label, "expected a mapping with name, type and description");
+	if (!mapping_ok(r, m, label, "a mapping with name, type and description"))
 		return -1;
-	}
-	if (!keys_ok(r, m, label))
-		return -1;
-	for (size_t i = 0; i < m->n; i += 2) {
-		const char *k = m->kids[i]->text;
-		size_t f = 0;
-		while (names[f] && strcmp(names[f], k) != 0)
-			f++;
-		if (names[f] == NULL)
-			unknown_field(r, m->kids[i], label, names);
-	}
-	const char *name = required_text(r, m, label, "name");
-	const char *type = required_text(r, m, label, "type");
-	const char *desc = required_text(r, m, label, "description");
-	if (name && !tooldef_identifier_ok(name))
-		report(r, field(m, "name"), label, "name: %s is not a Python identifier",
-		       shown(name, sh));
-	if (type && !tooldef_type_ok(type))
-		report(r, field(m, "type"), label,
-		       "type: %s is not a Python type expression (as str, float, list[str], "
-		       "dict[str, float], numpy.ndarray, int | None)",
-		       shown(type, sh));
-	const struct ynode *dv = field(m, "default");
-	struct buf lit;
-	buf_init(&lit);
+	read_fields(r, m, label, param_fields, p, NULL);
 	if (!optional && dv != NULL)
 		report(r, dv, label,
 		       "default: a required parameter has no default; list it under "
 		       "optional_parameters");
 	else if (optional && dv == NULL)
 		report(r, m, label, "default is required for an optional parameter");
-	else if (dv != NULL && py_literal(&lit, dv, 0) < 0)
-		report(r, dv, label, "default: not a value Python can take as a literal");
-	if (r->n_errors != before) {
-		buf_free(&lit);
-		return -1;
-	}
-	p->name = xstrdup(name);
-	p->type = xstrdup(type);
-	p->description = xstrdup(desc);
-	if (optional) {
-		buf_add(&lit, "", 1);
-		p->def = buf_release(&lit);
-	} else {
-		buf_free(&lit);
-	}
-	return 0;
+	else if (optional)
+		p->def = default_literal(r, dv, label);
+	if (r->n_errors == before)
+		return 0;
+	param_free(p);
+	return -1;
 }
 
 /* Read required_parameters or optional_parameters of `m` into d. */
@@ -446,37 +506,32 @@ read_params(struct reader *r, const struct ynode *m, const char *label, int opti
 static void
 read_return(struct reader *r, const struct ynode *m, const char *label, struct tool_def *d)
 {
-	static const char *const names[] = {"type", "description", NULL};
 	const struct ynode *v = field(m, "return_spec");
-	char rlabel[192], sh[SHOWN_LEN];
+	char rlabel[192];
 
 	if (v == NULL) {
 		report(r, m, label, "return_spec is required (type, and a description)");
 		return;
 	}
 	snprintf(rlabel, sizeof(rlabel), "%s: return_spec", label);
-	if (v->type != YN_MAP) {
-		report(r, v, rlabel, "expected a mapping with type and description");
+	if (mapping_ok(r, v, rlabel, "a mapping with type and description"))
+		read_fields(r, v, rlabel, return_fields, d, NULL);
+}
+
+/* Add text node `v` (field `what`), read as every string is, to d's examples. */
+static void
+add_example(struct reader *r, const struct ynode *v, const char *label, const char *what,
+	    struct tool_def *d)
+{
+	const struct config_key k = {.name = what, .kind = CFG_STRING, .size = sizeof(char *)};
+	char why[256], *s = NULL;
+
+	if (config_read_field(NULL, &s, &k, v, why, sizeof(why)) < 0) {
+		report(r, v, label, "%s", why);
 		return;
 	}
-	if (!keys_ok(r, v, rlabel))
-		return;
-	for (size_t i = 0; i < v->n; i += 2)
-		if (strcmp(v->kids[i]->text, "type") != 0 &&
-		    strcmp(v->kids[i]->text, "description") != 0)
-			unknown_field(r, v->kids[i], rlabel, names);
-	const char *type = required_text(r, v, rlabel, "type");
-	if (type && !tooldef_type_ok(type)) {
-		report(r, field(v, "type"), rlabel, "type: %s is not a Python type expression",
-		       shown(type, sh));
-		type = NULL;
-	}
-	const struct ynode *dn = field(v, "description");
-	const char *desc = dn ? text_of(r, dn, rlabel, "description") : "";
-	if (type && desc) {
-		d->return_type = xstrdup(type);
-		d->return_description = xstrdup(desc);
-	}
+	d->examples = xreallocarray(d->examples, d->n_examples + 1, sizeof(*d->examples));
+	d->examples[d->n_examples++] = s;
 }
 
 static void
@@ -488,12 +543,7 @@ read_examples(struct reader *r, const struct ynode *m, const char *label, struct
 	if (v == NULL)
 		return;
 	if (v->type == YN_SCALAR && !(v->plain && ynode_is_null_word(v->text))) {
-		/* one snippet written without a list */
-		const char *s = text_of(r, v, label, "examples");
-		if (s) {
-			d->examples = xcalloc(1, sizeof(*d->examples));
-			d->examples[d->n_examples++] = xstrdup(s);
-		}
+		add_example(r, v, label, "examples", d); /* one snippet written without a list */
 		return;
 	}
 	if (v->type != YN_SEQ) {
@@ -502,11 +552,7 @@ read_examples(struct reader *r, const struct ynode *m, const char *label, struct
 	}
 	for (size_t i = 0; i < v->n; i++) {
 		snprintf(elabel, sizeof(elabel), "%s: examples item %zu", label, i + 1);
-		const char *s = text_of(r, v->kids[i], elabel, "snippet");
-		if (s == NULL)
-			continue;
-		d->examples = xreallocarray(d->examples, d->n_examples + 1, sizeof(*d->examples));
-		d->examples[d->n_examples++] = xstrdup(s);
+		add_example(r, v->kids[i], elabel, "snippet", d);
 	}
 }
 
@@ -523,66 +569,52 @@ defined_before(const struct reader *r, const char *name)
 	return NULL;
 }
 
+/* Read the name of definition `m` first: every later message names the tool by it. */
+static void
+read_name(struct reader *r, const struct ynode *m, char *label, size_t label_len, size_t index,
+	  struct tool_def *d)
+{
+	const struct ynode *nv = field(m, "name");
+	char why[256];
+
+	if (nv == NULL) {
+		report(r, m, label, "name is required");
+		return;
+	}
+	if (config_read_field(NULL, d, &def_fields[0], nv, why, sizeof(why)) < 0) {
+		report(r, nv, label, "%s", why);
+		return;
+	}
+	snprintf(label, label_len, "tools item %zu (%.64s)", index + 1, d->name);
+	const struct tool_def *o = defined_before(r, d->name);
+	if (o)
+		report(r, nv, label, "duplicate tool name %s (first at %s:%zu)", d->name, o->file,
+		       o->line);
+}
+
 /* Read one definition; 0 and d filled, or -1 after reporting. */
 static int
 read_def(struct reader *r, const struct ynode *m, size_t index, struct tool_def *d)
 {
-	static const char *const names[] = {"name", "description", "required_parameters",
-					    "optional_parameters", "return_spec", "module",
-					    "category", "examples", NULL};
-	char label[128], sh[SHOWN_LEN];
+	char label[128];
 	int before = r->n_errors;
 
 	memset(d, 0, sizeof(*d));
 	snprintf(label, sizeof(label), "tools item %zu", index + 1);
-	if (m->type != YN_MAP) {
-		report(r, m, label, "expected a mapping (a tool definition)");
+	if (!mapping_ok(r, m, label, "a mapping (a tool definition)"))
 		return -1;
-	}
-	if (!keys_ok(r, m, label))
-		return -1;
-	const char *name = required_text(r, m, label, "name");
-	if (name && !tooldef_identifier_ok(name)) {
-		report(r, field(m, "name"), label,
-		       "name: %s is not a Python identifier (agents import it by this name)",
-		       shown(name, sh));
-		name = NULL;
-	}
-	if (name) {
-		snprintf(label, sizeof(label), "tools item %zu (%.64s)", index + 1, name);
-		const struct tool_def *o = defined_before(r, name);
-		if (o)
-			report(r, field(m, "name"), label, "duplicate tool name %s (first at %s:%zu)",
-			       name, o->file, o->line);
-	}
-	for (size_t i = 0; i < m->n; i += 2) {
-		size_t f = 0;
-		while (names[f] && strcmp(names[f], m->kids[i]->text) != 0)
-			f++;
-		if (names[f] == NULL)
-			unknown_field(r, m->kids[i], label, names);
-	}
-	const char *desc = required_text(r, m, label, "description");
-	const char *module = required_text(r, m, label, "module");
-	if (module && !tooldef_module_ok(module))
-		report(r, field(m, "module"), label,
-		       "module: %s is not a Python module name (identifiers joined by dots)",
-		       shown(module, sh));
-	const struct ynode *cn = field(m, "category");
-	const char *category = cn ? text_of(r, cn, label, "category") : "";
+	config_field_defaults(NULL, d, def_fields, "tools");
+	config_field_defaults(NULL, d, return_fields, "tools.return_spec");
+	read_name(r, m, label, sizeof(label), index, d);
+	read_fields(r, m, label, def_fields, d, &def_fields[0]);
 	read_params(r, m, label, 0, d);
 	read_params(r, m, label, 1, d);
 	read_return(r, m, label, d);
 	read_examples(r, m, label, d);
-	if (r->n_errors != before || name == NULL || desc == NULL || module == NULL ||
-	    category == NULL) {
+	if (r->n_errors != before) {
 		def_free(d);
 		return -1;
 	}
-	d->name = xstrdup(name);
-	d->description = xstrdup(desc);
-	d->module = xstrdup(module);
-	d->category = xstrdup(category);
 	d->file = xstrdup(r->file);
 	d->line = m->mark.line + 1;
 	return 0;

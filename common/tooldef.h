@@ -3,6 +3,9 @@
  * configuration and the *.yaml files of `tools_dir`, read into records with
  * the field names of Agora's ToolDefinition.
  *
+ * The fields are declared in field tables as the key table declares its
+ * keys, and read by its grammar and field reader (config_field.c): a
+ * value is read, and an unknown field named, as in the rest of the file.
  * Every error is reported as "FILE:LINE:COLUMN: tools item N: ..." with
  * libyaml's marks, and all of a list's errors are reported, one a line,
  * not just the first. What is checked: required fields, unknown fields,

@@ -187,6 +187,13 @@ static const struct {
 	{"tools_dir: tools\n", "2:12: tools_dir: \"tools\" is not an absolute path"},
 	{"tools:\n  - name: f\n    description: [d]\n    module: m\n    return_spec: {type: int}\n",
 	 "4:18: tools item 1 (f): description: expected a single value, got a list"},
+	/* The key table's scalar grammar: a YAML boolean is no text, a null no value. */
+	{"tools:\n  - name: f\n    description: yes\n    module: m\n    return_spec: {type: int}\n",
+	 "4:18: tools item 1 (f): description: expected a string, got the YAML boolean yes; quote "
+	 "it if you mean the text"},
+	{"tools:\n  - name: f\n    description: d\n    module: m\n    return_spec: {type: int}\n"
+	 "    examples: [~]\n",
+	 "7:16: tools item 1 (f): examples item 1: snippet: has no value"},
 };
 
 START_TEST(errors)
