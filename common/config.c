@@ -374,7 +374,9 @@ config_field_differs(const struct config_key *f, const void *x, const void *y)
 	case CFG_ENUM:
 		return memcmp(p, q, f->size) != 0; /* int, or long */
 	case CFG_LIST:
+		return config_strlist_differs((const void *)p, (const void *)q);
 	case CFG_MAP:
+		return strmap_differs((const void *)p, (const void *)q);
 	case CFG_RECORDS:
 	case CFG_NODE:
 		break;

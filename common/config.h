@@ -13,6 +13,7 @@
 
 #include "netmode.h"
 #include "sidecar_config.h"
+#include "strlist.h"
 #include "tooldef.h"
 
 struct ynode;
@@ -53,18 +54,6 @@ enum kernel_history {
 	HISTORY_MEMORY,
 	HISTORY_NONE,
 	HISTORY_DISK,
-};
-
-struct strlist {
-	char **v;
-	size_t n;
-};
-
-/* Ordered name -> value pairs. */
-struct strmap {
-	char **keys;
-	char **values;
-	size_t n;
 };
 
 /* A list of mappings read into records of one type (see CFG_RECORDS). */
@@ -318,7 +307,7 @@ int config_strlist_differs(const struct strlist *a, const struct strlist *b);
  */
 int config_key_differs(const struct config_key *k, const struct config *a,
 		       const struct config *b);
-/* Whether the scalar field `f` of the records at x and y differs. */
+/* Whether field `f` (a scalar, list or mapping) of the records at x and y differs. */
 int config_field_differs(const struct config_key *f, const void *x, const void *y);
 /*
  * Exchange the value of every RELOAD_LIVE key between `run` and `fresh`,

@@ -13,7 +13,6 @@
 #include "err.h"
 #include "log.h"
 #include "sidecar_config.h"
-#include "swap.h"
 #include "xmalloc.h"
 #include "ynode.h"
 
@@ -69,14 +68,16 @@ scalar(struct rd *r, const struct ynode *v, const char *field)
 	.size = sizeof(((struct config_sidecar *)0)->f)
 
 /*
- * The scalar fields of one sidecar, read by the key table's grammar
- * (config_set_scalar). `command`, `env` and `limits` hold lists and
- * mappings: read_field reads them, and `limits` by its limits.* entries.
- * Scope: RELOAD_SIDECARS restarts the sidecar with the new value;
- * RELOAD_RESTART fields are what kernels and the front know it by.
+ * The fields of one sidecar. The scalar ones are read by the key table's
+ * grammar (config_set_scalar), `limits` by its limits.* rows; `command`
+ * and `env` by read_command and read_env. Scope: RELOAD_SIDECARS restarts
+ * the sidecar with the new value; RELOAD_RESTART fields are what kernels
+ * and the front know it by.
  */
 static const struct config_key sidecar_fields[] = {
 	{.name = "name", .kind = CFG_STRING, SFIELD(name), .scope = RELOAD_RESTART},
+	{.name = "command", .kind = CFG_LIST, SFIELD(command), .scope = RELOAD_SIDECARS},
+	{.name = "env", .kind = CFG_MAP, .def = "{}", SFIELD(env), .scope = RELOAD_SIDECARS},
 	{.name = "use_env_python", .kind = CFG_BOOL, .def = "true", SFIELD(use_env_python),
 	 .scope = RELOAD_SIDECARS},
 	{.name = "url_env_var", .kind = CFG_STRING, SFIELD(url_env_var), .scope = RELOAD_RESTART},
@@ -110,16 +111,6 @@ sidecar_config_fields(void)
 	return sidecar_fields;
 }
 
-/* The scalar field called `name` ("limits.cpu" for a limit), or NULL. */
-static const struct config_key *
-field_named(const char *name)
-{
-	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++)
-		if (strcmp(f->name, name) == 0)
-			return f;
-	return NULL;
-}
-
 /* Read scalar field `f` of a sidecar from `v`, as every key's scalar is read. */
 static int
 read_scalar(struct rd *r, const struct ynode *v, const struct config_key *f,
@@ -148,12 +139,12 @@ read_command(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
 {
 	if (v->type != YN_SEQ || v->n == 0)
 		return bad(r, v, "command: expected a non-empty list of arguments");
-	sc->command = xcalloc(v->n + 1, sizeof(char *));
+	sc->command.v = xcalloc(v->n, sizeof(char *));
 	for (size_t i = 0; i < v->n; i++) {
 		const char *s = scalar(r, v->kids[i], "command");
 		if (s == NULL)
 			return -1;
-		sc->command[sc->ncommand++] = xstrdup(s);
+		sc->command.v[sc->command.n++] = xstrdup(s);
 	}
 	return 0;
 }
@@ -167,8 +158,8 @@ read_env(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
 		return 0;
 	if (v->type != YN_MAP)
 		return bad(r, v, "env: expected a mapping of NAME: value");
-	sc->env_keys = xcalloc(v->n / 2 + 1, sizeof(char *));
-	sc->env_values = xcalloc(v->n / 2 + 1, sizeof(char *));
+	sc->env.keys = xcalloc(v->n / 2 + 1, sizeof(char *));
+	sc->env.values = xcalloc(v->n / 2 + 1, sizeof(char *));
 	for (size_t i = 0; i < v->n; i += 2) {
 		const char *k = scalar(r, v->kids[i], "env"), *val;
 		if (k == NULL || (val = scalar(r, v->kids[i + 1], "env")) == NULL)
@@ -179,8 +170,8 @@ read_env(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
 			return bad(r, v->kids[i],
 				   "env: %s is rejected: codeexecd sets SIDECAR_HOST and SIDECAR_PORT "
 				   "for the sidecar", k);
-		sc->env_keys[sc->nenv] = xstrdup(k);
-		sc->env_values[sc->nenv++] = xstrdup(val);
+		sc->env.keys[sc->env.n] = xstrdup(k);
+		sc->env.values[sc->env.n++] = xstrdup(val);
 	}
 	return 0;
 }
@@ -196,7 +187,7 @@ read_limits(struct rd *r, const struct ynode *v, struct config_sidecar *sc)
 		if (k == NULL)
 			return -1;
 		snprintf(name, sizeof(name), "limits.%s", k);
-		const struct config_key *f = field_named(name);
+		const struct config_key *f = config_field_named(sidecar_fields, name);
 		if (f == NULL || strchr(k, '.') != NULL)
 			return bad(r, v->kids[i],
 				   "limits: unknown field %.40s (memory_mb, pids, cpu)", k);
@@ -221,15 +212,15 @@ read_field(struct rd *r, const struct ynode *kn, const struct ynode *v, struct c
 	const char *k = kn->text;
 	const struct config_key *f;
 
-	if (strcmp(k, "command") == 0)
-		return read_command(r, v, sc);
-	if (strcmp(k, "env") == 0)
-		return read_env(r, v, sc);
 	if (strcmp(k, "limits") == 0)
 		return read_limits(r, v, sc);
-	f = field_named(k);
+	f = config_field_named(sidecar_fields, k);
 	if (f == NULL || strchr(k, '.') != NULL)
 		return bad(r, kn, "unknown field %.40s", k);
+	if (f->kind == CFG_LIST)
+		return read_command(r, v, sc);
+	if (f->kind == CFG_MAP)
+		return read_env(r, v, sc);
 	return read_scalar(r, v, f, sc);
 }
 
@@ -243,7 +234,7 @@ check_sidecar(struct rd *r, const struct ynode *m, struct config_sidecars *s, si
 	if (sc->name == NULL || sc->name[0] == '\0' ||
 	    strspn(sc->name, NAME_CHARS) != strlen(sc->name) || strlen(sc->name) > 32)
 		return bad(r, m, "name is required: 1 to 32 letters, digits, _ and -");
-	if (sc->command == NULL)
+	if (sc->command.n == 0)
 		return bad(r, m, "command is required (a list of arguments)");
 	if (sc->url_env_var == NULL) {
 		sc->url_env_var = xasprintf("%s_URL", sc->name);
@@ -257,7 +248,7 @@ check_sidecar(struct rd *r, const struct ynode *m, struct config_sidecars *s, si
 		return bad(r, m, "host %.60s is not a numeric IP address", sc->host);
 	if (sc->health_path[0] != '/' || strpbrk(sc->health_path, " \r\n\t") != NULL)
 		return bad(r, m, "health_path must start with / and hold no space");
-	if (!sc->use_env_python && sc->command[0][0] != '/')
+	if (!sc->use_env_python && sc->command.v[0][0] != '/')
 		return bad(r, m, "command[0] must be an absolute path when use_env_python is "
 				 "false");
 	for (size_t j = 0; j < i; j++) {
@@ -280,12 +271,7 @@ read_one(struct rd *r, const struct ynode *m, struct config_sidecars *s)
 {
 	struct config_sidecar *sc = &s->v[s->n - 1];
 
-	char why[256];
-
-	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++)
-		if (f->def != NULL && config_set_scalar(NULL, sc, f, f->def, f->kind != CFG_STRING,
-							why, sizeof(why)) == -1)
-			fatalx("config: bad default of sidecars.%s: %s", f->name, why);
+	config_field_defaults(NULL, sc, sidecar_fields, "sidecars");
 	if (m->type != YN_MAP)
 		return bad(r, m, "expected a mapping of fields");
 	for (size_t i = 0; i < m->n; i += 2) {
@@ -342,42 +328,26 @@ sidecars_free(struct config_sidecars *s)
 	for (size_t i = 0; i < s->n; i++) {
 		struct config_sidecar *sc = &s->v[i];
 		free(sc->name);
-		strv_free_n(sc->command, sc->ncommand);
+		strv_free_n(sc->command.v, sc->command.n);
 		free(sc->url_env_var);
 		free(sc->host);
 		free(sc->health_path);
 		free(sc->socket_path);
-		strv_free_n(sc->env_keys, sc->nenv);
-		strv_free_n(sc->env_values, sc->nenv);
+		strv_free_n(sc->env.keys, sc->env.n);
+		strv_free_n(sc->env.values, sc->env.n);
 	}
 	free(s->v);
 	s->v = NULL;
 	s->n = 0;
 }
 
-static int
-strv_differs(char *const *a, char *const *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(a[i], b[i]) != 0)
-			return 1;
-	return 0;
-}
-
 int
 sidecar_differs(const struct config_sidecar *a, const struct config_sidecar *b)
 {
-	return strcmp(a->name, b->name) != 0 || a->ncommand != b->ncommand ||
-	       strv_differs(a->command, b->command, a->ncommand) ||
-	       a->use_env_python != b->use_env_python ||
-	       strcmp(a->url_env_var, b->url_env_var) != 0 || strcmp(a->host, b->host) != 0 ||
-	       a->port_configured != b->port_configured ||
-	       strcmp(a->health_path, b->health_path) != 0 ||
-	       a->readiness_timeout_s != b->readiness_timeout_s || a->nenv != b->nenv ||
-	       strv_differs(a->env_keys, b->env_keys, a->nenv) ||
-	       strv_differs(a->env_values, b->env_values, a->nenv) || a->socket != b->socket ||
-	       a->restart != b->restart || a->limit_memory_mb != b->limit_memory_mb ||
-	       a->limit_pids != b->limit_pids || a->limit_cpu != b->limit_cpu;
+	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++)
+		if (config_field_differs(f, a, b))
+			return 1;
+	return 0;
 }
 
 int
@@ -401,10 +371,4 @@ sidecar_take_settings(struct config_sidecar *a, struct config_sidecar *b)
 		memcpy((char *)a + f->offset, (char *)b + f->offset, f->size);
 		memcpy((char *)b + f->offset, tmp, f->size);
 	}
-	/* The list and mapping fields, which the table does not hold. */
-	SWAP(a->command, b->command);
-	SWAP(a->ncommand, b->ncommand);
-	SWAP(a->env_keys, b->env_keys);
-	SWAP(a->env_values, b->env_values);
-	SWAP(a->nenv, b->nenv);
 }

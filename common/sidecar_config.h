@@ -14,10 +14,10 @@
 
 #include <stddef.h>
 
+#include "strlist.h"
+
 struct config_key;
 struct ynode;
-struct strlist;
-struct strmap;
 
 /* What the parent does when a sidecar exits (restart). */
 enum sidecar_restart {
@@ -31,8 +31,7 @@ enum sidecar_restart {
 
 struct config_sidecar {
 	char *name;		/* letters, digits, _ and -: log lines, /health */
-	char **command;		/* argv, NULL-terminated; not empty */
-	size_t ncommand;
+	struct strlist command;	/* argv; not empty */
 	int use_env_python;	/* command follows build_dir/bin/python */
 	char *url_env_var;	/* kernels get it as http://host:port */
 	char *host;		/* numeric IPv4 or IPv6 loopback or any address */
@@ -40,9 +39,7 @@ struct config_sidecar {
 	int port_configured;	/* as written; 0: pick one */
 	char *health_path;	/* GET until 2xx; starts with / */
 	double readiness_timeout_s;
-	char **env_keys;	/* extra variables for the sidecar (kernel_environment's rules) */
-	char **env_values;
-	size_t nenv;
+	struct strmap env;	/* extra variables for the sidecar (kernel_environment's rules) */
 	int socket;		/* also served on a Unix socket (relay.h) */
 	char *socket_path;	/* that socket, set by the parent at start-up; else NULL */
 	enum sidecar_restart restart;
@@ -67,11 +64,11 @@ int sidecars_read_node(struct config_sidecars *s, const char *file, const struct
 		       size_t why_len);
 /* Release what *s owns; *s is then empty. */
 void sidecars_free(struct config_sidecars *s);
-/* Nonzero if sidecars a and b differ in any setting (the port as
- * written, not as picked). SIGHUP restarts those that differ. */
+/* Nonzero if sidecars a and b differ in any field of the table (the port
+ * as written, not as picked). SIGHUP restarts those that differ. */
 int sidecar_differs(const struct config_sidecar *a, const struct config_sidecar *b);
 /*
- * The scalar fields of a sidecar (offsets in struct config_sidecar), each
+ * The fields of a sidecar (offsets in struct config_sidecar), each
  * with its reload scope, terminated by a NULL name.
  */
 const struct config_key *sidecar_config_fields(void);
@@ -81,8 +78,8 @@ const struct config_key *sidecar_config_fields(void);
  */
 int sidecar_identity_differs(const struct config_sidecar *a, const struct config_sidecar *b);
 /*
- * Move b's settings of scope RELOAD_SIDECARS (with command and env) into
- * the running a; b gets a's, to be freed. Fields of other scopes stay.
+ * Move b's settings of scope RELOAD_SIDECARS into the running a; b gets
+ * a's, to be freed. Fields of other scopes stay.
  */
 void sidecar_take_settings(struct config_sidecar *a, struct config_sidecar *b);
 /* restart's value as written. */

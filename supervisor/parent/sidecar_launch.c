@@ -82,8 +82,8 @@ add(char **v, size_t *n, char *s)
 static int
 env_sets(const struct config_sidecar *sc, const char *name)
 {
-	for (size_t i = 0; i < sc->nenv; i++)
-		if (strcmp(sc->env_keys[i], name) == 0)
+	for (size_t i = 0; i < sc->env.n; i++)
+		if (strcmp(sc->env.keys[i], name) == 0)
 			return 1;
 	return 0;
 }
@@ -99,8 +99,8 @@ launch_make(const struct sidecar *s, struct launch *l)
 	l->env = NULL;
 	if (sc->use_env_python)
 		l->argv = add(l->argv, &na, xasprintf("%s/bin/python", s->cfg->build_dir));
-	for (size_t i = 0; i < sc->ncommand; i++)
-		l->argv = add(l->argv, &na, xstrdup(sc->command[i]));
+	for (size_t i = 0; i < sc->command.n; i++)
+		l->argv = add(l->argv, &na, xstrdup(sc->command.v[i]));
 	/* A sanitized baseline, as kernels get: nothing of the daemon's own. */
 	l->env = add(l->env, &ne,
 		     xasprintf("PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", s->cfg->build_dir));
@@ -115,8 +115,8 @@ launch_make(const struct sidecar *s, struct launch *l)
 	l->env = add(l->env, &ne, xasprintf("SIDECAR_HOST=%s", sc->host));
 	l->env = add(l->env, &ne, xasprintf("SIDECAR_PORT=%d", sc->port));
 	l->env = add(l->env, &ne, xasprintf("MCP_ASSET_CACHE_DIR=%s", s->cfg->asset_cache_dir));
-	for (size_t i = 0; i < sc->nenv; i++)
-		l->env = add(l->env, &ne, xasprintf("%s=%s", sc->env_keys[i], sc->env_values[i]));
+	for (size_t i = 0; i < sc->env.n; i++)
+		l->env = add(l->env, &ne, xasprintf("%s=%s", sc->env.keys[i], sc->env.values[i]));
 }
 
 static void

@@ -670,8 +670,8 @@ START_TEST(sidecar_fields)
 	ck_assert_uint_eq(c.sidecars.n, 2);
 	const struct config_sidecar *a = &c.sidecars.v[0], *b = &c.sidecars.v[1];
 	ck_assert_str_eq(a->name, "my-model");
-	ck_assert_uint_eq(a->ncommand, 3);
-	ck_assert_str_eq(a->command[2], "--fast");
+	ck_assert_uint_eq(a->command.n, 3);
+	ck_assert_str_eq(a->command.v[2], "--fast");
 	ck_assert_int_eq(a->use_env_python, 1);
 	ck_assert_str_eq(a->url_env_var, "MY_MODEL_URL");
 	ck_assert_str_eq(a->host, "127.0.0.1");
@@ -686,9 +686,9 @@ START_TEST(sidecar_fields)
 	ck_assert_int_eq(b->port, 8123);
 	ck_assert_str_eq(b->health_path, "/ready");
 	ck_assert(b->readiness_timeout_s == 2.5);
-	ck_assert_uint_eq(b->nenv, 1);
-	ck_assert_str_eq(b->env_keys[0], "MODEL_PATH");
-	ck_assert_str_eq(b->env_values[0], "/m");
+	ck_assert_uint_eq(b->env.n, 1);
+	ck_assert_str_eq(b->env.keys[0], "MODEL_PATH");
+	ck_assert_str_eq(b->env.values[0], "/m");
 	ck_assert_int_eq(b->restart, SIDECAR_RESTART_NEVER);
 	ck_assert_int_eq(b->limit_memory_mb, 512);
 	ck_assert_int_eq(b->limit_pids, 32);
@@ -707,10 +707,10 @@ START_TEST(sidecar_fields)
 	ck_assert_str_eq(run.host, "127.0.0.1");
 	ck_assert_int_eq(run.port_configured, 0);
 	ck_assert_int_eq(run.use_env_python, 0);
-	ck_assert_str_eq(run.command[0], "/usr/bin/b");
+	ck_assert_str_eq(run.command.v[0], "/usr/bin/b");
 	ck_assert_str_eq(run.health_path, "/ready");
 	ck_assert(run.readiness_timeout_s == 2.5);
-	ck_assert_uint_eq(run.nenv, 1);
+	ck_assert_uint_eq(run.env.n, 1);
 	ck_assert_int_eq(run.restart, SIDECAR_RESTART_NEVER);
 	ck_assert(run.limit_cpu == 1.5);
 	ck_assert_str_eq(want.health_path, "/health");
