@@ -39,21 +39,13 @@ start_daemon
 wait_ready
 
 run_py "$URL" "$TOKEN_A" "$TOKEN_B" "$PORT" <<'EOF'
-import json, re, sys, threading, time, urllib.request
-from mcp import Client, ModernClient, check, ok, text_of, value_of
+import json, re, sys, threading, time
+from mcp import Client, ModernClient, check, metric, ok, text_of, value_of
 
 url, ta, tb, port = sys.argv[1:5]
 EXEC = "execute_py_code"
 LINE = re.compile(r"\[(new execution session; )?execution_session_id: ([0-9a-f]{32}); "
                   r"pass it as execution_session_id to continue in this kernel\]")
-
-
-def metric(name):
-    with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-    return None
 
 
 def sessions_of(c):
@@ -140,7 +132,7 @@ r = b.call(EXEC, {"code": "'b'"})
 check(value_of(r) == "'b'" and "reclaimed_session_id" not in r["structuredContent"],
       "agent-b gets a kernel at once, at no one's cost", r)
 ok("agent-b's first call: answered in %.1f s, nothing reclaimed" % (time.time() - t0))
-n = metric('codeexecd_sessions_reclaimed_total{reason="identity_share"}')
+n = metric(port, 'codeexecd_sessions_reclaimed_total{reason="identity_share"}')
 check(n is not None and n >= told, "/metrics counts them (%s)" % n)
 ok("/metrics: %d sessions reclaimed for identity_share" % n)
 
@@ -156,7 +148,7 @@ threads = [threading.Thread(target=sleeper) for _ in range(2)]
 for t in threads:
     t.start()
 deadline = time.time() + 60
-while metric('codeexecd_sessions{state="busy"}') != 2 and time.time() < deadline:
+while metric(port, 'codeexecd_sessions{state="busy"}') != 2 and time.time() < deadline:
     time.sleep(0.2)
 r = a.request("tools/call", {"name": EXEC, "arguments": {"code": "1"}})
 err = (r.json or {}).get("error") or {}
@@ -176,23 +168,15 @@ poll_until 20 grep -q "configuration .* reloaded" "$LOG" || fail "the reload was
 sleep 1
 
 run_py "$URL" "$TOKEN_A" "$PORT" <<'EOF'
-import sys, time, urllib.request
-from mcp import ModernClient, check, ok
+import sys, time
+from mcp import ModernClient, check, metric, ok
 
 url, ta, port = sys.argv[1:4]
 EXEC = "execute_py_code"
 a = ModernClient(url, token=ta)
 
 
-def metric(name):
-    with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-    return None
-
-
-before = metric('codeexecd_sessions_reclaimed_total{reason="unused"}')
+before = metric(port, 'codeexecd_sessions_reclaimed_total{reason="unused"}')
 once = a.call(EXEC, {"code": "1"})["structuredContent"]["execution_session_id"]
 kept = a.call(EXEC, {"code": "k = 1"})["structuredContent"]["execution_session_id"]
 a.call(EXEC, {"code": "k", "execution_session_id": kept})
@@ -200,7 +184,7 @@ time.sleep(5)
 ids = [s["session_id"] for s in a.call("py_list_sessions", {})["structuredContent"]["sessions"]]
 check(once not in ids, "the session used once is closed after 2 s (%s)" % ids)
 check(kept in ids, "the session named again is kept (%s)" % ids)
-after = metric('codeexecd_sessions_reclaimed_total{reason="unused"}')
+after = metric(port, 'codeexecd_sessions_reclaimed_total{reason="unused"}')
 check(after is not None and after >= before + 1, "/metrics counts it (%s -> %s)" % (before, after))
 ok("session_idle_timeout_unused 2 (by SIGHUP): the unused session closed, the other kept")
 EOF

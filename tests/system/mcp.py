@@ -188,6 +188,15 @@ def png_problem(b64):
     return None
 
 
+def metric(port, name):
+    """The value of sample `name` (with its labels) on /metrics, or None."""
+    with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return None
+
+
 def check(cond, what, evidence=None):
     """Fail the test with `what` and the latest exchange unless cond."""
     if cond:
