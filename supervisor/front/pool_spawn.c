@@ -107,15 +107,28 @@ warm_target(void)
 	return floor + extra < ceiling ? floor + extra : ceiling;
 }
 
+/*
+ * The most worker processes alive at once, shutting down ones included:
+ * a kernel for each place in pool.max_sessions and the warm pool at its
+ * largest. Those waiting for a kernel are not added: each already holds a
+ * place in max_sessions (a session, or a batch item let in under it).
+ */
+static int
+live_bound(void)
+{
+	int warm = pool.cfg->pool_warm, warm_max = pool.cfg->pool_warm_max;
+
+	return pool.cfg->pool_max_sessions + (warm_max > warm ? warm_max : warm);
+}
+
 /* Whether another worker should start now. Lock held. */
 static int
 wants_worker(void)
 {
 	int want = warm_target() + pool.takers;
-	int limit = pool.cfg->pool_max_sessions + want;
 
 	if (pool.stopping || time(NULL) < pool.backoff_until || pool_spare_count() >= want ||
-	    pool_live_count() >= limit)
+	    pool_live_count() >= live_bound())
 		return 0;
 	if (pool.takers == 0 && clock_mono() < pool.refill_at)
 		return 0;
