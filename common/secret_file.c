@@ -138,17 +138,31 @@ secret_file_open(const char *key, const char *path, const struct secret_deny *de
 	return rc;
 }
 
-/* Say so when `s`'s path names another file than the one the parent holds. */
+/*
+ * Hold the file `s`'s path names now, if this process may still open it
+ * (a parent that kept CAP_DAC_OVERRIDE, or a file its user may read);
+ * else keep the one opened at start-up, and say so if the path now names
+ * another file, as a rename over it does.
+ */
 static void
-warn_if_replaced(const struct secret *s)
+reopen(struct secret *s)
 {
 	struct stat now, held;
+	int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
 
+	int saved = errno;
+
+	if (fd != -1) {
+		close(s->src);
+		s->src = fd;
+		return;
+	}
 	if (stat(s->path, &now) == 0 && fstat(s->src, &held) == 0 &&
 	    (now.st_dev != held.st_dev || now.st_ino != held.st_ino))
-		log_warnx("%s %s was replaced by another file: the daemon rereads the file it "
-			  "opened at start-up; edit it in place, or restart to open the new one",
-			  s->key, s->path);
+		log_warnx("%s %s was replaced by another file, which the daemon may no longer "
+			  "open (%s): it rereads the file it opened at start-up; edit the file in "
+			  "place, or restart to open the new one",
+			  s->key, s->path, strerror(saved));
 }
 
 void
@@ -160,7 +174,7 @@ secret_file_reread(void)
 	for (size_t i = 0; i < count; i++) {
 		struct secret *s = &table[i];
 		int copy = -1;
-		warn_if_replaced(s);
+		reopen(s);
 		if (check_fd(s->key, s->path, s->src, &s->deny, why, sizeof(why)) == -1 ||
 		    (copy = copy_of(s->key, s->path, s->src, why, sizeof(why))) == -1) {
 			log_warnx("%s; the copy read before stays in use", why);

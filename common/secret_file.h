@@ -10,7 +10,9 @@
  * (root:root, 0600) must work, and a kernel must never be able to read it.
  * It keeps the descriptor, and copies the contents into a sealed memfd
  * that it passes to every front it starts (PRIV_SECRET, priv_msg.h) and
- * again, read afresh from the kept descriptor, on SIGHUP. The front holds
+ * again on SIGHUP, read afresh: from the path if the parent, no longer
+ * root, may still open it, else from the kept descriptor (a file edited
+ * in place is seen; one renamed over it is not, and is logged). The front holds
  * only those copies, looked up by the path its configuration names: a
  * path the parent did not open at start-up is an error that says a
  * restart is needed.
@@ -47,10 +49,10 @@ struct secret_deny {
 int secret_file_open(const char *key, const char *path, const struct secret_deny *deny,
 		     char *why, size_t why_len);
 /*
- * The parent, on SIGHUP: copy every kept file again from its descriptor,
- * with the same checks. A file that fails keeps its earlier copy (logged,
- * as is a path that now names another file, which the parent, no longer
- * root, may not be able to open).
+ * The parent, on SIGHUP: copy every file again, opened anew when it may
+ * be, else from the kept descriptor, with the same checks. A file that
+ * fails keeps its earlier copy (logged, as is a path that now names
+ * another file the parent cannot open).
  */
 void secret_file_reread(void);
 /* How many copies the table holds, and the path and memfd of copy i (borrowed). */
