@@ -424,8 +424,8 @@ const struct config_key config_key_table[] = {
 	 .doc = "PEM file of the CAs trusted for the issuer's https; empty: the system's."},
 	{.name = "auth.tokens_file", .scope = RELOAD_RESTART, .kind = CFG_STRING, .def = "",
 	 .group = "Authentication", FIELD(auth_tokens_file), .check = check_absolute_or_empty,
-	 .doc = "File of IDENTITY: SHA256HEX lines for auth.mode tokens, mode 0600 or "
-		"refused."},
+	 .doc = "File of IDENTITY: SHA256HEX lines for auth.mode tokens; a secret file "
+		"(root:root 0600, opened by the parent as root)."},
 	/*
 	 * Tools (issue 15): seed 000's ToolRegistry and preprocess_code, as
 	 * configuration. The definitions are read by tooldef.c.
@@ -450,7 +450,8 @@ const struct config_key config_key_table[] = {
 	 .doc = "Index holding one document per tool, keyed by the tool's name."},
 	{.name = "azure_ai_search.api_key_file", .scope = RELOAD_LIVE, .kind = CFG_STRING,
 	 .def = "", .group = "Tools", FIELD(azure_api_key_file), .check = check_wheelhouse,
-	 .doc = "File holding the query key; readable by its owner only."},
+	 .doc = "File holding the query key; a secret file (root:root 0600, opened by the "
+		"parent as root)."},
 	{.name = "azure_ai_search.api_version", .scope = RELOAD_LIVE, .kind = CFG_STRING,
 	 .def = "2023-11-01",
 	 .group = "Tools", FIELD(azure_api_version), .check = check_api_version,

@@ -64,6 +64,7 @@ static const struct field sidecar_fields[] = {
 	F(priv_sidecar_state, started, K_U32), F(priv_sidecar_state, rss_kb, K_U32),
 	F(priv_sidecar_state, port, K_U32), {0}};
 static const struct field degraded_fields[] = {F(priv_degraded, reason, K_REASON), {0}};
+static const struct field secret_fields[] = {F(priv_secret, path, K_REASON), {0}};
 
 static const struct {
 	unsigned type;
@@ -83,6 +84,8 @@ static const struct {
 	{PRIV_RUNTIME_DEGRADED, "RUNTIME_DEGRADED", degraded_fields},
 	{PRIV_PREPROCESSED, "PREPROCESSED", pred_fields},
 	{PRIV_SIDECAR_STATE, "SIDECAR_STATE", sidecar_fields},
+	{PRIV_SECRET, "SECRET", secret_fields},
+	{PRIV_SECRETS_SENT, "SECRETS_SENT", renewed_fields},
 };
 
 static const struct field *
@@ -342,7 +345,7 @@ priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, char *w
 static int
 carries_file(unsigned type)
 {
-	return type == PRIV_PREPROCESS || type == PRIV_PREPROCESSED;
+	return type == PRIV_PREPROCESS || type == PRIV_PREPROCESSED || type == PRIV_SECRET;
 }
 
 /* How many descriptors a type carries: its least and its most. */

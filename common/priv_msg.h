@@ -20,8 +20,8 @@
  * its type, each in network byte order. No JSON, no variable layout: the
  * privileged side parses nothing more complex than this. WORKER_STARTED
  * carries a descriptor (SCM_RIGHTS): the front's end of the new worker's
- * socket; PREPROCESS and PREPROCESSED carry one regular file each (a memfd:
- * the code, the command's output).
+ * socket; PREPROCESS, PREPROCESSED and SECRET carry one regular file each (a
+ * memfd: the code, the command's output, a secret file's contents).
  *
  * What the decoder enforces: the record is exactly the size of its type
  * (REFUSED: its header and a reason of 1..PRIV_REASON_MAX-1 printable ASCII
@@ -30,7 +30,7 @@
  * reports for a dead child. priv_msg_recv also refuses descriptors on any
  * other type, a WORKER_STARTED, PREPROCESS or PREPROCESSED without exactly
  * one, a RUNTIME_RENEWED with more than one, descriptors that are not
- * sockets (regular files for PREPROCESS and PREPROCESSED), and truncated records
+ * sockets (regular files for PREPROCESS, PREPROCESSED and SECRET), and truncated records
  * or control data; every descriptor of a refused record is closed.
  *
  * Adding a field: add it to the struct, one line to its type's table in
@@ -55,8 +55,8 @@
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
  * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. 4: SIDECAR_STATE.
- * Bump whenever a type or a layout changes. */
-#define PRIV_VERSION 4
+ * 5: SECRET, SECRETS_SENT. Bump whenever a type or a layout changes. */
+#define PRIV_VERSION 5
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
@@ -85,6 +85,8 @@ enum priv_type {
 	PRIV_RUNTIME_DEGRADED = 36,   /* struct priv_refused's reason alone */
 	PRIV_PREPROCESSED = 37,	      /* struct priv_preprocessed, + a memfd of the output */
 	PRIV_SIDECAR_STATE = 38,      /* struct priv_sidecar_state */
+	PRIV_SECRET = 39,	      /* struct priv_secret, + a memfd of the file's contents */
+	PRIV_SECRETS_SENT = 40,	      /* no fields: every SECRET of this round is sent */
 };
 
 /* Sidecars one daemon may run (SIDECARS_MAX of sidecar_config.h). */
@@ -209,6 +211,17 @@ struct priv_preprocessed {
 	uint32_t outcome; /* enum priv_pp_outcome */
 };
 
+/*
+ * SECRET: the contents of secret file `path` (secret_file.h), which the
+ * parent opened as root, in a sealed memfd; it replaces an earlier copy of
+ * the same path. The parent sends one for each such file, then
+ * SECRETS_SENT, to each front it starts before anything else, and again
+ * on SIGHUP before it passes the signal on.
+ */
+struct priv_secret {
+	char path[PRIV_REASON_MAX]; /* printable ASCII, NUL-terminated, not empty */
+};
+
 /* REFUSED: a request was not carried out. */
 struct priv_refused {
 	uint16_t request;		 /* the type refused (maybe not a valid one) */
@@ -230,6 +243,7 @@ struct priv_msg {
 		struct priv_preprocess pre;
 		struct priv_preprocessed pred;
 		struct priv_sidecar_state sidecar;
+		struct priv_secret secret;
 	} u;
 };
 
@@ -254,7 +268,7 @@ int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, cha
 
 /*
  * Send one message, with descriptor `fd` (borrowed) when `m` is
- * WORKER_STARTED, PREPROCESS or PREPROCESSED, and optionally RUNTIME_RENEWED
+ * WORKER_STARTED, PREPROCESS, PREPROCESSED or SECRET, and optionally RUNTIME_RENEWED
  * (-1 otherwise). Blocks
  * until sent. 0, or -1 with errno set (EINVAL: a field out of bounds, or a
  * descriptor where none belongs).
@@ -270,7 +284,7 @@ int priv_record_send(int sock, const unsigned char *rec, size_t len, int fd);
 
 /*
  * Receive one message. Returns 1 with *m (and *fd, which the caller then
- * owns, for WORKER_STARTED, PREPROCESS, PREPROCESSED and a RUNTIME_RENEWED
+ * owns, for WORKER_STARTED, PREPROCESS, PREPROCESSED, SECRET and a RUNTIME_RENEWED
  * that carries one; else -1); 0 at EOF; -1 with errno on a read
  * error (an empty record, which no encoder makes, reads as EOF too); -2
  * with why[why_len] set when the record is malformed (every

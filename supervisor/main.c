@@ -29,6 +29,7 @@
 #include "control_socket.h"
 #include "envbuild.h"
 #include "fsutil.h"
+#include "listen_probe.h"
 #include "log.h"
 #include "memtrim.h"
 #include "mpl_check.h"
@@ -40,6 +41,8 @@
 #include "toolreg_check.h"
 #include "privdrop.h"
 #include "publish.h"
+#include "secrets.h"
+#include "toolreg_azure.h"
 #include "uid.h"
 #include "xmalloc.h"
 
@@ -281,6 +284,76 @@ setup_cgroups(const struct config *cfg, struct cgroup_layout *l)
 	return 1;
 }
 
+/* listen and metrics_listen, as http_start listens on them. */
+static int
+check_listen(const struct config *cfg, int check_only, char *why, size_t why_len)
+{
+	char probe[ERR_LEN];
+
+	if (listen_probe(cfg->listen_host, cfg->listen_port, check_only, why, why_len) == -1)
+		return -1;
+	if (cfg->metrics_listen_host != NULL &&
+	    listen_probe(cfg->metrics_listen_host, cfg->metrics_listen_port, check_only, probe,
+			 sizeof(probe)) == -1)
+		return err_set(why, why_len, "metrics_listen: %s", probe);
+	return 0;
+}
+
+/*
+ * What the front checks as it starts, checked here before the fork and by
+ * codeexecd -n in the front's own words, so that a configuration that
+ * cannot serve stops start-up once (status 1) instead of a front that dies
+ * and is restarted until the parent gives up: the secret files, opened
+ * here as root (secrets.h) and read as the front reads them, the
+ * publishers, the search key, and listen and metrics_listen. With
+ * `check_only`, an address in use passes (the running daemon holds it).
+ */
+static int
+preflight_check(const struct config *cfg, int check_only, char *why, size_t why_len)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (privdrop_lookup(cfg, &uid, &gid, why, why_len) == -1 ||
+	    secrets_open(cfg, uid, why, why_len) == -1)
+		return -1;
+	if (cfg->auth_mode == AUTH_TOKENS &&
+	    auth_tokens_check(cfg->auth_tokens_file, why, why_len) == -1)
+		return -1;
+	if (publishers_check(cfg, why, why_len) == -1 ||
+	    toolreg_azure_check(cfg, why, why_len) == -1)
+		return -1;
+	return check_listen(cfg, check_only, why, why_len);
+}
+
+/*
+ * Make each local publisher's missing base_dir, 0750 and owned by `user`
+ * (missing parents 0755, root's), so that the front, which runs as `user`,
+ * can write there from the first send.
+ */
+static int
+preflight_make_dirs(const struct config *cfg, char *why, size_t why_len)
+{
+	uid_t uid;
+	gid_t gid;
+	struct stat st;
+
+	if (privdrop_lookup(cfg, &uid, &gid, why, why_len) == -1)
+		return -1;
+	for (size_t i = 0; i < cfg->publishers.n; i++) {
+		const struct config_publisher *p = config_publisher_at(cfg, i);
+		if (strcmp(p->type, "local") != 0 || stat(p->base_dir, &st) == 0)
+			continue;
+		if (fs_mkdir_p(p->base_dir, 0750, why, why_len) == -1)
+			return -1;
+		if (uid != (uid_t)-1 && geteuid() == 0 && chown(p->base_dir, uid, gid) == -1)
+			return err_set(why, why_len, "publisher %s: chown %s: %s", p->name,
+				       p->base_dir, strerror(errno));
+		log_info("publisher %s: made base_dir %s", p->name, p->base_dir);
+	}
+	return 0;
+}
+
 /*
  * Detach from the terminal: the usual double fork, stdio to /dev/null. The
  * process that started us waits until the daemon serves (the front says so) and
@@ -375,15 +448,8 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	if (check_only) {
-		/* The tokens file too: its mode is checked when it is read. */
-		if (cfg.auth_mode == AUTH_TOKENS &&
-		    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1) {
-			fprintf(stderr, "codeexecd: %s\n", err);
-			config_free(&cfg);
-			free(abs);
-			return 1;
-		}
-		if (publishers_check(&cfg, err, sizeof(err)) == -1) {
+		/* What start-up refuses before the fork, in the same words. */
+		if (preflight_check(&cfg, 1, err, sizeof(err)) == -1) {
 			fprintf(stderr, "codeexecd: %s\n", err);
 			config_free(&cfg);
 			free(abs);
@@ -406,14 +472,15 @@ main(int argc, char *argv[])
 	}
 	check_network_boundary(&cfg);
 	check_listen_port(&cfg);
-	/* The front reads it again as it starts; a bad one is said once, here. */
-	if (cfg.auth_mode == AUTH_TOKENS &&
-	    auth_tokens_check(cfg.auth_tokens_file, err, sizeof(err)) == -1)
-		fatalx("%s", err);
 	if (!warm) /* --warm builds the environment only; no kernel runs */
 		check_kernel_identity(&cfg);
+	/* As root, before the fork: what the front would die of is said once, here. */
+	if (!warm && preflight_check(&cfg, 0, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	prctl(PR_SET_DUMPABLE, 0);
 	make_directories(&cfg);
+	if (!warm && preflight_make_dirs(&cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (envbuild_ensure(&cfg, warm, err, sizeof(err)) == -1)
 		fatalx("environment: %s", err);
 	if (assets_provision(&cfg, warm, err, sizeof(err)) == -1)

@@ -24,9 +24,9 @@
 #include "config.h"
 #include "err.h"
 #include "log.h"
+#include "secret_file.h"
 #include "xmalloc.h"
 
-#define TOKENS_FILE_MAX (1024 * 1024)
 #define TOKENS_MAX 4096
 
 static const struct config *cfg;
@@ -370,62 +370,6 @@ auth_shutdown(void)
 	cfg = NULL;
 }
 
-/* Why the open tokens file may not be used, or NULL. */
-static const char *
-secrecy_problem(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) == -1)
-		return strerror(errno);
-	if (!S_ISREG(st.st_mode))
-		return "not a regular file";
-	/* As OpenSMTPD's check_file_secrecy: a secret others may read is out. */
-	if ((st.st_mode & 077) != 0)
-		return "readable or writable by others than its owner; chmod 600 it";
-	if (st.st_size > TOKENS_FILE_MAX)
-		return "larger than 1 MiB";
-	return NULL;
-}
-
-/* The whole tokens file, NUL-terminated (caller frees), or NULL with why. */
-static char *
-read_secret_file(const char *path, char *why, size_t why_len)
-{
-	const char *problem;
-	struct buf b;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-
-	if (fd == -1) {
-		err_set(why, why_len, "auth.tokens_file %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if ((problem = secrecy_problem(fd)) != NULL) {
-		err_set(why, why_len, "auth.tokens_file %s: %s", path, problem);
-		close(fd);
-		return NULL;
-	}
-	buf_init(&b);
-	do {
-		buf_reserve(&b, 4096);
-		n = read(fd, b.data + b.len, 4096);
-		if (n > 0)
-			b.len += (size_t)n;
-	} while (n > 0 || (n == -1 && errno == EINTR));
-	int saved = errno;
-	close(fd);
-	if (n == -1 || b.len > TOKENS_FILE_MAX) {
-		err_set(why, why_len, "auth.tokens_file %s: %s", path,
-			n == -1 ? strerror(saved) : "larger than 1 MiB");
-		OPENSSL_cleanse(b.data, b.len);
-		buf_free(&b);
-		return NULL;
-	}
-	buf_add(&b, "", 1);
-	return buf_release(&b);
-}
-
 /* 64 hex digits into 32 bytes; -1 if not exactly that. */
 static int
 hash_hex(const char *s, size_t n, unsigned char out[32])
@@ -468,14 +412,14 @@ int
 auth_tokens_read(const char *path, char ***ids, unsigned char (**hashes)[32], char *why,
 		 size_t why_len)
 {
-	char *text = read_secret_file(path, why, why_len);
+	size_t text_len;
+	char *text = secret_file_read("auth.tokens_file", path, &text_len, why, why_len);
 	int n = 0, lineno = 0;
 
 	*ids = NULL;
 	*hashes = NULL;
 	if (text == NULL)
 		return -1;
-	size_t text_len = strlen(text); /* strtok_r cuts it up below */
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
 		lineno++; /* blank lines are skipped by strtok_r: numbers count written ones */

@@ -30,12 +30,13 @@ struct auth_result {
 /*
  * Set up from `cfg` (borrowed for the daemon's lifetime), once, before the
  * first request; `port` is the bound listen port, for the default
- * auth.resource. Reads auth.tokens_file (refused unless a regular file of
- * mode 0600 or stricter). Returns 0 or -1 with why.
+ * auth.resource. Reads auth.tokens_file from the copy the parent opened
+ * and checked (secret_file.h). Returns 0 or -1 with why.
  */
 int auth_init(const struct config *cfg, int port, char *why, size_t why_len);
 /*
- * SIGHUP: read auth.tokens_file again (mode tokens), so an identity can be
+ * SIGHUP: read auth.tokens_file again (mode tokens; the parent's fresh
+ * copy, sent before the signal), so an identity can be
  * added or its token revoked without a restart; a file that cannot be used
  * is logged and the tokens read before stay. Other auth settings need a
  * restart.
@@ -66,14 +67,15 @@ const char *auth_resource(void);
 
 /*
  * Read a tokens file: "IDENTITY: SHA256HEX" lines, # comments and blank
- * lines. Refused unless a regular file with no group or other permission.
+ * lines, from the copy of `path` that secret_file_open made (its checks:
+ * secret_file.h).
  * Returns the count of entries (the caller frees *ids and *hashes with
  * auth_tokens_free) or -1 with why (naming the line, never its hash).
  */
 int auth_tokens_read(const char *path, char ***ids, unsigned char (**hashes)[32], char *why,
 		     size_t why_len);
 void auth_tokens_free(char **ids, unsigned char (*hashes)[32], int n);
-/* Read and drop a tokens file, for codeexecd -n. 0, or -1 with why. */
+/* Read and drop a tokens file, before the fork and for codeexecd -n. 0, or -1 with why. */
 int auth_tokens_check(const char *path, char *why, size_t why_len);
 /*
  * The identity whose hash is SHA-256(token), compared in constant time

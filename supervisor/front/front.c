@@ -25,6 +25,7 @@
 #include "parent_link.h"
 #include "pool.h"
 #include "reload.h"
+#include "secret_file.h"
 #include "session.h"
 #include "sidecar_view.h"
 #include "sigflags.h"
@@ -83,6 +84,7 @@ confine(const struct front_args *fa, pid_t parent, int sock, int control, int re
 	/* Nothing of the parent's (kernels' pidfds, sweepers' pipes) may stay. */
 	log_close();
 	close_others(sock, control, ready_fd);
+	secret_file_forget(); /* the parent's copies, closed above: it sends them again */
 	log_reopen();
 	/* Its reasons name the front themselves ("front: ..."). */
 	if (front_confine(fa->uid, fa->gid, 0, &bounding_kept, why, sizeof(why)) == -1)
@@ -137,8 +139,13 @@ static void
 handle_signal_flags(struct config *cfg)
 {
 	sigflags_drain();
-	if (sigflags_take(SIGFLAG_HUP))
+	if (sigflags_take(SIGFLAG_HUP)) {
+		/* The parent sent the secret files again before the signal: take them first. */
+		pool_lock();
+		pool_reap();
+		pool_unlock();
 		reload_config(cfg);
+	}
 	if (sigflags_take(SIGFLAG_USR1))
 		log_status();
 }
@@ -230,6 +237,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	control_fd = control;
 	control_init(fa->control);
 	parent_link_init(sock);
+	parent_link_secrets();
 	sidecar_view_init(cfg);
 	pool_on_runtime(on_runtime);
 	pool_init(cfg);

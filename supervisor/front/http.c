@@ -23,6 +23,7 @@
 #include "health.h"
 #include "http.h"
 #include "http_conn.h"
+#include "listen_probe.h"
 #include "log.h"
 #include "memtrim.h"
 #include "mcp.h"
@@ -762,10 +763,14 @@ metrics_start(const struct config *c, char *why, size_t why_len)
 		NULL,
 	};
 	metrics_ctx = start_with_small_stacks(&cb, options);
-	if (metrics_ctx == NULL)
-		return err_set(why, why_len,
-			       "cannot listen on %s for metrics_listen (in use, or not a local "
-			       "address?)", listen);
+	if (metrics_ctx == NULL) {
+		char probe[ERR_LEN];
+		/* The same words as main.c's check before the fork. */
+		if (listen_probe(c->metrics_listen_host, c->metrics_listen_port, 0, probe,
+				 sizeof(probe)) == 0)
+			snprintf(probe, sizeof(probe), "cannot listen on %s", listen);
+		return err_set(why, why_len, "metrics_listen: %s", probe);
+	}
 	mg_set_request_handler(metrics_ctx, "/metrics$", metrics_handler,
 			       c->metrics_listen_host);
 	int n = mg_get_server_ports(metrics_ctx, 2, ports);
@@ -825,8 +830,9 @@ http_start(const struct config *c, char *why, size_t why_len)
 	mg_init_library(v6 ? MG_FEATURES_IPV6 : 0);
 	ctx = start_with_small_stacks(&cb, options);
 	if (ctx == NULL) {
-		snprintf(why, why_len, "cannot listen on %s (in use, or not a local address?)",
-			 listen);
+		/* The same words as main.c's check before the fork. */
+		if (listen_probe(c->listen_host, c->listen_port, 0, why, why_len) == 0)
+			snprintf(why, why_len, "cannot listen on %s", listen);
 		return -1;
 	}
 	mg_set_request_handler(ctx, "/mcp$", mcp_handler, NULL);

@@ -17,6 +17,7 @@
 #include "err.h"
 #include "log.h"
 #include "parent_link.h"
+#include "secret_file.h"
 #include "xmalloc.h"
 
 /* A message kept while a spawn waited. */
@@ -121,6 +122,24 @@ keep(const struct priv_msg *m, int fd)
 	k->fd = fd;
 	*kept_tail = k;
 	kept_tail = &k->next;
+}
+
+void
+parent_link_secrets(void)
+{
+	struct priv_msg m;
+	int fd;
+
+	for (;;) {
+		if (receive(&m, &fd, -1) != 1)
+			fatalx("the privileged parent is gone before it sent the secret files");
+		if (m.type == PRIV_SECRETS_SENT)
+			return;
+		if (m.type == PRIV_SECRET)
+			secret_file_put(m.u.secret.path, fd);
+		else
+			keep(&m, fd);
+	}
 }
 
 int

@@ -24,6 +24,13 @@ void parent_link_init(int sock);
 int parent_link_fd(void);
 
 /*
+ * At start-up, before anything reads a secret file: take the parent's
+ * copies (SECRET, secret_file.h) until SECRETS_SENT; what else comes is
+ * kept for parent_link_next. Fatal if the parent is gone.
+ */
+void parent_link_secrets(void);
+
+/*
  * Ask for a worker in network mode `mode` and wait for the answer. 0 with
  * *st and *fd (the worker's socket; caller owns), or -1 with why[why_len]
  * (the parent's refusal, or that it is gone).

@@ -17,6 +17,7 @@
 #include "parent_link.h"
 #include "pool_state.h"
 #include "result.h"
+#include "secret_file.h"
 #include "sidecar_view.h"
 #include "wstatus.h"
 #include "xmalloc.h"
@@ -131,6 +132,11 @@ pool_reap(void)
 			break;
 		case PRIV_SIDECAR_STATE:
 			sidecar_view_set(&m.u.sidecar);
+			break;
+		case PRIV_SECRET: /* read again on SIGHUP, before the signal */
+			secret_file_put(m.u.secret.path, fd);
+			break;
+		case PRIV_SECRETS_SENT:
 			break;
 		default:
 			log_warnx("an unexpected %s from the privileged parent",

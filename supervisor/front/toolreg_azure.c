@@ -15,6 +15,7 @@
 #include "curl_req.h"
 #include "config.h"
 #include "err.h"
+#include "secret_file.h"
 #include "toolreg.h"
 #include "toolreg_azure.h"
 #include "xmalloc.h"
@@ -195,46 +196,43 @@ backend_free(void *p)
 	azure_search_free(p);
 }
 
-/* The key of `path`: its first line, refused when others may read the file. */
+/* The key of `path`: its first line (the parent checked the file: secret_file.h). */
 static char *
 read_key(const char *path, char *why, size_t why_len)
 {
-	char key[KEY_MAX + 1];
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	const char *k = "azure_ai_search.api_key_file";
+	size_t n;
+	char *key = secret_file_read(k, path, &n, why, why_len);
 
-	if (fd == -1) {
-		err_set(why, why_len, "azure_ai_search.api_key_file %s: %s", path, strerror(errno));
+	if (key == NULL)
+		return NULL;
+	size_t len = strcspn(key, "\r\n");
+	int bad = len == 0 || len > KEY_MAX ||
+		  strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			      "0123456789-_=+/.") != len;
+	explicit_bzero(key + len, n - len);
+	key[len] = '\0';
+	if (bad) {
+		explicit_bzero(key, len);
+		free(key);
+		err_set(why, why_len, "%s %s: the first line is not a key (letters, digits and "
+			"-_=+/.)", k, path);
 		return NULL;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
-		err_set(why, why_len,
-			"azure_ai_search.api_key_file %s: must be a regular file that only its "
-			"owner may read (mode 0600 or 0400)",
-			path);
-		close(fd);
-		return NULL;
-	}
-	ssize_t r = read(fd, key, KEY_MAX);
-	close(fd);
-	if (r <= 0) {
-		err_set(why, why_len, "azure_ai_search.api_key_file %s: empty or unreadable", path);
-		return NULL;
-	}
-	key[r] = '\0';
-	key[strcspn(key, "\r\n")] = '\0';
-	if (key[0] == '\0' || strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-					  "0123456789-_=+/.") != strlen(key)) {
-		explicit_bzero(key, sizeof(key));
-		err_set(why, why_len,
-			"azure_ai_search.api_key_file %s: the first line is not a key (letters, "
-			"digits and -_=+/.)",
-			path);
-		return NULL;
-	}
-	char *k = xstrdup(key);
-	explicit_bzero(key, sizeof(key));
-	return k;
+	return key;
+}
+
+int
+toolreg_azure_check(const struct config *cfg, char *why, size_t why_len)
+{
+	if (cfg->tool_search_backend != TOOL_BACKEND_AZURE)
+		return 0;
+	char *key = read_key(cfg->azure_api_key_file, why, why_len);
+	if (key == NULL)
+		return -1;
+	explicit_bzero(key, strlen(key));
+	free(key);
+	return 0;
 }
 
 struct toolreg *

@@ -35,6 +35,12 @@ struct azure_search {
 };
 
 /*
+ * Before the fork and for codeexecd -n: with tool_search_backend
+ * azure_ai_search, the key in azure_ai_search.api_key_file reads as
+ * toolreg_from_config reads it. 0, or -1 with why.
+ */
+int toolreg_azure_check(const struct config *cfg, char *why, size_t why_len);
+/*
  * The registry `cfg` asks for: a BM25 index of cfg->tools (borrowed, as
  * toolreg_build), with an azure_search (reading azure_ai_search's key
  * file, refused when others than its owner may read it) when

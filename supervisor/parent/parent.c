@@ -28,6 +28,8 @@
 #include "monitor.h"
 #include "parent.h"
 #include "remover.h"
+#include "secret_file.h"
+#include "secrets.h"
 #include "sidecar.h"
 #include "sigflags.h"
 #include "uid.h"
@@ -328,6 +330,8 @@ serve(struct parent_args *a, int sock)
 	/* Twice the pool's sizes: a reload may raise them in the front. */
 	int ceiling = 2 * (a->cfg->pool_max_sessions + warm) + a->cfg->http_threads;
 	P.mon = monitor_new(&ops, NULL, P.sock, a->cfg->kernel_network_mode, ceiling);
+	/* First of all: the front waits for them before it reads its settings. */
+	secrets_send(P.sock);
 	/* One command for each HTTP thread: each waits for its own (32 when
 	 * http.threads is sized at start-up). */
 	if (a->cfg->preprocess_command[0] != '\0')
@@ -431,6 +435,10 @@ pass_signals(void)
 			kill(P.front, SIGTERM);
 	}
 	if (sigflags_take(SIGFLAG_HUP)) {
+		/* Before the signal, so that the front's reload reads the new copies. */
+		secret_file_reread();
+		if (P.sock != -1)
+			secrets_send(P.sock);
 		if (P.front)
 			kill(P.front, SIGHUP);
 		/* The front cannot start processes: changed sidecars are the parent's. */

@@ -115,6 +115,7 @@ pub_file key-missing <<EOF2
 EOF2
 check_pub key-missing "no-key.*No such file"
 echo 'not a key!' >"$TMPD/bad-key"
+chmod 600 "$TMPD/bad-key"
 sed -e "s#$TMPD/no-key#$TMPD/bad-key#" -e 's/name: key-missing/name: key-bad/' \
 	"$TMPD/key-missing.yaml" >"$TMPD/key-bad.yaml"
 check_pub key-bad "bad-key does not hold a base64 account key"

@@ -41,8 +41,6 @@ tools:
     category: bioinformatics
     return_spec: {type: float}"
 write_config
-# Read by the daemon's user, after it dropped root.
-if [ "$(id -u)" = 0 ]; then chown "$TEST_USER" "$TMPD/key"; fi
 start_daemon
 wait_ready
 

@@ -34,14 +34,13 @@ auth:
   tokens_file: $TMPD/tokens
   resource: http://127.0.0.1:$PORT/mcp"
 write_config
-# The daemon reads the file as the user it runs as.
-[ -n "$USER_LINE" ] && chown "$TEST_USER" "$TMPD/tokens"
+# The parent opens it as root before the fork: root's file, as an operator keeps it.
 
 # --- a tokens file others may read is refused -------------------------------
 out=$("$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" 2>&1) &&
 	fail "codeexecd -n accepted a tokens file of mode 0644: $out"
 case $out in
-*"readable or writable by others than its owner; chmod 600 it"*) ;;
+*"mode 0644 lets its group or others read or write it; chmod 600 $TMPD/tokens"*) ;;
 *) fail "codeexecd -n on a tokens file of mode 0644 said: $out" ;;
 esac
 ok "codeexecd -n refuses the tokens file of mode 0644"
@@ -51,7 +50,7 @@ wait_for 120 "the daemon refusing a tokens file of mode 0644" \
 wait "$DAEMON_PID" && rc=0 || rc=$?
 DAEMON_PID=
 [ "$rc" -ne 0 ] || fail "the daemon started with a tokens file of mode 0644"
-grep -q "auth.tokens_file $TMPD/tokens: readable or writable by others than its owner; chmod 600 it" \
+grep -q "auth.tokens_file $TMPD/tokens: mode 0644 lets its group or others read or write it; chmod 600 $TMPD/tokens" \
 	"$TMPD/daemon.log" || fail "no clear refusal of the 0644 tokens file in the log"
 ok "a tokens file of mode 0644 is refused: $(grep -o 'auth.tokens_file.*' "$TMPD/daemon.log" | head -1)"
 
@@ -274,14 +273,11 @@ check(ex.returncode != 0 and "401" in ex.stderr, "codeexecctl exec without a tok
       [ex.returncode, ex.stdout, ex.stderr])
 ok("codeexecctl exec: runs with CODEEXECD_TOKEN, 401 without")
 
-# SIGHUP rereads the tokens file: B's token, removed from it, is refused.
+# SIGHUP rereads the tokens file, edited in place (the parent, no longer
+# root, rereads the file it opened): B's token, removed from it, is refused.
 daemon_pid, tokens = int(sys.argv[8]), sys.argv[9]
 lines = open(tokens).read().splitlines()
-open(tokens + ".new", "w").write("\n".join(l for l in lines if not l.startswith("agent-b:")) + "\n")
-os.chmod(tokens + ".new", 0o600)
-st = os.stat(tokens)
-os.chown(tokens + ".new", st.st_uid, st.st_gid)
-os.rename(tokens + ".new", tokens)
+open(tokens, "w").write("\n".join(l for l in lines if not l.startswith("agent-b:")) + "\n")
 os.kill(daemon_pid, signal.SIGHUP)
 deadline = time.time() + 20
 while b.request("tools/list").status != 401:

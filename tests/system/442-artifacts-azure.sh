@@ -38,7 +38,7 @@ open(tmp + "/sas", "w").write("?" + account_sas() + "\n")
 open(tmp + "/key", "w").write(KEY + "\n")
 open(tmp + "/bad", "w").write("d3Jvbmcga2V5IG9mIHRoZSByaWdodCBsZW5ndGggZm9yIGEgdGVzdA==\n")
 EOF2
-chmod 644 "$TMPD/sas" "$TMPD/key" "$TMPD/bad"
+chmod 600 "$TMPD/sas" "$TMPD/key" "$TMPD/bad"
 
 PROXY_PORT_FILE=$TMPD/proxy.port
 PYTHONPATH=$sysdir "$PY" -c "

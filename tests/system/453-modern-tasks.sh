@@ -25,7 +25,6 @@ auth:
   tokens_file: $TMPD/tokens
   resource: http://127.0.0.1:$PORT/mcp"
 write_config
-[ -n "$USER_LINE" ] && chown "$TEST_USER" "$TMPD/tokens"
 start_daemon
 wait_ready
 

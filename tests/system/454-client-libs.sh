@@ -108,8 +108,6 @@ CFG_EXTRA="auth:
   mode: tokens
   tokens_file: $TMPD/tokens"
 write_config
-# The daemon reads the file as the user it runs as.
-[ -n "$USER_LINE" ] && chown "$TEST_USER" "$TMPD/tokens"
 start_daemon
 wait_ready
 # The drivers read the token from the environment (not their command line).

@@ -34,7 +34,6 @@ auth_cfg="auth:
 CFG_EXTRA="$auth_cfg
 session_idle_timeout_unused: 0"
 write_config
-[ -n "$USER_LINE" ] && chown "$TEST_USER" "$TMPD/tokens"
 start_daemon
 wait_ready
 

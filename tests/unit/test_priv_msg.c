@@ -94,6 +94,13 @@ START_TEST(every_message_roundtrip)
 	roundtrip(&m);
 	m.u.sidecar = (struct priv_sidecar_state){0, PRIV_SC_RUNNING, 4242, 0, 1, 204800, 80};
 	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_SECRET;
+	strcpy(m.u.secret.path, "/etc/codeexecd/tokens");
+	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_SECRETS_SENT;
+	roundtrip(&m);
 }
 END_TEST
 
@@ -332,6 +339,21 @@ START_TEST(descriptors)
 	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
 	ck_assert_msg(strstr(err, "PREPROCESS with a descriptor that is not a regular file"), "%s",
 		      err);
+	/* SECRET too, and SECRETS_SENT carries none */
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_SECRET;
+	strcpy(m.u.secret.path, "/etc/codeexecd/tokens");
+	ck_assert_int_eq(priv_msg_send(sv[0], &m, -1), -1);
+	ck_assert_int_eq(priv_msg_send(sv[0], &m, code), 0);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), 1);
+	ck_assert_str_eq(got.u.secret.path, "/etc/codeexecd/tokens");
+	close(fd);
+	ck_assert_int_eq(priv_msg_send(sv[0], &m, worker[0]), 0);
+	ck_assert_int_eq(priv_msg_recv(sv[1], &got, &fd, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, "SECRET with a descriptor that is not a regular file"), "%s",
+		      err);
+	m.type = PRIV_SECRETS_SENT;
+	ck_assert_int_eq(priv_msg_send(sv[0], &m, code), -1);
 	close(code);
 	/* an oversized record */
 	unsigned char big[PRIV_MSG_MAX + 50];

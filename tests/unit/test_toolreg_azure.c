@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "secret_file.h"
 #include "toolreg.h"
 #include "toolreg_azure.h"
 #include "xmalloc.h"
@@ -109,10 +110,13 @@ START_TEST(key_file)
 	free(c.azure_api_key_file);
 	c.azure_api_key_file = xstrdup(path);
 
-	chmod(path, 0644);
+	/* Read from the parent's copy (secret_file.h): none yet. */
 	ck_assert_ptr_null(toolreg_from_config(&c, why, sizeof(why)));
-	ck_assert_msg(strstr(why, "only its owner may read") != NULL, "%s", why);
+	ck_assert_msg(strstr(why, "not opened by the daemon") != NULL, "%s", why);
+	static const struct secret_deny nobody = {1, 0, NULL};
 	chmod(path, 0600);
+	ck_assert_msg(secret_file_open("azure_ai_search.api_key_file", path, &nobody, why,
+				       sizeof(why)) == 0, "%s", why);
 	struct toolreg *r = toolreg_from_config(&c, why, sizeof(why));
 	ck_assert_msg(r != NULL, "%s", why);
 	const struct azure_search *a = toolreg_backend(r);
