@@ -217,6 +217,51 @@ def bench_progress(d, sid, code, n, warmup):
     return out
 
 
+# --- 5. a 10 MB print ----------------------------------------------------------------
+
+BIG_PRINT = "print('x' * %d)"
+
+
+def bench_big_print(d, sid, jc, n, size):
+    """`print('x' * size)` as a plain call, as a progress-streamed call
+    (progressToken + SSE) and through jupyter_client, interleaved, the
+    order turning each round. Every answer must hold the whole stdout
+    (run.sh raises output_truncation_threshold above it)."""
+    plain = d.client(sid)
+    sse = d.client(sid)
+    code = BIG_PRINT % size
+    want = size + 1  # and the newline
+
+    def check(res, how):
+        got = len((res.get("structuredContent") or {}).get("stdout", ""))
+        if got != want:
+            raise RuntimeError("%s 10 MB print gave %d characters of stdout, not %d"
+                               % (how, got, want))
+
+    def run_plain():
+        check(plain.execute(code), "plain")
+
+    def run_sse():
+        check(sse.execute(code, progress_token="bench-big", on_event=lambda e: None),
+              "streamed")
+
+    def run_jc():
+        jc.execute(code)
+
+    sides = [("plain_ms", run_plain), ("sse_ms", run_sse), ("jupyter_client_ms", run_jc)]
+    out = {k: [] for k, _ in sides}
+    for _, fn in sides:  # one of each first: the first big answer sizes buffers
+        fn()
+    for i in range(n):
+        for k, fn in sides[i % 3:] + sides[:i % 3]:
+            t0 = now()
+            fn()
+            out[k].append(ms(now() - t0))
+    plain.close()
+    sse.close()
+    return out
+
+
 # --- 4. cancel to idle -------------------------------------------------------------
 
 def bench_cancel(d, sid, jc, n, after_s):
@@ -384,7 +429,9 @@ def main():
     ap.add_argument("--print-sleep", type=float, default=0.1)
     ap.add_argument("--cancels", type=int, default=10)
     ap.add_argument("--cancel-after", type=float, default=0.5)
-    ap.add_argument("--only", default="1234", help="which measurements to run (digits)")
+    ap.add_argument("--big-n", type=int, default=10, help="rounds of the 10 MB print")
+    ap.add_argument("--big-bytes", type=int, default=10_000_000)
+    ap.add_argument("--only", default="12345", help="which measurements to run (digits)")
     args = ap.parse_args()
 
     d = Daemon(args.host, args.port, args.warm)
@@ -392,7 +439,8 @@ def main():
         "roundtrips": args.roundtrips, "warmup": args.warmup, "sessions": args.sessions,
         "cold_every": args.cold_every, "progress_n": args.progress_n,
         "print_n": args.print_n, "print_sleep": args.print_sleep,
-        "cancels": args.cancels, "cancel_after": args.cancel_after}}
+        "cancels": args.cancels, "cancel_after": args.cancel_after,
+        "big_n": args.big_n, "big_bytes": args.big_bytes}}
     t_start = now()
     jc = DirectKernel(args.tmpdir, "warm", args.transport)
     cx = d.client()
@@ -413,6 +461,11 @@ def main():
         if "4" in args.only:
             log("4: %d cancels of time.sleep(60)" % args.cancels)
             out["cancel"] = bench_cancel(d, cx.session_id, jc, args.cancels, args.cancel_after)
+        if "5" in args.only:
+            log("5: %d rounds of a %d-byte print, plain, streamed and jupyter_client"
+                % (args.big_n, args.big_bytes))
+            out["big_print"] = bench_big_print(d, cx.session_id, jc, args.big_n,
+                                               args.big_bytes)
         jc.stop()
         jc = None
         cx.delete()

@@ -71,6 +71,14 @@ def rows(res):
               "plain_ms")
         ratio("ratio streamed / plain (5 prints, stream end)", "progress_print", "sse_end_ms",
               "plain_ms")
+    if "big_print" in s:
+        mb = res.get("params", {}).get("big_bytes", 10_000_000) / 1e6
+        out.append(("5. `print('x' * %d)`, %g MB of stdout" % (mb * 1e6, mb),))
+        row("codeexecd tools/call, plain", "big_print", "plain_ms")
+        row("codeexecd tools/call, progressToken + SSE", "big_print", "sse_ms")
+        row("jupyter_client execute", "big_print", "jupyter_client_ms", "baseline")
+        ratio("ratio plain / jupyter_client", "big_print", "plain_ms", "jupyter_client_ms")
+        ratio("ratio streamed / jupyter_client", "big_print", "sse_ms", "jupyter_client_ms")
     if "cancel" in s:
         out.append(("4. cancel of `time.sleep(60)`",))
         row("cancel POST -> next `1+1` answered", "cancel", "cancel_to_idle_ms",

@@ -196,8 +196,8 @@ EOF
 fi
 [ -n "${CODEEXECD_BENCH_HISTORY:-}" ] &&
 	echo "kernel_history: $CODEEXECD_BENCH_HISTORY" >>"$TMPD/codeexecd.yaml"
-# memory.py prints 10 MB in a call and wants it back whole.
-[ -n "$memory" ] && echo "output_truncation_threshold: 30000000" >>"$TMPD/codeexecd.yaml"
+# memory.py and bench.py's measurement 5 print 10 MB in a call and want it back whole.
+[ -z "$scale" ] && echo "output_truncation_threshold: 30000000" >>"$TMPD/codeexecd.yaml"
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 v=

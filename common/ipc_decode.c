@@ -21,6 +21,7 @@ struct ctx {
 	size_t why_len;
 	const char *msg;  /* the message's name */
 	char path[96];	  /* the enclosing members, each followed by '.' */
+	int view;	  /* strings, texts and JSON values point into the payload */
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -128,7 +129,7 @@ decode_strv(struct ctx *c, const struct ipc_field *f, struct json_object *v, cha
 		const char *s = check_str(c, f, json_object_array_get_idx(v, i), "each item");
 		if (s == NULL)
 			return -1;
-		vec[i] = xstrdup(s);
+		vec[i] = c->view ? (char *)s : xstrdup(s);
 	}
 	return 0;
 }
@@ -220,7 +221,7 @@ decode_field(struct ctx *c, const struct ipc_field *f, struct json_object *v, ch
 	case IPC_K_STR:
 		if ((s = check_str(c, f, v, "it")) == NULL)
 			return -1;
-		*(char **)at = xstrdup(s);
+		*(char **)at = c->view ? (char *)s : xstrdup(s);
 		return 0;
 	case IPC_K_TEXT: {
 		if (!json_object_is_type(v, json_type_string))
@@ -229,10 +230,14 @@ decode_field(struct ctx *c, const struct ipc_field *f, struct json_object *v, ch
 		if ((double)len > f->hi)
 			return fail(c, f->name, "is longer than %.0f bytes", f->hi);
 		struct ipc_text *t = (struct ipc_text *)at;
+		t->len = len;
+		if (c->view) {
+			t->s = (char *)json_object_get_string(v); /* json-c ends it with NUL */
+			return 0;
+		}
 		t->s = xmalloc(len + 1);
 		memcpy(t->s, json_object_get_string(v), len);
 		t->s[len] = '\0';
-		t->len = len;
 		return 0;
 	}
 	case IPC_K_STRV:
@@ -271,7 +276,11 @@ decode_field(struct ctx *c, const struct ipc_field *f, struct json_object *v, ch
 	case IPC_K_JSON:
 		if (v == NULL || json_object_is_type(v, json_type_null))
 			return fail(c, f->name, "must not be null");
-		/* A copy: the frame's payload and the struct never share objects. */
+		if (c->view) {
+			*(struct json_object **)at = v; /* borrowed, no reference taken */
+			return 0;
+		}
+		/* A copy: the frame's payload and a decoded struct never share objects. */
 		if (json_object_deep_copy(v, (struct json_object **)at, NULL) != 0)
 			return fail(c, f->name, "cannot be copied");
 		return 0;
@@ -311,11 +320,13 @@ decode_struct(struct ctx *c, const struct ipc_schema *s, struct json_object *o, 
 	return 0;
 }
 
-int
-ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *why, size_t why_len)
+/* ipc_msg_decode and ipc_msg_view: the same checks, copying or borrowing. */
+static int
+decode_frame(const struct ipc_msg *f, unsigned type, void *msg, char *why, size_t why_len,
+	     int view)
 {
 	const struct ipc_schema *s = ipc_schema_of(type);
-	struct ctx c = {why, why_len, ipc_type_name(type), ""};
+	struct ctx c = {why, why_len, ipc_type_name(type), "", view};
 
 	if (s == NULL)
 		return fail(&c, NULL, "has no fields to decode");
@@ -328,10 +339,22 @@ ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *why, siz
 	if (f->payload == NULL)
 		return fail(&c, NULL, "empty payload");
 	if (decode_struct(&c, s, f->payload, msg) == -1) {
-		ipc_schema_free(s, msg);
+		ipc_schema_free(s, msg, view);
 		return -1;
 	}
 	return 0;
+}
+
+int
+ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *why, size_t why_len)
+{
+	return decode_frame(f, type, msg, why, why_len, 0);
+}
+
+int
+ipc_msg_view(const struct ipc_msg *f, unsigned type, void *msg, char *why, size_t why_len)
+{
+	return decode_frame(f, type, msg, why, why_len, 1);
 }
 
 int

@@ -313,6 +313,17 @@ int ipc_msg_decode(const struct ipc_msg *f, unsigned type, void *msg, char *why,
 		   size_t why_len);
 /* Release what a decode put in *msg and zero it. */
 void ipc_msg_free(unsigned type, void *msg);
+/*
+ * ipc_msg_decode's checks without its copies, for a reader that only
+ * looks, or hands on the payload itself (ipc_result_take): *msg's
+ * strings, texts and JSON values point into f's payload (no reference
+ * taken), so it is good while that payload lives and must not be changed.
+ * 0, or -1 with why. Release it with ipc_msg_view_free(), which frees
+ * only its own objects, lists and vectors.
+ */
+int ipc_msg_view(const struct ipc_msg *f, unsigned type, void *msg, char *why,
+		 size_t why_len);
+void ipc_msg_view_free(unsigned type, void *msg);
 
 /*
  * The typed pairs, for each message NAME of type TYPE:
@@ -370,8 +381,8 @@ int ipc_empty_decode(const struct ipc_msg *f, unsigned type, char *why, size_t w
  */
 struct json_object *ipc_result_json(const struct ipc_result *r);
 /*
- * The same document for RESULT frame `f` once ipc_result_decode() accepted
- * it: the frame's own payload, moved out of `f` (caller owns it), so a
+ * The same document for RESULT frame `f` once ipc_result_decode() or
+ * ipc_msg_view() accepted it: the frame's own payload, moved out of `f` (caller owns it), so a
  * result is neither copied nor encoded again on its way to the client.
  * The decode refused every member and value the codec does not define.
  */

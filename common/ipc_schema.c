@@ -307,23 +307,31 @@ ipc_msg_size(unsigned type)
 
 /* ---- Freeing ---- */
 
+/* A view (ipc_msg_view) owns its objects, lists and vectors, not what they point to. */
 static void
-free_field(const struct ipc_field *f, char *at)
+free_field(const struct ipc_field *f, char *at, int view)
 {
 	switch (f->kind) {
 	case IPC_K_STR:
-		free(*(char **)at);
+		if (!view)
+			free(*(char **)at);
 		break;
 	case IPC_K_TEXT:
-		free(((struct ipc_text *)at)->s);
+		if (!view)
+			free(((struct ipc_text *)at)->s);
 		break;
 	case IPC_K_STRV:
-	case IPC_K_ENV:
+		if (view)
+			free(*(char ***)at);
+		else
+			strv_free(*(char ***)at);
+		break;
+	case IPC_K_ENV: /* "NAME=value" is made, never borrowed */
 		strv_free(*(char ***)at);
 		break;
 	case IPC_K_OBJ:
 		if (*(void **)at) {
-			ipc_schema_free(f->sub, *(void **)at);
+			ipc_schema_free(f->sub, *(void **)at, view);
 			free(*(void **)at);
 		}
 		break;
@@ -331,12 +339,13 @@ free_field(const struct ipc_field *f, char *at)
 		char *items = *(char **)at;
 		size_t n = *(size_t *)((char *)at - f->off + f->count_off);
 		for (size_t i = 0; items && i < n; i++)
-			ipc_schema_free(f->sub, items + i * f->sub->size);
+			ipc_schema_free(f->sub, items + i * f->sub->size, view);
 		free(items);
 		break;
 	}
 	case IPC_K_JSON:
-		json_object_put(*(struct json_object **)at);
+		if (!view)
+			json_object_put(*(struct json_object **)at);
 		break;
 	default:
 		break;
@@ -344,10 +353,10 @@ free_field(const struct ipc_field *f, char *at)
 }
 
 void
-ipc_schema_free(const struct ipc_schema *s, void *msg)
+ipc_schema_free(const struct ipc_schema *s, void *msg, int view)
 {
 	for (size_t i = 0; i < s->nfields; i++)
-		free_field(&s->fields[i], (char *)msg + s->fields[i].off);
+		free_field(&s->fields[i], (char *)msg + s->fields[i].off, view);
 	memset(msg, 0, s->size);
 }
 
@@ -357,7 +366,16 @@ ipc_msg_free(unsigned type, void *msg)
 	const struct ipc_schema *s = ipc_schema_of(type);
 
 	if (s && msg)
-		ipc_schema_free(s, msg);
+		ipc_schema_free(s, msg, 0);
+}
+
+void
+ipc_msg_view_free(unsigned type, void *msg)
+{
+	const struct ipc_schema *s = ipc_schema_of(type);
+
+	if (s && msg)
+		ipc_schema_free(s, msg, 1);
 }
 
 /* ---- Helpers ---- */

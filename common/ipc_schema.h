@@ -65,7 +65,8 @@ struct ipc_schema {
 
 /* The schema of message type `type`; NULL for the types without fields. */
 const struct ipc_schema *ipc_schema_of(unsigned type);
-/* Free what the fields of msg (a struct of s) own, and zero it; msg itself stays. */
-void ipc_schema_free(const struct ipc_schema *s, void *msg);
+/* Free what the fields of msg (a struct of s) own, and zero it; msg itself stays.
+ * `view`: msg is a view (ipc_msg_view), whose strings and JSON values are borrowed. */
+void ipc_schema_free(const struct ipc_schema *s, void *msg, int view);
 
 #endif

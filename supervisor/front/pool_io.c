@@ -129,7 +129,12 @@ for_call(struct worker *w, enum phase ph, const struct ipc_msg *m)
 	return -1;
 }
 
-/* Act on one message from worker `w`: check it is permitted now, decode, act. */
+/*
+ * Act on one message from worker `w`: check it is permitted now, decode,
+ * act. The decode is a view (ipc_msg_view): what is acted on is copied
+ * where it is kept, and a RESULT's payload is handed on whole, so nothing
+ * needs a copy of its own.
+ */
 static void
 worker_message(struct worker *w, struct ipc_msg *m)
 {
@@ -158,7 +163,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		worker_kill(w, why);
 		return;
 	}
-	if (ipc_msg_decode(m, m->hdr.type, &u, err, sizeof(err)) == -1) {
+	if (ipc_msg_view(m, m->hdr.type, &u, err, sizeof(err)) == -1) {
 		snprintf(why, sizeof(why), "sent a malformed message: %s", err);
 		worker_kill(w, why);
 		return;
@@ -167,7 +172,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 	if (m->hdr.type == IPC_FILE && (u.file.file != NULL) != (m->has_fd != 0)) {
 		worker_kill(w, u.file.file ? "sent FILE without its descriptor"
 					   : "sent a descriptor with FILE's error");
-		ipc_msg_free(m->hdr.type, &u);
+		ipc_msg_view_free(m->hdr.type, &u);
 		return;
 	}
 	switch (m->hdr.type) {
@@ -219,7 +224,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		log_msg(u.log.priority, "worker %d: %s", (int)w->pid, u.log.message.s);
 		break;
 	}
-	ipc_msg_free(m->hdr.type, &u);
+	ipc_msg_view_free(m->hdr.type, &u);
 }
 
 /* Read and dispatch everything worker `w` has sent. */

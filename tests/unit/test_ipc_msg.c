@@ -221,6 +221,42 @@ START_TEST(result_take)
 }
 END_TEST
 
+/* A view of a RESULT reads the frame's own strings and values, copying none. */
+START_TEST(result_view)
+{
+	struct ipc_result r;
+	char err[IPC_ERR_LEN];
+	struct ipc_msg f = frame_of(IPC_RESULT, "{\"success\": false, \"stdout\": \"2\\n\","
+					       " \"stderr\": \"e\", \"rich_outputs\": [{\"mime_type\":"
+					       " \"application/json\", \"data\": {\"a\": 1}}],"
+					       " \"error\": {\"type\": \"E\", \"message\": \"m\","
+					       " \"traceback\": \"t\"}, \"execution_time\": 0.5,"
+					       " \"kernel_restarted\": false, \"dropped_mime\": [\"x/y\"],"
+					       " \"artifacts\": [{\"name\": \"a.csv\", \"size_bytes\": 3,"
+					       " \"mime_type\": \"text/csv\", \"modified_at\": \"z\"}]}");
+	struct json_object *p = f.payload;
+	struct json_object *rich0 = json_object_array_get_idx(json_object_object_get(p, "rich_outputs"), 0);
+
+	ck_assert_int_eq(ipc_msg_view(&f, IPC_RESULT, &r, err, sizeof(err)), 0);
+	ck_assert_ptr_eq(r.out.s, json_object_get_string(json_object_object_get(p, "stdout")));
+	ck_assert_uint_eq(r.out.len, 2);
+	ck_assert_ptr_eq(r.err.s, json_object_get_string(json_object_object_get(p, "stderr")));
+	ck_assert_ptr_eq(r.rich[0].data, json_object_object_get(rich0, "data"));
+	ck_assert_ptr_eq(r.rich[0].mime_type,
+			 json_object_get_string(json_object_object_get(rich0, "mime_type")));
+	ck_assert_str_eq(r.error->message.s, "m");
+	ck_assert_str_eq(r.dropped_mime[0], "x/y");
+	ck_assert_ptr_null(r.dropped_mime[1]);
+	ck_assert_str_eq(r.artifacts[0].name, "a.csv");
+	ipc_msg_view_free(IPC_RESULT, &r);
+	ck_assert_ptr_null(r.rich);
+	/* The payload is untouched: it still holds everything, once. */
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(
+				 json_object_object_get(rich0, "data"), "a")), 1);
+	ipc_msg_clear(&f);
+}
+END_TEST
+
 /* FILE_OPEN, FILES and FILE: paths stay below outputs/, FILE is one of error and file. */
 START_TEST(file_messages)
 {
@@ -576,6 +612,13 @@ START_TEST(rejections)
 			      rejected[i].json ? rejected[i].json : "(empty)", rejected[i].want,
 			      rc == 0 ? "accepted" : "", err);
 		ipc_msg_free(rejected[i].type, buf);
+		/* A view checks exactly what a decode checks. */
+		err[0] = '\0';
+		rc = ipc_msg_view(&f, rejected[i].type, buf, err, sizeof(err));
+		ck_assert_msg(rc == -1 && strstr(err, rejected[i].want) != NULL,
+			      "view, case %zu: want \"%s\", got %s \"%s\"", i, rejected[i].want,
+			      rc == 0 ? "accepted" : "", err);
+		ipc_msg_view_free(rejected[i].type, buf);
 		ipc_msg_clear(&f);
 	}
 }
@@ -661,6 +704,7 @@ main(void)
 	tcase_add_test(tc, result_roundtrip);
 	tcase_add_test(tc, streaming_roundtrip);
 	tcase_add_test(tc, result_take);
+	tcase_add_test(tc, result_view);
 	tcase_add_test(tc, small_messages_roundtrip);
 	tcase_add_test(tc, empty_messages);
 	tcase_add_test(tc, rejections);
