@@ -143,6 +143,8 @@ struct config {
 	int http_max_streams_per_session;
 	int http_max_calls_per_session;	 /* http.max_concurrent_calls_per_session */
 	int http_max_connections_per_client; /* 0: half of the threads */
+	int http_linger_s;		 /* reading on after an early 413; 0: none */
+	long http_linger_bytes;
 	char *log_facility;
 	int shutdown_grace_s;
 	enum front_restart front_restart;

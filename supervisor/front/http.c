@@ -23,6 +23,7 @@
 #include "health.h"
 #include "http.h"
 #include "http_conn.h"
+#include "http_linger.h"
 #include "listen_probe.h"
 #include "log.h"
 #include "memtrim.h"
@@ -201,24 +202,94 @@ send_http_error_close(struct mg_connection *conn, int status, const char *messag
 	return send_http_error(conn, status, message);
 }
 
+/* What a request's body may be, read under config_lock for each request. */
+struct body_limits {
+	size_t max;	  /* max_request_bytes */
+	int linger_s;	  /* http.linger_s */
+	long linger_bytes; /* http.linger_bytes */
+};
+
 /*
- * Read the request body, refusing (with 413) one larger than `max` bytes
- * before reading it. Returns the body (caller frees) or
- * NULL after answering.
+ * After a 413 sent before the body was read: read and drop the rest
+ * (http_linger.h), so that a client still sending it reads the answer
+ * instead of a reset. The handler is counted in `busy` meanwhile, so
+ * lingering never takes the threads kept for /health.
  */
-static char *
-read_body(struct mg_connection *conn, size_t max, size_t *len)
+static void
+linger_after_413(struct mg_connection *conn, const struct body_limits *lim)
 {
 	const struct mg_request_info *ri = mg_get_request_info(conn);
+	struct http_linger_result r;
+	int fd = http_conn_socket(conn);
+
+	if (lim->linger_s == 0 || lim->linger_bytes == 0)
+		return;
+	if (fd < 0) {
+		log_warnx("http: cannot find the socket of %s:%d to read the rest of its body "
+			  "after its 413", ri->remote_addr, ri->remote_port);
+		return;
+	}
+	http_linger(fd, lim->linger_s, lim->linger_bytes, &r);
+	if (r.end == HTTP_LINGER_ERROR)
+		log_warnx("http: reading the rest of the body of %s:%d after its 413: %s",
+			  ri->remote_addr, ri->remote_port, strerror(r.err));
+	else if (r.end != HTTP_LINGER_CLOSED)
+		log_info("POST /mcp from %s: still sending %.1f s and %lld bytes after its 413 "
+			 "(%s); closed", ri->remote_addr, r.seconds, r.bytes,
+			 r.end == HTTP_LINGER_TIME ? "http.linger_s" : "http.linger_bytes");
+}
+
+/* Answer 413, then read on (linger_after_413) before the close. */
+static void
+refuse_body(struct mg_connection *conn, const struct body_limits *lim)
+{
+	send_http_error_close(conn, 413, "request body exceeds max_request_bytes");
+	linger_after_413(conn, lim);
+}
+
+/*
+ * A client that sent Expect: 100-continue waits for the 100 before its
+ * body; civetweb sends none to a request handler. Written on the socket
+ * itself: civetweb takes anything written through it for the start of
+ * the answer, and would then send no headers.
+ */
+static void
+send_continue(struct mg_connection *conn)
+{
+	static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	const char *expect = mg_get_header(conn, "Expect");
+	int fd;
+
+	if (expect == NULL || strcasecmp(expect, "100-continue") != 0 ||
+	    strcmp(ri->http_version, "1.1") != 0)
+		return;
+	if ((fd = http_conn_socket(conn)) < 0 ||
+	    send(fd, line, sizeof(line) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(line) - 1)
+		log_warn("http: cannot send 100 Continue to %s:%d", ri->remote_addr,
+			 ri->remote_port);
+}
+
+/*
+ * Read the request body, refusing (with 413) one larger than lim->max
+ * bytes before reading it, and asking for it (100 Continue) otherwise.
+ * Returns the body (caller frees) or NULL after answering.
+ */
+static char *
+read_body(struct mg_connection *conn, const struct body_limits *lim, size_t *len)
+{
+	const struct mg_request_info *ri = mg_get_request_info(conn);
+	size_t max = lim->max;
 	size_t cap = ri->content_length >= 0 ? (size_t)ri->content_length : 65536;
 	size_t used = 0;
 	/* A body trickled in must not hold the thread past the header limit. */
 	time_t deadline = time(NULL) + cfg->http_header_timeout_s;
 
 	if (ri->content_length > (long long)max) {
-		send_http_error_close(conn, 413, "request body exceeds max_request_bytes");
+		refuse_body(conn, lim);
 		return NULL;
 	}
+	send_continue(conn);
 	char *body = xmalloc(cap + 1);
 	for (;;) {
 		if (used == cap) {
@@ -240,7 +311,7 @@ read_body(struct mg_connection *conn, size_t max, size_t *len)
 	}
 	if (used > max) {
 		free(body);
-		send_http_error_close(conn, 413, "request body exceeds max_request_bytes");
+		refuse_body(conn, lim);
 		return NULL;
 	}
 	body[used] = '\0';
@@ -415,7 +486,9 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	/* Reload swaps allowed_origins under config_lock. */
 	config_read_lock();
 	int refused = check_origin_and_host(conn, cfg->listen_host, denied, sizeof(denied));
-	size_t max_body = (size_t)cfg->max_request_bytes;
+	struct body_limits lim = {.max = (size_t)cfg->max_request_bytes,
+				  .linger_s = cfg->http_linger_s,
+				  .linger_bytes = cfg->http_linger_bytes};
 	config_read_unlock();
 	if (refused) {
 		log_info("%s /mcp from %s refused: %s", ri->request_method, ri->remote_addr, denied);
@@ -454,7 +527,7 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	rq.client_gone = http_client_gone;
 	rq.io = &io;
 	if (strcmp(ri->request_method, "POST") == 0) {
-		if ((body = read_body(conn, max_body, &rq.body_len)) == NULL) {
+		if ((body = read_body(conn, &lim, &rq.body_len)) == NULL) {
 			atomic_fetch_sub(&busy, 1);
 			return 413;
 		}

@@ -318,23 +318,31 @@ find_socket(const struct mg_request_info *ri)
 	return each_client_socket(listen_port, match_peer, (void *)ri) - 1;
 }
 
-enum http_peer
-http_conn_peer(const struct mg_connection *conn, int wait_ms)
+int
+http_conn_socket(const struct mg_connection *conn)
 {
 	struct http_conn *hc = mg_get_user_connection_data(conn);
 
 	if (hc == NULL)
-		return HTTP_PEER_UNKNOWN;
+		return -1;
 	if (hc->fd == -1) {
 		const struct mg_request_info *ri = mg_get_request_info(conn);
 		hc->fd = ri ? find_socket(ri) : -1;
+		if (hc->fd < 0)
+			hc->fd = -2; /* look once: the socket will not appear later */
 	}
-	if (hc->fd < 0) {
-		hc->fd = -2; /* look once: the socket will not appear later */
+	return hc->fd >= 0 ? hc->fd : -1;
+}
+
+enum http_peer
+http_conn_peer(const struct mg_connection *conn, int wait_ms)
+{
+	int fd = http_conn_socket(conn);
+
+	if (fd < 0)
 		return HTTP_PEER_UNKNOWN;
-	}
 	/* A reset shows as POLLERR/POLLHUP; a FIN only as POLLRDHUP. */
-	struct pollfd p = {.fd = hc->fd, .events = POLLRDHUP};
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
 	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)))
 		return HTTP_PEER_GONE;
 	if (!(p.revents & POLLRDHUP))

@@ -31,6 +31,13 @@ int http_conn_open(const struct mg_connection *conn, void **data);
 /* civetweb's connection_close callback: uncount and free the record. */
 void http_conn_close(const struct mg_connection *conn);
 
+/*
+ * The socket of `conn`, or -1 if it cannot be found (looked up once). It
+ * stays civetweb's: read or write it only while civetweb does not, and
+ * never close it.
+ */
+int http_conn_socket(const struct mg_connection *conn);
+
 enum http_peer {
 	HTTP_PEER_HERE,	  /* nothing heard: the client waits */
 	HTTP_PEER_EOF,	  /* it sent FIN: a half-close, or a close not yet proven */
