@@ -29,6 +29,7 @@
 #include "control_socket.h"
 #include "envbuild.h"
 #include "fsutil.h"
+#include "landlock.h"
 #include "log.h"
 #include "memtrim.h"
 #include "mpl_check.h"
@@ -374,6 +375,20 @@ main(int argc, char *argv[])
 		free(abs);
 		return 1;
 	}
+	cfg.landlock_abi = landlock_resolve(cfg.kernel_landlock, err, sizeof(err));
+	if (cfg.landlock_abi == -1 && check_only) {
+		fprintf(stderr, "codeexecd: %s\n", err);
+		config_free(&cfg);
+		free(abs);
+		return 1;
+	}
+	if (cfg.landlock_abi == -1)
+		fatalx("%s", err);
+	landlock_state_text(cfg.kernel_landlock, cfg.landlock_abi, err, sizeof(err));
+	if (check_only)
+		fprintf(stderr, "codeexecd: %s\n", err);
+	else
+		log_info("%s", err);
 	if (check_only) {
 		/* The tokens file too: its mode is checked when it is read. */
 		if (cfg.auth_mode == AUTH_TOKENS &&
