@@ -27,6 +27,7 @@
 #ifndef WORKER_SANDBOX_H
 #define WORKER_SANDBOX_H
 
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -55,7 +56,12 @@ struct sandbox {
 	struct cgroup *cg;	/* the kernel's group, made by sandbox_cgroup_create */
 	unsigned long oom_base; /* OOM kills counted before this kernel started */
 	char *helper;		/* codeexec-seccomp.so beside our executable */
+	int landlock_abi;	/* START's: 0, or confine the kernel at this ABI */
+	char **landlock_hide;	/* START's, taken by route.c */
 };
+
+/* START's landlock_hide, at most. */
+#define SANDBOX_HIDE_MAX 16
 
 /*
  * What a kernel about to start needs, made by sandbox_prepare() and
@@ -82,7 +88,16 @@ struct sandbox_launch {
 				 * (seccomp: its working directory); kernel.c closes it */
 	int unix_fds[SANDBOX_UNIX_FDS]; /* START's unix_fds, connected; freeing ln closes them */
 	int n_unix_fds;
+	/*
+	 * kernel_landlock: the ruleset (-1: none), what the child adds to it
+	 * for the directories it mounts (sandbox_private_dirs' bits, then
+	 * SANDBOX_LATE_PROC) and the rights it handles.
+	 */
+	int ll_fd;
+	unsigned ll_late;
+	uint64_t ll_rw;
 };
+#define SANDBOX_LATE_PROC (1u << SANDBOX_NPRIVATE)
 
 /* The directories an isolated kernel gets a private tmpfs on. */
 extern const char *const sandbox_private_dirs[SANDBOX_NPRIVATE];
@@ -100,6 +115,7 @@ enum sandbox_stage {
 	SANDBOX_STAGE_MOUNTS,
 	SANDBOX_STAGE_NESTED,
 	SANDBOX_STAGE_PIDNS,
+	SANDBOX_STAGE_LANDLOCK,
 };
 
 /*
@@ -138,6 +154,16 @@ const char *sandbox_stage_text(int stage);
 
 /* The kernel ended: 1 if its group's memory limit killed something. */
 int sandbox_oom_killed(struct sandbox *sb);
+
+/*
+ * kernel_landlock (sandbox_landlock.c), in every mode, before the fork:
+ * build the kernel's ruleset into ln->ll_fd. 0, or -1 with why[why_len].
+ */
+int sandbox_landlock_prepare(const struct sandbox *sb, char **argv, char **envp, const char *cwd,
+			     const char *runtime_dir, struct sandbox_launch *ln, char *why,
+			     size_t why_len);
+/* In the child, last before the exec: confine it. 0, or -1 with errno. */
+int sandbox_landlock_child(const struct sandbox_launch *ln);
 
 /* ---- The per-mode backends: prepare and child are sandbox.c's to call ---- */
 
