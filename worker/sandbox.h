@@ -39,7 +39,9 @@
 #include "netmode.h"
 
 #define SANDBOX_KEEP_MAX 8
-#define SANDBOX_NPRIVATE 3
+/* The private directories of an isolated kernel; the first SANDBOX_NTEMP are temporary ones. */
+#define SANDBOX_NPRIVATE 5
+#define SANDBOX_NTEMP 3
 
 /* What START asked for (ipc_msg.h); owned by main.c. */
 struct sandbox {
@@ -77,7 +79,7 @@ struct sandbox_launch {
 	int cg_fds[CGROUP_NCTL]; /* cgroup.procs of the kernel's group */
 	int n_cg_fds;
 	/*
-	 * isolated: the directories of /tmp, /var/tmp and /dev/shm the kernel
+	 * isolated: the directories of its private ones (/tmp, /run...) the kernel
 	 * needs (its cwd, runtime_dir, interpreter or environment there), bound
 	 * back over the private tmpfs; everything else there is hidden.
 	 */
@@ -99,7 +101,11 @@ struct sandbox_launch {
 };
 #define SANDBOX_LATE_PROC (1u << SANDBOX_NPRIVATE)
 
-/* The directories an isolated kernel gets a private tmpfs on. */
+/*
+ * The directories an isolated kernel gets a private tmpfs on: the
+ * temporary ones, then /run and /var/run, whose host sockets (D-Bus, a
+ * database's, X's) it must not reach.
+ */
 extern const char *const sandbox_private_dirs[SANDBOX_NPRIVATE];
 
 /* Failure stages reported by the child (kernel_spawn.c adds its own below 16). */

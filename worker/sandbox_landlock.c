@@ -221,7 +221,7 @@ add_writable(struct rules *r, const struct sandbox *sb, char **envp, const char 
 	}
 	if (sb->mode == NET_ISOLATED)
 		return 0; /* its own, mounted in the child: sandbox_landlock_child() */
-	for (int d = 0; d < SANDBOX_NPRIVATE; d++)
+	for (int d = 0; d < SANDBOX_NTEMP; d++)
 		if (add_path(r, sandbox_private_dirs[d], strlen(sandbox_private_dirs[d]), all, 0) ==
 		    -1)
 			return -1;
@@ -249,9 +249,14 @@ late_dirs(const struct rules *r)
 {
 	unsigned late = SANDBOX_LATE_PROC;
 
-	for (int d = 0; d < SANDBOX_NPRIVATE; d++)
-		if (hidden_at(r, sandbox_private_dirs[d]) == 0)
+	for (int d = 0; d < SANDBOX_NPRIVATE; d++) {
+		/* A link (/var/run) leads to another of them, which has its own bit. */
+		char *real = realpath(sandbox_private_dirs[d], NULL);
+		if (real && strcmp(real, sandbox_private_dirs[d]) == 0 &&
+		    hidden_at(r, sandbox_private_dirs[d]) == 0)
 			late |= 1u << d;
+		free(real);
+	}
 	return late;
 }
 
