@@ -32,7 +32,7 @@
  * 8: RESULT's spill_files, for /metrics. 9: outputs/: RESULT's artifacts,
  * FILE_LIST/FILES and FILE_OPEN/FILE (a descriptor passed with SCM_RIGHTS).
  * 10: START's unix_fds (sidecars' brokers for seccomp kernels).
- * 11: START's landlock_abi and landlock_hide (kernel_landlock). */
+ * 11: START's landlock_abi and hide_paths (kernel_landlock). */
 #define IPC_VERSION 11
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */

@@ -75,9 +75,9 @@ sandbox_free(struct sandbox *sb)
 	cgroup_layout_free(&sb->layout);
 	free(sb->cgroup_name);
 	free(sb->helper);
-	strv_free(sb->landlock_hide);
+	strv_free(sb->hide_paths);
 	sb->cgroup_name = sb->helper = NULL;
-	sb->landlock_hide = NULL;
+	sb->hide_paths = NULL;
 }
 
 int

@@ -59,10 +59,10 @@ struct sandbox {
 	unsigned long oom_base; /* OOM kills counted before this kernel started */
 	char *helper;		/* codeexec-seccomp.so beside our executable */
 	int landlock_abi;	/* START's: 0, or confine the kernel at this ABI */
-	char **landlock_hide;	/* START's, taken by route.c */
+	char **hide_paths;	/* START's, taken by route.c */
 };
 
-/* START's landlock_hide, at most. */
+/* START's hide_paths, at most. */
 #define SANDBOX_HIDE_MAX 16
 
 /*

@@ -12,7 +12,7 @@
  * not exist before) and restricts itself, after no_new_privs.
  *
  * Landlock only allows: to keep the daemon's configuration, state_dir and
- * runtime_dir (START's landlock_hide) out of a directory the kernel reads
+ * runtime_dir (START's hide_paths) out of a directory the kernel reads
  * or writes, that directory gets no rule of its own but each of its
  * entries does, down to the hidden paths, which get none. A path named
  * below a hidden one (the kernel's cwd, below state_dir) is its own.
@@ -280,7 +280,7 @@ sandbox_landlock_prepare(const struct sandbox *sb, char **argv, char **envp, con
 	if (r.fd == -1)
 		return err_set(why, why_len, "landlock: create the ruleset (ABI %d): %s",
 			       sb->landlock_abi, strerror(errno));
-	rules_hide(&r, sb->landlock_hide);
+	rules_hide(&r, sb->hide_paths);
 	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
 		if (add_path(&r, system_dirs[i], strlen(system_dirs[i]), LANDLOCK_FS_READ_ONLY,
 			     0) == -1)

@@ -149,7 +149,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 		.limits = &lim,
 		.unix_fds = unix_fds,
 		.landlock_abi = cfg->landlock_abi,
-		.landlock_hide = hide,
+		.hide_paths = hide,
 	};
 	if (l->cgroups) {
 		ipc_cgroup_from_layout(&cg, ctl, l->cgroups, strrchr(w->rundir, '/') + 1);

@@ -97,8 +97,8 @@ START_TEST(start_roundtrip)
 	ck_assert_str_eq(out.unix_fds[0], "MODEL_URL_SOCKET_FD=/run/sidecars/model.sock.fds");
 	ck_assert_ptr_null(out.unix_fds[1]);
 	ck_assert_int_eq(out.landlock_abi, 7);
-	ck_assert_str_eq(out.landlock_hide[1], "/state");
-	ck_assert_ptr_null(out.landlock_hide[2]);
+	ck_assert_str_eq(out.hide_paths[1], "/state");
+	ck_assert_ptr_null(out.hide_paths[2]);
 	ipc_cgroup_to_layout(out.cgroup, &back);
 	ck_assert_int_eq(back.version[CGROUP_MEMORY], 2);
 	ck_assert_int_eq(back.version[CGROUP_PIDS], 1);
@@ -480,8 +480,8 @@ static const struct {
 		    " \"landlock_abi\": 65}",
 	 "START: landlock_abi: must be an integer in [0, 64]"},
 	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
-		    " \"landlock_hide\": [\"etc/codeexecd.yaml\"]}",
-	 "START: landlock_hide:"},
+		    " \"hide_paths\": [\"etc/codeexecd.yaml\"]}",
+	 "START: hide_paths:"},
 	{IPC_OUTPUT, "{\"name\": \"stdin\", \"text\": \"x\"}",
 	 "OUTPUT: name: must be one of \"stdout\", \"stderr\""},
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": \"5\"}", "EXECUTE: timeout_s: must be a number"},
