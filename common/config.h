@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "landlock.h"
 #include "netmode.h"
 #include "sidecar_config.h"
 #include "strlist.h"
@@ -163,6 +164,8 @@ struct config {
 	char *group;
 	char *control_group;		 /* may use the control socket; "": none */
 	enum kernel_history kernel_history;
+	enum landlock_use kernel_landlock;
+	int landlock_abi;		 /* what kernels are confined at (landlock_resolve); 0: not */
 
 	/* authentication (supervisor/front/auth*.c, common/auth_config.c) */
 	char *entra_client_id;		 /* seed 000's Entra preset; "": none */

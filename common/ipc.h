@@ -31,8 +31,9 @@
  * 6: EXECUTE's allow_mime, RESULT's dropped_mime. 7: START's warm_code.
  * 8: RESULT's spill_files, for /metrics. 9: outputs/: RESULT's artifacts,
  * FILE_LIST/FILES and FILE_OPEN/FILE (a descriptor passed with SCM_RIGHTS).
- * 10: START's unix_fds (sidecars' brokers for seccomp kernels). */
-#define IPC_VERSION 10
+ * 10: START's unix_fds (sidecars' brokers for seccomp kernels).
+ * 11: START's landlock_abi and hide_paths (kernel_landlock). */
+#define IPC_VERSION 11
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

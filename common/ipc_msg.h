@@ -108,6 +108,15 @@ struct ipc_start {
 	 * connect() nowhere: a sidecar's descriptor broker (relay.h).
 	 */
 	char **unix_fds;
+	/*
+	 * Confine the kernel with Landlock at this ABI before the exec (0: not):
+	 * it fails to start when this host offers less. hide_paths: the
+	 * daemon's absolute paths (its configuration, state_dir, runtime_dir)
+	 * the kernel may not reach even where it reads the directories above
+	 * them; its own cwd and runtime_dir below them stay its own.
+	 */
+	int landlock_abi;
+	char **hide_paths;
 };
 
 /*

@@ -90,6 +90,8 @@ static const struct ipc_field start_fields[] = {
 	IPC_F_U32(ipc_start, "gid", gid, 1, UINT32_MAX - 1, IPC_OPT),
 	IPC_F_OBJ(ipc_start, "limits", limits, limits_schema, IPC_OPT),
 	IPC_F_OBJ(ipc_start, "cgroup", cgroup, cgroup_schema, IPC_OPT),
+	IPC_F_INT(ipc_start, "landlock_abi", landlock_abi, 0, 64, IPC_OPT),
+	IPC_F_STRV(ipc_start, "hide_paths", hide_paths, 16, IPC_OPT | IPC_ABS),
 };
 static const struct ipc_schema start_schema =
 	SCHEMA("START", ipc_start, start_fields, start_check);

@@ -29,6 +29,7 @@
 #include "control_socket.h"
 #include "envbuild.h"
 #include "fsutil.h"
+#include "landlock.h"
 #include "listen_probe.h"
 #include "log.h"
 #include "memtrim.h"
@@ -447,6 +448,20 @@ main(int argc, char *argv[])
 		free(abs);
 		return 1;
 	}
+	cfg.landlock_abi = landlock_resolve(cfg.kernel_landlock, err, sizeof(err));
+	if (cfg.landlock_abi == -1 && check_only) {
+		fprintf(stderr, "codeexecd: %s\n", err);
+		config_free(&cfg);
+		free(abs);
+		return 1;
+	}
+	if (cfg.landlock_abi == -1)
+		fatalx("%s", err);
+	landlock_state_text(cfg.kernel_landlock, cfg.landlock_abi, err, sizeof(err));
+	if (check_only)
+		fprintf(stderr, "codeexecd: %s\n", err);
+	else
+		log_info("%s", err);
 	if (check_only) {
 		/* What start-up refuses before the fork, in the same words. */
 		if (preflight_check(&cfg, 1, err, sizeof(err)) == -1) {

@@ -242,6 +242,8 @@ take_start(struct wstate *w, struct ipc_start *st, char *why, size_t why_len)
 	s->sb = &w->sb;
 	if (sandbox_from_start(&w->sb, st, why, why_len) == -1)
 		return -1;
+	w->sb.hide_paths = st->hide_paths;
+	st->hide_paths = NULL;
 	w->place.chown = w->sb.has_id;
 	w->place.uid = w->sb.uid;
 	w->place.gid = w->sb.gid;

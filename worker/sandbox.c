@@ -12,6 +12,7 @@
 
 #include <cap-ng.h>
 
+#include "landlock.h"
 #include "log.h"
 #include "sandbox.h"
 #include "sandbox_steps.h"
@@ -50,6 +51,11 @@ sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, si
 		sb->cgroup_name = xstrdup(st->cgroup->name);
 		sb->has_cgroup = 1;
 	}
+	sb->landlock_abi = st->landlock_abi;
+	int abi = landlock_abi();
+	if (sb->landlock_abi > abi)
+		return err_set(why, why_len, "kernel_landlock: START asks for Landlock ABI %d, "
+			       "and this kernel offers %d", sb->landlock_abi, abi);
 	if (sb->has_id && geteuid() != 0 && !can_switch_identity())
 		return err_set(why, why_len, "uid/gid need the worker to run as root "
 			       "(or with CAP_SETUID and CAP_SETGID)");
@@ -69,7 +75,9 @@ sandbox_free(struct sandbox *sb)
 	cgroup_layout_free(&sb->layout);
 	free(sb->cgroup_name);
 	free(sb->helper);
+	strv_free(sb->hide_paths);
 	sb->cgroup_name = sb->helper = NULL;
+	sb->hide_paths = NULL;
 }
 
 int
@@ -111,7 +119,7 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 		const char *runtime_dir, struct sandbox_launch *ln, char *why, size_t why_len)
 {
 	memset(ln, 0, sizeof(*ln));
-	ln->pass_fd = -1;
+	ln->pass_fd = ln->ll_fd = -1;
 	/* The kernel binds its sockets there (its connection file is a memfd, kernel_spawn.c). */
 	if (sb->has_id && give(runtime_dir, NULL, sb, why, why_len) == -1)
 		return -1;
@@ -121,9 +129,14 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 	}
 	if (sb->mode == NET_ISOLATED)
 		sandbox_isolated_prepare(argv, envp, cwd, runtime_dir, ln);
-	if (sb->mode == NET_SECCOMP)
-		return sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why, why_len);
-	return 0;
+	if (sb->mode == NET_SECCOMP &&
+	    sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why, why_len) == -1)
+		return -1;
+	/* After seccomp's, whose startup and helper the kernel must read too. */
+	if (sb->landlock_abi == 0)
+		return 0;
+	return sandbox_landlock_prepare(sb, ln->argv ? ln->argv : argv, ln->envp ? ln->envp : envp,
+					cwd, runtime_dir, ln, why, why_len);
 }
 
 void
@@ -138,6 +151,9 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_unix_fds; i++)
 		close(ln->unix_fds[i]);
 	ln->n_unix_fds = 0;
+	if (ln->ll_fd >= 0)
+		close(ln->ll_fd);
+	ln->ll_fd = -1;
 	strv_free(ln->argv);
 	strv_free(ln->envp);
 	free(ln->start_dir);
@@ -160,6 +176,7 @@ static const struct {
 	{SANDBOX_STAGE_NNP, "cannot set no_new_privs"},
 	{SANDBOX_STAGE_MOUNTS, "kernel_network_mode isolated: cannot mount private /tmp, /var/tmp and /dev/shm"},
 	{SANDBOX_STAGE_PIDNS, "kernel_network_mode isolated: cannot start the kernel in a pid namespace with its own /proc"},
+	{SANDBOX_STAGE_LANDLOCK, "kernel_landlock: cannot confine the kernel with Landlock"},
 	{SANDBOX_STAGE_NESTED, "kernel_network_mode isolated: cannot set user.max_user_namespaces in the kernel's namespace"},
 };
 
@@ -195,17 +212,21 @@ sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *st
 	 * inherit without an identity takes nothing but the ambient capabilities
 	 * a worker of the daemon's shared user holds to keep control groups
 	 * root's (privdrop.c), which the kernel would otherwise inherit;
-	 * no_new_privs stays unset. (A root worker only runs so in tests: the
-	 * daemon refuses root kernels.)
+	 * no_new_privs stays unset unless Landlock needs it. (A root worker
+	 * only runs so in tests: the daemon refuses root kernels.)
 	 */
 	if (sb->mode == NET_INHERIT && !sb->has_id) {
 		if (geteuid() != 0 && sandbox_drop_caps() == -1)
 			return fail_at(stage, SANDBOX_STAGE_CAPS);
-		return 0;
-	}
-	if (sandbox_drop_caps() == -1)
+		if (ln->ll_fd < 0)
+			return 0;
+	} else if (sandbox_drop_caps() == -1) {
 		return fail_at(stage, SANDBOX_STAGE_CAPS);
+	}
+	/* Landlock needs no_new_privs: a confined kernel never gains privilege by exec. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
 		return fail_at(stage, SANDBOX_STAGE_NNP);
+	if (ln->ll_fd >= 0 && sandbox_landlock_child(ln) == -1)
+		return fail_at(stage, SANDBOX_STAGE_LANDLOCK);
 	return 0;
 }

@@ -27,6 +27,7 @@
 #ifndef WORKER_SANDBOX_H
 #define WORKER_SANDBOX_H
 
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -38,7 +39,9 @@
 #include "netmode.h"
 
 #define SANDBOX_KEEP_MAX 8
-#define SANDBOX_NPRIVATE 3
+/* The private directories of an isolated kernel; the first SANDBOX_NTEMP are temporary ones. */
+#define SANDBOX_NPRIVATE 5
+#define SANDBOX_NTEMP 3
 
 /* What START asked for (ipc_msg.h); owned by main.c. */
 struct sandbox {
@@ -55,7 +58,12 @@ struct sandbox {
 	struct cgroup *cg;	/* the kernel's group, made by sandbox_cgroup_create */
 	unsigned long oom_base; /* OOM kills counted before this kernel started */
 	char *helper;		/* codeexec-seccomp.so beside our executable */
+	int landlock_abi;	/* START's: 0, or confine the kernel at this ABI */
+	char **hide_paths;	/* START's, taken by route.c */
 };
+
+/* START's hide_paths, at most. */
+#define SANDBOX_HIDE_MAX 16
 
 /*
  * What a kernel about to start needs, made by sandbox_prepare() and
@@ -71,7 +79,7 @@ struct sandbox_launch {
 	int cg_fds[CGROUP_NCTL]; /* cgroup.procs of the kernel's group */
 	int n_cg_fds;
 	/*
-	 * isolated: the directories of /tmp, /var/tmp and /dev/shm the kernel
+	 * isolated: the directories of its private ones (/tmp, /run...) the kernel
 	 * needs (its cwd, runtime_dir, interpreter or environment there), bound
 	 * back over the private tmpfs; everything else there is hidden.
 	 */
@@ -82,9 +90,22 @@ struct sandbox_launch {
 				 * (seccomp: its working directory); kernel.c closes it */
 	int unix_fds[SANDBOX_UNIX_FDS]; /* START's unix_fds, connected; freeing ln closes them */
 	int n_unix_fds;
+	/*
+	 * kernel_landlock: the ruleset (-1: none), what the child adds to it
+	 * for the directories it mounts (sandbox_private_dirs' bits, then
+	 * SANDBOX_LATE_PROC) and the rights it handles.
+	 */
+	int ll_fd;
+	unsigned ll_late;
+	uint64_t ll_rw;
 };
+#define SANDBOX_LATE_PROC (1u << SANDBOX_NPRIVATE)
 
-/* The directories an isolated kernel gets a private tmpfs on. */
+/*
+ * The directories an isolated kernel gets a private tmpfs on: the
+ * temporary ones, then /run and /var/run, whose host sockets (D-Bus, a
+ * database's, X's) it must not reach.
+ */
 extern const char *const sandbox_private_dirs[SANDBOX_NPRIVATE];
 
 /* Failure stages reported by the child (kernel_spawn.c adds its own below 16). */
@@ -100,6 +121,7 @@ enum sandbox_stage {
 	SANDBOX_STAGE_MOUNTS,
 	SANDBOX_STAGE_NESTED,
 	SANDBOX_STAGE_PIDNS,
+	SANDBOX_STAGE_LANDLOCK,
 };
 
 /*
@@ -138,6 +160,16 @@ const char *sandbox_stage_text(int stage);
 
 /* The kernel ended: 1 if its group's memory limit killed something. */
 int sandbox_oom_killed(struct sandbox *sb);
+
+/*
+ * kernel_landlock (sandbox_landlock.c), in every mode, before the fork:
+ * build the kernel's ruleset into ln->ll_fd. 0, or -1 with why[why_len].
+ */
+int sandbox_landlock_prepare(const struct sandbox *sb, char **argv, char **envp, const char *cwd,
+			     const char *runtime_dir, struct sandbox_launch *ln, char *why,
+			     size_t why_len);
+/* In the child, last before the exec: confine it. 0, or -1 with errno. */
+int sandbox_landlock_child(const struct sandbox_launch *ln);
 
 /* ---- The per-mode backends: prepare and child are sandbox.c's to call ---- */
 

@@ -2,7 +2,8 @@
  * sandbox_isolated.c - kernel_network_mode isolated: the kernel gets its own
  * user, network, mount, pid and IPC namespaces. Its identity is mapped to root inside
  * only long enough to bring loopback up, mount a private tmpfs on /tmp,
- * /var/tmp and /dev/shm (so nothing a kernel leaves there reaches the next
+ * /var/tmp, /dev/shm, /run and /var/run (so that it reaches no Unix socket
+ * of the host's there, and nothing a kernel leaves there reaches the next
  * tenant of its uid, nor anything of another kernel this one) and cap the
  * user namespaces below at the one that follows: a second user namespace
  * nested in the first then maps the identity back to its own uid/gid, so
@@ -42,7 +43,8 @@
 /* The kernel gives loopback this index in every network namespace. */
 #define LOOPBACK_IFINDEX 1
 
-const char *const sandbox_private_dirs[SANDBOX_NPRIVATE] = {"/tmp", "/var/tmp", "/dev/shm"};
+const char *const sandbox_private_dirs[SANDBOX_NPRIVATE] = {"/tmp", "/var/tmp", "/dev/shm", "/run",
+							     "/var/run"};
 
 /* Keep the directory of private dir `d` that path lies in, if it does. */
 static void
@@ -193,7 +195,8 @@ private_mounts(const struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_keep; i++)
 		fd[i] = open(ln->keep_path[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (int d = 0; rc == 0 && d < SANDBOX_NPRIVATE; d++) {
-		if (stat(sandbox_private_dirs[d], &st) == -1 || !S_ISDIR(st.st_mode))
+		/* /var/run is mostly a link to /run: a mount would follow it there again. */
+		if (lstat(sandbox_private_dirs[d], &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
 		if (mount("tmpfs", sandbox_private_dirs[d], "tmpfs", MS_NOSUID | MS_NODEV,
 			  "mode=1777") == -1)

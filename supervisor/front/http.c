@@ -604,6 +604,18 @@ metadata_handler(struct mg_connection *conn, void *unused)
 	return 200;
 }
 
+/* Whether kernels are confined by Landlock, and at which ABI (kernel_landlock). */
+static struct json_object *
+landlock_json(int abi)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "enabled", json_object_new_boolean(abi > 0));
+	if (abi > 0)
+		json_object_object_add(o, "abi", json_object_new_int(abi));
+	return o;
+}
+
 /*
  * /health takes no lock: it must answer while anything else is slow, and
  * says "degraded" (503, with the reason) while the daemon cannot start
@@ -629,6 +641,7 @@ health_handler(struct mg_connection *conn, void *unused)
 	json_object_object_add(o, "name", json_object_new_string(cfg->name));
 	json_object_object_add(o, "sessions", json_object_new_int(session_count()));
 	json_object_object_add(o, "idle_kernels", json_object_new_int(pool_idle_count()));
+	json_object_object_add(o, "landlock", landlock_json(cfg->landlock_abi));
 	if (cfg->sidecars.n > 0)
 		json_object_object_add(o, "sidecars", sidecar_view_json());
 	start_failure_add(o);

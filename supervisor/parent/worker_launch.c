@@ -132,6 +132,8 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 
 	kernel_env_session(cfg, env, w->workdir);
 	char **unix_fds = sidecar_unix_fds(cfg);
+	/* What of the daemon a kernel of its uid could read: Landlock hides it. */
+	char *hide[] = {cfg->file, cfg->state_dir, cfg->runtime_dir, NULL};
 	struct ipc_start st = {
 		.argv = strings_of(argv),
 		.env = kernel_env_strings(env),
@@ -146,6 +148,8 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 		.gid = (uint32_t)uid,
 		.limits = &lim,
 		.unix_fds = unix_fds,
+		.landlock_abi = cfg->landlock_abi,
+		.hide_paths = hide,
 	};
 	if (l->cgroups) {
 		ipc_cgroup_from_layout(&cg, ctl, l->cgroups, strrchr(w->rundir, '/') + 1);

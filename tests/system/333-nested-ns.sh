@@ -6,7 +6,9 @@
 # an unprivileged uid may make a user namespace and mount there. isolated,
 # with and without kernel_uid_range, caps user.max_user_namespaces in the
 # kernel's outer namespace, so every one of them fails; seccomp's filter
-# denies them. Outcomes per mode in probes_tenant.EXPECT["nested"].
+# denies them. inherit with Landlock (kernel_landlock: auto; the other
+# rounds run without it) may make the user namespace, but mount nothing in
+# it. Outcomes per round in probes_tenant.EXPECT["nested"].
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -19,12 +21,15 @@ worker_for_other_uids
 chmod 711 "$TMPD" # kernels under other uids reach their session directories
 PORT=$(free_port)
 
-for round in inherit isolated isolated-shared seccomp; do
-	mode=${round%-shared}
+for round in inherit inherit-landlock isolated isolated-shared seccomp; do
+	mode=${round%-*}
 	range='kernel_uid_range: "63370-63379"'
 	[ $round = isolated-shared ] && range=
+	landlock=off
+	[ $round = inherit-landlock ] && landlock=auto
 	CFG_WARM=1
 	CFG_EXTRA="kernel_network_mode: $mode
+kernel_landlock: $landlock
 $range"
 	write_config
 	start_daemon

@@ -170,6 +170,8 @@ EXPECT = {
     },
 }
 EXPECT["nested"]["isolated-shared"] = EXPECT["nested"]["isolated"]
+# Landlock refuses a confined process every mount, in a namespace of its own too.
+EXPECT["nested"]["inherit-landlock"] = dict(EXPECT["nested"]["inherit"], userns_then_mount="EPERM")
 # Item 5, the /proc half: an isolated kernel is pid 1 of its own pid
 # namespace with its own /proc; the other modes share the host's /proc.
 EXPECT["proc"] = {

@@ -64,6 +64,7 @@ START_TEST(start_roundtrip)
 	char *env[] = {"PATH=/env/bin:/usr/bin", "EMPTY=", "EQ=a=b", NULL};
 	char *mime[] = {"text/plain", "image/png", NULL};
 	char *fds[] = {"MODEL_URL_SOCKET_FD=/run/sidecars/model.sock.fds", NULL};
+	char *hide[] = {"/etc/codeexecd.yaml", "/state", NULL};
 	struct ipc_limits lim = {256, 64, 0.5, 200, 5};
 	struct cgroup_layout l = {.version = {2, 1, 0},
 				  .parent = {"/sys/fs/cgroup/d/kernels", "/sys/fs/cgroup/pids/x"}};
@@ -71,7 +72,7 @@ START_TEST(start_roundtrip)
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
 			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg,
-			       "import numpy\n0\n", fds};
+			       "import numpy\n0\n", fds, 7, hide};
 	struct ipc_start out;
 	struct cgroup_layout back;
 
@@ -95,6 +96,9 @@ START_TEST(start_roundtrip)
 	ck_assert_str_eq(out.warm_code, "import numpy\n0\n");
 	ck_assert_str_eq(out.unix_fds[0], "MODEL_URL_SOCKET_FD=/run/sidecars/model.sock.fds");
 	ck_assert_ptr_null(out.unix_fds[1]);
+	ck_assert_int_eq(out.landlock_abi, 7);
+	ck_assert_str_eq(out.hide_paths[1], "/state");
+	ck_assert_ptr_null(out.hide_paths[2]);
 	ipc_cgroup_to_layout(out.cgroup, &back);
 	ck_assert_int_eq(back.version[CGROUP_MEMORY], 2);
 	ck_assert_int_eq(back.version[CGROUP_PIDS], 1);
@@ -508,6 +512,12 @@ static const struct {
 	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
 		    " \"interrupt_mode\": \"kill\"}",
 	 "START: interrupt_mode: must be one of \"signal\", \"message\""},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"landlock_abi\": 65}",
+	 "START: landlock_abi: must be an integer in [0, 64]"},
+	{IPC_START, "{\"argv\": [\"k\"], \"env\": {}, \"cwd\": \"/c\", \"runtime_dir\": \"/r\","
+		    " \"hide_paths\": [\"etc/codeexecd.yaml\"]}",
+	 "START: hide_paths:"},
 	{IPC_OUTPUT, "{\"name\": \"stdin\", \"text\": \"x\"}",
 	 "OUTPUT: name: must be one of \"stdout\", \"stderr\""},
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": \"5\"}", "EXECUTE: timeout_s: must be a number"},
