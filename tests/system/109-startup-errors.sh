@@ -44,7 +44,7 @@ row() {
 	if "$CODEEXECD" -n -f "$conf" 2>"$TMPD/$1.n"; then
 		fail "$1: codeexecd -n accepted it"
 	fi
-	msg=$(sed -n 's/^codeexecd: //p' "$TMPD/$1.n" | head -n 1)
+	msg=$(sed -n 's/^codeexecd: //p' "$TMPD/$1.n" | tail -n 1)
 	case $msg in
 	*"$2"*) ;;
 	*) fail "$1: codeexecd -n said: $(cat "$TMPD/$1.n")" ;;
