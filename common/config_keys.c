@@ -387,7 +387,7 @@ const struct config_key config_key_table[] = {
 	 .group = "Isolation", FIELD(kernel_history), .choices = histories,
 	 .doc = "IPython history: memory (this kernel only), none, or disk (the session's "
 		"HOME)."},
-	{.name = "kernel_landlock", .scope = RELOAD_RESTART, .kind = CFG_ENUM, .def = "auto",
+	{.name = "kernel_landlock", .scope = RELOAD_RESTART, .kind = CFG_ENUM, .def = "off",
 	 .group = "Isolation", FIELD(kernel_landlock), .choices = landlock_use_names,
 	 .doc = "Landlock confinement of kernels: auto (where this kernel offers it), required "
 		"(ABI 6 or later, or no kernel starts) or off."},

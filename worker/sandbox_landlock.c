@@ -153,9 +153,11 @@ add_split(struct rules *r, const char *dir, uint64_t access)
 	struct dirent *e;
 	int rc = 0;
 
+	/* One the worker may not list gets no rule: Landlock then denies all below it. */
 	if (d == NULL)
-		return err_set(r->why, r->why_len, "landlock: open directory %s: %s", dir,
-			       strerror(errno));
+		return errno == EACCES ? 0
+				       : err_set(r->why, r->why_len, "landlock: open directory %s: %s",
+						 dir, strerror(errno));
 	while (rc == 0 && (e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;

@@ -11,7 +11,9 @@ require_py ipykernel
 require_binaries
 setup_tmp
 PORT=$(free_port)
-CFG_EXTRA='allowed_origins: ["https://app.example.org"]'
+# Landlock off: the mark below lies outside the kernel's own directories.
+CFG_EXTRA='allowed_origins: ["https://app.example.org"]
+kernel_landlock: off'
 write_config
 start_daemon
 wait_ready
