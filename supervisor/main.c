@@ -341,13 +341,16 @@ preflight_make_dirs(const struct config *cfg, char *why, size_t why_len)
 
 	if (privdrop_lookup(cfg, &uid, &gid, why, why_len) == -1)
 		return -1;
+	/* Without user the front keeps no fixed uid to own it: it makes its own, as before. */
+	if (uid == (uid_t)-1)
+		return 0;
 	for (size_t i = 0; i < cfg->publishers.n; i++) {
 		const struct config_publisher *p = config_publisher_at(cfg, i);
 		if (strcmp(p->type, "local") != 0 || stat(p->base_dir, &st) == 0)
 			continue;
 		if (fs_mkdir_p(p->base_dir, 0750, why, why_len) == -1)
 			return -1;
-		if (uid != (uid_t)-1 && geteuid() == 0 && chown(p->base_dir, uid, gid) == -1)
+		if (geteuid() == 0 && chown(p->base_dir, uid, gid) == -1)
 			return err_set(why, why_len, "publisher %s: chown %s: %s", p->name,
 				       p->base_dir, strerror(errno));
 		log_info("publisher %s: made base_dir %s", p->name, p->base_dir);
