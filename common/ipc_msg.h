@@ -122,7 +122,15 @@ struct ipc_start {
 /*
  * IPC_EXECUTE: run code; the header's id names the request, and its OUTPUT
  * and RESULT carry that id.
+ *
+ * timeout_s runs from the EXECUTE's arrival, a wait for the kernel to
+ * (re)start included. At its end the kernel is interrupted, and killed
+ * after IPC_EXEC_GRACE_S if still busy; the RESULT is sent by then
+ * whatever the kernel does. The supervisor allows IPC_EXEC_ANSWER_S more
+ * for it to arrive, then judges the worker stuck and kills it.
  */
+#define IPC_EXEC_GRACE_S 5
+#define IPC_EXEC_ANSWER_S 3
 struct ipc_execute {
 	struct ipc_text code;
 	double timeout_s;      /* 0: none */

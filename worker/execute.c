@@ -24,6 +24,11 @@ exec_new(uint32_t id, const char *code, double timeout_s, const struct exec_limi
 	ex->id = id;
 	ex->code = xstrdup(code);
 	ex->timeout_s = timeout_s > 0 ? timeout_s : 0;
+	/* From arrival: a caller waits for a kernel restart too (ipc_msg.h). */
+	if (ex->timeout_s > 0) {
+		ex->deadline = clock_mono() + ex->timeout_s;
+		ex->answer_by = ex->deadline + IPC_EXEC_GRACE_S;
+	}
 	if (lim)
 		ex->lim = *lim;
 	if (ex->lim.output_chars == 0)
@@ -89,7 +94,6 @@ exec_started(struct exec *ex, const char *msg_id, double now)
 {
 	snprintf(ex->msg_id, sizeof(ex->msg_id), "%s", msg_id);
 	ex->t_start = now;
-	ex->deadline = ex->timeout_s > 0 ? now + ex->timeout_s : 0;
 }
 
 /* Forget every output collected so far (clear_output); the error stays. */
@@ -339,7 +343,8 @@ exec_idle_deadline(const struct exec *ex)
 {
 	if (!ex->got_reply || ex->got_idle)
 		return 0;
-	return ex->quiet_since + (ex->probe_id[0] ? EXEC_IDLE_WAIT_S : EXEC_PROBE_AFTER_S);
+	double d = ex->quiet_since + (ex->probe_id[0] ? EXEC_IDLE_WAIT_S : EXEC_PROBE_AFTER_S);
+	return ex->answer_by > 0 && ex->answer_by < d ? ex->answer_by : d;
 }
 
 void

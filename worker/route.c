@@ -364,7 +364,7 @@ on_interrupt(struct wstate *w, struct ipc_msg *m)
 	interrupt_exec(w, now);
 	ex->cancelled = 1;
 	if (ex->grace_deadline <= 0)
-		ex->grace_deadline = now + EXEC_GRACE_S;
+		ex->grace_deadline = now + IPC_EXEC_GRACE_S;
 }
 
 /*
@@ -482,18 +482,42 @@ route_supervisor(struct wstate *w, struct ipc_msg *m)
 
 /* ---- Timers ---- */
 
+#define ANSWER_BY_WHY                                                                   \
+	"the call's timeout and grace ran out after the kernel's reply, before its output " \
+	"ended: what came later is not in this result"
+
+/* The timeout passed before the kernel was ready: the code never ran. */
+static void
+timed_out_waiting(struct wstate *w)
+{
+	char *m = xasprintf("the kernel was not ready within the %g s timeout (it was "
+			    "starting); the code did not run",
+			    w->ex->timeout_s);
+
+	log_info("request %u: %s", w->ex->id, m);
+	exec_set_error(w->ex, "TimeoutError", m);
+	free(m);
+	route_finish_exec(w);
+}
+
 double
 route_timers(struct wstate *w, double now)
 {
 	struct exec *ex = w->ex;
 	double next = -1;
 
+	if (ex && !(w->kstate == K_READY && ex->msg_id[0]) && ex->deadline > 0) {
+		if (now < ex->deadline)
+			return ex->deadline - now;
+		timed_out_waiting(w);
+		return 0;
+	}
 	if (ex && w->kstate == K_READY && ex->msg_id[0]) {
 		if (ex->deadline > 0 && now >= ex->deadline) {
 			log_info("request %u exceeded %g s; interrupting", ex->id, ex->timeout_s);
 			ex->deadline = 0;
 			ex->timed_out = 1;
-			ex->grace_deadline = now + EXEC_GRACE_S;
+			ex->grace_deadline = now + IPC_EXEC_GRACE_S;
 			interrupt_exec(w, now);
 		}
 		if (exec_ended_unanswered(ex, now)) {
@@ -509,6 +533,14 @@ route_timers(struct wstate *w, double now)
 			interrupt_exec(w, now);
 		if (ex->grace_deadline > 0 && now >= ex->grace_deadline) {
 			lifecycle_kill_after_grace(w);
+			return 0;
+		}
+		/* Replied, but its output has not ended: the caller's time is up. */
+		if (ex->got_reply && ex->answer_by > 0 && now >= ex->answer_by) {
+			log_warnx("request %u: no status idle by its timeout and grace; "
+				  "answering without the rest of its output", ex->id);
+			exec_lose_output(ex, 1, ANSWER_BY_WHY);
+			route_finish_exec(w);
 			return 0;
 		}
 		double idle = exec_idle_deadline(ex);

@@ -29,10 +29,6 @@
 #include "result.h"
 #include "xmalloc.h"
 
-/* Extra time, beyond the worker's own timeout and grace, before a silent
- * worker is declared broken and killed. */
-#define EXECUTE_SLACK_S 30
-
 static const struct config *cfg;
 static uint32_t next_call_id = 1;
 
@@ -103,7 +99,9 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		   int silent)
 {
 	c->id = next_call_id++;
-	c->kill_deadline = clock_deadline(timeout_s + EXECUTE_SLACK_S);
+	/* A worker that answers as ipc_msg.h promises has answered by then. */
+	c->timeout_s = timeout_s;
+	c->kill_deadline = clock_deadline(timeout_s + IPC_EXEC_GRACE_S + IPC_EXEC_ANSWER_S);
 	if (w->state == WORKER_DEAD) {
 		char *msg = xasprintf("the session's kernel worker is gone (%s); "
 				      "start a new session", w->death ? w->death : "exited");
@@ -144,6 +142,23 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 	strv_free(e.allow_mime);
 }
 
+/* The worker gave no answer by its deadline: stopped, or broken. */
+static void
+kill_silent(struct worker *w, struct call *c)
+{
+	char *msg = xasprintf("the session's kernel worker gave no answer within %g s (the "
+			      "call's timeout and %d s of grace) and was killed with its "
+			      "kernel; start a new session",
+			      c->timeout_s, IPC_EXEC_GRACE_S + IPC_EXEC_ANSWER_S);
+
+	worker_kill(w, "it gave no result by the call's timeout and grace");
+	if (c->kind != CALL_EXECUTE)
+		pool_exec_file(w, result_failed("WorkerDied", msg), -1);
+	else
+		pool_exec_complete(w, result_failed("WorkerDied", msg));
+	free(msg);
+}
+
 int
 pool_execute_wait(struct worker *w, struct call *c, double seconds)
 {
@@ -155,14 +170,7 @@ pool_execute_wait(struct worker *w, struct call *c, double seconds)
 			continue;
 		if (d != &c->kill_deadline)
 			return 0;
-		worker_kill(w, "it gave no result in time");
-		if (c->kind != CALL_EXECUTE) {
-			pool_exec_file(w, result_failed("WorkerDied", "the kernel worker stopped "
-								      "answering and was killed"), -1);
-			continue;
-		}
-		pool_exec_complete(w, result_failed("WorkerDied", "the kernel worker stopped "
-								  "answering and was killed"));
+		kill_silent(w, c);
 	}
 	return 1;
 }

@@ -108,6 +108,7 @@ struct call {
 	struct call *next_in_line;  /* the session's queue (session.c) */
 	struct timespec turn_deadline; /* its timeout, while it waits in line */
 	struct pool_ticket ticket;  /* CALL_TAKING: its place in the pool's queue */
+	double timeout_s;	    /* EXECUTE's, for the message of a kill */
 	struct timespec kill_deadline; /* running: a worker silent until then is killed */
 	double sent;		    /* monotonic s: EXECUTE queued for the worker; 0: never */
 	double returned;	    /* monotonic s: its result came; 0: not yet */

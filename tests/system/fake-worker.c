@@ -1,6 +1,6 @@
 /*
  * fake-worker.c - a worker that misbehaves on purpose, for the system
- * tests 510 and 511. It speaks the IPC protocol on fd 3 as codeexec-worker
+ * tests 510, 511 and 504. It speaks the IPC protocol on fd 3 as codeexec-worker
  * does, starts no Jupyter kernel, and sends what MODE says:
  *
  *   lie PID       READY naming PID, some other process, as its kernel
@@ -11,6 +11,7 @@
  *   junk          READY with a member the protocol does not have
  *   output-idle   like child, then an OUTPUT while no request is in flight
  *   wrong-id      like child, but answers EXECUTE under another request id
+ *   mute          like child, but reads EXECUTE and never answers it
  *
  * Arguments after these are ignored (tests put their directory there, so
  * that lib.sh's leftovers() finds a fake worker or child left running).
@@ -168,6 +169,8 @@ on_start(int argc, char **argv)
 static void
 on_execute(uint32_t id)
 {
+	if (strcmp(mode, "mute") == 0)
+		return;
 	struct ipc_result res = {1, ipc_text_of("fake\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0,
 				 NULL, NULL, NULL, 0, NULL, 0, 0};
 
