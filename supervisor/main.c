@@ -22,6 +22,7 @@
 
 #include "assets.h"
 #include "auth.h"
+#include "auth_jwks.h"
 #include "authority.h"
 #include "cgroup.h"
 #include "config.h"
@@ -306,7 +307,7 @@ check_listen(const struct config *cfg, int check_only, char *why, size_t why_len
  * cannot serve stops start-up once (status 1) instead of a front that dies
  * and is restarted until the parent gives up: the secret files, opened
  * here as root (secrets.h) and read as the front reads them, the
- * publishers, the search key, and listen and metrics_listen. With
+ * publishers, the search key, auth.ca_file, and listen and metrics_listen. With
  * `check_only`, an address in use passes (the running daemon holds it).
  */
 static int
@@ -320,6 +321,9 @@ preflight_check(const struct config *cfg, int check_only, char *why, size_t why_
 		return -1;
 	if (cfg->auth_mode == AUTH_TOKENS &&
 	    auth_tokens_check(cfg->auth_tokens_file, why, why_len) == -1)
+		return -1;
+	if (cfg->auth_mode == AUTH_OAUTH && cfg->auth_ca_file[0] &&
+	    jwks_ca_check(cfg->auth_ca_file, uid, gid, why, why_len) == -1)
 		return -1;
 	if (publishers_check(cfg, why, why_len) == -1 ||
 	    toolreg_azure_check(cfg, why, why_len) == -1)

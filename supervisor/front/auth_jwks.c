@@ -1,14 +1,17 @@
 /* auth_jwks.c - see auth_jwks.h. */
 #include "autoconf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
+#include <openssl/pem.h>
 
 #include "auth_jwks.h"
 #include "auth_jwt.h"
@@ -272,6 +275,45 @@ jwks_https_get(const char *url, const char *ca_file, char **body, size_t *len, c
 	}
 	*len = b.len;
 	*body = buf_release(&b); /* NUL-terminated for the caller's convenience */
+	return 0;
+}
+
+/* Whether the mode bits of st let uid/gid (its primary group only) read it. */
+static int
+readable_by(const struct stat *st, uid_t uid, gid_t gid)
+{
+	if (st->st_uid == uid)
+		return (st->st_mode & S_IRUSR) != 0;
+	if (st->st_gid == gid)
+		return (st->st_mode & S_IRGRP) != 0;
+	return (st->st_mode & S_IROTH) != 0;
+}
+
+int
+jwks_ca_check(const char *path, uid_t front_uid, gid_t front_gid, char *why, size_t why_len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "re");
+
+	if (f == NULL)
+		return err_set(why, why_len, "auth.ca_file %s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) == -1 || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return err_set(why, why_len, "auth.ca_file %s: not a regular file", path);
+	}
+	if (front_uid != (uid_t)-1 && !readable_by(&st, front_uid, front_gid)) {
+		fclose(f);
+		return err_set(why, why_len,
+			       "auth.ca_file %s: mode %04o, owner %u: the front (uid %u) cannot read "
+			       "it; it holds no secret: chmod 644 %s",
+			       path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+			       (unsigned)front_uid, path);
+	}
+	X509 *x = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	if (x == NULL)
+		return err_set(why, why_len, "auth.ca_file %s: holds no PEM certificate", path);
+	X509_free(x);
 	return 0;
 }
 

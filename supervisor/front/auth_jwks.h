@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 #include <openssl/evp.h>
@@ -63,6 +64,13 @@ void jwks_free(struct jwks *set);
  */
 int jwks_https_get(const char *url, const char *ca_file, char **body, size_t *len, char *why,
 		   size_t why_len);
+
+/*
+ * Before the fork and for codeexecd -n: auth.ca_file at `path` is a regular
+ * file of PEM certificates that the front, running as front_uid/front_gid
+ * ((uid_t)-1: the caller's own), may read. 0, or -1 with why.
+ */
+int jwks_ca_check(const char *path, uid_t front_uid, gid_t front_gid, char *why, size_t why_len);
 
 /* The keys of one issuer, cached and refreshed. */
 struct jwks_source {

@@ -2,7 +2,7 @@
 # 109-startup-errors: a configuration the front could not serve with is
 # refused once, before the fork. Each row of the table is one broken
 # configuration (secret files that are loose, missing, a kernel's, or
-# malformed; publishers; addresses the front cannot listen on): codeexecd
+# malformed; auth.ca_file; publishers; addresses the front cannot listen on): codeexecd
 # -n and a real start both exit 1 with the same message, and the start
 # never forks a front, so the log holds no restart.
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +30,9 @@ blob() { # key (sas_token_file or account_key_file), file
 	printf 'publishers:\n  - name: blob\n    type: azure_blob\n'
 	printf '    account_url: https://acct.blob.core.windows.net\n    container: c\n'
 	printf '    %s: %s\n' "$1" "$TMPD/$2"
+}
+oauth_ca() { # extra yaml lines for auth.mode oauth trusting CA file $1
+	printf 'auth:\n  mode: oauth\n  issuer: https://issuer.example\n  ca_file: %s\n' "$TMPD/$1"
 }
 HASH=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 mkdir "$TMPD/adir" && chmod 700 "$TMPD/adir"
@@ -92,6 +95,12 @@ EXTRA="publishers:
     base_dir: $TMPD/a-file/out" row local-base-dir-under-a-file "publisher here: base_dir $TMPD/a-file/out"
 CFG_EXTRA="allow_external_network_boundary: true" CFG_LISTEN=192.0.2.1:$PORT \
 	write_config "$TMPD/base.yaml"
+# auth.ca_file holds no secret, but the front must read it to fetch the JWKS.
+secret ca-root-only 600 root "-----BEGIN CERTIFICATE-----"
+secret ca-junk 644 root "not a certificate"
+EXTRA=$(oauth_ca ca-none) row oauth-ca-missing "auth.ca_file $TMPD/ca-none: No such file or directory"
+EXTRA=$(oauth_ca ca-root-only) row oauth-ca-front-cannot-read "auth.ca_file $TMPD/ca-root-only: mode 0600, owner 0: the front (uid $(id -u "$TEST_USER")) cannot read it; it holds no secret: chmod 644"
+EXTRA=$(oauth_ca ca-junk) row oauth-ca-not-pem "auth.ca_file $TMPD/ca-junk: holds no PEM certificate"
 EXTRA= row listen-not-local "cannot listen on 192.0.2.1:$PORT: Cannot assign requested address"
 CFG_EXTRA= CFG_LISTEN= write_config "$TMPD/base.yaml"
 EXTRA="metrics_listen: \"192.0.2.1:$(free_port)\"" row metrics-listen-not-local "metrics_listen: cannot listen on 192.0.2.1:"
