@@ -270,17 +270,15 @@ static int
 read_one(struct rd *r, const struct ynode *m, struct config_sidecars *s)
 {
 	struct config_sidecar *sc = &s->v[s->n - 1];
+	char why[256];
 
 	config_field_defaults(NULL, sc, sidecar_fields, "sidecars");
 	if (m->type != YN_MAP)
 		return bad(r, m, "expected a mapping of fields");
 	for (size_t i = 0; i < m->n; i += 2) {
 		const struct ynode *kn = m->kids[i];
-		if (kn->type != YN_SCALAR || strlen(kn->text) != kn->len)
-			return bad(r, kn, "field names must be plain names");
-		for (size_t j = 0; j < i; j += 2)
-			if (strcmp(m->kids[j]->text, kn->text) == 0)
-				return bad(r, kn, "field %s given twice", kn->text);
+		if (config_field_key_ok(m, i, why, sizeof(why)) == -1)
+			return bad(r, kn, "%s", why);
 		if (read_field(r, kn, m->kids[i + 1], sc) == -1)
 			return -1;
 	}
@@ -351,12 +349,35 @@ sidecar_differs(const struct config_sidecar *a, const struct config_sidecar *b)
 }
 
 int
-sidecar_identity_differs(const struct config_sidecar *a, const struct config_sidecar *b)
+sidecar_fields_changed(const struct config_sidecar *a, const struct config_sidecar *b, int scope,
+		       const char *prefix)
 {
+	int n = 0;
+
 	for (const struct config_key *f = sidecar_fields; f->name != NULL; f++)
-		if (f->scope == RELOAD_RESTART && config_field_differs(f, a, b))
-			return 1;
-	return 0;
+		n += (int)f->scope == scope &&
+		     (prefix == NULL || strncmp(f->name, prefix, strlen(prefix)) == 0) &&
+		     config_field_differs(f, a, b);
+	return n;
+}
+
+void
+sidecar_field_names(int scope, char *names, size_t len)
+{
+	const struct config_key *f, *last = NULL;
+	size_t at = 0;
+
+	for (f = sidecar_fields; f->name != NULL; f++)
+		if ((int)f->scope == scope)
+			last = f;
+	names[0] = '\0';
+	for (f = sidecar_fields; f->name != NULL && at < len; f++) {
+		if ((int)f->scope != scope)
+			continue;
+		const char *sep = at == 0 ? "" : f == last ? " or " : ", ";
+		int w = snprintf(names + at, len - at, "%s%s", sep, f->name);
+		at += w > 0 ? (size_t)w : 0;
+	}
 }
 
 void

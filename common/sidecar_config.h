@@ -73,10 +73,15 @@ int sidecar_differs(const struct config_sidecar *a, const struct config_sidecar 
  */
 const struct config_key *sidecar_config_fields(void);
 /*
- * Nonzero if a and b differ in a field of scope RELOAD_RESTART: what
- * kernels and the front know the sidecar by, which a reload cannot change.
+ * How many fields of `scope` (an enum reload_scope of config.h) whose
+ * names start with `prefix` (NULL: any) differ between a and b. Scope
+ * RELOAD_RESTART is what kernels and the front know the sidecar by,
+ * which a reload cannot change.
  */
-int sidecar_identity_differs(const struct config_sidecar *a, const struct config_sidecar *b);
+int sidecar_fields_changed(const struct config_sidecar *a, const struct config_sidecar *b, int scope,
+			   const char *prefix);
+/* The names of the fields of `scope`, as "a, b or c", into names[len] (cut to fit). */
+void sidecar_field_names(int scope, char *names, size_t len);
 /*
  * Move b's settings of scope RELOAD_SIDECARS into the running a; b gets
  * a's, to be freed. Fields of other scopes stay.

@@ -17,7 +17,7 @@ void
 sidecars_reload(const char *path)
 {
 	struct config fresh;
-	char err[1024];
+	char err[1024], names[256];
 
 	if (sidecars_count() == 0)
 		return;
@@ -36,14 +36,14 @@ sidecars_reload(const char *path)
 		struct config_sidecar *now = s->sc, *want = &fresh.sidecars.v[i];
 		if (!sidecar_differs(now, want))
 			continue;
-		if (sidecar_identity_differs(now, want)) {
-			log_warnx("reload: sidecar %s: name, url_env_var, host, port or socket "
-				  "changed; that takes effect only after a restart", now->name);
+		if (sidecar_fields_changed(now, want, RELOAD_RESTART, NULL)) {
+			sidecar_field_names(RELOAD_RESTART, names, sizeof(names));
+			log_warnx("reload: sidecar %s: %s changed; that takes effect only after a "
+				  "restart", now->name, names);
 			continue;
 		}
-		s->regroup = now->limit_memory_mb != want->limit_memory_mb ||
-			     now->limit_pids != want->limit_pids ||
-			     now->limit_cpu != want->limit_cpu;
+		/* New limits need a new control group. */
+		s->regroup = sidecar_fields_changed(now, want, RELOAD_SIDECARS, "limits.") > 0;
 		sidecar_take_settings(now, want);
 		log_info("reload: sidecar %s changed; restarting it", now->name);
 		if (s->pid > 0) {

@@ -695,7 +695,15 @@ START_TEST(sidecar_fields)
 	ck_assert(b->limit_cpu == 1.5);
 	ck_assert_int_eq(sidecar_differs(a, a), 0);
 	ck_assert_int_ne(sidecar_differs(a, b), 0);
-	ck_assert_int_ne(sidecar_identity_differs(a, b), 0);
+	ck_assert_int_ne(sidecar_fields_changed(a, b, RELOAD_RESTART, NULL), 0);
+	/* What SIGHUP regroups a sidecar for: its limits alone. */
+	ck_assert_int_eq(sidecar_fields_changed(a, a, RELOAD_SIDECARS, "limits."), 0);
+	ck_assert_int_eq(sidecar_fields_changed(a, b, RELOAD_SIDECARS, "limits."),
+			 (a->limit_memory_mb != b->limit_memory_mb) + (a->limit_pids != b->limit_pids) +
+				 (a->limit_cpu != b->limit_cpu));
+	char names[128];
+	sidecar_field_names(RELOAD_RESTART, names, sizeof(names));
+	ck_assert_str_eq(names, "name, url_env_var, host, port or socket");
 	for (const struct config_key *f = sidecar_config_fields(); f->name != NULL; f++)
 		ck_assert_msg(f->scope == RELOAD_SIDECARS || f->scope == RELOAD_RESTART,
 			      "sidecars: %s has no reload scope", f->name);
