@@ -5,42 +5,34 @@
 # verify checks that every Exec path is executable, so the test verifies
 # copies that point at the daemon of this build tree. Warnings (an unknown
 # key, a bad value) make verify print but still exit 0, so any output fails.
-set -u
 
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-daemon=$top_builddir/supervisor/codeexecd
+. "$(dirname "$0")/lib.sh"
+
 units="codeexecd.service codeexecd@.service"
 
-if ! command -v systemd-analyze >/dev/null 2>&1; then
-	echo "SKIP: systemd-analyze not found (apt-get install systemd)"
-	exit 77
-fi
-[ -x "$daemon" ] || { echo "FAIL: $daemon not built"; exit 1; }
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+command -v systemd-analyze >/dev/null 2>&1 ||
+	skip "systemd-analyze not found (apt-get install systemd)"
+[ -x "$CODEEXECD" ] || fail "$CODEEXECD not built"
+setup_tmp
 
 for u in $units; do
 	src=$top_builddir/contrib/$u
-	[ -r "$src" ] || { echo "FAIL: $src not generated (make -C contrib)"; exit 1; }
+	[ -r "$src" ] || fail "$src not generated (make -C contrib)"
 	if grep -n '@[A-Za-z_][A-Za-z_]*@' "$src"; then
-		echo "FAIL: $u: placeholders left unsubstituted"
-		fail=1
+		check_failed "$u: placeholders left unsubstituted"
 	fi
 	# Every command of the daemon, wherever the prefix put it, becomes ours.
-	sed "s|=[^ =]*/codeexecd |=$daemon |" "$src" >"$tmp/$u"
-	grep -q "^ExecStart=$daemon " "$tmp/$u" || { echo "FAIL: $u: no ExecStart"; fail=1; }
+	sed "s|=[^ =]*/codeexecd |=$CODEEXECD |" "$src" >"$TMPD/$u"
+	grep -q "^ExecStart=$CODEEXECD " "$TMPD/$u" || check_failed "$u: no ExecStart"
 done
 
 # Let verify check the Documentation= pages too, from the source tree.
 if command -v man >/dev/null 2>&1; then
-	mkdir -p "$tmp/man/man5" "$tmp/man/man8"
-	cp "$top_srcdir"/man/*.8 "$tmp/man/man8/"
-	cp "$top_srcdir"/man/*.5 "$tmp/man/man5/"
+	mkdir -p "$TMPD/man/man5" "$TMPD/man/man8"
+	cp "$top_srcdir"/man/*.8 "$TMPD/man/man8/"
+	cp "$top_srcdir"/man/*.5 "$TMPD/man/man5/"
 	man_opt=--man=yes
-	MANPATH=$tmp/man
+	MANPATH=$TMPD/man
 	export MANPATH
 else
 	echo "note: man not found; Documentation= pages not checked"
@@ -48,14 +40,12 @@ else
 fi
 
 for u in $units; do
-	out=$(cd "$tmp" && systemd-analyze verify "$man_opt" "./$u" 2>&1)
-	rc=$?
+	out=$(cd "$TMPD" && systemd-analyze verify "$man_opt" "./$u" 2>&1) && rc=0 || rc=$?
 	if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
-		echo "FAIL: systemd-analyze verify $u (exit $rc):"
+		check_failed "systemd-analyze verify $u (exit $rc):"
 		echo "$out"
-		fail=1
 	else
-		echo "ok: $u"
+		ok "$u"
 	fi
 done
-exit "$fail"
+exit "$FAILED"

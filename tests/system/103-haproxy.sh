@@ -6,127 +6,76 @@
 # session keeps its variables across calls (every request reached the
 # instance holding its kernel) and that the sessions spread over both
 # instances (each instance's /health and control socket say which it holds).
-set -u
 
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-daemon=$top_builddir/supervisor/codeexecd
-worker=$top_builddir/worker/codeexec-worker
-recipe=$top_srcdir/contrib/haproxy/haproxy.cfg
-python=/usr/bin/python3
+. "$(dirname "$0")/lib.sh"
 
-if ! command -v haproxy >/dev/null 2>&1; then
-	echo "SKIP: haproxy not found (apt-get install haproxy)"
-	exit 77
-fi
-if ! "$python" -c 'import ipykernel' 2>/dev/null; then
-	echo "SKIP: $python cannot import ipykernel (apt-get install python3-ipykernel)"
-	exit 77
-fi
-for f in "$daemon" "$worker"; do
-	[ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }
-done
+RECIPE=$top_srcdir/contrib/haproxy/haproxy.cfg
 
-tmp=$(mktemp -d) || exit 1
-pids=
-cleanup()
-{
-	for p in $pids; do
+require_cmd haproxy
+require_py ipykernel
+require_binaries
+setup_tmp
+
+# The first daemon and haproxy: lib.sh ends only the second, $DAEMON_PID.
+others=
+cleanup_extra() {
+	for p in $others; do
 		kill "$p" 2>/dev/null
 	done
-	for p in $pids; do
+	for p in $others; do
 		wait "$p" 2>/dev/null
 	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-# As root, kernels may not run as root: the daemons drop to codeexecd.
-. "$(dirname "$0")/kernel_user.sh"
-kernel_user_setup "$tmp" || { echo "FAIL: cannot create the account $KERNEL_USER"; exit 1; }
-
-free_port()
-{
-	"$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# write_config NAME PORT: an instance with its own directories, one shared environment.
-write_config()
-{
-	mkdir -p "$tmp/$1"
-	cat >"$tmp/$1/codeexecd.yaml" <<EOF
-$KERNEL_USER_LINE
-name: py
-python: $python
-system_site_packages: true
-dependency_file: ""
-build_dir: $tmp/env
-state_dir: $tmp/$1/state
-runtime_dir: $tmp/$1/run
-listen: 127.0.0.1:$2
-pool:
-  warm: 1
-EOF
+# instance NAME: the config of a daemon on $PORT with directories of its
+# own, sharing the environment (build_dir) with the other.
+instance() {
+	mkdir -p "$TMPD/$1"
+	write_config "$TMPD/$1/codeexecd.yaml"
+	config_set state_dir "$TMPD/$1/state" "$TMPD/$1/codeexecd.yaml"
+	config_set runtime_dir "$TMPD/$1/run" "$TMPD/$1/codeexecd.yaml"
 }
 
-# wait_health PORT SECONDS: until GET /health answers 200.
-wait_health()
-{
-	"$python" - "$1" "$2" <<'EOF'
-import sys, time, urllib.request
-port, end = sys.argv[1], time.time() + float(sys.argv[2])
-while True:
-    try:
-        with urllib.request.urlopen("http://127.0.0.1:%s/health" % port, timeout=5):
-            sys.exit(0)
-    except Exception as e:
-        why = e
-    if time.time() > end:
-        print("health on port %s: %s" % (port, why))
-        sys.exit(1)
-    time.sleep(0.2)
-EOF
+# GET /health on $BASE answers 200.
+answers() {
+	[ "$(health_status)" = 200 ]
 }
 
 port_a=$(free_port)
 port_b=$(free_port)
 port_h=$(free_port)
-write_config a "$port_a"
-write_config b "$port_b"
+PORT=$port_a
+instance a
+PORT=$port_b
+instance b
 
 # Build the shared environment once, so the two daemons never build it together.
-if ! "$daemon" --warm -f "$tmp/a/codeexecd.yaml" >"$tmp/warm.log" 2>&1; then
-	echo "FAIL: codeexecd --warm:"
-	cat "$tmp/warm.log"
-	exit 1
-fi
+"$CODEEXECD" --warm -f "$TMPD/a/codeexecd.yaml" >"$TMPD/warm.log" 2>&1 ||
+	{ cat "$TMPD/warm.log"; fail "codeexecd --warm"; }
 for i in a b; do
-	"$daemon" -d -f "$tmp/$i/codeexecd.yaml" -W "$worker" >"$tmp/$i.log" 2>&1 &
-	pids="$pids $!"
+	others="$others $DAEMON_PID"
+	eval "PORT=\$port_$i"
+	start_daemon "$TMPD/$i/codeexecd.yaml"
+	wait_ready
 done
-if ! wait_health "$port_a" 60 || ! wait_health "$port_b" 60; then
-	echo "FAIL: the daemons did not become healthy"
-	cat "$tmp/a.log" "$tmp/b.log"
-	exit 1
-fi
 
 # The recipe as shipped, with its three addresses moved to our ports.
 sed -e "s|bind 127.0.0.1:8000|bind 127.0.0.1:$port_h|" \
     -e "s|server cx1 127.0.0.1:8001|server cx1 127.0.0.1:$port_a|" \
     -e "s|server cx2 127.0.0.1:8002|server cx2 127.0.0.1:$port_b|" \
-    "$recipe" >"$tmp/haproxy.cfg"
+    "$RECIPE" >"$TMPD/haproxy.cfg"
 for addr in "$port_h" "$port_a" "$port_b"; do
-	grep -q "127.0.0.1:$addr\$\|127.0.0.1:$addr " "$tmp/haproxy.cfg" ||
-		{ echo "FAIL: $recipe: an address to replace has changed"; exit 1; }
+	grep -q "127.0.0.1:$addr\$\|127.0.0.1:$addr " "$TMPD/haproxy.cfg" ||
+		fail "$RECIPE: an address to replace has changed"
 done
-if ! haproxy -c -q -f "$tmp/haproxy.cfg"; then
-	echo "FAIL: haproxy rejects $recipe"
-	exit 1
-fi
-haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
-pids="$pids $!"
-wait_health "$port_h" 30 || { echo "FAIL: no answer through haproxy"; cat "$tmp/haproxy.log"; exit 1; }
+haproxy -c -q -f "$TMPD/haproxy.cfg" || fail "haproxy rejects $RECIPE"
+haproxy -db -f "$TMPD/haproxy.cfg" >"$TMPD/haproxy.log" 2>&1 &
+others="$others $!"
+BASE=http://127.0.0.1:$port_h
+poll_until 30 answers || { cat "$TMPD/haproxy.log"; fail "no answer through haproxy"; }
 
-"$python" - "$port_h" "$port_a" "$port_b" "$tmp/a/run/control/codeexecd.sock" "$tmp/b/run/control/codeexecd.sock" <<'EOF'
+run_py "$port_h" "$port_a" "$port_b" "$TMPD/a/run/control/codeexecd.sock" \
+	"$TMPD/b/run/control/codeexecd.sock" <<'EOF' && exit 0
 import json, socket, sys, urllib.error, urllib.request
 
 front, port_a, port_b, sock_a, sock_b = sys.argv[1:]
@@ -245,9 +194,6 @@ if not failed:
     print("ok: %d sessions through haproxy kept their state on their instance" % len(sessions))
 sys.exit(1 if failed else 0)
 EOF
-rc=$?
-if [ "$rc" -ne 0 ]; then
-	echo "--- haproxy log"
-	tail -n 30 "$tmp/haproxy.log"
-fi
-exit "$rc"
+echo "--- haproxy log"
+tail -n 30 "$TMPD/haproxy.log"
+exit 1

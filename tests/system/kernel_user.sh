@@ -1,6 +1,6 @@
 # kernel_user.sh - the account test daemons run kernels as when the tests
 # run as root (codeexecd refuses to run kernels as root), for lib.sh and
-# for the tests that write their own configuration (102, 103, 104).
+# for bench/run.sh, which writes its own configuration.
 
 KERNEL_USER=codeexecd
 

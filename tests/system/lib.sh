@@ -49,6 +49,14 @@ ok() {
 	echo "ok - $*"
 }
 
+# For a test that runs every check before it fails: check_failed WHAT
+# reports one failed check and goes on; the test ends with `exit "$FAILED"`.
+FAILED=0
+check_failed() {
+	echo "FAIL: $test_name: $*" >&2
+	FAILED=1
+}
+
 # A suite too slow to run in every stage of .ci/run: it runs in the first
 # (the README's test command) and skips where CODEEXECD_TEST_SLOW=0.
 slow_suite() {
@@ -386,6 +394,9 @@ cleanup() {
 	rc=$?
 	trap - EXIT
 	set +e
+	# Processes a test started beside $DAEMON_PID (a second daemon, a
+	# proxy) are its to end, before the check for leftovers.
+	command -v cleanup_extra >/dev/null 2>&1 && cleanup_extra
 	if [ -n "$DAEMON_PID" ]; then
 		stop_daemon TERM
 	fi
