@@ -98,8 +98,8 @@ keep_add(struct sandbox_launch *ln, char *dir, char *why, size_t why_len)
 	if (ln->n_keep >= SANDBOX_KEEP_MAX) {
 		free(dir);
 		return err_set(why, why_len,
-			       "kernel_network_mode isolated: more than %d directories of /tmp, "
-			       "/run or the daemon's to keep visible", SANDBOX_KEEP_MAX);
+			       "kernel_network_mode isolated: more than %d directories to keep",
+			       SANDBOX_KEEP_MAX);
 	}
 	ln->keep_path[ln->n_keep] = dir;
 	ln->keep_under[ln->n_keep++] = c;
