@@ -127,8 +127,9 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 		ln->n_cg_fds = 0;
 		return -1;
 	}
-	if (sb->mode == NET_ISOLATED)
-		sandbox_isolated_prepare(argv, envp, cwd, runtime_dir, ln);
+	if (sb->mode == NET_ISOLATED &&
+	    sandbox_isolated_prepare(sb, argv, envp, cwd, runtime_dir, ln, why, why_len) == -1)
+		return -1;
 	if (sb->mode == NET_SECCOMP &&
 	    sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why, why_len) == -1)
 		return -1;
@@ -148,6 +149,9 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	for (int i = 0; i < ln->n_keep; i++)
 		free(ln->keep_path[i]);
 	ln->n_keep = 0;
+	for (int i = 0; i < ln->n_hide_dir; i++)
+		free(ln->hide_dir[i]);
+	ln->n_hide_dir = 0;
 	for (int i = 0; i < ln->n_unix_fds; i++)
 		close(ln->unix_fds[i]);
 	ln->n_unix_fds = 0;
@@ -174,7 +178,7 @@ static const struct {
 	{SANDBOX_STAGE_LOOPBACK, "kernel_network_mode isolated: cannot bring up loopback in the network namespace"},
 	{SANDBOX_STAGE_CAPS, "cannot drop the kernel's capabilities and bounding set"},
 	{SANDBOX_STAGE_NNP, "cannot set no_new_privs"},
-	{SANDBOX_STAGE_MOUNTS, "kernel_network_mode isolated: cannot mount private /tmp, /var/tmp and /dev/shm"},
+	{SANDBOX_STAGE_MOUNTS, "kernel_network_mode isolated: cannot mount private /tmp, /run and the daemon's directories"},
 	{SANDBOX_STAGE_PIDNS, "kernel_network_mode isolated: cannot start the kernel in a pid namespace with its own /proc"},
 	{SANDBOX_STAGE_LANDLOCK, "kernel_landlock: cannot confine the kernel with Landlock"},
 	{SANDBOX_STAGE_NESTED, "kernel_network_mode isolated: cannot set user.max_user_namespaces in the kernel's namespace"},

@@ -38,7 +38,8 @@
 #include "ipc_msg.h"
 #include "netmode.h"
 
-#define SANDBOX_KEEP_MAX 8
+/* The directories an isolated kernel keeps of the ones it covers, at most. */
+#define SANDBOX_KEEP_MAX 32
 /* The private directories of an isolated kernel; the first SANDBOX_NTEMP are temporary ones. */
 #define SANDBOX_NPRIVATE 5
 #define SANDBOX_NTEMP 3
@@ -79,12 +80,17 @@ struct sandbox_launch {
 	int cg_fds[CGROUP_NCTL]; /* cgroup.procs of the kernel's group */
 	int n_cg_fds;
 	/*
-	 * isolated: the directories of its private ones (/tmp, /run...) the kernel
-	 * needs (its cwd, runtime_dir, interpreter or environment there), bound
-	 * back over the private tmpfs; everything else there is hidden.
+	 * isolated: the directories covered with a private tmpfs, the private
+	 * ones (sandbox_private_dirs) then the daemon's (hide_dir, canonical,
+	 * ancestors first), and those of them the kernel needs (its cwd,
+	 * runtime_dir, interpreter or environment), bound back over the
+	 * innermost cover holding each; everything else there is hidden
+	 * (sandbox_isolated_keep.c).
 	 */
-	char *keep_path[SANDBOX_KEEP_MAX]; /* "/tmp/NAME": one component below */
-	int keep_under[SANDBOX_KEEP_MAX];  /* index in sandbox_private_dirs */
+	char *hide_dir[SANDBOX_HIDE_MAX];
+	int n_hide_dir;
+	char *keep_path[SANDBOX_KEEP_MAX]; /* canonical directories */
+	int keep_under[SANDBOX_KEEP_MAX];  /* cover: index for sandbox_cover_path() */
 	int n_keep;
 	int pass_fd;		/* -1, or one more descriptor the kernel inherits
 				 * (seccomp: its working directory); kernel.c closes it */
@@ -175,12 +181,19 @@ int sandbox_landlock_child(const struct sandbox_launch *ln);
 
 /*
  * isolated: new user, network and mount namespaces, loopback up, private
- * /tmp, /var/tmp and /dev/shm, no further user namespace (sandbox_isolated.c).
+ * /tmp, /var/tmp, /dev/shm, /run and the daemon's directories, no further
+ * user namespace (sandbox_isolated.c).
  */
 int sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *stage);
-/* isolated, before the fork: open what of the private directories stays (*ln). */
-void sandbox_isolated_prepare(char **argv, char **envp, const char *cwd, const char *runtime_dir,
-			      struct sandbox_launch *ln);
+/*
+ * isolated, before the fork: what its mount namespace covers and keeps
+ * (*ln). 0, or -1 with why[why_len] (too many directories to keep).
+ */
+int sandbox_isolated_prepare(const struct sandbox *sb, char **argv, char **envp, const char *cwd,
+			     const char *runtime_dir, struct sandbox_launch *ln, char *why,
+			     size_t why_len);
+/* Cover c of ln: a private directory, then the daemon's (sandbox_isolated_keep.c). */
+const char *sandbox_cover_path(const struct sandbox_launch *ln, int c);
 
 /*
  * seccomp (sandbox_seccomp.c): check the environment and build the isolated

@@ -2,9 +2,11 @@
  * sandbox_isolated.c - kernel_network_mode isolated: the kernel gets its own
  * user, network, mount, pid and IPC namespaces. Its identity is mapped to root inside
  * only long enough to bring loopback up, mount a private tmpfs on /tmp,
- * /var/tmp, /dev/shm, /run and /var/run (so that it reaches no Unix socket
- * of the host's there, and nothing a kernel leaves there reaches the next
- * tenant of its uid, nor anything of another kernel this one) and cap the
+ * /var/tmp, /dev/shm, /run and /var/run and on the daemon's state_dir and
+ * runtime_dir, with only the directories it needs bound back
+ * (sandbox_isolated_keep.c: so that it reaches no Unix socket of the
+ * host's or the daemon's there, no other session's files, and nothing a
+ * kernel leaves there reaches the next tenant of its uid) and cap the
  * user namespaces below at the one that follows: a second user namespace
  * nested in the first then maps the identity back to its own uid/gid, so
  * the kernel runs as itself, and sandbox_child() drops every capability
@@ -21,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -45,52 +48,6 @@
 
 const char *const sandbox_private_dirs[SANDBOX_NPRIVATE] = {"/tmp", "/var/tmp", "/dev/shm", "/run",
 							     "/var/run"};
-
-/* Keep the directory of private dir `d` that path lies in, if it does. */
-static void
-keep_if_under(const char *path, size_t len, struct sandbox_launch *ln)
-{
-	for (int d = 0; d < SANDBOX_NPRIVATE; d++) {
-		size_t n = strlen(sandbox_private_dirs[d]);
-		if (len <= n + 1 || strncmp(path, sandbox_private_dirs[d], n) != 0 || path[n] != '/')
-			continue;
-		size_t end = n + 1 + strcspn(path + n + 1, "/");
-		if (end > len)
-			end = len;
-		char *keep = xasprintf("%.*s", (int)end, path);
-		for (int i = 0; keep && i < ln->n_keep; i++)
-			if (strcmp(ln->keep_path[i], keep) == 0) {
-				free(keep);
-				keep = NULL;
-			}
-		int dots = keep && (strcmp(keep + n + 1, ".") == 0 || strcmp(keep + n + 1, "..") == 0);
-		struct stat st;
-		if (keep == NULL || dots || ln->n_keep >= SANDBOX_KEEP_MAX || stat(keep, &st) == -1 ||
-		    !S_ISDIR(st.st_mode)) {
-			free(keep);
-			return;
-		}
-		ln->keep_path[ln->n_keep] = keep;
-		ln->keep_under[ln->n_keep++] = d;
-		return;
-	}
-}
-
-void
-sandbox_isolated_prepare(char **argv, char **envp, const char *cwd, const char *runtime_dir,
-			 struct sandbox_launch *ln)
-{
-	keep_if_under(cwd, strlen(cwd), ln);
-	keep_if_under(runtime_dir, strlen(runtime_dir), ln);
-	keep_if_under(argv[0], strlen(argv[0]), ln);
-	/* The environment's paths (PATH, the asset cache...): each piece of a list. */
-	for (char **e = envp; e && *e; e++) {
-		const char *v = strchr(*e, '=');
-		for (v = v ? v + 1 : NULL; v && *v; v += strcspn(v, ":") + (v[strcspn(v, ":")] != 0))
-			if (*v == '/')
-				keep_if_under(v, strcspn(v, ":"), ln);
-	}
-}
 
 /* Write text to /proc/self/<file>; 0 or -1 with errno. */
 static int
@@ -177,16 +134,84 @@ out:
 	return rc;
 }
 
+/* mkdir -p path (mode 0755) in our namespace; 0 or -1 with errno. */
+static int
+mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (char *s = buf + 1;; s++) {
+		if (*s != '/' && *s != 0)
+			continue;
+		char c = *s;
+		*s = 0;
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		if (c == 0)
+			return 0;
+		*s = c;
+	}
+}
+
+/* 1 if cover c of ln keeps something. */
+static int
+cover_keeps(const struct sandbox_launch *ln, int c)
+{
+	for (int i = 0; i < ln->n_keep; i++)
+		if (ln->keep_under[i] == c)
+			return 1;
+	return 0;
+}
+
 /*
- * As root of the new user namespace, in the new mount namespace: a private
- * tmpfs on each private directory, with the kept directories bound back.
+ * A private tmpfs on cover c, its kept directories bound back from the
+ * descriptors fd[] opened before any of our mounts. A daemon's directory
+ * that an outer cover hid already is made again only when something is
+ * kept below it.
+ */
+static int
+cover_one(const struct sandbox_launch *ln, int c, const int *fd)
+{
+	const char *dir = sandbox_cover_path(ln, c);
+	char src[64];
+	struct stat st;
+
+	if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		/* /var/run is mostly a link to /run: a mount would follow it there again. */
+		if (c < SANDBOX_NPRIVATE || !cover_keeps(ln, c))
+			return 0;
+		if (mkdir_p(dir) == -1)
+			return -1;
+	}
+	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV,
+		  c < SANDBOX_NPRIVATE ? "mode=1777" : "mode=0755") == -1)
+		return -1;
+	for (int i = 0; i < ln->n_keep; i++) {
+		if (ln->keep_under[i] != c || fd[i] == -1)
+			continue;
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd[i]);
+		if (mkdir_p(ln->keep_path[i]) == -1 ||
+		    mount(src, ln->keep_path[i], NULL, MS_BIND | MS_REC, NULL) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * As root of the new user namespace, in the new mount namespace: each
+ * cover (the private directories, then the daemon's, ancestors first)
+ * gets its tmpfs and its kept directories back.
  */
 static int
 private_mounts(const struct sandbox_launch *ln)
 {
-	char src[64];
 	int fd[SANDBOX_KEEP_MAX], rc = 0;
-	struct stat st;
 
 	/* Nothing we mount may travel back to the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
@@ -194,25 +219,13 @@ private_mounts(const struct sandbox_launch *ln)
 	/* Opened in our new namespace: a bind mount takes its source from there only. */
 	for (int i = 0; i < ln->n_keep; i++)
 		fd[i] = open(ln->keep_path[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (int d = 0; rc == 0 && d < SANDBOX_NPRIVATE; d++) {
-		/* /var/run is mostly a link to /run: a mount would follow it there again. */
-		if (lstat(sandbox_private_dirs[d], &st) == -1 || !S_ISDIR(st.st_mode))
-			continue;
-		if (mount("tmpfs", sandbox_private_dirs[d], "tmpfs", MS_NOSUID | MS_NODEV,
-			  "mode=1777") == -1)
-			rc = -1;
-		for (int i = 0; rc == 0 && i < ln->n_keep; i++) {
-			if (ln->keep_under[i] != d || fd[i] == -1)
-				continue;
-			snprintf(src, sizeof(src), "/proc/self/fd/%d", fd[i]);
-			if ((mkdir(ln->keep_path[i], 0700) == -1 && errno != EEXIST) ||
-			    mount(src, ln->keep_path[i], NULL, MS_BIND | MS_REC, NULL) == -1)
-				rc = -1;
-		}
-	}
+	for (int c = 0; rc == 0 && c < SANDBOX_NPRIVATE + ln->n_hide_dir; c++)
+		rc = cover_one(ln, c, fd);
+	int saved = errno;
 	for (int i = 0; i < ln->n_keep; i++)
 		if (fd[i] != -1)
 			close(fd[i]);
+	errno = saved;
 	return rc;
 }
 

@@ -3,10 +3,13 @@
 # kernel_network_mode: root-owned, mode 0777 stream and datagram sockets in
 # /run, /var/run, /tmp/.X11-unix (where D-Bus, databases and X put theirs)
 # and in the daemon's state_dir and runtime_dir, probed from a kernel of
-# the daemon's uid. The outcomes must be the table of codeexecd.yaml(5)
+# the daemon's uid, with the daemon's directories in /tmp, then (isolated
+# again) in /var/lib and /run. The outcomes must be the table of codeexecd.yaml(5)
 # (kernel_network_mode): inherit reaches every one; seccomp none (connect
-# and sendto to an address are refused); isolated none in /run, /var/run
-# or /tmp, which are its own. Skips when not root or without user namespaces.
+# and sendto to an address are refused); isolated none either: /run,
+# /var/run, /tmp and the daemon's directories are its own there, but for
+# its session's directories and its environment. Skips when not root or
+# without user namespaces.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -17,20 +20,33 @@ unshare -U -n true 2>/dev/null || skip "this host refuses user and network names
 setup_tmp
 PORT=$(free_port)
 
-for mode in inherit isolated seccomp; do
+# isolated-out: the daemon's directories outside /tmp, where a private
+# /tmp hides nothing of them: state_dir under /var/lib, runtime_dir under
+# /run (which the kernel has its own of).
+OUT_STATE=/var/lib/cxd347-$$
+OUT_RUN=/run/cxd347-$$
+# lib.sh's cleanup after ours, with the test's status.
+trap 'st=$?; rm -rf "$OUT_STATE" "$OUT_RUN"; (exit $st); cleanup' EXIT
+for mode in inherit isolated seccomp isolated-out; do
 	CFG_WARM=1
-	CFG_EXTRA="kernel_network_mode: $mode"
+	CFG_EXTRA="kernel_network_mode: ${mode%-out}"
 	write_config
+	state=$TMPD/state run=$TMPD/run
+	if [ "$mode" = isolated-out ]; then
+		state=$OUT_STATE run=$OUT_RUN
+		config_set state_dir "$state"
+		config_set runtime_dir "$run"
+	fi
 	start_daemon
 	wait_ready
-	run_py "$URL" "$mode" "$TMPD" <<'EOF2' || fail "$mode: a socket's outcome is not the documented one"
+	run_py "$URL" "$mode" "$state" "$run" <<'EOF2' || fail "$mode: a socket's outcome is not the documented one"
 import os, shutil, socket, sys
 from mcp import Client, check
 
-url, mode, tmpd = sys.argv[1:4]
+url, mode, state, run = sys.argv[1:5]
 tag = "cxd347-%d" % os.getpid()
 places = {"run": "/run/" + tag, "var_run": "/var/run/%s-v" % tag,
-          "x11": "/tmp/.X11-unix", "state": tmpd + "/state", "runtime": tmpd + "/run"}
+          "x11": "/tmp/.X11-unix", "state": state, "runtime": run}
 made, socks = [], []
 for name, d in places.items():
     if not os.path.isdir(d):
@@ -66,8 +82,6 @@ finally:
     for d in made:
         shutil.rmtree(d, ignore_errors=True)
 got = {l.split()[1]: l.split()[2] for l in r["stdout"].splitlines() if l.startswith("PROBE")}
-# The daemon's directories: an isolated kernel still sees them (its own
-# session and runtime directories lie there); its uid may connect.
 want = {}
 for name, _, _ in socks:
     if mode == "inherit":
@@ -75,10 +89,10 @@ for name, _, _ in socks:
     elif mode == "seccomp":
         want[name] = "EPERM"
     else:
-        want[name] = "ok" if name.split("_")[0] in ("state", "runtime") else "ENOENT"
+        want[name] = "ENOENT"
 print("#", mode, sorted(got.items()))
 check(got == want, "%s: got %r, want %r" % (mode, got, want), r)
 EOF2
 	stop_daemon
 done
-ok "host Unix sockets: inherit reaches them, isolated not in /run, /var/run or /tmp, seccomp none"
+ok "host Unix sockets: inherit reaches them, isolated and seccomp none"

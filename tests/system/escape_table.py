@@ -356,11 +356,13 @@ TABLE = {
     # issue 11, items 4-8
     "kernel_uid": same("not-root"),
     "env_writable": same("EACCES"),
-    "control_connect": row("EACCES", "EACCES", "EPERM"),
-    "control_detached": row("EACCES", "EACCES", "EPERM"),
-    "runtime_dir_list": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
-    "sibling_workdir": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
-    "sibling_runtime_dir": row("ok", "ok", "ok", "EACCES", "EACCES", "EACCES"),
+    # isolated: runtime_dir and state_dir are its own tmpfs there, holding
+    # only its own session's directories and the sidecars' (issue 28, item 6).
+    "control_connect": row("EACCES", "ENOENT", "EPERM"),
+    "control_detached": row("EACCES", "ENOENT", "EPERM"),
+    "runtime_dir_list": row("ok", "ok", "ok", "EACCES", "ok", "EACCES"),
+    "sibling_workdir": row("ok", "ENOENT", "ok", "EACCES", "ENOENT", "EACCES"),
+    "sibling_runtime_dir": row("ok", "ENOENT", "ok", "EACCES", "ENOENT", "EACCES"),
     "sibling_conn_fd": row("ok", "ENOENT", "EACCES", "EACCES", "ENOENT", "EACCES"),
     "session_id_in_proc": same("none"),
     "sibling_dir_in_cmdline": same("none"),

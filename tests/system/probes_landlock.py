@@ -73,7 +73,9 @@ WORKS = {"own_files": "ok", "read_system": "ok"}
 
 # mode -> landlock on? -> probe -> outcome. An isolated kernel has its own
 # pid and network namespaces: no pid outside exists for it (ESRCH), and no
-# abstract socket outside answers it (ECONNREFUSED), with Landlock or not.
+# abstract socket outside answers it (ECONNREFUSED), with Landlock or not;
+# its mount namespace covers state_dir, keeping only its own session's
+# directory there: the sibling's does not exist for it (ENOENT).
 _OFF = {"read_sibling_dir": "ok", "read_sibling_file": "ok", "write_sibling_dir": "ok",
         "kill_sibling_kernel": "ok", "kill_worker": "ok", "kill_front": "ok",
         "connect_sibling_abstract": "ok", "read_config": "ok"}
@@ -81,7 +83,8 @@ _ON = {"read_sibling_dir": "EACCES", "read_sibling_file": "EACCES",
        "write_sibling_dir": "EACCES", "kill_sibling_kernel": "EPERM", "kill_worker": "EPERM",
        "kill_front": "EPERM", "connect_sibling_abstract": "EPERM", "read_config": "EACCES"}
 _NS = {"kill_sibling_kernel": "ESRCH", "kill_worker": "ESRCH", "kill_front": "ESRCH",
-       "connect_sibling_abstract": "ECONNREFUSED"}
+       "connect_sibling_abstract": "ECONNREFUSED", "read_sibling_dir": "ENOENT",
+       "read_sibling_file": "ENOENT", "write_sibling_dir": "ENOENT"}
 
 
 def _col(base, extra=None):

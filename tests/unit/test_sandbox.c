@@ -1,10 +1,12 @@
 /*
  * test_sandbox.c - START's sandbox fields (network_mode, uid/gid, limits,
- * cgroup): defaults, every rejection, and a full payload.
+ * cgroup): defaults, every rejection, and a full payload; what an isolated
+ * kernel's mount namespace covers and keeps.
  */
 #include "autoconf.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,6 +117,105 @@ START_TEST(stage_texts)
 }
 END_TEST
 
+/* Make path (under the test's directory) as a directory, or as a file when `file`. */
+static char *
+made(const char *top, const char *rel, int file)
+{
+	char *path = NULL;
+
+	ck_assert(asprintf(&path, "%s/%s", top, rel) > 0);
+	if (file) {
+		FILE *f = fopen(path, "w");
+		ck_assert(f != NULL);
+		fclose(f);
+	} else {
+		char *cmd = NULL;
+		ck_assert(asprintf(&cmd, "mkdir -p '%s'", path) > 0);
+		ck_assert_int_eq(system(cmd), 0);
+		free(cmd);
+	}
+	return path;
+}
+
+/* The cover of the keep `path`, or -2 when it is not kept. */
+static int
+kept_under(const struct sandbox_launch *ln, const char *path)
+{
+	for (int i = 0; i < ln->n_keep; i++)
+		if (strcmp(ln->keep_path[i], path) == 0)
+			return ln->keep_under[i];
+	return -2;
+}
+
+START_TEST(isolated_keeps)
+{
+	char tmpl[] = "/tmp/cxd-keep.XXXXXX", *top = mkdtemp(tmpl), why[ERR_LEN] = "";
+	ck_assert(top != NULL);
+	char *state = made(top, "state", 0), *run = made(top, "run", 0);
+	char *cwd = made(top, "state/sessions/a", 0), *home = made(top, "state/sessions/a/h", 0);
+	char *rt = made(top, "run/w1", 0), *env = made(top, "env/bin", 0);
+	char *sc = made(top, "run/sidecars", 0), *sock = made(top, "run/sidecars/m.sock", 1);
+	char *py = made(top, "env/bin/python", 1);
+	made(top, "state/sessions/b", 0);
+	char *hide[] = {state, run, NULL}, *argv[] = {py, NULL}, *e1 = NULL, *e2 = NULL, *e3 = NULL;
+	ck_assert(asprintf(&e1, "M_SOCKET=%s", sock) > 0 && asprintf(&e2, "HOME=%s", home) > 0 &&
+		  asprintf(&e3, "PATH=%s:/usr/bin", env) > 0);
+	char *envp[] = {e1, e2, e3, "TMPDIR=/tmp", NULL};
+	struct sandbox sb = {.mode = NET_ISOLATED, .hide_paths = hide};
+	struct sandbox_launch ln = {.ll_fd = -1};
+
+	ck_assert_int_eq(sandbox_isolated_prepare(&sb, argv, envp, cwd, rt, &ln, why, sizeof(why)),
+			 0);
+	/* The daemon's directories are covers after the private ones (shorter first). */
+	ck_assert_int_eq(ln.n_hide_dir, 2);
+	ck_assert_str_eq(sandbox_cover_path(&ln, SANDBOX_NPRIVATE), run);
+	ck_assert_str_eq(sandbox_cover_path(&ln, SANDBOX_NPRIVATE + 1), state);
+	ck_assert_int_eq(kept_under(&ln, cwd), SANDBOX_NPRIVATE + 1);
+	ck_assert_int_eq(kept_under(&ln, rt), SANDBOX_NPRIVATE);
+	ck_assert_int_eq(kept_under(&ln, sc), SANDBOX_NPRIVATE);
+	/* The interpreter's prefix, under /tmp; nothing nested, nothing that is a cover. */
+	env[strlen(env) - 4] = 0;
+	ck_assert_int_eq(kept_under(&ln, env), 0);
+	ck_assert_int_eq(ln.n_keep, 4);
+	sandbox_launch_free(&ln);
+	char *cmd = NULL;
+	ck_assert(asprintf(&cmd, "rm -rf '%s'", top) > 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	free(state), free(run), free(cwd), free(home), free(rt), free(env), free(sc), free(sock);
+	free(py), free(e1), free(e2), free(e3);
+}
+END_TEST
+
+/* More directories to keep than SANDBOX_KEEP_MAX: the kernel does not start. */
+START_TEST(isolated_keep_overflow)
+{
+	char tmpl[] = "/tmp/cxd-keep.XXXXXX", *top = mkdtemp(tmpl), why[ERR_LEN] = "";
+	char *envp[SANDBOX_KEEP_MAX + 2] = {NULL}, *argv[] = {"/bin/true", NULL};
+	struct sandbox sb = {.mode = NET_ISOLATED};
+	struct sandbox_launch ln = {.ll_fd = -1};
+
+	ck_assert(top != NULL);
+	for (int i = 0; i <= SANDBOX_KEEP_MAX; i++) {
+		char rel[16];
+		snprintf(rel, sizeof(rel), "d%d", i);
+		char *d = made(top, rel, 0);
+		ck_assert(asprintf(&envp[i], "D%d=%s", i, d) > 0);
+		free(d);
+	}
+	ck_assert_int_eq(sandbox_isolated_prepare(&sb, argv, envp, "/", "/", &ln, why, sizeof(why)),
+			 -1);
+	ck_assert(strstr(why, "directories") != NULL);
+	sandbox_launch_free(&ln);
+	for (int i = 0; i <= SANDBOX_KEEP_MAX; i++)
+		free(envp[i]);
+	char *cmd = NULL;
+	ck_assert(asprintf(&cmd, "rm -rf '%s'", top) > 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+}
+END_TEST
+
 static Suite *
 sandbox_suite(void)
 {
@@ -125,6 +226,8 @@ sandbox_suite(void)
 	tcase_add_test(tc, rejections);
 	tcase_add_test(tc, full_payload);
 	tcase_add_test(tc, stage_texts);
+	tcase_add_test(tc, isolated_keeps);
+	tcase_add_test(tc, isolated_keep_overflow);
 	suite_add_tcase(s, tc);
 	return s;
 }
