@@ -29,6 +29,7 @@ static const char *const type_names[] = {
 	[IPC_STREAMING] = "STREAMING",
 	[IPC_FILES] = "FILES",
 	[IPC_FILE] = "FILE",
+	[IPC_WAITING] = "WAITING",
 };
 
 int

@@ -32,8 +32,9 @@
  * 8: RESULT's spill_files, for /metrics. 9: outputs/: RESULT's artifacts,
  * FILE_LIST/FILES and FILE_OPEN/FILE (a descriptor passed with SCM_RIGHTS).
  * 10: START's unix_fds (sidecars' brokers for seccomp kernels).
- * 11: START's landlock_abi and hide_paths (kernel_landlock). */
-#define IPC_VERSION 11
+ * 11: START's landlock_abi and hide_paths (kernel_landlock).
+ * 12: WAITING (a call's kernel is starting: the supervisor waits longer). */
+#define IPC_VERSION 12
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -60,6 +61,7 @@ enum ipc_type {
 	IPC_STREAMING = 38,    /* STREAM's answer: the output so far (struct ipc_streaming) */
 	IPC_FILES = 39,	       /* FILE_LIST's answer (struct ipc_files) */
 	IPC_FILE = 40,	       /* FILE_OPEN's answer, with the descriptor (struct ipc_file) */
+	IPC_WAITING = 41,      /* request id waits for its kernel to start (struct ipc_waiting) */
 };
 
 /*

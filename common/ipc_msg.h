@@ -123,11 +123,12 @@ struct ipc_start {
  * IPC_EXECUTE: run code; the header's id names the request, and its OUTPUT
  * and RESULT carry that id.
  *
- * timeout_s runs from the EXECUTE's arrival, a wait for the kernel to
- * (re)start included. At its end the kernel is interrupted, and killed
- * after IPC_EXEC_GRACE_S if still busy; the RESULT is sent by then
- * whatever the kernel does. The supervisor allows IPC_EXEC_ANSWER_S more
- * for it to arrive, then judges the worker stuck and kills it.
+ * timeout_s runs from the execute_request's sending to the kernel (a
+ * kernel still starting sends WAITING first). At its end the kernel is
+ * interrupted, and killed after IPC_EXEC_GRACE_S if still busy; the
+ * RESULT is sent by then whatever the kernel does. The supervisor allows
+ * IPC_EXEC_ANSWER_S more for it to arrive (and WAITING's seconds), then
+ * judges the worker stuck and kills it.
  */
 #define IPC_EXEC_GRACE_S 5
 #define IPC_EXEC_ANSWER_S 3
@@ -293,6 +294,15 @@ struct ipc_file {
 	struct ipc_artifact *file; /* NULL with error */
 };
 
+/*
+ * IPC_WAITING: request id came while its kernel was not ready; it runs
+ * once the kernel has started, within `seconds` (the start's limit) or
+ * with START_FAILED's reason, and its timeout counts from then.
+ */
+struct ipc_waiting {
+	double seconds;
+};
+
 /* IPC_KERNEL_DIED: the kernel died while idle. */
 struct ipc_kernel_died {
 	int pid;
@@ -379,6 +389,7 @@ IPC_MSG_CODEC(ready, IPC_READY)
 IPC_MSG_CODEC(output, IPC_OUTPUT)
 IPC_MSG_CODEC(result, IPC_RESULT)
 IPC_MSG_CODEC(kernel_died, IPC_KERNEL_DIED)
+IPC_MSG_CODEC(waiting, IPC_WAITING)
 IPC_MSG_CODEC(log, IPC_LOG)
 IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
 IPC_MSG_CODEC(streaming, IPC_STREAMING)

@@ -278,6 +278,11 @@ static const struct ipc_field file_fields[] = {
 static const struct ipc_schema file_schema =
 	SCHEMA("FILE", ipc_file, file_fields, file_check);
 
+static const struct ipc_field waiting_fields[] = {
+	IPC_F_DOUBLE(ipc_waiting, "seconds", seconds, 0, 86400, IPC_REQ),
+};
+static const struct ipc_schema waiting_schema = SCHEMA("WAITING", ipc_waiting, waiting_fields, NULL);
+
 /* The schema of each message type; NULL for the types without fields. */
 static const struct ipc_schema *const schemas[] = {
 	[IPC_START] = &start_schema,
@@ -292,6 +297,7 @@ static const struct ipc_schema *const schemas[] = {
 	[IPC_FILE_OPEN] = &file_open_schema,
 	[IPC_FILES] = &files_schema,
 	[IPC_FILE] = &file_schema,
+	[IPC_WAITING] = &waiting_schema,
 };
 
 const struct ipc_schema *

@@ -24,11 +24,6 @@ exec_new(uint32_t id, const char *code, double timeout_s, const struct exec_limi
 	ex->id = id;
 	ex->code = xstrdup(code);
 	ex->timeout_s = timeout_s > 0 ? timeout_s : 0;
-	/* From arrival: a caller waits for a kernel restart too (ipc_msg.h). */
-	if (ex->timeout_s > 0) {
-		ex->deadline = clock_mono() + ex->timeout_s;
-		ex->answer_by = ex->deadline + IPC_EXEC_GRACE_S;
-	}
 	if (lim)
 		ex->lim = *lim;
 	if (ex->lim.output_chars == 0)
@@ -94,6 +89,10 @@ exec_started(struct exec *ex, const char *msg_id, double now)
 {
 	snprintf(ex->msg_id, sizeof(ex->msg_id), "%s", msg_id);
 	ex->t_start = now;
+	if (ex->timeout_s > 0) {
+		ex->deadline = now + ex->timeout_s;
+		ex->answer_by = ex->deadline + IPC_EXEC_GRACE_S;
+	}
 }
 
 /* Forget every output collected so far (clear_output); the error stays. */

@@ -63,7 +63,7 @@ struct exec {
 	char msg_id[JUPYTER_MSG_ID_MAX]; /* of execute_request; "" until sent */
 	char probe_id[JUPYTER_MSG_ID_MAX]; /* kernel_info_request probing iopub, or "" */
 	double t_start;		/* when execute_request was sent (monotonic) */
-	double deadline;	/* timeout, from EXECUTE's arrival; 0 if none or already passed */
+	double deadline;	/* timeout; 0 if none or already passed */
 	double answer_by;	/* the RESULT goes out by then: deadline + grace; 0: none */
 	double grace_deadline;	/* kill if still busy then; 0 if not timing out */
 	double reinterrupt_at;	/* interrupt again then if no reply yet; 0: not stopping */

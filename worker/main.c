@@ -105,14 +105,12 @@ read_supervisor(struct wstate *w)
 static long
 run_timers(struct wstate *w)
 {
-	double now = clock_mono(), next = -1;
+	double now = clock_mono(), next;
 
 	if (lifecycle_starting(w))
 		next = lifecycle_timers(w, now);
-	/* A call waiting for the starting kernel has its timeout running. */
-	double r = route_timers(w, now);
-	if (r >= 0 && (next < 0 || r < next))
-		next = r;
+	else
+		next = route_timers(w, now);
 	return next < 0 ? -1 : (long)ceil(next * 1000);
 }
 

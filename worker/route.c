@@ -325,11 +325,15 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 		outputs_snap_take(&w->place, &w->snap);
 	/* Lost state is told to the next call, even when its kernel is up already. */
 	w->ex->kernel_restarted = w->state_lost;
-	if (w->kstate == K_READY)
+	if (w->kstate == K_READY) {
 		route_send_execute(w);
-	else if (w->kstate == K_DEAD)
+		return;
+	}
+	/* It runs once the kernel is ready: the supervisor waits for the start too. */
+	struct ipc_waiting wt = {w->spec.startup_timeout_s};
+	supervisor_send(w, IPC_WAITING, m->hdr.id, &wt);
+	if (w->kstate == K_DEAD)
 		lifecycle_start(w, AFTER_QUIET);
-	/* K_STARTING: runs once the kernel is ready */
 }
 
 /* Interrupt the execution in flight, and again until it answers. */
@@ -486,32 +490,12 @@ route_supervisor(struct wstate *w, struct ipc_msg *m)
 	"the call's timeout and grace ran out after the kernel's reply, before its output " \
 	"ended: what came later is not in this result"
 
-/* The timeout passed before the kernel was ready: the code never ran. */
-static void
-timed_out_waiting(struct wstate *w)
-{
-	char *m = xasprintf("the kernel was not ready within the %g s timeout (it was "
-			    "starting); the code did not run",
-			    w->ex->timeout_s);
-
-	log_info("request %u: %s", w->ex->id, m);
-	exec_set_error(w->ex, "TimeoutError", m);
-	free(m);
-	route_finish_exec(w);
-}
-
 double
 route_timers(struct wstate *w, double now)
 {
 	struct exec *ex = w->ex;
 	double next = -1;
 
-	if (ex && !(w->kstate == K_READY && ex->msg_id[0]) && ex->deadline > 0) {
-		if (now < ex->deadline)
-			return ex->deadline - now;
-		timed_out_waiting(w);
-		return 0;
-	}
 	if (ex && w->kstate == K_READY && ex->msg_id[0]) {
 		if (ex->deadline > 0 && now >= ex->deadline) {
 			log_info("request %u exceeded %g s; interrupting", ex->id, ex->timeout_s);

@@ -159,17 +159,32 @@ kill_silent(struct worker *w, struct call *c)
 	free(msg);
 }
 
+void
+pool_exec_waiting(struct worker *w, const struct ipc_waiting *wt)
+{
+	struct call *c = w->call;
+
+	c->kill_deadline = clock_deadline(wt->seconds + c->timeout_s + IPC_EXEC_GRACE_S +
+					  IPC_EXEC_ANSWER_S);
+	pthread_cond_broadcast(&c->cond);
+}
+
 int
 pool_execute_wait(struct worker *w, struct call *c, double seconds)
 {
 	struct timespec until = seconds < 0 ? c->kill_deadline : clock_deadline(seconds);
-	const struct timespec *d = clock_earlier(&c->kill_deadline, &until);
 
 	while (!c->done) {
+		/* Read each time: WAITING moves kill_deadline. */
+		const struct timespec *d = seconds < 0 ? &c->kill_deadline
+						       : clock_earlier(&c->kill_deadline, &until);
 		if (pthread_cond_timedwait(&c->cond, pool_mutex(), d) != ETIMEDOUT)
 			continue;
 		if (d != &c->kill_deadline)
 			return 0;
+		struct timespec now = clock_deadline(0);
+		if (clock_earlier(&now, &c->kill_deadline) == &now)
+			continue; /* moved while we woke */
 		kill_silent(w, c);
 	}
 	return 1;

@@ -61,5 +61,10 @@ void pool_exec_complete(struct worker *w, struct json_object *result);
 int pool_exec_output(struct worker *w, const struct ipc_output *o, char *why, size_t why_len);
 int pool_exec_streaming(struct worker *w, const struct ipc_streaming *s, char *why,
 			size_t why_len);
+/*
+ * WAITING for the call in flight on `w`: its kernel is starting, so the
+ * worker is given the start's limit on top of the call's timeout and grace.
+ */
+void pool_exec_waiting(struct worker *w, const struct ipc_waiting *wt);
 
 #endif

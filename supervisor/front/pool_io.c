@@ -51,7 +51,8 @@ static const unsigned permit[PHASE_N] = {
 	/* output and the result of the request in flight; a kernel started for
 	 * it, or one that died idle just before it came */
 	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) |
-			    PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
+			    PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG) |
+			    PERMIT(IPC_WAITING),
 	/* the listing asked for; an idle kernel may die meanwhile */
 	[PHASE_LISTING] = PERMIT(IPC_FILES) | PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) |
 			  PERMIT(IPC_LOG),
@@ -61,7 +62,7 @@ static const unsigned permit[PHASE_N] = {
 	/* whatever it sent before it read SHUTDOWN */
 	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
 			   PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) |
-			   PERMIT(IPC_LOG) | PERMIT(IPC_FILES) | PERMIT(IPC_FILE),
+			   PERMIT(IPC_LOG) | PERMIT(IPC_FILES) | PERMIT(IPC_FILE) | PERMIT(IPC_WAITING),
 };
 
 static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing",
@@ -90,7 +91,7 @@ worker_phase(const struct worker *w)
 static int
 permitted(enum phase ph, unsigned type)
 {
-	return type >= IPC_READY && type <= IPC_FILE && (permit[ph] & PERMIT(type));
+	return type >= IPC_READY && type <= IPC_WAITING && (permit[ph] & PERMIT(type));
 }
 
 /* READY: take the kernel it names; the parent pins it only if it is that
@@ -150,6 +151,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		struct ipc_log log;
 		struct ipc_files files;
 		struct ipc_file file;
+		struct ipc_waiting waiting;
 	} u;
 
 	if (!permitted(ph, m->hdr.type)) {
@@ -213,6 +215,10 @@ worker_message(struct worker *w, struct ipc_msg *m)
 			m->fd = -1;
 			pool_exec_file(w, ipc_result_take(m), fd);
 		}
+		break;
+	case IPC_WAITING:
+		if (for_call(w, ph, m) == 1)
+			pool_exec_waiting(w, &u.waiting);
 		break;
 	case IPC_KERNEL_DIED:
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,

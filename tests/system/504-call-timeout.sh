@@ -4,10 +4,11 @@
 # whatever its worker does. Three workers that would keep a caller waiting:
 #   1. a real worker stopped with SIGSTOP (it used to take timeout + 30 s);
 #   2. a fake worker that reads EXECUTE and never answers (fake-worker mute);
-#   3. a real worker whose kernel takes 15 s to restart: the timeout counts
-#      the wait, and the call says the code did not run.
-# Each call fails with its reason; the stuck workers are killed, and the
-# daemon and other sessions go on.
+#   3. a real worker whose kernel takes 15 s to restart: it says the call
+#      waits for the start (WAITING), so the call runs then, its timeout
+#      counted from there, and the worker is not judged stuck.
+# The stuck workers' calls fail with their reason and the workers are
+# killed; the daemon and other sessions go on.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -71,23 +72,21 @@ check(wait_for(lambda: not proc_alive(wpid[0]), 20), "the stopped worker is kill
 ok("a stopped worker's call answers at its timeout and grace")
 check(sc(b.execute("y + 1")).get("success") is True, "b goes on")
 
-# 3: the kernel dies; its restart is slow. The timeout counts the wait.
+# 3: the kernel dies; its restart is slow (15 s, more than the timeout
+# and grace). The worker says the call waits for the start (WAITING):
+# the call runs once the kernel is up, with its whole timeout, and the
+# worker is not judged stuck.
 check(sc(b.execute("import os; os.getpid()")).get("success") is True, "b's kernel runs")
 open(tmpd + "/slow", "w").close()
 r = sc(b.execute("import os; os._exit(1)", timeout=30))
 check((r.get("error") or {}).get("type") == "KernelDied", "b's kernel died", r)
-r, took = timed_call(b, "y = 'ran'")
-print("# slow restart: %.1f s: %r" % (took, r.get("error")))
-check(r.get("success") is False and (r.get("error") or {}).get("type") == "TimeoutError",
-      "the call on a restarting kernel fails with TimeoutError", r)
-check("did not run" in r["error"].get("message", ""), "and says the code did not run", r)
-check(took < bound, "answered in %.1f s (bound %g s), not after the 15 s restart" % (took, bound))
+r, took = timed_call(b, "y = 'ran'; y")
 os.unlink(tmpd + "/slow")
-r = sc(b.execute("y", timeout=60))
-check((r.get("error") or {}).get("type") == "NameError",
-      "the restarted kernel runs the next call, and the timed-out code never ran", r)
-check(sc(b.execute("1")).get("success") is True, "b's kernel works again")
-ok("a kernel's slow restart counts within the call's timeout")
+print("# slow restart: %.1f s: %r" % (took, r.get("error")))
+check(r.get("success") is True and r.get("kernel_restarted") is True,
+      "the call on a restarting kernel runs once the kernel is up", r)
+check(sc(b.execute("y")).get("success") is True, "and its code ran")
+ok("a call waits for a slow kernel start, which its timeout does not count")
 EOF2
 stop_daemon TERM
 

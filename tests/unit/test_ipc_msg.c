@@ -372,10 +372,12 @@ START_TEST(small_messages_roundtrip)
 	struct ipc_kernel_died kd2 = {.pid = 99, .exit_code = 3, .message = ipc_text_of("exit")};
 	struct ipc_log lg = {4, ipc_text_of("a warning")};
 	struct ipc_start_failed sf = {ipc_text_of("no user namespaces")};
+	struct ipc_waiting wt = {60};
 	union {
 		struct ipc_kernel_died kd;
 		struct ipc_log lg;
 		struct ipc_start_failed sf;
+		struct ipc_waiting wt;
 	} out;
 
 	roundtrip(IPC_KERNEL_DIED, &kd, &out.kd);
@@ -394,6 +396,9 @@ START_TEST(small_messages_roundtrip)
 	roundtrip(IPC_START_FAILED, &sf, &out.sf);
 	ck_assert_str_eq(out.sf.message.s, "no user namespaces");
 	ipc_start_failed_free(&out.sf);
+	roundtrip(IPC_WAITING, &wt, &out.wt);
+	ck_assert(out.wt.seconds == 60);
+	ipc_waiting_free(&out.wt);
 }
 END_TEST
 
@@ -447,6 +452,8 @@ static const struct {
 	{IPC_EXECUTE, "{\"timeout_s\": 1}", "EXECUTE: code: is missing"},
 	{IPC_EXECUTE, "{\"code\": \"1\"}", "EXECUTE: timeout_s: is missing"},
 	{IPC_OUTPUT, "{\"text\": \"x\"}", "OUTPUT: name: is missing"},
+	{IPC_WAITING, "{}", "WAITING: seconds: is missing"},
+	{IPC_WAITING, "{\"seconds\": -1}", "WAITING: seconds:"},
 	{IPC_RESULT, "{\"success\": true, \"stderr\": \"\", \"rich_outputs\": [], \"error\": null,"
 		     " \"execution_time\": 0, \"kernel_restarted\": false}",
 	 "RESULT: stdout: is missing"},
