@@ -275,6 +275,64 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	return n;
 }
 
+const char *const toolreg_field_names[TOOLREG_FIELDS] = {
+	[TOOLREG_NAME] = "name",
+	[TOOLREG_DESCRIPTION] = "description",
+	[TOOLREG_CATEGORY] = "category",
+	[TOOLREG_PARAMETERS] = "parameters",
+	[TOOLREG_RETURNS] = "returns",
+};
+
+/* The words a query matches: its words and their stems. */
+struct query_words {
+	char word[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
+	char stem[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
+	size_t n;
+};
+
+/* Add the words of `text` that q matches to field f of m. */
+static void
+explain_field(const struct query_words *q, const char *text, enum toolreg_field f,
+	      struct toolreg_match *m, char (*words)[TOOLREG_WORD_MAX + 1])
+{
+	size_t n = toolreg_tokens(text, words, FIELD_WORDS);
+
+	for (size_t i = 0; i < n && m->n[f] < TOOLREG_MATCH_WORDS; i++) {
+		char st[TOOLREG_WORD_MAX + 1];
+		int hit = 0, seen = 0;
+		toolreg_stem(words[i], st);
+		for (size_t j = 0; j < q->n && !hit; j++)
+			hit = strcmp(q->word[j], words[i]) == 0 || strcmp(q->stem[j], st) == 0;
+		for (size_t j = 0; j < m->n[f] && !seen; j++)
+			seen = strcmp(m->word[f][j], words[i]) == 0;
+		if (hit && !seen)
+			memcpy(m->word[f][m->n[f]++], words[i], sizeof(words[i]));
+	}
+}
+
+void
+toolreg_explain(const struct toolreg *r, size_t i, const char *query, struct toolreg_match *m)
+{
+	const struct tool_def *d = &r->defs.v[i];
+	struct query_words *q = xcalloc(1, sizeof(*q));
+	char(*words)[TOOLREG_WORD_MAX + 1] = xcalloc(FIELD_WORDS, sizeof(*words));
+
+	memset(m, 0, sizeof(*m));
+	q->n = toolreg_tokens(query, q->word, QUERY_WORDS);
+	for (size_t k = 0; k < q->n; k++)
+		toolreg_stem(q->word[k], q->stem[k]);
+	explain_field(q, d->name, TOOLREG_NAME, m, words);
+	explain_field(q, d->description, TOOLREG_DESCRIPTION, m, words);
+	explain_field(q, d->category, TOOLREG_CATEGORY, m, words);
+	for (size_t k = 0; k < d->n_params; k++) {
+		explain_field(q, d->params[k].name, TOOLREG_PARAMETERS, m, words);
+		explain_field(q, d->params[k].description, TOOLREG_PARAMETERS, m, words);
+	}
+	explain_field(q, d->return_description, TOOLREG_RETURNS, m, words);
+	free(words);
+	free(q);
+}
+
 void
 toolreg_set_backend(struct toolreg *r, void *backend, void (*backend_free)(void *))
 {

@@ -60,6 +60,33 @@ const struct tool_def *toolreg_tool(const struct toolreg *r, size_t i);
 size_t toolreg_search(const struct toolreg *r, const char *query, const char *category,
 		      struct toolreg_hit *out, size_t top);
 
+/* The fields toolreg_explain reports, as search_{name}_tools names them. */
+enum toolreg_field {
+	TOOLREG_NAME,
+	TOOLREG_DESCRIPTION,
+	TOOLREG_CATEGORY,
+	TOOLREG_PARAMETERS, /* their names and descriptions */
+	TOOLREG_RETURNS,
+	TOOLREG_FIELDS
+};
+extern const char *const toolreg_field_names[TOOLREG_FIELDS];
+
+/* Most words toolreg_explain reports per field. */
+#define TOOLREG_MATCH_WORDS 8
+
+/* The tool's words that a query matched, per field, each once. */
+struct toolreg_match {
+	char word[TOOLREG_FIELDS][TOOLREG_MATCH_WORDS][TOOLREG_WORD_MAX + 1];
+	size_t n[TOOLREG_FIELDS];
+};
+
+/*
+ * Which words of tool `i` (toolreg_tokens words) `query` matched, whole or
+ * by stem, field by field, into m: why toolreg_search found it.
+ */
+void toolreg_explain(const struct toolreg *r, size_t i, const char *query,
+		     struct toolreg_match *m);
+
 /*
  * A remote backend that answers searches instead of BM25 (toolreg_azure.h),
  * owned by `r` from now on and freed with backend_free; NULL: none.

@@ -312,6 +312,23 @@ START_TEST(ranking_fixed)
 	ck_assert_uint_eq(rank_of(r, "projected", "map_projection"), 2);
 	ck_assert_uint_eq(rank_of(r, "projection", "map_projection"), 1);
 	ck_assert_uint_eq(rank_of(r, "projection", "projected_area"), 2);
+	/* What matched, field by field: the tool's words, whole or by stem. */
+	struct toolreg_match m;
+	toolreg_explain(r, 0, "convert GeoTIFF rasters", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_NAME], 1);
+	ck_assert_str_eq(m.word[TOOLREG_NAME][0], "raster");
+	ck_assert_uint_eq(m.n[TOOLREG_DESCRIPTION], 4);
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][0], "geotiff");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][1], "geo");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][2], "tiff");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][3], "raster");
+	ck_assert_uint_eq(m.n[TOOLREG_CATEGORY], 0);
+	ck_assert_uint_eq(m.n[TOOLREG_PARAMETERS], 0);
+	toolreg_explain(r, 3, "converting", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_NAME], 1);
+	ck_assert_str_eq(m.word[TOOLREG_NAME][0], "convert");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][0], "converts");
+	ck_assert_str_eq(toolreg_field_names[TOOLREG_PARAMETERS], "parameters");
 	/* Stop words only, or nothing: no result. */
 	ck_assert_uint_eq(toolreg_search(r, "the of to a", NULL, h, 5), 0);
 	ck_assert_uint_eq(toolreg_search(r, "", NULL, h, 5), 0);
