@@ -8,7 +8,8 @@
  *
  * Build and run from the build tree (bench/README.md):
  *   cc -O2 -Icommon -Isupervisor/front -I. bench/toolsearch.c supervisor/front/toolreg.c \
- *      common/libcommon.a $(pkg-config --libs yaml-0.1 json-c) -lm -o bench/toolsearch
+ *      supervisor/front/toolreg_words.c common/libcommon.a \
+ *      $(pkg-config --libs yaml-0.1 json-c) -lstemmer -lm -o bench/toolsearch
  *   bench/toolsearch tests/unit/data/tools
  */
 #include "autoconf.h"

@@ -55,7 +55,9 @@ search_describe(const struct config *cfg, struct json_object *tool)
 		"\"description\":{\"type\":\"string\"},\"category\":{\"type\":\"string\"},"
 		"\"parameters\":{\"type\":\"array\"},\"returns\":{\"type\":\"object\"},"
 		"\"examples\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
-		"\"score\":{\"type\":\"number\"}},"
+		"\"score\":{\"type\":\"number\"},"
+		"\"matched\":{\"type\":\"object\",\"additionalProperties\":"
+		"{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}},"
 		"\"required\":[\"name\",\"module\",\"import\",\"signature\"]}}},"
 		"\"required\":[\"query\",\"results\",\"total_tools\"]}";
 	char *text = xasprintf(
@@ -70,9 +72,12 @@ search_describe(const struct config *cfg, struct json_object *tool)
 	json_object_object_add(tool, "outputSchema", tool_schema(output_schema));
 }
 
-/* One result as structuredContent gives it. Caller owns. */
+/*
+ * One result as structuredContent gives it, with the words it matched when
+ * m is not NULL (BM25 answered). Caller owns.
+ */
 static struct json_object *
-hit_json(const struct tool_def *d, double score)
+hit_json(const struct tool_def *d, double score, const struct toolreg_match *m)
 {
 	struct json_object *o = json_object_new_object(), *params = json_object_new_array();
 	struct json_object *ret = json_object_new_object(), *ex = json_object_new_array();
@@ -105,6 +110,18 @@ hit_json(const struct tool_def *d, double score)
 		json_object_array_add(ex, json_object_new_string(d->examples[i]));
 	json_object_object_add(o, "examples", ex);
 	json_object_object_add(o, "score", json_object_new_double(round(score * 1000) / 1000));
+	if (m != NULL) {
+		struct json_object *mo = json_object_new_object();
+		for (int f = 0; f < TOOLREG_FIELDS; f++) {
+			if (m->n[f] == 0)
+				continue;
+			struct json_object *a = json_object_new_array();
+			for (size_t i = 0; i < m->n[f]; i++)
+				json_object_array_add(a, json_object_new_string(m->word[f][i]));
+			json_object_object_add(mo, toolreg_field_names[f], a);
+		}
+		json_object_object_add(o, "matched", mo);
+	}
 	free(sig);
 	free(imp);
 	return o;
@@ -121,14 +138,28 @@ add_indented(struct buf *b, const char *text, const char *indent)
 	}
 }
 
-/* One result as the text an agent reads. */
+/* One result as the text an agent reads (m as for hit_json). */
 static void
-hit_text(struct buf *b, size_t rank, const struct tool_def *d)
+hit_text(struct buf *b, size_t rank, const struct tool_def *d, const struct toolreg_match *m)
 {
 	char *sig = tooldef_signature(d);
 
 	buf_printf(b, "%zu. %s\n", rank, sig);
 	buf_printf(b, "   from %s import %s\n", d->module, d->name);
+	if (m != NULL) {
+		const char *sep = "   Matched: ";
+		for (int f = 0; f < TOOLREG_FIELDS; f++) {
+			if (m->n[f] == 0)
+				continue;
+			buf_printf(b, "%s%s (", sep, toolreg_field_names[f]);
+			for (size_t i = 0; i < m->n[f]; i++)
+				buf_printf(b, "%s%s", i ? ", " : "", m->word[f][i]);
+			buf_adds(b, ")");
+			sep = "; ";
+		}
+		if (sep[0] == ';')
+			buf_adds(b, "\n");
+	}
 	if (d->category[0])
 		buf_printf(b, "   Category: %s\n", d->category);
 	add_indented(b, d->description, "   ");
@@ -221,6 +252,11 @@ search_call(struct tool_call *tc)
 		return tool_bad_params(tc, "argument 'category' must be a string");
 	if ((top = arg_top(tc)) < 0)
 		return NULL;
+	char words[1][TOOLREG_WORD_MAX + 1];
+	if (toolreg_tokens(query, words, 1) == 0)
+		return tool_bad_params(tc, "argument 'query' has no word to search for (words of "
+					   "one letter and stop words such as 'the', 'of', 'to' "
+					   "are ignored)");
 	long got = -1;
 	const struct azure_search *backend = toolreg_backend(reg);
 	if (backend != NULL) {
@@ -246,11 +282,15 @@ search_call(struct tool_call *tc)
 	if (remote_error[0] != '\0')
 		buf_printf(&text, "(Azure AI Search failed (%s); these are the local BM25 results.)\n\n",
 			   remote_error);
+	struct toolreg_match *m = got >= 0 ? NULL : xcalloc(1, sizeof(*m));
 	for (size_t i = 0; i < n; i++) {
 		const struct tool_def *d = toolreg_tool(reg, hits[i].tool);
-		json_object_array_add(results, hit_json(d, hits[i].score));
-		hit_text(&text, i + 1, d);
+		if (m != NULL)
+			toolreg_explain(reg, hits[i].tool, query, m);
+		json_object_array_add(results, hit_json(d, hits[i].score, m));
+		hit_text(&text, i + 1, d, m);
 	}
+	free(m);
 	json_object_object_add(o, "results", results);
 	if (n == 0)
 		buf_printf(&text, "No tool matches \"%s\"%s%s%s. Try other words%s.\n", query,

@@ -1,7 +1,6 @@
 /* toolreg.c - see toolreg.h. */
 #include "autoconf.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 
 #include "tooldef.h"
 #include "toolreg.h"
+#include "toolreg_words.h"
 #include "xmalloc.h"
 
 #define BM25_K1 1.2
@@ -35,16 +35,22 @@
 #define W_RETURN 0.5
 #endif
 
+/* Words of a query, at most (the rest is ignored). */
+#define QUERY_WORDS 64
 /* Words of one field, at most (the rest of a long description is ignored). */
 #define FIELD_WORDS 512
 
-/* Words that say nothing about which tool is meant. */
-static const char *const stopwords[] = {
-	"a",	"an",	"and",	"are",	 "as",	 "at",	 "be",	 "by",	  "can",  "do",
-	"does", "for",	"from", "get",	 "give", "how",	 "i",	 "in",	  "into", "is",
-	"it",	"its",	"me",	"my",	 "of",	 "on",	 "or",	 "some",  "that", "the",
-	"this", "to",	"use",	"using", "want", "what", "which", "with", "you",  NULL,
-};
+/*
+ * A stem match counts this much of a whole-word match: a query word adds
+ * the score of its word and of its stem, each a term of the index, so a
+ * tool with the word itself ranks above one with another word of its stem.
+ */
+#ifndef W_STEM
+#define W_STEM 0.5
+#endif
+
+/* Stem terms are the stem after this byte, apart from the words. */
+#define STEM_MARK '\x01'
 
 struct posting {
 	uint32_t doc;
@@ -52,7 +58,7 @@ struct posting {
 };
 
 struct term {
-	char word[TOOLREG_WORD_MAX + 1];
+	char word[TOOLREG_WORD_MAX + 2]; /* a word, or STEM_MARK and a stem */
 	struct posting *p;
 	size_t n;
 };
@@ -68,99 +74,6 @@ struct toolreg {
 };
 
 static struct toolreg *live;
-
-/* Fold a plural or an -ing/-ed ending, then a final e: "computes" -> "comput". */
-static void
-stem(char *w)
-{
-	size_t n = strlen(w);
-
-	if (n > 4 && strcmp(w + n - 3, "ies") == 0) {
-		strcpy(w + n - 3, "y");
-		n -= 2;
-	} else if (n > 4 && strcmp(w + n - 4, "sses") == 0) {
-		w[n -= 2] = '\0';
-	} else if (n > 3 && w[n - 1] == 's' && w[n - 2] != 's' && w[n - 2] != 'u' &&
-		   w[n - 2] != 'i') {
-		w[--n] = '\0';
-	}
-	if (n > 5 && strcmp(w + n - 3, "ing") == 0)
-		w[n -= 3] = '\0';
-	else if (n > 4 && strcmp(w + n - 2, "ed") == 0)
-		w[n -= 2] = '\0';
-	if (n > 3 && w[n - 1] == 'e')
-		w[--n] = '\0';
-}
-
-static int
-is_stopword(const char *w)
-{
-	for (size_t i = 0; stopwords[i]; i++)
-		if (strcmp(stopwords[i], w) == 0)
-			return 1;
-	return 0;
-}
-
-/* Add word text[0..len) to out unless full, a stopword or one letter. */
-static size_t
-emit(const char *text, size_t len, char (*out)[TOOLREG_WORD_MAX + 1], size_t n, size_t max)
-{
-	char w[TOOLREG_WORD_MAX + 1];
-
-	if (n >= max || len < 2)
-		return n;
-	if (len > TOOLREG_WORD_MAX)
-		len = TOOLREG_WORD_MAX;
-	for (size_t i = 0; i < len; i++)
-		w[i] = (char)tolower((unsigned char)text[i]);
-	w[len] = '\0';
-	if (is_stopword(w))
-		return n;
-	stem(w);
-	memcpy(out[n], w, sizeof(w));
-	return n + 1;
-}
-
-/*
- * Where a camelCase run splits: before an upper-case letter that follows a
- * lower-case one ("molWeight"), and before the last of several upper-case
- * letters when a lower-case one follows ("XMLParser" -> XML Parser).
- */
-static int
-camel_break(const char *s, size_t i)
-{
-	unsigned char prev = (unsigned char)s[i - 1], c = (unsigned char)s[i],
-		      next = (unsigned char)s[i + 1];
-
-	if (!isupper(c))
-		return 0;
-	return islower(prev) || (isupper(prev) && islower(next));
-}
-
-size_t
-toolreg_tokens(const char *text, char (*out)[TOOLREG_WORD_MAX + 1], size_t max)
-{
-	size_t n = 0;
-
-	for (const char *p = text; *p != '\0';) {
-		if (!isalnum((unsigned char)*p)) {
-			p++;
-			continue;
-		}
-		size_t run = 0;
-		while (isalnum((unsigned char)p[run]))
-			run++;
-		size_t start = 0;
-		for (size_t i = 1; i < run; i++)
-			if (camel_break(p, i)) {
-				n = emit(p + start, i - start, out, n, max);
-				start = i;
-			}
-		n = emit(p + start, run - start, out, n, max);
-		p += run;
-	}
-	return n;
-}
 
 /* FNV-1a. */
 static uint64_t
@@ -197,9 +110,9 @@ grow(struct toolreg *r)
 	free(old);
 }
 
-/* Count word `w` of tool `doc` with `weight`. */
+/* Count term `w` of tool `doc` with `weight`. */
 static void
-add_word(struct toolreg *r, uint32_t doc, const char *w, double weight)
+add_term(struct toolreg *r, uint32_t doc, const char *w, double weight)
 {
 	if ((r->nterms + 1) * 2 > r->cap)
 		grow(r);
@@ -213,6 +126,25 @@ add_word(struct toolreg *r, uint32_t doc, const char *w, double weight)
 		t->p[t->n++] = (struct posting){doc, 0};
 	}
 	t->p[t->n - 1].tf += (float)weight;
+}
+
+/* The stem term of word `w` into out. */
+static void
+stem_term(const char *w, char out[TOOLREG_WORD_MAX + 2])
+{
+	out[0] = STEM_MARK;
+	toolreg_stem(w, out + 1);
+}
+
+/* Count word `w` of tool `doc` with `weight`: the word and its stem. */
+static void
+add_word(struct toolreg *r, uint32_t doc, const char *w, double weight)
+{
+	char st[TOOLREG_WORD_MAX + 2];
+
+	add_term(r, doc, w, weight);
+	stem_term(w, st);
+	add_term(r, doc, st, weight);
 	r->len[doc] += weight;
 }
 
@@ -302,27 +234,33 @@ size_t
 toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	       struct toolreg_hit *out, size_t top)
 {
-	char words[64][TOOLREG_WORD_MAX + 1];
-	size_t nw, n = 0, ndocs = toolreg_size(r);
+	char words[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
+	char terms[2 * QUERY_WORDS][TOOLREG_WORD_MAX + 2];
+	size_t nw, nt = 0, n = 0, ndocs = toolreg_size(r);
 
 	if (ndocs == 0 || top == 0)
 		return 0;
 	if (top > TOOLREG_TOP_MAX)
 		top = TOOLREG_TOP_MAX;
-	nw = toolreg_tokens(query, words, 64);
-	double *score = xcalloc(ndocs, sizeof(*score));
+	nw = toolreg_tokens(query, words, QUERY_WORDS);
 	for (size_t i = 0; i < nw; i++) {
+		memcpy(terms[nt++], words[i], sizeof(words[i]));
+		stem_term(words[i], terms[nt++]);
+	}
+	double *score = xcalloc(ndocs, sizeof(*score));
+	for (size_t i = 0; i < nt; i++) {
 		int seen = 0;
 		for (size_t j = 0; j < i; j++)
-			seen |= strcmp(words[i], words[j]) == 0;
-		const struct term *t = slot(r, words[i]);
+			seen |= strcmp(terms[i], terms[j]) == 0;
+		const struct term *t = slot(r, terms[i]);
 		if (seen || t->word[0] == '\0')
 			continue;
 		double df = (double)t->n;
 		double idf = log(1 + ((double)ndocs - df + 0.5) / (df + 0.5));
+		double w = terms[i][0] == STEM_MARK ? W_STEM : 1;
 		for (size_t k = 0; k < t->n; k++) {
 			double tf = t->p[k].tf, dl = r->len[t->p[k].doc];
-			score[t->p[k].doc] += idf * tf * (BM25_K1 + 1) /
+			score[t->p[k].doc] += w * idf * tf * (BM25_K1 + 1) /
 					      (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / r->avglen));
 		}
 	}
@@ -335,6 +273,64 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	}
 	free(score);
 	return n;
+}
+
+const char *const toolreg_field_names[TOOLREG_FIELDS] = {
+	[TOOLREG_NAME] = "name",
+	[TOOLREG_DESCRIPTION] = "description",
+	[TOOLREG_CATEGORY] = "category",
+	[TOOLREG_PARAMETERS] = "parameters",
+	[TOOLREG_RETURNS] = "returns",
+};
+
+/* The words a query matches: its words and their stems. */
+struct query_words {
+	char word[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
+	char stem[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
+	size_t n;
+};
+
+/* Add the words of `text` that q matches to field f of m. */
+static void
+explain_field(const struct query_words *q, const char *text, enum toolreg_field f,
+	      struct toolreg_match *m, char (*words)[TOOLREG_WORD_MAX + 1])
+{
+	size_t n = toolreg_tokens(text, words, FIELD_WORDS);
+
+	for (size_t i = 0; i < n && m->n[f] < TOOLREG_MATCH_WORDS; i++) {
+		char st[TOOLREG_WORD_MAX + 1];
+		int hit = 0, seen = 0;
+		toolreg_stem(words[i], st);
+		for (size_t j = 0; j < q->n && !hit; j++)
+			hit = strcmp(q->word[j], words[i]) == 0 || strcmp(q->stem[j], st) == 0;
+		for (size_t j = 0; j < m->n[f] && !seen; j++)
+			seen = strcmp(m->word[f][j], words[i]) == 0;
+		if (hit && !seen)
+			memcpy(m->word[f][m->n[f]++], words[i], sizeof(words[i]));
+	}
+}
+
+void
+toolreg_explain(const struct toolreg *r, size_t i, const char *query, struct toolreg_match *m)
+{
+	const struct tool_def *d = &r->defs.v[i];
+	struct query_words *q = xcalloc(1, sizeof(*q));
+	char(*words)[TOOLREG_WORD_MAX + 1] = xcalloc(FIELD_WORDS, sizeof(*words));
+
+	memset(m, 0, sizeof(*m));
+	q->n = toolreg_tokens(query, q->word, QUERY_WORDS);
+	for (size_t k = 0; k < q->n; k++)
+		toolreg_stem(q->word[k], q->stem[k]);
+	explain_field(q, d->name, TOOLREG_NAME, m, words);
+	explain_field(q, d->description, TOOLREG_DESCRIPTION, m, words);
+	explain_field(q, d->category, TOOLREG_CATEGORY, m, words);
+	for (size_t k = 0; k < d->n_params; k++) {
+		explain_field(q, d->params[k].name, TOOLREG_PARAMETERS, m, words);
+		explain_field(q, d->params[k].description, TOOLREG_PARAMETERS, m, words);
+	}
+	explain_field(q, d->return_description, TOOLREG_RETURNS, m, words);
+	free(words);
+	free(q);
 }
 
 void

@@ -14,21 +14,26 @@
  *
  * (a prior, that a word of the name says more than one of a description;
  * bench/README.md compares it with other weights on the labelled set of
- * tests/unit/data/tools, where all come within two queries of each other). Words are what toolreg_tokens makes of the text:
- * snake_case and camelCase split, lower case, punctuation dropped, common
- * English words dropped, plurals and -ing/-ed endings folded.
+ * tests/unit/data/tools, where all come within two queries of each other).
+ * Words are what toolreg_tokens makes of the text (toolreg_words.h: each
+ * word whole and by its camelCase, snake_case and letter/digit parts, stop
+ * words dropped), each indexed twice: as itself and, as a separate term,
+ * by its English Snowball stem. A query word scores its word's term and
+ * its stem's, the stem's at W_STEM (0.5) of its BM25 score, so that
+ * "projected" finds "projection" but a tool with "projected" itself ranks
+ * first.
  */
 #ifndef SUPERVISOR_TOOLREG_H
 #define SUPERVISOR_TOOLREG_H
 
 #include <stddef.h>
 
+#include "toolreg_words.h"
+
 struct tool_def;
 struct tooldefs;
 struct toolreg;
 
-/* Longest word kept (longer ones are cut). */
-#define TOOLREG_WORD_MAX 32
 /* Most results one search returns. */
 #define TOOLREG_TOP_MAX 50
 
@@ -54,11 +59,33 @@ const struct tool_def *toolreg_tool(const struct toolreg *r, size_t i);
  */
 size_t toolreg_search(const struct toolreg *r, const char *query, const char *category,
 		      struct toolreg_hit *out, size_t top);
+
+/* The fields toolreg_explain reports, as search_{name}_tools names them. */
+enum toolreg_field {
+	TOOLREG_NAME,
+	TOOLREG_DESCRIPTION,
+	TOOLREG_CATEGORY,
+	TOOLREG_PARAMETERS, /* their names and descriptions */
+	TOOLREG_RETURNS,
+	TOOLREG_FIELDS
+};
+extern const char *const toolreg_field_names[TOOLREG_FIELDS];
+
+/* Most words toolreg_explain reports per field. */
+#define TOOLREG_MATCH_WORDS 8
+
+/* The tool's words that a query matched, per field, each once. */
+struct toolreg_match {
+	char word[TOOLREG_FIELDS][TOOLREG_MATCH_WORDS][TOOLREG_WORD_MAX + 1];
+	size_t n[TOOLREG_FIELDS];
+};
+
 /*
- * The words of `text`, NUL-terminated, into out[max]. Returns how many
- * (at most max).
+ * Which words of tool `i` (toolreg_tokens words) `query` matched, whole or
+ * by stem, field by field, into m: why toolreg_search found it.
  */
-size_t toolreg_tokens(const char *text, char (*out)[TOOLREG_WORD_MAX + 1], size_t max);
+void toolreg_explain(const struct toolreg *r, size_t i, const char *query,
+		     struct toolreg_match *m);
 
 /*
  * A remote backend that answers searches instead of BM25 (toolreg_azure.h),

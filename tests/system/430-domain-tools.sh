@@ -93,7 +93,12 @@ for part in ("mol_weight(smiles: str, exact: bool = False) -> float",
              "from chem_tools import mol_weight", "smiles (str): SMILES of the molecule",
              "Returns (float): weight in g/mol", "mol_weight('CCO')"):
     check(part in t, "the text shows %r" % part, t)
-ok("search answers with signature, import line, parameters, return and example")
+m = hit["matched"]
+check({"molar", "mass", "molecule"} <= set(m.get("description", [])) and
+      m.get("parameters") == ["molecule", "mass"] and "name" not in m,
+      "the hit says which fields and words matched", m)
+check("   Matched: description (" in t, "the text shows what matched", t)
+ok("search answers with signature, import line, parameters, return, example and matches")
 
 r = search({"query": "distance", "category": "geospatial", "top": 1})
 check([h["name"] for h in r["structuredContent"]["results"]] == ["haversine_distance"],
@@ -103,7 +108,12 @@ check(r["structuredContent"]["results"] == [] and "No tool matches" in text_of(r
       "no match says so", r)
 bad = c.request("tools/call", {"name": "search_py_tools", "arguments": {"query": "x", "top": 0}})
 check(bad.json.get("error", {}).get("code") == -32602, "top 0 is refused", bad.json)
-ok("category filter, no match, bad top")
+for q in ("the of to a", "x"):
+    bad = c.request("tools/call", {"name": "search_py_tools", "arguments": {"query": q}})
+    check(bad.json.get("error", {}).get("code") == -32602 and
+          "no word to search for" in bad.json["error"].get("message", ""),
+          "a query of stop words only is refused: %r" % q, bad.json)
+ok("category filter, no match, bad top, stop words only")
 
 r = c.execute("from chem_tools import mol_weight\nmol_weight('CCO')")
 check(r.get("isError") is not True and value_of(r) == "46.07", "the kernel calls mol_weight", r)

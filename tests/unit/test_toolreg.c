@@ -35,8 +35,8 @@ find_datadir(void)
 static const char *
 words(const char *text, char *out, size_t len)
 {
-	char w[32][TOOLREG_WORD_MAX + 1];
-	size_t n = toolreg_tokens(text, w, 32);
+	char w[64][TOOLREG_WORD_MAX + 1];
+	size_t n = toolreg_tokens(text, w, 64);
 
 	out[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
@@ -46,22 +46,128 @@ words(const char *text, char *out, size_t len)
 	return out;
 }
 
-START_TEST(tokens_split_and_fold)
-{
-	char a[256], b[256];
+/* toolreg_tokens' words: each whole, then its parts. */
+static const struct {
+	const char *text, *want;
+} token_table[] = {
+	{"molWeight", "molweight mol weight"},
+	{"XMLParser", "xmlparser xml parser"},
+	{"read_CSV_auto", "readcsvauto read csv auto"},
+	{"gc_content", "gccontent gc content"},
+	{"gcContent", "gccontent gc content"},
+	{"GeoTIFF", "geotiff geo tiff"},
+	{"geotiff", "geotiff"},
+	{"geo tiff", "geo tiff"},
+	{"GEOTIFF", "geotiff"},
+	{"HDF5", "hdf5 hdf"},
+	{"hdf5", "hdf5 hdf"},
+	{"NetCDF", "netcdf net cdf"},
+	{"NetCDF4", "netcdf4 net cdf"},
+	{"PyTorch", "pytorch py torch"},
+	{"DataFrame", "dataframe data frame"},
+	{"NumPy", "numpy num py"},
+	{"GeoJSON", "geojson geo json"},
+	{"SciPy", "scipy sci py"},
+	{"iPhone", "iphone phone"},
+	{"JSONToCSV", "jsontocsv json csv"},
+	{"parseHTTPResponse", "parsehttpresponse parse http response"},
+	{"toUTF8String", "toutf8string utf string"},
+	{"sha256", "sha256 sha 256"},
+	{"sha256, utf8!", "sha256 sha 256 utf8 utf"},
+	{"base64Encode", "base64encode base 64 encode"},
+	{"md5sum", "md5sum md sum"},
+	{"3D", "3d"},
+	{"2to3", "2to3"},
+	{"x86_64", "x8664 86 64"},
+	{"k-means", "kmeans means"},
+	{"state-of-the-art", "stateoftheart state art"},
+	{"x-ray", "xray ray"},
+	{"--verbose", "verbose"},
+	{"__init__", "init"},
+	{"snake_case_name", "snakecasename snake case name"},
+	{"mol_weight_g", "molweightg mol weight"},
+	{"getValue", "getvalue value"},
+	{"café", "café"},
+	{"Café", "café"},
+	{"CAFÉ", "café"},
+	{"ÉtatCivil", "étatcivil état civil"},
+	{"Zürich", "zürich"},
+	{"naïveBayes", "naïvebayes naïve bayes"},
+	{"Ω", ""},
+	{"Größe", "größe"},
+	{"How do I get a p value?", "value"},
+	{"the of and to a", ""},
+	{"Reproject a GeoTIFF raster file", "reproject geotiff geo tiff raster file"},
+	{"convert geotiff projection", "convert geotiff projection"},
+	{"", ""},
+	{"  ...  ", ""},
+	{"C++", ""},
+	{"R", ""},
+};
 
-	ck_assert_str_eq(words("molWeight", a, sizeof(a)), "mol weight");
-	ck_assert_str_eq(words("XMLParser", a, sizeof(a)), "xml parser");
-	ck_assert_str_eq(words("read_CSV_auto", a, sizeof(a)), "read csv auto");
-	ck_assert_str_eq(words("sha256, utf8!", a, sizeof(a)), "sha256 utf8");
-	/* Stopwords and one-letter words go; plurals and endings fold. */
-	ck_assert_str_eq(words("How do I get a p value?", a, sizeof(a)), "valu");
-	ck_assert_str_eq(words("computes", a, sizeof(a)), words("computing", b, sizeof(b)));
-	ck_assert_str_eq(words("computed", a, sizeof(a)), words("compute", b, sizeof(b)));
-	ck_assert_str_eq(words("molecules", a, sizeof(a)), words("Molecule", b, sizeof(b)));
-	ck_assert_str_eq(words("probabilities", a, sizeof(a)), words("probability", b, sizeof(b)));
-	ck_assert_str_eq(words("classes", a, sizeof(a)), words("class", b, sizeof(b)));
-	ck_assert_str_eq(words("analysis", a, sizeof(a)), "analysis");
+START_TEST(tokens_table)
+{
+	char a[512];
+
+	ck_assert_uint_ge(sizeof(token_table) / sizeof(token_table[0]), 40);
+	for (size_t i = 0; i < sizeof(token_table) / sizeof(token_table[0]); i++)
+		ck_assert_msg(strcmp(words(token_table[i].text, a, sizeof(a)),
+				     token_table[i].want) == 0,
+			      "\"%s\" gives \"%s\", not \"%s\"", token_table[i].text, a,
+			      token_table[i].want);
+}
+END_TEST
+
+START_TEST(tokens_cut_long_words)
+{
+	char w[4][TOOLREG_WORD_MAX + 1];
+	/* 31 ASCII bytes then a two-byte letter: cut before it, not inside. */
+	size_t n = toolreg_tokens("abcdefghijklmnopqrstuvwxyzabcdeé", w, 4);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(w[0], "abcdefghijklmnopqrstuvwxyzabcde");
+	/* Full: at most max. */
+	ck_assert_uint_eq(toolreg_tokens("GeoTIFF NetCDF PyTorch", w, 4), 4);
+}
+END_TEST
+
+/* The stem of `w` into out. */
+static const char *
+stem(const char *w, char *out)
+{
+	toolreg_stem(w, out);
+	return out;
+}
+
+START_TEST(stems_meet)
+{
+	char a[TOOLREG_WORD_MAX + 1], b[TOOLREG_WORD_MAX + 1];
+	static const char *const groups[][4] = {
+		{"projection", "projections", "projected", "project"},
+		{"convert", "converts", "converting", "converted"},
+		{"compute", "computes", "computing", "computed"},
+		{"molecule", "molecules", "molecule", "molecules"},
+		{"probability", "probabilities", "probability", "probabilities"},
+		{"class", "classes", "class", "classes"},
+	};
+
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+		for (size_t i = 1; i < 4; i++)
+			ck_assert_msg(strcmp(stem(groups[g][0], a), stem(groups[g][i], b)) == 0,
+				      "%s -> %s but %s -> %s", groups[g][0], a, groups[g][i], b);
+	ck_assert_str_eq(stem("projection", a), "project");
+	/* "reproject" is another word. */
+	ck_assert_str_ne(stem("reproject", a), stem("projection", b));
+	ck_assert_str_eq(stem("geotiff", a), "geotiff");
+}
+END_TEST
+
+START_TEST(stopwords)
+{
+	ck_assert(toolreg_stopword("the"));
+	ck_assert(toolreg_stopword("of"));
+	ck_assert(toolreg_stopword("to"));
+	ck_assert(toolreg_stopword("a"));
+	ck_assert(!toolreg_stopword("tiff"));
 }
 END_TEST
 
@@ -129,6 +235,107 @@ START_TEST(search_basics)
 }
 END_TEST
 
+/* A small fixed registry: name, description, category. */
+static struct tool_def fixed[] = {
+	{.name = "reproject_raster",
+	 .description = "Reproject a GeoTIFF raster file to another coordinate reference system",
+	 .category = "geospatial"},
+	{.name = "projected_area",
+	 .description = "Area of a polygon in a projected coordinate system",
+	 .category = "geospatial"},
+	{.name = "map_projection",
+	 .description = "The projection a map uses, from its metadata",
+	 .category = "geospatial"},
+	{.name = "convert_units",
+	 .description = "Converts a quantity between units of measure",
+	 .category = "units"},
+	{.name = "read_netcdf",
+	 .description = "Read a NetCDF4 file into a DataFrame",
+	 .category = "files"},
+	{.name = "tiff_metadata",
+	 .description = "Tags of a TIFF image",
+	 .category = "images"},
+};
+
+static struct toolreg *
+fixed_build(void)
+{
+	static struct tooldefs fd;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		fixed[i].module = "m";
+		fixed[i].return_type = "str";
+		fixed[i].return_description = "";
+	}
+	fd.v = fixed;
+	fd.n = sizeof(fixed) / sizeof(fixed[0]);
+	return toolreg_build(&fd);
+}
+
+/* The rank (1-based) of `name` for `query` on r, 0 when not found. */
+static size_t
+rank_of(const struct toolreg *r, const char *query, const char *name)
+{
+	struct toolreg_hit h[TOOLREG_TOP_MAX];
+	size_t n = toolreg_search(r, query, NULL, h, TOOLREG_TOP_MAX);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(toolreg_tool(r, h[i].tool)->name, name) == 0)
+			return i + 1;
+	return 0;
+}
+
+START_TEST(ranking_fixed)
+{
+	struct toolreg *r = fixed_build();
+	struct toolreg_hit h[TOOLREG_TOP_MAX];
+
+	/*
+	 * Issue 31's query finds it by "geotiff" whole (written GeoTIFF);
+	 * here the tools named for "projection" and "convert" come first.
+	 */
+	size_t k = rank_of(r, "convert geotiff projection", "reproject_raster");
+	ck_assert(k >= 1 && k <= 3);
+	ck_assert_uint_eq(rank_of(r, "GeoTIFF", "reproject_raster"), 1);
+	ck_assert_uint_eq(rank_of(r, "geo tiff", "reproject_raster"), 1);
+	ck_assert_uint_ge(rank_of(r, "tiff", "reproject_raster"), 1);
+	/* A part matches; the whole word, camelCase or not, too. */
+	ck_assert_uint_eq(rank_of(r, "netcdf", "read_netcdf"), 1);
+	ck_assert_uint_eq(rank_of(r, "data frame", "read_netcdf"), 1);
+	ck_assert_uint_eq(rank_of(r, "readNetcdf", "read_netcdf"), 1);
+	/* Stems meet: every form finds the tool with another. */
+	ck_assert_uint_eq(rank_of(r, "converting", "convert_units"), 1);
+	ck_assert_uint_eq(rank_of(r, "converted quantities", "convert_units"), 1);
+	ck_assert_uint_ge(rank_of(r, "projections", "map_projection"), 1);
+	/* The whole word above a stem-only match, both ways round. */
+	ck_assert_uint_eq(rank_of(r, "projected", "projected_area"), 1);
+	ck_assert_uint_eq(rank_of(r, "projected", "map_projection"), 2);
+	ck_assert_uint_eq(rank_of(r, "projection", "map_projection"), 1);
+	ck_assert_uint_eq(rank_of(r, "projection", "projected_area"), 2);
+	/* What matched, field by field: the tool's words, whole or by stem. */
+	struct toolreg_match m;
+	toolreg_explain(r, 0, "convert GeoTIFF rasters", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_NAME], 1);
+	ck_assert_str_eq(m.word[TOOLREG_NAME][0], "raster");
+	ck_assert_uint_eq(m.n[TOOLREG_DESCRIPTION], 4);
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][0], "geotiff");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][1], "geo");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][2], "tiff");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][3], "raster");
+	ck_assert_uint_eq(m.n[TOOLREG_CATEGORY], 0);
+	ck_assert_uint_eq(m.n[TOOLREG_PARAMETERS], 0);
+	toolreg_explain(r, 3, "converting", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_NAME], 1);
+	ck_assert_str_eq(m.word[TOOLREG_NAME][0], "convert");
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][0], "converts");
+	ck_assert_str_eq(toolreg_field_names[TOOLREG_PARAMETERS], "parameters");
+	/* Stop words only, or nothing: no result. */
+	ck_assert_uint_eq(toolreg_search(r, "the of to a", NULL, h, 5), 0);
+	ck_assert_uint_eq(toolreg_search(r, "", NULL, h, 5), 0);
+	toolreg_free(r);
+}
+END_TEST
+
 START_TEST(labelled_set_recall)
 {
 	char *path = xasprintf("%s/queries.tsv", datadir);
@@ -180,7 +387,11 @@ main(void)
 
 	Suite *s = suite_create("toolreg");
 	TCase *tc = tcase_create("words");
-	tcase_add_test(tc, tokens_split_and_fold);
+	tcase_add_test(tc, tokens_table);
+	tcase_add_test(tc, tokens_cut_long_words);
+	tcase_add_test(tc, stems_meet);
+	tcase_add_test(tc, stopwords);
+	tcase_add_test(tc, ranking_fixed);
 	suite_add_tcase(s, tc);
 	TCase *ts = tcase_create("search");
 	tcase_add_checked_fixture(ts, load, unload);

@@ -1,0 +1,164 @@
+/* toolreg_words.c - see toolreg_words.h. */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <libstemmer.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "log.h"
+#include "toolreg_words.h"
+
+/* Words that say nothing about which tool is meant (toolreg_words.h). */
+static const char *const stopwords[] = {
+	"a",	"an",	"and",	"are",	 "as",	 "at",	 "be",	 "by",	  "can",  "do",
+	"does", "for",	"from", "get",	 "give", "how",	 "i",	 "in",	  "into", "is",
+	"it",	"its",	"me",	"my",	 "of",	 "on",	 "or",	 "some",  "that", "the",
+	"this", "to",	"use",	"using", "want", "what", "which", "with", "you",  NULL,
+};
+
+/* sb_stemmer keeps state between calls: one for all threads, under a lock. */
+static pthread_mutex_t stem_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sb_stemmer *stemmer;
+
+int
+toolreg_stopword(const char *w)
+{
+	for (size_t i = 0; stopwords[i]; i++)
+		if (strcmp(stopwords[i], w) == 0)
+			return 1;
+	return 0;
+}
+
+void
+toolreg_stem(const char *w, char out[TOOLREG_WORD_MAX + 1])
+{
+	pthread_mutex_lock(&stem_lock);
+	if (stemmer == NULL && (stemmer = sb_stemmer_new("english", NULL)) == NULL)
+		fatalx("libstemmer has no English stemmer");
+	const sb_symbol *s = sb_stemmer_stem(stemmer, (const sb_symbol *)w, (int)strlen(w));
+	int n = sb_stemmer_length(stemmer);
+	if (s == NULL || n < 0 || n > TOOLREG_WORD_MAX) {
+		/* Out of memory in the stemmer, or longer: the word is its own stem. */
+		s = (const sb_symbol *)w;
+		n = (int)strlen(w);
+	}
+	memcpy(out, s, (size_t)n);
+	out[n] = '\0';
+	pthread_mutex_unlock(&stem_lock);
+}
+
+static int
+is_word_byte(unsigned char c)
+{
+	return isalnum(c) || c >= 0x80 || c == '_' || c == '-';
+}
+
+static int
+is_sep(unsigned char c)
+{
+	return c == '_' || c == '-';
+}
+
+/*
+ * Whether a part starts at s[i] (within one '_'/'-' segment): before an
+ * upper-case letter that follows a lower-case one ("molWeight"), before
+ * the last of several upper-case letters when a lower-case one follows
+ * ("XMLParser" -> XML Parser), and where letters and digits meet; case
+ * is ASCII's here (so "CAFÉ" stays whole).
+ */
+static int
+part_break(const unsigned char *s, size_t i)
+{
+	unsigned char prev = s[i - 1], c = s[i], next = s[i + 1];
+
+	if (isdigit(prev) != isdigit(c))
+		return 1;
+	if (!isupper(c))
+		return 0;
+	return islower(prev) || (isupper(prev) && islower(next));
+}
+
+/*
+ * Add s[0..len), lower case and without '_' and '-', to out[*n] unless
+ * full, one character or a stop word.
+ */
+static void
+emit(const unsigned char *s, size_t len, char (*out)[TOOLREG_WORD_MAX + 1], size_t *n,
+     size_t max)
+{
+	char w[TOOLREG_WORD_MAX + 1];
+	size_t i, k = 0;
+
+	if (*n >= max)
+		return;
+	for (i = 0; i < len && k < TOOLREG_WORD_MAX; i++) {
+		unsigned char c = s[i];
+		if (is_sep(c))
+			continue;
+		/* Latin-1 capitals, U+00C0..U+00DE but U+00D7: C3 80..9E. */
+		if (i > 0 && s[i - 1] == 0xc3 && c >= 0x80 && c <= 0x9e && c != 0x97)
+			c += 0x20;
+		w[k++] = (char)tolower(c);
+	}
+	/* Cut at a character, not inside one: drop a sequence left unfinished. */
+	if (i < len && (s[i] & 0xc0) == 0x80) {
+		while (k > 0 && ((unsigned char)w[k - 1] & 0xc0) == 0x80)
+			k--;
+		if (k > 0)
+			k--;
+	}
+	w[k] = '\0';
+	/* One character: one byte, or one UTF-8 sequence. */
+	size_t chars = 0;
+	for (size_t j = 0; j < k; j++)
+		chars += ((unsigned char)w[j] & 0xc0) != 0x80;
+	if (chars < 2 || toolreg_stopword(w))
+		return;
+	memcpy(out[(*n)++], w, k + 1);
+}
+
+/* The parts of word s[0..len) into out. Returns how many there are. */
+static size_t
+emit_parts(const unsigned char *s, size_t len, char (*out)[TOOLREG_WORD_MAX + 1], size_t *n,
+	   size_t max, int dry)
+{
+	size_t parts = 0, start = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		int end = i == len || is_sep(s[i]);
+		if (!end && (i == start || !part_break(s, i)))
+			continue;
+		if (i > start) {
+			if (!dry)
+				emit(s + start, i - start, out, n, max);
+			parts++;
+		}
+		start = end ? i + 1 : i;
+	}
+	return parts;
+}
+
+size_t
+toolreg_tokens(const char *text, char (*out)[TOOLREG_WORD_MAX + 1], size_t max)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t n = 0;
+
+	while (*p != '\0') {
+		if (!is_word_byte(*p) || is_sep(*p)) {
+			p++;
+			continue;
+		}
+		size_t run = 0;
+		while (is_word_byte(p[run]))
+			run++;
+		while (is_sep(p[run - 1]))
+			run--;
+		emit(p, run, out, &n, max);
+		if (emit_parts(p, run, out, &n, max, 1) > 1)
+			emit_parts(p, run, out, &n, max, 0);
+		p += run;
+	}
+	return n;
+}
