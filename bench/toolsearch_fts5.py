@@ -1,12 +1,16 @@
 """SQLite FTS5's bm25() on the labelled set of issue 15, for comparison
 with the C BM25 of supervisor/front/toolreg.c (bench/README.md).
 
-Usage: python3 bench/toolsearch_fts5.py tests/unit/data/tools
+Usage: python3 bench/toolsearch_fts5.py [-q] DATADIR [TOOLS...]
+e.g. python3 bench/toolsearch_fts5.py tests/unit/data/tools
+     python3 bench/toolsearch_fts5.py -q bench/toolsearch 150 10000
 One FTS5 row per tool, one column per field, tokenizer "porter unicode61"
 (lower case, punctuation and _ split, Porter stemming; no camelCase split),
 bm25() with the same column weights as toolreg.c. A query is its words
-joined by OR (FTS5 ANDs them otherwise). Also times 1,000 tools as
-bench/toolsearch.c does (the time includes Python's sqlite3 calls).
+joined by OR (FTS5 ANDs them otherwise). Also times TOOLS tools (1,000
+when none is given; the set's tools repeated with varied names and
+descriptions, as bench/toolsearch.c does; the time includes Python's
+sqlite3 calls). -q: no line per query not ranked first.
 """
 import re
 import sqlite3
@@ -47,40 +51,65 @@ SQL = ("select rowid - 1 from t where t match ? order by bm25(t, %s) limit ?" %
 
 
 def main():
-    d = sys.argv[1]
+    args = sys.argv[1:]
+    quiet = args[:1] == ["-q"]
+    args = args[quiet:]
+    d = args[0]
+    sizes = [int(a) for a in args[1:]] or [1000]
     tools = yaml.safe_load(open(d + "/registry.yaml"))["tools"]
     names = [t["name"] for t in tools]
-    qs = [l.rstrip("\n").split("\t") for l in open(d + "/queries.tsv") if l[0] != "#" and "\t" in l]
+    qs, section, sections = [], None, []
+    for l in open(d + "/queries.tsv"):
+        if l.startswith("# == "):
+            section = l[5:].split(":")[0].strip()
+            sections.append(section)
+        elif l[0] != "#" and "\t" in l:
+            qs.append(l.rstrip("\n").split("\t") + [section])
     c = db(tools)
-    at1 = at5 = 0
-    rr = 0.0
-    for want, q in qs:
+    tally = {}
+    unmatched = 0
+    for want, q, sec in qs:
         got = [names[r[0]] for r in c.execute(SQL, (match(q), 10))]
         rank = got.index(want) + 1 if want in got else 0
-        at1 += rank == 1
-        at5 += 1 <= rank <= 5
-        rr += 1 / rank if rank else 0
-        if rank != 1:
+        for k in ("all", sec):
+            t = tally.setdefault(k, [0, 0, 0, 0.0])
+            t[0] += 1
+            t[1] += rank == 1
+            t[2] += 1 <= rank <= 5
+            t[3] += 1 / rank if rank else 0
+        shares = c.execute("select count(*) from t where rowid = ? and t match ?",
+                           (names.index(want) + 1, match(q) or '""')).fetchone()[0]
+        unmatched += not shares
+        if rank != 1 and not quiet:
             print("  miss: %r wants %s, ranked %d, first %s" % (q, want, rank, got[:1]))
-    n = len(qs)
-    print("FTS5 bm25(): %d queries over %d tools: recall@1 %.3f recall@5 %.3f MRR %.3f" %
-          (n, len(tools), at1 / n, at5 / n, rr / n))
-    big = []
-    for i in range(1000):
-        t = dict(tools[i % len(tools)])
-        t["name"] = "%s_%d" % (t["name"], i // len(tools))
-        big.append(t)
-    c = db(big)
-    ms = [match(q) for _, q in qs]
-    times = []
-    for _ in range(50):
-        for m in ms:
-            s = time.perf_counter()
-            c.execute(SQL, (m, 5)).fetchall()
-            times.append(time.perf_counter() - s)
-    times.sort()
-    print("FTS5 bm25(), 1000 tools: median %.1f us, p99 %.1f us per query" %
-          (times[len(times) // 2] * 1e6, times[len(times) * 99 // 100] * 1e6))
+    for k in ["all"] + [s for s in sections if s in tally]:
+        n, a1, a5, rr = tally[k]
+        print("FTS5 bm25(), %d tools, %s: %d queries: recall@1 %.3f (%d) recall@5 %.3f (%d) MRR %.3f" %
+              (len(tools), k, n, a1 / n, a1, a5 / n, a5, rr / n))
+    print("FTS5: %d of %d queries share no word (Porter-stemmed) with their tool: FTS5 cannot return it" %
+          (unmatched, len(qs)))
+    extra = ["fast", "batch", "robust", "gpu", "sparse", "streaming", "parallel", "approximate"]
+    ms = [match(x[1]) for x in qs]
+    for size in sizes:
+        big = []
+        for i in range(size):
+            t = dict(tools[i % len(tools)])
+            t["name"] = "%s_%d" % (t["name"], i // len(tools))
+            t["description"] = "%s (%s variant %d)" % (t["description"], extra[i % len(extra)],
+                                                       i // len(tools))
+            big.append(t)
+        c = db(big)
+        rounds = max(1, 20000 // len(ms) if size <= 1000 else 3000 // len(ms))
+        times = []
+        for _ in range(rounds):
+            for m in ms:
+                s = time.perf_counter()
+                c.execute(SQL, (m, 5)).fetchall()
+                times.append(time.perf_counter() - s)
+        times.sort()
+        print("FTS5 bm25(), %5d tools, %d queries x %d: mean %.1f us, median %.1f us, p99 %.1f us per query" %
+              (size, len(ms), rounds, sum(times) / len(times) * 1e6, times[len(times) // 2] * 1e6,
+               times[len(times) * 99 // 100] * 1e6))
 
 
 main()
