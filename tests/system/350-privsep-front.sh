@@ -21,7 +21,7 @@ setup_tmp
 chmod 711 "$TMPD"
 worker_for_other_uids
 PORT=$(free_port)
-CFG_EXTRA='kernel_uid_range: "63350-63353"'
+CFG_EXTRA='kernel_uid_range: "63390-63393"'
 write_config
 chmod 644 "$TMPD/codeexecd.yaml"
 CODEEXECD_TEST_FRONT_FILTER=1

@@ -18,7 +18,7 @@ chmod 711 "$TMPD" # kernels under other uids reach their session directories
 PORT=$(free_port)
 CFG_WARM=0
 CFG_EXTRA='kernel_network_mode: seccomp
-kernel_uid_range: "62300-62399"'
+kernel_uid_range: "62500-62599"'
 write_config
 start_daemon
 wait_ready
