@@ -19,20 +19,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "tooldef.h"
 #include "toolreg.h"
 #include "xmalloc.h"
 
 #define TOOLS 1000
 #define REPEAT 200
-
-static double
-now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int
 cmp(const void *a, const void *b)
@@ -77,15 +70,15 @@ main(int argc, char *argv[])
 	if (f)
 		fclose(f);
 	struct toolreg_hit h[5];
-	double *t = xcalloc(nq * REPEAT, sizeof(*t)), t0 = now();
+	double *t = xcalloc(nq * REPEAT, sizeof(*t)), t0 = clock_mono();
 	size_t found = 0, n = 0;
 	for (int rep = 0; rep < REPEAT; rep++)
 		for (size_t i = 0; i < nq; i++) {
-			double s = now();
+			double s = clock_mono();
 			found += toolreg_search(r, q[i], NULL, h, 5);
-			t[n++] = now() - s;
+			t[n++] = clock_mono() - s;
 		}
-	double total = now() - t0;
+	double total = clock_mono() - t0;
 	qsort(t, n, sizeof(*t), cmp);
 	printf("%zu tools, %zu queries x %d: mean %.1f us, median %.1f us, p99 %.1f us, "
 	       "worst %.1f us per query (%zu hits)\n",

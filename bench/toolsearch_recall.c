@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "tooldef.h"
 #include "toolreg.h"
 #include "xmalloc.h"
@@ -46,14 +47,6 @@ tally_print(const char *what, const struct tally *t)
 	       t->rr / (double)t->n);
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int
 cmp(const void *a, const void *b)
 {
@@ -66,15 +59,15 @@ timed(const struct toolreg *r, char **q, size_t nq)
 {
 	struct toolreg_hit h[5];
 	size_t rounds = (TIMED_QUERIES + nq - 1) / nq, n = 0;
-	double *t = xcalloc(rounds * nq, sizeof(*t)), t0 = now();
+	double *t = xcalloc(rounds * nq, sizeof(*t)), t0 = clock_mono();
 
 	for (size_t rep = 0; rep < rounds; rep++)
 		for (size_t i = 0; i < nq; i++) {
-			double s = now();
+			double s = clock_mono();
 			toolreg_search(r, q[i], NULL, h, 5);
-			t[n++] = now() - s;
+			t[n++] = clock_mono() - s;
 		}
-	double total = now() - t0;
+	double total = clock_mono() - t0;
 	qsort(t, n, sizeof(*t), cmp);
 	printf("built-in, %5zu tools, %zu queries x %zu: mean %.1f us, median %.1f us, "
 	       "p99 %.1f us, worst %.1f us per query\n",
