@@ -156,7 +156,7 @@ START_TEST(isolated_keeps)
 	char *rt = made(top, "run/w1", 0), *env = made(top, "env/bin", 0);
 	char *sc = made(top, "run/sidecars", 0), *sock = made(top, "run/sidecars/m.sock", 1);
 	char *py = made(top, "env/bin/python", 1);
-	made(top, "state/sessions/b", 0);
+	free(made(top, "state/sessions/b", 0));
 	char *hide[] = {state, run, NULL}, *argv[] = {py, NULL}, *e1 = NULL, *e2 = NULL, *e3 = NULL;
 	ck_assert(asprintf(&e1, "M_SOCKET=%s", sock) > 0 && asprintf(&e2, "HOME=%s", home) > 0 &&
 		  asprintf(&e3, "PATH=%s:/usr/bin", env) > 0);
