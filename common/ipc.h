@@ -34,7 +34,7 @@
  * 10: START's unix_fds (sidecars' brokers for seccomp kernels).
  * 11: START's landlock_abi and hide_paths (kernel_landlock).
  * 12: WAITING (a call's kernel is starting: the supervisor waits longer). */
-#define IPC_VERSION 12
+#define IPC_VERSION 13
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

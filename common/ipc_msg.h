@@ -264,6 +264,14 @@ struct ipc_result {
 	struct ipc_artifact *artifacts;
 	size_t n_artifacts;
 	int artifacts_truncated; /* outputs/ holds more than the worker looked at */
+	/*
+	 * Bytes the supervisor already holds: the result's stdout is the first
+	 * out_streamed bytes the request streamed on stdout (STREAMING, then
+	 * OUTPUT) followed by `out`; the same for stderr. 0: `out` is whole. A
+	 * streamed call's output crosses the socket once (issue 27).
+	 */
+	uint64_t out_streamed;
+	uint64_t err_streamed;
 };
 
 /* One regular file of outputs/: RESULT's artifacts, FILES' items. */

@@ -203,6 +203,8 @@ static const struct ipc_field result_fields[] = {
 	IPC_F_LIST(ipc_result, "artifacts", artifacts, n_artifacts, IPC_FILES_MAX,
 		   artifact_schema, IPC_OPT),
 	IPC_F_BOOL(ipc_result, "artifacts_truncated", artifacts_truncated, IPC_OPT),
+	IPC_F_U64(ipc_result, "stdout_streamed", out_streamed, 0, IPC_TEXT_MAX, IPC_OPT),
+	IPC_F_U64(ipc_result, "stderr_streamed", err_streamed, 0, IPC_TEXT_MAX, IPC_OPT),
 };
 static const struct ipc_schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 

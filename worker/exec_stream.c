@@ -147,6 +147,12 @@ exec_stream_chunk(const char *stream, const char *text, size_t limit, struct ipc
 	o->text.len = strlen(o->text.s);
 }
 
+size_t
+exec_stream_streamed(const struct exec_stream *st)
+{
+	return st->mirrored ? st->kept.len : 0;
+}
+
 struct ipc_text
 exec_stream_so_far(const struct exec_stream *st)
 {

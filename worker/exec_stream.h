@@ -41,6 +41,10 @@ struct exec_stream {
 	char *file;		/* its path relative to the kernel's cwd */
 	char *spill_error;	/* why the whole stream could not be saved */
 	unsigned long long lost_bytes; /* bytes neither kept nor saved */
+	/* Everything kept also went to the supervisor, first and in order
+	 * (STREAMING, then OUTPUT), and it holds it: set when the request
+	 * starts to stream, cleared by a clear_output (a new stream). */
+	int mirrored;
 };
 
 /* An empty stream called `name` (borrowed, static), with no spill file. */
@@ -62,6 +66,13 @@ void exec_stream_add(struct exec_stream *st, const char *text, size_t len, size_
  * much of the chunk was not streamed. Caller frees it with ipc_output_free().
  */
 void exec_stream_chunk(const char *stream, const char *text, size_t limit, struct ipc_output *o);
+/*
+ * Bytes of what the stream kept that the supervisor already holds, as the
+ * start of what it was streamed: the result need not send them again.
+ * Streamed chunks are cut at the same limit as what is kept, so what is
+ * kept is a prefix of what was streamed whenever the stream is mirrored.
+ */
+size_t exec_stream_streamed(const struct exec_stream *st);
 /* What the stream kept so far, and a note if it was cut. Caller owns the text. */
 struct ipc_text exec_stream_so_far(const struct exec_stream *st);
 /*

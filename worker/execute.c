@@ -135,6 +135,14 @@ exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc
 }
 
 void
+exec_watch(struct exec *ex)
+{
+	ex->stream = 1;
+	ex->out.mirrored = 1;
+	ex->err.mirrored = 1;
+}
+
+void
 exec_streaming(const struct exec *ex, struct ipc_streaming *s)
 {
 	s->out = exec_stream_so_far(&ex->out);
@@ -383,16 +391,18 @@ text_take(struct ipc_text *t, struct buf *b)
 	t->s = buf_release(b);
 }
 
-/* The result's stdout: kept text and its marker. */
+/* The result's stdout: kept text the supervisor was not streamed, and its marker. */
 static void
-stdout_text(struct exec *ex, struct ipc_text *t)
+stdout_text(struct exec *ex, struct ipc_result *r)
 {
 	struct buf b;
+	size_t from = exec_stream_streamed(&ex->out);
 
 	buf_init(&b);
-	buf_add(&b, ex->out.kept.data ? ex->out.kept.data : "", ex->out.kept.len);
+	buf_add(&b, ex->out.kept.data ? ex->out.kept.data + from : "", ex->out.kept.len - from);
 	exec_stream_marker(&b, &ex->out, ex->lim.output_chars);
-	text_take(t, &b);
+	text_take(&r->out, &b);
+	r->out_streamed = from;
 }
 
 /*
@@ -426,20 +436,26 @@ lost_report(struct exec *ex, char **note)
 	return o;
 }
 
-/* The result's stderr: restart note, kept text, its marker, loss note. */
+/*
+ * The result's stderr: restart note, kept text the supervisor was not
+ * streamed, its marker, loss note. Streamed text is left out only where
+ * it starts the stderr, so not after a restart note.
+ */
 static void
-stderr_text(struct exec *ex, struct ipc_text *t, const char *lost_note)
+stderr_text(struct exec *ex, struct ipc_result *r, const char *lost_note)
 {
 	struct buf b;
+	size_t from = ex->kernel_restarted ? 0 : exec_stream_streamed(&ex->err);
 
 	buf_init(&b);
 	if (ex->kernel_restarted)
 		buf_adds(&b, RESTART_NOTE);
-	buf_add(&b, ex->err.kept.data ? ex->err.kept.data : "", ex->err.kept.len);
+	buf_add(&b, ex->err.kept.data ? ex->err.kept.data + from : "", ex->err.kept.len - from);
 	exec_stream_marker(&b, &ex->err, ex->lim.output_chars);
 	if (lost_note)
 		buf_adds(&b, lost_note);
-	text_take(t, &b);
+	text_take(&r->err, &b);
+	r->err_streamed = from;
 }
 
 /* String member `key` of o as owned text ("" if absent). */
@@ -478,13 +494,13 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 	check_seq(ex);
 	r->success = ex->got_reply && ex->reply_status && strcmp(ex->reply_status, "ok") == 0 &&
 		     ex->error == NULL;
-	stdout_text(ex, &r->out);
+	stdout_text(ex, r);
 	/* Both spill files closed first: a failed close is a loss too. */
 	exec_stream_close(&ex->err);
 	char *note;
 	r->output_lost = lost_report(ex, &note);
 	r->spill_files = (ex->out.file != NULL) + (ex->err.file != NULL) + ex->rich.spilled;
-	stderr_text(ex, &r->err, note);
+	stderr_text(ex, r, note);
 	free(note);
 	if (ex->rich.has_value) {
 		r->value = ex->rich.value; /* NULL (JSON null) is left out */

@@ -128,6 +128,11 @@ enum exec_event exec_on_iopub(struct exec *ex, const struct jupyter_msg *m,
  */
 void exec_output_chunk(const struct exec *ex, const struct jupyter_msg *m, struct ipc_output *o);
 /*
+ * The request streams from now on: its stream chunks go out as OUTPUT, and
+ * its result leaves out what the supervisor was streamed (out_streamed).
+ */
+void exec_watch(struct exec *ex);
+/*
  * Fill *s, the STREAMING (ipc_msg.h) that starts streaming mid-call: what
  * the result keeps of stdout and stderr so far, with a note for a stream
  * already cut. Caller frees it with ipc_streaming_free().

@@ -316,7 +316,8 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	}
 	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
 	w->ex->silent = e.silent;
-	w->ex->stream = e.stream;
+	if (e.stream)
+		exec_watch(w->ex);
 	w->ex->allow_mime = e.allow_mime;
 	e.allow_mime = NULL;
 	ipc_execute_free(&e);
@@ -387,7 +388,7 @@ on_stream(struct wstate *w, struct ipc_msg *m)
 		log_debug("STREAM for request %u: not running, or streaming already", m->hdr.id);
 		return;
 	}
-	w->ex->stream = 1;
+	exec_watch(w->ex);
 	exec_streaming(w->ex, &s);
 	supervisor_send(w, IPC_STREAMING, w->ex->id, &s);
 	ipc_streaming_free(&s);

@@ -38,6 +38,42 @@ pool_exec_init(const struct config *c)
 	cfg = c;
 }
 
+/*
+ * Member `key` of result is the first `streamed` bytes (member key_streamed,
+ * which goes) of what the call was streamed, then what it holds.
+ */
+static void
+unstream(struct json_object *result, const char *key, const struct buf *streamed)
+{
+	char member[32];
+	snprintf(member, sizeof(member), "%s_streamed", key);
+	size_t n = (size_t)json_object_get_int64(json_object_object_get(result, member));
+	if (n == 0)
+		return;
+	json_object_object_del(result, member);
+	struct json_object *rest = json_object_object_get(result, key);
+	struct buf b;
+	buf_init(&b);
+	buf_add(&b, streamed->data, n);
+	buf_add(&b, json_object_get_string(rest), (size_t)json_object_get_string_len(rest));
+	json_object_object_add(result, key, json_object_new_string_len(b.data, (int)b.len));
+	buf_free(&b);
+}
+
+int
+pool_exec_result_check(struct worker *w, const struct ipc_result *r, char *why, size_t why_len)
+{
+	const struct call *c = w->call;
+
+	if (r->out_streamed <= c->out.len && r->err_streamed <= c->err.len)
+		return 0;
+	snprintf(why, why_len, "sent RESULT for request %u that says %llu bytes of stdout and "
+		 "%llu of stderr were streamed, of %zu and %zu", c->id,
+		 (unsigned long long)r->out_streamed, (unsigned long long)r->err_streamed,
+		 c->out.len, c->err.len);
+	return -1;
+}
+
 void
 pool_exec_complete(struct worker *w, struct json_object *result)
 {
@@ -51,6 +87,8 @@ pool_exec_complete(struct worker *w, struct json_object *result)
 		pool_exec_file(w, result, -1);
 		return;
 	}
+	unstream(result, "stdout", &c->out);
+	unstream(result, "stderr", &c->err);
 	/* spill_files is for the daemon's counters, not for the client. */
 	metrics_add(METRICS_SPILL_FILES,
 		    (uint64_t)json_object_get_int64(json_object_object_get(result, "spill_files")));

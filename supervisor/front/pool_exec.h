@@ -51,8 +51,18 @@ void pool_interrupt(struct worker *w);
  * its payload (consumed), and `fd` (consumed; -1: none).
  */
 void pool_exec_file(struct worker *w, struct json_object *answer, int fd);
-/* Complete the call in flight on `w` with `result` (consumed). */
+/*
+ * Complete the call in flight on `w` with `result` (consumed); the text it
+ * says was streamed (stdout_streamed, stderr_streamed) is put back in from
+ * what the call holds.
+ */
 void pool_exec_complete(struct worker *w, struct json_object *result);
+/*
+ * RESULT for the call in flight on `w` (borrowed): -1 with `why` when it
+ * says more was streamed than the call was sent: the worker lied.
+ */
+int pool_exec_result_check(struct worker *w, const struct ipc_result *r, char *why,
+			   size_t why_len);
 /*
  * OUTPUT and STREAMING for the call in flight on `w` (the message is
  * borrowed): add it to what the call streamed. -1 with `why` when the call

@@ -201,7 +201,11 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		break;
 	case IPC_RESULT:
 		/* The decoded payload itself, neither copied nor encoded again. */
-		if (for_call(w, ph, m) == 1)
+		if (for_call(w, ph, m) != 1)
+			break;
+		if (pool_exec_result_check(w, &u.result, why, sizeof(why)) == -1)
+			worker_kill(w, why);
+		else
 			pool_exec_complete(w, ipc_result_take(m));
 		break;
 	case IPC_FILES:

@@ -3,7 +3,8 @@
 # (fake-worker.c) send a message their phase does not permit, or one with a
 # malformed field: each is killed with exactly one log line saying what it
 # sent, a call in flight gets WorkerDied, and /health keeps answering. A
-# descriptor passed with a LOG, or a FILE nobody asked for, ends it too.
+# RESULT that claims text was streamed that was not ends it too, as does a
+# descriptor passed with a LOG, or a FILE nobody asked for.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -73,3 +74,10 @@ run_mode wrong-id "RESULT for request [0-9]*, but request [0-9]* is in flight; k
 [ "$(cat "$TMPD/call.out")" = WorkerDied ] ||
 	fail "the call in flight got $(cat "$TMPD/call.out"), want WorkerDied"
 ok "the call in flight on the killed worker gets WorkerDied"
+
+# A RESULT that says the call was streamed what it was not: the text the
+# front would put back is not there. The call gets WorkerDied.
+run_mode streamed-lie "sent RESULT for request [0-9]* that says 100 bytes of stdout and 0 of stderr were streamed, of 0 and 0; killing it" call_wrong_id
+[ "$(cat "$TMPD/call.out")" = WorkerDied ] ||
+	fail "the call on the lying worker got $(cat "$TMPD/call.out"), want WorkerDied"
+ok "a RESULT that claims unstreamed text kills its worker; the call gets WorkerDied"

@@ -12,6 +12,8 @@
  *   output-idle   like child, then an OUTPUT while no request is in flight
  *   wrong-id      like child, but answers EXECUTE under another request id
  *   mute          like child, but reads EXECUTE and never answers it
+ *   streamed-lie  like child, but its RESULT says 100 bytes of stdout were
+ *                 streamed to a call that streamed nothing
  *
  * Arguments after these are ignored (tests put their directory there, so
  * that lib.sh's leftovers() finds a fake worker or child left running).
@@ -102,8 +104,8 @@ on_start(int argc, char **argv)
 	if (strcmp(mode, "lie") == 0 && argc > 2) {
 		r.kernel_pid = atoi(argv[2]);
 	} else if (strcmp(mode, "early-result") == 0) {
-		struct ipc_result res = {1, ipc_text_of("early\n"), ipc_text_of(""), NULL, 0,
-					 NULL, 0, 0, NULL, NULL, NULL, 0, NULL, 0, 0};
+		struct ipc_result res = {.success = 1, .out = ipc_text_of("early\n"),
+					 .err = ipc_text_of("")};
 		ipc_result_send(IPC_WORKER_FD, 1, &res);
 		return;
 	} else if (strcmp(mode, "malformed") == 0 || strcmp(mode, "junk") == 0) {
@@ -171,8 +173,11 @@ on_execute(uint32_t id)
 {
 	if (strcmp(mode, "mute") == 0)
 		return;
-	struct ipc_result res = {1, ipc_text_of("fake\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0,
-				 NULL, NULL, NULL, 0, NULL, 0, 0};
+	struct ipc_result res = {.success = 1, .out = ipc_text_of("fake\n"),
+				 .err = ipc_text_of("")};
+
+	if (strcmp(mode, "streamed-lie") == 0)
+		res.out_streamed = 100;
 
 	ipc_result_send(IPC_WORKER_FD, strcmp(mode, "wrong-id") == 0 ? id + 1 : id, &res);
 }

@@ -316,7 +316,7 @@ START_TEST(result_roundtrip)
 	char *dropped[] = {"application/vnd.custom+json", NULL};
 	struct ipc_artifact arts[1] = {{"plots/a.png", 42, "image/png", "2026-12-01T13:00:00Z"}};
 	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1,
-				 NULL, NULL, dropped, 3, arts, 1, 1};
+				 NULL, NULL, dropped, 3, arts, 1, 1, 7, 2};
 	struct ipc_result out;
 
 	roundtrip(IPC_RESULT, &in, &out);
@@ -339,6 +339,8 @@ START_TEST(result_roundtrip)
 	ck_assert_str_eq(out.artifacts[0].name, "plots/a.png");
 	ck_assert_uint_eq(out.artifacts[0].size_bytes, 42);
 	ck_assert_int_eq(out.artifacts_truncated, 1);
+	ck_assert_uint_eq(out.out_streamed, 7);
+	ck_assert_uint_eq(out.err_streamed, 2);
 
 	/* The supervisor's document: seed 003's keys, error null when none. */
 	struct json_object *doc = ipc_result_json(&out);
@@ -348,8 +350,7 @@ START_TEST(result_roundtrip)
 	json_object_put(doc);
 	ipc_result_free(&out);
 
-	struct ipc_result ok = {1, ipc_text_of("2\n"), ipc_text_of(""), NULL, 0, NULL, 0, 0, NULL, NULL,
-				NULL, 0, NULL, 0, 0};
+	struct ipc_result ok = {.success = 1, .out = ipc_text_of("2\n"), .err = ipc_text_of("")};
 	roundtrip(IPC_RESULT, &ok, &out);
 	ck_assert_ptr_null(out.error);
 	ck_assert_uint_eq(out.n_rich, 0);
@@ -542,6 +543,10 @@ static const struct {
 		     " \"error\": null, \"execution_time\": 0, \"kernel_restarted\": false,"
 		     " \"spill_files\": -1}",
 	 "RESULT: spill_files: must be an integer in [0, 1000000]"},
+	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
+		     " \"error\": null, \"execution_time\": 0, \"kernel_restarted\": false,"
+		     " \"stdout_streamed\": -3}",
+	 "RESULT: stdout_streamed: must be an integer in"},
 	{IPC_LOG, "{\"priority\": 8, \"message\": \"x\"}", "LOG: priority: must be an integer in [0, 7]"},
 	{IPC_LOG, "{\"priority\": -1, \"message\": \"x\"}", "LOG: priority: must be an integer in"},
 	{IPC_EXECUTE, "{\"code\": \"1\", \"timeout_s\": -1}",
