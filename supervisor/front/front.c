@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "client_watch.h"
 #include "config.h"
 #include "control.h"
 #include "front.h"
@@ -164,10 +165,11 @@ loop_once(struct config *cfg)
 	pfd[3] = (struct pollfd){.fd = parent_link_fd(), .events = POLLIN};
 	pool_lock();
 	int n = pool_pollfds(pfd + 4, MAX_POLL - 4);
+	int nc = client_watch_pollfds(pfd + 4 + n, MAX_POLL - 4 - n);
 	int refill_ms = pool_refill_due_ms();
 	pool_unlock();
 	int wait_ms = refill_ms >= 0 && refill_ms < 1000 ? refill_ms : 1000;
-	if (poll(pfd, (nfds_t)n + 4, wait_ms) == -1 && errno != EINTR)
+	if (poll(pfd, (nfds_t)(n + nc) + 4, wait_ms) == -1 && errno != EINTR)
 		fatal("poll");
 	if (pfd[0].revents)
 		handle_signal_flags(cfg);
@@ -177,6 +179,7 @@ loop_once(struct config *cfg)
 	int second = time(NULL) != last_expiry;
 	pool_lock();
 	pool_handle(pfd + 4, n);
+	client_watch_handle(pfd + 4 + n, nc);
 	pool_reap();
 	if (second)
 		session_expire(cfg->session_idle_timeout, cfg->session_idle_timeout_unused);

@@ -427,6 +427,13 @@ http_client_gone(void *arg)
 	return http_conn_peer(io->conn, 100) == HTTP_PEER_GONE;
 }
 
+static int
+http_client_fd(void *arg)
+{
+	const struct http_io *io = arg;
+	return http_conn_socket(io->conn);
+}
+
 /*
  * GET /mcp: keep the session's stream open until the session ends, a newer
  * stream of it takes its place, the client goes or we stop.
@@ -525,6 +532,7 @@ mcp_handler(struct mg_connection *conn, void *unused)
 			     .accepts_sse = rq.accepts_sse};
 	rq.send_event = sse_send_event;
 	rq.client_gone = http_client_gone;
+	rq.client_fd = http_client_fd;
 	rq.io = &io;
 	if (strcmp(ri->request_method, "POST") == 0) {
 		if ((body = read_body(conn, &lim, &rq.body_len)) == NULL) {

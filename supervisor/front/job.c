@@ -103,11 +103,12 @@ job_timings(const struct job *j, double answered)
 }
 
 int
-job_run(struct job *j, double seconds)
+job_run(struct job *j, double seconds, int on_change)
 {
 	if (j->status != JOB_RUNNING)
 		return 1;
-	if (!session_run(j->session, &j->call, j->code, j->timeout_s, j->silent, seconds))
+	if (!session_run(j->session, &j->call, j->code, j->timeout_s, j->silent, seconds,
+			 on_change))
 		return 0;
 	j->status = final_status(j);
 	j->finished = time(NULL);
@@ -125,7 +126,7 @@ static void *
 job_thread(void *arg)
 {
 	pool_lock();
-	job_run(arg, -1);
+	job_run(arg, -1, 0);
 	pool_unlock();
 	return NULL;
 }
@@ -296,6 +297,18 @@ job_wait(struct job *j, double seconds, int on_change)
 			break;
 	}
 	return j->status != JOB_RUNNING;
+}
+
+void
+job_wake(void *arg)
+{
+	struct job *j = arg;
+
+	j->call.changes++;
+	pthread_cond_broadcast(&j->call.cond);
+	pthread_cond_broadcast(&pool.ready_cond);
+	if (j->session)
+		pthread_cond_broadcast(&j->session->turn);
 }
 
 void

@@ -71,10 +71,14 @@ struct job {
 struct job *job_new(struct session *session, const char *owner, const char *code,
 		    double timeout_s, int silent, struct json_object *request_id);
 /*
- * Drive job `j` for at most `seconds` (<0: until it ends), on this thread.
- * Returns nonzero once it has ended (then the driver is done with it).
+ * Drive job `j` for at most `seconds` (<0: until it ends), on this thread;
+ * with `on_change`, only until something its driver may tell changes (an
+ * output, its place in the pool's queue, a job_wake). Returns nonzero once
+ * it has ended (then the driver is done with it).
  */
-int job_run(struct job *j, double seconds);
+int job_run(struct job *j, double seconds, int on_change);
+/* Wake j's driver, wherever it waits: its job_run(..., 1) returns. */
+void job_wake(void *j);
 /* The driver hands `j`, not ended, to a thread of its own. */
 void job_background(struct job *j);
 /* job_new, then job_background: a job that runs on its own thread. */

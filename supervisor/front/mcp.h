@@ -32,6 +32,8 @@ struct mcp_request {
 	 */
 	int (*send_event)(void *io, const char *json);
 	int (*client_gone)(void *io);
+	/* The client's socket, for the main loop to watch; -1: unknown. */
+	int (*client_fd)(void *io);
 	void *io;
 };
 

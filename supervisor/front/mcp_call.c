@@ -59,6 +59,13 @@ client_gone(void *io)
 	return p->rq->client_gone && p->rq->client_gone(p->rq->io);
 }
 
+static int
+client_fd(void *io)
+{
+	struct progress_io *p = io;
+	return p->rq->client_fd ? p->rq->client_fd(p->rq->io) : -1;
+}
+
 /* The progressToken of a request, if it has one. */
 static struct json_object *
 progress_token(struct json_object *params)
@@ -177,7 +184,8 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 	}
 	struct progress_io io = {.rq = rq, .token = progress_token(params)};
 	struct tool_call tc = {.cfg = cfg, .session = s, .args = checked,
-			       .request_id = id, .client_gone = client_gone, .io = &io,
+			       .request_id = id, .client_gone = client_gone,
+			       .client_fd = client_fd, .io = &io,
 			       .arrived = rq->arrived > 0 ? rq->arrived : clock_mono(),
 			       .tasks = s->transient && tasks};
 	if (io.token && rq->accepts_sse && rq->send_event)

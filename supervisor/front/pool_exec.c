@@ -208,11 +208,14 @@ pool_exec_waiting(struct worker *w, const struct ipc_waiting *wt)
 }
 
 int
-pool_execute_wait(struct worker *w, struct call *c, double seconds)
+pool_execute_wait(struct worker *w, struct call *c, double seconds, int on_change)
 {
 	struct timespec until = seconds < 0 ? c->kill_deadline : clock_deadline(seconds);
+	unsigned long seen = c->changes;
 
 	while (!c->done) {
+		if (on_change && c->changes != seen)
+			return 0;
 		/* Read each time: WAITING moves kill_deadline. */
 		const struct timespec *d = seconds < 0 ? &c->kill_deadline
 						       : clock_earlier(&c->kill_deadline, &until);
@@ -232,7 +235,7 @@ void
 pool_execute(struct worker *w, struct call *c, const char *code, double timeout_s, int silent)
 {
 	pool_execute_start(w, c, code, timeout_s, silent);
-	pool_execute_wait(w, c, -1);
+	pool_execute_wait(w, c, -1, 0);
 }
 
 void

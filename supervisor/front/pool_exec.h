@@ -32,11 +32,13 @@ void pool_execute(struct worker *w, struct call *c, const char *code, double tim
  * pool_execute in two steps, for a caller that does other things while it
  * waits: pool_execute_start queues EXECUTE (streaming when c->stream is
  * not off) and returns at once; pool_execute_wait waits at most `seconds`
- * (<0: until the result) and returns 1 once c->done. Lock held.
+ * (<0: until the result), or when `on_change` until c->changes moves (an
+ * output, the end, a wake of its driver), and returns 1 once c->done.
+ * Lock held.
  */
 void pool_execute_start(struct worker *w, struct call *c, const char *code, double timeout_s,
 			int silent);
-int pool_execute_wait(struct worker *w, struct call *c, double seconds);
+int pool_execute_wait(struct worker *w, struct call *c, double seconds, int on_change);
 /*
  * Someone now watches call `c`, running on `w`: ask the worker to stream
  * its output (STREAM; c->stream turns on when STREAMING brings what came

@@ -356,5 +356,5 @@ pool_file_call(struct worker *w, struct call *c, const char *path, double timeou
 	if (io_thread_known && pthread_equal(io_thread, pthread_self()))
 		drive_until_done(w, c, timeout_s);
 	else
-		pool_execute_wait(w, c, -1);
+		pool_execute_wait(w, c, -1, 0);
 }

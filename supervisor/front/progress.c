@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "buf.h"
+#include "client_watch.h"
 #include "config.h"
 #include "job.h"
 #include "pool.h"
@@ -14,10 +15,24 @@
 #include "tools.h"
 #include "xmalloc.h"
 
-/* How often a waiting call looks at its client and its output. */
-#define PROGRESS_TICK_S 0.25
+/*
+ * The least time between two notifications, and before the first: output
+ * that comes faster goes out together, and a call done sooner is answered
+ * with its result alone.
+ */
+#define PROGRESS_GAP_S 0.25
+/* How often a client whose socket the main loop cannot watch is looked at. */
+#define PROGRESS_PROBE_S 0.25
 /* The most output one notification carries; the result has all of it. */
 #define PROGRESS_MAX_CHARS 65536
+
+/* What one waiting client has been told. */
+struct told {
+	size_t out, err;  /* bytes of the call's stdout and stderr sent */
+	int place;	  /* its place in the pool's queue, last said */
+	double last_sent; /* monotonic s of the last notification (or the start) */
+	double count;	  /* notifications sent */
+};
 
 /* Append what `b` holds past *sent to `msg`, bounded; advance *sent. */
 static void
@@ -38,69 +53,142 @@ take_new(struct buf *msg, const struct buf *b, size_t *sent, const char *label)
 	*sent = b->len;
 }
 
+/* j's place in the pool's queue while it waits for a kernel, else 0. */
+static int
+place_of(const struct job *j, int *len)
+{
+	return j->call.phase == CALL_TAKING ? pool_queue_position(&j->call.ticket, len) : 0;
+}
+
+/* Nonzero when j has something the client was not told: output, a new place. */
+static int
+news(const struct job *j, const struct told *t)
+{
+	int len;
+	int pos = place_of(j, &len);
+	return j->call.out.len > t->out || j->call.err.len > t->err || (pos && pos != t->place);
+}
+
 /*
- * While j waits for a kernel, its place in the pool's queue, when it moved
- * from *told (then updated) or `due`: caller frees. Else NULL.
+ * The notification due now, or NULL (caller frees): what was printed since
+ * the last one, or while j waits for a kernel, its place when it moved or
+ * when a heartbeat is due.
  */
 static char *
-queue_place(struct job *j, int *told, int due)
+notification(struct job *j, struct told *t, int heartbeat)
 {
-	int len, pos;
+	struct buf msg;
+	int len, pos = place_of(j, &len);
 
-	if (j->call.phase != CALL_TAKING ||
-	    (pos = pool_queue_position(&j->call.ticket, &len)) == 0)
+	if (pos && (pos != t->place || heartbeat)) {
+		t->place = pos;
+		return xasprintf("waiting for a kernel: position %d of %d", pos, len);
+	}
+	buf_init(&msg);
+	take_new(&msg, &j->call.out, &t->out, NULL);
+	take_new(&msg, &j->call.err, &t->err, "[stderr] ");
+	if (msg.len == 0 && !heartbeat) {
+		buf_free(&msg);
 		return NULL;
-	if (pos == *told && !due)
-		return NULL;
-	*told = pos;
-	return xasprintf("waiting for a kernel: position %d of %d", pos, len);
+	}
+	return buf_release(&msg);
+}
+
+/*
+ * Seconds to sleep before something is due (-1: nothing is): the next
+ * notification, the next look at a client the main loop cannot watch.
+ * *on_change: whether an output or a move should end the sleep sooner.
+ */
+static double
+sleep_for(struct tool_call *tc, struct job *j, const struct told *t,
+	  const struct client_watch *cw, int *on_change)
+{
+	double now = clock_mono(), due = -1;
+
+	*on_change = 1;
+	if (tc->progress) {
+		due = t->last_sent + tc->cfg->progress_interval_s;
+		/* Told too recently: what comes meanwhile waits for the gap's end. */
+		if (news(j, t)) {
+			due = t->last_sent + PROGRESS_GAP_S;
+			*on_change = 0;
+		}
+	}
+	if (cw->fd < 0 && tc->client_gone && (due < 0 || due > now + PROGRESS_PROBE_S))
+		due = now + PROGRESS_PROBE_S;
+	if (due < 0)
+		return -1;
+	return due > now ? due - now : 0;
+}
+
+/* Tell the client what is due; nonzero if it is gone. Lock held. */
+static int
+tell(struct tool_call *tc, struct job *j, struct told *t, struct client_watch *cw)
+{
+	double now = clock_mono();
+	int heartbeat = now - t->last_sent >= tc->cfg->progress_interval_s;
+	char *text = NULL;
+
+	if (tc->progress && (heartbeat || now - t->last_sent >= PROGRESS_GAP_S))
+		text = notification(j, t, heartbeat);
+	int look = tc->client_gone && (cw->fd < 0 || cw->hung_up);
+	if (text == NULL && !look)
+		return 0;
+	/* Talking to the client may block: never with the lock held. */
+	pool_unlock();
+	int gone = look && tc->client_gone(tc->io);
+	if (!gone && text)
+		gone = tc->progress(tc->io, ++t->count, text) == -1;
+	pool_lock();
+	free(text);
+	if (text)
+		t->last_sent = clock_mono();
+	/* A FIN without a reset: it half-closed and may still read. */
+	if (!gone && look && cw->fd >= 0)
+		client_watch_rearm(cw);
+	return gone;
+}
+
+/* progress_wait, its client watched by cw. */
+static int
+drive(struct tool_call *tc, struct job *j, double seconds, struct client_watch *cw)
+{
+	double start = clock_mono();
+	struct told t = {.last_sent = start};
+
+	for (;;) {
+		double left = seconds < 0 ? -1 : seconds - (clock_mono() - start);
+		if (seconds >= 0 && left <= 0)
+			return 0;
+		int on_change;
+		double s = sleep_for(tc, j, &t, cw, &on_change);
+		if (left >= 0 && (s < 0 || left < s))
+			s = left;
+		if (job_run(j, s, on_change))
+			return 1;
+		if (tell(tc, j, &t, cw)) {
+			job_cancel(j);
+			/* Give it a while to stop; what is left runs on without a driver. */
+			double end = clock_mono() + 10, rest;
+			while ((rest = end - clock_mono()) > 0)
+				if (job_run(j, rest, 0))
+					return 1;
+			return 0;
+		}
+	}
 }
 
 int
 progress_wait(struct tool_call *tc, struct job *j, double seconds)
 {
-	double start = clock_mono(), last_sent = start;
-	size_t out_sent = 0, err_sent = 0;
-	double count = 0;
-	int place_told = 0;
+	struct client_watch cw = {
+		.fd = tc->client_gone && tc->client_fd ? tc->client_fd(tc->io) : -1,
+		.wake = job_wake,
+		.arg = j,
+	};
 
-	for (;;) {
-		double left = seconds < 0 ? PROGRESS_TICK_S : seconds - (clock_mono() - start);
-		if (left <= 0)
-			return 0;
-		if (job_run(j, left < PROGRESS_TICK_S ? left : PROGRESS_TICK_S))
-			return 1;
-
-		struct buf msg;
-		buf_init(&msg);
-		if (tc->progress) {
-			take_new(&msg, &j->call.out, &out_sent, NULL);
-			take_new(&msg, &j->call.err, &err_sent, "[stderr] ");
-		}
-		int due = tc->progress && (msg.len > 0 ||
-					   clock_mono() - last_sent >= tc->cfg->progress_interval_s);
-		char *text = due ? buf_release(&msg) : NULL;
-		buf_free(&msg);
-		/* Waiting for a kernel, it prints nothing: say where it stands. */
-		char *place = tc->progress ? queue_place(j, &place_told, due) : NULL;
-		if (place) {
-			free(text);
-			text = place;
-			due = 1;
-		}
-
-		/* Talking to the client may block: never with the lock held. */
-		pool_unlock();
-		int gone = tc->client_gone && tc->client_gone(tc->io);
-		if (!gone && text)
-			gone = tc->progress(tc->io, ++count, text) == -1;
-		pool_lock();
-		free(text);
-		if (due)
-			last_sent = clock_mono();
-		if (gone) {
-			job_cancel(j);
-			return job_run(j, 10);
-		}
-	}
+	client_watch_add(&cw);
+	int done = drive(tc, j, seconds, &cw);
+	client_watch_remove(&cw);
+	return done;
 }

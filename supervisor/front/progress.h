@@ -13,8 +13,10 @@ struct job;
  * (<0: until it ends). When the client asked for progress, send what the
  * code printed as it comes, and at least every progress_interval_s; while
  * it waits for a kernel, its place in the pool's queue ("waiting for a
- * kernel: position 3 of 7") whenever it moves. When the client goes
- * away, cancel the job and give it a while to stop. Lock held (released
+ * kernel: position 3 of 7") whenever it moves, at most one notification
+ * per 0.25 s. Sleeps between them: the main loop watches the client's
+ * socket (client_watch.h) and wakes it when the client hangs up; then
+ * cancel the job and give it a while to stop. Lock held (released
  * while waiting). Returns nonzero once the job ended; 0
  * leaves it running, for the caller to job_background().
  */

@@ -521,13 +521,14 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 
 /*
  * c waits in the pool's queue for its session's first kernel, until
- * monotonic `end` (<0: no bound): 0 then, c keeping its place. 1 if it
+ * monotonic `end` (<0: no bound), or with `on_change` until the queue
+ * moves or the driver is woken: 0 then, c keeping its place. 1 if it
  * ended: no kernel came, or the session closed or the call was cancelled
  * meanwhile (job_cancel and session_close wake the queue).
  */
 static int
 call_take(struct session *s, struct call *c, const char *code, double timeout_s, int silent,
-	  double end)
+	  double end, int on_change)
 {
 	char why[ERR_LEN] = "";
 	struct worker *w;
@@ -546,6 +547,8 @@ call_take(struct session *s, struct call *c, const char *code, double timeout_s,
 			return 0;
 		if (pool_queue_wait(&c->ticket, TAKE_WAIT_S, left, &w, why, sizeof(why)))
 			break;
+		if (on_change)
+			return 0; /* the queue moved, or the driver was woken */
 	}
 	if (w == NULL) {
 		c->result = result_failed("NoKernel", why);
@@ -561,8 +564,9 @@ call_take(struct session *s, struct call *c, const char *code, double timeout_s,
 
 int
 session_run(struct session *s, struct call *c, const char *code, double timeout_s, int silent,
-	    double seconds)
+	    double seconds, int on_change)
 {
+	unsigned long seen = c->changes;
 	struct timespec until = clock_deadline(seconds < 0 ? 0 : seconds);
 	double start = clock_mono();
 
@@ -577,6 +581,8 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 		const struct timespec *d = seconds < 0 ? &c->turn_deadline
 						       : clock_earlier(&c->turn_deadline, &until);
 		while ((s->busy || s->line_head != c) && !s->closed && !c->cancelled) {
+			if (on_change && c->changes != seen)
+				return 0;
 			if (pthread_cond_timedwait(&s->turn, pool_mutex(), d) != ETIMEDOUT)
 				continue;
 			if (d != &c->turn_deadline)
@@ -591,14 +597,15 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 			return 1;
 	}
 	if (c->phase == CALL_TAKING) {
-		if (call_take(s, c, code, timeout_s, silent, seconds < 0 ? -1 : start + seconds))
+		if (call_take(s, c, code, timeout_s, silent, seconds < 0 ? -1 : start + seconds,
+			      on_change))
 			return 1;
 		if (c->phase == CALL_TAKING)
 			return 0; /* `seconds` passed */
 	}
 	if (c->phase == CALL_RUNNING) {
 		double left = seconds < 0 ? -1 : seconds - (clock_mono() - start);
-		if (!pool_execute_wait(s->worker, c, seconds < 0 || left > 0 ? left : 0))
+		if (!pool_execute_wait(s->worker, c, seconds < 0 || left > 0 ? left : 0, on_change))
 			return 0;
 		if (kernel_may_restart(c->result))
 			s->told_kernel = 0; /* its next kernel is told again */
@@ -616,5 +623,5 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 void
 session_execute(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
-	session_run(s, c, code, timeout_s, silent, -1);
+	session_run(s, c, code, timeout_s, silent, -1, 0);
 }

@@ -182,12 +182,13 @@ void session_execute(struct session *s, struct call *c, const char *code, double
  * calling thread: wait c's turn, take a kernel, send the code (borrowed,
  * needed only until c->phase is CALL_RUNNING), wait for the result.
  * Returns 1 once c has ended (c->done, the result in c->result), 0 when
- * `seconds` passed first: call it again, from this or another thread, to
- * go on; one thread at a time. A session's first execution waits for a
+ * `seconds` passed first, or with `on_change` once c->changes moved (an
+ * output, a wake of its driver) or the pool's queue did: call it again,
+ * from this or another thread, to go on; one thread at a time. A session's first execution waits for a
  * kernel in the pool's queue (pool.h; at most a minute after the last
  * kernel came) in phase CALL_TAKING, its place in c->ticket.
  */
 int session_run(struct session *s, struct call *c, const char *code, double timeout_s,
-		int silent, double seconds);
+		int silent, double seconds, int on_change);
 
 #endif

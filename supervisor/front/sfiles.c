@@ -17,7 +17,7 @@ static void
 file_call(struct session *s, struct call *c, enum call_kind kind, const char *path)
 {
 	c->kind = kind;
-	session_run(s, c, path ? path : "", SFILES_TIMEOUT_S, 1, -1);
+	session_run(s, c, path ? path : "", SFILES_TIMEOUT_S, 1, -1, 0);
 }
 
 /* The failure a call ended with (a result_failed document), into why. */

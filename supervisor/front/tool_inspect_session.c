@@ -87,7 +87,7 @@ kernel_variables(struct tool_call *tc, struct session *s)
 {
 	/* Run on this thread; its stdout comes in the result. */
 	struct job *j = job_new(s, tc->session->id, inspect_code, INSPECT_TIMEOUT_S, 1, NULL);
-	job_run(j, -1);
+	job_run(j, -1, 0);
 	struct json_object *vars = NULL, *out;
 	if (j->status == JOB_COMPLETED && json_object_object_get_ex(j->call.result, "stdout", &out))
 		vars = json_tokener_parse(json_object_get_string(out));

@@ -210,7 +210,7 @@ session_workdir(struct tool_call *tc, struct session *s, struct json_object **re
 {
 	if (s->worker == NULL) {
 		struct job *j = job_new(s, tc->session->id, "pass", 60, 1, NULL);
-		job_run(j, -1);
+		job_run(j, -1, 0);
 		if (j->status != JOB_COMPLETED || s->worker == NULL)
 			*result = json_object_get(j->call.result);
 		job_unref(j);

@@ -27,6 +27,9 @@ struct tool_call {
 	int (*progress)(void *io, double progress, const char *message);
 	/* Nonzero once the client has gone away. Called unlocked. */
 	int (*client_gone)(void *io);
+	/* The client's socket, for the main loop to watch (client_watch.h); -1:
+	 * unknown. NULL: none. */
+	int (*client_fd)(void *io);
 	void *io;
 	double arrived;		/* monotonic s: the request came */
 	/* An execution's timings in ms, for the request's log line: set `timed`. */

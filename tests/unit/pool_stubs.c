@@ -118,7 +118,7 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 }
 
 int
-pool_execute_wait(struct worker *w, struct call *c, double seconds)
+pool_execute_wait(struct worker *w, struct call *c, double seconds, int on_change)
 {
 	return 1;
 }
