@@ -117,6 +117,8 @@ struct config {
 	int parallel_max_concurrency;	 /* 0: bounded by the pool only */
 	int parallel_max_inputs;	 /* inputs of one batch, at most */
 	double progress_interval_s;
+	long checkpoint_max_bytes;    /* checkpoint.max_bytes */
+	double checkpoint_max_seconds; /* checkpoint.max_seconds */
 	int job_retention_s;
 	int session_idle_timeout;	 /* seconds; 0: never */
 	int session_idle_timeout_unused; /* of a stateless session named once; 0: the above */

@@ -200,30 +200,6 @@ no_index_reason(const struct config *cfg)
 			 "without one.";
 }
 
-/*
- * The session's working directory (caller owns), giving it its kernel
- * first if it has none yet (a silent, empty execution). NULL on failure,
- * with *result set to the failed execution's result (caller owns).
- */
-static char *
-session_workdir(struct tool_call *tc, struct session *s, struct json_object **result)
-{
-	if (s->worker == NULL) {
-		struct job *j = job_new(s, tc->session->id, "pass", 60, 1, NULL);
-		job_run(j, -1, 0);
-		if (j->status != JOB_COMPLETED || s->worker == NULL)
-			*result = json_object_get(j->call.result);
-		job_unref(j);
-		if (*result)
-			return NULL;
-	}
-	if (s->worker == NULL || s->worker->workdir == NULL) {
-		*result = result_failed("NoKernel", "the session has no kernel");
-		return NULL;
-	}
-	return xstrdup(s->worker->workdir);
-}
-
 static struct json_object *
 install_call(struct tool_call *tc)
 {
@@ -246,7 +222,7 @@ install_call(struct tool_call *tc)
 		r = result_to_tool(result_failed("NoPackageIndex", why), s->id);
 		goto out;
 	}
-	char *workdir = session_workdir(tc, s, &failed);
+	char *workdir = tool_session_workdir(tc, s, &failed);
 	if (workdir == NULL) {
 		r = result_to_tool(failed, s->id);
 		goto out;

@@ -18,7 +18,8 @@ static const struct tool *const tool_table[] = {
 	&tool_execute,	      &tool_check_job,	       &tool_cancel_job,
 	&tool_list_sessions,  &tool_inspect_session,   &tool_close_session,
 	&tool_parallel_execute, &tool_check_batch, &tool_cancel_batch,
-	&tool_install_packages, &tool_search_tools, &tool_send,
+	&tool_install_packages, &tool_checkpoint, &tool_restore,
+	&tool_search_tools, &tool_send,
 };
 
 #define TOOL_COUNT (sizeof(tool_table) / sizeof(tool_table[0]))

@@ -94,6 +94,8 @@ extern const struct tool tool_cancel_batch;
 extern const struct tool tool_install_packages;
 extern const struct tool tool_search_tools;
 extern const struct tool tool_send;
+extern const struct tool tool_checkpoint;
+extern const struct tool tool_restore;
 
 /*
  * The tools/list result's "tools" array; `modern` for the 2026-07-28 path,
@@ -184,6 +186,12 @@ struct session *tool_session_or_new(struct tool_call *tc, const char *arg);
 int tool_preprocess(struct tool_call *tc, struct session *s, const char *code, char **out,
 		    struct json_object **failed);
 
+/*
+ * The working directory of session `s` (caller owns), giving it its kernel
+ * first if it has none yet (a silent, empty execution). NULL on failure,
+ * with *result set to the failed execution's result (caller owns).
+ */
+char *tool_session_workdir(struct tool_call *tc, struct session *s, struct json_object **result);
 /* inputSchema of the session tools: an optional session_id. */
 extern const char tool_session_id_schema[];
 /*

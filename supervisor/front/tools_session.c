@@ -14,7 +14,9 @@
 
 #include "clock.h"
 #include "config.h"
+#include "job.h"
 #include "pool.h"
+#include "result.h"
 #include "session.h"
 #include "tools.h"
 #include "xmalloc.h"
@@ -154,4 +156,28 @@ tool_session_summary(const struct session *s)
 		free(text);
 	}
 	return o;
+}
+
+/*
+ * The session's working directory (caller owns), giving it its kernel
+ * first if it has none yet (a silent, empty execution). NULL on failure,
+ * with *result set to the failed execution's result (caller owns).
+ */
+char *
+tool_session_workdir(struct tool_call *tc, struct session *s, struct json_object **result)
+{
+	if (s->worker == NULL) {
+		struct job *j = job_new(s, tc->session->id, "pass", 60, 1, NULL);
+		job_run(j, -1, 0);
+		if (j->status != JOB_COMPLETED || s->worker == NULL)
+			*result = json_object_get(j->call.result);
+		job_unref(j);
+		if (*result)
+			return NULL;
+	}
+	if (s->worker == NULL || s->worker->workdir == NULL) {
+		*result = result_failed("NoKernel", "the session has no kernel");
+		return NULL;
+	}
+	return xstrdup(s->worker->workdir);
 }

@@ -202,6 +202,8 @@ STUB_TOOL(tool_parallel_execute, "{name}_parallel_execute");
 STUB_TOOL(tool_check_batch, "{name}_check_batch");
 STUB_TOOL(tool_cancel_batch, "{name}_cancel_batch");
 STUB_TOOL(tool_install_packages, "{name}_install_packages");
+STUB_TOOL(tool_checkpoint, "{name}_checkpoint");
+STUB_TOOL(tool_restore, "{name}_restore");
 
 /* As the real one: listed only when tools are configured. */
 static int

@@ -558,7 +558,7 @@ START_TEST(tools_list)
 		"execute_py_code",   "py_check_job",	   "py_cancel_job",
 		"py_list_sessions",  "py_inspect_session", "py_close_session",
 		"py_parallel_execute", "py_check_batch",   "py_cancel_batch",
-		"py_install_packages",
+		"py_install_packages", "py_checkpoint",	   "py_restore",
 	};
 	struct answer a;
 
