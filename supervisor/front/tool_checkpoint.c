@@ -8,7 +8,7 @@
  * Each name is saved on its own: one that cannot be (an open file, a
  * socket, a thread, a generator, an object pickling refuses) is skipped
  * with its reason and the rest are kept. A checkpoint is two files of
- * CHECKPOINT_DIR in the session's working directory, written by the kernel
+ * TOOL_CHECKPOINT_DIR in the session's working directory, written by the kernel
  * under its own uid with mode 0600: ID.pkl, then ID.json (what it holds),
  * each renamed into place only when whole, so a failure (a limit, a full
  * disk) leaves the earlier checkpoints as they were. A session loads only
@@ -33,7 +33,6 @@
 /* Where Debian's python3-dill lives: added to sys.path only while the
  * cell imports it, when the kernel's environment has no dill of its own. */
 #define SYSTEM_SITE "/usr/lib/python3/dist-packages"
-#define CHECKPOINT_DIR ".codeexecd-checkpoints"
 /* Longest label and checkpoint id accepted. */
 #define LABEL_MAX 200
 #define ID_MAX 64
@@ -175,7 +174,7 @@ checkpoint_source(const struct config *cfg, const char *workdir, const char *op,
 		  const char *arg)
 {
 	struct buf dir, a;
-	char *d = xasprintf("%s/%s", workdir, CHECKPOINT_DIR);
+	char *d = xasprintf("%s/%s", workdir, TOOL_CHECKPOINT_DIR);
 	char *lop = pylit(op), *site = pylit(SYSTEM_SITE);
 
 	buf_init(&dir);

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "job.h"
 #include "pool.h"
+#include "pylit.h"
 #include "session.h"
 #include "tools.h"
 #include "xmalloc.h"
@@ -21,11 +22,16 @@
 #define LIST_MAX_FILES 500
 #define COUNT_MAX_FILES 100000
 
-/* Lists globals by name and type without leaving a name behind. */
+/*
+ * Lists globals by name and type, and the checkpoints of directory %s
+ * (tool_checkpoint.c), without leaving a name behind.
+ */
 static const char inspect_code[] =
-	"(lambda j: print(j.dumps({k: type(v).__name__ for k, v in globals().items() "
-	"if not k.startswith('_') and k not in ('In', 'Out', 'exit', 'quit', "
-	"'get_ipython')})))(__import__('json'))";
+	"(lambda j, o, d: print(j.dumps({'variables': {k: type(v).__name__ for k, v in "
+	"globals().items() if not k.startswith('_') and k not in ('In', 'Out', 'exit', 'quit', "
+	"'get_ipython')}, 'checkpoints': [j.load(open(o.path.join(d, n))) for n in "
+	"sorted(o.listdir(d) if o.path.isdir(d) else []) if n.endswith('.json') and "
+	"not n.startswith('.')]})))(__import__('json'), __import__('os'), %s)";
 
 /*
  * Files at the top of the working directory, with sizes: the first
@@ -81,18 +87,36 @@ list_files(const char *dir, struct json_object *o)
 	}
 }
 
-/* Names and types of the kernel's variables, asked of the kernel itself. */
-static struct json_object *
-kernel_variables(struct tool_call *tc, struct session *s)
+/*
+ * Add "variables" (names and types) and "checkpoints" to `o`, asked of the
+ * kernel itself, whose directory the front may not read.
+ */
+static void
+kernel_variables(struct tool_call *tc, struct session *s, struct json_object *o)
 {
+	char *dir = xasprintf("%s/%s", s->worker->workdir, TOOL_CHECKPOINT_DIR), *lit = pylit(dir);
+	char *code = xasprintf(inspect_code, lit);
 	/* Run on this thread; its stdout comes in the result. */
-	struct job *j = job_new(s, tc->session->id, inspect_code, INSPECT_TIMEOUT_S, 1, NULL);
+	struct job *j = job_new(s, tc->session->id, code, INSPECT_TIMEOUT_S, 1, NULL);
 	job_run(j, -1, 0);
-	struct json_object *vars = NULL, *out;
+	struct json_object *got = NULL, *out, *v;
 	if (j->status == JOB_COMPLETED && json_object_object_get_ex(j->call.result, "stdout", &out))
-		vars = json_tokener_parse(json_object_get_string(out));
+		got = json_tokener_parse(json_object_get_string(out));
 	job_unref(j);
-	return vars ? vars : json_object_new_object();
+	/* The kernel is the session's own: take only what has the expected type. */
+	const char *keys[] = {"variables", "checkpoints"};
+	json_type types[] = {json_type_object, json_type_array};
+	for (int i = 0; i < 2; i++) {
+		int fine = json_object_is_type(got, json_type_object) &&
+			   json_object_object_get_ex(got, keys[i], &v) && json_object_is_type(v, types[i]);
+		json_object_object_add(o, keys[i], fine ? json_object_get(v)
+						      : i == 0 ? json_object_new_object()
+							       : json_object_new_array());
+	}
+	json_object_put(got);
+	free(code);
+	free(lit);
+	free(dir);
 }
 
 static void
@@ -100,8 +124,9 @@ inspect_describe(const struct config *cfg, struct json_object *tool)
 {
 	json_object_object_add(tool, "description",
 			       json_object_new_string("Inspect a session: its variables by name "
-						      "and type, the files in its working "
-						      "directory, and its kernel's state."));
+						      "and type, its checkpoints, the files in "
+						      "its working directory, and its kernel's "
+						      "state."));
 	json_object_object_add(tool, "inputSchema", tool_schema(tool_session_id_schema));
 }
 
@@ -115,7 +140,7 @@ inspect_call(struct tool_call *tc)
 	struct json_object *o = tool_session_summary(s);
 	/* A busy kernel cannot answer now; a missing one has nothing to tell. */
 	if (!s->busy && s->worker && s->worker->state != WORKER_DEAD)
-		json_object_object_add(o, "variables", kernel_variables(tc, s));
+		kernel_variables(tc, s, o);
 	if (s->worker && s->worker->workdir) {
 		/* The session's reference keeps its worker, and so the path. */
 		char *dir = xstrdup(s->worker->workdir);

@@ -5,7 +5,8 @@
 # Neither leaves a trace in In, Out, _ or the execution count, nor makes
 # dill importable where it was not imported. The files are the kernel's,
 # mode 0600, in the session's directory. Over checkpoint.max_bytes or
-# checkpoint.max_seconds nothing is taken and the earlier checkpoint stays.
+# checkpoint.max_seconds nothing is taken and the earlier checkpoint stays;
+# py_inspect_session lists the checkpoints.
 . "$(dirname "$0")/lib.sh"
 
 require_py ipykernel
@@ -116,6 +117,13 @@ check(value("len([n for n in __import__('os').listdir('.codeexecd-checkpoints')]
 check(sc(tool(c, "py_restore", {})).get("checkpoint") == second,
       "the latest checkpoint is still the second")
 ok("over either limit nothing is taken and the earlier checkpoints stay")
+
+s = sc(tool(c, "py_inspect_session", {}))
+cps = s.get("checkpoints") or []
+check([(p.get("checkpoint"), p.get("label")) for p in cps] == [(first, "first"), (second, None)],
+      "py_inspect_session lists the two checkpoints, oldest first, with their labels", cps)
+check("x" in (s.get("variables") or {}), "and still the variables", s.get("variables"))
+ok("py_inspect_session lists the session's checkpoints")
 
 # Bad ids.
 rs = c.request("tools/call", {"name": "py_restore", "arguments": {"checkpoint_id": "../etc"}}).json
