@@ -6,7 +6,7 @@
 # dill importable where it was not imported. The files are the kernel's,
 # mode 0600, in the session's directory. Over checkpoint.max_bytes or
 # checkpoint.max_seconds nothing is taken and the earlier checkpoint stays;
-# py_inspect_session lists the checkpoints.
+# py_inspect_session lists the checkpoints. On a full disk, CheckpointFailed.
 . "$(dirname "$0")/lib.sh"
 
 require_py ipykernel
@@ -18,10 +18,18 @@ CFG_EXTRA='checkpoint:
   max_bytes: 300000
   max_seconds: 3'
 write_config
+# A full disk: a 64 kB tmpfs the second session's checkpoints go to (root only).
+TINY=$TMPD/tiny
+mkdir "$TINY"
+if mount -t tmpfs -o size=64k,mode=1777 tmpfs "$TINY" 2>/dev/null; then
+	cleanup_extra() { umount -l "$TINY"; }
+else
+	TINY=
+fi
 start_daemon
 wait_ready
 
-run_py "$URL" <<'EOF2'
+run_py "$URL" "$TINY" <<'EOF2'
 import sys
 from mcp import Client, check, ok, text_of, value_of
 from calls import tool, sc
@@ -131,4 +139,26 @@ check((rs.get("error") or {}).get("code") == -32602, "a path as checkpoint_id: i
 s = sc(tool(c, "py_restore", {"checkpoint_id": "20260101T000000Z-abcdef"}))
 check((s.get("error") or {}).get("type") == "NoCheckpoint", "an unknown id: NoCheckpoint", s)
 ok("a path is refused as an id, an unknown id is NoCheckpoint")
+
+# A full disk during a checkpoint: CheckpointFailed, and the earlier one stays.
+tiny = sys.argv[2]
+if not tiny:
+    print("# skipped the full-disk case: no tmpfs could be mounted (not root)")
+else:
+    d = Client(sys.argv[1])
+    d.initialize()
+    d.execute("import os\nos.symlink(%r, '.codeexecd-checkpoints')\nsmall = 1" % tiny)
+    one = sc(tool(d, "py_checkpoint", {}))
+    check(one.get("success") is True, "a small checkpoint fits on the small disk", one)
+    d.execute("blob = os.urandom(200000)")
+    s = sc(tool(d, "py_checkpoint", {}))
+    check(s.get("success") is False and (s.get("error") or {}).get("type") == "CheckpointFailed"
+          and "No space left on device" in (s.get("error") or {}).get("message", ""),
+          "a full disk: CheckpointFailed, saying so", s)
+    import os
+    check(sorted(os.listdir(tiny)) == sorted([one["checkpoint"] + ".json", one["checkpoint"] + ".pkl"]),
+          "no partial file is left beside the earlier checkpoint", os.listdir(tiny))
+    check(sc(tool(d, "py_restore", {})).get("checkpoint") == one["checkpoint"],
+          "the earlier checkpoint is still the latest")
+    ok("a full disk during a checkpoint: CheckpointFailed, the earlier one stays")
 EOF2
