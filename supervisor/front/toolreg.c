@@ -12,8 +12,12 @@
 #include "toolreg_words.h"
 #include "xmalloc.h"
 
+#ifndef BM25_K1
 #define BM25_K1 1.2
+#endif
+#ifndef BM25_B
 #define BM25_B 0.75
+#endif
 
 /* Field weights (toolreg.h); -D overrides them for bench/README.md's comparison. */
 #ifndef W_NAME
@@ -52,6 +56,34 @@
 /* Stem terms are the stem after this byte, apart from the words. */
 #define STEM_MARK '\x01'
 
+/*
+ * A derived word: one that starts with an English prefix (re-, un-, de-,
+ * pre-) before at least DERIV_MIN letters ("reproject") also meets the
+ * stem of what follows ("projection"), at W_DERIV of a whole-word match.
+ */
+#ifndef W_DERIV
+#define W_DERIV 0.3
+#endif
+#define DERIV_MIN 4
+/* Derived terms of the index: the stem without its prefix, after this byte. */
+#define DERIV_MARK '\x02'
+
+/* Compounds (toolreg_search): shortest word, weight, most index words per query word. */
+#define PREFIX_MIN 4
+#ifndef W_PREFIX
+#define W_PREFIX 0.3
+#endif
+#define PREFIX_TERMS 16
+
+/*
+ * Coverage: a tool's score is multiplied by (1 - W_COVER + W_COVER * the
+ * share of the query's words it matches), so that a tool matching several
+ * words of the query ranks above one that matches one rare word often.
+ */
+#ifndef W_COVER
+#define W_COVER 0.5
+#endif
+
 struct posting {
 	uint32_t doc;
 	float tf; /* weighted */
@@ -65,6 +97,8 @@ struct term {
 
 struct toolreg {
 	struct tooldefs defs; /* a shallow copy: the array is borrowed */
+	const struct term **sorted; /* the word terms (not stems), by word */
+	size_t nsorted;
 	struct term *terms; /* open addressing, `cap` slots, power of two */
 	size_t cap, nterms;
 	double *len;	    /* weighted length of each tool */
@@ -136,7 +170,26 @@ stem_term(const char *w, char out[TOOLREG_WORD_MAX + 2])
 	toolreg_stem(w, out + 1);
 }
 
-/* Count word `w` of tool `doc` with `weight`: the word and its stem. */
+/*
+ * The stem of word `w` without its English prefix, into out (with
+ * STEM_MARK) and 1, or 0 when w starts with none before DERIV_MIN bytes.
+ */
+static int
+deriv_term(const char *w, char out[TOOLREG_WORD_MAX + 2])
+{
+	static const char *const prefixes[] = {"re", "un", "de", "pre", NULL};
+
+	for (size_t i = 0; prefixes[i]; i++) {
+		size_t n = strlen(prefixes[i]);
+		if (strncmp(w, prefixes[i], n) == 0 && strlen(w + n) >= DERIV_MIN) {
+			stem_term(w + n, out);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Count word `w` of tool `doc` with `weight`: the word, its stem, its derived stem. */
 static void
 add_word(struct toolreg *r, uint32_t doc, const char *w, double weight)
 {
@@ -145,6 +198,10 @@ add_word(struct toolreg *r, uint32_t doc, const char *w, double weight)
 	add_term(r, doc, w, weight);
 	stem_term(w, st);
 	add_term(r, doc, st, weight);
+	if (deriv_term(w, st)) {
+		st[0] = DERIV_MARK;
+		add_term(r, doc, st, weight);
+	}
 	r->len[doc] += weight;
 }
 
@@ -155,6 +212,12 @@ add_field(struct toolreg *r, uint32_t doc, const char *text, double weight,
 	size_t n = toolreg_tokens(text, words, FIELD_WORDS);
 	for (size_t i = 0; i < n; i++)
 		add_word(r, doc, words[i], weight);
+}
+
+static int
+cmp_term(const void *a, const void *b)
+{
+	return strcmp((*(const struct term *const *)a)->word, (*(const struct term *const *)b)->word);
 }
 
 struct toolreg *
@@ -179,6 +242,12 @@ toolreg_build(const struct tooldefs *defs)
 		}
 		total += r->len[i];
 	}
+	r->sorted = xcalloc(r->nterms + 1, sizeof(*r->sorted));
+	for (size_t i = 0; i < r->cap; i++)
+		if (r->terms[i].word[0] != '\0' && r->terms[i].word[0] != STEM_MARK &&
+		    r->terms[i].word[0] != DERIV_MARK)
+			r->sorted[r->nsorted++] = &r->terms[i];
+	qsort(r->sorted, r->nsorted, sizeof(*r->sorted), cmp_term);
 	r->avglen = defs->n ? total / (double)defs->n : 1;
 	if (r->avglen <= 0)
 		r->avglen = 1;
@@ -196,6 +265,7 @@ toolreg_free(struct toolreg *r)
 	for (size_t i = 0; i < r->cap; i++)
 		free(r->terms[i].p);
 	free(r->terms);
+	free(r->sorted);
 	free(r->len);
 	free(r);
 }
@@ -230,12 +300,35 @@ keep_best(struct toolreg_hit *out, size_t *n, size_t top, size_t doc, double sco
 	out[i] = (struct toolreg_hit){doc, score};
 }
 
+/* Add BM25 of term t, times w, to each tool's score; mark query word qi seen. */
+static void
+add_postings(const struct toolreg *r, const struct term *t, double w, size_t qi, double *score,
+	     uint64_t *seen_words)
+{
+	double df = (double)t->n, ndocs = (double)r->defs.n;
+
+	if (w <= 0)
+		return;
+	double idf = log(1 + (ndocs - df + 0.5) / (df + 0.5));
+
+	for (size_t k = 0; k < t->n; k++) {
+		double tf = t->p[k].tf, dl = r->len[t->p[k].doc];
+		score[t->p[k].doc] += w * idf * tf * (BM25_K1 + 1) /
+				      (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / r->avglen));
+		seen_words[t->p[k].doc] |= (uint64_t)1 << qi;
+	}
+}
+
 size_t
 toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	       struct toolreg_hit *out, size_t top)
 {
 	char words[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
-	char terms[2 * QUERY_WORDS][TOOLREG_WORD_MAX + 2];
+	/* Per query word: the word, its stem, the stem of its derived words in
+	 * the index, and its own stem without a prefix. */
+	char terms[4 * QUERY_WORDS][TOOLREG_WORD_MAX + 2];
+	double tw[4 * QUERY_WORDS];
+	size_t of[4 * QUERY_WORDS];
 	size_t nw, nt = 0, n = 0, ndocs = toolreg_size(r);
 
 	if (ndocs == 0 || top == 0)
@@ -244,10 +337,20 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 		top = TOOLREG_TOP_MAX;
 	nw = toolreg_tokens(query, words, QUERY_WORDS);
 	for (size_t i = 0; i < nw; i++) {
-		memcpy(terms[nt++], words[i], sizeof(words[i]));
-		stem_term(words[i], terms[nt++]);
+		memcpy(terms[nt], words[i], sizeof(words[i]));
+		tw[nt] = 1, of[nt++] = i;
+		stem_term(words[i], terms[nt]);
+		tw[nt] = W_STEM, of[nt++] = i;
+		/* "projection" meets the index's "reproject". */
+		memcpy(terms[nt], terms[nt - 1], sizeof(terms[nt]));
+		terms[nt][0] = DERIV_MARK;
+		tw[nt] = W_DERIV, of[nt++] = i;
+		/* "reproject" meets the index's "projection". */
+		if (deriv_term(words[i], terms[nt]))
+			tw[nt] = W_DERIV, of[nt++] = i;
 	}
 	double *score = xcalloc(ndocs, sizeof(*score));
+	uint64_t *seen_words = xcalloc(ndocs, sizeof(*seen_words));
 	for (size_t i = 0; i < nt; i++) {
 		int seen = 0;
 		for (size_t j = 0; j < i; j++)
@@ -255,22 +358,50 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 		const struct term *t = slot(r, terms[i]);
 		if (seen || t->word[0] == '\0')
 			continue;
-		double df = (double)t->n;
-		double idf = log(1 + ((double)ndocs - df + 0.5) / (df + 0.5));
-		double w = terms[i][0] == STEM_MARK ? W_STEM : 1;
-		for (size_t k = 0; k < t->n; k++) {
-			double tf = t->p[k].tf, dl = r->len[t->p[k].doc];
-			score[t->p[k].doc] += w * idf * tf * (BM25_K1 + 1) /
-					      (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / r->avglen));
+		add_postings(r, t, tw[i], of[i], score, seen_words);
+	}
+	/*
+	 * Compounds: a query word of PREFIX_MIN letters or more meets the
+	 * index words it begins ("elastic": "elasticsearch") and those that
+	 * begin it ("onnxruntime": "onnx"), at W_PREFIX, when it has no
+	 * whole-word match of its own.
+	 */
+	for (size_t i = 0; W_PREFIX > 0 && i < nw; i++) {
+		size_t len = strlen(words[i]);
+		if (len < PREFIX_MIN || slot(r, words[i])->word[0] != '\0')
+			continue;
+		const struct term *cand[PREFIX_TERMS];
+		size_t nc = 0, lo = 0, hi = r->nsorted;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (strcmp(r->sorted[mid]->word, words[i]) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		for (; lo < r->nsorted && nc < PREFIX_TERMS &&
+		       strncmp(r->sorted[lo]->word, words[i], len) == 0; lo++)
+			cand[nc++] = r->sorted[lo];
+		for (size_t k = len - 1; k >= PREFIX_MIN && nc < PREFIX_TERMS; k--) {
+			char w[TOOLREG_WORD_MAX + 2];
+			memcpy(w, words[i], k);
+			w[k] = '\0';
+			const struct term *t = slot(r, w);
+			if (t->word[0] != '\0')
+				cand[nc++] = t;
+		}
+		for (size_t c = 0; c < nc; c++)
+			add_postings(r, cand[c], W_PREFIX, i, score, seen_words);
 	}
 	for (size_t d = 0; d < ndocs; d++) {
 		if (score[d] <= 0)
 			continue;
 		if (category && strcasecmp(r->defs.v[d].category, category) != 0)
 			continue;
-		keep_best(out, &n, top, d, score[d]);
+		double cover = (double)__builtin_popcountll(seen_words[d]) / (double)nw;
+		keep_best(out, &n, top, d, score[d] * (1 - W_COVER + W_COVER * cover));
 	}
+	free(seen_words);
 	free(score);
 	return n;
 }
@@ -287,8 +418,20 @@ const char *const toolreg_field_names[TOOLREG_FIELDS] = {
 struct query_words {
 	char word[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
 	char stem[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
+	int indexed[QUERY_WORDS]; /* the word is a word of the index: no compounds */
 	size_t n;
 };
+
+/* Whether one of words q and w begins the other, both PREFIX_MIN long or more. */
+static int
+compound(const char *q, const char *w)
+{
+	size_t lq = strlen(q), lw = strlen(w);
+
+	if (W_PREFIX <= 0 || lq < PREFIX_MIN || lw < PREFIX_MIN || lq == lw)
+		return 0;
+	return strncmp(q, w, lq < lw ? lq : lw) == 0;
+}
 
 /* Add the words of `text` that q matches to field f of m. */
 static void
@@ -301,8 +444,13 @@ explain_field(const struct query_words *q, const char *text, enum toolreg_field 
 		char st[TOOLREG_WORD_MAX + 1];
 		int hit = 0, seen = 0;
 		toolreg_stem(words[i], st);
+		char dw[TOOLREG_WORD_MAX + 2], dq[TOOLREG_WORD_MAX + 2];
+		int der = deriv_term(words[i], dw);
 		for (size_t j = 0; j < q->n && !hit; j++)
-			hit = strcmp(q->word[j], words[i]) == 0 || strcmp(q->stem[j], st) == 0;
+			hit = strcmp(q->word[j], words[i]) == 0 || strcmp(q->stem[j], st) == 0 ||
+			      (der && strcmp(q->stem[j], dw + 1) == 0) ||
+			      (deriv_term(q->word[j], dq) && strcmp(dq + 1, st) == 0) ||
+			      (!q->indexed[j] && compound(q->word[j], words[i]));
 		for (size_t j = 0; j < m->n[f] && !seen; j++)
 			seen = strcmp(m->word[f][j], words[i]) == 0;
 		if (hit && !seen)
@@ -319,8 +467,10 @@ toolreg_explain(const struct toolreg *r, size_t i, const char *query, struct too
 
 	memset(m, 0, sizeof(*m));
 	q->n = toolreg_tokens(query, q->word, QUERY_WORDS);
-	for (size_t k = 0; k < q->n; k++)
+	for (size_t k = 0; k < q->n; k++) {
 		toolreg_stem(q->word[k], q->stem[k]);
+		q->indexed[k] = slot(r, q->word[k])->word[0] != '\0';
+	}
 	explain_field(q, d->name, TOOLREG_NAME, m, words);
 	explain_field(q, d->description, TOOLREG_DESCRIPTION, m, words);
 	explain_field(q, d->category, TOOLREG_CATEGORY, m, words);

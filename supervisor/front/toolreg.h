@@ -21,7 +21,19 @@
  * by its English Snowball stem. A query word scores its word's term and
  * its stem's, the stem's at W_STEM (0.5) of its BM25 score, so that
  * "projected" finds "projection" but a tool with "projected" itself ranks
- * first.
+ * first. Three rules widen and reorder that (toolreg.c):
+ *  - derived words: an index word with an English prefix (re-, un-, de-,
+ *    pre-) before 4 or more letters is also a term of the stem without it,
+ *    which a query word's stem meets at W_DERIV (0.3), and a query word
+ *    with such a prefix meets the index's stem of the rest at W_DERIV:
+ *    "projection" and "Reproject" meet;
+ *  - compounds: a query word of 4 letters or more that is no word of the
+ *    index meets, at W_PREFIX (0.3), the index words it begins and those
+ *    of 4 letters or more that begin it (16 at most): "elastic" meets
+ *    "elasticsearch", "onnxruntime" meets "onnx";
+ *  - coverage: a tool's score is multiplied by 1 - W_COVER + W_COVER * the
+ *    share of the query's words it matches in any of these ways (W_COVER
+ *    0.5), so matching most of the query beats matching one word often.
  */
 #ifndef SUPERVISOR_TOOLREG_H
 #define SUPERVISOR_TOOLREG_H

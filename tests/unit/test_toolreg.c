@@ -336,6 +336,66 @@ START_TEST(ranking_fixed)
 }
 END_TEST
 
+/*
+ * A small registry where each ranking rule of toolreg.c changes the order:
+ * a derived word, a compound, coverage. Ties keep the order of definition,
+ * so the tool a rule lifts comes after the one it must pass.
+ */
+static struct tool_def rules[] = {
+	{.name = "grid_stats", .description = "Statistics of a grid", .category = "c"},
+	{.name = "warp_grid", .description = "Reproject a grid", .category = "c"},
+	{.name = "raster_tiles", .description = "Raster tiles of a raster mosaic", .category = "c"},
+	{.name = "load_data", .description = "Load a raster file", .category = "c"},
+	{.name = "copy_file", .description = "Copy a file", .category = "c"},
+	{.name = "move_file", .description = "Move a file", .category = "c"},
+	{.name = "delete_file", .description = "Delete a file", .category = "c"},
+	{.name = "search_docs", .description = "Search documents", .category = "c"},
+	{.name = "elasticsearch_query", .description = "Query an index", .category = "c"},
+	{.name = "onnx_export", .description = "Export a model", .category = "c"},
+};
+
+static struct toolreg *
+rules_build(void)
+{
+	static struct tooldefs rd;
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		rules[i].module = "m";
+		rules[i].return_type = "str";
+		rules[i].return_description = "";
+	}
+	rd.v = rules;
+	rd.n = sizeof(rules) / sizeof(rules[0]);
+	return toolreg_build(&rd);
+}
+
+START_TEST(ranking_rules)
+{
+	struct toolreg *r = rules_build();
+	struct toolreg_match m;
+
+	/* Derived words: "projection" meets "Reproject" (stem "project" after re-). */
+	ck_assert_uint_eq(rank_of(r, "grid projection", "warp_grid"), 1);
+	ck_assert_uint_eq(rank_of(r, "grid projection", "grid_stats"), 2);
+	toolreg_explain(r, 1, "grid projection", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_DESCRIPTION], 2);
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][0], "reproject");
+	/* Compounds: a query word begins an index word, or an index word begins it. */
+	ck_assert_uint_eq(rank_of(r, "elastic", "elasticsearch_query"), 1);
+	ck_assert_uint_eq(rank_of(r, "save for onnxruntime", "onnx_export"), 1);
+	toolreg_explain(r, 8, "elastic", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_NAME], 2);
+	ck_assert_str_eq(m.word[TOOLREG_NAME][0], "elasticsearchquery");
+	ck_assert_str_eq(m.word[TOOLREG_NAME][1], "elasticsearch");
+	/* A query word the index has whole is not widened: "search" (search_docs) does not meet "elasticsearch". */
+	ck_assert_uint_eq(rank_of(r, "search", "elasticsearch_query"), 0);
+	/* Coverage: both words of the query above one word, however often. */
+	ck_assert_uint_eq(rank_of(r, "raster file", "load_data"), 1);
+	ck_assert_uint_eq(rank_of(r, "raster file", "raster_tiles"), 2);
+	toolreg_free(r);
+}
+END_TEST
+
 START_TEST(labelled_set_recall)
 {
 	char *path = xasprintf("%s/queries.tsv", datadir);
@@ -392,6 +452,7 @@ main(void)
 	tcase_add_test(tc, stems_meet);
 	tcase_add_test(tc, stopwords);
 	tcase_add_test(tc, ranking_fixed);
+	tcase_add_test(tc, ranking_rules);
 	suite_add_tcase(s, tc);
 	TCase *ts = tcase_create("search");
 	tcase_add_checked_fixture(ts, load, unload);
