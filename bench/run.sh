@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [-s | -m] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py or memory.py options]
+# usage: bench/run.sh [-n] [-s | -m | -c] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py or checkpoint.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -21,6 +21,9 @@
 #   -m   measure memory instead (memory.py: worker PSS, supervisor RSS over
 #        mixed calls and after large outputs); options after -- go to
 #        memory.py, e.g. `-- -n 1000` for a quick run
+#   -c   time py_checkpoint and py_restore against namespace size
+#        (checkpoint.py; prints a table, README untouched), e.g.
+#        `-- --max-mb 100 --rounds 3`
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -50,11 +53,13 @@ PY=/usr/bin/python3
 record=1
 scale=
 memory=
+checkpoint=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) record= ;;
 	-s) scale=1 ;;
 	-m) memory=1 ;;
+	-c) checkpoint=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -194,6 +199,12 @@ pool:
   max_sessions: 20
 EOF
 fi
+[ -n "$checkpoint" ] && cat >>"$TMPD/codeexecd.yaml" <<EOF
+checkpoint:
+  max_bytes: 4294967296
+  max_seconds: 1800
+max_timeout: 1800
+EOF
 [ -n "${CODEEXECD_BENCH_HISTORY:-}" ] &&
 	echo "kernel_history: $CODEEXECD_BENCH_HISTORY" >>"$TMPD/codeexecd.yaml"
 # memory.py and bench.py's measurement 5 print 10 MB in a call and want it back whole.
@@ -251,6 +262,13 @@ if [ -n "$memory" ]; then
 		--loadavg-start "$load_start" $readme "$@" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || die "memory.py failed"
+	BENCH_PID=
+	exit 0
+fi
+if [ -n "$checkpoint" ]; then
+	"$PY" "$here/checkpoint.py" --port "$port" "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "checkpoint.py failed"
 	BENCH_PID=
 	exit 0
 fi
