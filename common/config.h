@@ -119,6 +119,7 @@ struct config {
 	double progress_interval_s;
 	long checkpoint_max_bytes;    /* checkpoint.max_bytes */
 	double checkpoint_max_seconds; /* checkpoint.max_seconds */
+	double checkpoint_interval_s;  /* checkpoint.interval_s */
 	int job_retention_s;
 	int session_idle_timeout;	 /* seconds; 0: never */
 	int session_idle_timeout_unused; /* of a stateless session named once; 0: the above */

@@ -28,6 +28,7 @@
 #include "reload.h"
 #include "secret_file.h"
 #include "session.h"
+#include "session_state.h"
 #include "sidecar_view.h"
 #include "sigflags.h"
 #include "toolreg.h"
@@ -245,6 +246,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	pool_on_runtime(on_runtime);
 	pool_init(cfg);
 	session_on_close(batch_session_closed);
+	session_state_init(cfg);
 	session_busy_elsewhere(batch_running);
 	mcp_init(cfg);
 	struct toolreg *reg = toolreg_from_config(cfg, err, sizeof(err));

@@ -229,6 +229,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 			  u.kernel_died.message.s);
 		metrics_kernel_death(u.kernel_died.memory_limit_exceeded ? METRICS_DEATH_OOM
 									 : METRICS_DEATH_CRASH);
+		w->kernel_lost = 1;
 		break;
 	case IPC_LOG:
 		log_msg(u.log.priority, "worker %d: %s", (int)w->pid, u.log.message.s);

@@ -105,6 +105,7 @@ struct call {
 	struct buf err;		    /* stderr streamed so far */
 	unsigned long changes;	    /* bumped at every output and at the end */
 	int cancelled;		    /* do not start it if it has not started */
+	int silent;		    /* the daemon's own cell, not the agent's code */
 	struct call *next_in_line;  /* the session's queue (session.c) */
 	struct timespec turn_deadline; /* its timeout, while it waits in line */
 	struct pool_ticket ticket;  /* CALL_TAKING: its place in the pool's queue */
@@ -135,6 +136,7 @@ struct worker {
 	unsigned generation; /* pool.generation when it was spawned */
 	char *death;	     /* how it died, once it did (owned) */
 	char *cause;	     /* why the supervisor killed it, if it did (owned) */
+	int kernel_lost;     /* its kernel died while idle: the next one is new */
 	struct call *call;   /* the execution in flight, or NULL */
 	struct buf out;	     /* frames queued for the worker (main loop writes them) */
 	size_t out_off;	     /* bytes of `out` already written */

@@ -61,7 +61,52 @@ add_dropped(struct buf *text, struct json_object *result)
 	buf_free(&line);
 }
 
-/* The readable text of a result: output, values, the types dropped, the error. */
+void
+result_name_reasons(struct buf *b, struct json_object *list)
+{
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *e = json_object_array_get_idx(list, i);
+		buf_printf(b, "%s%s (%s)", i ? ", " : "", json_member_str(e, "name"),
+			   json_member_str(e, "reason"));
+	}
+}
+
+/* The lines of what the daemon did to keep the session's state: a
+ * checkpoint restored into a new kernel, or why none was, or why the last
+ * automatic checkpoint was not taken. */
+static void
+add_state(struct buf *text, struct json_object *result)
+{
+	struct json_object *o, *skipped;
+	struct buf line;
+
+	buf_init(&line);
+	if (json_object_object_get_ex(result, "restored", &o)) {
+		const char *at = json_member_str(o, "taken_at");
+		size_t n = json_object_array_length(json_object_object_get(o, "names"));
+		buf_printf(&line, "[codeexecd] the kernel was restarted and checkpoint %s, taken at "
+				  "%s, was restored (%zu name%s): what changed after %s is lost",
+			   json_member_str(o, "checkpoint"), at, n, n == 1 ? "" : "s", at);
+		if (json_object_object_get_ex(o, "skipped", &skipped) &&
+		    json_object_array_length(skipped) > 0) {
+			buf_adds(&line, "; not restored: ");
+			result_name_reasons(&line, skipped);
+		}
+		buf_adds(&line, "\n");
+	}
+	if (json_object_object_get_ex(result, "restore_error", &o))
+		buf_printf(&line, "[codeexecd] the kernel was restarted and its last checkpoint "
+				  "could not be restored: %s\n", json_member_str(o, "message"));
+	if (json_object_object_get_ex(result, "checkpoint_error", &o))
+		buf_printf(&line, "[codeexecd] the automatic checkpoint after the last call was "
+				  "not taken: %s\n", json_member_str(o, "message"));
+	buf_add(&line, "", 1);
+	add_part(text, line.data);
+	buf_free(&line);
+}
+
+/* The readable text of a result: what kept its state, output, values, the
+ * types dropped, the error. */
 static char *
 render_text(struct json_object *result)
 {
@@ -69,6 +114,7 @@ render_text(struct json_object *result)
 	struct json_object *rich, *err;
 
 	buf_init(&text);
+	add_state(&text, result);
 	add_part(&text, json_member_str(result, "stdout"));
 	if (json_member_str(result, "stderr")[0]) {
 		add_part(&text, "[stderr]\n");
@@ -224,6 +270,18 @@ result_output_schema(int or_job)
 		"\"required\":[\"type\",\"message\",\"traceback\"]}]},"
 		"\"execution_time\":{\"type\":\"number\"},"
 		"\"kernel_restarted\":{\"type\":\"boolean\"},"
+		"\"restored\":{\"type\":\"object\",\"description\":\"The checkpoint loaded "
+		"into the kernel that replaced a dead or killed one before this call; absent "
+		"otherwise.\",\"properties\":{\"checkpoint\":{\"type\":\"string\"},"
+		"\"taken_at\":{\"type\":\"string\"},\"names\":{\"type\":\"array\","
+		"\"items\":{\"type\":\"string\"}},\"skipped\":{\"type\":\"array\","
+		"\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+		"\"string\"},\"reason\":{\"type\":\"string\"}}}}},"
+		"\"required\":[\"checkpoint\",\"taken_at\",\"names\",\"skipped\"]},"
+		"\"restore_error\":{\"type\":\"object\",\"description\":\"Why the last "
+		"checkpoint could not be loaded into the kernel that replaced a dead one.\"},"
+		"\"checkpoint_error\":{\"type\":\"object\",\"description\":\"Why the "
+		"automatic checkpoint after the previous call was not taken.\"},"
 		"\"dropped_mime\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
 		"\"description\":\"MIME types of rich outputs not kept (not in allow_mime); "
 		"absent when none was dropped.\"},"

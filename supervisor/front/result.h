@@ -31,4 +31,8 @@ struct json_object *result_to_tool(struct json_object *result, const char *sessi
  */
 struct json_object *result_output_schema(int or_job);
 
+struct buf;
+/* "a (an open file), b (a socket)" of a [{name, reason}] list, into b. */
+void result_name_reasons(struct buf *b, struct json_object *list);
+
 #endif

@@ -16,6 +16,7 @@
 #include "rand.h"
 #include "result.h"
 #include "session.h"
+#include "session_state.h"
 #include "xmalloc.h"
 
 /* How long a first execution may wait for a kernel from the pool. */
@@ -264,6 +265,7 @@ session_maybe_free(struct session *s)
 	if (s->worker)
 		pool_release(s->worker);
 	pthread_cond_destroy(&s->turn);
+	session_state_free(s);
 	free(s->restart_note);
 	free(s);
 }
@@ -397,6 +399,13 @@ in_line(const struct session *s, const struct call *c)
 	return 0;
 }
 
+void
+session_turn_over(struct session *s)
+{
+	set_busy(s, 0);
+	pthread_cond_broadcast(&s->turn);
+}
+
 /* Call `c` has its result: free the kernel for the next in line if it ran
  * (`ran`), and wake whoever waits for it. Returns 1, for session_run. */
 static int
@@ -404,8 +413,8 @@ call_ended(struct session *s, struct call *c, int ran)
 {
 	if (ran) {
 		s->last_used = time(NULL);
-		set_busy(s, 0);
-		pthread_cond_broadcast(&s->turn);
+		if (!session_state_after_call(s, c))
+			session_turn_over(s);
 	}
 	c->phase = CALL_ENDED;
 	c->done = 1;
@@ -456,31 +465,6 @@ carry_restart(struct session *s, struct call *c)
 	s->restart_note = NULL;
 }
 
-/*
- * Whether the kernel a call ran in may be replaced before the next call:
- * it died or was killed, or it was new. Its successor's pid may not be
- * known yet when the next call begins, so session_tell_identity could not
- * tell them apart by pid.
- */
-static int
-kernel_may_restart(struct json_object *result)
-{
-	static const char *const types[] = {"KernelDied", "MemoryLimitExceeded", "WorkerDied",
-					    "TimeoutError", "Cancelled", NULL};
-	struct json_object *e, *t, *restarted;
-
-	if (json_object_object_get_ex(result, "kernel_restarted", &restarted) &&
-	    json_object_get_boolean(restarted))
-		return 1;
-	if (!json_object_object_get_ex(result, "error", &e) ||
-	    !json_object_object_get_ex(e, "type", &t))
-		return 0;
-	for (size_t i = 0; types[i]; i++)
-		if (strcmp(json_object_get_string(t), types[i]) == 0)
-			return 1;
-	return 0;
-}
-
 /* Send c's code to the session's kernel, which it now has. */
 static void
 call_send(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
@@ -491,6 +475,7 @@ call_send(struct session *s, struct call *c, const char *code, double timeout_s,
 		free(s->restart_note);
 		s->restart_note = note;
 	}
+	session_state_revive(s);
 	pool_execute_start(s->worker, c, code, timeout_s, silent);
 	c->phase = CALL_RUNNING;
 }
@@ -571,6 +556,7 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 	double start = clock_mono();
 
 	if (c->phase == CALL_NEW) {
+		c->silent = silent;
 		if (!in_line(s, c))
 			session_enqueue(s, c);
 		/* Waiting for earlier executions counts against this call's timeout. */
@@ -607,10 +593,9 @@ session_run(struct session *s, struct call *c, const char *code, double timeout_
 		double left = seconds < 0 ? -1 : seconds - (clock_mono() - start);
 		if (!pool_execute_wait(s->worker, c, seconds < 0 || left > 0 ? left : 0, on_change))
 			return 0;
-		if (kernel_may_restart(c->result))
-			s->told_kernel = 0; /* its next kernel is told again */
 		if (c->kind == CALL_EXECUTE) {
 			carry_restart(s, c);
+			session_state_result(s, c);
 			/* Still busy: nothing else runs on the worker while the hook works. */
 			if (after_run)
 				after_run(s, c);

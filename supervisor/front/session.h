@@ -58,6 +58,13 @@ struct session {
 	 * one ("": none), and the key that bound it; told by the first result. */
 	char reclaimed[SESSION_ID_LEN + 1];
 	const char *reclaimed_by;
+	/* Its kernel state (session_state.h). */
+	int revive_due;		     /* the kernel may be new: load the last checkpoint first */
+	struct json_object *revived; /* what that loading said, for the next result */
+	struct json_object *save_failed; /* why the last automatic checkpoint was not taken */
+	double checkpointed;	     /* monotonic s of the last automatic one; 0: none */
+	int saving;		     /* an automatic checkpoint runs: the session is busy */
+	struct session *save_next;   /* the queue of sessions to checkpoint */
 };
 
 /* What bounds session_create. */
@@ -167,6 +174,12 @@ struct call;
  * result; else NULL.
  */
 char *session_tell_identity(struct worker *w, const char *identity, pid_t *told);
+
+/*
+ * The daemon's own work in the session's kernel (an automatic checkpoint)
+ * is over: the next call in line may run. Lock held.
+ */
+void session_turn_over(struct session *s);
 
 /* Put `c` in line for the session's kernel: executions run in this order. */
 void session_enqueue(struct session *s, struct call *c);

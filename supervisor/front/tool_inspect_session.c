@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "checkpoint_cell.h"
 #include "config.h"
 #include "job.h"
 #include "pool.h"
@@ -94,7 +95,7 @@ list_files(const char *dir, struct json_object *o)
 static void
 kernel_variables(struct tool_call *tc, struct session *s, struct json_object *o)
 {
-	char *dir = xasprintf("%s/%s", s->worker->workdir, TOOL_CHECKPOINT_DIR), *lit = pylit(dir);
+	char *dir = xasprintf("%s/%s", s->worker->workdir, CHECKPOINT_DIR), *lit = pylit(dir);
 	char *code = xasprintf(inspect_code, lit);
 	/* Run on this thread; its stdout comes in the result. */
 	struct job *j = job_new(s, tc->session->id, code, INSPECT_TIMEOUT_S, 1, NULL);

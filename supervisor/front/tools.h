@@ -192,8 +192,6 @@ int tool_preprocess(struct tool_call *tc, struct session *s, const char *code, c
  * with *result set to the failed execution's result (caller owns).
  */
 char *tool_session_workdir(struct tool_call *tc, struct session *s, struct json_object **result);
-/* Where a session's checkpoints are, in its working directory (tool_checkpoint.c). */
-#define TOOL_CHECKPOINT_DIR ".codeexecd-checkpoints"
 /* inputSchema of the session tools: an optional session_id. */
 extern const char tool_session_id_schema[];
 /*

@@ -14,8 +14,7 @@ require_py dill
 require_binaries
 setup_tmp
 PORT=$(free_port)
-CFG_EXTRA='checkpoint:
-  max_bytes: 300000
+CFG_CHECKPOINT='  max_bytes: 300000
   max_seconds: 3'
 write_config
 # A full disk: a 64 kB tmpfs the second session's checkpoints go to (root only).

@@ -9,6 +9,10 @@
 # Variables a test may set before calling write_config:
 #   CFG_LISTEN   listen address       (default 127.0.0.1:$PORT)
 #   CFG_WARM     pool.warm            (default 1)
+#   CFG_CHECKPOINT_INTERVAL  checkpoint.interval_s (default 0: the tests
+#                that do not test automatic checkpoints take none, so that
+#                no background cell changes what they count)
+#   CFG_CHECKPOINT  more lines of the checkpoint: block ("  max_bytes: N")
 #   CFG_EXTRA    YAML lines appended to the config
 # Environment knobs:
 #   CODEEXECD_TEST_TIMEOUT  seconds to wait for /health 200 (default 60)
@@ -184,6 +188,9 @@ pool:
   warm: ${CFG_WARM:-1}
   max_sessions: 10
 $USER_LINE
+checkpoint:
+  interval_s: ${CFG_CHECKPOINT_INTERVAL:-0}
+${CFG_CHECKPOINT:-}
 ${CFG_EXTRA:-}
 EOF
 }
