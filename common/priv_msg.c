@@ -37,7 +37,8 @@ struct field {
 #define F(type, member, kind) {#member, kind, offsetof(struct type, member)}
 
 static const struct field spawn_fields[] = {
-	F(priv_spawn_worker, seq, K_ID), F(priv_spawn_worker, network_mode, K_NETMODE), {0}};
+	F(priv_spawn_worker, seq, K_ID), F(priv_spawn_worker, network_mode, K_NETMODE),
+	F(priv_spawn_worker, dir, K_U32), {0}};
 static const struct field end_fields[] = {F(priv_end_worker, worker, K_ID), {0}};
 static const struct field kill_fields[] = {
 	F(priv_kill_kernel, worker, K_ID), F(priv_kill_kernel, kernel_pid, K_PID), {0}};

@@ -55,8 +55,9 @@
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
  * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. 4: SIDECAR_STATE.
- * 5: SECRET, SECRETS_SENT. Bump whenever a type or a layout changes. */
-#define PRIV_VERSION 5
+ * 5: SECRET, SECRETS_SENT. 6: SPAWN_WORKER's dir. Bump whenever a type or a
+ * layout changes. */
+#define PRIV_VERSION 6
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
@@ -124,10 +125,15 @@ struct priv_sidecar_state {
  * configuration (today: the network mode must be the configured one); the
  * uid, directories, cgroup and limits are the parent's alone, written by
  * the parent as the worker's START before the front gets the socket.
+ * `dir` nonzero: the new worker works in that session directory, kept
+ * after its worker was reaped (a session whose worker died or that
+ * hibernated), with the kernel identity it had; WORKER_STARTED then names
+ * the same dir.
  */
 struct priv_spawn_worker {
 	uint32_t seq;				/* nonzero */
 	enum net_mode network_mode;
+	uint32_t dir; /* 0, or an id of WORKER_STARTED whose worker was reaped */
 };
 
 /* END_WORKER: kill worker `worker` (and so its kernel) now. */

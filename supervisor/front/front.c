@@ -186,6 +186,7 @@ loop_once(struct config *cfg)
 		session_expire(cfg->session_idle_timeout, cfg->session_idle_timeout_unused);
 	pool_tick();
 	pool_unlock();
+	pool_revive_serve();
 	pool_refill();
 	if (second) {
 		last_expiry = time(NULL);

@@ -143,10 +143,10 @@ parent_link_secrets(void)
 }
 
 int
-parent_link_spawn(enum net_mode mode, struct priv_worker_started *st, int *fd, char *why,
-		  size_t why_len)
+parent_link_spawn(enum net_mode mode, uint32_t dir, struct priv_worker_started *st, int *fd,
+		  char *why, size_t why_len)
 {
-	struct priv_msg m = {.type = PRIV_SPAWN_WORKER, .u.spawn = {next_seq++, mode}};
+	struct priv_msg m = {.type = PRIV_SPAWN_WORKER, .u.spawn = {next_seq++, mode, dir}};
 	uint32_t seq = m.u.spawn.seq;
 	int got;
 

@@ -31,12 +31,13 @@ int parent_link_fd(void);
 void parent_link_secrets(void);
 
 /*
- * Ask for a worker in network mode `mode` and wait for the answer. 0 with
- * *st and *fd (the worker's socket; caller owns), or -1 with why[why_len]
- * (the parent's refusal, or that it is gone).
+ * Ask for a worker in network mode `mode`, in a new session directory or in
+ * kept directory `dir` (0: new; see priv_msg.h), and wait for the answer. 0
+ * with *st and *fd (the worker's socket; caller owns), or -1 with
+ * why[why_len] (the parent's refusal, or that it is gone).
  */
-int parent_link_spawn(enum net_mode mode, struct priv_worker_started *st, int *fd, char *why,
-		      size_t why_len);
+int parent_link_spawn(enum net_mode mode, uint32_t dir, struct priv_worker_started *st, int *fd,
+		      char *why, size_t why_len);
 
 /* One-way requests; a failed send is logged (the parent is then gone,
  * which parent_link_next reports). */

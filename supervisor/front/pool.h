@@ -45,6 +45,7 @@
 #include "pool_exec.h"
 #include "pool_io.h"
 #include "pool_reap.h"
+#include "pool_revive.h"
 #include "pool_spawn.h"
 #include "pool_state.h"
 

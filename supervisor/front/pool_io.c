@@ -108,7 +108,8 @@ on_ready(struct worker *w, const struct ipc_ready *r)
 	pool.early_deaths = 0;
 	if (w->state == WORKER_STARTING) {
 		pool.kernels_ready++;
-		worker_set_state(w, WORKER_IDLE);
+		/* A revival's worker is its session's at once (pool_revive.h). */
+		worker_set_state(w, w->reserved ? WORKER_ASSIGNED : WORKER_IDLE);
 		pthread_cond_broadcast(&pool.ready_cond);
 	}
 }

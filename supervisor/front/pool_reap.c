@@ -211,8 +211,10 @@ worker_free(struct worker *w)
 		*pp = w->next;
 	ipc_reader_free(&w->reader);
 	buf_free(&w->out);
-	/* What a session leaves behind ends with it: the parent removes it. */
-	parent_link_remove_dir(w->dir_id);
+	/* What a session leaves behind ends with it: the parent removes it,
+	 * unless the session keeps it for its next worker (pool_revive.h). */
+	if (!w->keep_dir)
+		parent_link_remove_dir(w->dir_id);
 	free(w->workdir);
 	free(w->death);
 	free(w->cause);

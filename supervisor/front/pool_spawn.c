@@ -29,20 +29,13 @@
 static double take_times[TAKE_HISTORY];
 static unsigned take_next;
 
-/*
- * Ask the parent for a worker (it makes the directories, spawns it and
- * sends its START) and wrap the socket it passes. Runs without the lock:
- * it waits for the parent. The worker is not in the list yet
- * (worker_adopt). NULL on failure (logged).
- */
-static struct worker *
-spawn_worker(void)
+struct worker *
+pool_spawn_in(uint32_t dir, char *why, size_t why_len)
 {
 	struct priv_worker_started st;
-	char why[PRIV_REASON_MAX + 64];
 	int fd;
 
-	if (parent_link_spawn(pool.cfg->kernel_network_mode, &st, &fd, why, sizeof(why)) == -1) {
+	if (parent_link_spawn(pool.cfg->kernel_network_mode, dir, &st, &fd, why, why_len) == -1) {
 		log_warnx("no new worker: %s", why);
 		return NULL;
 	}
@@ -59,9 +52,8 @@ spawn_worker(void)
 	return w;
 }
 
-/* Put a freshly spawned worker in the list. Lock held. */
-static void
-worker_adopt(struct worker *w)
+void
+pool_adopt(struct worker *w)
 {
 	w->next = pool.workers;
 	pool.workers = w;
@@ -149,11 +141,12 @@ pool_refill(void)
 		pool_unlock();
 		if (!go)
 			return;
-		struct worker *w = spawn_worker();
+		char why[PRIV_REASON_MAX + 64];
+		struct worker *w = pool_spawn_in(0, why, sizeof(why));
 		pool_lock();
 		if (w) {
 			w->generation = generation;
-			worker_adopt(w);
+			pool_adopt(w);
 		}
 		pool_unlock();
 		if (w == NULL)

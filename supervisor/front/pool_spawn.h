@@ -8,6 +8,11 @@
 #ifndef SUPERVISOR_POOL_SPAWN_H
 #define SUPERVISOR_POOL_SPAWN_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+struct worker;
+
 /*
  * Start workers until the warm target, plus one for each caller in the
  * queue for a kernel (pool_queue_join), is met, unless refills back off.
@@ -15,6 +20,15 @@
  * messages, so no worker's exit is heard before it is listed.
  */
 void pool_refill(void);
+/*
+ * Ask the parent for a worker (it makes the directories, or gives it kept
+ * directory `dir`, 0: none; spawns it and sends its START) and wrap the
+ * socket it passes. Lock NOT held: it waits for the parent. The worker is
+ * not in the list yet (pool_adopt). NULL on failure (logged, and in why[]).
+ */
+struct worker *pool_spawn_in(uint32_t dir, char *why, size_t why_len);
+/* Put a worker pool_spawn_in made in the list. Lock held. */
+void pool_adopt(struct worker *w);
 /*
  * A worker was just taken: its session's first call runs now. Starting
  * its replacement at once would spend the host's CPU on a kernel's

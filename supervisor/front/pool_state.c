@@ -118,7 +118,7 @@ pool_spare_count(void)
 {
 	int n = 0;
 	for (struct worker *w = pool.workers; w; w = w->next)
-		n += w->state == WORKER_IDLE || w->state == WORKER_STARTING;
+		n += (w->state == WORKER_IDLE || w->state == WORKER_STARTING) && !w->reserved;
 	return n;
 }
 

@@ -32,8 +32,21 @@
 
 #include "buf.h"
 #include "ipc.h"
+#include "priv_msg.h"
 
 struct config;
+
+/*
+ * A session's request for a worker in its own kept directory (pool_revive.h):
+ * its owner keeps it until it is over, and the main loop serves it.
+ */
+struct pool_revival {
+	struct pool_revival *next;
+	uint32_t dir;	    /* the kept directory */
+	int asked;	    /* the main loop asked the parent */
+	struct worker *w;   /* the worker started for it (owned once READY), or NULL */
+	char why[PRIV_REASON_MAX + 64]; /* why it failed, or "" */
+};
 
 enum worker_state {
 	WORKER_STARTING, /* spawned, kernel not ready yet */
@@ -137,6 +150,10 @@ struct worker {
 	char *death;	     /* how it died, once it did (owned) */
 	char *cause;	     /* why the supervisor killed it, if it did (owned) */
 	int kernel_lost;     /* its kernel died while idle: the next one is new */
+	/* Started in a session's kept directory for that session alone (a
+	 * revival, pool_revive.h): never idle in the pool, never handed out. */
+	int reserved;
+	int keep_dir;	     /* freed without removing its directory: a session keeps it */
 	struct call *call;   /* the execution in flight, or NULL */
 	struct buf out;	     /* frames queued for the worker (main loop writes them) */
 	size_t out_off;	     /* bytes of `out` already written */
@@ -164,6 +181,7 @@ struct pool_state {
 	 * off the refill nor become the reason takers are given.
 	 */
 	unsigned generation;
+	struct pool_revival *revivals;	     /* sessions waiting for their kernel back */
 };
 extern struct pool_state pool;
 

@@ -11,6 +11,7 @@
 #include "json_member.h"
 #include "log.h"
 #include "metrics.h"
+#include "parent_link.h"
 #include "pool.h"
 #include "pylit.h"
 #include "rand.h"
@@ -264,6 +265,12 @@ session_maybe_free(struct session *s)
 		return;
 	if (s->worker)
 		pool_release(s->worker);
+	if (s->revival) /* what was started for it goes, and its directory */
+		pool_revive_leave(s->revival);
+	else if (s->kept_dir)
+		parent_link_remove_dir(s->kept_dir);
+	free(s->revival);
+	free(s->kept_workdir);
 	pthread_cond_destroy(&s->turn);
 	session_state_free(s);
 	free(s->restart_note);
@@ -465,8 +472,10 @@ carry_restart(struct session *s, struct call *c)
 	s->restart_note = NULL;
 }
 
-/* Send c's code to the session's kernel, which it now has. */
-static void
+/* Send c's code to the session's kernel, which it now has, after what the
+ * daemon runs there first. 1 if c ended instead: the session closed, or c
+ * was cancelled, while that ran. */
+static int
 call_send(struct session *s, struct call *c, const char *code, double timeout_s, int silent)
 {
 	s->worker->session = s->id;
@@ -476,8 +485,86 @@ call_send(struct session *s, struct call *c, const char *code, double timeout_s,
 		s->restart_note = note;
 	}
 	session_state_revive(s);
+	if (s->closed || c->cancelled) {
+		c->result = result_failed(s->closed ? "SessionClosed" : "Cancelled",
+					  s->closed ? "the session was closed"
+						    : "cancelled before it started");
+		return call_ended(s, c, 1);
+	}
 	pool_execute_start(s->worker, c, code, timeout_s, silent);
 	c->phase = CALL_RUNNING;
+	return 0;
+}
+
+/*
+ * s's worker died: let it go, keeping its directory (files, checkpoints,
+ * and the kernel uid reserved with it) for the worker the next call gets.
+ */
+static void
+keep_dir(struct session *s)
+{
+	struct worker *w = s->worker;
+
+	s->kept_dir = w->dir_id;
+	free(s->kept_workdir);
+	s->kept_workdir = w->workdir ? xstrdup(w->workdir) : NULL;
+	w->keep_dir = 1;
+	log_info("session %.8s: its worker %s; a new one starts in its directory", s->id,
+		 w->death ? w->death : "died");
+	pool_release(w);
+	s->worker = NULL;
+	s->revive_due = 1;
+}
+
+/*
+ * call_take for a session that kept its directory: wait for the worker
+ * started there. A call cancelled meanwhile ends, the revival going on
+ * for the session's next call.
+ */
+static int
+call_revive(struct session *s, struct call *c, const char *code, double timeout_s, int silent,
+	    double end, int on_change)
+{
+	char why[ERR_LEN] = "";
+	struct worker *w;
+
+	for (;;) {
+		if (s->closed || c->cancelled) {
+			c->result = result_failed(s->closed ? "SessionClosed" : "Cancelled",
+						  s->closed ? "the session was closed"
+							    : "cancelled while it waited for a kernel");
+			return call_ended(s, c, 1);
+		}
+		double left = end < 0 ? -1 : end - clock_mono();
+		if (end >= 0 && left <= 0)
+			return 0;
+		if (pool_revive_wait(s->revival, left, &w, why, sizeof(why)))
+			break;
+		if (on_change)
+			return 0;
+	}
+	free(s->revival);
+	s->revival = NULL;
+	if (w == NULL) {
+		char *msg = xasprintf("the session's worker died, and a new one could not be "
+				      "started in its directory: %s",
+				      why);
+		c->result = result_failed("WorkerDied", msg);
+		free(msg);
+		return call_ended(s, c, 1);
+	}
+	s->kept_dir = 0;
+	s->worker = w;
+	s->told_kernel = 0;
+	/* As the worker says of a kernel it restarted; a restored checkpoint's
+	 * line replaces it (session_state.h). */
+	free(s->restart_note);
+	s->restart_note = xstrdup("[codeexecd] the session's worker died and a new kernel was "
+				  "started in its directory; variables from earlier calls are "
+				  "lost\n");
+	log_info("session %.8s of %s: a new worker in its directory, kernel pid %d, uid %d", s->id,
+		 s->identity, (int)w->kernel_pid, (int)w->uid);
+	return call_send(s, c, code, timeout_s, silent);
 }
 
 /* c's turn has come, unless the session closed or the call was cancelled:
@@ -495,13 +582,19 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 		return call_ended(s, c, 0);
 	}
 	set_busy(s, 1);
+	if (s->worker && s->worker->state == WORKER_DEAD)
+		keep_dir(s);
 	if (s->worker == NULL) {
-		pool_queue_join(&c->ticket);
+		if (s->kept_dir && s->revival == NULL) {
+			s->revival = xcalloc(1, sizeof(*s->revival));
+			pool_revive_join(s->revival, s->kept_dir);
+		} else if (s->revival == NULL) {
+			pool_queue_join(&c->ticket);
+		}
 		c->phase = CALL_TAKING;
 		return 0;
 	}
-	call_send(s, c, code, timeout_s, silent);
-	return 0;
+	return call_send(s, c, code, timeout_s, silent);
 }
 
 /*
@@ -518,6 +611,8 @@ call_take(struct session *s, struct call *c, const char *code, double timeout_s,
 	char why[ERR_LEN] = "";
 	struct worker *w;
 
+	if (s->revival)
+		return call_revive(s, c, code, timeout_s, silent, end, on_change);
 	for (;;) {
 		if (s->closed || c->cancelled) {
 			const char *why_not = s->closed ? "the session was closed"
@@ -543,8 +638,7 @@ call_take(struct session *s, struct call *c, const char *code, double timeout_s,
 	/* Which identity holds which kernel uid (kernel_uid_range). */
 	log_info("session %.8s of %s takes kernel pid %d, uid %d", s->id, s->identity,
 		 (int)w->kernel_pid, (int)w->uid);
-	call_send(s, c, code, timeout_s, silent);
-	return 0;
+	return call_send(s, c, code, timeout_s, silent);
 }
 
 int

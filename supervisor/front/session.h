@@ -64,7 +64,13 @@ struct session {
 	struct json_object *save_failed; /* why the last automatic checkpoint was not taken */
 	double checkpointed;	     /* monotonic s of the last automatic one; 0: none */
 	int saving;		     /* an automatic checkpoint runs: the session is busy */
+	int checkpoints;	     /* taken by the daemon, automatic or asked for */
 	struct session *save_next;   /* the queue of sessions to checkpoint */
+	/* Its directory, kept when its worker died, for the next worker
+	 * (pool_revive.h): 0 while a worker holds it. */
+	uint32_t kept_dir;
+	char *kept_workdir;		/* its path (owned), for display */
+	struct pool_revival *revival;	/* the next worker asked for (owned), or NULL */
 };
 
 /* What bounds session_create. */

@@ -118,6 +118,7 @@ autosave(struct session *s)
 		log_warnx("session %.8s: automatic checkpoint not taken: %s", s->id,
 			  json_member_str(failed, "message"));
 	} else if (!json_object_object_get_ex(o, "kept", NULL)) {
+		s->checkpoints++;
 		log_debug("session %.8s: checkpoint %s taken", s->id,
 			  json_member_str(o, "checkpoint"));
 	}
@@ -188,6 +189,10 @@ session_state_revive(struct session *s)
 
 	if (!usable(s) || !(s->revive_due || s->worker->kernel_lost))
 		return;
+	if (s->checkpoints == 0) { /* nothing to load: the new kernel starts empty */
+		s->revive_due = s->worker->kernel_lost = 0;
+		return;
+	}
 	s->revive_due = 0;
 	s->worker->kernel_lost = 0;
 	o = run_cell(s, "revive", NULL, &failed);

@@ -26,6 +26,7 @@ struct mworker {
 	int pidfd;	 /* the claimed kernel's, or -1 */
 	pid_t kernel;	 /* the claimed kernel, or 0 */
 	char *dir;	 /* the session directory (owned), NULL once removed */
+	uid_t uid;	 /* its kernel's identity (kernel_uid_range), or 0 */
 };
 
 /* A preprocess_command running for the front's PREPROCESS `seq`. */
@@ -187,6 +188,44 @@ refuse(struct monitor *m, unsigned type, uint32_t ref, const char *fmt, ...)
 	return reply(m, &r, -1);
 }
 
+/*
+ * The reaped worker whose kept directory SPAWN_WORKER asks for, or NULL
+ * after refusing: a directory the parent made, not removed, whose worker
+ * no longer runs (two workers never share one).
+ */
+static struct mworker *
+kept_dir(struct monitor *m, const struct priv_spawn_worker *s, int *rc)
+{
+	struct mworker *old = by_dir(m, s->dir);
+
+	if (old == NULL)
+		*rc = refuse(m, PRIV_SPAWN_WORKER, s->seq, "directory %u was never made", s->dir);
+	else if (old->dir == NULL)
+		*rc = refuse(m, PRIV_SPAWN_WORKER, s->seq, "directory %u is removed already",
+			     s->dir);
+	else if (old->live)
+		*rc = refuse(m, PRIV_SPAWN_WORKER, s->seq,
+			     "directory %u belongs to worker %u, which still runs", s->dir,
+			     old->id);
+	else
+		return old;
+	return NULL;
+}
+
+/* Forget `old`, reaped, whose directory a new worker took. */
+static void
+forget(struct monitor *m, struct mworker *old)
+{
+	for (struct mworker **pp = &m->workers; *pp; pp = &(*pp)->next) {
+		if (*pp == old) {
+			*pp = old->next;
+			break;
+		}
+	}
+	free(old->dir);
+	free(old);
+}
+
 static int
 on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 {
@@ -195,6 +234,8 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	int fd;
 	char *dir, name[PRIV_NAME_LEN + 1];
 	uid_t uid;
+	struct mworker *old = NULL;
+	int rc = 0;
 
 	if (s->network_mode != m->mode)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq,
@@ -203,26 +244,32 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	if (monitor_live(m) >= m->max_workers)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d workers live already, the most "
 			      "the configuration allows", m->max_workers);
-	if (kept_dirs(m) >= 2 * m->max_workers)
+	if (s->dir != 0 && (old = kept_dir(m, s, &rc)) == NULL)
+		return rc;
+	if (old == NULL && kept_dirs(m) >= 2 * m->max_workers)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d session directories are not "
 			      "removed yet", kept_dirs(m));
-	if (m->ops->spawn(m->ctx, &pid, &fd, &dir, name, &uid, why, sizeof(why)) == -1)
+	if (m->ops->spawn(m->ctx, old ? old->dir : NULL, old ? old->uid : 0, &pid, &fd, &dir,
+			  name, &uid, why, sizeof(why)) == -1)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "cannot start a worker: %s", why);
 
 	struct mworker *w = xcalloc(1, sizeof(*w));
 	w->id = m->next_id++;
-	w->dir_id = m->next_id++;
+	w->dir_id = old ? old->dir_id : m->next_id++;
+	if (old)
+		forget(m, old);
 	w->pid = pid;
 	w->live = 1;
 	w->pidfd = -1;
 	w->dir = dir;
+	w->uid = uid;
 	w->next = m->workers;
 	m->workers = w;
 	struct priv_msg r = {.type = PRIV_WORKER_STARTED};
 	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid,
 						   (uint32_t)uid, {0}};
 	memcpy(r.u.started.name, name, sizeof(name));
-	int rc = reply(m, &r, fd);
+	rc = reply(m, &r, fd);
 	close(fd);
 	return rc;
 }

@@ -32,10 +32,14 @@ struct monitor_ops {
 	 * *front_fd (the worker socket's other end; the monitor passes it on
 	 * and closes it), *dir (the session directory; the monitor owns it),
 	 * name (its last component, PRIV_NAME_LEN hex digits) and *uid (the
-	 * kernel's identity, or 0), or -1 with why[why_len].
+	 * kernel's identity, or 0), or -1 with why[why_len]. `reuse` (NULL: a
+	 * new one) is a kept directory, of a reaped worker whose kernel was
+	 * `reuse_uid`: the new worker works there with that identity, and *dir
+	 * is a copy of it.
 	 */
-	int (*spawn)(void *ctx, pid_t *pid, int *front_fd, char **dir,
-		     char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why, size_t why_len);
+	int (*spawn)(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_fd,
+		     char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why,
+		     size_t why_len);
 	/* SIGKILL worker `pid`, a child not reaped yet. */
 	void (*kill_worker)(void *ctx, pid_t pid);
 	/*

@@ -66,19 +66,25 @@ static struct {
 /* ---- the acts the monitor asks for (monitor_ops) ---- */
 
 static int
-op_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_LEN + 1],
-	 uid_t *kernel_uid, char *why, size_t why_len)
+op_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_fd, char **dir,
+	 char name[PRIV_NAME_LEN + 1], uid_t *kernel_uid, char *why, size_t why_len)
 {
 	const struct config *cfg = P.a->cfg;
 	struct launched w;
 	uid_t uid = 0;
 
 	(void)ctx;
-	if (cfg->kernel_uid_first && (uid = uid_take()) == 0)
+	/* A kept directory's uid waited for it, unswept: it is the session's still. */
+	if (reuse && reuse_uid != 0 && uid_retake(reuse_uid, reuse) == -1)
+		return err_set(why, why_len, "kernel uid %d of %s is no longer reserved for it",
+			       (int)reuse_uid, reuse);
+	if (reuse)
+		uid = reuse_uid;
+	else if (cfg->kernel_uid_first && (uid = uid_take()) == 0)
 		return err_set(why, why_len, "every identity of kernel_uid_range is in use or "
 			       "not swept yet");
-	if (worker_launch(&P.a->launcher, uid, &w, why, why_len) == -1) {
-		uid_release(uid, NULL);
+	if (worker_launch(&P.a->launcher, uid, reuse, &w, why, why_len) == -1) {
+		uid_release(uid, reuse);
 		return -1;
 	}
 	struct pchild *c = xcalloc(1, sizeof(*c));

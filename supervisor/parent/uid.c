@@ -140,6 +140,22 @@ uid_release(uid_t uid, const char *leftover)
 	slots[uid - first].leftover = leftover ? xstrdup(leftover) : NULL;
 }
 
+int
+uid_retake(uid_t uid, const char *leftover)
+{
+	if (slots == NULL || uid == 0)
+		return 0;
+	if (uid < first || uid - first >= count)
+		return -1;
+	struct uid_slot *s = &slots[uid - first];
+	if (s->state != UID_DIRTY || s->leftover == NULL || strcmp(s->leftover, leftover) != 0)
+		return -1;
+	s->state = UID_USED;
+	free(s->leftover);
+	s->leftover = NULL;
+	return 0;
+}
+
 /* 1 while the path a dirty uid waits for still exists. */
 static int
 waits(struct uid_slot *s)

@@ -30,6 +30,12 @@ uid_t uid_take(void);
  * elsewhere; NULL: none; copied) is gone.
  */
 void uid_release(uid_t uid, const char *leftover);
+/*
+ * Take back uid (0: no-op, 0), released with `leftover` still in place: the
+ * kept session directory a new worker of the same session gets. 0, or -1
+ * if uid is not waiting for that path (swept, or taken again).
+ */
+int uid_retake(uid_t uid, const char *leftover);
 /* Spawn sweepers for dirty uids (main loop). */
 void uid_tick(void);
 /* pid exited with status: 1 if it was a sweeper (then handled). */

@@ -197,16 +197,50 @@ abandon(struct launched *w)
 	close(w->fd);
 }
 
+/*
+ * The kept directory `reuse` of an earlier worker, for uid: the last
+ * component is its name, and it must still be a directory of that owner
+ * (never followed if a link). Caller owns the path; NULL on failure.
+ */
+static char *
+kept_workdir(const char *reuse, uid_t uid, char name[PRIV_NAME_LEN + 1], char *why,
+	     size_t why_len)
+{
+	const char *base = strrchr(reuse, '/');
+	uid_t owner = uid != 0 ? uid : geteuid(); /* make_workdir's */
+	struct stat st;
+
+	if (base == NULL || strlen(base + 1) != PRIV_NAME_LEN) {
+		err_set(why, why_len, "%s is not a session directory", reuse);
+		return NULL;
+	}
+	if (lstat(reuse, &st) == -1) {
+		err_set(why, why_len, "lstat %s: %s", reuse, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != owner) {
+		err_set(why, why_len, "the kept session directory %s is no longer a directory of "
+			"uid %d", reuse, (int)owner);
+		return NULL;
+	}
+	memcpy(name, base + 1, PRIV_NAME_LEN + 1);
+	return xstrdup(reuse);
+}
+
 int
-worker_launch(const struct launcher *l, uid_t uid, struct launched *out, char *why,
-	      size_t why_len)
+worker_launch(const struct launcher *l, uid_t uid, const char *reuse, struct launched *out,
+	      char *why, size_t why_len)
 {
 	int sv[2];
 	char id[PRIV_NAME_LEN + 1];
 
 	memset(out, 0, sizeof(*out));
-	rand_hex(out->name, PRIV_NAME_LEN / 2);
-	out->workdir = make_workdir(l->cfg, out->name, uid, why, why_len);
+	if (reuse) {
+		out->workdir = kept_workdir(reuse, uid, out->name, why, why_len);
+	} else {
+		rand_hex(out->name, PRIV_NAME_LEN / 2);
+		out->workdir = make_workdir(l->cfg, out->name, uid, why, why_len);
+	}
 	if (out->workdir == NULL)
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
@@ -240,7 +274,8 @@ worker_launch(const struct launcher *l, uid_t uid, struct launched *out, char *w
 	return 0;
 
 fail_dir:
-	fs_remove_tree(out->workdir);
+	if (reuse == NULL) /* a kept one stays for the next try */
+		fs_remove_tree(out->workdir);
 	free(out->workdir);
 	memset(out, 0, sizeof(*out));
 	return -1;

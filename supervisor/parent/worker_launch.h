@@ -39,10 +39,12 @@ struct launched {
 
 /*
  * Start a worker for kernel identity `uid` (0: the daemon's own) and send
- * its START. 0 with *out filled (caller owns its strings and fd), or -1 with
- * why[why_len] set and nothing left behind.
+ * its START. It works in a new session directory, or in `reuse` (NULL:
+ * none), the kept directory of an earlier worker of the same uid. 0 with
+ * *out filled (caller owns its strings and fd), or -1 with why[why_len] set
+ * and nothing left behind (a kept directory stays).
  */
-int worker_launch(const struct launcher *l, uid_t uid, struct launched *out, char *why,
-		  size_t why_len);
+int worker_launch(const struct launcher *l, uid_t uid, const char *reuse, struct launched *out,
+		  char *why, size_t why_len);
 
 #endif

@@ -18,6 +18,10 @@ struct pool_stub {
 	int takes;		/* pool_take calls that gave a worker */
 	int releases;		/* pool_release calls */
 	int interrupts;		/* pool_interrupt calls */
+	int revivals;		/* pool_revive_join calls */
+	uint32_t revived_dir;	/* the directory of the last */
+	int revivals_left;	/* pool_revive_leave calls */
+	int removed_dirs;	/* parent_link_remove_dir calls */
 	int blocked;		/* executions waiting in "block" now */
 	char order[256];	/* the code of each execution, in the order run, ";"-joined */
 };

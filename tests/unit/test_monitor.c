@@ -38,15 +38,19 @@ static struct {
 	pid_t last_killed, last_kernel;
 	char last_removed[64];
 	int refusals_logged;
+	char last_reused[64]; /* the kept directory the last spawn was given, or "" */
+	uid_t last_reused_uid;
 } acts;
 
 static int
-fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME_LEN + 1],
-	   uid_t *uid, char *why, size_t why_len)
+fake_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_fd,
+	   char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why, size_t why_len)
 {
 	int sv[2];
 
 	(void)ctx;
+	snprintf(acts.last_reused, sizeof(acts.last_reused), "%s", reuse ? reuse : "");
+	acts.last_reused_uid = reuse_uid;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		snprintf(why, why_len, "socketpair: %s", strerror(errno));
 		return -1;
@@ -54,9 +58,9 @@ fake_spawn(void *ctx, pid_t *pid, int *front_fd, char **dir, char name[PRIV_NAME
 	close(sv[1]); /* the worker's end: no worker here */
 	*pid = FIRST_PID + acts.spawned;
 	*front_fd = sv[0];
-	*dir = xasprintf("/nonexistent/sessions/%d", acts.spawned);
+	*dir = reuse ? xstrdup(reuse) : xasprintf("/nonexistent/sessions/%d", acts.spawned);
 	snprintf(name, PRIV_NAME_LEN + 1, "%016x", acts.spawned);
-	*uid = 0;
+	*uid = reuse ? reuse_uid : 1000 + (uid_t)acts.spawned;
 	acts.spawned++;
 	return 0;
 }
@@ -190,7 +194,7 @@ ask(struct rig *r, unsigned type, uint32_t a, int32_t b)
 	struct priv_msg m = {.type = (enum priv_type)type};
 
 	switch (type) {
-	case PRIV_SPAWN_WORKER: m.u.spawn = (struct priv_spawn_worker){a, b}; break;
+	case PRIV_SPAWN_WORKER: m.u.spawn = (struct priv_spawn_worker){a, b, 0}; break;
 	case PRIV_END_WORKER: m.u.end.worker = a; break;
 	case PRIV_CLAIM_KERNEL:
 	case PRIV_KILL_KERNEL: m.u.kill = (struct priv_kill_kernel){a, b}; break;
@@ -457,6 +461,63 @@ START_TEST(honest_front)
 }
 END_TEST
 
+/* SPAWN_WORKER of a kept directory `dir`, as `seq`. */
+static void
+ask_reuse(struct rig *r, uint32_t seq, uint32_t dir)
+{
+	struct priv_msg m = {.type = PRIV_SPAWN_WORKER};
+
+	m.u.spawn = (struct priv_spawn_worker){seq, NET_SECCOMP, dir};
+	ck_assert_int_eq(priv_msg_send(r->front, &m, -1), 0);
+	ck_assert_int_eq(monitor_request(r->m), 0);
+}
+
+/* A session's directory kept after its worker was reaped is given, with its
+ * kernel uid, to one new worker: never while its worker runs, never one the
+ * parent did not make or has removed, never twice. */
+START_TEST(kept_directories)
+{
+	struct rig r = rig_new(4);
+	uint32_t w, d, w2, d2;
+	pid_t pid, pid2;
+	int n = acts.refusals_logged, fd;
+
+	spawn(&r, &w, &d, &pid);
+	ask_reuse(&r, 5, d);
+	was_refused(&r, PRIV_SPAWN_WORKER, "still runs", n++);
+	ask_reuse(&r, 5, 999);
+	was_refused(&r, PRIV_SPAWN_WORKER, "never made", n++);
+	ck_assert_int_eq(monitor_child_exited(r.m, pid, 9), 1);
+	answer(&r, PRIV_WORKER_EXITED, NULL);
+	int spawned = acts.spawned;
+	ask_reuse(&r, 6, d);
+	struct priv_msg m = answer(&r, PRIV_WORKER_STARTED, &fd);
+	close(fd);
+	ck_assert_int_eq(acts.spawned, spawned + 1);
+	ck_assert_uint_eq(m.u.started.seq, 6);
+	ck_assert_uint_eq(m.u.started.dir, d); /* the same directory, by the same id */
+	ck_assert_uint_ne(m.u.started.worker, w);
+	ck_assert_str_eq(acts.last_reused, "/nonexistent/sessions/0");
+	ck_assert_uint_eq(acts.last_reused_uid, 1000); /* the first worker's kernel uid */
+	ck_assert_uint_eq(m.u.started.uid, 1000);
+	/* it is the new worker's now: not given again while it runs */
+	ask_reuse(&r, 7, d);
+	was_refused(&r, PRIV_SPAWN_WORKER, "still runs", n++);
+	/* removed once its second worker is reaped: then never given again */
+	w2 = m.u.started.worker;
+	pid2 = m.u.started.pid;
+	ck_assert_int_eq(monitor_child_exited(r.m, pid2, 0), 1);
+	answer(&r, PRIV_WORKER_EXITED, NULL);
+	ask(&r, PRIV_REMOVE_SESSION_DIR, d, 0);
+	silence(&r);
+	ask_reuse(&r, 8, d);
+	was_refused(&r, PRIV_SPAWN_WORKER, "never made", n++);
+	(void)w2;
+	(void)d2;
+	rig_free(&r);
+}
+END_TEST
+
 START_TEST(compromised_front)
 {
 	struct rig r = rig_new(2);
@@ -607,6 +668,7 @@ main(void)
 	log_init("test_monitor", 1, LOG_DAEMON);
 	tcase_add_test(tc, honest_front);
 	tcase_add_test(tc, compromised_front);
+	tcase_add_test(tc, kept_directories);
 	tcase_add_test(tc, front_that_does_not_read);
 	tcase_add_test(tc, preprocess_requests);
 	tcase_set_timeout(tc, 60);

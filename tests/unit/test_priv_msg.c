@@ -44,7 +44,7 @@ START_TEST(every_message_roundtrip)
 
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_SPAWN_WORKER;
-	m.u.spawn = (struct priv_spawn_worker){7, NET_SECCOMP};
+	m.u.spawn = (struct priv_spawn_worker){7, NET_SECCOMP, 3};
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_END_WORKER;
@@ -148,7 +148,7 @@ START_TEST(bad_records)
 		refused(r, sizeof(ok), "is no process of ours");
 	}
 	/* SPAWN_WORKER with network mode 3 */
-	unsigned char spawn[] = {0, PRIV_VERSION, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3};
+	unsigned char spawn[] = {0, PRIV_VERSION, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 0};
 	refused(spawn, sizeof(spawn), "3 is no network mode");
 	/* WORKER_EXITED: a stopped child (0x137f) and a status past 16 bits */
 	unsigned char exited[] = {0, PRIV_VERSION, 0, 33, 0, 0, 0, 1, 0, 0, 0x13, 0x7f};

@@ -326,6 +326,44 @@ START_TEST(close_releases_worker)
 }
 END_TEST
 
+/* A session whose worker died keeps its directory: the next call gets a new
+ * worker there (a revival), and the directory goes when the session does. */
+START_TEST(dead_worker_revived)
+{
+	struct call c;
+
+	pool_lock();
+	struct session *s = create();
+	call_init(&c);
+	session_execute(s, &c, "ok", 5, 0);
+	call_clear(&c);
+	struct worker *dead = s->worker;
+	dead->dir_id = 42;
+	dead->workdir = NULL;
+	dead->state = WORKER_DEAD;
+	call_init(&c);
+	session_execute(s, &c, "ok", 5, 0);
+	ck_assert(json_object_get_boolean(json_object_object_get(c.result, "success")));
+	ck_assert_int_eq(pool_stub.revivals, 1);
+	ck_assert_uint_eq(pool_stub.revived_dir, 42);
+	ck_assert_int_eq(pool_stub.takes, 2);
+	ck_assert_ptr_nonnull(s->worker);
+	ck_assert_ptr_ne(s->worker, dead);
+	ck_assert_int_eq(dead->keep_dir, 1); /* let go without removing its directory */
+	ck_assert_int_eq(s->kept_dir, 0);    /* the new worker holds it now */
+	/* the agent is told its variables are gone */
+	ck_assert(json_object_get_boolean(json_object_object_get(c.result, "kernel_restarted")));
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(c.result,
+										     "stderr")),
+				     "worker died"));
+	call_clear(&c);
+	int removed = pool_stub.removed_dirs;
+	session_close(s);
+	ck_assert_int_eq(pool_stub.removed_dirs, removed); /* its worker's, with it */
+	pool_unlock();
+}
+END_TEST
+
 START_TEST(no_kernel)
 {
 	struct call c;
@@ -566,6 +604,7 @@ session_suite(void)
 	tcase_add_test(tc, batch_keeps_session);
 	tcase_add_test(tc, who_may_use_and_see);
 	tcase_add_test(tc, close_releases_worker);
+	tcase_add_test(tc, dead_worker_revived);
 	tcase_add_test(tc, no_kernel);
 	tcase_add_test(tc, closed_and_cancelled_never_run);
 	tcase_add_test(tc, one_at_a_time_in_order);
