@@ -122,6 +122,9 @@ struct config {
 	double checkpoint_interval_s;  /* checkpoint.interval_s */
 	int job_retention_s;
 	int session_idle_timeout;	 /* seconds; 0: never */
+	int session_hibernate_after;	 /* seconds; 0: never */
+	int session_retention;		 /* seconds a hibernated session stays; 0: forever */
+	int max_hibernated_sessions;
 	int session_idle_timeout_unused; /* of a stateless session named once; 0: the above */
 
 	/* daemon */

@@ -182,8 +182,11 @@ loop_once(struct config *cfg)
 	pool_handle(pfd + 4, n);
 	client_watch_handle(pfd + 4 + n, nc);
 	pool_reap();
-	if (second)
+	if (second) {
 		session_expire(cfg->session_idle_timeout, cfg->session_idle_timeout_unused);
+		session_hibernate_idle(cfg->session_hibernate_after, cfg->session_retention,
+				       cfg->max_hibernated_sessions);
+	}
 	pool_tick();
 	pool_unlock();
 	pool_revive_serve();

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "json_member.h"
 #include "log.h"
 #include "metrics.h"
@@ -31,6 +32,8 @@ static atomic_int session_total;
 static atomic_int busy_total;
 /* Kernels of batch items, which count against pool.max_sessions too. */
 static atomic_int held_kernels;
+/* Sessions that hold no kernel: hibernated; as session_total. */
+static atomic_int hibernated_total;
 /* Told of each session that closes (main.c sets batch_session_closed). */
 static void (*close_hook)(const char *id);
 static int (*elsewhere)(const char *id);
@@ -67,7 +70,22 @@ session_hold_kernels(int delta)
 int
 session_kernels(void)
 {
-	return atomic_load(&session_total) + atomic_load(&held_kernels);
+	return atomic_load(&session_total) - atomic_load(&hibernated_total) +
+	       atomic_load(&held_kernels);
+}
+
+int
+session_hibernated_count(void)
+{
+	return atomic_load(&hibernated_total);
+}
+
+void
+session_set_hibernated(struct session *s, int on)
+{
+	if ((s->hibernated != 0) != on)
+		atomic_fetch_add(&hibernated_total, on ? 1 : -1);
+	s->hibernated = on ? time(NULL) : 0;
 }
 
 void
@@ -121,6 +139,7 @@ session_describe(void)
 		json_object_object_add(o, "created", json_object_new_int64(s->created));
 		json_object_object_add(o, "last_used", json_object_new_int64(s->last_used));
 		json_object_object_add(o, "busy", json_object_new_boolean(s->busy));
+		json_object_object_add(o, "hibernated", json_object_new_boolean(s->hibernated != 0));
 		json_object_object_add(o, "worker_pid",
 				       json_object_new_int(s->worker ? s->worker->pid : 0));
 		json_object_object_add(o, "kernel_uid",
@@ -130,14 +149,51 @@ session_describe(void)
 	return list;
 }
 
-/* Sessions of `identity` in the table. */
+/* Whether nothing runs in or waits for `s`, nor holds it, here or elsewhere. */
+static int
+quiet(const struct session *s)
+{
+	return !s->busy && s->requests == 0 && s->refs == 0 && s->line_head == NULL &&
+	       (elsewhere == NULL || !elsewhere(s->id));
+}
+
+/*
+ * pool.max_sessions kernels are held: hibernate the least recently used
+ * quiet session that holds one, of any identity, since hibernation loses
+ * nothing (session_hibernate_after 0: hibernation is off, none). 1 if one
+ * hibernates now, or did already: its place is coming free.
+ */
+static int
+hibernate_for_room(void)
+{
+	struct session *lru = NULL;
+
+	if (pool.cfg == NULL || pool.cfg->session_hibernate_after <= 0)
+		return 0;
+	for (struct session *s = sessions; s; s = s->next) {
+		if (s->hibernating)
+			return 1;
+		if (!s->hibernated && s->worker && s->worker->state == WORKER_ASSIGNED &&
+		    s->worker->call == NULL && quiet(s) &&
+		    (lru == NULL || s->last_used <= lru->last_used))
+			lru = s;
+	}
+	if (lru == NULL)
+		return 0;
+	log_info("session %.8s of %s hibernates to make room (pool.max_sessions %d reached)",
+		 lru->id, lru->identity, pool.cfg->pool_max_sessions);
+	session_state_hibernate(lru);
+	return lru->hibernating;
+}
+
+/* Sessions of `identity` in the table that hold a kernel (not hibernated). */
 static int
 identity_holds(const char *identity)
 {
 	int n = 0;
 
 	for (struct session *s = sessions; s; s = s->next)
-		n += strcmp(s->identity, identity) == 0;
+		n += strcmp(s->identity, identity) == 0 && !s->hibernated;
 	return n;
 }
 
@@ -153,7 +209,7 @@ identity_lru_idle(const char *identity)
 	struct session *lru = NULL;
 
 	for (struct session *s = sessions; s; s = s->next)
-		if (strcmp(s->identity, identity) == 0 && !s->busy && s->refs == 0 &&
+		if (strcmp(s->identity, identity) == 0 && !s->busy && s->refs == 0 && !s->hibernated &&
 		    s->line_head == NULL && (elsewhere == NULL || !elsewhere(s->id)) &&
 		    (lru == NULL || s->last_used <= lru->last_used))
 			lru = s; /* newest first in the table: "<=" takes the oldest of a tie */
@@ -192,7 +248,7 @@ session_create(const char *identity, const struct session_limits *lim, char *why
 	const char *key = NULL;
 
 	reclaim_for(identity, lim, reclaimed, &key);
-	if (session_kernels() >= lim->max_sessions) {
+	if (session_kernels() >= lim->max_sessions && !hibernate_for_room()) {
 		err_set(why, why_len,
 			"the server has reached pool.max_sessions; close a session or retry later");
 		return NULL;
@@ -297,6 +353,7 @@ session_close(struct session *s)
 		}
 	}
 	s->closed = 1;
+	session_set_hibernated(s, 0);
 	s->refs++; /* the hook may release the lock */
 	if (before_close)
 		before_close(s);
@@ -347,6 +404,47 @@ again:
 			session_close(s);
 			goto again;
 		}
+	}
+}
+
+/* The least recently used hibernated session, or NULL. */
+static struct session *
+lru_hibernated(void)
+{
+	struct session *lru = NULL;
+
+	for (struct session *s = sessions; s; s = s->next)
+		if (s->hibernated && (lru == NULL || s->last_used <= lru->last_used))
+			lru = s;
+	return lru;
+}
+
+void
+session_hibernate_idle(double after_s, double retention_s, int max_hibernated)
+{
+	time_t now = time(NULL);
+
+again:
+	for (struct session *s = sessions; s; s = s->next) {
+		if (s->hibernated && retention_s > 0 && difftime(now, s->last_used) > retention_s &&
+		    quiet(s)) {
+			log_info("session %.8s hibernated longer than session_retention (%.0f s): "
+				 "closed", s->id, retention_s);
+			session_close(s);
+			goto again; /* closing may release the lock */
+		}
+		if (!s->hibernated && after_s > 0 && difftime(now, s->last_used) > after_s &&
+		    s->worker && s->worker->state == WORKER_ASSIGNED && s->worker->call == NULL &&
+		    quiet(s) && now >= s->hibernate_retry)
+			session_state_hibernate(s);
+	}
+	while (session_hibernated_count() > max_hibernated) {
+		struct session *s = lru_hibernated();
+		if (s == NULL || !quiet(s))
+			break;
+		log_info("session %.8s closed: max_hibernated_sessions (%d) are hibernated", s->id,
+			 max_hibernated);
+		session_close(s);
 	}
 }
 
@@ -404,6 +502,12 @@ in_line(const struct session *s, const struct call *c)
 		if (x == c)
 			return 1;
 	return 0;
+}
+
+void
+session_take_turn(struct session *s)
+{
+	set_busy(s, 1);
 }
 
 void
@@ -496,12 +600,8 @@ call_send(struct session *s, struct call *c, const char *code, double timeout_s,
 	return 0;
 }
 
-/*
- * s's worker died: let it go, keeping its directory (files, checkpoints,
- * and the kernel uid reserved with it) for the worker the next call gets.
- */
-static void
-keep_dir(struct session *s)
+void
+session_keep_dir(struct session *s)
 {
 	struct worker *w = s->worker;
 
@@ -509,8 +609,6 @@ keep_dir(struct session *s)
 	free(s->kept_workdir);
 	s->kept_workdir = w->workdir ? xstrdup(w->workdir) : NULL;
 	w->keep_dir = 1;
-	log_info("session %.8s: its worker %s; a new one starts in its directory", s->id,
-		 w->death ? w->death : "died");
 	pool_release(w);
 	s->worker = NULL;
 	s->revive_due = 1;
@@ -556,6 +654,7 @@ call_revive(struct session *s, struct call *c, const char *code, double timeout_
 	s->kept_dir = 0;
 	s->worker = w;
 	s->told_kernel = 0;
+	session_set_hibernated(s, 0);
 	/* As the worker says of a kernel it restarted; a restored checkpoint's
 	 * line replaces it (session_state.h). */
 	free(s->restart_note);
@@ -582,10 +681,17 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 		return call_ended(s, c, 0);
 	}
 	set_busy(s, 1);
-	if (s->worker && s->worker->state == WORKER_DEAD)
-		keep_dir(s);
+	if (s->worker && s->worker->state == WORKER_DEAD) {
+		log_info("session %.8s: its worker %s; a new one starts in its directory", s->id,
+			 s->worker->death ? s->worker->death : "died");
+		session_keep_dir(s);
+	}
 	if (s->worker == NULL) {
 		if (s->kept_dir && s->revival == NULL) {
+			/* Its kernel comes back: make room, as a new session would. */
+			if (s->hibernated && pool.cfg &&
+			    session_kernels() >= pool.cfg->pool_max_sessions)
+				hibernate_for_room();
 			s->revival = xcalloc(1, sizeof(*s->revival));
 			pool_revive_join(s->revival, s->kept_dir);
 		} else if (s->revival == NULL) {

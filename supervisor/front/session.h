@@ -64,6 +64,7 @@ struct session {
 	struct json_object *save_failed; /* why the last automatic checkpoint was not taken */
 	double checkpointed;	     /* monotonic s of the last automatic one; 0: none */
 	int saving;		     /* an automatic checkpoint runs: the session is busy */
+	int hibernating;	     /* and the session hibernates once it is taken */
 	int checkpoints;	     /* taken by the daemon, automatic or asked for */
 	struct session *save_next;   /* the queue of sessions to checkpoint */
 	/* Its directory, kept when its worker died, for the next worker
@@ -71,6 +72,8 @@ struct session {
 	uint32_t kept_dir;
 	char *kept_workdir;		/* its path (owned), for display */
 	struct pool_revival *revival;	/* the next worker asked for (owned), or NULL */
+	time_t hibernated;		/* when it hibernated: no kernel, state kept; 0: not */
+	time_t hibernate_retry;		/* a failed hibernation is not tried before */
 };
 
 /* What bounds session_create. */
@@ -118,6 +121,24 @@ void session_close(struct session *s);
  * `unused_s` (0: idle_s alone).
  */
 void session_expire(double idle_s, double unused_s);
+/*
+ * Sessions idle longer than `after_s` (0: never) are hibernated: once the
+ * saver thread checkpointed the namespace, the kernel and worker end and
+ * the session keeps its directory (session_state.h). Hibernated sessions
+ * whose last call is older than `retention_s` (0: forever) are closed, and
+ * beyond `max_hibernated` the least recently used. Main loop, lock held.
+ */
+void session_hibernate_idle(double after_s, double retention_s, int max_hibernated);
+/*
+ * Let s's worker go, keeping its directory (files, checkpoints, and under
+ * kernel_uid_range the uid reserved with it) for the worker its next call
+ * gets (pool_revive.h), which loads the last checkpoint. Lock held.
+ */
+void session_keep_dir(struct session *s);
+/* Mark s hibernated (on) or not, for the counts. Lock held. */
+void session_set_hibernated(struct session *s, int on);
+/* How many sessions are hibernated; needs no lock. */
+int session_hibernated_count(void);
 /* Nonzero while an execution runs in any session. */
 int session_any_busy(void);
 /* Close every session (shutdown). */
@@ -129,10 +150,12 @@ int session_count(void);
 int session_busy_count(void);
 /*
  * Kernels held outside sessions (batch items) change by `delta`; they count
- * against pool.max_sessions with the sessions. Needs no lock.
+ * against pool.max_sessions with the sessions that are not hibernated.
+ * Needs no lock.
  */
 void session_hold_kernels(int delta);
-/* Sessions and kernels held outside them together; needs no lock. */
+/* Sessions that hold a kernel (not hibernated) and kernels held outside
+ * them together; needs no lock. */
 int session_kernels(void);
 /*
  * Call `fn` with the id of each session as it closes (pool_lock held), so
@@ -163,8 +186,8 @@ void session_after_run(void (*fn)(struct session *s, struct call *c));
  * NULL-terminated array the caller frees.
  */
 struct session **session_list_visible(const struct session *caller);
-/* [{id, identity, created, last_used, busy, worker_pid, kernel_uid}] of every
- * session. Caller owns. */
+/* [{id, identity, created, last_used, busy, hibernated, worker_pid,
+ * kernel_uid}] of every session. Caller owns. */
 struct json_object *session_describe(void);
 
 struct call;
@@ -182,9 +205,11 @@ struct call;
 char *session_tell_identity(struct worker *w, const char *identity, pid_t *told);
 
 /*
- * The daemon's own work in the session's kernel (an automatic checkpoint)
- * is over: the next call in line may run. Lock held.
+ * The daemon's own work in the session's kernel (an automatic checkpoint,
+ * a hibernation) takes the session's turn, as a call does (busy), and is
+ * over: the next call in line may run. Lock held.
  */
+void session_take_turn(struct session *s);
 void session_turn_over(struct session *s);
 
 /* Put `c` in line for the session's kernel: executions run in this order. */

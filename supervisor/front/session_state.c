@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "checkpoint_cell.h"
 #include "clock.h"
@@ -101,15 +102,49 @@ usable(const struct session *s)
 	return !s->closed && s->worker != NULL && s->worker->state != WORKER_DEAD;
 }
 
+/* After a hibernation's checkpoint `o` (or `failed`): end its kernel, or
+ * keep it if the checkpoint failed. */
+static void
+hibernate(struct session *s, struct json_object *o, struct json_object *failed)
+{
+	s->hibernating = 0;
+	if (failed || o == NULL || !usable(s)) {
+		s->hibernate_retry = time(NULL) + (state_cfg->session_hibernate_after > 0
+							   ? state_cfg->session_hibernate_after
+							   : 60);
+		if (failed)
+			log_warnx("session %.8s does not hibernate: its checkpoint failed (%s)",
+				  s->id, json_member_str(failed, "message"));
+		return;
+	}
+	log_info("session %.8s of %s idle for %d s: hibernated (checkpoint %s)", s->id,
+		 s->identity, state_cfg->session_hibernate_after,
+		 json_object_object_get_ex(o, "checkpoint", NULL) ? json_member_str(o, "checkpoint")
+								  : "unchanged");
+	session_keep_dir(s);
+	session_set_hibernated(s, 1);
+}
+
 /* The saver's work on one session, its turn held. */
 static void
 autosave(struct session *s)
 {
 	struct json_object *failed, *o;
 
-	if (!usable(s))
+	if (!usable(s)) {
+		s->hibernating = 0;
 		return;
-	o = run_cell(s, "autosave", "automatic", &failed);
+	}
+	o = run_cell(s, "autosave", s->hibernating ? "hibernation" : "automatic", &failed);
+	if (s->hibernating) {
+		/* A kernel that kept its state had it checkpointed: nothing new is lost. */
+		if (!failed && !json_object_object_get_ex(o, "kept", NULL))
+			s->checkpoints++;
+		hibernate(s, o, failed);
+		json_object_put(failed);
+		json_object_put(o);
+		return;
+	}
 	json_object_put(s->save_failed);
 	s->save_failed = failed;
 	/* A failed one too: the next try waits as long, not one per call. */
@@ -157,6 +192,20 @@ session_state_init(const struct config *cfg)
 	pthread_detach(t);
 }
 
+/* Hand s, its turn taken, to the saver thread. */
+static void
+queue_save(struct session *s)
+{
+	s->refs++;
+	s->saving = 1;
+	if (due_tail)
+		due_tail->save_next = s;
+	else
+		due_head = s;
+	due_tail = s;
+	pthread_cond_signal(&due_cond);
+}
+
 int
 session_state_after_call(struct session *s, struct call *c)
 {
@@ -171,15 +220,18 @@ session_state_after_call(struct session *s, struct call *c)
 	if (c->silent || every <= 0 || !usable(s) ||
 	    (s->checkpointed > 0 && clock_mono() - s->checkpointed < every))
 		return 0;
-	s->refs++;
-	s->saving = 1;
-	if (due_tail)
-		due_tail->save_next = s;
-	else
-		due_head = s;
-	due_tail = s;
-	pthread_cond_signal(&due_cond);
+	queue_save(s);
 	return 1;
+}
+
+void
+session_state_hibernate(struct session *s)
+{
+	if (state_cfg == NULL || s->saving)
+		return;
+	session_take_turn(s);
+	s->hibernating = 1;
+	queue_save(s);
 }
 
 void

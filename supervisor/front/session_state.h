@@ -33,6 +33,13 @@ void session_state_init(const struct config *cfg);
  * session_turn_over), else 0.
  */
 int session_state_after_call(struct session *s, struct call *c);
+/*
+ * Hibernate idle s: the saver thread takes its turn, checkpoints it, and
+ * lets its kernel and worker go, keeping its directory (session_keep_dir).
+ * A checkpoint that fails leaves it live, not tried again for as long.
+ * Lock held.
+ */
+void session_state_hibernate(struct session *s);
 /* Before s's next execution runs in its kernel: load the last checkpoint
  * if the kernel may be new. Releases the lock while the kernel works. */
 void session_state_revive(struct session *s);

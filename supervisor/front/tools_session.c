@@ -110,8 +110,10 @@ session_state(const struct session *s)
 {
 	if (s->busy)
 		return "busy";
+	if (s->hibernated)
+		return "hibernated";
 	if (s->worker == NULL)
-		return "no kernel yet";
+		return s->kept_dir ? "dead" : "no kernel yet";
 	return s->worker->state == WORKER_DEAD ? "dead" : "idle";
 }
 
@@ -154,6 +156,9 @@ tool_session_summary(const struct session *s)
 				       json_object_new_boolean(u->measured > 0 && u->complete));
 		json_object_object_add(o, "working_directory_usage", json_object_new_string(text));
 		free(text);
+	} else if (s->kept_workdir) {
+		json_object_object_add(o, "working_directory",
+				       json_object_new_string(s->kept_workdir));
 	}
 	return o;
 }

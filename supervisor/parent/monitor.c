@@ -45,6 +45,7 @@ struct monitor {
 	int front;
 	enum net_mode mode;
 	int max_workers;
+	int max_kept;	  /* session directories not removed yet, live workers' too */
 	uint32_t next_id;
 	struct mworker *workers;
 	struct mpre *pres;
@@ -65,6 +66,7 @@ monitor_new(const struct monitor_ops *ops, void *ctx, int front, enum net_mode m
 	m->front = front;
 	m->mode = mode;
 	m->max_workers = max_workers;
+	m->max_kept = 2 * max_workers;
 	m->next_id = 1;
 	return m;
 }
@@ -93,6 +95,12 @@ monitor_free(struct monitor **mp)
 	}
 	free(m);
 	*mp = NULL;
+}
+
+void
+monitor_set_kept(struct monitor *m, int hibernated)
+{
+	m->max_kept = 2 * m->max_workers + hibernated;
 }
 
 void
@@ -246,7 +254,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 			      "the configuration allows", m->max_workers);
 	if (s->dir != 0 && (old = kept_dir(m, s, &rc)) == NULL)
 		return rc;
-	if (old == NULL && kept_dirs(m) >= 2 * m->max_workers)
+	if (old == NULL && kept_dirs(m) >= m->max_kept)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d session directories are not "
 			      "removed yet", kept_dirs(m));
 	if (m->ops->spawn(m->ctx, old ? old->dir : NULL, old ? old->uid : 0, &pid, &fd, &dir,

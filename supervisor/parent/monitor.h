@@ -80,6 +80,12 @@ struct monitor;
 struct monitor *monitor_new(const struct monitor_ops *ops, void *ctx, int front,
 			    enum net_mode mode, int max_workers);
 /* Close every pidfd and free what the monitor holds; *m becomes NULL. */
+/*
+ * Directories of reaped workers that sessions keep (hibernated ones, whose
+ * next worker gets them): the monitor keeps up to this many more than
+ * twice max_workers before it refuses new workers.
+ */
+void monitor_set_kept(struct monitor *m, int hibernated);
 void monitor_free(struct monitor **m);
 
 /*

@@ -336,6 +336,7 @@ serve(struct parent_args *a, int sock)
 	/* Twice the pool's sizes: a reload may raise them in the front. */
 	int ceiling = 2 * (a->cfg->pool_max_sessions + warm) + a->cfg->http_threads;
 	P.mon = monitor_new(&ops, NULL, P.sock, a->cfg->kernel_network_mode, ceiling);
+	monitor_set_kept(P.mon, a->cfg->max_hibernated_sessions);
 	/* First of all: the front waits for them before it reads its settings. */
 	secrets_send(P.sock);
 	/* One command for each HTTP thread: each waits for its own (32 when

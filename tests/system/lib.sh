@@ -13,6 +13,8 @@
 #                that do not test automatic checkpoints take none, so that
 #                no background cell changes what they count)
 #   CFG_CHECKPOINT  more lines of the checkpoint: block ("  max_bytes: N")
+#   CFG_HIBERNATE_AFTER  session_hibernate_after (default 0, for the same
+#                reason: a pool that is full closes or refuses, as before)
 #   CFG_EXTRA    YAML lines appended to the config
 # Environment knobs:
 #   CODEEXECD_TEST_TIMEOUT  seconds to wait for /health 200 (default 60)
@@ -188,6 +190,7 @@ pool:
   warm: ${CFG_WARM:-1}
   max_sessions: 10
 $USER_LINE
+session_hibernate_after: ${CFG_HIBERNATE_AFTER:-0}
 checkpoint:
   interval_s: ${CFG_CHECKPOINT_INTERVAL:-0}
 ${CFG_CHECKPOINT:-}
