@@ -91,6 +91,17 @@ still_waiting(struct pool_revival *r, uint32_t dir)
 	return NULL;
 }
 
+/* Whether a worker not reaped yet still has directory `dir` (a hibernated
+ * session's, shutting down): the parent gives it to no other before. */
+static int
+dir_held(uint32_t dir)
+{
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->dir_id == dir)
+			return 1;
+	return 0;
+}
+
 void
 pool_revive_serve(void)
 {
@@ -99,7 +110,7 @@ pool_revive_serve(void)
 	for (;;) {
 		pool_lock();
 		struct pool_revival *r = pool.revivals;
-		while (r && r->asked)
+		while (r && (r->asked || dir_held(r->dir)))
 			r = r->next;
 		if (r == NULL || pool.stopping) {
 			pool_unlock();
