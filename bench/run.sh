@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [-s | -m | -c] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py or checkpoint.py options]
+# usage: bench/run.sh [-n] [-s | -m | -c | -H] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py or hibernate.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -24,6 +24,8 @@
 #   -c   time py_checkpoint and py_restore against namespace size
 #        (checkpoint.py; prints a table, README untouched), e.g.
 #        `-- --max-mb 100 --rounds 3`
+#   -H   what hibernation and automatic checkpoints cost (hibernate.py;
+#        prints tables, README untouched), e.g. `-- --sessions 200`
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -54,12 +56,14 @@ record=1
 scale=
 memory=
 checkpoint=
+hibernate=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) record= ;;
 	-s) scale=1 ;;
 	-m) memory=1 ;;
 	-c) checkpoint=1 ;;
+	-H) hibernate=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -199,6 +203,10 @@ pool:
   max_sessions: 20
 EOF
 fi
+[ -n "$hibernate" ] && cat >>"$TMPD/codeexecd.yaml" <<EOF
+session_hibernate_after: 1
+max_hibernated_sessions: 5000
+EOF
 [ -n "$checkpoint" ] && cat >>"$TMPD/codeexecd.yaml" <<EOF
 checkpoint:
   max_bytes: 4294967296
@@ -262,6 +270,14 @@ if [ -n "$memory" ]; then
 		--loadavg-start "$load_start" $readme "$@" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || die "memory.py failed"
+	BENCH_PID=
+	exit 0
+fi
+if [ -n "$hibernate" ]; then
+	"$PY" "$here/hibernate.py" --port "$port" --rundir "$TMPD/run" --daemon-pid "$DAEMON_PID" \
+		"$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "hibernate.py failed"
 	BENCH_PID=
 	exit 0
 fi

@@ -15,6 +15,7 @@
  *   pool.c        the top: taking and releasing workers, /status and
  *                 /health numbers; pool.h, the public face, includes the
  *                 parts' headers that callers outside the pool use
+ *   pool_revive.c beside it: a session's own worker in its kept directory
  *
  * Owns pool_lock (rules in pool.h) and the wake pipe; the workers in
  * pool.workers are the pool's (spawned by pool_spawn.c, freed by
