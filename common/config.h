@@ -125,6 +125,7 @@ struct config {
 	int session_hibernate_after;	 /* seconds; 0: never */
 	int session_retention;		 /* seconds a hibernated session stays; 0: forever */
 	int max_hibernated_sessions;
+	int persist_sessions;		 /* sessions outlive a restart (session_journal.h) */
 	int session_idle_timeout_unused; /* of a stateless session named once; 0: the above */
 
 	/* daemon */

@@ -273,6 +273,10 @@ const struct config_key config_key_table[] = {
 	{.name = "session_retention", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "604800",
 	 .group = "Execution", FIELD(session_retention), .min = 0, .max = 315360000,
 	 .doc = "Seconds a hibernated session is kept after its last call; 0: forever."},
+	{.name = "persist_sessions", .scope = RELOAD_RESTART, .kind = CFG_BOOL, .def = "true",
+	 .group = "Execution", FIELD(persist_sessions),
+	 .doc = "Sessions outlive a restart of the daemon or its front: checkpointed at the "
+		"stop, kept hibernated from the session journal in state_dir."},
 	{.name = "max_hibernated_sessions", .scope = RELOAD_RESTART, .kind = CFG_INT,
 	 .def = "1000", .group = "Execution", FIELD(max_hibernated_sessions), .min = 0,
 	 .max = 100000,
@@ -364,8 +368,8 @@ const struct config_key config_key_table[] = {
 	 .doc = "Seconds a stopping daemon lets running executions finish."},
 	{.name = "front_restart", .scope = RELOAD_RESTART, .kind = CFG_ENUM, .def = "restart",
 	 .group = "Daemon", FIELD(front_restart), .choices = front_restarts,
-	 .doc = "When the unprivileged front dies: restart it (every session is lost) or "
-		"exit non-zero."},
+	 .doc = "When the unprivileged front dies: restart it (its sessions come back from "
+		"the journal with persist_sessions, else are lost) or exit non-zero."},
 	{.name = "user", .scope = RELOAD_RESTART, .kind = CFG_STRING, .def = "", .group = "Daemon",
 	 FIELD(user),
 	 .doc = "User the daemon runs as after start-up when started as root; empty: stay."},

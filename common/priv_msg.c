@@ -66,6 +66,9 @@ static const struct field sidecar_fields[] = {
 	F(priv_sidecar_state, port, K_U32), {0}};
 static const struct field degraded_fields[] = {F(priv_degraded, reason, K_REASON), {0}};
 static const struct field secret_fields[] = {F(priv_secret, path, K_REASON), {0}};
+static const struct field left_fields[] = {
+	F(priv_dir_left, dir, K_ID), F(priv_dir_left, uid, K_U32), F(priv_dir_left, name, K_NAME),
+	{0}};
 
 static const struct {
 	unsigned type;
@@ -87,6 +90,7 @@ static const struct {
 	{PRIV_SIDECAR_STATE, "SIDECAR_STATE", sidecar_fields},
 	{PRIV_SECRET, "SECRET", secret_fields},
 	{PRIV_SECRETS_SENT, "SECRETS_SENT", renewed_fields},
+	{PRIV_DIR_LEFT, "DIR_LEFT", left_fields},
 };
 
 static const struct field *

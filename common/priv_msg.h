@@ -55,9 +55,9 @@
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
  * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. 4: SIDECAR_STATE.
- * 5: SECRET, SECRETS_SENT. 6: SPAWN_WORKER's dir. Bump whenever a type or a
+ * 5: SECRET, SECRETS_SENT. 6: SPAWN_WORKER's dir. 7: DIR_LEFT. Bump whenever a type or a
  * layout changes. */
-#define PRIV_VERSION 6
+#define PRIV_VERSION 7
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
@@ -88,6 +88,7 @@ enum priv_type {
 	PRIV_SIDECAR_STATE = 38,      /* struct priv_sidecar_state */
 	PRIV_SECRET = 39,	      /* struct priv_secret, + a memfd of the file's contents */
 	PRIV_SECRETS_SENT = 40,	      /* no fields: every SECRET of this round is sent */
+	PRIV_DIR_LEFT = 41,	      /* struct priv_dir_left */
 };
 
 /* Sidecars one daemon may run (SIDECARS_MAX of sidecar_config.h). */
@@ -228,6 +229,22 @@ struct priv_secret {
 	char path[PRIV_REASON_MAX]; /* printable ASCII, NUL-terminated, not empty */
 };
 
+/*
+ * DIR_LEFT: with persist_sessions, a session directory that an earlier
+ * instance or front left, kept for the session the front's journal names
+ * it for (session_journal.h). The parent found it itself in
+ * state_dir/sessions (a directory, never a link, of the daemon's uid or of
+ * one of kernel_uid_range, which stays reserved with it); it is a kept
+ * directory like one of a reaped worker: SPAWN_WORKER may name `dir`, and
+ * REMOVE_SESSION_DIR removes it. Sent before SECRETS_SENT, so that a new
+ * front knows them all when it starts serving.
+ */
+struct priv_dir_left {
+	uint32_t dir;		     /* nonzero, never reused, as WORKER_STARTED's */
+	uint32_t uid;		     /* its kernel identity; 0: the daemon's */
+	char name[PRIV_NAME_LEN + 1]; /* state_dir/sessions/NAME */
+};
+
 /* REFUSED: a request was not carried out. */
 struct priv_refused {
 	uint16_t request;		 /* the type refused (maybe not a valid one) */
@@ -250,6 +267,7 @@ struct priv_msg {
 		struct priv_preprocessed pred;
 		struct priv_sidecar_state sidecar;
 		struct priv_secret secret;
+		struct priv_dir_left left;
 	} u;
 };
 

@@ -189,11 +189,36 @@ make_directories(const struct config *cfg)
 }
 
 /*
+ * The front's own directory for the session journal (session_journal.h):
+ * it may be the only place in state_dir the front can write (started as
+ * root, the front is `user` or nobody; the parent may stay root).
+ */
+static void
+make_journal_dir(const struct config *cfg, uid_t uid, gid_t gid)
+{
+	char err[512];
+	char *dir = xasprintf("%s/journal", cfg->state_dir);
+	struct stat st;
+
+	if (fs_mkdir_p(dir, 0700, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
+		fatalx("%s is not a directory", dir);
+	if (uid != (uid_t)-1 && (st.st_uid != uid || st.st_gid != gid) &&
+	    chown(dir, uid, gid) == -1)
+		fatal("chown %s", dir);
+	if ((st.st_mode & 0777) != 0700 && chmod(dir, 0700) == -1)
+		fatal("chmod %s", dir);
+	free(dir);
+}
+
+/*
  * Remove what an instance that did not stop cleanly (SIGKILL, a crash) left
  * in our directories: session working directories, kernels' runtime
  * directories and, named after those, the kernels' control groups with
- * whatever still runs in them. No session survives a restart, and no other
- * instance shares these directories, so everything there is stale.
+ * whatever still runs in them. No other instance shares these directories,
+ * so everything there is stale, except, with persist_sessions, the session
+ * directories: the journal's sessions live on in them (dirs_left.h).
  */
 static void
 remove_leftovers(const struct config *cfg, const struct cgroup_layout *layout)
@@ -202,7 +227,7 @@ remove_leftovers(const struct config *cfg, const struct cgroup_layout *layout)
 	const char *dirs[] = {sessions, cfg->runtime_dir};
 	int removed = 0;
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = cfg->persist_sessions ? 1 : 0; i < 2; i++) {
 		DIR *d = opendir(dirs[i]);
 		struct dirent *e;
 		while (d && (e = readdir(d)) != NULL) {
@@ -543,6 +568,7 @@ main(int argc, char *argv[])
 		.watch = runtime_watch,
 	};
 	front_identity(&cfg, &pa.front_uid, &pa.front_gid);
+	make_journal_dir(&cfg, pa.front_uid, pa.front_gid);
 	/* The front confines itself to it; the parent runs preprocess_command as it. */
 	fa.uid = pa.front_uid;
 	fa.gid = pa.front_gid;

@@ -28,6 +28,7 @@
 #include "reload.h"
 #include "secret_file.h"
 #include "session.h"
+#include "session_journal.h"
 #include "session_state.h"
 #include "sidecar_view.h"
 #include "sigflags.h"
@@ -192,10 +193,44 @@ loop_once(struct config *cfg)
 	pool_revive_serve();
 	pool_refill();
 	if (second) {
+		session_journal_write();
 		last_expiry = time(NULL);
 		job_expire(cfg->job_retention_s);
 		batch_expire(cfg->job_retention_s);
 	}
+}
+
+/*
+ * persist_sessions: checkpoint every session with a kernel (until monotonic
+ * `deadline`), keep every session directory, and write the journal, so that
+ * the next start has every session back, hibernated (session_journal.h).
+ */
+static void
+keep_sessions(struct config *cfg, time_t deadline)
+{
+	pool_lock();
+	int n = session_state_stop();
+	pool_unlock();
+	if (n)
+		log_info("checkpointing for the next start: %d sessions", n);
+	for (;;) {
+		pool_lock();
+		int saving = session_state_saving();
+		pool_unlock();
+		if (!saving)
+			break;
+		if (time(NULL) >= deadline) {
+			log_warnx("%d sessions were not checkpointed within shutdown_grace_s: they "
+				  "keep their last checkpoint", saving);
+			break;
+		}
+		loop_once(cfg);
+	}
+	pool_lock();
+	session_keep_all_dirs();
+	pool_unlock();
+	session_journal_write();
+	log_info("sessions kept in the journal for the next start: %d", session_count());
 }
 
 /* Stop: refuse new requests, let running executions finish (bounded), end all. */
@@ -215,9 +250,13 @@ shut_down(struct config *cfg)
 			break;
 		loop_once(cfg);
 	}
-	pool_lock();
-	session_close_all();
-	pool_unlock();
+	if (cfg->persist_sessions)
+		keep_sessions(cfg, deadline);
+	else {
+		pool_lock();
+		session_close_all();
+		pool_unlock();
+	}
 	pool_stop();
 	http_stop();
 }
@@ -251,6 +290,13 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	pool_init(cfg);
 	session_on_close(batch_session_closed);
 	session_state_init(cfg);
+	/* The parent named every directory it kept before SECRETS_SENT. */
+	session_journal_load(cfg);
+	pool_on_dir_left(session_journal_dir_left);
+	pool_lock();
+	pool_reap();
+	session_journal_settle();
+	pool_unlock();
 	session_busy_elsewhere(batch_running);
 	mcp_init(cfg);
 	struct toolreg *reg = toolreg_from_config(cfg, err, sizeof(err));

@@ -69,6 +69,13 @@ worker_exited(struct worker *w, int status)
 }
 
 static pool_runtime_fn runtime_fn;
+static pool_dir_left_fn dir_left_fn;
+
+void
+pool_on_dir_left(pool_dir_left_fn fn)
+{
+	dir_left_fn = fn;
+}
 
 void
 pool_on_runtime(pool_runtime_fn fn)
@@ -137,6 +144,12 @@ pool_reap(void)
 			secret_file_put(m.u.secret.path, fd);
 			break;
 		case PRIV_SECRETS_SENT:
+			break;
+		case PRIV_DIR_LEFT:
+			if (dir_left_fn)
+				dir_left_fn(&m.u.left);
+			else
+				parent_link_remove_dir(m.u.left.dir);
 			break;
 		default:
 			log_warnx("an unexpected %s from the privileged parent",

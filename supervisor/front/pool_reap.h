@@ -9,6 +9,7 @@
 #define SUPERVISOR_POOL_REAP_H
 
 #include "pool_state.h"
+#include "priv_msg.h"
 
 /* Unlink and free a worker that has exited and that no session holds. */
 void worker_free(struct worker *w);
@@ -22,6 +23,10 @@ void pool_reap(void);
  * it then owns) and RUNTIME_DEGRADED (a reason; NULL with RENEWED). */
 typedef void (*pool_runtime_fn)(const char *degraded, int control_fd);
 void pool_on_runtime(pool_runtime_fn fn);
+/* A session directory the parent kept from before (DIR_LEFT) goes to `fn`
+ * (session_journal.h); without one, it is removed. */
+typedef void (*pool_dir_left_fn)(const struct priv_dir_left *d);
+void pool_on_dir_left(pool_dir_left_fn fn);
 /* Ask every worker to shut down and wait (bounded) for them to exit. Lock
  * NOT held: it takes it while it sends and reaps. */
 void pool_stop(void);

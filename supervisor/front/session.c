@@ -274,6 +274,31 @@ session_create(const char *identity, const struct session_limits *lim, char *why
 }
 
 struct session *
+session_adopt(const char *id, const char *identity, time_t created, time_t last_used)
+{
+	for (struct session *x = sessions; x; x = x->next)
+		if (strcmp(x->id, id) == 0)
+			return NULL;
+	struct session *s = xcalloc(1, sizeof(*s));
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	s->created = created;
+	s->last_used = last_used;
+	pthread_cond_init(&s->turn, NULL);
+	s->next = sessions;
+	sessions = s;
+	atomic_fetch_add(&session_total, 1);
+	return s;
+}
+
+void
+session_each(void (*fn)(struct session *s, void *arg), void *arg)
+{
+	for (struct session *s = sessions; s; s = s->next)
+		fn(s, arg);
+}
+
+struct session *
 session_transient(const char *identity)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
@@ -455,6 +480,14 @@ session_any_busy(void)
 		if (s->busy)
 			return 1;
 	return 0;
+}
+
+void
+session_keep_all_dirs(void)
+{
+	for (struct session *s = sessions; s; s = s->next)
+		if (s->worker)
+			s->worker->keep_dir = 1;
 }
 
 void
@@ -658,9 +691,10 @@ call_revive(struct session *s, struct call *c, const char *code, double timeout_
 	/* As the worker says of a kernel it restarted; a restored checkpoint's
 	 * line replaces it (session_state.h). */
 	free(s->restart_note);
-	s->restart_note = xstrdup("[codeexecd] the session's worker died and a new kernel was "
-				  "started in its directory; variables from earlier calls are "
-				  "lost\n");
+	s->restart_note = xasprintf("[codeexecd] %s and a new kernel was started in its "
+				    "directory; variables from earlier calls are lost\n",
+				    s->lost_because ? s->lost_because : "the session's worker died");
+	s->lost_because = NULL;
 	log_info("session %.8s of %s: a new worker in its directory, kernel pid %d, uid %d", s->id,
 		 s->identity, (int)w->kernel_pid, (int)w->uid);
 	return call_send(s, c, code, timeout_s, silent);

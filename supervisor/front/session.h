@@ -74,6 +74,8 @@ struct session {
 	struct pool_revival *revival;	/* the next worker asked for (owned), or NULL */
 	time_t hibernated;		/* when it hibernated: no kernel, state kept; 0: not */
 	time_t hibernate_retry;		/* a failed hibernation is not tried before */
+	const char *lost_because;	/* why its next worker's kernel is new (static);
+					 * NULL: its worker died */
 };
 
 /* What bounds session_create. */
@@ -98,6 +100,15 @@ struct session *session_create(const char *identity, const struct session_limits
  * kernel; session_put frees it. Caller owns the reference.
  */
 struct session *session_transient(const char *identity);
+/*
+ * A session of an earlier front or instance (session_journal.h) under its
+ * old `id`, in the table with no reference held and no kernel; NULL if a
+ * session of that id exists.
+ */
+struct session *session_adopt(const char *id, const char *identity, time_t created,
+			      time_t last_used);
+/* Call `fn` with each session in the table (lock held; fn must not close). */
+void session_each(void (*fn)(struct session *s, void *arg), void *arg);
 /* Find a live session and take a reference, or NULL. */
 struct session *session_get(const char *id);
 /*
@@ -141,6 +152,9 @@ void session_set_hibernated(struct session *s, int on);
 int session_hibernated_count(void);
 /* Nonzero while an execution runs in any session. */
 int session_any_busy(void);
+/* Every session's directory outlives its worker (a stop with
+ * persist_sessions: the journal names them for the next start). */
+void session_keep_all_dirs(void);
 /* Close every session (shutdown). */
 void session_close_all(void);
 /* How many sessions there are; needs no lock (for /health). */

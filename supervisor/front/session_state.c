@@ -21,6 +21,7 @@
 #define CELL_SLACK_S 30
 
 static const struct config *state_cfg;
+static int stopping; /* session_state_stop: every checkpoint is the stop's */
 static struct session *due_head, *due_tail; /* sessions waiting for the saver */
 static pthread_cond_t due_cond = PTHREAD_COND_INITIALIZER;
 
@@ -117,10 +118,15 @@ hibernate(struct session *s, struct json_object *o, struct json_object *failed)
 				  s->id, json_member_str(failed, "message"));
 		return;
 	}
-	log_info("session %.8s of %s idle for %d s: hibernated (checkpoint %s)", s->id,
-		 s->identity, state_cfg->session_hibernate_after,
-		 json_object_object_get_ex(o, "checkpoint", NULL) ? json_member_str(o, "checkpoint")
-								  : "unchanged");
+	const char *id = json_object_object_get_ex(o, "checkpoint", NULL)
+				 ? json_member_str(o, "checkpoint")
+				 : "unchanged";
+	if (stopping)
+		log_info("session %.8s of %s hibernated for the next start (checkpoint %s)", s->id,
+			 s->identity, id);
+	else
+		log_info("session %.8s of %s idle for %d s: hibernated (checkpoint %s)", s->id,
+			 s->identity, state_cfg->session_hibernate_after, id);
 	session_keep_dir(s);
 	session_set_hibernated(s, 1);
 }
@@ -135,7 +141,8 @@ autosave(struct session *s)
 		s->hibernating = 0;
 		return;
 	}
-	o = run_cell(s, "autosave", s->hibernating ? "hibernation" : "automatic", &failed);
+	o = run_cell(s, "autosave",
+		     stopping ? "shutdown" : s->hibernating ? "hibernation" : "automatic", &failed);
 	if (s->hibernating) {
 		/* A kernel that kept its state had it checkpointed: nothing new is lost. */
 		if (!failed && !json_object_object_get_ex(o, "kept", NULL))
@@ -292,4 +299,45 @@ session_state_free(struct session *s)
 {
 	json_object_put(s->revived);
 	json_object_put(s->save_failed);
+}
+
+static void
+stop_one(struct session *s, void *count)
+{
+	if (!usable(s) || s->hibernating || s->transient)
+		return;
+	if (s->saving) { /* an automatic one runs: it becomes the stop's */
+		s->hibernating = 1;
+		++*(int *)count;
+		return;
+	}
+	if (s->busy) /* past shutdown_grace_s: it keeps its last checkpoint */
+		return;
+	session_state_hibernate(s);
+	++*(int *)count;
+}
+
+int
+session_state_stop(void)
+{
+	int n = 0;
+
+	stopping = 1;
+	session_each(stop_one, &n);
+	return n;
+}
+
+static void
+count_saving(struct session *s, void *count)
+{
+	*(int *)count += s->saving || s->hibernating;
+}
+
+int
+session_state_saving(void)
+{
+	int n = 0;
+
+	session_each(count_saving, &n);
+	return n;
 }

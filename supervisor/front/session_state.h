@@ -40,6 +40,14 @@ int session_state_after_call(struct session *s, struct call *c);
  * Lock held.
  */
 void session_state_hibernate(struct session *s);
+/*
+ * The daemon stops with persist_sessions: hibernate every session that has
+ * a kernel, whether idle or not yet (each after the call that runs), with
+ * the checkpoint labelled "shutdown". Returns how many. Lock held.
+ */
+int session_state_stop(void);
+/* Sessions the saver thread has still to checkpoint or is checkpointing. Lock held. */
+int session_state_saving(void);
 /* Before s's next execution runs in its kernel: load the last checkpoint
  * if the kernel may be new. Releases the lock while the kernel works. */
 void session_state_revive(struct session *s);

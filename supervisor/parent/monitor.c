@@ -53,6 +53,7 @@ struct monitor {
 	int pre_timeout_s;
 	long pre_max_bytes;
 	int broken; /* a reply could not be sent: the front is taken for gone */
+	int persist; /* monitor_set_persist: directories outlive the front */
 };
 
 struct monitor *
@@ -101,6 +102,12 @@ void
 monitor_set_kept(struct monitor *m, int hibernated)
 {
 	m->max_kept = 2 * m->max_workers + hibernated;
+}
+
+void
+monitor_set_persist(struct monitor *m)
+{
+	m->persist = 1;
 }
 
 void
@@ -193,6 +200,25 @@ refuse(struct monitor *m, unsigned type, uint32_t ref, const char *fmt, ...)
 	r.u.refused.request = (uint16_t)type;
 	r.u.refused.ref = ref;
 	memcpy(r.u.refused.reason, why, sizeof(why));
+	return reply(m, &r, -1);
+}
+
+int
+monitor_adopt_dir(struct monitor *m, const char *dir, const char name[PRIV_NAME_LEN + 1],
+		  uid_t uid)
+{
+	struct mworker *w = xcalloc(1, sizeof(*w));
+
+	w->id = m->next_id++;
+	w->dir_id = m->next_id++;
+	w->pidfd = -1;
+	w->dir = xstrdup(dir);
+	w->uid = uid;
+	w->next = m->workers;
+	m->workers = w;
+	struct priv_msg r = {.type = PRIV_DIR_LEFT};
+	r.u.left = (struct priv_dir_left){w->dir_id, (uint32_t)uid, {0}};
+	memcpy(r.u.left.name, name, PRIV_NAME_LEN + 1);
 	return reply(m, &r, -1);
 }
 
@@ -531,7 +557,7 @@ monitor_child_exited(struct monitor *m, pid_t pid, int status)
 		struct priv_msg r = {.type = PRIV_WORKER_EXITED};
 		r.u.exited = (struct priv_worker_exited){w->id, status};
 		reply(m, &r, -1);
-		if (m->broken && w->dir)
+		if (m->broken && w->dir && !m->persist)
 			remove_dir_of(m, w);
 		return 1;
 	}
@@ -561,6 +587,8 @@ monitor_front_gone(struct monitor *m)
 	struct mworker *w = m->workers, *next;
 
 	m->broken = 1;
+	if (m->persist) /* the next front, or the next start, has them */
+		return;
 	for (; w; w = next) {
 		next = w->next;
 		if (!w->live && w->dir)

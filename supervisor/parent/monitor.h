@@ -86,6 +86,22 @@ struct monitor *monitor_new(const struct monitor_ops *ops, void *ctx, int front,
  * twice max_workers before it refuses new workers.
  */
 void monitor_set_kept(struct monitor *m, int hibernated);
+/*
+ * persist_sessions: session directories are never removed because the
+ * front is gone (monitor_front_gone, a worker reaped after it); the next
+ * front gets them (monitor_adopt_dir) and removes what its journal does
+ * not name.
+ */
+void monitor_set_persist(struct monitor *m);
+/*
+ * Session directory `dir` (copied; state_dir/sessions/`name`), left by an
+ * earlier instance or front and checked by the caller (dirs_left.h), with
+ * kernel identity `uid` (0: the daemon's): kept as the directory of a
+ * reaped worker and told to the front (DIR_LEFT). 0, or -1 when the front
+ * cannot be reached.
+ */
+int monitor_adopt_dir(struct monitor *m, const char *dir, const char name[PRIV_NAME_LEN + 1],
+		      uid_t uid);
 void monitor_free(struct monitor **m);
 
 /*
@@ -129,6 +145,7 @@ int monitor_end_all(struct monitor *m);
  * The front is gone: nothing more is sent to it (what would be is dropped
  * without a word), and every session directory of a reaped worker is
  * removed now. Directories of live workers go once they are reaped.
+ * (Neither with monitor_set_persist.)
  */
 void monitor_front_gone(struct monitor *m);
 

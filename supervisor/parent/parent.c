@@ -25,6 +25,7 @@
 #include "fsutil.h"
 #include "kernelpid.h"
 #include "log.h"
+#include "dirs_left.h"
 #include "monitor.h"
 #include "parent.h"
 #include "remover.h"
@@ -321,6 +322,17 @@ start_front(struct parent_args *a, int ready_fd)
 	return 0;
 }
 
+/* A session directory left by an earlier instance or front (dirs_left.h):
+ * its uid waits for it, as for a reaped worker's kept directory. */
+static void
+adopt_dir(const char *dir, const char name[PRIV_NAME_LEN + 1], uid_t uid, void *arg)
+{
+	(void)arg;
+	if (uid)
+		uid_keep_for(uid, dir);
+	monitor_adopt_dir(P.mon, dir, name, uid);
+}
+
 /* Serve a front on `sock` (owned from now on) with a fresh monitor. */
 static void
 serve(struct parent_args *a, int sock)
@@ -337,6 +349,13 @@ serve(struct parent_args *a, int sock)
 	int ceiling = 2 * (a->cfg->pool_max_sessions + warm) + a->cfg->http_threads;
 	P.mon = monitor_new(&ops, NULL, P.sock, a->cfg->kernel_network_mode, ceiling);
 	monitor_set_kept(P.mon, a->cfg->max_hibernated_sessions);
+	if (a->cfg->persist_sessions) {
+		monitor_set_persist(P.mon);
+		/* Before SECRETS_SENT: the front knows them all when it serves. */
+		int n = dirs_left_each(a->cfg, adopt_dir, NULL);
+		if (n)
+			log_info("session directories kept for the front's journal: %d", n);
+	}
 	/* First of all: the front waits for them before it reads its settings. */
 	secrets_send(P.sock);
 	/* One command for each HTTP thread: each waits for its own (32 when
@@ -485,7 +504,11 @@ after_front(int *rc)
 		*rc = 1;
 		return 1;
 	}
-	log_warnx("starting a new front: every session of the old one is lost");
+	if (P.a->cfg->persist_sessions)
+		log_warnx("starting a new front: the sessions of its journal come back, each "
+			  "with its last checkpoint");
+	else
+		log_warnx("starting a new front: every session of the old one is lost");
 	/* Fork with no other thread busy: the remover's locks stay free. */
 	remover_drain();
 	if (start_front(P.a, -1) == -1) {

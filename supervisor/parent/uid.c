@@ -37,6 +37,13 @@ struct uid_slot {
 static struct uid_slot *slots; /* NULL: no kernel_uid_range */
 static unsigned first, count, next;
 static const char *sweeper_path;
+/* uid_keep_for's before uid_init: applied after its sweep. */
+struct pending_keep {
+	struct pending_keep *next;
+	uid_t uid;
+	char *dir;
+};
+static struct pending_keep *pending;
 
 /* Start `codeexec-worker -r A[-B]`; its pid, or -1 (logged). */
 static pid_t
@@ -113,6 +120,27 @@ uid_init(const struct config *cfg, const char *worker_path)
 	slots = xcalloc(count, sizeof(*slots));
 	sweeper_path = worker_path;
 	sweep_all_now();
+	while (pending) {
+		struct pending_keep *k = pending;
+		pending = k->next;
+		uid_release(k->uid, k->dir);
+		free(k->dir);
+		free(k);
+	}
+}
+
+void
+uid_keep_for(uid_t uid, const char *dir)
+{
+	if (slots) {
+		uid_release(uid, dir);
+		return;
+	}
+	struct pending_keep *k = xcalloc(1, sizeof(*k));
+	k->uid = uid;
+	k->dir = xstrdup(dir);
+	k->next = pending;
+	pending = k;
 }
 
 uid_t

@@ -36,6 +36,13 @@ void uid_release(uid_t uid, const char *leftover);
  * if uid is not waiting for that path (swept, or taken again).
  */
 int uid_retake(uid_t uid, const char *leftover);
+/*
+ * uid owns session directory `dir` (copied), left by an earlier instance
+ * or front and kept (dirs_left.h): reserved for it as uid_release does,
+ * so that only that session's next worker (uid_retake) gets it. Before
+ * uid_init it waits for the start-up sweep.
+ */
+void uid_keep_for(uid_t uid, const char *dir);
 /* Spawn sweepers for dirty uids (main loop). */
 void uid_tick(void);
 /* pid exited with status: 1 if it was a sweeper (then handled). */

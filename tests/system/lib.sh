@@ -15,6 +15,9 @@
 #   CFG_CHECKPOINT  more lines of the checkpoint: block ("  max_bytes: N")
 #   CFG_HIBERNATE_AFTER  session_hibernate_after (default 0, for the same
 #                reason: a pool that is full closes or refuses, as before)
+#   CFG_PERSIST  persist_sessions (default false: a stop ends every session
+#                and leaves nothing in state_dir, which the tests of the
+#                stop check)
 #   CFG_EXTRA    YAML lines appended to the config
 # Environment knobs:
 #   CODEEXECD_TEST_TIMEOUT  seconds to wait for /health 200 (default 60)
@@ -191,6 +194,7 @@ pool:
   max_sessions: 10
 $USER_LINE
 session_hibernate_after: ${CFG_HIBERNATE_AFTER:-0}
+persist_sessions: ${CFG_PERSIST:-false}
 checkpoint:
   interval_s: ${CFG_CHECKPOINT_INTERVAL:-0}
 ${CFG_CHECKPOINT:-}

@@ -101,6 +101,10 @@ START_TEST(every_message_roundtrip)
 	memset(&m, 0, sizeof(m));
 	m.type = PRIV_SECRETS_SENT;
 	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_DIR_LEFT;
+	m.u.left = (struct priv_dir_left){3, 63460, "fedcba9876543210"};
+	roundtrip(&m);
 }
 END_TEST
 

@@ -1,0 +1,38 @@
+/*
+ * session_journal.h - the sessions that outlive a restart of the daemon or
+ * of its front (persist_sessions): state_dir/journal/sessions.json.
+ *
+ * The front writes the journal (mode 0600, replaced whole by a rename)
+ * each second its content changed and at the stop: every session's id,
+ * identity, times, revision path, how many checkpoints it has, and the
+ * name of its session directory, where its kernel wrote them. The parent
+ * keeps the session directories it finds at start (dirs_left.h) and names
+ * each to the new front (DIR_LEFT); the front gives each the session its
+ * journal names it for, hibernated: its next call starts a kernel there,
+ * which loads its latest checkpoint. A directory the journal does not name
+ * is removed; a journal entry whose directory did not come is forgotten.
+ * So a session's checkpoint is only ever loaded by a kernel of the session,
+ * and so of the identity, whose kernel wrote it.
+ *
+ * Functions that take no lock run with pool_lock held.
+ */
+#ifndef SUPERVISOR_SESSION_JOURNAL_H
+#define SUPERVISOR_SESSION_JOURNAL_H
+
+#include "priv_msg.h"
+
+struct config;
+
+/* Read the journal (nothing without persist_sessions): its sessions that
+ * never had a directory are back at once, the others wait for theirs. */
+void session_journal_load(const struct config *cfg);
+/* The parent kept directory `d`: the journal's session for it is back,
+ * hibernated, or the directory is removed. */
+void session_journal_dir_left(const struct priv_dir_left *d);
+/* Every DIR_LEFT has come: forget the entries no directory came for. */
+void session_journal_settle(void);
+/* Write the journal if it changed since the last write. Takes pool_lock
+ * itself, for a snapshot; writes without it. */
+void session_journal_write(void);
+
+#endif

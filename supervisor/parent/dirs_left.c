@@ -1,0 +1,94 @@
+/* dirs_left.c - see dirs_left.h. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dirs_left.h"
+#include "log.h"
+#include "privdrop.h"
+#include "remover.h"
+#include "xmalloc.h"
+
+static int
+hex_name(const char *s)
+{
+	if (strlen(s) != PRIV_NAME_LEN)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* The uid the daemon's own session directories have: the one it runs as
+ * once it dropped to `user` (the parent may not have dropped yet). */
+static uid_t
+daemon_uid(const struct config *cfg)
+{
+	uid_t uid;
+	gid_t gid;
+	char why[256];
+
+	if (geteuid() == 0 && privdrop_lookup(cfg, &uid, &gid, why, sizeof(why)) == 0 &&
+	    uid != (uid_t)-1)
+		return uid;
+	return geteuid();
+}
+
+/* The kernel identity a directory of owner `owner` belongs to: 0 for the
+ * daemon's, the uid for one of the range; -1: neither. */
+static long
+identity_of(const struct config *cfg, uid_t owner)
+{
+	if (cfg->kernel_uid_first && owner >= cfg->kernel_uid_first &&
+	    owner <= cfg->kernel_uid_last)
+		return (long)owner;
+	return owner == daemon_uid(cfg) ? 0 : -1;
+}
+
+int
+dirs_left_each(const struct config *cfg,
+	       void (*fn)(const char *dir, const char name[PRIV_NAME_LEN + 1], uid_t uid,
+			  void *arg),
+	       void *arg)
+{
+	char *sessions = xasprintf("%s/sessions", cfg->state_dir);
+	DIR *d = opendir(sessions);
+	struct dirent *e;
+	int found = 0;
+
+	if (d == NULL) {
+		log_warn("opendir %s", sessions);
+		free(sessions);
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char *path = xasprintf("%s/%s", sessions, e->d_name);
+		long id = -1;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+			log_warn("lstat %s", path);
+		else if (hex_name(e->d_name) && S_ISDIR(st.st_mode))
+			id = identity_of(cfg, st.st_uid);
+		if (id >= 0) {
+			fn(path, e->d_name, (uid_t)id, arg);
+			found++;
+			free(path);
+		} else {
+			log_warnx("%s is no session directory this daemon made: removing it", path);
+			remover_add(path); /* owns it */
+		}
+	}
+	closedir(d);
+	free(sessions);
+	return found;
+}
