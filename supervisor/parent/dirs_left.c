@@ -12,7 +12,6 @@
 #include "config.h"
 #include "dirs_left.h"
 #include "log.h"
-#include "privdrop.h"
 #include "remover.h"
 #include "xmalloc.h"
 
@@ -27,34 +26,19 @@ hex_name(const char *s)
 	return 1;
 }
 
-/* The uid the daemon's own session directories have: the one it runs as
- * once it dropped to `user` (the parent may not have dropped yet). */
-static uid_t
-daemon_uid(const struct config *cfg)
-{
-	uid_t uid;
-	gid_t gid;
-	char why[256];
-
-	if (geteuid() == 0 && privdrop_lookup(cfg, &uid, &gid, why, sizeof(why)) == 0 &&
-	    uid != (uid_t)-1)
-		return uid;
-	return geteuid();
-}
-
 /* The kernel identity a directory of owner `owner` belongs to: 0 for the
  * daemon's, the uid for one of the range; -1: neither. */
 static long
-identity_of(const struct config *cfg, uid_t owner)
+identity_of(const struct config *cfg, uid_t own, uid_t owner)
 {
 	if (cfg->kernel_uid_first && owner >= cfg->kernel_uid_first &&
 	    owner <= cfg->kernel_uid_last)
 		return (long)owner;
-	return owner == daemon_uid(cfg) ? 0 : -1;
+	return owner == own ? 0 : -1;
 }
 
 int
-dirs_left_each(const struct config *cfg,
+dirs_left_each(const struct config *cfg, uid_t own,
 	       void (*fn)(const char *dir, const char name[PRIV_NAME_LEN + 1], uid_t uid,
 			  void *arg),
 	       void *arg)
@@ -78,7 +62,7 @@ dirs_left_each(const struct config *cfg,
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 			log_warn("lstat %s", path);
 		else if (hex_name(e->d_name) && S_ISDIR(st.st_mode))
-			id = identity_of(cfg, st.st_uid);
+			id = identity_of(cfg, own, st.st_uid);
 		if (id >= 0) {
 			fn(path, e->d_name, (uid_t)id, arg);
 			found++;

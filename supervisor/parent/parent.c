@@ -352,7 +352,8 @@ serve(struct parent_args *a, int sock)
 	if (a->cfg->persist_sessions) {
 		monitor_set_persist(P.mon);
 		/* Before SECRETS_SENT: the front knows them all when it serves. */
-		int n = dirs_left_each(a->cfg, adopt_dir, NULL);
+		int n = dirs_left_each(a->cfg, a->front_uid == (uid_t)-1 ? geteuid() : a->front_uid,
+				       adopt_dir, NULL);
 		if (n)
 			log_info("session directories kept for the front's journal: %d", n);
 	}

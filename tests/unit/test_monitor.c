@@ -518,6 +518,40 @@ START_TEST(kept_directories)
 }
 END_TEST
 
+/* persist_sessions: a directory left from before is told to the front and
+ * is a kept one; the front's loss removes nothing. */
+START_TEST(directories_left)
+{
+	struct rig r = rig_new(4);
+	uint32_t w, d;
+	pid_t pid;
+	int fd;
+
+	monitor_set_persist(r.m);
+	ck_assert_int_eq(monitor_adopt_dir(r.m, "/nonexistent/sessions/00112233445566ff",
+					   "00112233445566ff", 63480), 0);
+	struct priv_msg m = answer(&r, PRIV_DIR_LEFT, NULL);
+	ck_assert_str_eq(m.u.left.name, "00112233445566ff");
+	ck_assert_uint_eq(m.u.left.uid, 63480);
+	uint32_t left = m.u.left.dir;
+	ask_reuse(&r, 5, left);
+	m = answer(&r, PRIV_WORKER_STARTED, &fd);
+	close(fd);
+	ck_assert_uint_eq(m.u.started.dir, left);
+	ck_assert_str_eq(acts.last_reused, "/nonexistent/sessions/00112233445566ff");
+	ck_assert_uint_eq(acts.last_reused_uid, 63480);
+	/* the front goes: neither the reaped nor the live worker's directory is removed */
+	spawn(&r, &w, &d, &pid);
+	ck_assert_int_eq(monitor_child_exited(r.m, pid, 9), 1);
+	answer(&r, PRIV_WORKER_EXITED, NULL);
+	int removed = acts.removed;
+	monitor_front_gone(r.m);
+	ck_assert_int_eq(monitor_child_exited(r.m, m.u.started.pid, 9), 1);
+	ck_assert_int_eq(acts.removed, removed);
+	rig_free(&r);
+}
+END_TEST
+
 START_TEST(compromised_front)
 {
 	struct rig r = rig_new(2);
@@ -669,6 +703,7 @@ main(void)
 	tcase_add_test(tc, honest_front);
 	tcase_add_test(tc, compromised_front);
 	tcase_add_test(tc, kept_directories);
+	tcase_add_test(tc, directories_left);
 	tcase_add_test(tc, front_that_does_not_read);
 	tcase_add_test(tc, preprocess_requests);
 	tcase_set_timeout(tc, 60);
