@@ -181,6 +181,42 @@ job_new(struct session *session, const char *owner, const char *code, double tim
 }
 
 struct job *
+job_adopt(const struct job_record *r, struct json_object *result)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+	double ago = difftime(time(NULL), r->finished);
+
+	snprintf(j->id, sizeof(j->id), "%s", r->id);
+	snprintf(j->owner, sizeof(j->owner), "%s", r->owner);
+	snprintf(j->identity, sizeof(j->identity), "%s", r->identity);
+	snprintf(j->session_id, sizeof(j->session_id), "%s", r->session_id);
+	j->created = r->created;
+	call_init(&j->call);
+	j->call.result = result;
+	j->call.done = 1;
+	j->status = r->status;
+	j->kept = j->journaled = 1;
+	j->finished = r->finished;
+	j->ended = clock_mono() - (ago > 0 ? ago : 0);
+	j->started = j->arrived = j->ended;
+	pthread_mutex_lock(&job_lock);
+	j->next = jobs;
+	jobs = j;
+	pthread_mutex_unlock(&job_lock);
+	return j;
+}
+
+void
+job_each_kept(void (*fn)(struct job *j, void *arg), void *arg)
+{
+	pthread_mutex_lock(&job_lock);
+	for (struct job *j = jobs; j; j = j->next)
+		if (j->kept)
+			fn(j, arg);
+	pthread_mutex_unlock(&job_lock);
+}
+
+struct job *
 job_start(struct session *session, const char *owner, const char *code, double timeout_s,
 	  int silent, struct json_object *request_id)
 {

@@ -58,6 +58,14 @@ struct job {
 	double ended;			  /* monotonic seconds, once finished */
 	time_t finished;
 	int refs;
+	int journaled;			  /* its result is in the journal (session_journal.h) */
+};
+
+/* What the journal keeps of a job (session_journal.h). */
+struct job_record {
+	const char *id, *owner, *identity, *session_id;
+	time_t created, finished;
+	enum job_status status;
 };
 
 /*
@@ -81,6 +89,14 @@ int job_run(struct job *j, double seconds, int on_change);
 void job_wake(void *j);
 /* The driver hands `j`, not ended, to a thread of its own. */
 void job_background(struct job *j);
+/*
+ * A kept job of an earlier front or instance, ended with `result` (owned
+ * from now on) as `r` says, listed until job_expire drops it. Lock held.
+ */
+struct job *job_adopt(const struct job_record *r, struct json_object *result);
+/* Call `fn` with each kept job (handed to a client to poll), job_lock held
+ * (fn may not call what takes it). Lock held. */
+void job_each_kept(void (*fn)(struct job *j, void *arg), void *arg);
 /* job_new, then job_background: a job that runs on its own thread. */
 struct job *job_start(struct session *session, const char *owner, const char *code,
 		      double timeout_s, int silent, struct json_object *request_id);

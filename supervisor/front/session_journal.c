@@ -6,15 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "config.h"
+#include "job.h"
 #include "json_member.h"
 #include "log.h"
 #include "parent_link.h"
 #include "pool.h"
+#include "result.h"
 #include "session.h"
 #include "session_journal.h"
 #include "xmalloc.h"
@@ -23,6 +27,7 @@
 
 static const struct config *jcfg;
 static char *journal_path;
+static char *jobs_dir;		    /* a file per ended job's result */
 static struct json_object *waiting; /* entries whose directory has not come */
 static char *last_written;	    /* the journal as last written */
 
@@ -78,13 +83,66 @@ adopt(struct json_object *e)
 	return s;
 }
 
+static enum job_status
+status_named(const char *name)
+{
+	static const enum job_status all[] = {JOB_COMPLETED, JOB_FAILED, JOB_CANCELLED,
+					      JOB_TIMED_OUT};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(job_status_name(all[i]), name) == 0)
+			return all[i];
+	return JOB_RUNNING;
+}
+
+/* The journal's jobs back: an ended one with its result, one that ran at
+ * the stop as failed, Aborted. */
+static void
+load_jobs(struct json_object *list)
+{
+	int back = 0, aborted = 0;
+
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		struct json_object *e = json_object_array_get_idx(list, i), *result;
+		struct job_record r = {json_member_str(e, "id"), json_member_str(e, "owner"),
+				       json_member_str(e, "identity"), json_member_str(e, "session"),
+				       entry_time(e, "created"), entry_time(e, "finished"),
+				       status_named(json_member_str(e, "status"))};
+		if (!is_hex(r.id, SESSION_ID_LEN) || !is_hex(r.owner, SESSION_ID_LEN) ||
+		    !is_hex(r.session_id, SESSION_ID_LEN) ||
+		    !printable(r.identity, sizeof(((struct job *)0)->identity)))
+			continue;
+		if (r.status == JOB_RUNNING) {
+			result = result_failed("Aborted", "the daemon stopped while this job ran: "
+						"its output is lost, and its session's next call "
+						"restores the session's last checkpoint");
+			r.status = JOB_FAILED;
+			r.finished = time(NULL);
+			aborted++;
+		} else {
+			char *path = xasprintf("%s/%s.json", jobs_dir, r.id);
+			result = json_object_from_file(path);
+			free(path);
+			if (result == NULL)
+				continue;
+		}
+		job_adopt(&r, result);
+		back++;
+	}
+	if (back)
+		log_info("jobs back from %s: %d (%d aborted by the stop)", journal_path, back,
+			 aborted);
+}
+
 void
 session_journal_load(const struct config *cfg)
 {
 	jcfg = cfg;
 	journal_path = xasprintf("%s/journal/sessions.json", cfg->state_dir);
+	jobs_dir = xasprintf("%s/journal/jobs", cfg->state_dir);
 	if (!cfg->persist_sessions)
 		return;
+	if (mkdir(jobs_dir, 0700) == -1 && errno != EEXIST)
+		log_warn("mkdir %s", jobs_dir);
 	if (access(journal_path, F_OK) == -1) {
 		if (errno != ENOENT)
 			log_warn("%s", journal_path);
@@ -108,6 +166,8 @@ session_journal_load(const struct config *cfg)
 		else
 			back += adopt(e) != NULL;
 	}
+	if (json_object_object_get_ex(j, "jobs", &list) && json_object_is_type(list, json_type_array))
+		load_jobs(list);
 	json_object_put(j);
 	if (back)
 		log_info("sessions that had no kernel yet, back from %s: %d", journal_path, back);
@@ -185,11 +245,71 @@ add_entry(struct session *s, void *arg)
 	json_object_array_add(arg, e);
 }
 
-/* Replace the journal with `text`: a new file, synced, renamed over it. */
-static int
-replace(const char *text)
+/* The jobs' part of a snapshot: their entries, and the results of those
+ * that ended since the last one, each for a file of its own. */
+struct jobs_snapshot {
+	struct json_object *list;
+	struct json_object *results; /* id: the result's text */
+};
+
+static void
+add_job(struct job *j, void *arg)
 {
-	char *tmp = xasprintf("%s.new", journal_path);
+	struct jobs_snapshot *snap = arg;
+	struct json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "id", json_object_new_string(j->id));
+	json_object_object_add(e, "owner", json_object_new_string(j->owner));
+	json_object_object_add(e, "identity", json_object_new_string(j->identity));
+	json_object_object_add(e, "session", json_object_new_string(j->session_id));
+	json_object_object_add(e, "created", json_object_new_int64(j->created));
+	json_object_object_add(e, "status", json_object_new_string(job_status_name(j->status)));
+	json_object_object_add(e, "finished", json_object_new_int64(j->finished));
+	json_object_array_add(snap->list, e);
+	if (j->status != JOB_RUNNING && !j->journaled && j->call.result) {
+		/* As text now, under pool_lock: answers may share the object. */
+		json_object_object_add(snap->results, j->id,
+				       json_object_new_string(json_object_to_json_string_ext(
+					       j->call.result, JSON_C_TO_STRING_PLAIN)));
+		j->journaled = 1;
+	}
+}
+
+static int replace(const char *path, const char *text);
+
+/* Write the results of `snap`, and remove the files of jobs gone. */
+static void
+write_jobs(const struct jobs_snapshot *snap)
+{
+	json_object_object_foreach(snap->results, jid, text)
+	{
+		char *path = xasprintf("%s/%s.json", jobs_dir, jid);
+		replace(path, json_object_get_string(text));
+		free(path);
+	}
+	DIR *d = opendir(jobs_dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		char id[SESSION_ID_LEN + 1];
+		if (sscanf(e->d_name, "%32[0-9a-f].json", id) != 1 ||
+		    strlen(e->d_name) != SESSION_ID_LEN + 5)
+			continue;
+		int listed = 0;
+		for (size_t i = 0; i < json_object_array_length(snap->list) && !listed; i++)
+			listed = strcmp(json_member_str(json_object_array_get_idx(snap->list, i), "id"),
+					id) == 0;
+		if (!listed && unlinkat(dirfd(d), e->d_name, 0) == -1)
+			log_warn("unlink %s/%s", jobs_dir, e->d_name);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Replace `path` with `text`: a new file, synced, renamed over it. */
+static int
+replace(const char *path, const char *text)
+{
+	char *tmp = xasprintf("%s.new", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	size_t len = strlen(text), off = 0;
 	int rc = -1;
@@ -211,8 +331,8 @@ replace(const char *text)
 		log_warn("write %s", tmp);
 	else if (fsync(fd) == -1)
 		log_warn("fsync %s", tmp);
-	else if (rename(tmp, journal_path) == -1)
-		log_warn("rename %s to %s", tmp, journal_path);
+	else if (rename(tmp, path) == -1)
+		log_warn("rename %s to %s", tmp, path);
 	else
 		rc = 0;
 	close(fd);
@@ -229,16 +349,22 @@ session_journal_write(void)
 		return;
 	struct json_object *j = json_object_new_object(), *list = json_object_new_array();
 	json_object_object_add(j, "version", json_object_new_int(JOURNAL_VERSION));
+	struct jobs_snapshot snap = {json_object_new_array(), json_object_new_object()};
 	pool_lock();
 	session_each(add_entry, list);
+	job_each_kept(add_job, &snap);
 	pool_unlock();
 	json_object_object_add(j, "sessions", list);
+	json_object_object_add(j, "jobs", snap.list);
 	const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
 	if (last_written == NULL || strcmp(last_written, text) != 0) {
-		if (replace(text) == 0) {
+		/* The results first: the journal never names one not written. */
+		write_jobs(&snap);
+		if (replace(journal_path, text) == 0) {
 			free(last_written);
 			last_written = xstrdup(text);
 		}
 	}
+	json_object_put(snap.results);
 	json_object_put(j);
 }

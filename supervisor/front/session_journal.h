@@ -14,6 +14,12 @@
  * So a session's checkpoint is only ever loaded by a kernel of the session,
  * and so of the identity, whose kernel wrote it.
  *
+ * Kept jobs (job.h) are in the journal too, and the result of each that
+ * ended in a file of its own (state_dir/journal/jobs/ID.json, written once,
+ * before the journal names it ended); at load an ended job is back with
+ * its result, one that still ran as failed with error Aborted. Files of
+ * jobs no longer kept are removed at the next write.
+ *
  * Functions that take no lock run with pool_lock held.
  */
 #ifndef SUPERVISOR_SESSION_JOURNAL_H
