@@ -2,7 +2,8 @@
 # 466-restart-jobs: with persist_sessions, background jobs outlive a
 # restart of the daemon. A job that ended before the stop answers
 # py_check_job afterwards with its whole result; one that still ran at the
-# stop (past shutdown_grace_s) ends as failed with error Aborted; a job is
+# stop (past shutdown_grace_s) ends as failed with error Aborted; a
+# 2026-07-28 task's tasks/get answers as before; a job is
 # still visible only to the MCP session that started it; a job past
 # job_retention_s is gone with its file.
 . "$(dirname "$0")/lib.sh"
@@ -22,8 +23,20 @@ wait_ready
 
 run_py "$URL" "$TMPD" <<'EOF2'
 import json, sys
-from mcp import Client, check, ok
+from mcp import Client, ModernClient, check, ok
 from calls import sc, tool, wait_for
+
+EXT = "io.modelcontextprotocol/tasks"
+
+
+class TaskClient(ModernClient):
+    def meta(self, version=None):
+        m = ModernClient.meta(self, version)
+        m["io.modelcontextprotocol/clientCapabilities"] = {"extensions": {EXT: {}}}
+        return m
+
+    def task(self, method, task_id):
+        return self.request(method, {"taskId": task_id}, headers={"Mcp-Name": task_id})
 
 url, tmpd = sys.argv[1], sys.argv[2]
 a = Client(url)
@@ -36,7 +49,13 @@ check(wait_for(lambda: sc(tool(a, "py_check_job", {"job_id": running}))["status"
                10, 0.2), "the second runs")
 b = Client(url)
 b.initialize()
-json.dump({"a": a.session_id, "b": b.session_id, "done": done, "running": running},
+t = TaskClient(url)
+task = t.call("execute_py_code", {"code": "y = 5\ny"})
+check(task.get("resultType") == "task" and task.get("taskId"), "a 2026-07-28 call is a task", task)
+tid = task["taskId"]
+check(wait_for(lambda: t.task("tasks/get", tid).json["result"]["status"] == "completed", 30, 0.2),
+      "the task completes")
+json.dump({"a": a.session_id, "b": b.session_id, "done": done, "running": running, "task": tid},
           open(tmpd + "/ids.json", "w"))
 ok("one job ended, one running, before the stop")
 EOF2
@@ -47,8 +66,20 @@ start_daemon
 wait_ready
 run_py "$URL" "$TMPD" <<'EOF2'
 import json, sys
-from mcp import Client, check, ok
+from mcp import Client, ModernClient, check, ok
 from calls import sc, tool
+
+EXT = "io.modelcontextprotocol/tasks"
+
+
+class TaskClient(ModernClient):
+    def meta(self, version=None):
+        m = ModernClient.meta(self, version)
+        m["io.modelcontextprotocol/clientCapabilities"] = {"extensions": {EXT: {}}}
+        return m
+
+    def task(self, method, task_id):
+        return self.request(method, {"taskId": task_id}, headers={"Mcp-Name": task_id})
 
 url, tmpd = sys.argv[1], sys.argv[2]
 ids = json.load(open(tmpd + "/ids.json"))
@@ -70,6 +101,11 @@ r = tool(b, "py_check_job", {"job_id": ids["done"]})
 check(r.get("isError") is True or sc(r).get("status") not in ("completed", "failed"),
       "another session does not see the job", r)
 ok("another MCP session still cannot see the job")
+t = TaskClient(url)
+r = t.task("tasks/get", ids["task"]).json["result"]
+check(r.get("status") == "completed" and r.get("taskId") == ids["task"], "tasks/get after the "
+      "restart: the task completed", r)
+ok("a task's status and result are answered after the restart")
 EOF2
 # job_retention_s, live: the ended jobs go, and their files.
 config_set job_retention_s 1
