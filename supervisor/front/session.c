@@ -186,14 +186,15 @@ hibernate_for_room(void)
 	return lru->hibernating;
 }
 
-/* Sessions of `identity` in the table that hold a kernel (not hibernated). */
+/* Sessions of `identity` in the table that hold a kernel (not hibernated,
+ * nor hibernating: its kernel is as good as gone). */
 static int
 identity_holds(const char *identity)
 {
 	int n = 0;
 
 	for (struct session *s = sessions; s; s = s->next)
-		n += strcmp(s->identity, identity) == 0 && !s->hibernated;
+		n += strcmp(s->identity, identity) == 0 && !s->hibernated && !s->hibernating;
 	return n;
 }
 
@@ -218,19 +219,34 @@ identity_lru_idle(const char *identity)
 
 /*
  * Close idle sessions of `identity` while it holds its share or the pool
- * is full, least recently used first; the last one's id into
+ * is full, least recently used first (hibernate them instead, with
+ * session_hibernate_after, where they hold a kernel); the last closed one's id into
  * reclaimed[SESSION_ID_LEN + 1] and the key that bound it into *key.
  */
 static void
 reclaim_for(const char *identity, const struct session_limits *lim, char *reclaimed,
 	    const char **key)
 {
+	/* With hibernation, nothing is closed: a full pool hibernates anyone's
+	 * least recently used session (hibernate_for_room), the identity's
+	 * share its own. */
+	int hibernate = pool.cfg && pool.cfg->session_hibernate_after > 0;
+
 	for (;;) {
-		int full = session_kernels() >= lim->max_sessions;
+		int full = !hibernate && session_kernels() >= lim->max_sessions;
 		int over = identity_holds(identity) >= lim->share;
 		struct session *s = (full || over) ? identity_lru_idle(identity) : NULL;
 		if (s == NULL)
 			return;
+		if (hibernate && s->worker && s->worker->state == WORKER_ASSIGNED) {
+			session_state_hibernate(s);
+			if (s->hibernating) {
+				log_info("session %.8s of %s hibernates to make room for a new one "
+					 "(pool.max_sessions_per_identity %d reached)",
+					 s->id, identity, lim->share);
+				continue;
+			}
+		}
 		*key = over ? "pool.max_sessions_per_identity" : "pool.max_sessions";
 		memcpy(reclaimed, s->id, SESSION_ID_LEN + 1);
 		log_info("session %.8s of %s closed to make room for a new one (%s %d reached)",

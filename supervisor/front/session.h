@@ -88,7 +88,8 @@ struct session_limits {
  * New session of `identity` (copied). While the identity holds its share,
  * or the pool is full, its least recently used idle session (no call
  * running or waiting, no batch running, no reference held) is closed first, logged, counted and
- * named in the new one's `reclaimed`. NULL with why[why_len] when neither
+ * named in the new one's `reclaimed`; with session_hibernate_after it
+ * hibernates instead, losing nothing, and a full pool hibernates anyone's. NULL with why[why_len] when neither
  * bound can be met so: every session of the identity is busy, or the pool
  * is full of others'.
  */

@@ -98,6 +98,15 @@ check(value_of(r) == "'b again'" and (sc(r).get("restored") or {}).get("names") 
       "b wakes too, with its (empty) checkpoint", r)
 bdir = session_info(b).get("working_directory")
 
+# A new session at a full pool, the caller's share (anonymous: the whole
+# pool) held too: an idle session hibernates for it, none is closed.
+d = Client(url)
+d.initialize()
+check(value_of(d.execute("'d'", http_timeout=90)) == "'d'", "d gets a kernel at a full pool")
+check(all(seen(x) != {} for x in (a, b, c)), "no session was closed for d",
+      control(rundir, "sessions"))
+ok("a new session at a full pool: an idle one hibernated, none closed")
+
 # session_retention, live: a hibernated session is closed once its last call is older.
 check(wait_for(lambda: hibernated(b), 30, 0.2), "b hibernates", seen(b))
 with open(conf, "a") as f:
@@ -107,5 +116,6 @@ check(wait_for(lambda: seen(b) == {}, 30, 0.2), "b is closed after session_reten
 check(wait_for(lambda: not os.path.exists(bdir), 10), "and its directory removed", bdir)
 ok("a hibernated session past session_retention is closed and its directory removed")
 EOF2
+if grep -q "closed to make room" "$LOG"; then fail "a session was closed to make room"; fi
 stop_daemon
 [ "$DAEMON_RC" = 0 ] || fail "daemon exit status $DAEMON_RC"
