@@ -8,6 +8,7 @@
 // close_session ends it. legacy: initialize, an MCP session, and two
 // calls that share its kernel. Exits non-zero on any mismatch.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { check, text } from './common.mjs';
 
 const [url, name = 'py', mode = 'modern'] = process.argv.slice(2);
 if (!url || (mode !== 'modern' && mode !== 'legacy')) {
@@ -15,21 +16,6 @@ if (!url || (mode !== 'modern' && mode !== 'legacy')) {
 	process.exit(2);
 }
 const tool = `execute_${name}_code`;
-
-function check(cond, what, evidence) {
-	if (cond) {
-		console.log(`ok - ${what}`);
-		return;
-	}
-	console.error(`FAIL: ${what}`);
-	if (evidence !== undefined)
-		console.error(JSON.stringify(evidence, null, 1));
-	process.exit(1);
-}
-
-function text(result) {
-	return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
 
 // Every response's Mcp-Session-Id and MCP-Protocol-Version sent, as seen on the wire.
 const seen = [];

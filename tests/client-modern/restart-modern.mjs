@@ -6,22 +6,12 @@
 // after: a new client passes it and sees y, restored from a checkpoint.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { check } from './common.mjs';
 
 const [url, name, phase, state] = process.argv.slice(2);
 if (!state || (phase !== 'before' && phase !== 'after')) {
 	console.error('usage: node restart-modern.mjs URL NAME before|after STATEFILE');
 	process.exit(2);
-}
-
-function check(cond, what, evidence) {
-	if (cond) {
-		console.log(`ok - ${what}`);
-		return;
-	}
-	console.error(`FAIL: ${what}`);
-	if (evidence !== undefined)
-		console.error(JSON.stringify(evidence, null, 1));
-	process.exit(1);
 }
 
 const tool = `execute_${name}_code`;

@@ -30,23 +30,11 @@ wait_ready
 
 run_py "$URL" "$TOKEN_A" "$TOKEN_B" <<'EOF'
 import sys, time
-from mcp import Client, ModernClient, check, ok, text_of
+from mcp import Client, ModernClient, TASKS_EXT, TaskClient, check, ok, text_of
 
 url, ta, tb = sys.argv[1:4]
-EXT = "io.modelcontextprotocol/tasks"
+EXT = TASKS_EXT
 EXEC = "execute_py_code"
-
-
-class TaskClient(ModernClient):
-    def meta(self, version=None):
-        m = ModernClient.meta(self, version)
-        m["io.modelcontextprotocol/clientCapabilities"] = {"extensions": {EXT: {}}}
-        return m
-
-    def task(self, method, task_id, headers=None):
-        h = {"Mcp-Name": task_id}
-        h.update(headers or {})
-        return self.request(method, {"taskId": task_id}, headers=h)
 
 
 a = TaskClient(url, token=ta)

@@ -23,20 +23,8 @@ wait_ready
 
 run_py "$URL" "$TMPD" <<'EOF2'
 import json, sys
-from mcp import Client, ModernClient, check, ok
+from mcp import Client, TaskClient, check, ok
 from calls import sc, tool, wait_for
-
-EXT = "io.modelcontextprotocol/tasks"
-
-
-class TaskClient(ModernClient):
-    def meta(self, version=None):
-        m = ModernClient.meta(self, version)
-        m["io.modelcontextprotocol/clientCapabilities"] = {"extensions": {EXT: {}}}
-        return m
-
-    def task(self, method, task_id):
-        return self.request(method, {"taskId": task_id}, headers={"Mcp-Name": task_id})
 
 url, tmpd = sys.argv[1], sys.argv[2]
 a = Client(url)
@@ -66,20 +54,8 @@ start_daemon
 wait_ready
 run_py "$URL" "$TMPD" <<'EOF2'
 import json, sys
-from mcp import Client, ModernClient, check, ok
+from mcp import Client, TaskClient, check, ok
 from calls import sc, tool
-
-EXT = "io.modelcontextprotocol/tasks"
-
-
-class TaskClient(ModernClient):
-    def meta(self, version=None):
-        m = ModernClient.meta(self, version)
-        m["io.modelcontextprotocol/clientCapabilities"] = {"extensions": {EXT: {}}}
-        return m
-
-    def task(self, method, task_id):
-        return self.request(method, {"taskId": task_id}, headers={"Mcp-Name": task_id})
 
 url, tmpd = sys.argv[1], sys.argv[2]
 ids = json.load(open(tmpd + "/ids.json"))

@@ -154,6 +154,24 @@ class ModernClient(Client):
                            timeout=timeout)
 
 
+TASKS_EXT = "io.modelcontextprotocol/tasks"
+
+
+class TaskClient(ModernClient):
+    """A 2026-07-28 client that declares the tasks extension; task() sends
+    tasks/get, tasks/update or tasks/cancel with the task id in Mcp-Name."""
+
+    def meta(self, version=None):
+        m = ModernClient.meta(self, version)
+        m["io.modelcontextprotocol/clientCapabilities"] = {"extensions": {TASKS_EXT: {}}}
+        return m
+
+    def task(self, method, task_id, headers=None):
+        h = {"Mcp-Name": task_id}
+        h.update(headers or {})
+        return self.request(method, {"taskId": task_id}, headers=h)
+
+
 def text_of(result):
     """The text items of a tools/call result, joined."""
     return "\n".join(c.get("text", "") for c in result.get("content", [])
