@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [-s | -m | -c | -H] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py or hibernate.py options]
+# usage: bench/run.sh [-n] [-s | -m | -c | -H | -R] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py, hibernate.py or restart.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -26,6 +26,8 @@
 #        `-- --max-mb 100 --rounds 3`
 #   -H   what hibernation and automatic checkpoints cost (hibernate.py;
 #        prints tables, README untouched), e.g. `-- --sessions 200`
+#   -R   what keeping sessions across a restart costs (restart.py, with
+#        persist_sessions; prints a table), e.g. `-- --sessions 20 --mb 10`
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -57,6 +59,7 @@ scale=
 memory=
 checkpoint=
 hibernate=
+restart=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) record= ;;
@@ -64,6 +67,7 @@ while [ $# -gt 0 ]; do
 	-m) memory=1 ;;
 	-c) checkpoint=1 ;;
 	-H) hibernate=1 ;;
+	-R) restart=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -207,6 +211,7 @@ fi
 session_hibernate_after: 1
 max_hibernated_sessions: 5000
 EOF
+[ -n "$restart" ] && echo "persist_sessions: true" >>"$TMPD/codeexecd.yaml"
 [ -n "$checkpoint" ] && cat >>"$TMPD/codeexecd.yaml" <<EOF
 checkpoint:
   max_bytes: 4294967296
@@ -278,6 +283,14 @@ if [ -n "$hibernate" ]; then
 		"$@" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || die "hibernate.py failed"
+	BENCH_PID=
+	exit 0
+fi
+if [ -n "$restart" ]; then
+	"$PY" "$here/restart.py" --port "$port" --daemon-pid "$DAEMON_PID" --daemon "$daemon" \
+		--config "$TMPD/codeexecd.yaml" --worker "$worker" --log "$TMPD/daemon.log" "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "restart.py failed"
 	BENCH_PID=
 	exit 0
 fi
