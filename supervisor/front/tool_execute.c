@@ -14,6 +14,7 @@
 #include "config.h"
 #include "job.h"
 #include "kernel_env_rules.h"
+#include "kernelspec.h"
 #include "parent_link.h"
 #include "pool.h"
 #include "progress.h"
@@ -64,6 +65,17 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		"dropped_mime.\"}},"
 		"\"required\":[\"code\"]}";
 	struct json_object *schema = tool_schema(input_schema);
+	struct json_object *props, *code;
+
+	/* Another kernel's code is in its own language (kernelspec.h). */
+	if (!kernelspec_is_ipykernel(cfg) && json_object_object_get_ex(schema, "properties", &props) &&
+	    json_object_object_get_ex(props, "code", &code)) {
+		char *text = xasprintf("%s code to run (kernel %s). Variables persist between "
+				       "calls of this session.",
+				       cfg->kernel_language, cfg->kernel);
+		json_object_object_add(code, "description", json_object_new_string(text));
+		free(text);
+	}
 
 	if (cfg->tools.n == 0) {
 		json_object_object_add(tool, "description", json_object_new_string(cfg->description));

@@ -5,8 +5,10 @@
 
 #include "buf.h"
 #include "config.h"
+#include "kernelspec.h"
 #include "kernel_warm.h"
 #include "pylit.h"
+#include "xmalloc.h"
 
 /*
  * Keeps a long session from growing without bound: IPython holds every
@@ -137,6 +139,12 @@ kernel_warm_code(const struct config *cfg)
 {
 	struct buf b;
 
+	/*
+	 * Another kernel: code_prefix, in the kernel's own language, is its
+	 * whole warm-up; config.c refused tools_dir and pool.preload for it.
+	 */
+	if (!kernelspec_is_ipykernel(cfg))
+		return cfg->code_prefix[0] != '\0' ? xstrdup(cfg->code_prefix) : NULL;
 	buf_init(&b);
 	buf_adds(&b, bound_history);
 	buf_adds(&b, quick_output);

@@ -1,0 +1,162 @@
+#!/bin/sh
+# 470-kernel-r: an R kernel (IRkernel's kernelspec `ir`) behind
+# execute_r_code. First the configuration: `kernel: ir` and an explicit
+# kernel_argv with kernel_language pass codeexecd -n; a missing kernelspec,
+# kernel_argv without {connection_file} or without a language, and each key
+# only ipykernel honours (kernel_history, matplotlib_backend, wheelhouse,
+# pool.preload, checkpoint.*, session_hibernate_after, tools, tools_dir)
+# and seccomp mode are refused naming the key and the language. Then, in
+# inherit and isolated mode, with and without kernel_uid_range: the tool
+# list (no install_packages, checkpoint or restore; the code argument says
+# R), state across calls, stdout and stderr (message(), warning()), stop()
+# as an error with its message, the last value, a base-graphics plot as
+# image/png, a timeout that interrupts Sys.sleep and keeps the state, and
+# code_prefix run in R before the first call.
+. "$(dirname "$0")/lib.sh"
+
+require_cmd curl
+require_binaries
+[ -r /usr/share/jupyter/kernels/ir/kernel.json ] ||
+	skip "no IRkernel kernelspec (apt-get install r-cran-irkernel)"
+command -v R >/dev/null 2>&1 || skip "no R (apt-get install r-base-core)"
+setup_tmp
+PORT=$(free_port)
+
+# ---- configuration ----
+# check_refused WHAT KEY VALUE: codeexecd -n refuses the R configuration
+# with KEY (top-level, pool.NAME or checkpoint.NAME) set to VALUE, and its
+# message names WHAT and the language.
+check_refused() {
+	write_config "$TMPD/bad.yaml"
+	printf 'kernel: ir\n' >>"$TMPD/bad.yaml"
+	case $2 in
+	checkpoint.*)
+		sed -i "/^  ${2#checkpoint.}:/d; s/^checkpoint:\$/checkpoint:\n  ${2#checkpoint.}: $3/" \
+			"$TMPD/bad.yaml" ;;
+	kernel) sed -i '/^kernel: ir$/d' "$TMPD/bad.yaml"; config_set "$2" "$3" "$TMPD/bad.yaml" ;;
+	*) config_set "$2" "$3" "$TMPD/bad.yaml" ;;
+	esac
+	if "$CODEEXECD" -n -f "$TMPD/bad.yaml" >"$TMPD/bad.out" 2>&1; then
+		fail "codeexecd -n accepts $2: $3 for an R kernel"
+	fi
+	grep -qF -- "$1" "$TMPD/bad.out" ||
+		fail "codeexecd -n's refusal does not name $1: $(head -c 400 "$TMPD/bad.out")"
+	ok "refused: $2: $3 ($(head -c 200 "$TMPD/bad.out" | tr '\n' ' '))"
+}
+
+for kv in "kernel_history none" "matplotlib_backend agg" "wheelhouse /tmp" \
+	"pool.preload [json]" "checkpoint.max_bytes 4096" "checkpoint.max_seconds 5" \
+	"checkpoint.interval_s 30" "session_hibernate_after 60" "tools_dir /tmp" \
+	"tools [{name: f, module: m, description: d}]"; do
+	check_refused "${kv%% *}: is for ipykernel" ${kv%% *} "${kv#* }"
+	grep -q "the kernel ir runs R" "$TMPD/bad.out" ||
+		fail "the refusal of ${kv%% *} does not name the language: $(cat "$TMPD/bad.out")"
+done
+check_refused "kernel_network_mode: seccomp starts ipykernel" kernel_network_mode seccomp
+check_refused "no kernelspec nosuchkernel" kernel nosuchkernel
+check_refused "kernel_argv: give either kernel" kernel_argv '[R, "{connection_file}"]'
+
+write_config "$TMPD/argv.yaml"
+printf '%s\n' 'kernel_argv: [R, --slave, -e, "IRkernel::main()", --args, "{connection_file}"]' \
+	>>"$TMPD/argv.yaml"
+"$CODEEXECD" -n -f "$TMPD/argv.yaml" >"$TMPD/argv.out" 2>&1 &&
+	fail "codeexecd -n accepts kernel_argv without kernel_language"
+grep -q "kernel_language must say" "$TMPD/argv.out" ||
+	fail "kernel_argv without a language: $(cat "$TMPD/argv.out")"
+printf 'kernel_language: R\n' >>"$TMPD/argv.yaml"
+"$CODEEXECD" -n -f "$TMPD/argv.yaml" >"$TMPD/argv.out" 2>&1 ||
+	fail "codeexecd -n refuses kernel_argv with kernel_language: $(cat "$TMPD/argv.out")"
+sed -i 's/"{connection_file}"\]/"conn"]/' "$TMPD/argv.yaml"
+"$CODEEXECD" -n -f "$TMPD/argv.yaml" >"$TMPD/argv.out" 2>&1 &&
+	fail "codeexecd -n accepts kernel_argv without {connection_file}"
+ok "kernel_argv: needs kernel_language and {connection_file}"
+
+# ---- R end to end ----
+rounds="inherit isolated"
+if [ "$(id -u)" = 0 ]; then
+	worker_for_other_uids
+	chmod 711 "$TMPD"
+	rounds="$rounds inherit:uids isolated:uids"
+fi
+unshare -U -n true 2>/dev/null || rounds=$(echo "$rounds" | tr ' ' '\n' | grep -v isolated)
+for round in $rounds; do
+	mode=${round%:*}
+	range=
+	[ "$round" != "$mode" ] && range='kernel_uid_range: "62300-62399"'
+	CFG_EXTRA="kernel: ir
+kernel_network_mode: $mode
+code_prefix: \"prefixed <- 'from code_prefix'\"
+$range"
+	write_config
+	sed -i 's/^name: py$/name: r/; s/^default_timeout: 30$/default_timeout: 20/' \
+		"$TMPD/codeexecd.yaml"
+	"$CODEEXECD" -n -f "$TMPD/codeexecd.yaml" >"$TMPD/check.out" 2>&1 ||
+		fail "$round: codeexecd -n refuses kernel: ir: $(cat "$TMPD/check.out")"
+	start_daemon
+	wait_ready
+	run_py "$URL" "$round" <<'EOF2'
+import base64, sys, time
+from mcp import Client, check, ok, text_of, value_of, images_of, png_problem
+
+url, rnd = sys.argv[1:3]
+a = Client(url)
+a.initialize()
+tools = a.result("tools/list")["tools"]
+names = {t["name"] for t in tools}
+check("execute_r_code" in names, "%s: execute_r_code is listed" % rnd, names)
+for t in ("r_install_packages", "r_checkpoint", "r_restore"):
+    check(t not in names, "%s: %s is not listed for R" % (rnd, t), names)
+ex = [t for t in tools if t["name"] == "execute_r_code"][0]
+desc = ex["inputSchema"]["properties"]["code"]["description"]
+check(desc.startswith("R code"), "%s: the code argument says R" % rnd, desc)
+ok("%s: tools/list offers what works for R" % rnd)
+
+def run(code, timeout=None):
+    r = a.execute(code, timeout=timeout, tool="execute_r_code")
+    return r, r["structuredContent"]
+
+r, s = run("x <- 21\ncat('hello\\n')\nmessage('to stderr')\nx * 2")
+check(s["success"] is True, "%s: R code runs" % rnd, r)
+check(s["stdout"] == "hello\n", "%s: cat() is stdout" % rnd, s)
+check("to stderr" in s["stderr"], "%s: message() is stderr" % rnd, s)
+check(value_of(r) == "[1] 42", "%s: the last value is its text form" % rnd, r)
+r, s = run("x + 1")
+check(value_of(r) == "[1] 22", "%s: state kept across calls" % rnd, r)
+r, s = run("prefixed")
+check(value_of(r) == '[1] "from code_prefix"', "%s: code_prefix ran in R" % rnd, r)
+ok("%s: state, stdout, stderr, last value, code_prefix" % rnd)
+
+r, s = run("warning('careful')\n1")
+check("careful" in s["stderr"], "%s: warning() is stderr" % rnd, s)
+r, s = run("f <- function() stop('bad value')\nf()")
+err = s.get("error") or {}
+check(s["success"] is False and r.get("isError") is True, "%s: stop() fails the call" % rnd, r)
+check("bad value" in (err.get("message") or ""), "%s: error.message is stop()'s" % rnd, err)
+check(err.get("type"), "%s: error.type is set" % rnd, err)
+check(isinstance(err.get("traceback"), list), "%s: error.traceback is a list" % rnd, err)
+check(all("\x1b" not in l for l in err.get("traceback") or []),
+      "%s: no ANSI escapes in the traceback" % rnd, err)
+ok("%s: stop(): %s: %s" % (rnd, err.get("type"), err.get("message")))
+
+r, s = run("plot(1:10)")
+imgs = images_of(r)
+check(imgs, "%s: a base-graphics plot comes back as an image" % rnd, r)
+check(png_problem(imgs[0]) is None, "%s: it is a PNG" % rnd, png_problem(imgs[0]))
+check(any(o["mime_type"] == "image/png" for o in s["rich_outputs"]),
+      "%s: rich_outputs holds image/png" % rnd, s["rich_outputs"])
+ok("%s: plot(1:10) is image/png" % rnd)
+
+t0 = time.time()
+r, s = run("cat('before\\n')\nSys.sleep(30)\ncat('after\\n')", timeout=2)
+took = time.time() - t0
+check(s["success"] is False and (s.get("error") or {}).get("type") == "TimeoutError",
+      "%s: Sys.sleep(30) with timeout 2 is a TimeoutError" % rnd, r)
+check(took < 10, "%s: interrupted in time (%.1f s)" % (rnd, took))
+check("after" not in s["stdout"], "%s: nothing after the sleep ran" % rnd, s)
+r, s = run("x")
+check(value_of(r) == "[1] 21", "%s: state kept after the interrupt" % rnd, r)
+check(not s.get("kernel_restarted"), "%s: the interrupt did not restart R" % rnd, s)
+ok("%s: timeout interrupts R in %.1f s, state kept" % (rnd, took))
+EOF2
+	stop_daemon
+done
