@@ -47,7 +47,7 @@ check_refused() {
 for kv in "kernel_history none" "matplotlib_backend agg" "wheelhouse /tmp" \
 	"pool.preload [json]" "checkpoint.max_bytes 4096" "checkpoint.max_seconds 5" \
 	"checkpoint.interval_s 30" "session_hibernate_after 60" "tools_dir /tmp" \
-	"tools [{name: f, module: m, description: d}]"; do
+	"tools [{name: f, module: m, description: d, return_spec: {type: int, description: n}}]"; do
 	check_refused "${kv%% *}: is for ipykernel" ${kv%% *} "${kv#* }"
 	grep -q "the kernel ir runs R" "$TMPD/bad.out" ||
 		fail "the refusal of ${kv%% *} does not name the language: $(cat "$TMPD/bad.out")"
@@ -133,15 +133,14 @@ err = s.get("error") or {}
 check(s["success"] is False and r.get("isError") is True, "%s: stop() fails the call" % rnd, r)
 check("bad value" in (err.get("message") or ""), "%s: error.message is stop()'s" % rnd, err)
 check(err.get("type"), "%s: error.type is set" % rnd, err)
-check(isinstance(err.get("traceback"), list), "%s: error.traceback is a list" % rnd, err)
-check(all("\x1b" not in l for l in err.get("traceback") or []),
-      "%s: no ANSI escapes in the traceback" % rnd, err)
+check("stop(" in (err.get("traceback") or ""), "%s: error.traceback shows the R calls" % rnd, err)
+check("\x1b" not in err.get("traceback"), "%s: no ANSI escapes in the traceback" % rnd, err)
 ok("%s: stop(): %s: %s" % (rnd, err.get("type"), err.get("message")))
 
 r, s = run("plot(1:10)")
 imgs = images_of(r)
 check(imgs, "%s: a base-graphics plot comes back as an image" % rnd, r)
-check(png_problem(imgs[0]) is None, "%s: it is a PNG" % rnd, png_problem(imgs[0]))
+check(png_problem(imgs[0]["data"]) is None, "%s: it is a PNG" % rnd, png_problem(imgs[0]["data"]))
 check(any(o["mime_type"] == "image/png" for o in s["rich_outputs"]),
       "%s: rich_outputs holds image/png" % rnd, s["rich_outputs"])
 ok("%s: plot(1:10) is image/png" % rnd)
