@@ -384,6 +384,7 @@ kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
 	free(k->conn_path);
 	free(k->ip);
 	free(k->language);
+	free(k->language_version);
 	free(k);
 	*kp = NULL;
 }
@@ -391,7 +392,7 @@ kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
 void
 kernel_handshake_msg(struct kernel *k, const char *channel, const struct jupyter_msg *m)
 {
-	struct json_object *li, *name;
+	struct json_object *li = NULL, *name, *version;
 
 	if (strcmp(channel, "iopub") == 0) {
 		k->got_iopub = 1;
@@ -406,6 +407,10 @@ kernel_handshake_msg(struct kernel *k, const char *channel, const struct jupyter
 		k->language = xstrdup(json_object_get_string(name));
 	else
 		k->language = xstrdup("unknown");
+	if (li && json_object_object_get_ex(li, "version", &version) &&
+	    json_object_is_type(version, json_type_string) &&
+	    json_object_get_string_len(version) <= 200)
+		k->language_version = xstrdup(json_object_get_string(version));
 }
 
 int

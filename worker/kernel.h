@@ -51,6 +51,7 @@ struct kernel {
 	int got_info_reply;
 	int got_iopub;
 	char *language;
+	char *language_version; /* NULL: the reply gave none */
 	struct sandbox *sb;	/* borrowed from the spec */
 };
 

@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
@@ -14,6 +15,7 @@
 #include "config.h"
 #include "job.h"
 #include "kernel_env_rules.h"
+#include "kernel_info.h"
 #include "kernelspec.h"
 #include "parent_link.h"
 #include "pool.h"
@@ -77,7 +79,15 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		free(text);
 	}
 
-	if (cfg->tools.n == 0) {
+	if (!kernelspec_is_ipykernel(cfg)) {
+		/* The language and version the kernels report (kernel_info.h). */
+		char *lang = kernel_info_text();
+		char *text = xasprintf("%s\n\nLanguage: %s (Jupyter kernel %s).", cfg->description,
+				       lang ? lang : cfg->kernel_language, cfg->kernel);
+		json_object_object_add(tool, "description", json_object_new_string(text));
+		free(text);
+		free(lang);
+	} else if (cfg->tools.n == 0) {
 		json_object_object_add(tool, "description", json_object_new_string(cfg->description));
 	} else {
 		/* Where an agent learns of the domain tools and how to call them. */

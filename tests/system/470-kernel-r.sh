@@ -109,6 +109,9 @@ for t in ("r_install_packages", "r_checkpoint", "r_restore"):
 ex = [t for t in tools if t["name"] == "execute_r_code"][0]
 desc = ex["inputSchema"]["properties"]["code"]["description"]
 check(desc.startswith("R code"), "%s: the code argument says R" % rnd, desc)
+import re
+check(re.search(r"Language: R \d+\.\d+\.\d+ \(Jupyter kernel ir\)", ex["description"]),
+      "%s: the description names R and its version" % rnd, ex["description"])
 ok("%s: tools/list offers what works for R" % rnd)
 
 def run(code, timeout=None):
