@@ -10,8 +10,10 @@
 # list (no install_packages, checkpoint or restore; the code argument says
 # R), state across calls, stdout and stderr (message(), warning()), stop()
 # as an error with its message, the last value, a base-graphics plot as
-# image/png, a timeout that interrupts Sys.sleep and keeps the state, and
-# code_prefix run in R before the first call.
+# image/png, a timeout that interrupts Sys.sleep and keeps the state,
+# code_prefix run in R before the first call, output truncation with the
+# whole in a file, an R that exits reported and replaced (files kept), the
+# memory limit's kill reported.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -79,13 +81,22 @@ if [ "$(id -u)" = 0 ]; then
 	rounds="$rounds inherit:uids isolated:uids"
 fi
 unshare -U -n true 2>/dev/null || rounds=$(echo "$rounds" | tr ' ' '\n' | grep -v isolated)
+# The memory limit needs the kernels' cgroups: root, and usable controllers.
+memcg=0
+[ "$(id -u)" = 0 ] && "$WORKER" -p >"$TMPD/layout.json" 2>&1 && memcg=1
 for round in $rounds; do
 	mode=${round%:*}
 	range=
-	[ "$round" != "$mode" ] && range='kernel_uid_range: "62300-62399"'
+	# limits.memory_mb needs kernel_uid_range (and usable cgroups).
+	mem=0
+	[ "$round" != "$mode" ] && range='kernel_uid_range: "62300-62399"' && mem=$memcg
+	[ $mem = 1 ] && range="$range
+limits:
+  memory_mb: 256"
 	CFG_EXTRA="kernel: ir
 kernel_network_mode: $mode
 code_prefix: \"prefixed <- 'from code_prefix'\"
+output_truncation_threshold: 1000
 $range"
 	write_config
 	sed -i 's/^name: py$/name: r/; s/^default_timeout: 30$/default_timeout: 20/' \
@@ -94,11 +105,11 @@ $range"
 		fail "$round: codeexecd -n refuses kernel: ir: $(cat "$TMPD/check.out")"
 	start_daemon
 	wait_ready
-	run_py "$URL" "$round" <<'EOF2'
+	run_py "$URL" "$round" "$mem" <<'EOF2'
 import base64, sys, time
 from mcp import Client, check, ok, text_of, value_of, images_of, png_problem
 
-url, rnd = sys.argv[1:3]
+url, rnd, memcg = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 a = Client(url)
 a.initialize()
 tools = a.result("tools/list")["tools"]
@@ -159,6 +170,35 @@ r, s = run("x")
 check(value_of(r) == "[1] 21", "%s: state kept after the interrupt" % rnd, r)
 check(not s.get("kernel_restarted"), "%s: the interrupt did not restart R" % rnd, s)
 ok("%s: timeout interrupts R in %.1f s, state kept" % (rnd, took))
+
+import os, re
+r, s = run("cat(strrep('x', 100000))")
+m = re.search(r"(\d+) more characters were cut; the whole stdout is in (codeexecd-output/\S+)",
+              s["stdout"])
+check(m and len(s["stdout"]) < 2000, "%s: a 100000-character cat() is cut with a marker" % rnd,
+      s["stdout"][-300:])
+r, s = run("nchar(readLines('%s', warn = FALSE))" % m.group(2))
+check(value_of(r) == "[1] 100000", "%s: the named file holds all of it" % rnd, r)
+ok("%s: output truncated at 1000, whole in %s" % (rnd, m.group(2)))
+
+# SIGUSR2, R's "quit without saving": IRkernel's quit() does not end R,
+# and an isolated R is pid 1 of its namespace, which ignores signals it
+# has no handler for (SIGKILL from itself).
+r, s = run("writeLines('still here', 'kept.txt')\ntools::pskill(Sys.getpid(), tools::SIGUSR2)\nSys.sleep(5)")
+err = s.get("error") or {}
+check(s["success"] is False and err.get("type") == "KernelDied",
+      "%s: an R that ends is KernelDied" % rnd, r)
+r, s = run("readLines('kept.txt')")
+check(s.get("kernel_restarted") is True and value_of(r) == '[1] "still here"',
+      "%s: the next call runs in a fresh R in the same directory" % rnd, r)
+ok("%s: R's exit reported (%s); a fresh kernel, files kept" % (rnd, err.get("message")))
+
+if memcg:
+    r, s = run("big <- numeric(800 * 1024 * 1024 / 8)\nlength(big)")
+    err = s.get("error") or {}
+    check(s["success"] is False and err.get("type") == "MemoryLimitExceeded",
+          "%s: 800 MB in a 256 MB kernel is MemoryLimitExceeded" % rnd, r)
+    ok("%s: the memory limit kills R and says so: %s" % (rnd, err.get("message", "")[:80]))
 EOF2
 	stop_daemon
 done
