@@ -9,7 +9,8 @@
 # inherit and isolated mode, with and without kernel_uid_range: the tool
 # list (no install_packages, checkpoint or restore; the code argument says
 # R), state across calls, stdout and stderr (message(), warning()), stop()
-# as an error with its message, the last value, a base-graphics plot as
+# as an error with its message, the last value, a data frame as text and
+# text/html, progress notifications, a base-graphics plot as
 # image/png, a timeout that interrupts Sys.sleep and keeps the state,
 # code_prefix run in R before the first call, output truncation with the
 # whole in a file, an R that exits reported and replaced (files kept), the
@@ -170,6 +171,23 @@ r, s = run("x")
 check(value_of(r) == "[1] 21", "%s: state kept after the interrupt" % rnd, r)
 check(not s.get("kernel_restarted"), "%s: the interrupt did not restart R" % rnd, s)
 ok("%s: timeout interrupts R in %.1f s, state kept" % (rnd, took))
+
+r, s = run("data.frame(a = 1:2, b = c('u', 'v'))")
+mimes = {o["mime_type"]: o["data"] for o in s["rich_outputs"]}
+check("a b" in mimes.get("text/plain", "") and "<table" in mimes.get("text/html", ""),
+      "%s: a data frame comes back as text and text/html" % rnd, s["rich_outputs"])
+ok("%s: a data frame: %s" % (rnd, sorted(mimes)))
+
+from calls import Stream, call_msg
+code = "for (i in 0:3) { cat('line', i, '\\n'); flush.console(); Sys.sleep(0.7) }"
+st = Stream(a, call_msg(a, "execute_r_code", {"code": code}, 70, token="tok-470")).run()
+prog, resp = st.progress(), st.responses()
+check(len(resp) == 1 and len(prog) >= 2, "%s: progress notifications while R runs" % rnd,
+      st.evidence())
+early = "".join(e["params"].get("message", "") for t, e in prog if t < resp[0][0] - 0.7)
+check("line 0" in early, "%s: R's output arrived as progress before the end" % rnd,
+      [(t, e["params"]) for t, e in prog])
+ok("%s: %d progress notifications carry R's output as it is printed" % (rnd, len(prog)))
 
 import os, re
 r, s = run("cat(strrep('x', 100000))")
