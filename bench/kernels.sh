@@ -3,7 +3,8 @@
 # run: ipykernel (the environment's), IRkernel (ir), xeus-python (xpython)
 # and octave_kernel (octave), whichever are installed. For each: a new
 # session's first `1+1` with pool.warm 0 (the kernel's cold start to ready,
-# plus one call), the median of warm `1+1` calls through the daemon, and
+# plus one call), and with pool.warm 1 once the pool is ready (a pooled
+# kernel's first call), the median of warm `1+1` calls through the daemon, and
 # the kernel's PSS at idle (its process and descendants: octave_kernel's
 # octave-cli, R's helpers). Prints a table; README untouched.
 #
@@ -26,8 +27,10 @@ trap 'exit 130' INT TERM HUP
 . "$here/../tests/system/kernel_user.sh"
 kernel_user_setup "$TMPD" || { echo "no account $KERNEL_USER" >&2; exit 1; }
 
-printf '%-10s %-24s %12s %12s %10s\n' kernel language "cold+1 ms" "warm ms" "PSS MB"
-for kernel in ipykernel ir xpython octave; do
+printf '%-10s %-24s %12s %12s %12s %10s\n' kernel language "cold+1 ms" "pooled 1st" "warm ms" "PSS MB"
+for round in ${ROUNDS:-ipykernel:0 ipykernel:1 ir:0 ir:1 xpython:0 xpython:1 octave:0 octave:1}; do
+	kernel=${round%:*}
+	warm=${round#*:}
 	[ $kernel = ipykernel ] || [ -r /usr/share/jupyter/kernels/$kernel/kernel.json ] || continue
 	rm -rf "$TMPD/state" "$TMPD/run"
 	mkdir -p "$TMPD/state" "$TMPD/run"
@@ -47,7 +50,7 @@ session_hibernate_after: 0
 checkpoint:
   interval_s: 0
 pool:
-  warm: 0
+  warm: $warm
 $extra
 EOF
 	: >"$TMPD/daemon.log"
@@ -59,11 +62,17 @@ EOF
 		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$TMPD/daemon.log" | head -n 1)
 		[ -n "$port" ] || sleep 0.1
 	done
-	python3 - "$port" "$kernel" "$calls" "$TMPD/daemon.log" "$here/../tests/system" <<'EOF'
+	python3 - "$port" "$kernel" "$calls" "$TMPD/daemon.log" "$here/../tests/system" "$warm" \
+		"$TMPD/cold" <<'EOF'
 import os, re, statistics, sys, time
 port, kernel, calls, log, sysdir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+warm_pool, cold_file = sys.argv[6] == "1", sys.argv[7]
 sys.path.insert(0, sysdir)
 from mcp import Client
+deadline = time.time() + 120
+while warm_pool and "ready (" not in open(log).read():
+    assert time.time() < deadline, "no kernel ready"
+    time.sleep(0.05)
 a = Client("http://127.0.0.1:%s/mcp" % port)
 a.initialize()
 t0 = time.monotonic()
@@ -94,8 +103,11 @@ for p in tree(pid):
     for line in open("/proc/%d/smaps_rollup" % p):
         if line.startswith("Pss:"):
             pss += int(line.split()[1])
-print("%-10s %-24s %12.1f %12.1f %10.1f" % (kernel, lang.group(1) if lang else "python (ipykernel)",
-                                            cold, statistics.median(warm), pss / 1024))
+if not warm_pool:
+    open(cold_file, "w").write("%.1f" % cold)
+    sys.exit(0)
+print("%-10s %-24s %12s %12.1f %12.1f %10.1f" % (kernel, lang.group(1) if lang else "python (ipykernel)",
+      open(cold_file).read(), cold, statistics.median(warm), pss / 1024))
 EOF
 	kill "$DAEMON_PID"
 	wait "$DAEMON_PID" 2>/dev/null || true
