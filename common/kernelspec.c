@@ -126,6 +126,41 @@ out:
 	return rc;
 }
 
+/*
+ * Whether the kernel's program can run: an absolute one must be
+ * executable; a bare name must be on the kernel's PATH (kernel_env.c's:
+ * the environment's bin, then /usr/local/bin, /usr/bin, /bin), unless the
+ * environment is not built yet and so may still provide it. 0, or -1
+ * with why.
+ */
+static int
+program_ok(const struct config *c, const char *key, char *why, size_t why_len)
+{
+	const char *prog = c->kernel_argv.v[0];
+	char *bin = xasprintf("%s/bin", c->build_dir);
+	const char *dirs[] = {bin, "/usr/local/bin", "/usr/bin", "/bin"};
+	int found = 0;
+
+	if (strchr(prog, '/') != NULL) {
+		free(bin);
+		if (prog[0] == '/' && access(prog, X_OK) == 0)
+			return 0;
+		return err_set(why, why_len, "%s: the kernel's program %s: %s", key, prog,
+			       prog[0] == '/' ? strerror(errno) : "not an absolute path or a bare name");
+	}
+	for (size_t i = 0; !found && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char *path = xasprintf("%s/%s", dirs[i], prog);
+		found = access(path, X_OK) == 0;
+		free(path);
+	}
+	int built = access(bin, F_OK) == 0;
+	free(bin);
+	if (found || !built)
+		return 0;
+	return err_set(why, why_len, "%s: the kernel's program %s is in none of %s/bin, "
+		       "/usr/local/bin, /usr/bin and /bin", key, prog, c->build_dir);
+}
+
 /* Whether the kernelspec name may be a directory name (no path of its own). */
 static int
 name_ok(const char *n)
@@ -152,7 +187,7 @@ kernelspec_resolve(struct config *c, int kernel_set, int argv_set, const char **
 				       "kernel_argv: kernel_language must say the kernel's language");
 		free(c->kernel);
 		c->kernel = xstrdup("kernel_argv");
-		return 0;
+		return program_ok(c, "kernel_argv", why, why_len);
 	}
 	*key = "kernel_language";
 	if (c->kernel_language[0] != '\0')
@@ -179,8 +214,5 @@ kernelspec_resolve(struct config *c, int kernel_set, int argv_set, const char **
 		rc = err_set(why, why_len, "kernel: no kernelspec %s in %s, %s or %s", c->kernel,
 			     dirs[0], dirs[1], dirs[2]);
 	free(env_dir);
-	if (rc == 0 && c->kernel_argv.v[0][0] == '/' && access(c->kernel_argv.v[0], X_OK) == -1)
-		rc = err_set(why, why_len, "kernel: kernelspec %s runs %s: %s", c->kernel,
-			     c->kernel_argv.v[0], strerror(errno));
-	return rc;
+	return rc == 0 ? program_ok(c, "kernel", why, why_len) : rc;
 }

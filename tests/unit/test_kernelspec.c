@@ -2,7 +2,7 @@
  * test_kernelspec.c - which kernel serves (common/kernelspec.c), through
  * config_load: a kernelspec of the environment found before the system's,
  * its argv, language and interrupt_mode; kernel_argv with
- * kernel_language; and each refusal (no such kernelspec, a spec that sets
+ * kernel_language; the kernel's program; and each refusal (no such kernelspec, a spec that sets
  * env or has no {connection_file}, kernel_argv without a language or
  * beside kernel, kernel_language alone, an ipykernel-only key).
  */
@@ -148,6 +148,28 @@ START_TEST(refused)
 }
 END_TEST
 
+/* The kernel's program: absolute and executable, or on the kernel's PATH once built. */
+START_TEST(program_checked)
+{
+	struct config c;
+	char why[1024];
+
+	ck_assert_int_eq(load(&c, "kernel_argv: [/nonexistent/k, \"{connection_file}\"]\n"
+				  "kernel_language: R\n", why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "the kernel's program /nonexistent/k") != NULL, "%s", why);
+	/* Not built yet: the environment may still provide a bare name. */
+	ck_assert_msg(load(&c, "kernel_argv: [nosuch-kernel-prog, \"{connection_file}\"]\n"
+			       "kernel_language: R\n", why, sizeof(why)) == 0, "%s", why);
+	config_free(&c);
+	char *cmd = xasprintf("mkdir -p %s/env/bin", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	ck_assert_int_eq(load(&c, "kernel_argv: [nosuch-kernel-prog, \"{connection_file}\"]\n"
+				  "kernel_language: R\n", why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "is in none of") != NULL, "%s", why);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -159,6 +181,7 @@ main(void)
 	tcase_add_test(tc, env_kernelspec);
 	tcase_add_test(tc, explicit_argv);
 	tcase_add_loop_test(tc, refused, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, program_checked); /* last: it makes the environment's bin */
 	suite_add_tcase(s, tc);
 
 	SRunner *sr = srunner_create(s);
