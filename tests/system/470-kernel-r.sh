@@ -11,7 +11,7 @@
 # R), state across calls, stdout and stderr (message(), warning()), stop()
 # as an error with its message, the last value, a data frame as text and
 # text/html, progress notifications, a base-graphics plot as
-# image/png, a timeout that interrupts Sys.sleep and keeps the state,
+# image/png, a timeout and a cancel that interrupt Sys.sleep and keep the state,
 # code_prefix run in R before the first call, output truncation with the
 # whole in a file, an R that exits reported and replaced (files kept), the
 # memory limit's kill reported.
@@ -171,6 +171,20 @@ r, s = run("x")
 check(value_of(r) == "[1] 21", "%s: state kept after the interrupt" % rnd, r)
 check(not s.get("kernel_restarted"), "%s: the interrupt did not restart R" % rnd, s)
 ok("%s: timeout interrupts R in %.1f s, state kept" % (rnd, took))
+
+# notifications/cancelled interrupts R too, and the state stays.
+from calls import Stream, call_msg, notify
+st = Stream(a, call_msg(a, "execute_r_code", {"code": "cat('started\\n'); flush.console()\n"
+                                              "Sys.sleep(20)\ncat('late\\n')"}, 91)).start()
+t0 = time.time()
+time.sleep(1.5)
+n = notify(a, "notifications/cancelled", {"requestId": 91, "reason": "test 470"})
+check(st.wait(10) and time.time() - t0 < 8, "%s: the cancelled call ends early" % rnd,
+      st.evidence())
+r, s = run("x")
+check(value_of(r) == "[1] 21" and not s.get("kernel_restarted"),
+      "%s: after a cancel R runs at once with its state" % rnd, r)
+ok("%s: a cancel interrupts R, state kept" % rnd)
 
 r, s = run("data.frame(a = 1:2, b = c('u', 'v'))")
 mimes = {o["mime_type"]: o["data"] for o in s["rich_outputs"]}
