@@ -173,11 +173,11 @@ check(not s.get("kernel_restarted"), "%s: the interrupt did not restart R" % rnd
 ok("%s: timeout interrupts R in %.1f s, state kept" % (rnd, took))
 
 # notifications/cancelled interrupts R too, and the state stays.
-from calls import Stream, call_msg, notify
-st = Stream(a, call_msg(a, "execute_r_code", {"code": "cat('started\\n'); flush.console()\n"
+from calls import Stream, call_msg, notify, wait_file
+st = Stream(a, call_msg(a, "execute_r_code", {"code": "file.create('started-91')\n"
                                               "Sys.sleep(20)\ncat('late\\n')"}, 91)).start()
 t0 = time.time()
-time.sleep(1.5)
+wait_file(a, "started-91", name="r")
 n = notify(a, "notifications/cancelled", {"requestId": 91, "reason": "test 470"})
 check(st.wait(10) and time.time() - t0 < 8, "%s: the cancelled call ends early" % rnd,
       st.evidence())
