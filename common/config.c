@@ -29,6 +29,7 @@
 #include "config.h"
 #include "config_int.h"
 #include "err.h"
+#include "kernelspec.h"
 #include "log.h"
 #include "shown.h"
 #include "tooldef.h"
@@ -766,6 +767,68 @@ expand_path(struct loader *l, const char *key, char **field)
 	return 0;
 }
 
+/*
+ * Whether key i was given a value that does something: set in the file,
+ * and not an empty string or list, nor a zero.
+ */
+static int
+key_on(struct loader *l, int i)
+{
+	if (i < 0 || !l->seen[i])
+		return 0;
+	const struct config_key *k = &config_key_table[i];
+	const char *f = (const char *)l->c + k->offset;
+
+	/* tools: is a node; what it gave is in the list (tools_dir's come later). */
+	if (strcmp(k->name, "tools") == 0)
+		return l->c->tools.n > 0;
+	if (k->kind == CFG_STRING && k->size > 0)
+		return (*(char *const *)f)[0] != '\0';
+	if (k->kind == CFG_LIST && k->size > 0)
+		return ((const struct strlist *)f)->n > 0;
+	if (k->kind == CFG_INT && k->size == sizeof(long))
+		return *(const long *)f != 0;
+	if (k->kind == CFG_INT && k->size == sizeof(int))
+		return *(const int *)f != 0;
+	if (k->kind == CFG_NUMBER && k->size == sizeof(double))
+		return *(const double *)f != 0;
+	return 1;
+}
+
+/*
+ * The kernel (kernelspec.h), then what only ipykernel honours: refused
+ * for any other kernel, naming the key and the language, and the
+ * checkpoints and hibernation that rest on ipykernel turned off.
+ */
+static int
+finish_kernel(struct loader *l)
+{
+	struct config *c = l->c;
+	char why[WHY_LEN];
+	const char *key = "kernel";
+
+	if (kernelspec_resolve(c, l->seen[key_index("kernel")], key_on(l, key_index("kernel_argv")),
+			       &key, why, sizeof(why)) < 0)
+		return ynode_fail(&l->err, mark_of(l, key), "%s", why);
+	if (kernelspec_is_ipykernel(c))
+		return 0;
+	for (const struct kernelspec_only *o = kernelspec_ipykernel_only(); o->key; o++)
+		if (key_on(l, key_index(o->key)))
+			return ynode_fail(&l->err, mark_of(l, o->key),
+					  "%s: is for ipykernel (%s); the kernel %s runs %s: "
+					  "remove the key",
+					  o->key, o->what, c->kernel, c->kernel_language);
+	if (c->kernel_network_mode == NET_SECCOMP)
+		return ynode_fail(&l->err, mark_of(l, "kernel_network_mode"),
+				  "kernel_network_mode: seccomp starts ipykernel itself and has it "
+				  "install its filter from Python; the kernel %s runs %s: use "
+				  "isolated",
+				  c->kernel, c->kernel_language);
+	c->checkpoint_interval_s = 0;
+	c->session_hibernate_after = 0;
+	return 0;
+}
+
 /* The checks that involve more than one key, once all are read. */
 static int
 finish(struct loader *l)
@@ -788,7 +851,7 @@ finish(struct loader *l)
 				      : mark_of(l, "max_timeout"),
 				  "default_timeout (%g) exceeds max_timeout (%g)",
 				  c->default_timeout, c->max_timeout);
-	if (expand_path(l, "build_dir", &c->build_dir) < 0)
+	if (expand_path(l, "build_dir", &c->build_dir) < 0 || finish_kernel(l) < 0)
 		return -1;
 	/* A sidecar's URL is the framework's: kernel_environment cannot replace it. */
 	for (size_t i = 0; i < c->sidecars.n; i++)

@@ -93,6 +93,12 @@ struct config {
 	int build_timeout_s;	 /* whole build, every step included */
 	char *conda_executable;	 /* "": the first of micromamba, mamba, conda found */
 	char *wheelhouse;	 /* "" or absolute: per-session installs with no index */
+	/* the kernel (kernelspec.h): resolved once the file is read */
+	char *kernel;		 /* a kernelspec name; "ipykernel": the environment's */
+	struct strlist kernel_argv; /* given, or the kernelspec's; empty for ipykernel */
+	char *kernel_language;	 /* given, or the kernelspec's; "python" for ipykernel */
+	int kernel_argv_given;	 /* kernel_argv came from the file */
+	int kernel_interrupt_message; /* the kernelspec's interrupt_mode is "message" */
 
 	/* sidecars (seed 000's SidecarConfig, issue 14) */
 	struct config_sidecars sidecars;

@@ -175,6 +175,16 @@ const struct config_key config_key_table[] = {
 	 .doc = "Directory of wheels that per-session package installs come from, with no "
 		"index; empty: the index of dependency_file."},
 
+	{.name = "kernel", .scope = RELOAD_RESTART, .kind = CFG_STRING, .def = "ipykernel",
+	 .group = "Environment", FIELD(kernel), .check = check_nonempty,
+	 .doc = "Kernelspec that serves execute_NAME_code; ipykernel: the environment's own."},
+	{.name = "kernel_argv", .scope = RELOAD_RESTART, .kind = CFG_LIST, .def = "[]",
+	 .group = "Environment", FIELD(kernel_argv),
+	 .doc = "A kernel's command instead of a kernelspec, with {connection_file}."},
+	{.name = "kernel_language", .scope = RELOAD_RESTART, .kind = CFG_STRING, .def = "",
+	 .group = "Environment", FIELD(kernel_language),
+	 .doc = "The language of kernel_argv's kernel (r, octave, python, ...)."},
+
 	/* Assets */
 	{.name = "assets", .scope = RELOAD_RESTART, .kind = CFG_RECORDS, .def = "[]",
 	 .group = "Assets", FIELD(assets),

@@ -189,6 +189,7 @@ struct ipc_ready {
 	int kernel_pid;
 	char *language;
 	int restarted; /* not the first kernel of this worker */
+	char *language_version; /* kernel_info_reply's language_info.version; NULL: none */
 };
 
 enum ipc_stream { IPC_STDOUT, IPC_STDERR };

@@ -113,6 +113,7 @@ static const struct ipc_field ready_fields[] = {
 	IPC_F_INT(ipc_ready, "kernel_pid", kernel_pid, 2, INT_MAX, IPC_REQ),
 	IPC_F_STR(ipc_ready, "language", language, 200, IPC_REQ),
 	IPC_F_BOOL(ipc_ready, "restarted", restarted, IPC_REQ),
+	IPC_F_STR(ipc_ready, "language_version", language_version, 200, IPC_OPT),
 };
 static const struct ipc_schema ready_schema = SCHEMA("READY", ipc_ready, ready_fields, NULL);
 

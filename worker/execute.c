@@ -173,13 +173,28 @@ traceback_text(struct json_object *content)
 	return o;
 }
 
+/*
+ * The error's type as ename gives it, but the class name alone where the
+ * kernel sends the class's repr (xeus-python: "<class 'ZeroDivisionError'>").
+ */
+static struct json_object *
+error_type(struct json_object *content)
+{
+	const char *en = json_member_str(content, "ename");
+	size_t n = strlen(en);
+
+	if (n > 10 && strncmp(en, "<class '", 8) == 0 && strcmp(en + n - 2, "'>") == 0)
+		return json_object_new_string_len(en + 8, (int)(n - 10));
+	return json_object_new_string(en);
+}
+
 /* Set the error from an error message's (or error reply's) content. */
 static void
 set_error_from(struct exec *ex, struct json_object *content)
 {
 	struct json_object *e = json_object_new_object();
 
-	json_object_object_add(e, "type", json_object_new_string(json_member_str(content, "ename")));
+	json_object_object_add(e, "type", error_type(content));
 	json_object_object_add(e, "message",
 			       json_object_new_string(json_member_str(content, "evalue")));
 	json_object_object_add(e, "traceback", traceback_text(content));

@@ -106,6 +106,7 @@ kernel_alloc(const struct kernel_spec *spec, char *why, size_t why_len)
 	k->pidfd = -1;
 	k->out_fd = -1;
 	k->conn_fd = -1;
+	k->dir_fd = -1;
 	k->sb = spec->sb;
 	k->ip = xasprintf("%s/k", spec->runtime_dir);
 	buf_init(&k->out_line);
@@ -190,10 +191,12 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 		strv_free(argv);
 		return -1;
 	}
-	k->pid = kernel_spawn(spec, &ln, argv, k->conn_fd, op[1], why, why_len);
+	k->pid = kernel_spawn(spec, &ln, argv, k->conn_fd, k->dir_fd, op[1], why, why_len);
 	/* The kernel has its copies; ours would only keep its key around. */
 	close(k->conn_fd);
 	k->conn_fd = -1;
+	close(k->dir_fd);
+	k->dir_fd = -1;
 	if (ln.pass_fd >= 0)
 		close(ln.pass_fd);
 	sandbox_launch_free(&ln);
@@ -229,7 +232,21 @@ kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session 
 		err_set(why, why_len, "cannot set up HMAC-SHA256 signing");
 		goto fail;
 	}
-	k->conn_fd = kernel_spawn_conn_file(k->ip, key, k->sb);
+	/*
+	 * The kernel binds its sockets through an inherited descriptor of
+	 * runtime_dir, "/proc/self/fd/N/k": a short endpoint whatever the
+	 * directory's length. xeus kernels read their bound endpoint back into
+	 * 32 bytes, and ZeroMQ refuses a longer one with EINVAL (xeus-python
+	 * aborted on "ipc:///var/run/codeexecd/k-.../k-1").
+	 */
+	k->dir_fd = open(spec->runtime_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (k->dir_fd == -1) {
+		err_set(why, why_len, "open %s: %s", spec->runtime_dir, strerror(errno));
+		goto fail;
+	}
+	char *kip = xasprintf("/proc/self/fd/%d/k", k->dir_fd);
+	k->conn_fd = kernel_spawn_conn_file(kip, key, k->sb);
+	free(kip);
 	explicit_bzero(key, sizeof(key)); /* the signer holds its own copy */
 	if (k->conn_fd == -1) {
 		err_set(why, why_len, "cannot write the connection file");
@@ -285,6 +302,9 @@ remove_files(struct kernel *k)
 	if (k->conn_fd != -1)
 		close(k->conn_fd);
 	k->conn_fd = -1;
+	if (k->dir_fd != -1)
+		close(k->dir_fd);
+	k->dir_fd = -1;
 	for (int port = KERNEL_PORT_SHELL; port <= KERNEL_PORT_HB; port++) {
 		char *p = xasprintf("%s-%d", k->ip, port);
 		if (unlink(p) == -1 && errno != ENOENT)
@@ -364,6 +384,7 @@ kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
 	free(k->conn_path);
 	free(k->ip);
 	free(k->language);
+	free(k->language_version);
 	free(k);
 	*kp = NULL;
 }
@@ -371,7 +392,7 @@ kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
 void
 kernel_handshake_msg(struct kernel *k, const char *channel, const struct jupyter_msg *m)
 {
-	struct json_object *li, *name;
+	struct json_object *li = NULL, *name, *version;
 
 	if (strcmp(channel, "iopub") == 0) {
 		k->got_iopub = 1;
@@ -386,6 +407,10 @@ kernel_handshake_msg(struct kernel *k, const char *channel, const struct jupyter
 		k->language = xstrdup(json_object_get_string(name));
 	else
 		k->language = xstrdup("unknown");
+	if (li && json_object_object_get_ex(li, "version", &version) &&
+	    json_object_is_type(version, json_type_string) &&
+	    json_object_get_string_len(version) <= 200)
+		k->language_version = xstrdup(json_object_get_string(version));
 }
 
 int

@@ -39,6 +39,7 @@ struct kernel {
 	int conn_fd;	/* memfd with the connection file, until the kernel inherits it */
 	char *conn_path; /* /proc/self/fd/N: no path of ours in the kernel's argv */
 	char *ip;	/* "<runtime_dir>/k": sockets are <ip>-1 .. <ip>-5 */
+	int dir_fd;	/* O_PATH of runtime_dir, until the kernel inherits it */
 	struct jupyter_signer *signer;
 	void *shell, *control, *iopub;
 	struct buf out_line; /* partial output line */
@@ -50,6 +51,7 @@ struct kernel {
 	int got_info_reply;
 	int got_iopub;
 	char *language;
+	char *language_version; /* NULL: the reply gave none */
 	struct sandbox *sb;	/* borrowed from the spec */
 };
 

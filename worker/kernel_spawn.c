@@ -146,7 +146,7 @@ child_fail(int errfd, int stage, int err)
  */
 static void __attribute__((noreturn))
 child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, const char *prog,
-	   char **argv, int conn_fd, int devnull, int out_w, int errfd, pid_t parent)
+	   char **argv, int conn_fd, int dir_fd, int devnull, int out_w, int errfd, pid_t parent)
 {
 	int stage;
 
@@ -168,8 +168,8 @@ child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, cons
 		child_fail(errfd, STAGE_SETUP, errno);
 	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit... */
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-	/* ...but for its connection file and what the sandbox passes on. */
-	if (fcntl(conn_fd, F_SETFD, 0) == -1 ||
+	/* ...but for its connection file, its runtime directory and what the sandbox passes on. */
+	if (fcntl(conn_fd, F_SETFD, 0) == -1 || fcntl(dir_fd, F_SETFD, 0) == -1 ||
 	    (ln->pass_fd >= 0 && fcntl(ln->pass_fd, F_SETFD, 0) == -1))
 		child_fail(errfd, STAGE_SETUP, errno);
 	for (int i = 0; i < ln->n_unix_fds; i++)
@@ -199,7 +199,7 @@ child_failure(int stage, int err, const char *prog, const char *cwd, char *why, 
 
 pid_t
 kernel_spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **argv,
-	     int conn_fd, int out_w, char *why, size_t why_len)
+	     int conn_fd, int dir_fd, int out_w, char *why, size_t why_len)
 {
 	int ep[2], devnull, report[2];
 	sigset_t all, old;
@@ -219,7 +219,7 @@ kernel_spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, ch
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = fork();
 	if (pid == 0)
-		child_exec(spec, ln, prog, argv, conn_fd, devnull, out_w, ep[1], parent);
+		child_exec(spec, ln, prog, argv, conn_fd, dir_fd, devnull, out_w, ep[1], parent);
 	int fork_errno = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(ep[1]);

@@ -39,7 +39,8 @@ struct kernel_spec {
 };
 
 /*
- * Write the connection file for a kernel at ipc endpoint `ip` with key
+ * Write the connection file for a kernel at ipc endpoint `ip` (as the
+ * kernel names it) with key
  * `key` into a memfd (close-on-exec; the child keeps it). Returns the
  * descriptor (caller closes it), or -1 logged.
  */
@@ -48,10 +49,12 @@ int kernel_spawn_conn_file(const char *ip, const char *key, const struct sandbox
 char **kernel_spawn_argv(char **argv, const char *conn_path);
 /*
  * Fork and exec the kernel of spec, prepared as ln says (sandbox.h), with
- * argv, connection file conn_fd, and stdout+stderr into out_w. Returns its
- * pid, or -1 with why[why_len] set (a child that failed has been reaped).
+ * argv, connection file conn_fd, the runtime directory's descriptor dir_fd
+ * (its endpoints are under /proc/self/fd/DIR_FD), and stdout+stderr into
+ * out_w. Returns its pid, or -1 with why[why_len] set (a child that failed
+ * has been reaped).
  */
 pid_t kernel_spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, char **argv,
-		   int conn_fd, int out_w, char *why, size_t why_len);
+		   int conn_fd, int dir_fd, int out_w, char *why, size_t why_len);
 
 #endif

@@ -59,7 +59,8 @@ kernel_now_ready(struct wstate *w)
 	log_info("kernel %d ready (%s)", (int)w->k->pid, w->k->language);
 	/* Every kernel is announced: the supervisor signals only the one it
 	 * knows (and checks) as ours. */
-	struct ipc_ready r = {w->k->pid, w->k->language, w->after != AFTER_INITIAL};
+	struct ipc_ready r = {w->k->pid, w->k->language, w->after != AFTER_INITIAL,
+			      w->k->language_version};
 	supervisor_send(w, IPC_READY, 0, &r);
 	if (w->ex)
 		route_send_execute(w);

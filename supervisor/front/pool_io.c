@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "ipc_msg.h"
+#include "kernel_info.h"
 #include "parent_link.h"
 #include "log.h"
 #include "metrics.h"
@@ -101,6 +102,7 @@ on_ready(struct worker *w, const struct ipc_ready *r)
 {
 	parent_link_claim_kernel(w->priv_id, r->kernel_pid);
 	w->kernel_pid = r->kernel_pid;
+	kernel_info_set(r->language, r->language_version);
 	metrics_add(METRICS_KERNEL_STARTS, 1);
 	if (w->ever_ready)
 		metrics_add(METRICS_KERNEL_RESTARTS, 1);

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "config.h"
 #include "json_member.h"
+#include "kernelspec.h"
 #include "log.h"
 #include "pool.h"
 #include "session.h"
@@ -323,7 +324,8 @@ session_state_stop(void)
 	int n = 0;
 
 	stopping = 1;
-	session_each(stop_one, &n);
+	if (kernelspec_is_ipykernel(state_cfg)) /* the cell is ipykernel's Python */
+		session_each(stop_one, &n);
 	return n;
 }
 

@@ -20,6 +20,7 @@
 #include "checkpoint_cell.h"
 #include "config.h"
 #include "job.h"
+#include "kernelspec.h"
 #include "pool.h"
 #include "result.h"
 #include "session.h"
@@ -204,11 +205,15 @@ restore_call(struct tool_call *tc)
 const struct tool tool_checkpoint = {
 	.name_format = "{name}_checkpoint",
 	.describe = checkpoint_describe,
+	/* pip, and dill of a Python namespace: ipykernel only (kernelspec.h). */
+	.listed = kernelspec_is_ipykernel,
 	.call = checkpoint_call,
 };
 
 const struct tool tool_restore = {
 	.name_format = "{name}_restore",
 	.describe = restore_describe,
+	/* pip, and dill of a Python namespace: ipykernel only (kernelspec.h). */
+	.listed = kernelspec_is_ipykernel,
 	.call = restore_call,
 };

@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
@@ -14,6 +15,8 @@
 #include "config.h"
 #include "job.h"
 #include "kernel_env_rules.h"
+#include "kernel_info.h"
+#include "kernelspec.h"
 #include "parent_link.h"
 #include "pool.h"
 #include "progress.h"
@@ -64,8 +67,27 @@ execute_describe(const struct config *cfg, struct json_object *tool)
 		"dropped_mime.\"}},"
 		"\"required\":[\"code\"]}";
 	struct json_object *schema = tool_schema(input_schema);
+	struct json_object *props, *code;
 
-	if (cfg->tools.n == 0) {
+	/* Another kernel's code is in its own language (kernelspec.h). */
+	if (!kernelspec_is_ipykernel(cfg) && json_object_object_get_ex(schema, "properties", &props) &&
+	    json_object_object_get_ex(props, "code", &code)) {
+		char *text = xasprintf("%s code to run (kernel %s). Variables persist between "
+				       "calls of this session.",
+				       cfg->kernel_language, cfg->kernel);
+		json_object_object_add(code, "description", json_object_new_string(text));
+		free(text);
+	}
+
+	if (!kernelspec_is_ipykernel(cfg)) {
+		/* The language and version the kernels report (kernel_info.h). */
+		char *lang = kernel_info_text();
+		char *text = xasprintf("%s\n\nLanguage: %s (Jupyter kernel %s).", cfg->description,
+				       lang ? lang : cfg->kernel_language, cfg->kernel);
+		json_object_object_add(tool, "description", json_object_new_string(text));
+		free(text);
+		free(lang);
+	} else if (cfg->tools.n == 0) {
 		json_object_object_add(tool, "description", json_object_new_string(cfg->description));
 	} else {
 		/* Where an agent learns of the domain tools and how to call them. */

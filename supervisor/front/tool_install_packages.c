@@ -20,6 +20,7 @@
 #include "config.h"
 #include "job.h"
 #include "kernel_env_rules.h"
+#include "kernelspec.h"
 #include "pool.h"
 #include "pylit.h"
 #include "progress.h"
@@ -257,5 +258,7 @@ out:
 const struct tool tool_install_packages = {
 	.name_format = "{name}_install_packages",
 	.describe = install_describe,
+	/* pip, and dill of a Python namespace: ipykernel only (kernelspec.h). */
+	.listed = kernelspec_is_ipykernel,
 	.call = install_call,
 };

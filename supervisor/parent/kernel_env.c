@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "kernelspec.h"
 #include "kernel_env.h"
 #include "kernel_env_rules.h"
 #include "xmalloc.h"
@@ -202,6 +203,12 @@ kernel_env_argv(const struct config *cfg)
 	static const char *const fixed[] = {"-c", launcher, "-f", "{connection_file}"};
 	struct json_object *argv = json_object_new_array();
 
+	/* Another kernel: its kernelspec's argv, or kernel_argv, as it is. */
+	if (!kernelspec_is_ipykernel(cfg)) {
+		for (size_t i = 0; i < cfg->kernel_argv.n; i++)
+			json_object_array_add(argv, json_object_new_string(cfg->kernel_argv.v[i]));
+		return argv;
+	}
 	char *python = kernel_env_python(cfg);
 	json_object_array_add(argv, json_object_new_string(python));
 	free(python);

@@ -25,7 +25,8 @@ struct json_object *kernel_env_build(const struct config *cfg);
 char **kernel_env_strings(struct json_object *env);
 /*
  * The kernel's argv: the environment's interpreter running ipykernel on
- * {connection_file}, with the history kernel_history asks for. Caller owns.
+ * {connection_file}, with the history kernel_history asks for; for another
+ * kernel, its kernelspec's argv or kernel_argv (kernelspec.h). Caller owns.
  */
 struct json_object *kernel_env_argv(const struct config *cfg);
 /*

@@ -13,7 +13,11 @@
 
 struct config;
 
-/* The warm-up code for kernels of `cfg`. Caller frees. */
+/*
+ * The warm-up code for kernels of `cfg`; for a kernel other than ipykernel,
+ * its code_prefix and its language's displayed value, or NULL (none).
+ * Caller frees.
+ */
 char *kernel_warm_code(const struct config *cfg);
 
 #endif

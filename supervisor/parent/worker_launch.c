@@ -141,7 +141,8 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 		.runtime_dir = w->rundir,
 		.allow_mime = kernel_env_mime(cfg, NULL),
 		.warm_code = warm,
-		.interrupt_mode = IPC_INTERRUPT_SIGNAL,
+		.interrupt_mode = cfg->kernel_interrupt_message ? IPC_INTERRUPT_MESSAGE
+								: IPC_INTERRUPT_SIGNAL,
 		.startup_timeout_s = STARTUP_TIMEOUT_S,
 		.network_mode = cfg->kernel_network_mode,
 		.uid = (uint32_t)uid,

@@ -98,7 +98,7 @@ start_child(int unclaimed)
 static void
 on_start(int argc, char **argv)
 {
-	struct ipc_ready r = {0, "fake", 0};
+	struct ipc_ready r = {0, "fake", 0, NULL};
 	char json[200];
 
 	if (strcmp(mode, "lie") == 0 && argc > 2) {

@@ -154,12 +154,18 @@ END_TEST
 
 START_TEST(ready_roundtrip)
 {
-	struct ipc_ready in = {4242, "python", 1}, out;
+	struct ipc_ready in = {4242, "python", 1, "3.11.2"}, out;
 
 	roundtrip(IPC_READY, &in, &out);
 	ck_assert_int_eq(out.kernel_pid, 4242);
 	ck_assert_str_eq(out.language, "python");
 	ck_assert_int_eq(out.restarted, 1);
+	ck_assert_str_eq(out.language_version, "3.11.2");
+	ipc_ready_free(&out);
+	/* language_version is optional: a kernel may not say. */
+	in.language_version = NULL;
+	roundtrip(IPC_READY, &in, &out);
+	ck_assert_ptr_null(out.language_version);
 	ipc_ready_free(&out);
 }
 END_TEST
@@ -673,7 +679,7 @@ START_TEST(encode_refusals)
 	char *env[] = {NULL};
 	struct ipc_start st = {.argv = argv, .env = bad_env, .cwd = "/c", .runtime_dir = "/r"};
 	struct ipc_output o = {(enum ipc_stream)7, {"x", 1}};
-	struct ipc_ready r = {12, NULL, 0};
+	struct ipc_ready r = {12, NULL, 0, NULL};
 
 	buf_init(&b);
 	ck_assert_int_eq(ipc_start_encode(&b, 1, &st, err, sizeof(err)), -1);
