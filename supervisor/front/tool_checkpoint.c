@@ -205,10 +205,12 @@ const struct tool tool_checkpoint = {
 	.name_format = "{name}_checkpoint",
 	.describe = checkpoint_describe,
 	.call = checkpoint_call,
+	.session_arg = "session_id",
 };
 
 const struct tool tool_restore = {
 	.name_format = "{name}_restore",
 	.describe = restore_describe,
 	.call = restore_call,
+	.session_arg = "session_id",
 };

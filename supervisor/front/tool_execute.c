@@ -322,4 +322,5 @@ const struct tool tool_execute = {
 	.describe = execute_describe,
 	.aliases = execute_aliases,
 	.call = execute_call,
+	.session_arg = "execution_session_id",
 };

@@ -258,4 +258,5 @@ const struct tool tool_install_packages = {
 	.name_format = "{name}_install_packages",
 	.describe = install_describe,
 	.call = install_call,
+	.session_arg = "session_id",
 };

@@ -14,7 +14,7 @@
 # Node's conformance suite, twice; 450 tests the same server code in every stage.
 slow_suite
 
-MODERN_SCENARIOS="server-stateless http-header-validation caching tools-list resources-list prompts-list dns-rebinding-protection server-sse-multiple-streams sep-2164-resource-not-found input-required-result-unsupported-methods"
+MODERN_SCENARIOS="server-stateless http-header-validation http-custom-header-server-validation caching tools-list resources-list prompts-list dns-rebinding-protection server-sse-multiple-streams sep-2164-resource-not-found input-required-result-unsupported-methods"
 LEGACY_SCENARIOS="server-initialize ping tools-list logging-set-level server-sse-multiple-streams dns-rebinding-protection"
 
 require_cmd curl
