@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "handle.h"
 #include "mcp.h"
 #include "mcp_call.h"
 #include "mcp_header.h"
@@ -300,9 +301,16 @@ static void
 modern_tasks(const struct mcp_request *rq, const char *method, struct json_object *id,
 	     struct json_object *params, struct mcp_response *rs)
 {
-	char msg[ERR_LEN];
+	char msg[ERR_LEN], node[CONFIG_NODE_NAME_MAX + 1];
 	int code = 0;
+	struct json_object *tid;
 
+	if (json_object_object_get_ex(params, "taskId", &tid) &&
+	    json_object_is_type(tid, json_type_string) &&
+	    handle_elsewhere(json_object_get_string(tid), node, sizeof(node))) {
+		mcp_set_misdirected(rs, id, "params.taskId", node);
+		return;
+	}
 	pool_lock();
 	struct json_object *r = tasks_handle(cfg, method, params, identity_of(rq), &code, msg,
 					     sizeof(msg));

@@ -9,13 +9,13 @@
 
 #include "clock.h"
 #include "config.h"
+#include "handle.h"
 #include "json_member.h"
 #include "log.h"
 #include "metrics.h"
 #include "parent_link.h"
 #include "pool.h"
 #include "pylit.h"
-#include "rand.h"
 #include "result.h"
 #include "session.h"
 #include "session_state.h"
@@ -260,7 +260,7 @@ session_create(const char *identity, const struct session_limits *lim, char *why
 		return NULL;
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
-	rand_hex(s->id, SESSION_ID_LEN / 2);
+	handle_mint(s->id);
 	s->created = s->last_used = time(NULL);
 	s->refs = 1;
 	snprintf(s->identity, sizeof(s->identity), "%s", identity);

@@ -17,10 +17,11 @@
 #include <json-c/json.h>
 
 #include "err.h"
+#include "handle.h"
 
 struct worker;
 
-#define SESSION_ID_LEN 32 /* hex digits: 128 bits from getrandom */
+#define SESSION_ID_LEN HANDLE_LEN /* the longest id (handle.h) */
 
 /* What the working directory holds, as last counted (tools_session.c). */
 struct dir_usage {

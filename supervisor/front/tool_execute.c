@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "handle.h"
 #include "job.h"
 #include "kernel_env_rules.h"
 #include "parent_link.h"
@@ -195,7 +196,9 @@ tool_preprocess(struct tool_call *tc, struct session *target, const char *code, 
 	/* The main loop reads the parent's answer under pool_lock: let it. Our
 	 * reference keeps `target`, and `code` is the request's. */
 	pool_unlock();
-	*out = parent_link_preprocess(id, identity, code, timeout_s, max_bytes, why, sizeof(why));
+	/* The parent knows the session by its digits (PRIV_SESSION_LEN), not its tag. */
+	*out = parent_link_preprocess(handle_random(id), identity, code, timeout_s, max_bytes, why,
+				      sizeof(why));
 	pool_lock();
 	if (*out)
 		return 0;

@@ -123,7 +123,8 @@ MODERN = "2026-07-28"
 
 class ModernClient(Client):
     """A 2026-07-28 client: no session; every request carries its version
-    in _meta and MCP-Protocol-Version, and Mcp-Method (and Mcp-Name)."""
+    in _meta and MCP-Protocol-Version, and Mcp-Method (and Mcp-Name, and
+    Mcp-Param-Session for the argument naming a kernel session)."""
 
     def __init__(self, url, token=None, version=MODERN):
         Client.__init__(self, url, protocol=version, token=token)
@@ -144,6 +145,13 @@ class ModernClient(Client):
         h = {"MCP-Protocol-Version": self.protocol, "Mcp-Method": method}
         if method in ("tools/call", "prompts/get") and "name" in params:
             h["Mcp-Name"] = params["name"]
+        # The argument naming a kernel session carries x-mcp-header "Session"
+        # in every tool that takes one (execution_session_id, or session_id).
+        args = params.get("arguments") if method == "tools/call" else None
+        for key in ("execution_session_id", "session_id"):
+            if isinstance(args, dict) and isinstance(args.get(key), str):
+                h["Mcp-Param-Session"] = args[key]
+                break
         h.update(headers or {})
         h = {k: v for k, v in h.items() if v is not None}
         return self.http("POST", json.dumps(msg), headers=h, timeout=timeout)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "handle.h"
 #include "mcp.h"
 #include "mcp_stubs.h"
 #include "session.h"
@@ -457,6 +458,48 @@ START_TEST(modern_task_name)
 		assert_error(&a, 400, -32020, "the Mcp-Name header is required");
 		done(&a);
 	}
+}
+END_TEST
+
+/* Another node's handle is answered at once with 421, naming that node. */
+START_TEST(misdirected)
+{
+	struct answer a;
+	char body[600];
+
+	handle_init("a");
+	request(&a, "POST", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+		"b.0123456789abcdef0123456789abcdef", "2025-11-25", 0);
+	assert_error(&a, 421, -32050, "node 'b'");
+	ck_assert_str_eq(json_object_get_string(at(&a, "error.data.node")), "b");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(at(&a, "error.message")),
+				     "Mcp-Session-Id"));
+	done(&a);
+	request(&a, "DELETE", NULL, "b.0123456789abcdef0123456789abcdef", "2025-11-25", 0);
+	ck_assert_int_eq(a.rs.status, 421);
+	done(&a);
+	/* An untagged unknown id stays unknown. */
+	request(&a, "POST", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", "nosuch",
+		"2025-11-25", 0);
+	assert_error(&a, 404, -32001, "session not found");
+	done(&a);
+	/* Arguments, on both paths. */
+	post(&a, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"execute_py_code\",\"arguments\":{\"code\":\"1\",\"execution_session_id\":"
+		 "\"c.1\"}}}");
+	assert_error(&a, 421, -32050, "argument execution_session_id");
+	done(&a);
+	modern_param(&a, "execute_py_code", "{\"code\":\"1\",\"execution_session_id\":\"c.1\"}",
+		     "c.1");
+	assert_error(&a, 421, -32050, "node 'c'");
+	done(&a);
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tasks/get\",\"params\":{"
+		 "\"taskId\":\"d.1\"," META "}}");
+	modern(&a, body, "2026-07-28", "tasks/get", "d.1");
+	assert_error(&a, 421, -32050, "params.taskId");
+	done(&a);
+	handle_init("");
 }
 END_TEST
 
@@ -1012,6 +1055,7 @@ mcp_suite(void)
 	tcase_add_test(tc, modern_versions);
 	tcase_add_test(tc, modern_param_session);
 	tcase_add_test(tc, modern_task_name);
+	tcase_add_test(tc, misdirected);
 	tcase_add_test(tc, initialize_negotiates);
 	tcase_add_test(tc, initialize_errors);
 	tcase_add_test(tc, ping_and_unknown_methods);
