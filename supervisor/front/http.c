@@ -643,7 +643,9 @@ health_handler(struct mg_connection *conn, void *unused)
 	if (!degraded)
 		degraded = sidecar_view_down(why, sizeof(why));
 
+	int drain = health_draining();
 	json_object_object_add(o, "status", json_object_new_string(degraded ? "degraded"
+								    : drain  ? "draining"
 								    : ready  ? "ok"
 									     : "starting"));
 	if (degraded)
@@ -655,7 +657,8 @@ health_handler(struct mg_connection *conn, void *unused)
 	if (cfg->sidecars.n > 0)
 		json_object_object_add(o, "sidecars", sidecar_view_json());
 	start_failure_add(o);
-	int status = ready && !degraded ? 200 : 503;
+	/* Draining: a load balancer sends it no new session (contrib/haproxy). */
+	int status = ready && !degraded && !drain ? 200 : 503;
 	send_response(conn, status, "application/json",
 		      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							    JSON_C_TO_STRING_NOSLASHESCAPE),

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "config.h"
 #include "handle.h"
+#include "health.h"
 #include "json_member.h"
 #include "log.h"
 #include "metrics.h"
@@ -247,6 +248,12 @@ session_create(const char *identity, const struct session_limits *lim, char *why
 	char reclaimed[SESSION_ID_LEN + 1] = "";
 	const char *key = NULL;
 
+	if (health_draining()) {
+		err_set(why, why_len,
+			"this node is draining (codeexecctl drain): it starts no new session, "
+			"while its own go on; start the session on another node");
+		return NULL;
+	}
 	reclaim_for(identity, lim, reclaimed, &key);
 	if (session_kernels() >= lim->max_sessions && !hibernate_for_room()) {
 		err_set(why, why_len,

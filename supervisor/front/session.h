@@ -89,7 +89,7 @@ struct session_limits {
  * running or waiting, no batch running, no reference held) is closed first, logged, counted and
  * named in the new one's `reclaimed`. NULL with why[why_len] when neither
  * bound can be met so: every session of the identity is busy, or the pool
- * is full of others'.
+ * is full of others', or the node is draining (health.h).
  */
 struct session *session_create(const char *identity, const struct session_limits *lim,
 			       char *why, size_t why_len);
