@@ -94,7 +94,8 @@ class Client:
         })
         check(r.status == 200, "initialize: HTTP %d" % r.status)
         sid = r.header("Mcp-Session-Id")
-        check(sid is not None and re.fullmatch(r"[0-9a-fA-F]{32,}", sid),
+        # 32 hex digits, after node_name and a dot when the daemon has one.
+        check(sid is not None and re.fullmatch(r"(?:[A-Za-z0-9_-]{1,32}\.)?[0-9a-fA-F]{32,}", sid),
               "initialize: Mcp-Session-Id %r is not >= 32 hex digits" % sid)
         self.session_id = sid
         n = self.http("POST", json.dumps({"jsonrpc": "2.0",
