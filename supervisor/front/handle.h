@@ -28,9 +28,10 @@ void handle_mint(char *out);
 /* The random digits of handle `h` (borrowed from it): what follows its last dot. */
 const char *handle_random(const char *h);
 /*
- * Whether `h` is a handle minted by another node: tagged, with a
- * well-formed tag that is not this node's. Then 1 with the tag in
- * node[len]; else 0 (this node's, untagged, or not a handle at all).
+ * Whether `h` is a handle minted by another node: this node has a tag,
+ * and `h` a well-formed one that is not it. Then 1 with the tag in
+ * node[len]; else 0 (this node's, untagged, not a handle at all, or any
+ * id on a node without node_name, which answers as before).
  */
 int handle_elsewhere(const char *h, char *node, size_t len);
 /*

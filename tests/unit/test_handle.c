@@ -63,9 +63,9 @@ START_TEST(elsewhere)
 	handle_init("ab");
 	ck_assert(handle_elsewhere("a.0", node, sizeof(node)));
 	ck_assert_str_eq(node, "a");
-	/* A single node tells none elsewhere but tagged ones. */
+	/* A single node (no node_name) names no other: all it lacks is unknown. */
 	handle_init("");
-	ck_assert(handle_elsewhere("c.0", node, sizeof(node)));
+	ck_assert(!handle_elsewhere("c.0", node, sizeof(node)));
 	ck_assert(!handle_elsewhere("0123", node, sizeof(node)));
 }
 END_TEST
