@@ -52,8 +52,8 @@ handle_elsewhere(const char *h, char *tag, size_t len)
 	const char *dot = strchr(h, '.');
 
 	/* A single node has no other to name: what it did not mint is unknown. */
-	if (node[0] == '\0' || dot == NULL || dot == h || (size_t)(dot - h) > CONFIG_NODE_NAME_MAX ||
-	    strspn(h, TAG_CHARS) != (size_t)(dot - h))
+	if (node[0] == '\0' || dot == NULL || dot == h ||
+	    (size_t)(dot - h) > CONFIG_NODE_NAME_MAX || strspn(h, TAG_CHARS) != (size_t)(dot - h))
 		return 0;
 	if (strlen(node) == (size_t)(dot - h) && strncmp(h, node, (size_t)(dot - h)) == 0)
 		return 0;

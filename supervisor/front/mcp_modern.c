@@ -146,7 +146,8 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 		return -1;
 	}
 	const char *version = json_object_get_string(v);
-	if (mcp_header_check("MCP-Protocol-Version", rq->protocol_version, version, 0, id, rs) == -1)
+	const char *pv = rq->protocol_version;
+	if (mcp_header_check("MCP-Protocol-Version", pv, version, 0, id, rs) == -1)
 		return -1;
 	if (strcmp(version, MODERN_VERSION) != 0) {
 		struct json_object *data = json_object_new_object();
