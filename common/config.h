@@ -79,6 +79,7 @@ struct config {
 	char *name;
 	char *description;
 	char *server_description;
+	char *node_name; /* "" or at most CONFIG_NODE_NAME_MAX of NAME_CHARS: the handles' tag */
 
 	/* environment (seed 000) */
 	enum env_type type;
@@ -211,6 +212,8 @@ struct config {
 };
 
 /* matplotlib_backend's default (seed 003's) and the value that sets none. */
+/* The longest node_name: the handles it tags stay short enough for any header. */
+#define CONFIG_NODE_NAME_MAX 32
 #define CONFIG_MPL_INLINE "module://matplotlib_inline.backend_inline"
 #define CONFIG_MPL_NONE "none"
 

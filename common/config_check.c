@@ -44,6 +44,23 @@ check_name(struct config *c, const char *v, char *why, size_t why_len)
 }
 
 int
+check_node_name(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	size_t len = strlen(v);
+
+	if (strspn(v, NAME_CHARS) != len)
+		return err_set(why, why_len,
+			       "%s may hold only letters, digits, _ and -, since it starts "
+			       "every handle this node mints, before a dot",
+			       shown(v, sh));
+	if (len > CONFIG_NODE_NAME_MAX)
+		return err_set(why, why_len, "is %zu characters long; at most %d are allowed", len,
+			       CONFIG_NODE_NAME_MAX);
+	return 0;
+}
+
+int
 check_nonempty(struct config *c, const char *v, char *why, size_t why_len)
 {
 	return v[0] == '\0' ? err_set(why, why_len, "must not be empty") : 0;

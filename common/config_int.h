@@ -18,6 +18,7 @@
  */
 int check_name(struct config *c, const char *v, char *why, size_t why_len);
 int check_nonempty(struct config *c, const char *v, char *why, size_t why_len);
+int check_node_name(struct config *c, const char *v, char *why, size_t why_len);
 int check_absolute(struct config *c, const char *v, char *why, size_t why_len);
 int check_python(struct config *c, const char *v, char *why, size_t why_len);
 int check_facility(struct config *c, const char *v, char *why, size_t why_len);

@@ -126,6 +126,10 @@ const struct config_key config_key_table[] = {
 	{.name = "server_description", .scope = RELOAD_LIVE, .kind = CFG_STRING, .def = "",
 	 .group = "Identity", FIELD(server_description),
 	 .doc = "Server-level instructions sent to MCP clients at initialization."},
+	{.name = "node_name", .scope = RELOAD_RESTART, .kind = CFG_STRING, .def = "",
+	 .group = "Identity", FIELD(node_name), .check = check_node_name,
+	 .doc = "This node's tag in a cluster: the handles it mints start with it and a dot "
+		"(empty: one node, untagged handles)."},
 	{.name = "entra_client_id", .scope = RELOAD_RESTART, .kind = CFG_STRING, .def = "",
 	 .group = "Identity", FIELD(entra_client_id), .check = check_entra_id,
 	 .doc = "Entra ID application (client) id: with entra_tenant_id, auth.mode oauth "

@@ -7,6 +7,7 @@
  *   {"cmd":"status"}              -> {"status", "name", "version", "pid", ...}
  *   {"cmd":"sessions"}            -> {"sessions": [...]}
  *   {"cmd":"close","session":ID}  -> {"closed": true}
+ *   {"cmd":"drain","on":BOOL}     -> {"draining": BOOL, "sessions": N}
  *   anything refused              -> {"error": TEXT}
  *
  * A request may say which version it speaks ("protocol":
@@ -29,14 +30,17 @@
 #define CONTROL_KEY_CMD "cmd"
 #define CONTROL_KEY_PROTOCOL "protocol"
 #define CONTROL_KEY_SESSION "session"
+#define CONTROL_KEY_ON "on"
 /* Members of an answer, besides status's report. */
 #define CONTROL_KEY_ERROR "error"
 #define CONTROL_KEY_SESSIONS "sessions"
 #define CONTROL_KEY_CLOSED "closed"
+#define CONTROL_KEY_DRAINING "draining"
 
 /* The requests. */
 #define CONTROL_CMD_STATUS "status"
 #define CONTROL_CMD_SESSIONS "sessions"
 #define CONTROL_CMD_CLOSE "close"
+#define CONTROL_CMD_DRAIN "drain"
 
 #endif

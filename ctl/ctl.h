@@ -2,9 +2,9 @@
  * ctl.h - codeexecctl, the operator's client: shared state and helpers.
  *
  * One file per command (cmd_*.c), each exporting a struct ctl_cmd collected
- * in main.c's table. status, sessions and close speak the daemon's control
- * socket (control.c); exec speaks MCP over HTTP (mcp_client.c), as an
- * agent would.
+ * in main.c's table. status, sessions, close, drain and undrain speak the
+ * daemon's control socket (control.c); exec speaks MCP over HTTP
+ * (mcp_client.c), as an agent would.
  */
 #ifndef CTL_CTL_H
 #define CTL_CTL_H
@@ -44,6 +44,8 @@ struct ctl_cmd {
 extern const struct ctl_cmd cmd_status;
 extern const struct ctl_cmd cmd_sessions;
 extern const struct ctl_cmd cmd_close;
+extern const struct ctl_cmd cmd_drain;
+extern const struct ctl_cmd cmd_undrain;
 extern const struct ctl_cmd cmd_exec;
 
 /* The parsed configuration, loading it on first use; NULL (logged) on error. */

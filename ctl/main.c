@@ -22,6 +22,8 @@ static const struct ctl_cmd *const commands[] = {
 	&cmd_status,
 	&cmd_sessions,
 	&cmd_close,
+	&cmd_drain,
+	&cmd_undrain,
 	&cmd_exec,
 };
 

@@ -9,11 +9,11 @@
 
 #include "batch.h"
 #include "config.h"
+#include "handle.h"
 #include "ipc.h"
 #include "log.h"
 #include "pool.h"
 #include "pylit.h"
-#include "rand.h"
 #include "session.h"
 #include "xmalloc.h"
 
@@ -308,7 +308,7 @@ batch_start(const struct config *c, const char *owner, const char *identity, con
 	struct batch *b = xcalloc(1, sizeof(*b));
 
 	cfg = c;
-	rand_hex(b->id, SESSION_ID_LEN / 2);
+	handle_mint(b->id);
 	snprintf(b->owner, sizeof(b->owner), "%s", owner);
 	snprintf(b->identity, sizeof(b->identity), "%s", identity);
 	b->code = xstrdup(code);

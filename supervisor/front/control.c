@@ -45,9 +45,13 @@ control_status(void)
 
 	if (!degraded)
 		degraded = sidecar_view_down(why, sizeof(why));
-	json_object_object_add(r, "status", json_object_new_string(degraded      ? "degraded"
-								    : pool_ready() ? "ok"
-										   : "starting"));
+	json_object_object_add(r, "status",
+			       json_object_new_string(degraded		? "degraded"
+						      : health_draining() ? "draining"
+						      : pool_ready()	? "ok"
+									: "starting"));
+	json_object_object_add(r, CONTROL_KEY_DRAINING,
+			       json_object_new_boolean(health_draining()));
 	if (degraded)
 		json_object_object_add(r, "reason", json_object_new_string(why));
 	json_object_object_add(r, "name", json_object_new_string(acc->cfg->name));
@@ -117,11 +121,22 @@ control_run(struct json_object *req)
 		json_object_object_add(r, CONTROL_KEY_CLOSED, json_object_new_boolean(1));
 		return r;
 	}
+	if (strcmp(name, CONTROL_CMD_DRAIN) == 0 &&
+	    json_object_object_get_ex(req, CONTROL_KEY_ON, &v) &&
+	    json_object_is_type(v, json_type_boolean)) {
+		health_set_draining(json_object_get_boolean(v));
+		r = json_object_new_object();
+		json_object_object_add(r, CONTROL_KEY_DRAINING,
+				       json_object_new_boolean(health_draining()));
+		json_object_object_add(r, CONTROL_KEY_SESSIONS,
+				       json_object_new_int(session_count()));
+		return r;
+	}
 bad:
 	r = json_object_new_object();
 	json_object_object_add(r, CONTROL_KEY_ERROR, json_object_new_string(
-		"unknown request: send {\"cmd\":\"status\"}, {\"cmd\":\"sessions\"} or "
-		"{\"cmd\":\"close\",\"session\":ID}"));
+		"unknown request: send {\"cmd\":\"status\"}, {\"cmd\":\"sessions\"}, "
+		"{\"cmd\":\"close\",\"session\":ID} or {\"cmd\":\"drain\",\"on\":BOOL}"));
 	return r;
 }
 

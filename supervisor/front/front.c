@@ -287,6 +287,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	parent_link_secrets();
 	sidecar_view_init(cfg);
 	pool_on_runtime(on_runtime);
+	handle_init(cfg->node_name);
 	pool_init(cfg);
 	session_on_close(batch_session_closed);
 	session_state_init(cfg);

@@ -1,6 +1,8 @@
 /*
  * health.h - what the daemon says about itself on /health and in the
- * control socket's status: "ok", "starting", or "degraded" with a reason.
+ * control socket's status: "ok", "starting", "draining" (the operator's
+ * codeexecctl drain: no new sessions, the existing ones go on), or
+ * "degraded" with a reason.
  *
  * Readable from any thread without pool_lock, so that /health answers
  * while a lock holder is slow. The degraded reason is guarded by a lock of
@@ -19,5 +21,9 @@ void health_set_degraded(const char *why);
  * be NULL to ask only whether.
  */
 int health_degraded(char *why, size_t why_len);
+/* Drain (nonzero) or stop draining: a draining node starts no new session. */
+void health_set_draining(int on);
+/* Nonzero while draining. */
+int health_draining(void);
 
 #endif

@@ -470,7 +470,8 @@ cors_preflight(struct mg_connection *conn, const char *origin)
 	mg_response_header_add(conn, "Access-Control-Allow-Methods", "GET, POST, DELETE", -1);
 	mg_response_header_add(conn, "Access-Control-Allow-Headers",
 			       "Content-Type, Accept, Authorization, Mcp-Session-Id, "
-			       "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID", -1);
+			       "MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-Session, "
+			       "Last-Event-ID", -1);
 	mg_response_header_add(conn, "Access-Control-Max-Age", "600", -1);
 	mg_response_header_add(conn, "Content-Length", "0", -1);
 	mg_response_header_send(conn);
@@ -523,6 +524,7 @@ mcp_handler(struct mg_connection *conn, void *unused)
 	rq.protocol_version = mg_get_header(conn, "MCP-Protocol-Version");
 	rq.mcp_method = mg_get_header(conn, "Mcp-Method");
 	rq.mcp_name = mg_get_header(conn, "Mcp-Name");
+	rq.mcp_param_session = mg_get_header(conn, "Mcp-Param-Session");
 	/* 2026-07-28 has no sessions: an id sent there is ignored, never echoed. */
 	if (!mcp_header_modern(rq.protocol_version))
 		rq.session_id = mg_get_header(conn, "Mcp-Session-Id");
@@ -641,7 +643,9 @@ health_handler(struct mg_connection *conn, void *unused)
 	if (!degraded)
 		degraded = sidecar_view_down(why, sizeof(why));
 
+	int drain = health_draining();
 	json_object_object_add(o, "status", json_object_new_string(degraded ? "degraded"
+								    : drain  ? "draining"
 								    : ready  ? "ok"
 									     : "starting"));
 	if (degraded)
@@ -653,7 +657,8 @@ health_handler(struct mg_connection *conn, void *unused)
 	if (cfg->sidecars.n > 0)
 		json_object_object_add(o, "sidecars", sidecar_view_json());
 	start_failure_add(o);
-	int status = ready && !degraded ? 200 : 503;
+	/* Draining: a load balancer sends it no new session (contrib/haproxy). */
+	int status = ready && !degraded && !drain ? 200 : 503;
 	send_response(conn, status, "application/json",
 		      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							    JSON_C_TO_STRING_NOSLASHESCAPE),

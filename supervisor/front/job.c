@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "clock.h"
+#include "handle.h"
 #include "job.h"
 #include "log.h"
 #include "memtrim.h"
 #include "metrics.h"
-#include "rand.h"
 #include "xmalloc.h"
 
 /* job_lock: the table `jobs` and every job's `refs`. (`kept` is written only
@@ -156,7 +156,7 @@ job_new(struct session *session, const char *owner, const char *code, double tim
 {
 	struct job *j = xcalloc(1, sizeof(*j));
 
-	rand_hex(j->id, SESSION_ID_LEN / 2);
+	handle_mint(j->id);
 	snprintf(j->owner, sizeof(j->owner), "%s", owner);
 	snprintf(j->session_id, sizeof(j->session_id), "%s", session->id);
 	snprintf(j->identity, sizeof(j->identity), "%s", session->identity);

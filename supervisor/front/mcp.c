@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "config.h"
+#include "handle.h"
 #include "job.h"
 #include "log.h"
 #include "mcp.h"
@@ -190,12 +191,17 @@ cancel_request(struct session *s, struct json_object *params)
 	}
 }
 
-/* Look up the request's session; answers 400/404 itself when it cannot. */
+/* Look up the request's session; answers 400, 404 or 421 (another node's) itself. */
 static struct session *
 find_session(const struct mcp_request *rq, struct mcp_response *rs, struct json_object *id)
 {
 	if (rq->session_id == NULL) {
 		mcp_set_error(rs, 400, id, ERR_SERVER, "Mcp-Session-Id header is required");
+		return NULL;
+	}
+	char node[CONFIG_NODE_NAME_MAX + 1];
+	if (handle_elsewhere(rq->session_id, node, sizeof(node))) {
+		mcp_set_misdirected(rs, id, "Mcp-Session-Id header", node);
 		return NULL;
 	}
 	struct session *s = session_get(rq->session_id);

@@ -21,6 +21,7 @@ struct mcp_request {
 	const char *protocol_version; /* MCP-Protocol-Version header, or NULL */
 	const char *mcp_method;	      /* Mcp-Method header (2026-07-28), or NULL */
 	const char *mcp_name;	      /* Mcp-Name header (2026-07-28), or NULL */
+	const char *mcp_param_session; /* Mcp-Param-Session header (2026-07-28), or NULL */
 	const char *identity;	      /* the caller's (auth.h); NULL: anonymous */
 	int accepts_sse;	      /* Accept lists text/event-stream */
 	double arrived;		      /* monotonic s: the request came (0: now) */

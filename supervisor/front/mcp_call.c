@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "handle.h"
 #include "mcp.h"
 #include "mcp_call.h"
 #include "mcp_rpc.h"
@@ -145,6 +146,14 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 	json_object_object_get_ex(params, "arguments", &args);
 	if (args != NULL && !json_object_is_type(args, json_type_object)) {
 		mcp_set_error(rs, 200, id, ERR_PARAMS, "params.arguments must be an object");
+		metrics_call(tools_index(t), METRICS_REJECTED);
+		return;
+	}
+	const char *arg;
+	char node[CONFIG_NODE_NAME_MAX + 1], what[64];
+	if (handle_args_elsewhere(args, &arg, node, sizeof(node))) {
+		snprintf(what, sizeof(what), "argument %s", arg);
+		mcp_set_misdirected(rs, id, what, node);
 		metrics_call(tools_index(t), METRICS_REJECTED);
 		return;
 	}

@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "b64.h"
 #include "config.h"
+#include "handle.h"
 #include "mcp.h"
 #include "mcp_call.h"
+#include "mcp_header.h"
 #include "mcp_modern.h"
 #include "mcp_rpc.h"
 #include "pool.h"
@@ -25,7 +26,6 @@
 #define MODERN_VERSION "2026-07-28"
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define ERR_HEADER_MISMATCH -32020
 #define ERR_UNSUPPORTED_VERSION -32022
 /* How long a client may keep tools/list: it changes only on reload. */
 #define LIST_TTL_MS 60000
@@ -100,68 +100,10 @@ set_error_data(struct mcp_response *rs, int status, struct json_object *id, int 
 	mcp_set_body(rs, status, msg);
 }
 
-/* `v` without the optional whitespace HTTP allows around a field value. Caller frees. */
-static char *
-header_trim(const char *v)
-{
-	v += strspn(v, " \t");
-	size_t n = strlen(v);
-	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-		n--;
-	return xstrndup(v, n);
-}
-
-/*
- * Mcp-Name's value as the body would hold it, into out: a value in the
- * "=?base64?...?=" sentinel is decoded. -1 if that encoding is bad.
- */
-static int
-header_name_decode(const char *v, char *out, size_t len)
-{
-	size_t n = strlen(v);
-
-	if (n < 11 || strncmp(v, "=?base64?", 9) != 0 || strcmp(v + n - 2, "?=") != 0) {
-		snprintf(out, len, "%s", v);
-		return 0;
-	}
-	/* Strict base64 (padded, no whitespace); a NUL in the value or no room is bad too. */
-	unsigned char *d;
-	size_t dlen;
-	if (b64_decode(v + 9, n - 11, B64_STD, &d, &dlen) == -1)
-		return -1;
-	int rc = dlen < len && memchr(d, '\0', dlen) == NULL ? 0 : -1;
-	if (rc == 0)
-		memcpy(out, d, dlen + 1);
-	free(d);
-	return rc;
-}
-
-/*
- * Whether header value `h` (OWS around it dropped; with `decode`, the
- * base64 sentinel decoded) equals the body's value `want`.
- */
-static int
-header_matches(const char *h, const char *want, int decode)
-{
-	char *v = header_trim(h);
-	int same;
-
-	if (decode) {
-		size_t len = strlen(v) + 1;
-		char *d = xmalloc(len);
-		same = header_name_decode(v, d, len) == 0 && strcmp(d, want) == 0;
-		free(d);
-	} else {
-		same = strcmp(v, want) == 0;
-	}
-	free(v);
-	return same;
-}
-
 int
 mcp_header_modern(const char *version)
 {
-	return version != NULL && header_matches(version, MODERN_VERSION, 0);
+	return version != NULL && mcp_header_matches(version, MODERN_VERSION, 0);
 }
 
 /* The body value Mcp-Name mirrors: params.name, or params.uri; NULL if neither. */
@@ -180,32 +122,6 @@ name_in_body(const char *method, struct json_object *params)
 	    json_object_object_get_ex(params, key, &v) && json_object_is_type(v, json_type_string))
 		return json_object_get_string(v);
 	return NULL;
-}
-
-/*
- * Header `field`, of value `h` (NULL: absent), against the body's value
- * `want`; with `decode`, as Mcp-Name mirrors it. 0, or -1 after answering
- * -32020 with 400.
- */
-static int
-header_check(const char *field, const char *h, const char *want, int decode,
-	     struct json_object *id, struct mcp_response *rs)
-{
-	char text[400];
-
-	if (h == NULL) {
-		snprintf(text, sizeof(text), "Header mismatch: the %s header is required", field);
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
-	if (!header_matches(h, want, decode)) {
-		snprintf(text, sizeof(text),
-			 "Header mismatch: %s header value '%.64s' does not match body value "
-			 "'%.64s'", field, h, want);
-		mcp_set_error(rs, 400, id, ERR_HEADER_MISMATCH, text);
-		return -1;
-	}
-	return 0;
 }
 
 /*
@@ -230,7 +146,8 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 		return -1;
 	}
 	const char *version = json_object_get_string(v);
-	if (header_check("MCP-Protocol-Version", rq->protocol_version, version, 0, id, rs) == -1)
+	const char *pv = rq->protocol_version;
+	if (mcp_header_check("MCP-Protocol-Version", pv, version, 0, id, rs) == -1)
 		return -1;
 	if (strcmp(version, MODERN_VERSION) != 0) {
 		struct json_object *data = json_object_new_object();
@@ -240,12 +157,12 @@ modern_check(const struct mcp_request *rq, const char *method, struct json_objec
 			       data);
 		return -1;
 	}
-	if (header_check("Mcp-Method", rq->mcp_method, method, 0, id, rs) == -1)
+	if (mcp_header_check("Mcp-Method", rq->mcp_method, method, 0, id, rs) == -1)
 		return -1;
 	const char *name = name_in_body(method, params);
 	if (name == NULL)
 		return 0;
-	return header_check("Mcp-Name", rq->mcp_name, name, 1, id, rs);
+	return mcp_header_check("Mcp-Name", rq->mcp_name, name, 1, id, rs);
 }
 
 /* ttlMs and cacheScope of a cacheable result: the same for every caller. */
@@ -349,12 +266,19 @@ identity_of(const struct mcp_request *rq)
 	return rq->identity ? rq->identity : "anonymous";
 }
 
-/* tools/call, as the caller's transient session; the named session's calls count too. */
+/*
+ * tools/call, as the caller's transient session, once Mcp-Param-Session
+ * agrees with the body; the named session's calls count too.
+ */
 static void
 modern_tools_call(const struct mcp_request *rq, struct json_object *id,
 		  struct json_object *params, struct mcp_response *rs)
 {
 	pool_lock();
+	if (mcp_header_params(cfg, rq, params, id, rs) == -1) {
+		pool_unlock();
+		return;
+	}
 	struct session *caller = session_transient(identity_of(rq));
 	struct session *named = named_session(caller, params);
 	if (named && named->requests >= cfg->http_max_calls_per_session) {
@@ -378,9 +302,16 @@ static void
 modern_tasks(const struct mcp_request *rq, const char *method, struct json_object *id,
 	     struct json_object *params, struct mcp_response *rs)
 {
-	char msg[ERR_LEN];
+	char msg[ERR_LEN], node[CONFIG_NODE_NAME_MAX + 1];
 	int code = 0;
+	struct json_object *tid;
 
+	if (json_object_object_get_ex(params, "taskId", &tid) &&
+	    json_object_is_type(tid, json_type_string) &&
+	    handle_elsewhere(json_object_get_string(tid), node, sizeof(node))) {
+		mcp_set_misdirected(rs, id, "params.taskId", node);
+		return;
+	}
 	pool_lock();
 	struct json_object *r = tasks_handle(cfg, method, params, identity_of(rq), &code, msg,
 					     sizeof(msg));

@@ -1,8 +1,9 @@
 /*
  * mcp_modern.h - MCP 2026-07-28, the stateless path of /mcp (mcp_modern.c):
  * no MCP session; every request carries its version and capabilities in
- * params._meta, mirrored in MCP-Protocol-Version, Mcp-Method and Mcp-Name
- * headers that must agree with the body. It owns those checks,
+ * params._meta, mirrored in MCP-Protocol-Version, Mcp-Method, Mcp-Name and
+ * Mcp-Param-Session headers that must agree with the body (mcp_header.h
+ * compares them). It owns the order of those checks,
  * server/discover, the cacheable lists, and tools/call, tasks and
  * resources as this path answers them; the resultType and serverInfo
  * every result carries are stamped by the envelope (mcp_rpc.h). mcp.c

@@ -8,9 +8,12 @@
 
 #include <json-c/json.h>
 
+#include "handle.h"
 #include "json_strict.h"
+#include "log.h"
 #include "mcp.h"
 #include "mcp_rpc.h"
+#include "metrics.h"
 #include "xmalloc.h"
 
 #define META_SERVER "io.modelcontextprotocol/serverInfo"
@@ -57,6 +60,32 @@ mcp_set_error(struct mcp_response *rs, int status, struct json_object *id, int c
 	json_object_object_add(msg, "error", err);
 	mcp_set_body(rs, status, msg);
 	snprintf(rs->outcome, sizeof(rs->outcome), "error %d", code);
+}
+
+void
+mcp_set_misdirected(struct mcp_response *rs, struct json_object *id, const char *what,
+		    const char *node)
+{
+	struct json_object *msg = json_object_new_object();
+	struct json_object *err = json_object_new_object();
+	struct json_object *data = json_object_new_object();
+	char text[300];
+
+	snprintf(text, sizeof(text),
+		 "misdirected: the %s names a handle of node '%s', not of this node ('%s'); "
+		 "the request must go to node '%s'",
+		 what, node, handle_node(), node);
+	json_object_object_add(err, "code", json_object_new_int(ERR_MISDIRECTED));
+	json_object_object_add(err, "message", json_object_new_string(text));
+	json_object_object_add(data, "node", json_object_new_string(node));
+	json_object_object_add(err, "data", data);
+	json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(msg, "id", id ? json_object_get(id) : NULL);
+	json_object_object_add(msg, "error", err);
+	mcp_set_body(rs, 421, msg);
+	snprintf(rs->outcome, sizeof(rs->outcome), "misdirected to node %.32s", node);
+	metrics_add(METRICS_MISDIRECTED, 1);
+	log_info("misdirected request: its %s names a handle of node '%s'", what, node);
 }
 
 /* {name, version} of this server. Caller owns. */

@@ -20,6 +20,8 @@ struct json_object;
 #define ERR_METHOD -32601
 #define ERR_PARAMS -32602
 #define ERR_SERVER -32000
+/* A handle of another node (handle.h): a load balancer's routing mistake. */
+#define ERR_MISDIRECTED -32050
 
 /* The newest session-era protocol version (borrowed, static). */
 const char *mcp_version_newest(void);
@@ -49,6 +51,13 @@ void mcp_set_body(struct mcp_response *rs, int status, struct json_object *msg);
 /* A JSON-RPC error response for request `id` (borrowed, may be NULL). */
 void mcp_set_error(struct mcp_response *rs, int status, struct json_object *id, int code,
 		   const char *message);
+/*
+ * Answer request `id` (borrowed) whose `what` (the header or argument)
+ * names a handle of node `node`: HTTP 421, ERR_MISDIRECTED naming that
+ * node, with data {"node": node}; counted in /metrics.
+ */
+void mcp_set_misdirected(struct mcp_response *rs, struct json_object *id, const char *what,
+			 const char *node);
 /*
  * A JSON-RPC success response carrying `result` (consumed); on the
  * 2026-07-28 path (rs->modern) it carries resultType and _meta serverInfo.

@@ -320,6 +320,9 @@ render_kernels(struct buf *b)
 	render_counter(b, "spill_files_total",
 		       "Outputs too large for a result, saved to a file instead.",
 		       METRICS_SPILL_FILES);
+	render_counter(b, "misdirected_requests_total",
+		       "Requests naming another node's handle, answered 421 naming that node.",
+		       METRICS_MISDIRECTED);
 }
 
 static void

@@ -30,6 +30,7 @@ enum metrics_counter {
 	METRICS_TIMEOUTS,	 /* execute calls that ended as timed_out */
 	METRICS_CANCELS,	 /* execute calls that ended as cancelled */
 	METRICS_SPILL_FILES,	 /* outputs saved to a file beyond the result */
+	METRICS_MISDIRECTED,	 /* requests naming another node's handle (handle.h) */
 	METRICS_COUNTER_N,
 };
 

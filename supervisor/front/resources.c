@@ -199,11 +199,11 @@ uri_target(struct session *caller, const char *uri, char **path)
 		return NULL;
 	const char *p = uri + strlen(URI_SCHEME);
 	const char *slash = strchr(p, '/');
-	if (slash == NULL || (size_t)(slash - p) != SESSION_ID_LEN ||
+	if (slash == NULL || slash == p || (size_t)(slash - p) > SESSION_ID_LEN ||
 	    strncmp(slash, "/outputs/", 9) != 0)
 		return NULL;
-	memcpy(id, p, SESSION_ID_LEN);
-	id[SESSION_ID_LEN] = '\0';
+	memcpy(id, p, (size_t)(slash - p));
+	id[slash - p] = '\0';
 	if ((*path = path_of(slash + 9)) == NULL)
 		return NULL;
 	struct session *t = session_get(id);

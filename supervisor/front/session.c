@@ -9,13 +9,14 @@
 
 #include "clock.h"
 #include "config.h"
+#include "handle.h"
+#include "health.h"
 #include "json_member.h"
 #include "log.h"
 #include "metrics.h"
 #include "parent_link.h"
 #include "pool.h"
 #include "pylit.h"
-#include "rand.h"
 #include "result.h"
 #include "session.h"
 #include "session_state.h"
@@ -263,6 +264,12 @@ session_create(const char *identity, const struct session_limits *lim, char *why
 	char reclaimed[SESSION_ID_LEN + 1] = "";
 	const char *key = NULL;
 
+	if (health_draining()) {
+		err_set(why, why_len,
+			"this node is draining (codeexecctl drain): it starts no new session, "
+			"while its own go on; start the session on another node");
+		return NULL;
+	}
 	reclaim_for(identity, lim, reclaimed, &key);
 	if (session_kernels() >= lim->max_sessions && !hibernate_for_room()) {
 		err_set(why, why_len,
@@ -276,7 +283,7 @@ session_create(const char *identity, const struct session_limits *lim, char *why
 		return NULL;
 	}
 	struct session *s = xcalloc(1, sizeof(*s));
-	rand_hex(s->id, SESSION_ID_LEN / 2);
+	handle_mint(s->id);
 	s->created = s->last_used = time(NULL);
 	s->refs = 1;
 	snprintf(s->identity, sizeof(s->identity), "%s", identity);

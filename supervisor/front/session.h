@@ -17,10 +17,11 @@
 #include <json-c/json.h>
 
 #include "err.h"
+#include "handle.h"
 
 struct worker;
 
-#define SESSION_ID_LEN 32 /* hex digits: 128 bits from getrandom */
+#define SESSION_ID_LEN HANDLE_LEN /* the longest id (handle.h) */
 
 /* What the working directory holds, as last counted (tools_session.c). */
 struct dir_usage {
@@ -91,7 +92,7 @@ struct session_limits {
  * named in the new one's `reclaimed`; with session_hibernate_after it
  * hibernates instead, losing nothing, and a full pool hibernates anyone's. NULL with why[why_len] when neither
  * bound can be met so: every session of the identity is busy, or the pool
- * is full of others'.
+ * is full of others', or the node is draining (health.h).
  */
 struct session *session_create(const char *identity, const struct session_limits *lim,
 			       char *why, size_t why_len);

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "config.h"
+#include "handle.h"
 #include "job.h"
 #include "json_member.h"
 #include "log.h"
@@ -42,6 +43,21 @@ is_hex(const char *s, size_t len)
 	return 1;
 }
 
+/* Whether `id` is a handle of this node (handle.h): its random digits,
+ * untagged or tagged with this node's name (a renamed node's are not). */
+static int
+own_handle(const char *id)
+{
+	const char *digits = handle_random(id);
+
+	if (strlen(id) > SESSION_ID_LEN || !is_hex(digits, HANDLE_RANDOM_LEN))
+		return 0;
+	if (digits == id)
+		return 1;
+	size_t tag = (size_t)(digits - id) - 1;
+	return tag == strlen(handle_node()) && strncmp(id, handle_node(), tag) == 0;
+}
+
 static int
 printable(const char *s, size_t max)
 {
@@ -67,7 +83,7 @@ adopt(struct json_object *e)
 {
 	const char *id = json_member_str(e, "id"), *identity = json_member_str(e, "identity");
 
-	if (!is_hex(id, SESSION_ID_LEN) || !printable(identity, sizeof(((struct session *)0)->identity))) {
+	if (!own_handle(id) || !printable(identity, sizeof(((struct session *)0)->identity))) {
 		log_warnx("%s: an entry with no valid id or identity: skipped", journal_path);
 		return NULL;
 	}
@@ -107,8 +123,7 @@ load_jobs(struct json_object *list)
 				       json_member_str(e, "identity"), json_member_str(e, "session"),
 				       entry_time(e, "created"), entry_time(e, "finished"),
 				       status_named(json_member_str(e, "status"))};
-		if (!is_hex(r.id, SESSION_ID_LEN) || !is_hex(r.owner, SESSION_ID_LEN) ||
-		    !is_hex(r.session_id, SESSION_ID_LEN) ||
+		if (!own_handle(r.id) || !own_handle(r.owner) || !own_handle(r.session_id) ||
 		    !printable(r.identity, sizeof(((struct job *)0)->identity)))
 			continue;
 		if (r.status == JOB_RUNNING) {
@@ -291,8 +306,12 @@ write_jobs(const struct jobs_snapshot *snap)
 	struct dirent *e;
 	while (d && (e = readdir(d)) != NULL) {
 		char id[SESSION_ID_LEN + 1];
-		if (sscanf(e->d_name, "%32[0-9a-f].json", id) != 1 ||
-		    strlen(e->d_name) != SESSION_ID_LEN + 5)
+		size_t n = strlen(e->d_name);
+		if (n <= 5 || n - 5 > SESSION_ID_LEN || strcmp(e->d_name + n - 5, ".json") != 0)
+			continue;
+		memcpy(id, e->d_name, n - 5);
+		id[n - 5] = '\0';
+		if (!own_handle(id))
 			continue;
 		int listed = 0;
 		for (size_t i = 0; i < json_object_array_length(snap->list) && !listed; i++)

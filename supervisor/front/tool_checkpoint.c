@@ -208,6 +208,7 @@ const struct tool tool_checkpoint = {
 	/* pip, and dill of a Python namespace: ipykernel only (kernelspec.h). */
 	.listed = kernelspec_is_ipykernel,
 	.call = checkpoint_call,
+	.session_arg = "session_id",
 };
 
 const struct tool tool_restore = {
@@ -216,4 +217,5 @@ const struct tool tool_restore = {
 	/* pip, and dill of a Python namespace: ipykernel only (kernelspec.h). */
 	.listed = kernelspec_is_ipykernel,
 	.call = restore_call,
+	.session_arg = "session_id",
 };

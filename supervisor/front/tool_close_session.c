@@ -35,4 +35,5 @@ const struct tool tool_close_session = {
 	.name_format = "{name}_close_session",
 	.describe = close_describe,
 	.call = close_call,
+	.session_arg = "session_id",
 };

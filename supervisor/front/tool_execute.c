@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "handle.h"
 #include "job.h"
 #include "kernel_env_rules.h"
 #include "kernel_info.h"
@@ -217,7 +218,9 @@ tool_preprocess(struct tool_call *tc, struct session *target, const char *code, 
 	/* The main loop reads the parent's answer under pool_lock: let it. Our
 	 * reference keeps `target`, and `code` is the request's. */
 	pool_unlock();
-	*out = parent_link_preprocess(id, identity, code, timeout_s, max_bytes, why, sizeof(why));
+	/* The parent knows the session by its digits (PRIV_SESSION_LEN), not its tag. */
+	*out = parent_link_preprocess(handle_random(id), identity, code, timeout_s, max_bytes, why,
+				      sizeof(why));
 	pool_lock();
 	if (*out)
 		return 0;
@@ -344,4 +347,5 @@ const struct tool tool_execute = {
 	.describe = execute_describe,
 	.aliases = execute_aliases,
 	.call = execute_call,
+	.session_arg = "execution_session_id",
 };

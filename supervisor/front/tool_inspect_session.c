@@ -158,5 +158,6 @@ const struct tool tool_inspect_session = {
 	.name_format = "{name}_inspect_session",
 	.describe = inspect_describe,
 	.call = inspect_call,
+	.session_arg = "session_id",
 };
 

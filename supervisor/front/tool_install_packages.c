@@ -261,4 +261,5 @@ const struct tool tool_install_packages = {
 	/* pip, and dill of a Python namespace: ipykernel only (kernelspec.h). */
 	.listed = kernelspec_is_ipykernel,
 	.call = install_call,
+	.session_arg = "session_id",
 };

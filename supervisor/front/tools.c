@@ -10,6 +10,7 @@
 #include "config.h"
 #include "json_member.h"
 #include "log.h"
+#include "mcp_header.h"
 #include "session.h"
 #include "tools.h"
 #include "xmalloc.h"
@@ -138,10 +139,16 @@ append_text(struct json_object *o, const char *key, const char *more)
 static void
 modern_describe(const struct tool *t, struct json_object *o)
 {
-	struct json_object *schema, *props, *code, *req;
+	struct json_object *schema, *props, *code, *req, *sid;
 
 	if (!json_object_object_get_ex(o, "inputSchema", &schema))
 		return;
+	/* A load balancer routes on it (SEP-2243): Mcp-Param-Session mirrors it. */
+	const char *arg = tools_session_param(t);
+	if (arg && json_object_object_get_ex(schema, "properties", &props) &&
+	    json_object_object_get_ex(props, arg, &sid))
+		json_object_object_add(sid, "x-mcp-header",
+				       json_object_new_string(MCP_PARAM_SESSION));
 	if (t->in_session) {
 		if (!json_object_object_get_ex(schema, "required", &req)) {
 			req = json_object_new_array();
@@ -334,6 +341,12 @@ tools_args(const struct config *cfg, const struct tool *t, struct json_object *a
 		}
 	}
 	return out;
+}
+
+const char *
+tools_session_param(const struct tool *t)
+{
+	return t->in_session ? "execution_session_id" : t->session_arg;
 }
 
 const struct tool *

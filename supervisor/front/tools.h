@@ -80,6 +80,13 @@ struct tool {
 	 * requires (mcp_call.c).
 	 */
 	int in_session;
+	/*
+	 * The argument, other than an in_session tool's execution_session_id,
+	 * that names the kernel session the call acts on, or NULL. On the
+	 * 2026-07-28 path that argument carries x-mcp-header "Session", and
+	 * Mcp-Param-Session mirrors it (mcp_header.h).
+	 */
+	const char *session_arg;
 };
 
 extern const struct tool tool_execute;
@@ -109,6 +116,8 @@ struct json_object *tools_list(const struct config *cfg, int modern);
 size_t tools_count(void);
 int tools_index(const struct tool *t);
 void tools_name(size_t i, const struct config *cfg, char *out, size_t len);
+/* The argument of `t` that names a kernel session (see struct tool), or NULL. */
+const char *tools_session_param(const struct tool *t);
 /* The tool called `name`, or NULL. */
 const struct tool *tools_find(const struct config *cfg, const char *name);
 

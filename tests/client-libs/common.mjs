@@ -210,6 +210,19 @@ async function scenario(adapter, url, name) {
 		check(wire.sessions.length === 1,
 		      `${revision} path: one MCP session (${wire.sessions[0]}) carries the calls`, wire);
 	}
+	if (sid && revision === MODERN && adapter.noParamHeaders) {
+		// It sends no Mcp-Param-Session although the schema marks the
+		// argument (x-mcp-header "Session"): refused, as SEP-2243 asks.
+		const e = await conn.call(tool, args2).then(() => null, (x) => errorText(x));
+		check(e !== null && e.includes('-32020') && e.includes('Mcp-Param-Session'),
+		      `${clientLabel} names the session without Mcp-Param-Session: refused with ` +
+		      '-32020 naming the header', e);
+		ok(`${revision} path: ${adapter.noParamHeaders}; the call naming the session is ` +
+		   'refused with -32020 naming Mcp-Param-Session (SEP-2243)');
+		await step('close', () => conn.close());
+		await proxy.close();
+		return;
+	}
 	if (!stateless) {
 		const r2 = await call('print(x + 1)', args2);
 		check(r2.isError !== true && PRINTED_42.test(joined(r2)),

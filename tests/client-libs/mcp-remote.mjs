@@ -122,6 +122,10 @@ function start(url, headers) {
 await main({
 	label: `mcp-remote 0.15.1${PROTOCOL ? ` --protocol ${PROTOCOL}` : ''}`,
 	headers: true,
+	// With --protocol auto its upstream calls carry no Mcp-Param-Session.
+	noParamHeaders: PROTOCOL === 'auto' &&
+		'mcp-remote 0.15.1 --protocol auto forwards tools/call without the Mcp-Param-Session ' +
+		'header the tool\'s inputSchema asks for',
 	// runProxy: serverIssuesAuthChallenge() is `status === 401` (a GET /mcp),
 	// then the SDK's auth() runs whatever the WWW-Authenticate header says;
 	// with no metadata it takes the server's origin as the authorization

@@ -189,7 +189,8 @@ static const struct tool_alias stub_aliases[] = {{"timeout_s", "timeout"}, {NULL
 const struct tool tool_execute = {.name_format = "execute_{name}_code",
 				  .describe = stub_describe,
 				  .call = stub_call,
-				  .aliases = stub_aliases};
+				  .aliases = stub_aliases,
+				  .session_arg = "execution_session_id"};
 
 #define STUB_TOOL(var, format)                                                                    \
 	const struct tool var = {.name_format = format, .describe = stub_describe, .call = stub_call}

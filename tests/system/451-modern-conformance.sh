@@ -7,14 +7,16 @@
 # --spec-version 2025-11-25 and with the pinned 0.1.16 of tests/client when
 # it is installed. server-stateless runs with
 # tests/client-modern/conformance-baseline.yml: four checks need diagnostic
-# tools no real server lists. The other 2026-07-28 scenarios need fixtures
+# tools no real server lists. http-custom-header-server-validation checks
+# Mcp-Param-Session against execution_session_id (x-mcp-header "Session").
+# The other 2026-07-28 scenarios need fixtures
 # (tools, prompts and resources named test_*, completions, input requests)
 # that only a test server has.
 . "$(dirname "$0")/lib.sh"
 # Node's conformance suite, twice; 450 tests the same server code in every stage.
 slow_suite
 
-MODERN_SCENARIOS="server-stateless http-header-validation caching tools-list resources-list prompts-list dns-rebinding-protection server-sse-multiple-streams sep-2164-resource-not-found input-required-result-unsupported-methods"
+MODERN_SCENARIOS="server-stateless http-header-validation http-custom-header-server-validation caching tools-list resources-list prompts-list dns-rebinding-protection server-sse-multiple-streams sep-2164-resource-not-found input-required-result-unsupported-methods"
 LEGACY_SCENARIOS="server-initialize ping tools-list logging-set-level server-sse-multiple-streams dns-rebinding-protection"
 
 require_cmd curl

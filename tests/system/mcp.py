@@ -94,7 +94,8 @@ class Client:
         })
         check(r.status == 200, "initialize: HTTP %d" % r.status)
         sid = r.header("Mcp-Session-Id")
-        check(sid is not None and re.fullmatch(r"[0-9a-fA-F]{32,}", sid),
+        # 32 hex digits, after node_name and a dot when the daemon has one.
+        check(sid is not None and re.fullmatch(r"(?:[A-Za-z0-9_-]{1,32}\.)?[0-9a-fA-F]{32,}", sid),
               "initialize: Mcp-Session-Id %r is not >= 32 hex digits" % sid)
         self.session_id = sid
         n = self.http("POST", json.dumps({"jsonrpc": "2.0",
@@ -123,7 +124,8 @@ MODERN = "2026-07-28"
 
 class ModernClient(Client):
     """A 2026-07-28 client: no session; every request carries its version
-    in _meta and MCP-Protocol-Version, and Mcp-Method (and Mcp-Name)."""
+    in _meta and MCP-Protocol-Version, and Mcp-Method (and Mcp-Name, and
+    Mcp-Param-Session for the argument naming a kernel session)."""
 
     def __init__(self, url, token=None, version=MODERN):
         Client.__init__(self, url, protocol=version, token=token)
@@ -144,6 +146,13 @@ class ModernClient(Client):
         h = {"MCP-Protocol-Version": self.protocol, "Mcp-Method": method}
         if method in ("tools/call", "prompts/get") and "name" in params:
             h["Mcp-Name"] = params["name"]
+        # The argument naming a kernel session carries x-mcp-header "Session"
+        # in every tool that takes one (execution_session_id, or session_id).
+        args = params.get("arguments") if method == "tools/call" else None
+        for key in ("execution_session_id", "session_id"):
+            if isinstance(args, dict) and isinstance(args.get(key), str):
+                h["Mcp-Param-Session"] = args[key]
+                break
         h.update(headers or {})
         h = {k: v for k, v in h.items() if v is not None}
         return self.http("POST", json.dumps(msg), headers=h, timeout=timeout)

@@ -443,6 +443,13 @@ static const struct {
 	 "2:22: kernel_environment: JUPYTER_PATH is rejected: codeexecd sets it for every kernel"},
 	{"name: x\ndescription: \"a\\0b\"\n", "2:14: description: contains a NUL character"},
 	{"name: x\ndescription: \"\"\n", "2:14: description: must not be empty"},
+	{"name: x\nnode_name: node-1\n", NULL},
+	{"name: x\nnode_name: \"\"\n", NULL},
+	{"name: x\nnode_name: a.b\n",
+	 "2:12: node_name: \"a.b\" may hold only letters, digits, _ and -, since it starts every "
+	 "handle this node mints, before a dot"},
+	{"name: x\nnode_name: abcdefghijklmnopqrstuvwxyz0123456\n",
+	 "2:12: node_name: is 33 characters long; at most 32 are allowed"},
 	{"name: x\ndescription:\n", "2:13: description: has no value"},
 	{"name: !!str x\n",
 	 "1:7: YAML tags (\"tag:yaml.org,2002:str\") are not supported; quote the value instead"},

@@ -40,6 +40,13 @@ health_degraded(char *why, size_t why_len)
 	return degraded;
 }
 
+/* Never draining here: codeexecctl drain is 104-codeexecctl's and 110-cluster's. */
+int
+health_draining(void)
+{
+	return 0;
+}
+
 void
 start_failure_add(struct json_object *health)
 {

@@ -62,7 +62,7 @@ START_TEST(how_jobs_end)
 	struct session *s = create();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct job *j = job_start(s, OWNER, cases[i].code, 5, 0, NULL);
-		ck_assert_uint_eq(strlen(j->id), SESSION_ID_LEN);
+		ck_assert_uint_eq(strlen(j->id), HANDLE_RANDOM_LEN);
 		ck_assert_str_eq(j->session_id, s->id);
 		wait_end(j);
 		ck_assert_msg(j->status == cases[i].status, "%s ended %s", cases[i].code,

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "handle.h"
 #include "mcp.h"
 #include "mcp_stubs.h"
 #include "session.h"
@@ -352,6 +353,156 @@ START_TEST(modern_headers)
 }
 END_TEST
 
+/* A 2026-07-28 tools/call of `tool` with Mcp-Name right and Mcp-Param-Session `param`. */
+static void
+modern_param(struct answer *a, const char *tool, const char *args, const char *param)
+{
+	char body[600];
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"%s\",\"arguments\":%s," META "}}", tool, args);
+	struct mcp_request rq = {.method = "POST", .body = body, .body_len = strlen(body),
+				 .protocol_version = "2026-07-28", .mcp_method = "tools/call",
+				 .mcp_name = tool, .mcp_param_session = param,
+				 .send_event = send_event, .client_gone = client_gone};
+
+	mcp_handle(&rq, &a->rs);
+	stub_check_refs();
+	a->msg = a->rs.body ? json_tokener_parse(a->rs.body) : NULL;
+}
+
+#define WITH_SID "{\"code\":\"1\",\"execution_session_id\":\"" STUB_SESSION_ID "\"}"
+
+START_TEST(modern_param_session)
+{
+	struct answer a;
+
+	/* Equal, with OWS, and in the base64 sentinel: the call runs. */
+	modern_param(&a, "execute_py_code", WITH_SID, STUB_SESSION_ID);
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert_str_eq(json_object_get_string(at(&a, "result.structuredContent.stdout")), "1");
+	done(&a);
+	modern_param(&a, "execute_py_code", WITH_SID, " " STUB_SESSION_ID "\t");
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert_ptr_nonnull(at(&a, "result"));
+	done(&a);
+	modern_param(&a, "execute_py_code", WITH_SID,
+		     "=?base64?MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=?=");
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert_ptr_nonnull(at(&a, "result"));
+	done(&a);
+	/* Another session, bad base64, case differs: refused, naming the header. */
+	modern_param(&a, "execute_py_code", WITH_SID, STUB_OTHER_ID);
+	assert_error(&a, 400, -32020, "Mcp-Param-Session header value");
+	done(&a);
+	modern_param(&a, "execute_py_code", WITH_SID,
+		     "=?base64?MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY?=");
+	assert_error(&a, 400, -32020, "Mcp-Param-Session");
+	done(&a);
+	modern_param(&a, "execute_py_code", WITH_SID, "0123456789ABCDEF0123456789ABCDEF");
+	assert_error(&a, 400, -32020, "Mcp-Param-Session");
+	done(&a);
+	/* The argument without the header. */
+	modern_param(&a, "execute_py_code", WITH_SID, NULL);
+	assert_error(&a, 400, -32020, "the Mcp-Param-Session header is required");
+	done(&a);
+	/* The header without the argument: absent, null, or a tool that takes none. */
+	modern_param(&a, "execute_py_code", "{\"code\":\"1\"}", STUB_SESSION_ID);
+	assert_error(&a, 400, -32020, "body has no execution_session_id");
+	done(&a);
+	modern_param(&a, "execute_py_code", "{\"code\":\"1\",\"execution_session_id\":null}",
+		     STUB_SESSION_ID);
+	assert_error(&a, 400, -32020, "Mcp-Param-Session");
+	done(&a);
+	modern_param(&a, "py_list_sessions", "{}", STUB_SESSION_ID);
+	assert_error(&a, 400, -32020, "Mcp-Param-Session");
+	done(&a);
+	/* Neither: a new execution session, as before. */
+	modern_param(&a, "execute_py_code", "{\"code\":\"1\"}", NULL);
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert_ptr_nonnull(at(&a, "result"));
+	done(&a);
+	/* The session-era path does not look at it. */
+	request(&a, "POST",
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"execute_py_code\",\"arguments\":{\"code\":\"1\"}}}",
+		STUB_SESSION_ID, "2025-11-25", 0);
+	ck_assert_int_eq(a.rs.status, 200);
+	ck_assert_ptr_nonnull(at(&a, "result"));
+	done(&a);
+}
+END_TEST
+
+/* tasks/get, tasks/update and tasks/cancel: Mcp-Name mirrors params.taskId. */
+START_TEST(modern_task_name)
+{
+	static const char *const methods[] = {"tasks/get", "tasks/update", "tasks/cancel"};
+	struct answer a;
+	char body[400];
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(body, sizeof(body),
+			 "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"%s\",\"params\":{"
+			 "\"taskId\":\"t1\"," META "}}", methods[i]);
+		/* Equal: it reaches the tasks (the stubs know none). */
+		modern(&a, body, "2026-07-28", methods[i], "t1");
+		assert_error(&a, 200, -32602, "unknown taskId");
+		done(&a);
+		modern(&a, body, "2026-07-28", methods[i], "=?base64?dDE=?=");
+		assert_error(&a, 200, -32602, "unknown taskId");
+		done(&a);
+		modern(&a, body, "2026-07-28", methods[i], "t2");
+		assert_error(&a, 400, -32020, "Mcp-Name");
+		done(&a);
+		modern(&a, body, "2026-07-28", methods[i], NULL);
+		assert_error(&a, 400, -32020, "the Mcp-Name header is required");
+		done(&a);
+	}
+}
+END_TEST
+
+/* Another node's handle is answered at once with 421, naming that node. */
+START_TEST(misdirected)
+{
+	struct answer a;
+	char body[600];
+
+	handle_init("a");
+	request(&a, "POST", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+		"b.0123456789abcdef0123456789abcdef", "2025-11-25", 0);
+	assert_error(&a, 421, -32050, "node 'b'");
+	ck_assert_str_eq(json_object_get_string(at(&a, "error.data.node")), "b");
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(at(&a, "error.message")),
+				     "Mcp-Session-Id"));
+	done(&a);
+	request(&a, "DELETE", NULL, "b.0123456789abcdef0123456789abcdef", "2025-11-25", 0);
+	ck_assert_int_eq(a.rs.status, 421);
+	done(&a);
+	/* An untagged unknown id stays unknown. */
+	request(&a, "POST", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", "nosuch",
+		"2025-11-25", 0);
+	assert_error(&a, 404, -32001, "session not found");
+	done(&a);
+	/* Arguments, on both paths. */
+	post(&a, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"execute_py_code\",\"arguments\":{\"code\":\"1\",\"execution_session_id\":"
+		 "\"c.1\"}}}");
+	assert_error(&a, 421, -32050, "argument execution_session_id");
+	done(&a);
+	modern_param(&a, "execute_py_code", "{\"code\":\"1\",\"execution_session_id\":\"c.1\"}",
+		     "c.1");
+	assert_error(&a, 421, -32050, "node 'c'");
+	done(&a);
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tasks/get\",\"params\":{"
+		 "\"taskId\":\"d.1\"," META "}}");
+	modern(&a, body, "2026-07-28", "tasks/get", "d.1");
+	assert_error(&a, 421, -32050, "params.taskId");
+	done(&a);
+	handle_init("");
+}
+END_TEST
+
 START_TEST(modern_versions)
 {
 	struct answer a;
@@ -584,6 +735,24 @@ START_TEST(tools_list)
 					 "number");
 		else
 			ck_assert_ptr_null(alias);
+		/* The session era routes on Mcp-Session-Id: no x-mcp-header. */
+		ck_assert_ptr_null(strstr(json_object_to_json_string(t), "x-mcp-header"));
+	}
+	done(&a);
+	/* On the 2026-07-28 path the argument naming a kernel session carries one. */
+	modern(&a, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{" META "}}",
+	       "2026-07-28", "tools/list", NULL);
+	tools = at(&a, "result.tools");
+	for (size_t i = 0; i < json_object_array_length(tools); i++) {
+		struct json_object *t = json_object_array_get_idx(tools, i);
+		struct json_object *props = json_object_object_get(
+			json_object_object_get(t, "inputSchema"), "properties");
+		struct json_object *h = json_object_object_get(
+			json_object_object_get(props, "execution_session_id"), "x-mcp-header");
+		if (i == 0)
+			ck_assert_str_eq(json_object_get_string(h), "Session");
+		else
+			ck_assert_ptr_null(h); /* the stubs name it only in execute */
 	}
 	done(&a);
 }
@@ -884,6 +1053,9 @@ mcp_suite(void)
 	tcase_add_test(tc, protocol_version_header);
 	tcase_add_test(tc, modern_headers);
 	tcase_add_test(tc, modern_versions);
+	tcase_add_test(tc, modern_param_session);
+	tcase_add_test(tc, modern_task_name);
+	tcase_add_test(tc, misdirected);
 	tcase_add_test(tc, initialize_negotiates);
 	tcase_add_test(tc, initialize_errors);
 	tcase_add_test(tc, ping_and_unknown_methods);

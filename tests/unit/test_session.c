@@ -49,8 +49,8 @@ START_TEST(create_and_find)
 	struct session *a = create();
 	struct session *b = create();
 
-	ck_assert_uint_eq(strlen(a->id), SESSION_ID_LEN);
-	for (int i = 0; i < SESSION_ID_LEN; i++)
+	ck_assert_uint_eq(strlen(a->id), HANDLE_RANDOM_LEN);
+	for (int i = 0; i < HANDLE_RANDOM_LEN; i++)
 		ck_assert(isxdigit((unsigned char)a->id[i]) && !isupper((unsigned char)a->id[i]));
 	ck_assert_str_ne(a->id, b->id);
 	ck_assert_str_eq(a->identity, "anonymous");
