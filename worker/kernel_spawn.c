@@ -177,6 +177,16 @@ child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, cons
 			child_fail(errfd, STAGE_SETUP, errno);
 	if (sandbox_child(spec->sb, ln, &stage) == -1)
 		child_fail(errfd, stage, errno);
+	/*
+	 * The runtime directory again, as this mount namespace shows it, under
+	 * the number the connection file names: the worker's descriptor is of
+	 * the host's tree, whose ".." would lead past the sandbox's covers to
+	 * every other kernel's runtime directory.
+	 */
+	int here = open(spec->runtime_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (here == -1 || dup2(here, dir_fd) == -1)
+		child_fail(errfd, STAGE_SETUP, errno);
+	close(here);
 	if (chdir(ln->start_dir ? ln->start_dir : spec->cwd) == -1)
 		child_fail(errfd, STAGE_CHDIR, errno);
 	execve(prog, ln->argv ? ln->argv : argv, ln->envp ? ln->envp : spec->envp);

@@ -181,6 +181,11 @@ PROBES = [
     ("runtime_dir_list", "lambda: os.listdir(RUNTIME)"),
     ("sibling_workdir", "lambda: os.listdir(B_CWD)"),
     ("sibling_runtime_dir", "lambda: os.listdir(B_RUN)"),
+    # The kernel binds through /proc/self/fd/N/k of its runtime directory:
+    # that descriptor's ".." must show no other kernel's.
+    ("sibling_via_own_fd", "lambda: 'listed' if os.path.basename(B_RUN) in os.listdir("
+     "os.path.dirname(__import__('ipykernel.kernelapp', fromlist=['IPKernelApp'])"
+     ".IPKernelApp.instance().ip) + '/..') else 'hidden'"),
     ("sibling_conn_fd", "lambda: _readable_strict(B_CONN)"),
     ("session_id_in_proc", "lambda: _in_proc(B_SID, ('cmdline', 'environ'))"),
     ("sibling_dir_in_cmdline", "lambda: _in_proc(B_CWD, ('cmdline',))"),
@@ -309,13 +314,16 @@ LATER_READ_ROWS = ["later_read_tmp", "later_read_var_tmp", "later_read_dev_shm"]
 LATER = "print('PROBE later_session', globals().get('CXD_LEFT') or getattr(__import__('builtins'), 'CXD_LEFT', None) or 'clean')"
 
 # B tells A's probes where it is (as a leak would). Its connection file is
-# the descriptor /proc/self/fd/N given by ipykernel's connection_file.
+# the descriptor /proc/self/fd/N given by ipykernel's connection_file; its
+# endpoint is /proc/self/fd/M/k, M being its runtime directory, whose path
+# the link gives.
 SIBLING_INFO = r'''
 import json, os
 from ipykernel.kernelapp import IPKernelApp
 _app = IPKernelApp.instance()
 print(json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "home": os.environ.get("HOME", ""),
-                  "run": os.path.dirname(_app.ip), "conn": _app.connection_file}))
+                  "run": os.path.realpath(os.path.dirname(_app.ip)),
+                  "conn": _app.connection_file}))
 '''
 
 U = "+uids"
@@ -363,6 +371,7 @@ TABLE = {
     "runtime_dir_list": row("ok", "ok", "ok", "EACCES", "ok", "EACCES"),
     "sibling_workdir": row("ok", "ENOENT", "ok", "EACCES", "ENOENT", "EACCES"),
     "sibling_runtime_dir": row("ok", "ENOENT", "ok", "EACCES", "ENOENT", "EACCES"),
+    "sibling_via_own_fd": row("listed", "hidden", "listed", "EACCES", "hidden", "EACCES"),
     "sibling_conn_fd": row("ok", "ENOENT", "EACCES", "EACCES", "ENOENT", "EACCES"),
     "session_id_in_proc": same("none"),
     "sibling_dir_in_cmdline": same("none"),
@@ -438,6 +447,7 @@ LABELS = {
     "runtime_dir_list": "list runtime_dir",
     "sibling_workdir": "list sibling's working dir",
     "sibling_runtime_dir": "list sibling's runtime dir",
+    "sibling_via_own_fd": "sibling via own dir's fd",
     "sibling_conn_fd": "read sibling's connection fd",
     "session_id_in_proc": "a session id in /proc/*/",
     "sibling_dir_in_cmdline": "sibling's dir in a cmdline",
