@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -351,3 +352,21 @@ pool_tick(void)
 	pool_trim();
 }
 
+/* Longest wait for the parent's word of a worker whose socket hung up. */
+#define HUNG_UP_WAIT_S 5
+
+void
+pool_settle_hung_up(struct worker *w)
+{
+	struct pollfd p = {.fd = w->fd, .events = POLLIN};
+
+	if (w->state == WORKER_DEAD)
+		return;
+	/* The reader closes the socket at its end of file (pool_io.c). */
+	if (w->fd != -1 && (poll(&p, 1, 0) != 1 || !(p.revents & (POLLHUP | POLLERR))))
+		return;
+	struct timespec until = clock_deadline(HUNG_UP_WAIT_S);
+	while (w->state != WORKER_DEAD &&
+	       pthread_cond_timedwait(&pool.ready_cond, pool_mutex(), &until) != ETIMEDOUT)
+		;
+}

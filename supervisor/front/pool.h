@@ -93,6 +93,14 @@ int pool_queue_length(void);
 struct worker *pool_take(double wait_s, char *why, size_t why_len);
 /* A session is done with `w`: shut it down and forget it. Lock held. */
 void pool_release(struct worker *w);
+/*
+ * A session's worker may have died between its calls before the parent's
+ * word of it came (its socket hung up): wait, bounded, until it is
+ * WORKER_DEAD, so that the call takes the dead worker's path (a new one in
+ * its directory) instead of failing to reach it. Lock held (released while
+ * it waits).
+ */
+void pool_settle_hung_up(struct worker *w);
 
 /* [{pid, state, kernel_pid, session}] for every worker. Lock held; caller owns. */
 struct json_object *pool_describe(void);

@@ -738,6 +738,8 @@ call_begin(struct session *s, struct call *c, const char *code, double timeout_s
 		return call_ended(s, c, 0);
 	}
 	set_busy(s, 1);
+	if (s->worker)
+		pool_settle_hung_up(s->worker);
 	if (s->worker && s->worker->state == WORKER_DEAD) {
 		log_info("session %.8s: its worker %s; a new one starts in its directory", s->id,
 			 s->worker->death ? s->worker->death : "died");

@@ -47,6 +47,12 @@ wpid = [w["pid"] for w in control(rundir)["workers"] if w.get("session") == a.se
 check(len(wpid) == 1, "a's worker is in the status", control(rundir))
 os.kill(wpid[0], signal.SIGKILL)
 check(wait_for(lambda: not proc_alive(wpid[0]), 10), "a's worker is dead")
+# The front learns of it from the parent, soon after: a call sent before
+# then fails as the call in flight would (WorkerDied); that race is not
+# what this test is about.
+check(wait_for(lambda: all(w["pid"] != wpid[0] or w.get("state") == "dead"
+                           for w in control(rundir)["workers"]), 10),
+      "the front knows a's worker is dead", control(rundir))
 check(wait_for(lambda: os.path.isdir(cwd), 1) and os.path.exists(os.path.join(cwd, "kept.txt")),
       "a's directory is kept", cwd)
 if round_ == "uids":

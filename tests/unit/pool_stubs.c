@@ -75,6 +75,13 @@ pool_release(struct worker *w)
 	pool_stub.releases++;
 }
 
+/* The stand-in workers have no socket: none ever hangs up. */
+void
+pool_settle_hung_up(struct worker *w)
+{
+	(void)w;
+}
+
 /* The stand-in revival serves at once, with a worker of pool_take. */
 void
 pool_revive_join(struct pool_revival *r, uint32_t dir)
