@@ -148,14 +148,34 @@ load_jobs(struct json_object *list)
 			 aborted);
 }
 
+/* Remove the journal and every job file (persist_sessions is off). */
+static void
+forget_all(void)
+{
+	DIR *d = opendir(jobs_dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && unlinkat(dirfd(d), e->d_name, 0) == -1)
+			log_warn("unlink %s/%s", jobs_dir, e->d_name);
+	if (d)
+		closedir(d);
+	if (unlink(journal_path) == -1 && errno != ENOENT)
+		log_warn("unlink %s", journal_path);
+}
+
 void
 session_journal_load(const struct config *cfg)
 {
 	jcfg = cfg;
 	journal_path = xasprintf("%s/journal/sessions.json", cfg->state_dir);
 	jobs_dir = xasprintf("%s/journal/jobs", cfg->state_dir);
-	if (!cfg->persist_sessions)
+	if (!cfg->persist_sessions) {
+		/* An old journal must not bring back sessions a later start with
+		 * persist_sessions meets: their directories go now. */
+		forget_all();
 		return;
+	}
 	if (mkdir(jobs_dir, 0700) == -1 && errno != EEXIST)
 		log_warn("mkdir %s", jobs_dir);
 	if (access(journal_path, F_OK) == -1) {

@@ -29,8 +29,9 @@
 
 struct config;
 
-/* Read the journal (nothing without persist_sessions): its sessions that
- * never had a directory are back at once, the others wait for theirs. */
+/* Read the journal: its sessions that never had a directory are back at
+ * once, the others wait for theirs. Without persist_sessions, remove it
+ * and the jobs' files instead, so that no later start brings them back. */
 void session_journal_load(const struct config *cfg);
 /* The parent kept directory `d`: the journal's session for it is back,
  * hibernated, or the directory is removed. */

@@ -208,6 +208,8 @@ r = a.http("POST", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call"
 check(r.status == 404, "without persist_sessions the old session id is unknown", r.status)
 ok("persist_sessions false: the restart ended the sessions")
 EOF2
+	[ ! -e "$TMPD/state/journal/sessions.json" ] ||
+		fail "persist_sessions false left the old journal, for a later start to load"
 	stop_daemon
 	[ "$DAEMON_RC" = 0 ] || fail "daemon exit status $DAEMON_RC"
 	rm -rf "$TMPD/state"
