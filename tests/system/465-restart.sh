@@ -11,6 +11,8 @@
 # journal does not name (a stray one, a symbolic link) are removed, never
 # followed. With persist_sessions false a restart ends every session.
 . "$(dirname "$0")/lib.sh"
+# Long (several daemons, or every mode): CI's first stage only.
+slow_suite
 
 require_py ipykernel
 require_py dill

@@ -6,6 +6,8 @@
 # execution_session_id (tests/client/restart-client.mjs,
 # tests/client-modern/restart-modern.mjs).
 . "$(dirname "$0")/lib.sh"
+# Long (several daemons, or every mode): CI's first stage only.
+slow_suite
 
 require_py ipykernel
 require_py dill

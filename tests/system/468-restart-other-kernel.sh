@@ -5,6 +5,8 @@
 # id in its old directory, its files kept and its variables gone, and the
 # first result says so in its stderr.
 . "$(dirname "$0")/lib.sh"
+# Long (several daemons, or every mode): CI's first stage only.
+slow_suite
 
 require_binaries
 [ -f /usr/share/jupyter/kernels/ir/kernel.json ] ||

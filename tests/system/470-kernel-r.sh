@@ -16,6 +16,8 @@
 # whole in a file, an R that exits reported and replaced (files kept), the
 # memory limit's kill reported.
 . "$(dirname "$0")/lib.sh"
+# Long (several daemons, or every mode): CI's first stage only.
+slow_suite
 
 require_cmd curl
 require_binaries

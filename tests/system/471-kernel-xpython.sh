@@ -10,6 +10,8 @@
 # output before it kept and the session working again; code_prefix.
 # Also: codeexecd -n refuses seccomp mode and kernel_history for it.
 . "$(dirname "$0")/lib.sh"
+# Long (several daemons, or every mode): CI's first stage only.
+slow_suite
 
 require_cmd curl
 require_binaries

@@ -12,6 +12,8 @@
 # its partial output; plots need a graphics toolkit (gnuplot), without
 # which plot() prints "no graphics toolkits are available".
 . "$(dirname "$0")/lib.sh"
+# Long (several daemons, or every mode): CI's first stage only.
+slow_suite
 
 require_cmd curl
 require_binaries

@@ -7,6 +7,8 @@
 # Every probe must give the outcome probes.EXPECT gives for ipykernel.
 # Skips when not root or without user and network namespaces.
 . "$(dirname "$0")/lib.sh"
+# Long (several daemons, or every mode): CI's first stage only.
+slow_suite
 
 require_cmd curl
 require_binaries
