@@ -1,6 +1,8 @@
 /* hex.c - see hex.h. */
 #include "autoconf.h"
 
+#include <string.h>
+
 #include "hex.h"
 
 void
@@ -14,4 +16,10 @@ hex_encode(char *out, const void *in, size_t n)
 		out[2 * i + 1] = digits[p[i] & 15];
 	}
 	out[2 * n] = '\0';
+}
+
+int
+hex_is(const char *s, size_t len)
+{
+	return strlen(s) == len && strspn(s, "0123456789abcdef") == len;
 }

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "handle.h"
+#include "hex.h"
 #include "job.h"
 #include "json_member.h"
 #include "log.h"
@@ -32,17 +33,6 @@ static char *jobs_dir;		    /* a file per ended job's result */
 static struct json_object *waiting; /* entries whose directory has not come */
 static char *last_written;	    /* the journal as last written */
 
-static int
-is_hex(const char *s, size_t len)
-{
-	if (strlen(s) != len)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-			return 0;
-	return 1;
-}
-
 /* Whether `id` is a handle of this node (handle.h): its random digits,
  * untagged or tagged with this node's name (a renamed node's are not). */
 static int
@@ -50,7 +40,7 @@ own_handle(const char *id)
 {
 	const char *digits = handle_random(id);
 
-	if (strlen(id) > SESSION_ID_LEN || !is_hex(digits, HANDLE_RANDOM_LEN))
+	if (strlen(id) > SESSION_ID_LEN || !hex_is(digits, HANDLE_RANDOM_LEN))
 		return 0;
 	if (digits == id)
 		return 1;
@@ -257,7 +247,7 @@ dir_name(const struct session *s)
 {
 	const char *path = s->worker && s->worker->workdir ? s->worker->workdir : s->kept_workdir;
 	const char *slash = path ? strrchr(path, '/') : NULL;
-	return slash && is_hex(slash + 1, PRIV_NAME_LEN) ? slash + 1 : NULL;
+	return slash && hex_is(slash + 1, PRIV_NAME_LEN) ? slash + 1 : NULL;
 }
 
 static void

@@ -11,20 +11,10 @@
 
 #include "config.h"
 #include "dirs_left.h"
+#include "hex.h"
 #include "log.h"
 #include "remover.h"
 #include "xmalloc.h"
-
-static int
-hex_name(const char *s)
-{
-	if (strlen(s) != PRIV_NAME_LEN)
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-			return 0;
-	return 1;
-}
 
 /* The kernel identity a directory of owner `owner` belongs to: 0 for the
  * daemon's, the uid for one of the range; -1: neither. */
@@ -61,7 +51,7 @@ dirs_left_each(const struct config *cfg, uid_t own,
 		long id = -1;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 			log_warn("lstat %s", path);
-		else if (hex_name(e->d_name) && S_ISDIR(st.st_mode))
+		else if (hex_is(e->d_name, PRIV_NAME_LEN) && S_ISDIR(st.st_mode))
 			id = identity_of(cfg, own, st.st_uid);
 		if (id >= 0) {
 			fn(path, e->d_name, (uid_t)id, arg);
