@@ -193,7 +193,7 @@ loop_once(struct config *cfg)
 	pool_revive_serve();
 	pool_refill();
 	if (second) {
-		session_journal_write();
+		session_journal_write(0);
 		last_expiry = time(NULL);
 		job_expire(cfg->job_retention_s);
 		batch_expire(cfg->job_retention_s);
@@ -229,7 +229,7 @@ keep_sessions(struct config *cfg, time_t deadline)
 	pool_lock();
 	session_keep_all_dirs();
 	pool_unlock();
-	session_journal_write();
+	session_journal_write(1);
 	log_info("sessions kept in the journal for the next start: %d", session_count());
 }
 

@@ -300,16 +300,16 @@ add_job(struct job *j, void *arg)
 	}
 }
 
-static int replace(const char *path, const char *text);
+static int replace(const char *path, const char *text, int sync);
 
-/* Write the results of `snap`, and remove the files of jobs gone. */
+/* Write the results of `snap` (synced with `sync`), and remove the files of jobs gone. */
 static void
-write_jobs(const struct jobs_snapshot *snap)
+write_jobs(const struct jobs_snapshot *snap, int sync)
 {
 	json_object_object_foreach(snap->results, jid, text)
 	{
 		char *path = xasprintf("%s/%s.json", jobs_dir, jid);
-		replace(path, json_object_get_string(text));
+		replace(path, json_object_get_string(text), sync);
 		free(path);
 	}
 	DIR *d = opendir(jobs_dir);
@@ -334,9 +334,9 @@ write_jobs(const struct jobs_snapshot *snap)
 		closedir(d);
 }
 
-/* Replace `path` with `text`: a new file, synced, renamed over it. */
+/* Replace `path` with `text`: a new file (synced with `sync`), renamed over it. */
 static int
-replace(const char *path, const char *text)
+replace(const char *path, const char *text, int sync)
 {
 	char *tmp = xasprintf("%s.new", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -358,7 +358,7 @@ replace(const char *path, const char *text)
 	}
 	if (off < len)
 		log_warn("write %s", tmp);
-	else if (fsync(fd) == -1)
+	else if (sync && fsync(fd) == -1)
 		log_warn("fsync %s", tmp);
 	else if (rename(tmp, path) == -1)
 		log_warn("rename %s to %s", tmp, path);
@@ -372,7 +372,7 @@ replace(const char *path, const char *text)
 }
 
 void
-session_journal_write(void)
+session_journal_write(int sync)
 {
 	if (jcfg == NULL || !jcfg->persist_sessions)
 		return;
@@ -388,8 +388,8 @@ session_journal_write(void)
 	const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
 	if (last_written == NULL || strcmp(last_written, text) != 0) {
 		/* The results first: the journal never names one not written. */
-		write_jobs(&snap);
-		if (replace(journal_path, text) == 0) {
+		write_jobs(&snap, sync);
+		if (replace(journal_path, text, sync) == 0) {
 			free(last_written);
 			last_written = xstrdup(text);
 		}

@@ -3,7 +3,7 @@
  * of its front (persist_sessions): state_dir/journal/sessions.json.
  *
  * The front writes the journal (mode 0600, replaced whole by a rename)
- * each second its content changed and at the stop: every session's id,
+ * each second its content changed and, synced, at the stop: every session's id,
  * identity, times, revision path, how many checkpoints it has, and the
  * name of its session directory, where its kernel wrote them. The parent
  * keeps the session directories it finds at start (dirs_left.h) and names
@@ -38,8 +38,12 @@ void session_journal_load(const struct config *cfg);
 void session_journal_dir_left(const struct priv_dir_left *d);
 /* Every DIR_LEFT has come: forget the entries no directory came for. */
 void session_journal_settle(void);
-/* Write the journal if it changed since the last write. Takes pool_lock
- * itself, for a snapshot; writes without it. */
-void session_journal_write(void);
+/*
+ * Write the journal if it changed since the last write. Takes pool_lock
+ * itself, for a snapshot; writes without it. `sync`: fsync before the
+ * rename (the stop's); the main loop's writes each second do not, since a
+ * slow disk would hold every worker's I/O meanwhile.
+ */
+void session_journal_write(int sync);
 
 #endif
