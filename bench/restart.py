@@ -12,17 +12,26 @@ and hands this script the daemon's command line. Makes N sessions (default
 4. each session's first call after the start (a new worker in its
    directory, the restore of M MB, the call): median and slowest, against
    a call of a live session before the stop.
+With --clone K, the stopped daemon's journal and session directories are
+copied until they hold K sessions before the start (the copies are
+hibernated sessions like the others, each with its own directory and
+checkpoint): then 3. is what K hibernated sessions hold, and the table adds
+the control socket's session list, a list_sessions call and /health with
+K sessions in the table.
 Prints a Markdown table. Stops the daemon it started at the end.
 """
 import argparse
+import json
 import os
+import secrets
+import shutil
 import re
 import signal
 import statistics
 import subprocess
 import time
 
-from hibernate import descendants, front_pid, rss_kb, timed
+from hibernate import control, descendants, front_pid, rss_kb, timed
 from mcpclient import Client, health
 
 
@@ -69,6 +78,59 @@ def processes(pid):
     return len(descendants(pid))
 
 
+def state_dir(config):
+    return re.search(r"^state_dir: *(\S+)", open(config).read(), re.M).group(1)
+
+
+def clone(config, total):
+    """Copy the journal's sessions (entries and directories) until it holds
+    `total`. Returns how many there are."""
+    state = state_dir(config)
+    path = state + "/journal/sessions.json"
+    j = json.load(open(path))
+    sessions = j["sessions"]
+    seeds = [e for e in sessions if "dir" in e]
+    i = 0
+    while len(sessions) < total:
+        e = dict(seeds[i % len(seeds)])
+        e["id"] = secrets.token_hex(16)
+        src = state + "/sessions/" + e["dir"]
+        e["dir"] = secrets.token_hex(8)
+        dst = state + "/sessions/" + e["dir"]
+        shutil.copytree(src, dst, symlinks=True)
+        st = os.stat(src)
+        for root, dirs, files in os.walk(dst):
+            for n in [root] + [os.path.join(root, f) for f in dirs + files]:
+                os.lchown(n, st.st_uid, st.st_gid)
+        os.chmod(dst, st.st_mode & 0o7777)
+        sessions.append(e)
+        i += 1
+    tmp = path + ".clone"
+    with open(tmp, "w") as f:
+        json.dump(j, f)
+    st = os.stat(path)
+    os.chown(tmp, st.st_uid, st.st_gid)
+    os.chmod(tmp, 0o600)
+    os.rename(tmp, path)
+    return len(sessions)
+
+
+def table_ms(port, rundir, sid):
+    t0 = time.perf_counter()
+    listed = len(control(rundir, "sessions")["sessions"])
+    ctl = (time.perf_counter() - t0) * 1000
+    h = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        health("127.0.0.1", port)
+        h.append((time.perf_counter() - t0) * 1000)
+    c = Client("127.0.0.1", port, session_id=sid, timeout=600)
+    t0 = time.perf_counter()
+    c.request("tools/call", {"name": "py_list_sessions", "arguments": {}})
+    tool = (time.perf_counter() - t0) * 1000
+    return listed, ctl, statistics.median(h), tool
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -79,6 +141,8 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--mb", type=int, default=10)
+    ap.add_argument("--clone", type=int, default=0,
+                    help="copy the stopped daemon's sessions until there are this many")
     a = ap.parse_args()
 
     code = "import numpy as np\na = np.random.rand(%d)" % (a.mb * 131072)
@@ -96,6 +160,7 @@ def main():
     os.kill(a.daemon_pid, signal.SIGTERM)
     wait_exit(a.daemon_pid)
     stop = time.perf_counter() - t0
+    total = clone(a.config, a.clone) if a.clone else a.sessions
 
     seen = len(re.findall(r"listening on 127\.0\.0\.1:", open(a.log).read()))
     t0 = time.perf_counter()
@@ -108,6 +173,9 @@ def main():
     time.sleep(2)  # the pool's warm kernels start
     after_procs = processes(d.pid)
     after_rss = rss_kb(front_pid(d.pid))
+    if a.clone:
+        rundir = re.search(r"^runtime_dir: *(\S+)", open(a.config).read(), re.M).group(1)
+        listed, ctl, health_ms, tool = table_ms(port, rundir, clients[0].session_id)
 
     firsts = []
     for c in clients:
@@ -120,7 +188,11 @@ def main():
     d.send_signal(signal.SIGTERM)
     d.wait(timeout=600)
 
-    print("%d sessions of %d MB each:" % (a.sessions, a.mb))
+    if a.clone:
+        print("%d sessions of %d MB each, copied to %d hibernated ones at the stop:"
+              % (a.sessions, a.mb, total))
+    else:
+        print("%d sessions of %d MB each:" % (a.sessions, a.mb))
     print()
     print("| | |")
     print("|---|---:|")
@@ -135,6 +207,12 @@ def main():
     print("| each session's first call after the start, median | %.0f ms |" %
           statistics.median(firsts))
     print("| the slowest first call | %.0f ms |" % max(firsts), flush=True)
+    if a.clone:
+        print("| the front's RSS after the start less before the stop, per added session "
+              "| %.1f kB |" % ((after_rss - before_rss) / (total - a.sessions)))
+        print("| sessions listed by the control socket | %d in %.1f ms |" % (listed, ctl))
+        print("| /health, median of 20 | %.2f ms |" % health_ms)
+        print("| one session's list_sessions | %.1f ms |" % tool, flush=True)
 
 
 if __name__ == "__main__":

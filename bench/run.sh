@@ -27,7 +27,8 @@
 #   -H   what hibernation and automatic checkpoints cost (hibernate.py;
 #        prints tables, README untouched), e.g. `-- --sessions 200`
 #   -R   what keeping sessions across a restart costs (restart.py, with
-#        persist_sessions; prints a table), e.g. `-- --sessions 20 --mb 10`
+#        persist_sessions; prints a table), e.g. `-- --sessions 20 --mb 10`,
+#        or `-- --sessions 10 --mb 1 --clone 1000` for 1,000 hibernated sessions
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -211,7 +212,7 @@ fi
 session_hibernate_after: 1
 max_hibernated_sessions: 5000
 EOF
-[ -n "$restart" ] && echo "persist_sessions: true" >>"$TMPD/codeexecd.yaml"
+[ -n "$restart" ] && printf "persist_sessions: true\nmax_hibernated_sessions: 5000\n" >>"$TMPD/codeexecd.yaml"
 [ -n "$checkpoint" ] && cat >>"$TMPD/codeexecd.yaml" <<EOF
 checkpoint:
   max_bytes: 4294967296

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fdpass.h"
 #include "priv_msg.h"
 
@@ -395,6 +397,23 @@ priv_msg_send(int sock, const struct priv_msg *m, int fd)
 		return -1;
 	}
 	return priv_record_send(sock, data, (size_t)len, fd);
+}
+
+int
+priv_msg_send_within(int sock, const struct priv_msg *m, int fd, int ms)
+{
+	double give_up = clock_mono() + ms / 1000.0;
+
+	for (;;) {
+		if (priv_msg_send(sock, m, fd) == 0)
+			return 0;
+		double left = give_up - clock_mono();
+		if ((errno != EAGAIN && errno != EWOULDBLOCK) || left <= 0)
+			return -1;
+		struct pollfd p = {.fd = sock, .events = POLLOUT};
+		if (poll(&p, 1, (int)(left * 1000) + 1) == -1 && errno != EINTR)
+			return -1;
+	}
 }
 
 int

@@ -298,6 +298,9 @@ int priv_msg_decode(const unsigned char *in, size_t len, struct priv_msg *m, cha
  * descriptor where none belongs).
  */
 int priv_msg_send(int sock, const struct priv_msg *m, int fd);
+/* priv_msg_send on a non-blocking `sock`, waiting up to `ms` for room when
+ * it is full (then -1 with EAGAIN). */
+int priv_msg_send_within(int sock, const struct priv_msg *m, int fd, int ms);
 
 /*
  * Send `len` bytes as one record, with descriptor `fd` (borrowed) unless -1,

@@ -171,11 +171,12 @@ reply(struct monitor *m, const struct priv_msg *msg, int fd)
 {
 	if (m->broken)
 		return -1;
-	if (priv_msg_send(m->front, msg, fd) == 0)
+	if (priv_msg_send_within(m->front, msg, fd, FRONT_FULL_MS) == 0)
 		return 0;
 	m->broken = 1;
 	if (errno == EAGAIN || errno == EWOULDBLOCK)
-		log_warnx("the front leaves its socket full: taking it for gone");
+		log_warnx("the front left its socket full for %d ms: taking it for gone",
+			  FRONT_FULL_MS);
 	else
 		log_warn("send %s to the front", priv_type_name(msg->type));
 	return -1;

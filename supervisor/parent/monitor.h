@@ -71,9 +71,17 @@ struct monitor_ops {
 struct monitor;
 
 /*
+ * How long the parent waits for room on the front's full socket before it
+ * takes the front for gone. Bursts fill it through no fault of the front's:
+ * a start after a restart names every kept directory (DIR_LEFT) before the
+ * new front reads a word.
+ */
+#define FRONT_FULL_MS 5000
+
+/*
  * A monitor answering the front on `front` (a SOCK_SEQPACKET socket,
- * borrowed, non-blocking: a front that leaves its socket full is taken
- * for gone rather than let stall the parent), starting at most `max_workers` live workers in network mode
+ * borrowed, non-blocking: a front that leaves its socket full for
+ * FRONT_FULL_MS is taken for gone rather than let stall the parent), starting at most `max_workers` live workers in network mode
  * `mode` (the configured one). `ops` and `ctx` are borrowed. Caller owns
  * the result (monitor_free).
  */

@@ -287,7 +287,7 @@ static void serve(struct parent_args *a, int sock);
 static void
 tell_sidecar(const struct priv_msg *m)
 {
-	if (P.sock != -1 && priv_msg_send(P.sock, m, -1) == -1)
+	if (P.sock != -1 && priv_msg_send_within(P.sock, m, -1, FRONT_FULL_MS) == -1)
 		log_warn("send %s to the front", priv_type_name(m->type));
 }
 
@@ -446,7 +446,7 @@ parent_tell_front(enum priv_type type, const char *reason, int fd)
 		return;
 	if (reason)
 		snprintf(m.u.degraded.reason, sizeof(m.u.degraded.reason), "%s", reason);
-	if (priv_msg_send(P.sock, &m, fd) == -1)
+	if (priv_msg_send_within(P.sock, &m, fd, FRONT_FULL_MS) == -1)
 		log_warn("send %s to the front", priv_type_name(type));
 }
 

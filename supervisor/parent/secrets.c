@@ -8,6 +8,7 @@
 #include "config.h"
 #include "err.h"
 #include "log.h"
+#include "monitor.h"
 #include "priv_msg.h"
 #include "secret_file.h"
 #include "secrets.h"
@@ -78,10 +79,10 @@ secrets_send(int sock)
 
 	for (size_t i = 0; i < secret_file_count(); i++) {
 		snprintf(m.u.secret.path, sizeof(m.u.secret.path), "%s", secret_file_path(i));
-		if (priv_msg_send(sock, &m, secret_file_fd(i)) == -1)
+		if (priv_msg_send_within(sock, &m, secret_file_fd(i), FRONT_FULL_MS) == -1)
 			log_warn("send the front the copy of %s", secret_file_path(i));
 	}
 	m.type = PRIV_SECRETS_SENT;
-	if (priv_msg_send(sock, &m, -1) == -1)
+	if (priv_msg_send_within(sock, &m, -1, FRONT_FULL_MS) == -1)
 		log_warn("send the front SECRETS_SENT");
 }
