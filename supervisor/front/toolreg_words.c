@@ -12,18 +12,18 @@
 
 /* Words that say nothing about which tool is meant (toolreg_words.h), sorted. */
 static const char *const stopwords[] = {
-	"a", "about", "after", "again", "all", "also", "am", "an", "and", "any",
-	"are", "as", "at", "be", "been", "before", "being", "between", "both", "but",
-	"by", "can", "could", "did", "do", "does", "each", "few", "for", "from",
-	"get", "give", "had", "has", "have", "he", "her", "here", "him", "his",
-	"how", "i", "if", "in", "into", "is", "it", "its", "just", "me",
-	"more", "most", "my", "no", "nor", "not", "now", "of", "off", "on",
-	"once", "only", "or", "other", "our", "out", "over", "own", "per", "same",
-	"she", "should", "so", "some", "such", "than", "that", "the", "their", "them",
-	"then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
-	"until", "up", "use", "using", "very", "via", "want", "was", "we", "were",
-	"what", "when", "where", "which", "while", "who", "why", "will", "with", "would",
-	"you", "your", NULL,
+	"a", "about", "after", "again", "also", "am", "an", "and", "any", "are",
+	"as", "at", "be", "been", "before", "being", "between", "both", "but", "by",
+	"can", "could", "did", "do", "does", "each", "few", "for", "from", "get",
+	"give", "had", "has", "have", "he", "her", "here", "him", "his", "how",
+	"i", "if", "in", "into", "is", "it", "its", "just", "me", "more",
+	"most", "my", "no", "nor", "not", "now", "of", "off", "on", "once",
+	"only", "or", "other", "our", "out", "over", "own", "per", "same", "she",
+	"should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+	"there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
+	"up", "use", "using", "very", "via", "want", "was", "we", "were", "what",
+	"when", "where", "which", "while", "who", "why", "will", "with", "would", "you",
+	"your", NULL,
 };
 
 /* sb_stemmer keeps state between calls: one for all threads, under a lock. */
