@@ -403,6 +403,15 @@ START_TEST(ranking_rules)
 	toolreg_explain(r, 10, "embed", &m);
 	ck_assert_uint_eq(m.n[TOOLREG_DESCRIPTION], 1);
 	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][0], "embeddings");
+	/* A query word is one term, however often the query says it. */
+	struct toolreg_hit h1[TOOLREG_TOP_MAX], h2[TOOLREG_TOP_MAX];
+	size_t n1 = toolreg_search(r, "raster file", NULL, h1, TOOLREG_TOP_MAX);
+	ck_assert_uint_eq(toolreg_search(r, "raster raster file Raster", NULL, h2, TOOLREG_TOP_MAX),
+			  n1);
+	for (size_t i = 0; i < n1; i++) {
+		ck_assert_uint_eq(h1[i].tool, h2[i].tool);
+		ck_assert_double_eq_tol(h1[i].score, h2[i].score, 1e-9);
+	}
 	/* Coverage: both words of the query above one word, however often. */
 	ck_assert_uint_eq(rank_of(r, "raster file", "load_data"), 1);
 	ck_assert_uint_eq(rank_of(r, "raster file", "raster_tiles"), 2);
