@@ -45,9 +45,10 @@
 #define FIELD_WORDS 512
 
 /*
- * A stem match counts this much of a whole-word match: a query word adds
- * the score of its word and of its stem, each a term of the index, so a
- * tool with the word itself ranks above one with another word of its stem.
+ * A stem match counts this much of a whole-word match: a query word's
+ * frequency in a tool adds that of its word and, times W_STEM, that of its
+ * stem, so a tool with the word itself ranks above one with another word
+ * of its stem.
  */
 #ifndef W_STEM
 #define W_STEM 0.5
@@ -77,8 +78,9 @@
 
 /*
  * Coverage: a tool's score is multiplied by (1 - W_COVER + W_COVER * the
- * share of the query's words it matches), so that a tool matching several
- * words of the query ranks above one that matches one rare word often.
+ * share of the query's words it matches, each word weighed by its IDF), so
+ * that a tool matching several words of the query ranks above one that
+ * matches one word often, and matching "aspirin" counts more than "find".
  */
 #ifndef W_COVER
 #define W_COVER 0.5
@@ -300,23 +302,108 @@ keep_best(struct toolreg_hit *out, size_t *n, size_t top, size_t doc, double sco
 	out[i] = (struct toolreg_hit){doc, score};
 }
 
-/* Add BM25 of term t, times w, to each tool's score; mark query word qi seen. */
-static void
-add_postings(const struct toolreg *r, const struct term *t, double w, size_t qi, double *score,
-	     uint64_t *seen_words)
-{
-	double df = (double)t->n, ndocs = (double)r->defs.n;
+/*
+ * One query word's matches in the index: the terms it meets, each with the
+ * weight of that kind of match, and the tools they reach with the sum of
+ * their weighted frequencies (scratch arrays of toolreg_search, `touched`
+ * listing the tools whose tf is not 0).
+ */
+struct qword {
+	double *tf;
+	uint32_t *touched;
+	size_t ntouched;
+};
 
+/* Add term t's frequencies, times w, to q. */
+static void
+qword_add(struct qword *q, const struct term *t, double w)
+{
 	if (w <= 0)
 		return;
+	for (size_t k = 0; k < t->n; k++) {
+		uint32_t d = t->p[k].doc;
+		if (q->tf[d] == 0)
+			q->touched[q->ntouched++] = d;
+		q->tf[d] += w * t->p[k].tf;
+	}
+}
+
+/*
+ * Score q as one BM25 term into score (its IDF of the tools it reaches
+ * in any way, its frequency saturated once), mark query word qi in
+ * seen_words, and clear q for the next word.
+ */
+static double
+qword_score(const struct toolreg *r, struct qword *q, size_t qi, double *score,
+	    uint64_t *seen_words)
+{
+	double df = (double)q->ntouched, ndocs = (double)r->defs.n;
 	double idf = log(1 + (ndocs - df + 0.5) / (df + 0.5));
 
-	for (size_t k = 0; k < t->n; k++) {
-		double tf = t->p[k].tf, dl = r->len[t->p[k].doc];
-		score[t->p[k].doc] += w * idf * tf * (BM25_K1 + 1) /
-				      (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / r->avglen));
-		seen_words[t->p[k].doc] |= (uint64_t)1 << qi;
+	for (size_t k = 0; k < q->ntouched; k++) {
+		uint32_t d = q->touched[k];
+		double tf = q->tf[d], dl = r->len[d];
+		score[d] += idf * tf * (BM25_K1 + 1) /
+			    (tf + BM25_K1 * (1 - BM25_B + BM25_B * dl / r->avglen));
+		seen_words[d] |= (uint64_t)1 << qi;
+		q->tf[d] = 0;
 	}
+	q->ntouched = 0;
+	return idf;
+}
+
+/* Add term `w` of the index, if it is one, times weight, to q. */
+static void
+qword_term(const struct toolreg *r, struct qword *q, const char *w, double weight)
+{
+	const struct term *t = slot(r, w);
+
+	if (t->word[0] != '\0')
+		qword_add(q, t, weight);
+}
+
+/*
+ * Compounds: query word w, of PREFIX_MIN letters or more and no word of
+ * the index, meets the index words it begins ("elastic": "elasticsearch")
+ * and those that begin it ("onnxruntime": "onnx"), at W_PREFIX.
+ */
+static void
+qword_compounds(const struct toolreg *r, struct qword *q, const char *w)
+{
+	size_t len = strlen(w), nc = 0, lo = 0, hi = r->nsorted;
+
+	if (W_PREFIX <= 0 || len < PREFIX_MIN || slot(r, w)->word[0] != '\0')
+		return;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(r->sorted[mid]->word, w) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < r->nsorted && nc < PREFIX_TERMS && strncmp(r->sorted[lo]->word, w, len) == 0;
+	     lo++, nc++)
+		qword_add(q, r->sorted[lo], W_PREFIX);
+	for (size_t k = len - 1; k >= PREFIX_MIN && nc < PREFIX_TERMS; k--) {
+		char part[TOOLREG_WORD_MAX + 2];
+		memcpy(part, w, k);
+		part[k] = '\0';
+		const struct term *t = slot(r, part);
+		if (t->word[0] != '\0') {
+			qword_add(q, t, W_PREFIX);
+			nc++;
+		}
+	}
+}
+
+/* Whether words[i] is one of words[0..i). */
+static int
+repeated(char (*words)[TOOLREG_WORD_MAX + 1], size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(words[i], words[j]) == 0)
+			return 1;
+	return 0;
 }
 
 size_t
@@ -324,83 +411,53 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	       struct toolreg_hit *out, size_t top)
 {
 	char words[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
-	/* Per query word: the word, its stem, the stem of its derived words in
-	 * the index, and its own stem without a prefix. */
-	char terms[4 * QUERY_WORDS][TOOLREG_WORD_MAX + 2];
-	double tw[4 * QUERY_WORDS];
-	size_t of[4 * QUERY_WORDS];
-	size_t nw, nt = 0, n = 0, ndocs = toolreg_size(r);
+	char st[TOOLREG_WORD_MAX + 2];
+	double qidf[QUERY_WORDS] = {0}, idfsum = 0;
+	size_t nw, n = 0, ndocs = toolreg_size(r);
 
 	if (ndocs == 0 || top == 0)
 		return 0;
 	if (top > TOOLREG_TOP_MAX)
 		top = TOOLREG_TOP_MAX;
 	nw = toolreg_tokens(query, words, QUERY_WORDS);
-	for (size_t i = 0; i < nw; i++) {
-		memcpy(terms[nt], words[i], sizeof(words[i]));
-		tw[nt] = 1, of[nt++] = i;
-		stem_term(words[i], terms[nt]);
-		tw[nt] = W_STEM, of[nt++] = i;
-		/* "projection" meets the index's "reproject". */
-		memcpy(terms[nt], terms[nt - 1], sizeof(terms[nt]));
-		terms[nt][0] = DERIV_MARK;
-		tw[nt] = W_DERIV, of[nt++] = i;
-		/* "reproject" meets the index's "projection". */
-		if (deriv_term(words[i], terms[nt]))
-			tw[nt] = W_DERIV, of[nt++] = i;
-	}
 	double *score = xcalloc(ndocs, sizeof(*score));
 	uint64_t *seen_words = xcalloc(ndocs, sizeof(*seen_words));
-	for (size_t i = 0; i < nt; i++) {
-		int seen = 0;
-		for (size_t j = 0; j < i; j++)
-			seen |= strcmp(terms[i], terms[j]) == 0;
-		const struct term *t = slot(r, terms[i]);
-		if (seen || t->word[0] == '\0')
+	struct qword q = {xcalloc(ndocs, sizeof(*q.tf)), xcalloc(ndocs, sizeof(*q.touched)), 0};
+	for (size_t i = 0; i < nw; i++) {
+		if (repeated(words, i))
 			continue;
-		add_postings(r, t, tw[i], of[i], score, seen_words);
-	}
-	/*
-	 * Compounds: a query word of PREFIX_MIN letters or more meets the
-	 * index words it begins ("elastic": "elasticsearch") and those that
-	 * begin it ("onnxruntime": "onnx"), at W_PREFIX, when it has no
-	 * whole-word match of its own.
-	 */
-	for (size_t i = 0; W_PREFIX > 0 && i < nw; i++) {
-		size_t len = strlen(words[i]);
-		if (len < PREFIX_MIN || slot(r, words[i])->word[0] != '\0')
-			continue;
-		const struct term *cand[PREFIX_TERMS];
-		size_t nc = 0, lo = 0, hi = r->nsorted;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (strcmp(r->sorted[mid]->word, words[i]) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
+		qword_term(r, &q, words[i], 1);
+		stem_term(words[i], st);
+		qword_term(r, &q, st, W_STEM);
+		/* The word as a stem: "embed" (stem "emb") meets "embeddings" (stem "embed"). */
+		if (strcmp(st + 1, words[i]) != 0) {
+			char ws[TOOLREG_WORD_MAX + 2] = {STEM_MARK};
+			memcpy(ws + 1, words[i], sizeof(words[i]));
+			qword_term(r, &q, ws, W_STEM);
 		}
-		for (; lo < r->nsorted && nc < PREFIX_TERMS &&
-		       strncmp(r->sorted[lo]->word, words[i], len) == 0; lo++)
-			cand[nc++] = r->sorted[lo];
-		for (size_t k = len - 1; k >= PREFIX_MIN && nc < PREFIX_TERMS; k--) {
-			char w[TOOLREG_WORD_MAX + 2];
-			memcpy(w, words[i], k);
-			w[k] = '\0';
-			const struct term *t = slot(r, w);
-			if (t->word[0] != '\0')
-				cand[nc++] = t;
-		}
-		for (size_t c = 0; c < nc; c++)
-			add_postings(r, cand[c], W_PREFIX, i, score, seen_words);
+		/* "projection" meets the index's "reproject". */
+		st[0] = DERIV_MARK;
+		qword_term(r, &q, st, W_DERIV);
+		/* "reproject" meets the index's "projection". */
+		if (deriv_term(words[i], st))
+			qword_term(r, &q, st, W_DERIV);
+		qword_compounds(r, &q, words[i]);
+		qidf[i] = qword_score(r, &q, i, score, seen_words);
+		idfsum += qidf[i];
 	}
 	for (size_t d = 0; d < ndocs; d++) {
 		if (score[d] <= 0)
 			continue;
 		if (category && strcasecmp(r->defs.v[d].category, category) != 0)
 			continue;
-		double cover = (double)__builtin_popcountll(seen_words[d]) / (double)nw;
+		double cover = 0;
+		for (size_t i = 0; i < nw; i++)
+			if (seen_words[d] >> i & 1)
+				cover += qidf[i] / idfsum;
 		keep_best(out, &n, top, d, score[d] * (1 - W_COVER + W_COVER * cover));
 	}
+	free(q.touched);
+	free(q.tf);
 	free(seen_words);
 	free(score);
 	return n;
@@ -414,7 +471,7 @@ const char *const toolreg_field_names[TOOLREG_FIELDS] = {
 	[TOOLREG_RETURNS] = "returns",
 };
 
-/* The words a query matches: its words and their stems. */
+/* The words a query matches: its words and their stems (toolreg_search's terms). */
 struct query_words {
 	char word[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
 	char stem[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
@@ -448,6 +505,7 @@ explain_field(const struct query_words *q, const char *text, enum toolreg_field 
 		int der = deriv_term(words[i], dw);
 		for (size_t j = 0; j < q->n && !hit; j++)
 			hit = strcmp(q->word[j], words[i]) == 0 || strcmp(q->stem[j], st) == 0 ||
+			      strcmp(q->word[j], st) == 0 ||
 			      (der && strcmp(q->stem[j], dw + 1) == 0) ||
 			      (deriv_term(q->word[j], dq) && strcmp(dq + 1, st) == 0) ||
 			      (!q->indexed[j] && compound(q->word[j], words[i]));

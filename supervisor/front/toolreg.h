@@ -18,10 +18,16 @@
  * Words are what toolreg_tokens makes of the text (toolreg_words.h: each
  * word whole and by its camelCase, snake_case and letter/digit parts, stop
  * words dropped), each indexed twice: as itself and, as a separate term,
- * by its English Snowball stem. A query word scores its word's term and
- * its stem's, the stem's at W_STEM (0.5) of its BM25 score, so that
- * "projected" finds "projection" but a tool with "projected" itself ranks
- * first. Three rules widen and reorder that (toolreg.c):
+ * by its English Snowball stem. Each distinct word of the query is one
+ * BM25 term: its frequency in a tool is the sum of the frequencies of the
+ * index terms it meets, each times the weight of that kind of match, and
+ * its IDF is that of the tools it meets in any way, so that a word
+ * matched in several ways is still saturated once. A query word meets:
+ *  - its word's term, at 1;
+ *  - its stem's term, at W_STEM (0.5): "projected" finds "projection",
+ *    but a tool with "projected" itself ranks first (it has both);
+ *  - the stem terms equal to the word itself, at W_STEM: "embed", which
+ *    Snowball stems "emb", meets "embeddings" (stem "embed");
  *  - derived words: an index word with an English prefix (re-, un-, de-,
  *    pre-) before 4 or more letters is also a term of the stem without it,
  *    which a query word's stem meets at W_DERIV (0.3), and a query word
@@ -30,10 +36,11 @@
  *  - compounds: a query word of 4 letters or more that is no word of the
  *    index meets, at W_PREFIX (0.3), the index words it begins and those
  *    of 4 letters or more that begin it (16 at most): "elastic" meets
- *    "elasticsearch", "onnxruntime" meets "onnx";
- *  - coverage: a tool's score is multiplied by 1 - W_COVER + W_COVER * the
- *    share of the query's words it matches in any of these ways (W_COVER
- *    0.5), so matching most of the query beats matching one word often.
+ *    "elasticsearch", "onnxruntime" meets "onnx".
+ * Coverage then reorders: a tool's score is multiplied by 1 - W_COVER +
+ * W_COVER * the share of the query's words it matches, each word counted
+ * by its IDF (W_COVER 0.5), so that matching most of the query, and its
+ * rarer words, beats matching one word often.
  */
 #ifndef SUPERVISOR_TOOLREG_H
 #define SUPERVISOR_TOOLREG_H

@@ -4,30 +4,45 @@
 #include <ctype.h>
 #include <libstemmer.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "toolreg_words.h"
 
-/* Words that say nothing about which tool is meant (toolreg_words.h). */
+/* Words that say nothing about which tool is meant (toolreg_words.h), sorted. */
 static const char *const stopwords[] = {
-	"a",	"an",	"and",	"are",	 "as",	 "at",	 "be",	 "by",	  "can",  "do",
-	"does", "for",	"from", "get",	 "give", "how",	 "i",	 "in",	  "into", "is",
-	"it",	"its",	"me",	"my",	 "of",	 "on",	 "or",	 "some",  "that", "the",
-	"this", "to",	"use",	"using", "want", "what", "which", "with", "you",  NULL,
+	"a", "about", "after", "again", "also", "am", "an", "and", "any", "are",
+	"as", "at", "be", "been", "before", "being", "between", "both", "but", "by",
+	"can", "could", "did", "do", "does", "each", "few", "for", "from", "get",
+	"give", "had", "has", "have", "he", "her", "here", "him", "his", "how",
+	"i", "if", "in", "into", "is", "it", "its", "just", "me", "more",
+	"most", "my", "no", "nor", "not", "now", "of", "off", "on", "once",
+	"only", "or", "other", "our", "out", "over", "own", "per", "same", "she",
+	"should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+	"there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
+	"up", "use", "using", "very", "via", "want", "was", "we", "were", "what",
+	"when", "where", "which", "while", "who", "why", "will", "with", "would", "you",
+	"your", NULL,
 };
 
 /* sb_stemmer keeps state between calls: one for all threads, under a lock. */
 static pthread_mutex_t stem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sb_stemmer *stemmer;
 
+static int
+cmp_word(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
 int
 toolreg_stopword(const char *w)
 {
-	for (size_t i = 0; stopwords[i]; i++)
-		if (strcmp(stopwords[i], w) == 0)
-			return 1;
-	return 0;
+	/* The list is sorted (strcmp's order), NULL-terminated. */
+	size_t n = sizeof(stopwords) / sizeof(stopwords[0]) - 1;
+
+	return bsearch(w, stopwords, n, sizeof(stopwords[0]), cmp_word) != NULL;
 }
 
 void

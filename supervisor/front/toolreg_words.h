@@ -13,7 +13,8 @@
  *
  * so that "geotiff", "GeoTIFF", "geo tiff", "gcContent" and "gc_content"
  * meet. Words of one character and the stop words (toolreg_words.c's
- * list: "a", "the", "of", "to", ...) are dropped. Case folds for ASCII and
+ * list of English function words: "a", "the", "of", "to", "between",
+ * "up", "where", ...) are dropped. Case folds for ASCII and
  * Latin-1 letters.
  */
 #ifndef SUPERVISOR_TOOLREG_WORDS_H

@@ -167,7 +167,12 @@ START_TEST(stopwords)
 	ck_assert(toolreg_stopword("of"));
 	ck_assert(toolreg_stopword("to"));
 	ck_assert(toolreg_stopword("a"));
+	ck_assert(toolreg_stopword("between"));
+	ck_assert(toolreg_stopword("up"));
+	ck_assert(toolreg_stopword("your"));
 	ck_assert(!toolreg_stopword("tiff"));
+	ck_assert(!toolreg_stopword("zzz"));
+	ck_assert(!toolreg_stopword(""));
 }
 END_TEST
 
@@ -352,6 +357,8 @@ static struct tool_def rules[] = {
 	{.name = "search_docs", .description = "Search documents", .category = "c"},
 	{.name = "elasticsearch_query", .description = "Query an index", .category = "c"},
 	{.name = "onnx_export", .description = "Export a model", .category = "c"},
+	{.name = "text_vectors", .description = "Sentence embeddings of texts", .category = "c"},
+	{.name = "embed_atoms", .description = "Embed atoms in 3D", .category = "c"},
 };
 
 static struct toolreg *
@@ -389,6 +396,22 @@ START_TEST(ranking_rules)
 	ck_assert_str_eq(m.word[TOOLREG_NAME][1], "elasticsearch");
 	/* A query word the index has whole is not widened: "search" (search_docs) does not meet "elasticsearch". */
 	ck_assert_uint_eq(rank_of(r, "search", "elasticsearch_query"), 0);
+	/* The word as a stem: "embed" (stem "emb") meets "embeddings" (stem "embed"). */
+	ck_assert_uint_eq(rank_of(r, "embed", "embed_atoms"), 1);
+	ck_assert_uint_eq(rank_of(r, "embed", "text_vectors"), 2);
+	ck_assert_uint_eq(rank_of(r, "embed sentences", "text_vectors"), 1);
+	toolreg_explain(r, 10, "embed", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_DESCRIPTION], 1);
+	ck_assert_str_eq(m.word[TOOLREG_DESCRIPTION][0], "embeddings");
+	/* A query word is one term, however often the query says it. */
+	struct toolreg_hit h1[TOOLREG_TOP_MAX], h2[TOOLREG_TOP_MAX];
+	size_t n1 = toolreg_search(r, "raster file", NULL, h1, TOOLREG_TOP_MAX);
+	ck_assert_uint_eq(toolreg_search(r, "raster raster file Raster", NULL, h2, TOOLREG_TOP_MAX),
+			  n1);
+	for (size_t i = 0; i < n1; i++) {
+		ck_assert_uint_eq(h1[i].tool, h2[i].tool);
+		ck_assert_double_eq_tol(h1[i].score, h2[i].score, 1e-9);
+	}
 	/* Coverage: both words of the query above one word, however often. */
 	ck_assert_uint_eq(rank_of(r, "raster file", "load_data"), 1);
 	ck_assert_uint_eq(rank_of(r, "raster file", "raster_tiles"), 2);
