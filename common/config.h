@@ -99,6 +99,7 @@ struct config {
 	struct strlist kernel_argv; /* given, or the kernelspec's; empty for ipykernel */
 	char *kernel_language;	 /* given, or the kernelspec's; "python" for ipykernel */
 	int kernel_argv_given;	 /* kernel_argv came from the file */
+	int kernel_after_build;	 /* kernelspec_settle looks for `kernel` once the environment is built */
 	int kernel_interrupt_message; /* the kernelspec's interrupt_mode is "message" */
 
 	/* sidecars (seed 000's SidecarConfig, issue 14) */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -168,6 +169,36 @@ name_ok(const char *n)
 	return n[0] != '\0' && n[0] != '.' && strchr(n, '/') == NULL;
 }
 
+/* Read the first kernelspec `kernel` names where Jupyter looks: 0, -1
+ * with why (a kernel.json it cannot take), or -2 when there is none. */
+static int
+find_spec(struct config *c, char *why, size_t why_len)
+{
+	char *env_dir = xasprintf("%s/share/jupyter/kernels", c->build_dir);
+	const char *dirs[] = {env_dir, system_dirs[0], system_dirs[1]};
+	int rc = -2;
+
+	for (size_t i = 0; rc == -2 && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char *path = xasprintf("%s/%s/kernel.json", dirs[i], c->kernel);
+		if (access(path, R_OK) == 0)
+			rc = read_spec(c, path, why, why_len);
+		free(path);
+	}
+	free(env_dir);
+	return rc;
+}
+
+/* find_spec's `rc` as kernelspec_resolve answers it: a missing
+ * kernelspec named, a found one's program checked. */
+static int
+finish_spec(const struct config *c, int rc, char *why, size_t why_len)
+{
+	if (rc == -2)
+		return err_set(why, why_len, "kernel: no kernelspec %s in %s/share/jupyter/kernels, "
+			       "%s or %s", c->kernel, c->build_dir, system_dirs[0], system_dirs[1]);
+	return rc == 0 ? program_ok(c, "kernel", why, why_len) : rc;
+}
+
 int
 kernelspec_resolve(struct config *c, int kernel_set, int argv_set, const char **key, char *why,
 		   size_t why_len)
@@ -201,18 +232,29 @@ kernelspec_resolve(struct config *c, int kernel_set, int argv_set, const char **
 	}
 	if (!name_ok(c->kernel))
 		return err_set(why, why_len, "kernel: %s is not a kernelspec name", c->kernel);
-	char *env_dir = xasprintf("%s/share/jupyter/kernels", c->build_dir);
-	const char *dirs[] = {env_dir, system_dirs[0], system_dirs[1]};
-	int rc = -2;
-	for (size_t i = 0; rc == -2 && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		char *path = xasprintf("%s/%s/kernel.json", dirs[i], c->kernel);
-		if (access(path, R_OK) == 0)
-			rc = read_spec(c, path, why, why_len);
-		free(path);
+	int rc = find_spec(c, why, why_len);
+	/* additional_commands may install it into the environment they build. */
+	if (rc == -2 && c->additional_commands.n > 0) {
+		c->kernel_after_build = 1;
+		free(c->kernel_language);
+		c->kernel_language = xstrdup(KERNELSPEC_LANGUAGE_LATER);
+		return 0;
 	}
-	if (rc == -2)
-		rc = err_set(why, why_len, "kernel: no kernelspec %s in %s, %s or %s", c->kernel,
-			     dirs[0], dirs[1], dirs[2]);
-	free(env_dir);
-	return rc == 0 ? program_ok(c, "kernel", why, why_len) : rc;
+	return finish_spec(c, rc, why, why_len);
+}
+
+int
+kernelspec_settle(struct config *c, char *why, size_t why_len)
+{
+	if (!c->kernel_after_build)
+		return 0;
+	c->kernel_after_build = 0;
+	free(c->kernel_language);
+	c->kernel_language = xstrdup("");
+	int rc = finish_spec(c, find_spec(c, why, why_len), why, why_len);
+	if (rc == 0 || why_len == 0)
+		return rc;
+	size_t len = strlen(why);
+	snprintf(why + len, why_len - len, " (after additional_commands built the environment)");
+	return rc;
 }

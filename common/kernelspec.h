@@ -40,6 +40,18 @@ int kernelspec_is_ipykernel(const struct config *c);
 int kernelspec_resolve(struct config *c, int kernel_set, int argv_set, const char **key,
 		       char *why, size_t why_len);
 
+/* kernel_language meanwhile, while the kernelspec waits for the build. */
+#define KERNELSPEC_LANGUAGE_LATER "the language its kernelspec names"
+
+/*
+ * When no kernelspec `kernel` is found while the configuration has
+ * additional_commands, kernelspec_resolve takes it on trust (they may
+ * install one into the environment) and sets kernel_after_build; once the
+ * environment is built, kernelspec_settle resolves it as kernelspec_resolve
+ * would have, or says why not. 0, or -1 with why[why_len].
+ */
+int kernelspec_settle(struct config *c, char *why, size_t why_len);
+
 /* The keys only ipykernel honours, ending with {NULL, NULL}. */
 const struct kernelspec_only *kernelspec_ipykernel_only(void);
 

@@ -29,6 +29,7 @@
 #include "control_access.h"
 #include "control_socket.h"
 #include "envbuild.h"
+#include "kernelspec.h"
 #include "fsutil.h"
 #include "landlock.h"
 #include "listen_probe.h"
@@ -512,6 +513,9 @@ main(int argc, char *argv[])
 			free(abs);
 			return 1;
 		}
+		if (cfg.kernel_after_build)
+			fprintf(stderr, "codeexecd: kernel: no kernelspec %s yet: looked for again "
+				"once additional_commands built the environment\n", cfg.kernel);
 		fprintf(stderr, "codeexecd: configuration %s OK\n", conffile);
 		config_free(&cfg);
 		free(abs);
@@ -530,6 +534,8 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	if (envbuild_ensure(&cfg, warm, err, sizeof(err)) == -1)
 		fatalx("environment: %s", err);
+	if (!warm && kernelspec_settle(&cfg, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (assets_provision(&cfg, warm, err, sizeof(err)) == -1)
 		fatalx("assets: %s", err);
 	/* Before any kernel starts: a backend kernels cannot load is no use. */

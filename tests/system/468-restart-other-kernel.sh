@@ -9,8 +9,7 @@
 slow_suite
 
 require_binaries
-[ -f /usr/share/jupyter/kernels/ir/kernel.json ] ||
-	skip "no IRkernel (apt-get install r-cran-irkernel)"
+require_irkernel
 setup_tmp
 PORT=$(free_port)
 CFG_PERSIST=true

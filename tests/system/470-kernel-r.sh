@@ -21,9 +21,7 @@ slow_suite
 
 require_cmd curl
 require_binaries
-[ -r /usr/share/jupyter/kernels/ir/kernel.json ] ||
-	skip "no IRkernel kernelspec (apt-get install r-cran-irkernel)"
-command -v R >/dev/null 2>&1 || skip "no R (apt-get install r-base-core)"
+require_irkernel
 setup_tmp
 PORT=$(free_port)
 

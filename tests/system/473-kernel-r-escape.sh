@@ -12,8 +12,7 @@ slow_suite
 
 require_cmd curl
 require_binaries
-[ -r /usr/share/jupyter/kernels/ir/kernel.json ] ||
-	skip "no IRkernel kernelspec (apt-get install r-cran-irkernel)"
+require_irkernel
 [ "$(id -u)" = 0 ] || skip "needs root: kernels run under uids from kernel_uid_range"
 unshare -U -n true 2>/dev/null || skip "this host refuses user and network namespaces"
 setup_tmp

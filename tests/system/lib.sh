@@ -90,6 +90,14 @@ require_py() {
 	done
 }
 
+# Skip unless IRkernel's kernelspec and R are installed (the R kernel tests).
+require_irkernel() {
+	[ -r /usr/share/jupyter/kernels/ir/kernel.json ] ||
+		skip "no IRkernel kernelspec (apt-get install r-cran-irkernel)"
+	command -v R >/dev/null 2>&1 || skip "no R (apt-get install r-base-core)"
+	return 0
+}
+
 require_binaries() {
 	[ -x "$CODEEXECD" ] || fail "$CODEEXECD not built"
 	[ -x "$WORKER" ] || fail "$WORKER not built"
