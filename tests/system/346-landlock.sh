@@ -109,15 +109,7 @@ done
 run_py "$results" <<'EOF2' || fail "an outcome differs from probes_landlock.TABLE"
 import json, sys
 import probes_landlock as pl
-res = json.load(open(sys.argv[1]))
-bad = []
-for mode, cols in pl.TABLE.items():
-    for on, want in cols.items():
-        got = res["%s/%s" % (mode, "auto" if on else "off")]
-        for name, w in want.items():
-            if got.get(name) != w:
-                bad.append("%s landlock %s: %s is %s, want %s"
-                           % (mode, "on" if on else "off", name, got.get(name), w))
+bad = pl.table_problems(json.load(open(sys.argv[1])))
 for line in bad:
     print(line)
 sys.exit(1 if bad else 0)

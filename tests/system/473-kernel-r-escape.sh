@@ -2,8 +2,9 @@
 # 473-kernel-r-escape: the escape probes of probes.py (as 311 runs them
 # for ipykernel) from an R kernel: each probe runs in a python3 that R
 # starts with system2(), a child of the R kernel in its sandbox (same uid,
-# namespaces, cgroup and, once it lands, Landlock), with kernel_network_mode
-# inherit (the baseline, one shared uid) and isolated with kernel_uid_range.
+# namespaces and cgroup), with kernel_network_mode
+# inherit (the baseline, one shared uid) and isolated with kernel_uid_range
+# (476 probes Landlock with R kernels).
 # Every probe must give the outcome probes.EXPECT gives for ipykernel.
 # Skips when not root or without user and network namespaces.
 . "$(dirname "$0")/lib.sh"

@@ -114,3 +114,17 @@ def outcomes(stdout):
         if len(parts) == 3 and parts[0] == "PROBE":
             res[parts[1]] = parts[2]
     return res
+
+
+def table_problems(res, modes=None):
+    """Each outcome of res ("MODE/auto" or "MODE/off" -> probe -> outcome)
+    that differs from TABLE, for the given modes (default: all), as lines."""
+    bad = []
+    for mode in modes or TABLE:
+        for on, want in TABLE[mode].items():
+            got = res["%s/%s" % (mode, "auto" if on else "off")]
+            for name, w in want.items():
+                if got.get(name) != w:
+                    bad.append("%s landlock %s: %s is %s, want %s"
+                               % (mode, "on" if on else "off", name, got.get(name), w))
+    return bad
