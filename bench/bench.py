@@ -50,12 +50,13 @@ def log(*a):
 # --- jupyter_client baseline ------------------------------------------------
 
 class DirectKernel:
-    """An ipykernel started by KernelManager, driven by BlockingKernelClient."""
+    """A kernel (ipykernel unless kernel_name names another kernelspec)
+    started by KernelManager, driven by BlockingKernelClient."""
 
-    def __init__(self, tmpdir, tag, transport):
+    def __init__(self, tmpdir, tag, transport, kernel_name="python3"):
         from jupyter_client.manager import KernelManager
         conn = os.path.join(tmpdir, "jc-%s.json" % tag)
-        kw = {"kernel_name": "python3", "connection_file": conn, "transport": transport}
+        kw = {"kernel_name": kernel_name, "connection_file": conn, "transport": transport}
         if transport == "ipc":
             kw["ip"] = os.path.join(tmpdir, "jc-%s-ipc" % tag)
         self.km = KernelManager(**kw)
