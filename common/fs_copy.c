@@ -4,11 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fs_copy.h"
+#include "xmalloc.h"
 
 #define CHUNK (64 * 1024)
 
@@ -17,6 +19,7 @@ struct copy {
 	gid_t gid;
 	long long max;
 	struct fs_copy_stats *st;
+	char *buf; /* CHUNK bytes: not TLS, which comes off every thread's stack */
 };
 
 static int copy_dir(struct copy *c, int src, int dst, int depth);
@@ -50,10 +53,8 @@ write_all(int fd, const char *buf, size_t n)
 static int
 copy_bytes(struct copy *c, int in, int out)
 {
-	static _Thread_local char buf[CHUNK];
-
 	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
+		ssize_t n = read(in, c->buf, CHUNK);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
@@ -64,7 +65,7 @@ copy_bytes(struct copy *c, int in, int out)
 			errno = EFBIG;
 			return -1;
 		}
-		if (write_all(out, buf, (size_t)n) == -1)
+		if (write_all(out, c->buf, (size_t)n) == -1)
 			return -1;
 		c->st->bytes += n;
 	}
@@ -168,8 +169,12 @@ int
 fs_copy_tree(int src, int dst, uid_t uid, gid_t gid, long long max_bytes,
 	     struct fs_copy_stats *st)
 {
-	struct copy c = {uid, gid, max_bytes, st};
+	struct copy c = {uid, gid, max_bytes, st, xmalloc(CHUNK)};
 
 	memset(st, 0, sizeof(*st));
-	return copy_dir(&c, src, dst, 0);
+	int rc = copy_dir(&c, src, dst, 0);
+	int err = errno;
+	free(c.buf);
+	errno = err;
+	return rc;
 }

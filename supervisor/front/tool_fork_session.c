@@ -74,16 +74,18 @@ answer(const struct session *src, const struct session *n, struct json_object *c
 	json_object_object_add(o, "entries_skipped", json_object_new_int64(f->skipped));
 	buf_init(&b);
 	buf_printf(&b, "execution session %s forked from %s: ", n->id, src->id);
-	if (cp)
+	if (cp) {
 		buf_printf(&b, "checkpoint %s (%zu names", json_member_str(cp, "checkpoint"),
 			   json_object_array_length(json_object_object_get(cp, "names")));
-	else
-		buf_adds(&b, "the source was hibernated: its latest checkpoint (");
-	if (cp && json_object_array_length(json_object_object_get(cp, "skipped"))) {
-		buf_adds(&b, "; skipped: ");
-		result_name_reasons(&b, json_object_object_get(cp, "skipped"));
+		if (json_object_array_length(json_object_object_get(cp, "skipped"))) {
+			buf_adds(&b, "; skipped: ");
+			result_name_reasons(&b, json_object_object_get(cp, "skipped"));
+		}
+		buf_adds(&b, ")");
+	} else {
+		buf_adds(&b, "its latest checkpoint (it was hibernated)");
 	}
-	buf_printf(&b, "), %lld bytes in %u files copied", bytes, (unsigned)f->files);
+	buf_printf(&b, ", %lld bytes in %u files copied", bytes, (unsigned)f->files);
 	if (f->skipped)
 		buf_printf(&b, ", %u entries not copied (links, devices, FIFOs, sockets, "
 			   "unreadable)", (unsigned)f->skipped);
