@@ -8,7 +8,10 @@
 # fork_max_bytes is refused with nothing left behind; a second identity's
 # fork of the session answers as an unknown session; a hibernated source
 # forks from its latest checkpoint and stays hibernated; the 2026-07-28
-# path forks an execution session. The answer's text and structuredContent
+# path forks an execution session; parallel_execute's from_session starts
+# every item from the source's state (its variables and files) while the
+# source stays as it was, and another identity's from_session is unknown.
+# The answer's text and structuredContent
 # are asserted exactly, and so is the fork's first result, which restores
 # the checkpoint. Plain, and with kernel_uid_range (as root), where the
 # fork has a uid of its own.
@@ -129,6 +132,28 @@ check(value_of(a.execute("x, os.path.exists('only_fork.txt')")) == "(1, False)",
 a.execute("x = 3")
 check(fork("x") == "2", "nor the fork the source's")
 ok("source and fork go on independently")
+
+# parallel_execute from_session: each item starts from A's state; A unchanged.
+r = tool(a, "py_parallel_execute", {"code": "x = x + k\nresult = [x, open('f.txt').read(), "
+         "os.path.lexists('shadow'), os.getcwd() != %r]" % adir,
+         "inputs": [{"k": 10}, {"k": 20}], "from_session": a.session_id})
+s = sc(r)
+check(s.get("from_session") == a.session_id and s.get("checkpoint") and s.get("total") == 2,
+      "the batch names its source and the checkpoint taken", r)
+bid = s["batch_id"]
+check(wait_for(lambda: sc(tool(a, "py_check_batch", {"batch_id": bid})).get("status")
+               == "completed", 120, 0.3), "the batch ends")
+items = sc(tool(a, "py_check_batch", {"batch_id": bid}))["items"]
+check([(i["status"], i.get("result")) for i in items]
+      == [("completed", [13, "A", False, True]), ("completed", [23, "A", False, True])],
+      "each item sees the source's x and files, in a copy of its own", items)
+check(value_of(a.execute("x")) == "3", "the source is unchanged")
+resp = b.request("tools/call", {"name": "py_parallel_execute", "arguments": {
+    "code": "result = x", "inputs": [{}], "from_session": a.session_id}})
+err = (resp.json or {}).get("error") or {}
+check(err.get("code") == -32602 and err.get("message") == "unknown from_session",
+      "B's batch from A's session is refused as unknown", resp.json)
+ok("parallel_execute from_session: every item starts from the source's state")
 
 # Another identity: A's session and A's fork are unknown to B.
 for sid in (a.session_id, fid):
