@@ -15,6 +15,7 @@
 #define CHUNK (64 * 1024)
 
 struct copy {
+	uid_t owner; /* of the source tree: entries of another are skipped */
 	uid_t uid;
 	gid_t gid;
 	long long max;
@@ -31,6 +32,14 @@ own(const struct copy *c, int fd)
 	if (c->uid == (uid_t)-1)
 		return 0;
 	return fchown(fd, c->uid, c->gid);
+}
+
+/* Whether the open source entry `sb` is the tree owner's (a hard link to
+ * another's file, which the privileged copier could read, is not). */
+static int
+owners(const struct copy *c, const struct stat *sb)
+{
+	return c->owner == (uid_t)-1 || sb->st_uid == c->owner;
 }
 
 /* Write n bytes of buf to fd. 0, or -1 with errno. */
@@ -79,7 +88,7 @@ copy_file(struct copy *c, int src, int dst, const char *name)
 	/* O_NONBLOCK: a FIFO put in its place since the lstat does not block. */
 	int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
-	if (in == -1 || fstat(in, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+	if (in == -1 || fstat(in, &sb) == -1 || !S_ISREG(sb.st_mode) || !owners(c, &sb)) {
 		if (in != -1)
 			close(in);
 		c->st->skipped++;
@@ -111,8 +120,12 @@ copy_subdir(struct copy *c, int src, int dst, const char *name, int depth)
 		c->st->skipped++;
 		return 0;
 	}
+	struct stat sb;
 	int in = openat(src, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (in == -1) { /* gone, replaced by a link, or of mode 0 to us */
+	if (in == -1 || fstat(in, &sb) == -1 || !owners(c, &sb)) {
+		/* gone, replaced by a link, of mode 0 to us, or another's */
+		if (in != -1)
+			close(in);
 		c->st->skipped++;
 		return 0;
 	}
@@ -166,10 +179,10 @@ copy_dir(struct copy *c, int src, int dst, int depth)
 }
 
 int
-fs_copy_tree(int src, int dst, uid_t uid, gid_t gid, long long max_bytes,
+fs_copy_tree(int src, int dst, uid_t owner, uid_t uid, gid_t gid, long long max_bytes,
 	     struct fs_copy_stats *st)
 {
-	struct copy c = {uid, gid, max_bytes, st, xmalloc(CHUNK)};
+	struct copy c = {owner, uid, gid, max_bytes, st, xmalloc(CHUNK)};
 
 	memset(st, 0, sizeof(*st));
 	int rc = copy_dir(&c, src, dst, 0);

@@ -7,7 +7,10 @@
  * planted in the tree is never followed; what is neither a regular file
  * nor a directory (a symlink, a device, a FIFO, a socket) is skipped and
  * counted, never opened for reading (a FIFO cannot make the copy wait).
- * A hard link is copied as content, once per name. The copy's files and
+ * A hard link is copied as content, once per name. Only entries of the
+ * tree's owner are copied: a hard link the owner made to another's file
+ * (which the privileged copier could read, and the owner not) is skipped.
+ * The copy's files and
  * directories are made fresh (O_EXCL, mkdirat), given to the new owner
  * through their own descriptors (fchown), with mode 0700 for directories
  * and 0600 for files (0700 if the source had an execute bit): never a
@@ -32,14 +35,15 @@ struct fs_copy_stats {
 
 /*
  * Copy what the directory `src` holds into the empty directory `dst`
- * (descriptors, borrowed), the new entries owned by uid:gid ((uid_t)-1:
+ * (descriptors, borrowed), only its entries of uid `owner` ((uid_t)-1:
+ * any), the new entries owned by uid:gid ((uid_t)-1:
  * left to the caller's own), at most `max_bytes` of contents. 0, or -1
  * with errno: EFBIG when the contents pass max_bytes, else of the first
  * failure to write the copy (a source entry that cannot be read is
  * skipped, not an error). On failure what was copied stays: the caller
  * removes `dst` (fs_tree.h).
  */
-int fs_copy_tree(int src, int dst, uid_t uid, gid_t gid, long long max_bytes,
+int fs_copy_tree(int src, int dst, uid_t owner, uid_t uid, gid_t gid, long long max_bytes,
 		 struct fs_copy_stats *st);
 
 #endif

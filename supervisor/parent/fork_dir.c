@@ -59,8 +59,14 @@ copy_into(int in, int out, uid_t uid, const char *src, struct fs_copy_stats *st,
 	  size_t why_len)
 {
 	uid_t owner = uid != 0 ? uid : (uid_t)-1;
+	struct stat sb;
 
-	if (fs_copy_tree(in, out, owner, (gid_t)owner, fork_cfg->fork_max_bytes, st) == 0)
+	/* Only what the source's kernel (or we) made there: never a hard link
+	 * to a file of another that our privilege could read. */
+	if (fstat(in, &sb) == -1)
+		return err_set(why, why_len, "fstat %s: %s", src, strerror(errno));
+	if (fs_copy_tree(in, out, sb.st_uid, owner, (gid_t)owner, fork_cfg->fork_max_bytes,
+			 st) == 0)
 		return 0;
 	if (errno == EFBIG)
 		return err_set(why, why_len, "the working directory holds more than "
