@@ -14,7 +14,7 @@
 # The answer's text and structuredContent
 # are asserted exactly, and so is the fork's first result, which restores
 # the checkpoint. Plain, and with kernel_uid_range (as root), where the
-# fork has a uid of its own.
+# fork has a uid of its own. A busy source is forked once its call ends.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl sha256sum
@@ -132,6 +132,19 @@ check(value_of(a.execute("x, os.path.exists('only_fork.txt')")) == "(1, False)",
 a.execute("x = 3")
 check(fork("x") == "2", "nor the fork the source's")
 ok("source and fork go on independently")
+
+# A busy source: the fork waits for the running call, as a checkpoint does.
+import threading
+busy = threading.Thread(target=lambda: a.execute("import time\ntime.sleep(2)\nlate = 'set'"))
+busy.start()
+time.sleep(0.5)
+r = tool(a, "py_fork_session", {})
+busy.join()
+bid_ = sc(r).get("execution_session_id")
+check("late" in (sc(r).get("names") or []), "the fork of a busy source waited for its call", r)
+check(value_of(tool(a, "execute_py_code", {"code": "late", "execution_session_id": bid_}))
+      == "'set'", "and holds what that call set")
+ok("a busy source is forked once its call ends")
 
 # parallel_execute from_session: each item starts from A's state; A unchanged.
 r = tool(a, "py_parallel_execute", {"code": "x = x + k\nresult = [x, open('f.txt').read(), "
