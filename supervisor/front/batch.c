@@ -204,11 +204,11 @@ item_thread(void *arg)
 	char why[ERR_LEN] = "";
 
 	pool_lock();
-	struct worker *w = run->b->cancelled ? NULL
-			   : run->b->from_dir
-				   ? batch_from_kernel(cfg, run->b->from_dir, ITEM_TAKE_WAIT_S, why,
-						       sizeof(why))
-				   : pool_take(ITEM_TAKE_WAIT_S, why, sizeof(why));
+	struct worker *w = NULL;
+	if (!run->b->cancelled && run->b->from_dir)
+		w = batch_from_kernel(cfg, run->b->from_dir, ITEM_TAKE_WAIT_S, why, sizeof(why));
+	else if (!run->b->cancelled)
+		w = pool_take(ITEM_TAKE_WAIT_S, why, sizeof(why));
 	if (run->b->cancelled) {
 		item_finish(run->b, run->it, NULL, NULL, NULL);
 	} else if (w == NULL) {

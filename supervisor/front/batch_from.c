@@ -51,9 +51,11 @@ load_latest(const struct config *cfg, struct worker *w, char *why, size_t why_le
 	free(code);
 	struct json_object *o = checkpoint_answer(c.result, "load"), *e;
 	int rc = 0;
-	if (o == NULL)
+	if (o == NULL) {
+		struct json_object *err = json_object_object_get(c.result, "error");
 		rc = err_set(why, why_len, "the checkpoint could not be loaded: %s",
-			     json_member_str(json_object_object_get(c.result, "error"), "message"));
+			     json_member_str(err, "message"));
+	}
 	else if (json_object_object_get_ex(o, "error", &e))
 		rc = err_set(why, why_len, "%s", json_member_str(e, "message"));
 	json_object_put(o);

@@ -74,9 +74,9 @@ int parent_link_fork_dir(uint32_t dir, struct priv_dir_forked *out, char *why, s
 
 /*
  * The main loop's part: if `m` answers a PREPROCESS or a FORK_DIR
- * (PREPROCESSED, DIR_FORKED, or REFUSED of one), hand it and `fd` (owned from now on) to its waiting
- * thread, or close fd if that thread gave up. 1 if it did, 0 if `m` is
- * something else.
+ * (PREPROCESSED, DIR_FORKED, or REFUSED of one), hand it and `fd` (owned
+ * from now on) to its waiting thread, or close fd if that thread gave up.
+ * 1 if it did, 0 if `m` is something else.
  */
 int parent_link_deliver(const struct priv_msg *m, int fd);
 

@@ -61,11 +61,12 @@ answer(const struct session *src, const struct session *n, struct json_object *c
 	json_object_object_add(o, "success", json_object_new_boolean(1));
 	json_object_object_add(o, "execution_session_id", json_object_new_string(n->id));
 	json_object_object_add(o, "forked_from", json_object_new_string(src->id));
-	json_object_object_add(o, "checkpoint", cp ? json_object_get(json_object_object_get(
-							     cp, "checkpoint"))
-						   : NULL);
+	json_object_object_add(o, "checkpoint",
+			       cp ? json_object_get(json_object_object_get(cp, "checkpoint"))
+				  : NULL);
 	if (cp) {
-		json_object_object_add(o, "names", json_object_get(json_object_object_get(cp, "names")));
+		json_object_object_add(o, "names",
+				       json_object_get(json_object_object_get(cp, "names")));
 		json_object_object_add(o, "skipped",
 				       json_object_get(json_object_object_get(cp, "skipped")));
 	}
@@ -161,12 +162,12 @@ fork_describe(const struct config *cfg, struct json_object *tool)
 	(void)cfg;
 	json_object_object_add(
 		tool, "description",
-		json_object_new_string("Fork the session: a new execution session of yours starts "
-				       "from a fresh checkpoint of this one's Python variables and "
-				       "a copy of its working directory, so that two approaches can "
-				       "go on from one state. Answers the new execution_session_id; "
-				       "its first call restores the checkpoint. Links, devices, "
-				       "FIFOs and sockets in the directory are not copied."));
+		json_object_new_string(
+			"Fork the session: a new execution session of yours starts from a fresh "
+			"checkpoint of this one's Python variables and a copy of its working "
+			"directory, so that two approaches can go on from one state. Answers the "
+			"new execution_session_id; its first call restores the checkpoint. Links, "
+			"devices, FIFOs and sockets in the directory are not copied."));
 	json_object_object_add(
 		tool, "inputSchema",
 		tool_schema("{\"type\":\"object\",\"properties\":{"

@@ -96,8 +96,8 @@ from_session(struct tool_call *tc, uint32_t *dir, struct json_object **cp,
 				  ? "from_session needs a checkpoint of the session's variables, "
 				    "which only ipykernel's sessions have"
 			  : tc->cfg->fork_max_bytes == 0
-				  ? "from_session copies the session's directory, and fork_max_bytes "
-				    "is 0: forks are off"
+				  ? "from_session copies the session's directory, and "
+				    "fork_max_bytes is 0: forks are off"
 				  : NULL;
 	if (why) {
 		tc->error_code = -32000;
@@ -159,20 +159,19 @@ parallel_call(struct tool_call *tc)
 		free(preprocessed);
 		return failed;
 	}
-	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity,
-				     preprocessed ? preprocessed : code, inputs, seconds, var, limit,
-				     dir);
+	const char *run = preprocessed ? preprocessed : code;
+	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity, run,
+				     inputs, seconds, var, limit, dir);
 	free(preprocessed);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "batch_id", json_object_new_string(id));
 	json_object_object_add(o, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "concurrency", json_object_new_int(limit));
 	if (from) {
-		json_object_object_add(o, "from_session", json_object_new_string(
-								  tool_arg_string(tc, "from_session")));
-		json_object_object_add(o, "checkpoint",
-				       cp ? json_object_get(json_object_object_get(cp, "checkpoint"))
-					  : NULL);
+		struct json_object *cid = cp ? json_object_object_get(cp, "checkpoint") : NULL;
+		const char *from_id = tool_arg_string(tc, "from_session");
+		json_object_object_add(o, "from_session", json_object_new_string(from_id));
+		json_object_object_add(o, "checkpoint", json_object_get(cid));
 		json_object_put(cp);
 	}
 	return tool_result(o, NULL, 0);

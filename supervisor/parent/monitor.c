@@ -425,8 +425,8 @@ on_fork(struct monitor *m, const struct priv_fork_dir *f)
 	uid_t uid;
 
 	if (src == NULL || src->dir == NULL)
-		return refuse(m, PRIV_FORK_DIR, f->seq, "directory %u was never made or is removed",
-			      f->dir);
+		return refuse(m, PRIV_FORK_DIR, f->seq,
+			      "directory %u was never made or is removed", f->dir);
 	if (m->ops->fork_dir == NULL)
 		return refuse(m, PRIV_FORK_DIR, f->seq, "forks are not offered");
 	if (kept_dirs(m) >= m->max_kept)
@@ -443,9 +443,11 @@ on_fork(struct monitor *m, const struct priv_fork_dir *f)
 	w->next = m->workers;
 	m->workers = w;
 	struct priv_msg r = {.type = PRIV_DIR_FORKED};
-	r.u.forked = (struct priv_dir_forked){
-		f->seq, w->dir_id, (uint32_t)uid, {0}, (uint32_t)((unsigned long long)st.bytes >> 32),
-		(uint32_t)st.bytes, (uint32_t)st.files, (uint32_t)st.skipped};
+	uint64_t bytes = (uint64_t)st.bytes;
+	r.u.forked = (struct priv_dir_forked){f->seq,		      w->dir_id,
+					      (uint32_t)uid,	      {0},
+					      (uint32_t)(bytes >> 32), (uint32_t)bytes,
+					      (uint32_t)st.files,     (uint32_t)st.skipped};
 	memcpy(r.u.forked.name, name, sizeof(name));
 	return reply(m, &r, -1);
 }
