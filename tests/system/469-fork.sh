@@ -14,7 +14,8 @@
 # The answer's text and structuredContent
 # are asserted exactly, and so is the fork's first result, which restores
 # the checkpoint. Plain, and with kernel_uid_range (as root), where the
-# fork has a uid of its own. A busy source is forked once its call ends.
+# fork has a uid of its own. A busy source is forked once its call ends,
+# and a fork outlives a restart of the daemon (persist_sessions).
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl sha256sum
@@ -30,11 +31,12 @@ one_round() {
 	round=$1
 	CFG_WARM=2
 	CFG_HIBERNATE_AFTER=4
+	CFG_PERSIST=true
 	UIDS=
 	if [ "$round" = uids ]; then
 		worker_for_other_uids
 		chmod 711 "$TMPD"
-		UIDS='kernel_uid_range: "63490-63499"'
+		UIDS='kernel_uid_range: "63740-63769"'
 	fi
 	CFG_EXTRA="fork_max_bytes: 4000000
 auth:
@@ -236,6 +238,32 @@ res = (resp.json or {}).get("result") or {}
 check(res.get("isError") is True and text_of(res) == "unknown execution_session_id",
       "B's fork of A's execution session is refused as unknown", resp.json)
 ok("the 2026-07-28 path forks an execution session")
+
+# A fork not called yet outlives a restart (persist_sessions).
+check(value_of(a.execute("x")) == "3", "A goes on (woken if it hibernated)")
+r = tool(a, "py_fork_session", {})
+check(sc(r).get("checkpoint"), "a live A's fork names its checkpoint", r)
+json.dump({"fork": sc(r)["execution_session_id"], "checkpoint": sc(r)["checkpoint"]},
+          open(tmpd + "/fork.json", "w"))
+EOF2
+	stop_daemon TERM
+	[ "$DAEMON_RC" = 0 ] || fail "daemon exit status $DAEMON_RC"
+	start_daemon
+	wait_ready
+	run_py "$URL" "$TOKEN_A" "$TMPD" <<'EOF2'
+import json, sys
+from mcp import Client, check, ok, value_of
+from calls import sc, tool
+
+url, ta, tmpd = sys.argv[1:4]
+ids = json.load(open(tmpd + "/fork.json"))
+a = Client(url, token=ta)
+a.initialize()
+r = tool(a, "execute_py_code", {"code": "x", "execution_session_id": ids["fork"]},
+         http_timeout=90)
+check(value_of(r) == "3" and (sc(r).get("restored") or {}).get("checkpoint")
+      == ids["checkpoint"], "the fork's first call after the restart restores its checkpoint", r)
+ok("a fork outlives a restart of the daemon")
 EOF2
 	stop_daemon
 	[ "$DAEMON_RC" = 0 ] || fail "daemon exit status $DAEMON_RC"
