@@ -128,6 +128,7 @@ struct config {
 	long checkpoint_max_bytes;    /* checkpoint.max_bytes */
 	double checkpoint_max_seconds; /* checkpoint.max_seconds */
 	double checkpoint_interval_s;  /* checkpoint.interval_s */
+	long fork_max_bytes;	       /* a fork's copy of the working directory; 0: no forks */
 	int job_retention_s;
 	int session_idle_timeout;	 /* seconds; 0: never */
 	int session_hibernate_after;	 /* seconds; 0: never */

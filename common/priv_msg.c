@@ -71,6 +71,13 @@ static const struct field secret_fields[] = {F(priv_secret, path, K_REASON), {0}
 static const struct field left_fields[] = {
 	F(priv_dir_left, dir, K_ID), F(priv_dir_left, uid, K_U32), F(priv_dir_left, name, K_NAME),
 	{0}};
+static const struct field fork_fields[] = {
+	F(priv_fork_dir, seq, K_ID), F(priv_fork_dir, dir, K_ID), {0}};
+static const struct field forked_fields[] = {
+	F(priv_dir_forked, seq, K_ID), F(priv_dir_forked, dir, K_ID),
+	F(priv_dir_forked, uid, K_U32), F(priv_dir_forked, name, K_NAME),
+	F(priv_dir_forked, bytes_hi, K_U32), F(priv_dir_forked, bytes_lo, K_U32),
+	F(priv_dir_forked, files, K_U32), F(priv_dir_forked, skipped, K_U32), {0}};
 
 static const struct {
 	unsigned type;
@@ -93,6 +100,8 @@ static const struct {
 	{PRIV_SECRET, "SECRET", secret_fields},
 	{PRIV_SECRETS_SENT, "SECRETS_SENT", renewed_fields},
 	{PRIV_DIR_LEFT, "DIR_LEFT", left_fields},
+	{PRIV_FORK_DIR, "FORK_DIR", fork_fields},
+	{PRIV_DIR_FORKED, "DIR_FORKED", forked_fields},
 };
 
 static const struct field *

@@ -55,9 +55,9 @@
 /* 1: SPAWN_WORKER, END_WORKER, KILL_KERNEL, REMOVE_SESSION_DIR, CLAIM_KERNEL,
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
  * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. 4: SIDECAR_STATE.
- * 5: SECRET, SECRETS_SENT. 6: SPAWN_WORKER's dir. 7: DIR_LEFT. Bump whenever a type or a
- * layout changes. */
-#define PRIV_VERSION 7
+ * 5: SECRET, SECRETS_SENT. 6: SPAWN_WORKER's dir. 7: DIR_LEFT. 8: FORK_DIR, DIR_FORKED.
+ * Bump whenever a type or a layout changes. */
+#define PRIV_VERSION 8
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
@@ -77,6 +77,7 @@ enum priv_type {
 	PRIV_REMOVE_SESSION_DIR = 4,  /* struct priv_remove_dir */
 	PRIV_CLAIM_KERNEL = 5,	      /* struct priv_kill_kernel */
 	PRIV_PREPROCESS = 6,	      /* struct priv_preprocess, + a memfd holding the code */
+	PRIV_FORK_DIR = 7,	      /* struct priv_fork_dir */
 
 	/* parent -> front: 32..63 */
 	PRIV_WORKER_STARTED = 32,     /* struct priv_worker_started, + the worker's socket */
@@ -89,6 +90,7 @@ enum priv_type {
 	PRIV_SECRET = 39,	      /* struct priv_secret, + a memfd of the file's contents */
 	PRIV_SECRETS_SENT = 40,	      /* no fields: every SECRET of this round is sent */
 	PRIV_DIR_LEFT = 41,	      /* struct priv_dir_left */
+	PRIV_DIR_FORKED = 42,	      /* struct priv_dir_forked */
 };
 
 /* Sidecars one daemon may run (SIDECARS_MAX of sidecar_config.h). */
@@ -245,6 +247,32 @@ struct priv_dir_left {
 	char name[PRIV_NAME_LEN + 1]; /* state_dir/sessions/NAME */
 };
 
+/*
+ * FORK_DIR: copy session directory `dir` (a live worker's or a kept one)
+ * into a new session directory for a fork of that session, with a kernel
+ * identity of its own (kernel_uid_range), reserved for it as a kept
+ * directory's is. The parent copies with fs_copy.h's rules, at most its
+ * own fork_max_bytes (the front names no size), and answers DIR_FORKED
+ * with the same seq, or REFUSED (over the cap, forks off, no uid free).
+ * `seq` shares PREPROCESS's space. DIR_FORKED: the new directory, kept
+ * as a reaped worker's: SPAWN_WORKER may name `dir`, REMOVE_SESSION_DIR
+ * removes it.
+ */
+struct priv_fork_dir {
+	uint32_t seq; /* nonzero */
+	uint32_t dir; /* an id of WORKER_STARTED or DIR_LEFT, not removed */
+};
+
+struct priv_dir_forked {
+	uint32_t seq;		      /* FORK_DIR's */
+	uint32_t dir;		      /* the copy's id, nonzero, never reused */
+	uint32_t uid;		      /* its kernel identity; 0: the daemon's */
+	char name[PRIV_NAME_LEN + 1]; /* state_dir/sessions/NAME */
+	uint32_t bytes_hi, bytes_lo;  /* bytes of file contents copied */
+	uint32_t files;		      /* regular files copied */
+	uint32_t skipped;	      /* entries left out (fs_copy.h) */
+};
+
 /* REFUSED: a request was not carried out. */
 struct priv_refused {
 	uint16_t request;		 /* the type refused (maybe not a valid one) */
@@ -268,6 +296,8 @@ struct priv_msg {
 		struct priv_sidecar_state sidecar;
 		struct priv_secret secret;
 		struct priv_dir_left left;
+		struct priv_fork_dir fork;
+		struct priv_dir_forked forked;
 	} u;
 };
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "batch.h"
+#include "batch_from.h"
 #include "config.h"
 #include "handle.h"
 #include "ipc.h"
@@ -43,6 +44,7 @@ struct batch {
 	char *result_variable;
 	double timeout_s;
 	int concurrency;
+	uint32_t from_dir; /* a session directory each item's kernel starts from; 0: none */
 	size_t n, next_item, running, finished;
 	struct item *items;
 	int cancelled;	/* by cancel_batch or the end of its session (both locks) */
@@ -202,8 +204,11 @@ item_thread(void *arg)
 	char why[ERR_LEN] = "";
 
 	pool_lock();
-	struct worker *w = run->b->cancelled ? NULL : pool_take(ITEM_TAKE_WAIT_S, why,
-								sizeof(why));
+	struct worker *w = NULL;
+	if (!run->b->cancelled && run->b->from_dir)
+		w = batch_from_kernel(cfg, run->b->from_dir, ITEM_TAKE_WAIT_S, why, sizeof(why));
+	else if (!run->b->cancelled)
+		w = pool_take(ITEM_TAKE_WAIT_S, why, sizeof(why));
 	if (run->b->cancelled) {
 		item_finish(run->b, run->it, NULL, NULL, NULL);
 	} else if (w == NULL) {
@@ -213,7 +218,7 @@ item_thread(void *arg)
 		item_finish(run->b, run->it, e, NULL, NULL);
 	} else {
 		pid_t told = 0;
-		/* A fresh kernel: no restart to report. */
+		/* A fresh kernel (or one with a checkpoint just loaded): no restart to report. */
 		free(session_tell_identity(w, run->b->identity, &told));
 		pthread_mutex_lock(&batch_lock);
 		run->it->w = w;
@@ -303,7 +308,7 @@ kick(void)
 const char *
 batch_start(const struct config *c, const char *owner, const char *identity, const char *code,
 	    struct json_object *inputs, double timeout_s, const char *result_variable,
-	    int concurrency)
+	    int concurrency, uint32_t from_dir)
 {
 	struct batch *b = xcalloc(1, sizeof(*b));
 
@@ -315,6 +320,7 @@ batch_start(const struct config *c, const char *owner, const char *identity, con
 	b->result_variable = xstrdup(result_variable);
 	b->timeout_s = timeout_s;
 	b->concurrency = concurrency;
+	b->from_dir = from_dir;
 	b->n = json_object_array_length(inputs);
 	b->items = xcalloc(b->n, sizeof(*b->items));
 	for (size_t i = 0; i < b->n; i++)

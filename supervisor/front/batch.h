@@ -14,6 +14,8 @@
 #ifndef SUPERVISOR_BATCH_H
 #define SUPERVISOR_BATCH_H
 
+#include <stdint.h>
+
 #include <json-c/json.h>
 
 #include "session.h"
@@ -24,13 +26,16 @@ struct config;
  * Start running `code` for each object of `inputs` (borrowed), at most
  * `concurrency` at once and only while sessions and batch kernels together
  * stay under pool.max_sessions, then reading `result_variable`; each kernel
- * has USER_IDENTITY `identity`. Returns the new batch's id (storage of the
- * batch: copy it before the batch can expire).
+ * has USER_IDENTITY `identity`. With `from_dir` (0: none), a session
+ * directory of the same identity, each item's kernel starts in a copy of it
+ * with its latest checkpoint loaded (batch_from.h) instead of an empty one
+ * from the pool. Returns the new batch's id (storage of the batch: copy it
+ * before the batch can expire).
  */
 const char *batch_start(const struct config *cfg, const char *owner, const char *identity,
 			const char *code,
 			struct json_object *inputs, double timeout_s, const char *result_variable,
-			int concurrency);
+			int concurrency, uint32_t from_dir);
 /*
  * Cancel batch `id` of `owner`: pending items never start, running ones
  * are interrupted (and killed with their kernel if they ignore it). Returns

@@ -20,6 +20,9 @@
 #include "secret_file.h"
 #include "xmalloc.h"
 
+/* How long a fork's copy may take the parent before the front gives up. */
+#define FORK_WAIT_S 600
+
 /* A message kept while a spawn waited. */
 struct kept {
 	struct kept *next;
@@ -187,9 +190,9 @@ parent_link_next(struct priv_msg *m, int *fd)
 	return receive(m, fd, 0);
 }
 
-/* ---- PREPROCESS: asked by HTTP threads, answered through the main loop ---- */
+/* ---- PREPROCESS and FORK_DIR: asked by HTTP threads, answered through the main loop ---- */
 
-/* One HTTP thread waiting for its PREPROCESSED. */
+/* One HTTP thread waiting for its PREPROCESSED or DIR_FORKED. */
 struct pre_wait {
 	struct pre_wait *next;
 	uint32_t seq;
@@ -203,16 +206,30 @@ static pthread_cond_t pre_cond = PTHREAD_COND_INITIALIZER;
 static struct pre_wait *pre_waits;
 static uint32_t pre_next_seq = 1;
 
+static int await(struct pre_wait *w, double deadline);
+
+/* Whether `m` answers a waiting request (PREPROCESS, FORK_DIR): 1 with its *seq. */
+static int
+answers(const struct priv_msg *m, uint32_t *seq)
+{
+	if (m->type == PRIV_PREPROCESSED)
+		*seq = m->u.pred.seq;
+	else if (m->type == PRIV_DIR_FORKED)
+		*seq = m->u.forked.seq;
+	else if (m->type == PRIV_REFUSED && (m->u.refused.request == PRIV_PREPROCESS ||
+					     m->u.refused.request == PRIV_FORK_DIR))
+		*seq = m->u.refused.ref;
+	else
+		return 0;
+	return 1;
+}
+
 int
 parent_link_deliver(const struct priv_msg *m, int fd)
 {
 	uint32_t seq;
 
-	if (m->type == PRIV_PREPROCESSED)
-		seq = m->u.pred.seq;
-	else if (m->type == PRIV_REFUSED && m->u.refused.request == PRIV_PREPROCESS)
-		seq = m->u.refused.ref;
-	else
+	if (!answers(m, &seq))
 		return 0;
 	pthread_mutex_lock(&pre_mu);
 	struct pre_wait *w = pre_waits;
@@ -230,6 +247,35 @@ parent_link_deliver(const struct priv_msg *m, int fd)
 	if (fd != -1)
 		close(fd);
 	return 1;
+}
+
+/* Put `w` among the waiting requests under a new seq, which it returns. */
+static uint32_t
+wait_join(struct pre_wait *w)
+{
+	pthread_mutex_lock(&pre_mu);
+	w->seq = pre_next_seq++;
+	if (pre_next_seq == 0)
+		pre_next_seq = 1;
+	w->next = pre_waits;
+	pre_waits = w;
+	pthread_mutex_unlock(&pre_mu);
+	return w->seq;
+}
+
+/* Wait (sent: 1) up to `seconds` for w's answer, then take w out. 1 if it came. */
+static int
+wait_leave(struct pre_wait *w, int sent, double seconds)
+{
+	pthread_mutex_lock(&pre_mu);
+	int answered = sent && await(w, clock_mono() + seconds);
+	for (struct pre_wait **pp = &pre_waits; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	pthread_mutex_unlock(&pre_mu);
+	return answered;
 }
 
 /* A memfd holding `code`, read from its start. -1 with why. */
@@ -386,28 +432,14 @@ parent_link_preprocess(const char *session, const char *identity, const char *co
 	int code_fd = code_file(code, strlen(code), why, why_len);
 	if (code_fd == -1)
 		return NULL;
-	pthread_mutex_lock(&pre_mu);
-	w.seq = m.u.pre.seq = pre_next_seq++;
-	if (pre_next_seq == 0)
-		pre_next_seq = 1;
-	w.next = pre_waits;
-	pre_waits = &w;
-	pthread_mutex_unlock(&pre_mu);
-
+	m.u.pre.seq = wait_join(&w);
 	/* A SOCK_SEQPACKET record goes whole: other threads' sends do not mix in. */
 	int sent = priv_msg_send(link_fd, &m, code_fd);
 	int saved = errno;
 	close(code_fd);
-	pthread_mutex_lock(&pre_mu);
 	/* The parent kills it at timeout_s and answers at once; the rest is slack
 	 * for a parent that never answers. */
-	int answered = sent == 0 && await(&w, clock_mono() + timeout_s + 10);
-	for (struct pre_wait **pp = &pre_waits; *pp; pp = &(*pp)->next)
-		if (*pp == &w) {
-			*pp = w.next;
-			break;
-		}
-	pthread_mutex_unlock(&pre_mu);
+	int answered = wait_leave(&w, sent == 0, timeout_s + 10);
 
 	if (sent == -1)
 		err_set(why, why_len, "send PREPROCESS to the privileged parent: %s",
@@ -423,4 +455,30 @@ parent_link_preprocess(const char *session, const char *identity, const char *co
 	if (w.fd != -1)
 		close(w.fd);
 	return text;
+}
+
+int
+parent_link_fork_dir(uint32_t dir, struct priv_dir_forked *out, char *why, size_t why_len)
+{
+	struct priv_msg m = {.type = PRIV_FORK_DIR};
+	struct pre_wait w = {.fd = -1};
+
+	m.u.fork.dir = dir;
+	m.u.fork.seq = wait_join(&w);
+	int sent = priv_msg_send(link_fd, &m, -1);
+	int saved = errno;
+	int answered = wait_leave(&w, sent == 0, FORK_WAIT_S);
+
+	if (w.fd != -1)
+		close(w.fd);
+	if (sent == -1)
+		return err_set(why, why_len, "send FORK_DIR to the privileged parent: %s",
+			       strerror(saved));
+	if (!answered)
+		return err_set(why, why_len, "no answer from the privileged parent in %d s",
+			       FORK_WAIT_S);
+	if (w.m.type == PRIV_REFUSED)
+		return err_set(why, why_len, "%s", w.m.u.refused.reason);
+	*out = w.m.u.forked;
+	return 0;
 }

@@ -65,10 +65,18 @@ char *parent_link_preprocess(const char *session, const char *identity, const ch
 			     int timeout_s, long max_bytes, char *why, size_t why_len);
 
 /*
- * The main loop's part: if `m` answers a PREPROCESS (PREPROCESSED, or
- * REFUSED of one), hand it and `fd` (owned from now on) to its waiting
- * thread, or close fd if that thread gave up. 1 if it did, 0 if `m` is
- * something else.
+ * Have the parent copy session directory `dir` into a new one for a fork
+ * (FORK_DIR): 0 with *out (the copy, a kept directory of its own), or -1
+ * with why[why_len] (the parent's refusal, which says why, or that it did
+ * not answer). Called without pool_lock, as parent_link_preprocess.
+ */
+int parent_link_fork_dir(uint32_t dir, struct priv_dir_forked *out, char *why, size_t why_len);
+
+/*
+ * The main loop's part: if `m` answers a PREPROCESS or a FORK_DIR
+ * (PREPROCESSED, DIR_FORKED, or REFUSED of one), hand it and `fd` (owned
+ * from now on) to its waiting thread, or close fd if that thread gave up.
+ * 1 if it did, 0 if `m` is something else.
  */
 int parent_link_deliver(const struct priv_msg *m, int fd);
 

@@ -56,23 +56,17 @@ answer_text(const char *op, struct json_object *o)
 	return buf_release(&b);
 }
 
-/*
- * Run the cell for `op` in the session the call names; its answer, or
- * NULL with the call's error set.
- */
-static struct json_object *
-checkpoint_run(struct tool_call *tc, const char *op, const char *arg)
+struct json_object *
+tool_checkpoint_cell(struct tool_call *tc, struct session *s, const char *op, const char *arg,
+		     struct json_object **r)
 {
-	struct json_object *failed = NULL, *r, *o, *err;
-	struct session *s = tool_session_arg(tc, "session_id");
-
-	if (s == NULL)
-		return NULL;
+	struct json_object *failed = NULL, *o, *err;
 	char *workdir = tool_session_workdir(tc, s, &failed);
+
+	*r = NULL;
 	if (workdir == NULL) {
-		r = result_to_tool(failed, s->id);
-		session_put(s);
-		return r;
+		*r = result_to_tool(failed, s->id);
+		return NULL;
 	}
 	char *code = checkpoint_cell(tc->cfg, workdir, op, arg);
 	struct job *j = job_new(s, tc->session->id, code, tc->cfg->checkpoint_max_seconds + 30,
@@ -81,29 +75,47 @@ checkpoint_run(struct tool_call *tc, const char *op, const char *arg)
 	o = j->status == JOB_COMPLETED ? checkpoint_answer(j->call.result, op) : NULL;
 	if (o == NULL && j->status != JOB_COMPLETED && j->call.result) {
 		/* The cell itself failed (a timeout, a dead kernel): its result says how. */
-		r = result_to_tool(json_object_get(j->call.result), s->id);
+		*r = result_to_tool(json_object_get(j->call.result), s->id);
 	} else if (o == NULL) {
-		r = result_to_tool(result_failed("CheckpointFailed",
-						 "the kernel's answer was not understood (did "
-						 "code in it replace print or json?)"),
-				   s->id);
+		*r = result_to_tool(result_failed("CheckpointFailed",
+						  "the kernel's answer was not understood (did "
+						  "code in it replace print or json?)"),
+				    s->id);
 	} else if (json_object_object_get_ex(o, "error", &err)) {
-		r = result_to_tool(
+		*r = result_to_tool(
 			result_failed(json_object_get_string(json_object_object_get(err, "type")),
 				      json_object_get_string(json_object_object_get(err, "message"))),
 			s->id);
-	} else {
-		char *text = answer_text(op, o);
-		if (strcmp(op, "save") == 0)
-			s->checkpoints++; /* a kernel that replaces this one loads it */
-		json_object_object_add(o, "success", json_object_new_boolean(1));
-		r = tool_result(json_object_get(o), text, 0);
-		free(text);
+		json_object_put(o);
+		o = NULL;
+	} else if (strcmp(op, "save") == 0) {
+		s->checkpoints++; /* a kernel that replaces this one loads it */
 	}
-	json_object_put(o);
 	job_unref(j);
 	free(code);
 	free(workdir);
+	return o;
+}
+
+/*
+ * Run the cell for `op` in the session the call names; its answer, or
+ * NULL with the call's error set.
+ */
+static struct json_object *
+checkpoint_run(struct tool_call *tc, const char *op, const char *arg)
+{
+	struct json_object *r, *o;
+	struct session *s = tool_session_arg(tc, "session_id");
+
+	if (s == NULL)
+		return NULL;
+	o = tool_checkpoint_cell(tc, s, op, arg, &r);
+	if (o != NULL) {
+		char *text = answer_text(op, o);
+		json_object_object_add(o, "success", json_object_new_boolean(1));
+		r = tool_result(o, text, 0);
+		free(text);
+	}
 	session_put(s);
 	return r;
 }
@@ -130,6 +142,16 @@ static int
 label_char(int c)
 {
 	return c >= 0x20 && c != 0x7f;
+}
+
+const char *
+tool_label_arg(struct tool_call *tc, int *bad)
+{
+	const char *label = checked_arg(tc, "label", LABEL_MAX, label_char, bad);
+
+	if (*bad)
+		tool_bad_params(tc, "argument 'label': a string of 1 to 200 printable characters");
+	return label;
 }
 
 static int
@@ -163,12 +185,9 @@ static struct json_object *
 checkpoint_call(struct tool_call *tc)
 {
 	int bad;
-	const char *label = checked_arg(tc, "label", LABEL_MAX, label_char, &bad);
+	const char *label = tool_label_arg(tc, &bad);
 
-	if (bad)
-		return tool_bad_params(tc, "argument 'label': a string of 1 to 200 printable "
-					   "characters");
-	return checkpoint_run(tc, "save", label);
+	return bad ? NULL : checkpoint_run(tc, "save", label);
 }
 
 static void

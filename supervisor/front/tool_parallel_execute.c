@@ -2,12 +2,15 @@
 #include "autoconf.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
 #include "config.h"
+#include "kernelspec.h"
+#include "pool.h"
 #include "session.h"
 #include "tools.h"
 
@@ -21,7 +24,10 @@ parallel_describe(const struct config *cfg, struct json_object *tool)
 			"input's keys bound as variables, several at once (kernels of batches "
 			"count against the server's session limit). Returns a batch_id; poll it "
 			"with the check_batch tool for each item's result_variable, stop it with "
-			"cancel_batch. The batch ends with this session."));
+			"cancel_batch. The batch ends with this session. With from_session, "
+			"every item starts from that session's state instead (a fresh "
+			"checkpoint of its variables and a copy of its working directory), "
+			"the session itself unchanged."));
 	json_object_object_add(
 		tool, "inputSchema",
 		tool_schema("{\"type\":\"object\",\"properties\":{"
@@ -30,7 +36,10 @@ parallel_describe(const struct config *cfg, struct json_object *tool)
 			    "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0},"
 			    "\"result_variable\":{\"type\":\"string\",\"description\":"
 			    "\"Variable whose value (as JSON) is each item's result; "
-			    "default 'result'.\"}},"
+			    "default 'result'.\"},"
+			    "\"from_session\":{\"type\":\"string\",\"description\":"
+			    "\"An execution session id of yours: each item starts from its "
+			    "state.\"}},"
 			    "\"required\":[\"code\",\"inputs\"]}"));
 }
 
@@ -61,6 +70,49 @@ inputs_valid(struct json_object *inputs)
 		}
 	}
 	return 1;
+}
+
+/*
+ * from_session's directory, its state checkpointed now (a hibernated one
+ * has its latest): 1 with *dir and *cp (its checkpoint's answer, or NULL;
+ * caller owns), 0 when the call names none, -1 with the call's answer in
+ * *failed or its error set.
+ */
+static int
+from_session(struct tool_call *tc, uint32_t *dir, struct json_object **cp,
+	     struct json_object **failed)
+{
+	struct json_object *v;
+
+	*dir = 0;
+	*cp = *failed = NULL;
+	if (!json_object_object_get_ex(tc->args, "from_session", &v))
+		return 0;
+	if (tool_arg_string(tc, "from_session") == NULL) {
+		tool_bad_params(tc, "argument 'from_session' must be an execution session id");
+		return -1;
+	}
+	const char *why = !kernelspec_is_ipykernel(tc->cfg)
+				  ? "from_session needs a checkpoint of the session's variables, "
+				    "which only ipykernel's sessions have"
+			  : tc->cfg->fork_max_bytes == 0
+				  ? "from_session copies the session's directory, and "
+				    "fork_max_bytes is 0: forks are off"
+				  : NULL;
+	if (why) {
+		tc->error_code = -32000;
+		snprintf(tc->error_message, sizeof(tc->error_message), "%s", why);
+		return -1;
+	}
+	struct session *src = tool_session_arg(tc, "from_session");
+	if (src == NULL)
+		return -1;
+	if (src->worker != NULL || src->kept_dir == 0)
+		*cp = tool_checkpoint_cell(tc, src, "save", "from_session", failed);
+	if (*failed == NULL)
+		*dir = src->worker ? src->worker->dir_id : src->kept_dir;
+	session_put(src);
+	return *failed ? -1 : 1;
 }
 
 static struct json_object *
@@ -96,18 +148,32 @@ parallel_call(struct tool_call *tc)
 	if (limit == 0 || limit > tc->cfg->pool_max_sessions)
 		limit = tc->cfg->pool_max_sessions;
 
-	/* Once for the batch: every item runs the same code. */
+	/* Once for the batch: every item runs the same code, from the same state. */
 	char *preprocessed;
-	struct json_object *failed;
+	struct json_object *failed, *cp;
+	uint32_t dir;
 	if (tool_preprocess(tc, tc->session, code, &preprocessed, &failed) == -1)
 		return failed;
-	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity,
-				     preprocessed ? preprocessed : code, inputs, seconds, var, limit);
+	int from = from_session(tc, &dir, &cp, &failed);
+	if (from == -1) {
+		free(preprocessed);
+		return failed;
+	}
+	const char *run = preprocessed ? preprocessed : code;
+	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity, run,
+				     inputs, seconds, var, limit, dir);
 	free(preprocessed);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "batch_id", json_object_new_string(id));
 	json_object_object_add(o, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "concurrency", json_object_new_int(limit));
+	if (from) {
+		struct json_object *cid = cp ? json_object_object_get(cp, "checkpoint") : NULL;
+		const char *from_id = tool_arg_string(tc, "from_session");
+		json_object_object_add(o, "from_session", json_object_new_string(from_id));
+		json_object_object_add(o, "checkpoint", json_object_get(cid));
+		json_object_put(cp);
+	}
 	return tool_result(o, NULL, 0);
 }
 

@@ -20,6 +20,7 @@ static const struct tool *const tool_table[] = {
 	&tool_list_sessions,  &tool_inspect_session,   &tool_close_session,
 	&tool_parallel_execute, &tool_check_batch, &tool_cancel_batch,
 	&tool_install_packages, &tool_checkpoint, &tool_restore,
+	&tool_fork_session,
 	&tool_search_tools, &tool_send,
 };
 

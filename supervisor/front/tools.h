@@ -103,6 +103,7 @@ extern const struct tool tool_search_tools;
 extern const struct tool tool_send;
 extern const struct tool tool_checkpoint;
 extern const struct tool tool_restore;
+extern const struct tool tool_fork_session;
 
 /*
  * The tools/list result's "tools" array; `modern` for the 2026-07-28 path,
@@ -201,6 +202,16 @@ int tool_preprocess(struct tool_call *tc, struct session *s, const char *code, c
  * with *result set to the failed execution's result (caller owns).
  */
 char *tool_session_workdir(struct tool_call *tc, struct session *s, struct json_object **result);
+/*
+ * Run the checkpoint cell for `op` ("save": arg a label or NULL; "load":
+ * an id or NULL) in session s (referenced by the caller), giving it its
+ * kernel first: what the cell answered (caller owns), or NULL with *r the
+ * call's failed result (caller owns). tool_checkpoint.c.
+ */
+struct json_object *tool_checkpoint_cell(struct tool_call *tc, struct session *s, const char *op,
+					 const char *arg, struct json_object **r);
+/* The optional `label` argument, or NULL; *bad after tool_bad_params. */
+const char *tool_label_arg(struct tool_call *tc, int *bad);
 /* inputSchema of the session tools: an optional session_id. */
 extern const char tool_session_id_schema[];
 /*

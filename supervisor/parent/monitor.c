@@ -415,6 +415,44 @@ on_remove(struct monitor *m, const struct priv_remove_dir *r)
 	return 0;
 }
 
+/* Copy directory `f->dir` for a fork; the copy is kept as a reaped worker's. */
+static int
+on_fork(struct monitor *m, const struct priv_fork_dir *f)
+{
+	char why[PRIV_REASON_MAX - 40], name[PRIV_NAME_LEN + 1];
+	struct fs_copy_stats st;
+	struct mworker *src = by_dir(m, f->dir);
+	char *dir;
+	uid_t uid;
+
+	if (src == NULL || src->dir == NULL)
+		return refuse(m, PRIV_FORK_DIR, f->seq,
+			      "directory %u was never made or is removed", f->dir);
+	if (m->ops->fork_dir == NULL)
+		return refuse(m, PRIV_FORK_DIR, f->seq, "forks are not offered");
+	if (kept_dirs(m) >= m->max_kept)
+		return refuse(m, PRIV_FORK_DIR, f->seq, "%d session directories are not "
+			      "removed yet", kept_dirs(m));
+	if (m->ops->fork_dir(m->ctx, src->dir, &dir, name, &uid, &st, why, sizeof(why)) == -1)
+		return refuse(m, PRIV_FORK_DIR, f->seq, "%s", why);
+	struct mworker *w = xcalloc(1, sizeof(*w));
+	w->id = m->next_id++;
+	w->dir_id = m->next_id++;
+	w->pidfd = -1;
+	w->dir = dir;
+	w->uid = uid;
+	w->next = m->workers;
+	m->workers = w;
+	struct priv_msg r = {.type = PRIV_DIR_FORKED};
+	uint64_t bytes = (uint64_t)st.bytes;
+	r.u.forked = (struct priv_dir_forked){f->seq,		      w->dir_id,
+					      (uint32_t)uid,	      {0},
+					      (uint32_t)(bytes >> 32), (uint32_t)bytes,
+					      (uint32_t)st.files,     (uint32_t)st.skipped};
+	memcpy(r.u.forked.name, name, sizeof(name));
+	return reply(m, &r, -1);
+}
+
 static int
 on_preprocess(struct monitor *m, const struct priv_preprocess *q, int code_fd)
 {
@@ -531,6 +569,8 @@ monitor_request(struct monitor *m)
 		return on_kill_kernel(m, &r.u.kill);
 	case PRIV_REMOVE_SESSION_DIR:
 		return on_remove(m, &r.u.remove);
+	case PRIV_FORK_DIR:
+		return on_fork(m, &r.u.fork);
 	case PRIV_PREPROCESS: {
 		int rc2 = on_preprocess(m, &r.u.pre, fd);
 		close(fd);

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "fs_copy.h"
 #include "priv_msg.h"
 
 /* What the parent does once a request passed the checks. `ctx` is borrowed. */
@@ -66,6 +67,14 @@ struct monitor_ops {
 			  int *out_fd, int *err_fd, char *why, size_t why_len);
 	/* SIGKILL process group `pgid` (a preprocess_command not reaped yet). */
 	void (*kill_group)(void *ctx, pid_t pgid);
+	/*
+	 * Copy session directory `src` (borrowed) into a new one for a fork
+	 * (fs_copy.h), with a kernel identity of its own, reserved for it: 0
+	 * with *dir (the monitor owns it), name, *uid and *st, or -1 with
+	 * why[why_len] and nothing left behind. NULL: forks are refused.
+	 */
+	int (*fork_dir)(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 1],
+			uid_t *uid, struct fs_copy_stats *st, char *why, size_t why_len);
 };
 
 struct monitor;

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "err.h"
+#include "fork_dir.h"
 #include "fsutil.h"
 #include "kernelpid.h"
 #include "log.h"
@@ -269,7 +270,7 @@ op_kill_group(void *ctx, pid_t pgid)
 
 static const struct monitor_ops ops = {op_spawn,	op_kill_worker, op_claim_kernel,
 				       op_kill_kernel,	op_worker_gone, op_remove_dir,
-				       op_preprocess,	op_kill_group};
+				       op_preprocess,	op_kill_group,	fork_dir_copy};
 
 /* ---- the front ---- */
 
@@ -347,6 +348,7 @@ serve(struct parent_args *a, int sock)
 							      : a->cfg->pool_warm;
 	/* Twice the pool's sizes: a reload may raise them in the front. */
 	int ceiling = 2 * (a->cfg->pool_max_sessions + warm) + a->cfg->http_threads;
+	fork_dir_init(a->cfg);
 	P.mon = monitor_new(&ops, NULL, P.sock, a->cfg->kernel_network_mode, ceiling);
 	monitor_set_kept(P.mon, a->cfg->max_hibernated_sessions);
 	if (a->cfg->persist_sessions) {

@@ -205,6 +205,7 @@ STUB_TOOL(tool_cancel_batch, "{name}_cancel_batch");
 STUB_TOOL(tool_install_packages, "{name}_install_packages");
 STUB_TOOL(tool_checkpoint, "{name}_checkpoint");
 STUB_TOOL(tool_restore, "{name}_restore");
+STUB_TOOL(tool_fork_session, "{name}_fork_session");
 
 /* As the real one: listed only when tools are configured. */
 static int

@@ -116,7 +116,7 @@ a.initialize()
 tools = a.result("tools/list")["tools"]
 names = {t["name"] for t in tools}
 check("execute_r_code" in names, "%s: execute_r_code is listed" % rnd, names)
-for t in ("r_install_packages", "r_checkpoint", "r_restore"):
+for t in ("r_install_packages", "r_checkpoint", "r_restore", "r_fork_session"):
     check(t not in names, "%s: %s is not listed for R" % (rnd, t), names)
 ex = [t for t in tools if t["name"] == "execute_r_code"][0]
 desc = ex["inputSchema"]["properties"]["code"]["description"]

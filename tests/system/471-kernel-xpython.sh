@@ -62,7 +62,7 @@ a = Client(url)
 a.initialize()
 names = {t["name"] for t in a.result("tools/list")["tools"]}
 check("execute_xpy_code" in names, "%s: execute_xpy_code is listed" % rnd, names)
-for t in ("xpy_install_packages", "xpy_checkpoint", "xpy_restore"):
+for t in ("xpy_install_packages", "xpy_checkpoint", "xpy_restore", "xpy_fork_session"):
     check(t not in names, "%s: %s is not listed for xeus-python" % (rnd, t), names)
 
 def run(code, timeout=None):

@@ -53,7 +53,7 @@ a = Client(url)
 a.initialize()
 names = {t["name"] for t in a.result("tools/list")["tools"]}
 check("execute_oct_code" in names, "%s: execute_oct_code is listed" % rnd, names)
-for t in ("oct_install_packages", "oct_checkpoint", "oct_restore"):
+for t in ("oct_install_packages", "oct_checkpoint", "oct_restore", "oct_fork_session"):
     check(t not in names, "%s: %s is not listed for Octave" % (rnd, t), names)
 
 def run(code, timeout=None):

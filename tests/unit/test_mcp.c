@@ -710,6 +710,7 @@ START_TEST(tools_list)
 		"py_list_sessions",  "py_inspect_session", "py_close_session",
 		"py_parallel_execute", "py_check_batch",   "py_cancel_batch",
 		"py_install_packages", "py_checkpoint",	   "py_restore",
+		"py_fork_session",
 	};
 	struct answer a;
 

@@ -40,6 +40,9 @@ static struct {
 	int refusals_logged;
 	char last_reused[64]; /* the kept directory the last spawn was given, or "" */
 	uid_t last_reused_uid;
+	int forks;
+	char last_forked[64]; /* the directory the last fork copied */
+	int fork_fails;	      /* the next fork fails, as one over fork_max_bytes */
 } acts;
 
 static int
@@ -146,9 +149,27 @@ fake_kill_group(void *ctx, pid_t pgid)
 	acts.last_group = pgid;
 }
 
+/* A copy into /nonexistent/sessions/fork-N, of kernel uid 2000 + N. */
+static int
+fake_fork(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid,
+	  struct fs_copy_stats *st, char *why, size_t why_len)
+{
+	(void)ctx;
+	snprintf(acts.last_forked, sizeof(acts.last_forked), "%s", src);
+	if (acts.fork_fails) {
+		snprintf(why, why_len, "more than fork_max_bytes");
+		return -1;
+	}
+	*dir = xasprintf("/nonexistent/sessions/fork-%d", acts.forks);
+	snprintf(name, PRIV_NAME_LEN + 1, "%016x", 0xf000 + acts.forks);
+	*uid = 2000 + (uid_t)acts.forks++;
+	*st = (struct fs_copy_stats){.bytes = 5000000000LL, .files = 3, .skipped = 2};
+	return 0;
+}
+
 static const struct monitor_ops ops = {fake_spawn,	 fake_kill_worker, fake_claim,
 				       fake_kill_kernel, fake_gone,	   fake_remove,
-				       fake_preprocess,	 fake_kill_group};
+				       fake_preprocess,	 fake_kill_group,  fake_fork};
 
 static void
 sink(int priority, const char *line)
@@ -199,6 +220,7 @@ ask(struct rig *r, unsigned type, uint32_t a, int32_t b)
 	case PRIV_CLAIM_KERNEL:
 	case PRIV_KILL_KERNEL: m.u.kill = (struct priv_kill_kernel){a, b}; break;
 	case PRIV_REMOVE_SESSION_DIR: m.u.remove.dir = a; break;
+	case PRIV_FORK_DIR: m.u.fork = (struct priv_fork_dir){(uint32_t)b, a}; break;
 	}
 	ck_assert_int_eq(priv_msg_send(r->front, &m, -1), 0);
 	ck_assert_int_eq(monitor_request(r->m), 0);
@@ -552,6 +574,48 @@ START_TEST(directories_left)
 }
 END_TEST
 
+/* FORK_DIR copies a directory the parent made, a live worker's or a kept
+ * one; the copy is a kept directory of its own uid, which one worker gets. */
+START_TEST(forked_directories)
+{
+	struct rig r = rig_new(4);
+	uint32_t w, d;
+	pid_t pid;
+	int n = acts.refusals_logged, fd;
+
+	ask(&r, PRIV_FORK_DIR, 999, 3);
+	was_refused(&r, PRIV_FORK_DIR, "never made", n++);
+	spawn(&r, &w, &d, &pid);
+	ask(&r, PRIV_FORK_DIR, d, 4); /* its worker runs: copied all the same */
+	struct priv_msg m = answer(&r, PRIV_DIR_FORKED, NULL);
+	ck_assert_str_eq(acts.last_forked, "/nonexistent/sessions/0");
+	ck_assert_uint_eq(m.u.forked.seq, 4);
+	ck_assert_uint_ne(m.u.forked.dir, d);
+	ck_assert_uint_eq(m.u.forked.uid, 2000);
+	ck_assert_str_eq(m.u.forked.name, "000000000000f000");
+	ck_assert_uint_eq((uint64_t)m.u.forked.bytes_hi << 32 | m.u.forked.bytes_lo, 5000000000u);
+	ck_assert_uint_eq(m.u.forked.files, 3);
+	ck_assert_uint_eq(m.u.forked.skipped, 2);
+	uint32_t copy = m.u.forked.dir;
+	ask_reuse(&r, 5, copy);
+	m = answer(&r, PRIV_WORKER_STARTED, &fd);
+	close(fd);
+	ck_assert_uint_eq(m.u.started.dir, copy);
+	ck_assert_str_eq(acts.last_reused, "/nonexistent/sessions/fork-0");
+	ck_assert_uint_eq(acts.last_reused_uid, 2000);
+	acts.fork_fails = 1;
+	ask(&r, PRIV_FORK_DIR, d, 6);
+	was_refused(&r, PRIV_FORK_DIR, "more than fork_max_bytes", n++);
+	ck_assert_int_eq(monitor_child_exited(r.m, pid, 9), 1);
+	answer(&r, PRIV_WORKER_EXITED, NULL);
+	ask(&r, PRIV_REMOVE_SESSION_DIR, d, 0);
+	silence(&r);
+	ask(&r, PRIV_FORK_DIR, d, 7);
+	was_refused(&r, PRIV_FORK_DIR, "never made or is removed", n++);
+	rig_free(&r);
+}
+END_TEST
+
 START_TEST(compromised_front)
 {
 	struct rig r = rig_new(2);
@@ -704,6 +768,7 @@ main(void)
 	tcase_add_test(tc, compromised_front);
 	tcase_add_test(tc, kept_directories);
 	tcase_add_test(tc, directories_left);
+	tcase_add_test(tc, forked_directories);
 	tcase_add_test(tc, front_that_does_not_read);
 	tcase_add_test(tc, preprocess_requests);
 	tcase_set_timeout(tc, 60);

@@ -105,6 +105,33 @@ START_TEST(every_message_roundtrip)
 	m.type = PRIV_DIR_LEFT;
 	m.u.left = (struct priv_dir_left){3, 63460, "fedcba9876543210"};
 	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_FORK_DIR;
+	m.u.fork = (struct priv_fork_dir){12, 3};
+	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_DIR_FORKED;
+	m.u.forked = (struct priv_dir_forked){12, 5, 63461, "0123456789abcdef", 1, 0xfffffff0u,
+					      70000, 3};
+	roundtrip(&m);
+}
+END_TEST
+
+/* FORK_DIR names a directory the parent issued: never 0, nor a seq 0. */
+START_TEST(fork_dir_bounds)
+{
+	struct priv_msg m = {.type = PRIV_FORK_DIR, .u.fork = {12, 0}};
+	unsigned char out[PRIV_MSG_MAX];
+	char err[PRIV_ERR_LEN];
+
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "FORK_DIR: dir: 0 is no id"));
+	unsigned char rec[] = {0, PRIV_VERSION, 0, PRIV_FORK_DIR, 0, 0, 0, 0, 0, 0, 0, 3};
+	ck_assert_int_eq(priv_msg_decode(rec, sizeof(rec), &m, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "FORK_DIR: seq: 0 is no id"));
+	rec[7] = 1;
+	ck_assert_int_eq(priv_msg_decode(rec, sizeof(rec), &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(m.u.fork.dir, 3);
 }
 END_TEST
 
@@ -384,6 +411,7 @@ main(void)
 
 	tcase_add_test(tc, every_message_roundtrip);
 	tcase_add_test(tc, bad_records);
+	tcase_add_test(tc, fork_dir_bounds);
 	tcase_add_test(tc, encode_refusals);
 	tcase_add_test(tc, descriptors);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,26 @@
+/*
+ * fork_dir.h - the parent's act for FORK_DIR (priv_msg.h): a fresh session
+ * directory, a kernel identity of its own (kernel_uid_range), and the copy
+ * of the source session's directory into it (fs_copy.h), at most
+ * fork_max_bytes. The front, unprivileged, cannot read a kernel's
+ * directory; the parent reads it with its own rights and never follows
+ * what the kernel planted there.
+ */
+#ifndef SUPERVISOR_FORK_DIR_H
+#define SUPERVISOR_FORK_DIR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "fs_copy.h"
+#include "priv_msg.h"
+
+struct config;
+
+/* Remember the configuration (borrowed: fork_max_bytes, state_dir, the range). */
+void fork_dir_init(const struct config *cfg);
+/* monitor_ops.fork_dir (monitor.h). */
+int fork_dir_copy(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 1],
+		  uid_t *uid, struct fs_copy_stats *st, char *why, size_t why_len);
+
+#endif
