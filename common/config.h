@@ -39,6 +39,12 @@ enum auth_mode {
 };
 
 /* What the privileged parent does when the front dies (front_restart). */
+/* structured_binary: how structuredContent carries binary rich outputs. */
+enum structured_binary {
+	STRUCTURED_INLINE,
+	STRUCTURED_REFERENCE,
+};
+
 enum front_restart {
 	FRONT_RESTART,
 	FRONT_EXIT,
@@ -119,6 +125,8 @@ struct config {
 	double promotion_threshold_s;
 	int output_truncation_threshold; /* characters */
 	int rich_output_max_bytes;
+	int inline_output_max_bytes;	 /* past it, a rich output by reference; 0: never */
+	enum structured_binary structured_binary;
 	struct strlist allow_mime;	 /* rich output types kept; text/plain always is */
 	char *matplotlib_backend;	 /* MPLBACKEND of kernels; "none": left alone */
 	int parallel_max_concurrency;	 /* 0: bounded by the pool only */

@@ -80,6 +80,7 @@ static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL}
 static const char *const histories[] = {"memory", "none", "disk", NULL};
 static const char *const auth_modes[] = {"none", "oauth", "tokens", NULL};
 static const char *const front_restarts[] = {"restart", "exit", NULL};
+static const char *const structured_binaries[] = {"inline", "reference", NULL};
 static const char *const tool_backends[] = {"bm25", "azure_ai_search", NULL};
 
 /* tools: a list of tool definitions (tooldef.h). */
@@ -242,6 +243,15 @@ const struct config_key config_key_table[] = {
 	{.name = "rich_output_max_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "5242880",
 	 .group = "Execution", FIELD(rich_output_max_bytes), .min = 1024, .max = 33554432,
 	 .doc = "Largest rich output (image, HTML) returned; a larger one is saved to a file."},
+	{.name = "inline_output_max_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT,
+	 .def = "1048576", .group = "Execution", FIELD(inline_output_max_bytes), .min = 0,
+	 .max = 33554432,
+	 .doc = "Largest rich output carried in a result; a larger one is saved under "
+		"outputs/rich/ and named by a resource link; 0: never."},
+	{.name = "structured_binary", .scope = RELOAD_LIVE, .kind = CFG_ENUM, .def = "inline",
+	 .group = "Execution", FIELD(structured_binary), .choices = structured_binaries,
+	 .doc = "reference: structuredContent names images and other binary rich outputs by "
+		"resource link always, without their base64."},
 	{.name = "allow_mime", .scope = RELOAD_LIVE, .kind = CFG_LIST, .group = "Execution",
 	 FIELD(allow_mime),
 	 .def = "[text/plain, text/html, text/markdown, text/latex, image/png, image/svg+xml, "

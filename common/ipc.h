@@ -34,8 +34,10 @@
  * 10: START's unix_fds (sidecars' brokers for seccomp kernels).
  * 11: START's landlock_abi and hide_paths (kernel_landlock).
  * 12: WAITING (a call's kernel is starting: the supervisor waits longer).
- * 13: READY's language_version (kernel_info_reply's). */
-#define IPC_VERSION 14
+ * 13: READY's language_version (kernel_info_reply's).
+ * 15: EXECUTE's inline_limit and binary_files; a rich output's file,
+ * size_bytes and sha256 (data optional). */
+#define IPC_VERSION 15
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

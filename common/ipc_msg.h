@@ -155,6 +155,15 @@ struct ipc_execute {
 	/* MIME types kept in rich_outputs for this execution, replacing
 	 * START's allow_mime; NULL: START's. */
 	char **allow_mime;
+	/*
+	 * Bytes of one rich output kept in the RESULT (0: no limit): a larger
+	 * one is saved under outputs/rich/ and the RESULT names its file
+	 * instead (ipc_rich's file), up to rich_limit.
+	 */
+	uint64_t inline_limit;
+	/* Save every binary rich output (images, PDF) under outputs/rich/
+	 * too, its data kept while under inline_limit (structured_binary). */
+	int binary_files;
 };
 
 /*
@@ -212,12 +221,17 @@ struct ipc_streaming {
 	struct ipc_text err; /* "stderr" */
 };
 
-/* One of RESULT's rich_outputs. */
+/* One of RESULT's rich_outputs: its data, its file, or both. */
 struct ipc_rich {
 	char *mime_type;
 	/* The data: base64 text without whitespace for images, text, or any
-	 * JSON value for JSON types. Owned reference. */
+	 * JSON value for JSON types. Owned reference; NULL: only in `file`. */
 	struct json_object *data;
+	/* The output's bytes saved under outputs/: the path relative to it,
+	 * their count and sha256 (lower-case hex); NULL: not saved. */
+	char *file;
+	uint64_t size_bytes;
+	char *sha256;
 };
 
 /* RESULT's error. */

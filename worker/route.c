@@ -308,6 +308,8 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	}
 	lim.output_chars = (size_t)e.output_limit;
 	lim.rich_bytes = (size_t)e.rich_limit;
+	lim.inline_bytes = (size_t)e.inline_limit;
+	lim.binary_files = e.binary_files;
 	if (w->ex) {
 		ipc_execute_free(&e);
 		reply_error(w, m->hdr.id, "Busy",

@@ -168,6 +168,8 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		.silent = silent,
 		.output_limit = (uint64_t)cfg->output_truncation_threshold,
 		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
+		.inline_limit = (uint64_t)cfg->inline_output_max_bytes,
+		.binary_files = cfg->structured_binary == STRUCTURED_REFERENCE,
 		.stream = c->stream == CALL_STREAM_ON,
 		/* Every time, so a reloaded allow_mime applies to running kernels. */
 		.allow_mime = kernel_env_mime(cfg, c->allow_mime),

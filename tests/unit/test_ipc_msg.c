@@ -135,7 +135,7 @@ START_TEST(execute_roundtrip)
 {
 	struct ipc_text code = {"print('a\0b')", 12};
 	char *mime[] = {"text/plain", "image/png", NULL};
-	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime}, out;
+	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime, 2048, 1}, out;
 
 	roundtrip(IPC_EXECUTE, &in, &out);
 	ck_assert_uint_eq(out.code.len, 12);
@@ -148,6 +148,8 @@ START_TEST(execute_roundtrip)
 	ck_assert_str_eq(out.allow_mime[0], "text/plain");
 	ck_assert_str_eq(out.allow_mime[1], "image/png");
 	ck_assert_ptr_null(out.allow_mime[2]);
+	ck_assert_uint_eq(out.inline_limit, 2048);
+	ck_assert_int_eq(out.binary_files, 1);
 	ipc_execute_free(&out);
 }
 END_TEST
@@ -313,15 +315,18 @@ END_TEST
 
 START_TEST(result_roundtrip)
 {
-	struct ipc_rich rich[2] = {
-		{"image/png", json_object_new_string("iVBORw0KGgo=")},
-		{"application/json", json_tokener_parse("{\"a\": [1, 2]}")},
+	char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct ipc_rich rich[3] = {
+		{"image/png", json_object_new_string("iVBORw0KGgo="), NULL, 0, NULL},
+		{"application/json", json_tokener_parse("{\"a\": [1, 2]}"), NULL, 0, NULL},
+		/* by reference: its file under outputs/, no data */
+		{"text/html", NULL, "rich/1-ab-rich1.html", 123456, sha},
 	};
 	struct ipc_exec_error e = {ipc_text_of("ZeroDivisionError"),
 				   ipc_text_of("division by zero"), ipc_text_of("Traceback...")};
 	char *dropped[] = {"application/vnd.custom+json", NULL};
 	struct ipc_artifact arts[1] = {{"plots/a.png", 42, "image/png", "2026-12-01T13:00:00Z"}};
-	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1,
+	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 3, &e, 0.25, 1,
 				 NULL, NULL, dropped, 3, arts, 1, 1, 7, 2};
 	struct ipc_result out;
 
@@ -329,7 +334,12 @@ START_TEST(result_roundtrip)
 	ck_assert_int_eq(out.success, 0);
 	ck_assert_str_eq(out.out.s, "out\n");
 	ck_assert_uint_eq(out.err.len, 0);
-	ck_assert_uint_eq(out.n_rich, 2);
+	ck_assert_uint_eq(out.n_rich, 3);
+	ck_assert_ptr_null(out.rich[0].file);
+	ck_assert_ptr_null(out.rich[2].data);
+	ck_assert_str_eq(out.rich[2].file, "rich/1-ab-rich1.html");
+	ck_assert_uint_eq(out.rich[2].size_bytes, 123456);
+	ck_assert_str_eq(out.rich[2].sha256, sha);
 	ck_assert_str_eq(out.rich[0].mime_type, "image/png");
 	ck_assert_str_eq(json_object_get_string(out.rich[0].data), "iVBORw0KGgo=");
 	ck_assert_int_eq(json_object_get_int(json_object_array_get_idx(
@@ -470,7 +480,7 @@ static const struct {
 	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\":"
 		     " [{\"mime_type\": \"text/plain\"}], \"error\": null, \"execution_time\": 0,"
 		     " \"kernel_restarted\": false}",
-	 "RESULT: rich_outputs[0].data: is missing"},
+	 "RESULT: rich_outputs[0]: a rich output needs data or file"},
 	{IPC_RESULT, "{\"success\": false, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
 		     " \"error\": {\"type\": \"E\", \"message\": \"m\"}, \"execution_time\": 0,"
 		     " \"kernel_restarted\": false}",
@@ -692,7 +702,7 @@ START_TEST(encode_refusals)
 	ck_assert_str_eq(err, "an enum field is out of range");
 	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a required field is missing");
-	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL};
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL, 0, 0};
 	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */
