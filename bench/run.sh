@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [-s | -m | -c | -H | -R] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py, hibernate.py or restart.py options]
+# usage: bench/run.sh [-n] [-s | -m | -c | -H | -R | -o] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py, hibernate.py, restart.py or outputs.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -28,6 +28,9 @@
 #        prints tables, README untouched), e.g. `-- --sessions 200`
 #   -R   what keeping sessions across a restart costs (restart.py, with
 #        persist_sessions; prints a table), e.g. `-- --sessions 20 --mb 10`
+#   -o   rich outputs inline and by reference (outputs.py: 1, 5 and 20
+#        plots under three settings, switched by SIGHUP; prints a table),
+#        e.g. `-- --rounds 5`
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -60,6 +63,7 @@ memory=
 checkpoint=
 hibernate=
 restart=
+outputs=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) record= ;;
@@ -68,6 +72,7 @@ while [ $# -gt 0 ]; do
 	-c) checkpoint=1 ;;
 	-H) hibernate=1 ;;
 	-R) restart=1 ;;
+	-o) outputs=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -291,6 +296,14 @@ if [ -n "$restart" ]; then
 		--config "$TMPD/codeexecd.yaml" --worker "$worker" --log "$TMPD/daemon.log" "$@" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || die "restart.py failed"
+	BENCH_PID=
+	exit 0
+fi
+if [ -n "$outputs" ]; then
+	"$PY" "$here/outputs.py" --port "$port" --daemon-pid "$DAEMON_PID" \
+		--config "$TMPD/codeexecd.yaml" --log "$TMPD/daemon.log" "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "outputs.py failed"
 	BENCH_PID=
 	exit 0
 fi
