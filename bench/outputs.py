@@ -5,9 +5,9 @@ place by rewriting the configuration and sending SIGHUP (both keys apply
 live): the defaults (inline_output_max_bytes 1 MiB, structured_binary
 inline: seed 003's shape, the baseline), structured_binary: reference, and
 inline_output_max_bytes 1024 (every plot by reference). Under each, in one
-session, a call that draws 1, 5 and 20 matplotlib plots (about 25 kB of
-PNG each) is timed and weighed: the answer's bytes on the wire (a plain
-JSON answer), the bytes of its structuredContent (what a client that shows
+session, a call that draws 1, 5 and 20 matplotlib plots (about 33 kB of
+PNG each, 44 kB in base64) is timed and weighed: the answer's bytes on the
+wire (a plain JSON answer), the bytes of its structuredContent (what a client that shows
 structured content to its model passes on), the call's latency, and what
 a client that then reads every resource_link with resources/read pays on
 top. Medians of --rounds calls; ratios against the defaults' row of the
