@@ -8,7 +8,9 @@
 # and no base64 anywhere; resources/read of the uri gives the exact bytes;
 # a 1 KB PNG stays inline as before (an image item and its data). With
 # structured_binary: reference, the small PNG keeps its image item while
-# structuredContent names it by uri, and text stays inline.
+# structuredContent names it by uri, and text stays inline. The official
+# TypeScript SDK client takes the reference form too (its outputSchema
+# check included) and reads the PNG back.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -95,6 +97,23 @@ EOF2
 	[ $? -eq 0 ] || fail "the checks failed ($1)"
 }
 
+# The official TypeScript SDK client, when its modules are installed.
+sdk_round() {
+	CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
+	if [ ! -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
+		echo "# no $CLIENT_DIR/node_modules: the SDK part is not run (cd tests/client && npm ci)"
+		return 0
+	fi
+	require_node 18
+	mkdir -p "$TMPD/client"
+	cp "$top_srcdir/tests/client/big-outputs-client.mjs" "$top_srcdir/tests/client/common.mjs" \
+		"$TMPD/client/"
+	[ -e "$TMPD/client/node_modules" ] || ln -s "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
+	"$NODE" "$TMPD/client/big-outputs-client.mjs" "$URL" py ||
+		fail "the SDK big outputs client failed (status $?)"
+	ok "official TypeScript SDK client: a big output by reference, read back"
+}
+
 round() {
 	PORT=$(free_port)
 	CFG_EXTRA="inline_output_max_bytes: 100000
@@ -103,6 +122,7 @@ $1"
 	start_daemon
 	wait_ready
 	check_round "$2"
+	[ "$2" = inline ] && sdk_round
 	stop_daemon
 }
 
