@@ -46,7 +46,8 @@ seeds = {
     "start": frame("START", START),
     "execute": frame("EXECUTE", {"code": "print('hi\\u0000')", "timeout_s": 30, "silent": True,
                                  "output_limit": 50000, "rich_limit": 5242880,
-                                 "allow_mime": ["text/plain", "image/png"]}),
+                                 "allow_mime": ["text/plain", "image/png"],
+                                 "inline_limit": 1048576, "binary_files": True}),
     "interrupt": frame("INTERRUPT"),
     "restart-kernel": frame("RESTART_KERNEL", {}),
     "shutdown": frame("SHUTDOWN"),
@@ -60,6 +61,16 @@ seeds = {
     "log": frame("LOG", {"priority": 4, "message": "a warning"}),
     "start-failed": frame("START_FAILED", {"message": "no user namespaces"}),
     "result-artifacts": frame("RESULT", dict(RESULT, artifacts=[ART], artifacts_truncated=True)),
+    # rich outputs by file (inline_limit): the file alone, and beside its data
+    "result-by-file": frame("RESULT", dict(RESULT, rich_outputs=[
+        {"mime_type": "image/png", "file": "rich/3-0a1b2c3d-rich1.png", "size_bytes": 8,
+         "sha256": "ab" * 32},
+        {"mime_type": "image/png", "data": "iVBORw0KGgo=", "file": "rich/3-0a1b2c3d-rich2.png",
+         "size_bytes": 8, "sha256": "cd" * 32}])),
+    "result-rich-neither": frame("RESULT",
+                                 dict(RESULT, rich_outputs=[{"mime_type": "image/png"}])),
+    "result-rich-traversal": frame("RESULT", dict(RESULT, rich_outputs=[
+        {"mime_type": "image/png", "file": "../x.png", "size_bytes": 1, "sha256": "ab" * 32}])),
     "file-list": frame("FILE_LIST"),
     "file-open": frame("FILE_OPEN", {"path": "plots/a.png"}),
     "files": frame("FILES", {"files": [ART, dict(ART, name="b.csv")], "truncated": True}),

@@ -105,10 +105,10 @@ sdk_round() {
 		return 0
 	fi
 	require_node 18
-	mkdir -p "$TMPD/client"
+	mkdir "$TMPD/client"
 	cp "$top_srcdir/tests/client/big-outputs-client.mjs" "$top_srcdir/tests/client/common.mjs" \
 		"$TMPD/client/"
-	[ -e "$TMPD/client/node_modules" ] || ln -s "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
+	ln -s "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
 	"$NODE" "$TMPD/client/big-outputs-client.mjs" "$URL" py ||
 		fail "the SDK big outputs client failed (status $?)"
 	ok "official TypeScript SDK client: a big output by reference, read back"
