@@ -186,6 +186,19 @@ struct ipc_file_open {
 	char *path; /* relative to outputs/ */
 };
 
+/*
+ * IPC_FILE_WRITE: write `data` to file `path` below the kernel's working
+ * directory, as the kernel's identity, atomically (a new file in the same
+ * directory, renamed over the name), and answer with FILE (no descriptor).
+ * The directories on the way are walked as FILE_OPEN walks them; a name
+ * that is not a regular file of the kernel's identity is refused.
+ */
+struct ipc_file_write {
+	char *path;	     /* relative to cwd, "/"-separated */
+	struct ipc_text data; /* the bytes, base64 (standard alphabet) */
+	uint32_t mode;	     /* permission bits, within 0755 */
+};
+
 /* ---- worker -> supervisor ---- */
 
 /*
@@ -417,6 +430,7 @@ IPC_MSG_CODEC(log, IPC_LOG)
 IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
 IPC_MSG_CODEC(streaming, IPC_STREAMING)
 IPC_MSG_CODEC(file_open, IPC_FILE_OPEN)
+IPC_MSG_CODEC(file_write, IPC_FILE_WRITE)
 IPC_MSG_CODEC(files, IPC_FILES)
 IPC_MSG_CODEC(file, IPC_FILE)
 

@@ -282,6 +282,24 @@ static const struct ipc_field file_open_fields[] = {
 static const struct ipc_schema file_open_schema =
 	SCHEMA("FILE_OPEN", ipc_file_open, file_open_fields, file_open_check);
 
+static int
+file_write_check(const void *msg, char *why, size_t why_len)
+{
+	const struct ipc_file_write *w = msg;
+
+	if (!ipc_artifact_name_ok(w->path))
+		return err_set(why, why_len, "path must be relative, without . or ..");
+	return 0;
+}
+
+static const struct ipc_field file_write_fields[] = {
+	IPC_F_STR(ipc_file_write, "path", path, 4096, IPC_REQ | IPC_NONEMPTY),
+	IPC_F_TEXT(ipc_file_write, "data", data, IPC_TEXT_MAX, IPC_REQ),
+	IPC_F_U32(ipc_file_write, "mode", mode, 0, 0755, IPC_REQ),
+};
+static const struct ipc_schema file_write_schema =
+	SCHEMA("FILE_WRITE", ipc_file_write, file_write_fields, file_write_check);
+
 static const struct ipc_field files_fields[] = {
 	IPC_F_LIST(ipc_files, "files", files, n_files, IPC_FILES_MAX, artifact_schema, IPC_REQ),
 	IPC_F_BOOL(ipc_files, "truncated", truncated, IPC_OPT),
@@ -322,6 +340,7 @@ static const struct ipc_schema *const schemas[] = {
 	[IPC_START_FAILED] = &start_failed_schema,
 	[IPC_STREAMING] = &streaming_schema,
 	[IPC_FILE_OPEN] = &file_open_schema,
+	[IPC_FILE_WRITE] = &file_write_schema,
 	[IPC_FILES] = &files_schema,
 	[IPC_FILE] = &file_schema,
 	[IPC_WAITING] = &waiting_schema,

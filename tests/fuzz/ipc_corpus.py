@@ -17,7 +17,7 @@ with open(os.path.join(here, "..", "..", "common", "ipc.h")) as f:
     VERSION = int(re.search(r"#define IPC_VERSION (\d+)", f.read()).group(1))
 TYPES = {"START": 1, "EXECUTE": 2, "INTERRUPT": 3, "RESTART_KERNEL": 4, "SHUTDOWN": 5,
          "READY": 32, "OUTPUT": 33, "RESULT": 34, "KERNEL_DIED": 35, "LOG": 36,
-         "START_FAILED": 37, "STREAMING": 38, "FILE_LIST": 7, "FILE_OPEN": 8, "FILES": 39,
+         "START_FAILED": 37, "STREAMING": 38, "FILE_LIST": 7, "FILE_OPEN": 8, "FILE_WRITE": 9, "FILES": 39,
          "FILE": 40}
 
 
@@ -77,6 +77,10 @@ seeds = {
     "file": frame("FILE", {"file": ART}),
     "file-error": frame("FILE", {"error": "a.png: refused: a.png is a symbolic link"}),
     "file-open-traversal": frame("FILE_OPEN", {"path": "../../etc/shadow"}),
+    "file-write": frame("FILE_WRITE", {"path": "data/in.csv", "data": "YSxiCjEsMgo=",
+                                       "mode": 420}),
+    "file-write-traversal": frame("FILE_WRITE", {"path": "../x", "data": "", "mode": 420}),
+    "file-write-setuid": frame("FILE_WRITE", {"path": "x", "data": "", "mode": 2541}),
     "file-both": frame("FILE", {"error": "x", "file": ART}),
     # refused: wrong version, missing field, out of bounds, junk, trailing bytes
     "bad-version": frame("READY", {"kernel_pid": 5, "language": "p", "restarted": False},

@@ -269,7 +269,8 @@ START_TEST(result_view)
 }
 END_TEST
 
-/* FILE_OPEN, FILES and FILE: paths stay below outputs/, FILE is one of error and file. */
+/* FILE_OPEN, FILE_WRITE, FILES and FILE: paths stay below outputs/ (below cwd for
+ * FILE_WRITE, its mode within 0755), FILE is one of error and file. */
 START_TEST(file_messages)
 {
 	char err[IPC_ERR_LEN];
@@ -288,6 +289,23 @@ START_TEST(file_messages)
 	roundtrip(IPC_FILE, &f, &f2);
 	ck_assert_str_eq(f2.file->name, "a.csv");
 	ipc_file_free(&f2);
+	struct ipc_file_write w = {"data/in.csv", ipc_text_of("YSxi"), 0755}, w2;
+	roundtrip(IPC_FILE_WRITE, &w, &w2);
+	ck_assert_str_eq(w2.path, "data/in.csv");
+	ck_assert_str_eq(w2.data.s, "YSxi");
+	ck_assert_uint_eq(w2.mode, 0755);
+	ipc_file_write_free(&w2);
+	static const char *const bad_write[] = {
+		"{\"path\": \"../x\", \"data\": \"\", \"mode\": 420}",
+		"{\"path\": \"x\", \"data\": \"\", \"mode\": 2541}", /* 04755 */
+		"{\"path\": \"x\", \"mode\": 420}",
+	};
+	for (size_t i = 0; i < sizeof(bad_write) / sizeof(bad_write[0]); i++) {
+		struct ipc_msg m = frame_of(IPC_FILE_WRITE, bad_write[i]);
+		ck_assert_msg(ipc_file_write_decode(&m, &w2, err, sizeof(err)) == -1, "%s",
+			      bad_write[i]);
+		ipc_msg_clear(&m);
+	}
 
 	static const char *const bad_open[] = {
 		"{\"path\": \"../x\"}", "{\"path\": \"/etc/passwd\"}", "{\"path\": \"a//b\"}",
