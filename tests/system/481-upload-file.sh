@@ -70,7 +70,8 @@ for name, c in (("2025-11-25", Client(url)), ("2026-07-28", ModernClient(url))):
     r = upload({"path": "in.bin", "content": base64.b64encode(new).decode(), "mode": "4775"})
     check(sc(r).get("mode") == "0755", "%s: mode 4775 masked to 0755" % name, r)
     v = value_of(run("f.seek(0)\nst = os.stat('in.bin')\n(f.read(), open('in.bin', 'rb').read(), "
-                     "oct(stat.S_IMODE(st.st_mode)), [n for n in os.listdir('.') if 'upload' in n])"))
+                     "oct(stat.S_IMODE(st.st_mode)), "
+                     "[n for n in os.listdir('.') if 'upload' in n])"))
     check(v == "(%r, %r, '0o755', [])" % (data, new),
           "%s: replaced atomically (the old handle reads the old bytes), no temporary left"
           % name, v)
@@ -80,7 +81,8 @@ for name, c in (("2025-11-25", Client(url)), ("2026-07-28", ModernClient(url))):
           "%s: a percent-encoded data: URI" % name, r)
     r = upload({"path": "outputs/t2.csv",
                 "data_uri": "data:text/csv;base64," + base64.b64encode(csv).decode()})
-    check(sc(r).get("sha256") == hashlib.sha256(csv).hexdigest(), "%s: a base64 data: URI" % name, r)
+    check(sc(r).get("sha256") == hashlib.sha256(csv).hexdigest(),
+          "%s: a base64 data: URI" % name, r)
     v = value_of(run("open('outputs/t.csv').read() + open('outputs/t2.csv').read()"))
     check(v == repr(csv.decode() * 2), "%s: the kernel reads both" % name, v)
     ok("%s (%s): uploads written, atomic, the kernel's" % (name, mode))
@@ -101,8 +103,10 @@ for name, c in (("2025-11-25", Client(url)), ("2026-07-28", ModernClient(url))):
             "fifo: refused: not a regular file (a directory, FIFO, socket or device)")
     refused({"path": "big", "content": base64.b64encode(b"y" * 1001).decode()},
             "big: 1001 bytes exceed max_upload_bytes (1000)")
-    v = value_of(run("(os.readlink('link.txt'), os.path.exists('big'), os.path.exists('/tmp/upload-481-probe'))"))
-    check(v == "('/etc/passwd', False, False)", "%s: nothing written by the refused ones" % name, v)
+    v = value_of(run("(os.readlink('link.txt'), os.path.exists('big'), "
+                     "os.path.exists('/tmp/upload-481-probe'))"))
+    check(v == "('/etc/passwd', False, False)",
+          "%s: nothing written by the refused ones" % name, v)
     bad_params({"path": "y", "content": x, "data_uri": "data:,x"},
                "give exactly one of content and data_uri")
     bad_params({"path": "y"}, "give exactly one of content and data_uri")
