@@ -218,7 +218,7 @@ const struct config_key config_key_table[] = {
 	 .record_size = sizeof(struct config_publisher), .check_record = check_publisher,
 	 .doc = "Where NAME_send publishes the session's files: directories and Azure Blob "
 		"containers."},
-	{.name = "max_upload_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "8388608",
+	{.name = "max_upload_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "2097152",
 	 .group = "Artifacts", FIELD(max_upload_bytes), .min = 0, .max = 33554432,
 	 .doc = "Largest file NAME_upload_file writes, in bytes; 0 removes the tool."},
 	{.name = "resource_max_bytes", .scope = RELOAD_RESTART, .kind = CFG_INT, .def = "10485760",
