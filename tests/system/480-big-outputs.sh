@@ -9,8 +9,9 @@
 # a 1 KB PNG stays inline as before (an image item and its data). With
 # structured_binary: reference, the small PNG keeps its image item while
 # structuredContent names it by uri, and text stays inline. The official
-# TypeScript SDK client takes the reference form too (its outputSchema
-# check included) and reads the PNG back.
+# TypeScript SDK clients (1.x on 2025-11-25, 2.x on 2026-07-28) take the
+# reference form too (their outputSchema check included) and read the PNG
+# back.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -112,6 +113,19 @@ sdk_round() {
 	"$NODE" "$TMPD/client/big-outputs-client.mjs" "$URL" py ||
 		fail "the SDK big outputs client failed (status $?)"
 	ok "official TypeScript SDK client: a big output by reference, read back"
+	# The 2.x client, pinned to 2026-07-28, needs Node 22.
+	MODERN_DIR=${CODEEXECD_TEST_CLIENT_MODERN_DIR:-$top_srcdir/tests/client-modern}
+	SCRIPT=$MODERN_DIR/big-outputs-modern.mjs
+	MNODE=$MODERN_DIR/node_modules/node/bin/node
+	[ -x "$MNODE" ] || MNODE=$NODE
+	major=$("$MNODE" -p 'process.versions.node.split(".")[0]')
+	if [ ! -d "$MODERN_DIR/node_modules/@modelcontextprotocol/client" ] || [ "$major" -lt 22 ]
+	then
+		echo "# no $MODERN_DIR/node_modules or no Node.js >= 22: the 2.x client part is not run"
+		return 0
+	fi
+	"$MNODE" "$SCRIPT" "$URL" py || fail "the 2.x big outputs client failed (status $?)"
+	ok "official TypeScript client 2.x, 2026-07-28: a big output by reference, read back"
 }
 
 round() {
