@@ -8,7 +8,8 @@
 # reads the old bytes, and no temporary file is left); traversal, absolute
 # paths, a link (as the name or on the way), a FIFO, more than
 # max_upload_bytes, and both or neither of content and data_uri are
-# refused with their exact errors.
+# refused with their exact errors. The official TypeScript SDK client
+# uploads a data: URI the kernel reads.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -117,6 +118,23 @@ EOF2
 	[ $? -eq 0 ] || fail "the checks failed ($1)"
 }
 
+# The official TypeScript SDK client, when its modules are installed.
+sdk_round() {
+	CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
+	if [ ! -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
+		echo "# no $CLIENT_DIR/node_modules: the SDK part is not run (cd tests/client && npm ci)"
+		return 0
+	fi
+	require_node 18
+	mkdir "$TMPD/client"
+	cp "$top_srcdir/tests/client/upload-client.mjs" "$top_srcdir/tests/client/common.mjs" \
+		"$TMPD/client/"
+	ln -s "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
+	"$NODE" "$TMPD/client/upload-client.mjs" "$URL" py ||
+		fail "the SDK upload client failed (status $?)"
+	ok "official TypeScript SDK client: uploads a data: URI the kernel reads"
+}
+
 round() {
 	PORT=$(free_port)
 	CFG_EXTRA="max_upload_bytes: 1000
@@ -125,6 +143,7 @@ $1"
 	start_daemon
 	wait_ready
 	check_round "$2"
+	[ "$2" = plain ] && sdk_round
 	stop_daemon
 }
 
