@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [-s | -m | -c | -H | -R] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py, hibernate.py or restart.py options]
+# usage: bench/run.sh [-n] [-s | -m | -c | -H | -R | -o] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py, hibernate.py, restart.py or outputs.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -29,6 +29,9 @@
 #   -R   what keeping sessions across a restart costs (restart.py, with
 #        persist_sessions; prints a table), e.g. `-- --sessions 20 --mb 10`,
 #        or `-- --sessions 10 --mb 1 --clone 1000` for 1,000 hibernated sessions
+#   -o   rich outputs inline and by reference (outputs.py: 1, 5 and 20
+#        plots under three settings, switched by SIGHUP; prints a table),
+#        e.g. `-- --rounds 5`
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -61,6 +64,7 @@ memory=
 checkpoint=
 hibernate=
 restart=
+outputs=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) record= ;;
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
 	-c) checkpoint=1 ;;
 	-H) hibernate=1 ;;
 	-R) restart=1 ;;
+	-o) outputs=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -292,6 +297,14 @@ if [ -n "$restart" ]; then
 		--config "$TMPD/codeexecd.yaml" --worker "$worker" --log "$TMPD/daemon.log" "$@" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || die "restart.py failed"
+	BENCH_PID=
+	exit 0
+fi
+if [ -n "$outputs" ]; then
+	"$PY" "$here/outputs.py" --port "$port" --daemon-pid "$DAEMON_PID" \
+		--config "$TMPD/codeexecd.yaml" --log "$TMPD/daemon.log" "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "outputs.py failed"
 	BENCH_PID=
 	exit 0
 fi

@@ -39,6 +39,12 @@ enum auth_mode {
 };
 
 /* What the privileged parent does when the front dies (front_restart). */
+/* structured_binary: how structuredContent carries binary rich outputs. */
+enum structured_binary {
+	STRUCTURED_INLINE,
+	STRUCTURED_REFERENCE,
+};
+
 enum front_restart {
 	FRONT_RESTART,
 	FRONT_EXIT,
@@ -109,6 +115,7 @@ struct config {
 	struct config_records assets; /* of struct config_asset */
 	struct config_records publishers; /* of struct config_publisher */
 	int resource_max_bytes;	      /* resources/read gives at most this */
+	int max_upload_bytes;	      /* NAME_upload_file takes at most this; 0: no tool */
 	int auto_provision;
 	int asset_timeout_s;
 	int asset_max_mb;
@@ -120,6 +127,8 @@ struct config {
 	double promotion_threshold_s;
 	int output_truncation_threshold; /* characters */
 	int rich_output_max_bytes;
+	int inline_output_max_bytes;	 /* past it, a rich output by reference; 0: never */
+	enum structured_binary structured_binary;
 	struct strlist allow_mime;	 /* rich output types kept; text/plain always is */
 	char *matplotlib_backend;	 /* MPLBACKEND of kernels; "none": left alone */
 	int parallel_max_concurrency;	 /* 0: bounded by the pool only */

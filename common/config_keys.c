@@ -80,6 +80,7 @@ static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL}
 static const char *const histories[] = {"memory", "none", "disk", NULL};
 static const char *const auth_modes[] = {"none", "oauth", "tokens", NULL};
 static const char *const front_restarts[] = {"restart", "exit", NULL};
+static const char *const structured_binaries[] = {"inline", "reference", NULL};
 static const char *const tool_backends[] = {"bm25", "azure_ai_search", NULL};
 
 /* tools: a list of tool definitions (tooldef.h). */
@@ -217,6 +218,9 @@ const struct config_key config_key_table[] = {
 	 .record_size = sizeof(struct config_publisher), .check_record = check_publisher,
 	 .doc = "Where NAME_send publishes the session's files: directories and Azure Blob "
 		"containers."},
+	{.name = "max_upload_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "2097152",
+	 .group = "Artifacts", FIELD(max_upload_bytes), .min = 0, .max = 33554432,
+	 .doc = "Largest file NAME_upload_file writes, in bytes; 0 removes the tool."},
 	{.name = "resource_max_bytes", .scope = RELOAD_RESTART, .kind = CFG_INT, .def = "10485760",
 	 .group = "Artifacts", FIELD(resource_max_bytes), .min = 1, .max = 67108864,
 	 .doc = "Largest session file resources/read returns, in bytes."},
@@ -242,6 +246,15 @@ const struct config_key config_key_table[] = {
 	{.name = "rich_output_max_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "5242880",
 	 .group = "Execution", FIELD(rich_output_max_bytes), .min = 1024, .max = 33554432,
 	 .doc = "Largest rich output (image, HTML) returned; a larger one is saved to a file."},
+	{.name = "inline_output_max_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT,
+	 .def = "1048576", .group = "Execution", FIELD(inline_output_max_bytes), .min = 0,
+	 .max = 33554432,
+	 .doc = "Largest rich output carried in a result; a larger one is saved under "
+		"outputs/rich/ and named by a resource link; 0: never."},
+	{.name = "structured_binary", .scope = RELOAD_LIVE, .kind = CFG_ENUM, .def = "inline",
+	 .group = "Execution", FIELD(structured_binary), .choices = structured_binaries,
+	 .doc = "reference: structuredContent names images and other binary rich outputs by "
+		"resource link always, without their base64."},
 	{.name = "allow_mime", .scope = RELOAD_LIVE, .kind = CFG_LIST, .group = "Execution",
 	 FIELD(allow_mime),
 	 .def = "[text/plain, text/html, text/markdown, text/latex, image/png, image/svg+xml, "

@@ -20,6 +20,7 @@ static const char *const type_names[] = {
 	[IPC_STREAM] = "STREAM",
 	[IPC_FILE_LIST] = "FILE_LIST",
 	[IPC_FILE_OPEN] = "FILE_OPEN",
+	[IPC_FILE_WRITE] = "FILE_WRITE",
 	[IPC_READY] = "READY",
 	[IPC_OUTPUT] = "OUTPUT",
 	[IPC_RESULT] = "RESULT",

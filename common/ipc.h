@@ -34,8 +34,10 @@
  * 10: START's unix_fds (sidecars' brokers for seccomp kernels).
  * 11: START's landlock_abi and hide_paths (kernel_landlock).
  * 12: WAITING (a call's kernel is starting: the supervisor waits longer).
- * 13: READY's language_version (kernel_info_reply's). */
-#define IPC_VERSION 14
+ * 13: READY's language_version (kernel_info_reply's).
+ * 15: EXECUTE's inline_limit and binary_files; a rich output's file,
+ * size_bytes and sha256 (data optional); FILE_WRITE (upload_file). */
+#define IPC_VERSION 15
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -51,6 +53,7 @@ enum ipc_type {
 	IPC_STREAM = 6,		/* no fields; send request `id`'s output as it comes */
 	IPC_FILE_LIST = 7,	/* no fields; list outputs/ (answer: FILES) */
 	IPC_FILE_OPEN = 8,	/* open a file of outputs/ (struct ipc_file_open; answer: FILE) */
+	IPC_FILE_WRITE = 9,	/* write a file below cwd (struct ipc_file_write; answer: FILE) */
 
 	/* worker -> supervisor: 32..63 */
 	IPC_READY = 32,	       /* a kernel is up (struct ipc_ready) */

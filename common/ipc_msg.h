@@ -155,6 +155,15 @@ struct ipc_execute {
 	/* MIME types kept in rich_outputs for this execution, replacing
 	 * START's allow_mime; NULL: START's. */
 	char **allow_mime;
+	/*
+	 * Bytes of one rich output kept in the RESULT (0: no limit): a larger
+	 * one is saved under outputs/rich/ and the RESULT names its file
+	 * instead (ipc_rich's file), up to rich_limit.
+	 */
+	uint64_t inline_limit;
+	/* Save every binary rich output (images, PDF) under outputs/rich/
+	 * too, its data kept while under inline_limit (structured_binary). */
+	int binary_files;
 };
 
 /*
@@ -175,6 +184,19 @@ struct ipc_execute {
  */
 struct ipc_file_open {
 	char *path; /* relative to outputs/ */
+};
+
+/*
+ * IPC_FILE_WRITE: write `data` to file `path` below the kernel's working
+ * directory, as the kernel's identity, atomically (a new file in the same
+ * directory, renamed over the name), and answer with FILE (no descriptor).
+ * The directories on the way are walked as FILE_OPEN walks them; a name
+ * that is not a regular file of the kernel's identity is refused.
+ */
+struct ipc_file_write {
+	char *path;	     /* relative to cwd, "/"-separated */
+	struct ipc_text data; /* the bytes, base64 (standard alphabet) */
+	uint32_t mode;	     /* permission bits, within 0755 */
 };
 
 /* ---- worker -> supervisor ---- */
@@ -212,12 +234,17 @@ struct ipc_streaming {
 	struct ipc_text err; /* "stderr" */
 };
 
-/* One of RESULT's rich_outputs. */
+/* One of RESULT's rich_outputs: its data, its file, or both. */
 struct ipc_rich {
 	char *mime_type;
 	/* The data: base64 text without whitespace for images, text, or any
-	 * JSON value for JSON types. Owned reference. */
+	 * JSON value for JSON types. Owned reference; NULL: only in `file`. */
 	struct json_object *data;
+	/* The output's bytes saved under outputs/: the path relative to it,
+	 * their count and sha256 (lower-case hex); NULL: not saved. */
+	char *file;
+	uint64_t size_bytes;
+	char *sha256;
 };
 
 /* RESULT's error. */
@@ -403,6 +430,7 @@ IPC_MSG_CODEC(log, IPC_LOG)
 IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
 IPC_MSG_CODEC(streaming, IPC_STREAMING)
 IPC_MSG_CODEC(file_open, IPC_FILE_OPEN)
+IPC_MSG_CODEC(file_write, IPC_FILE_WRITE)
 IPC_MSG_CODEC(files, IPC_FILES)
 IPC_MSG_CODEC(file, IPC_FILE)
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "ipc_schema.h"
 #include "xmalloc.h"
 
@@ -102,6 +103,8 @@ static const struct ipc_field execute_fields[] = {
 	IPC_F_BOOL(ipc_execute, "silent", silent, IPC_OPT),
 	IPC_F_U64(ipc_execute, "output_limit", output_limit, 0, INT_MAX, IPC_OPT),
 	IPC_F_U64(ipc_execute, "rich_limit", rich_limit, 0, INT_MAX, IPC_OPT),
+	IPC_F_U64(ipc_execute, "inline_limit", inline_limit, 0, INT_MAX, IPC_OPT),
+	IPC_F_BOOL(ipc_execute, "binary_files", binary_files, IPC_OPT),
 	IPC_F_BOOL(ipc_execute, "stream", stream, IPC_OPT),
 	IPC_F_STRV(ipc_execute, "allow_mime", allow_mime, IPC_VEC_MAX, IPC_OPT),
 };
@@ -130,11 +133,17 @@ static const struct ipc_field streaming_fields[] = {
 static const struct ipc_schema streaming_schema =
 	SCHEMA("STREAMING", ipc_streaming, streaming_fields, NULL);
 
+static int rich_check(const void *msg, char *why, size_t why_len);
+
 static const struct ipc_field rich_fields[] = {
 	IPC_F_STR(ipc_rich, "mime_type", mime_type, 255, IPC_REQ | IPC_NONEMPTY),
-	IPC_F_JSON(ipc_rich, "data", data, IPC_REQ),
+	IPC_F_JSON(ipc_rich, "data", data, IPC_OPT),
+	IPC_F_STR(ipc_rich, "file", file, 4096, IPC_OPT | IPC_NONEMPTY),
+	IPC_F_U64(ipc_rich, "size_bytes", size_bytes, 0, UINT64_MAX >> 11, IPC_OPT),
+	IPC_F_STR(ipc_rich, "sha256", sha256, 64, IPC_OPT),
 };
-static const struct ipc_schema rich_schema = SCHEMA("rich output", ipc_rich, rich_fields, NULL);
+static const struct ipc_schema rich_schema =
+	SCHEMA("rich output", ipc_rich, rich_fields, rich_check);
 
 static const struct ipc_field error_fields[] = {
 	IPC_F_TEXT(ipc_exec_error, "type", type, 4096, IPC_REQ),
@@ -168,6 +177,21 @@ ipc_artifact_name_ok(const char *n)
 			return 0;
 	}
 	return 1;
+}
+
+/* A rich output has its data or its file, and a file its sha256. */
+static int
+rich_check(const void *msg, char *why, size_t why_len)
+{
+	const struct ipc_rich *r = msg;
+
+	if (r->data == NULL && r->file == NULL)
+		return err_set(why, why_len, "a rich output needs data or file");
+	if (r->file && !ipc_artifact_name_ok(r->file))
+		return err_set(why, why_len, "file must be a relative path without . or ..");
+	if ((r->file == NULL) != (r->sha256 == NULL) || (r->sha256 && !hex_is(r->sha256, 64)))
+		return err_set(why, why_len, "file needs sha256, 64 lower-case hex digits");
+	return 0;
 }
 
 static int
@@ -258,6 +282,24 @@ static const struct ipc_field file_open_fields[] = {
 static const struct ipc_schema file_open_schema =
 	SCHEMA("FILE_OPEN", ipc_file_open, file_open_fields, file_open_check);
 
+static int
+file_write_check(const void *msg, char *why, size_t why_len)
+{
+	const struct ipc_file_write *w = msg;
+
+	if (!ipc_artifact_name_ok(w->path))
+		return err_set(why, why_len, "path must be relative, without . or ..");
+	return 0;
+}
+
+static const struct ipc_field file_write_fields[] = {
+	IPC_F_STR(ipc_file_write, "path", path, 4096, IPC_REQ | IPC_NONEMPTY),
+	IPC_F_TEXT(ipc_file_write, "data", data, IPC_TEXT_MAX, IPC_REQ),
+	IPC_F_U32(ipc_file_write, "mode", mode, 0, 0755, IPC_REQ),
+};
+static const struct ipc_schema file_write_schema =
+	SCHEMA("FILE_WRITE", ipc_file_write, file_write_fields, file_write_check);
+
 static const struct ipc_field files_fields[] = {
 	IPC_F_LIST(ipc_files, "files", files, n_files, IPC_FILES_MAX, artifact_schema, IPC_REQ),
 	IPC_F_BOOL(ipc_files, "truncated", truncated, IPC_OPT),
@@ -298,6 +340,7 @@ static const struct ipc_schema *const schemas[] = {
 	[IPC_START_FAILED] = &start_failed_schema,
 	[IPC_STREAMING] = &streaming_schema,
 	[IPC_FILE_OPEN] = &file_open_schema,
+	[IPC_FILE_WRITE] = &file_write_schema,
 	[IPC_FILES] = &files_schema,
 	[IPC_FILE] = &file_schema,
 	[IPC_WAITING] = &waiting_schema,

@@ -27,3 +27,16 @@ uri_add_path(struct buf *b, const char *path)
 		s += len + (s[len] == '/');
 	}
 }
+
+char *
+uri_session_file(const char *id, const char *name)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_adds(&b, URI_SESSION);
+	buf_adds(&b, id);
+	buf_adds(&b, "/outputs");
+	uri_add_path(&b, name);
+	return buf_release(&b);
+}

@@ -13,4 +13,13 @@
  */
 void uri_add_path(struct buf *b, const char *path);
 
+/* The scheme and authority of a session's resources (resources.h). */
+#define URI_SESSION "codeexecd://session/"
+/*
+ * The URI of file `name` (relative to outputs/) of session `id`:
+ * URI_SESSION ID/outputs/NAME, each part of the name percent-encoded.
+ * Caller frees.
+ */
+char *uri_session_file(const char *id, const char *name);
+
 #endif

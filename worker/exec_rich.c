@@ -8,9 +8,14 @@
 #include <openssl/evp.h>
 
 #include "exec_rich.h"
+#include "hex.h"
 #include "ipc.h"
 #include "ipc_msg.h"
+#include "outputs.h"
 #include "xmalloc.h"
+
+/* Where outputs named by file go: below outputs/, which resources/read serves. */
+static const struct spill_dir rich_dir = {OUTPUTS_DIR "/rich", 0755};
 
 /* Where an output over the limit goes, for one exec_rich_add(); borrowed. */
 struct rich_dest {
@@ -150,7 +155,8 @@ rich_spill(const struct rich_dest *d, const char *mime, struct json_object *v, s
 	if (bytes == NULL)
 		err_set(why, sizeof(why), "its base64 data is malformed");
 	else
-		spill_save(d->place, d->id, what, ext_of(mime), bytes, len, &rel, why, sizeof(why));
+		spill_save(d->place, &spill_output_dir, d->id, what, ext_of(mime), bytes, len,
+			   &rel, why, sizeof(why));
 	if (why[0] == '\0') {
 		d->r->spilled++;
 		note = xasprintf("[codeexecd] the %s output (%zu bytes) exceeds the rich output limit of %zu bytes; it was saved to %s",
@@ -164,30 +170,100 @@ rich_spill(const struct rich_dest *d, const char *mime, struct json_object *v, s
 	return note;
 }
 
+/* 1 for the types whose bytes are binary (base64 in Jupyter's messages). */
+static int
+is_binary_mime(const char *mime)
+{
+	return is_base64_mime(mime) || strcmp(mime, "application/pdf") == 0;
+}
+
 /*
- * Append {mime_type, data} for `mime` if `data` has it. An output over the
- * rich limit (or over what one result can carry) is saved to a spill file
- * and replaced by a text/plain note naming it.
+ * Save rich output v of `mime` under outputs/rich/ and add its file (relative
+ * to outputs/), size_bytes and sha256 to entry. 0, or -1 with why[why_len].
+ */
+static int
+rich_file(const struct rich_dest *d, const char *mime, struct json_object *v,
+	  struct json_object *entry, char *why, size_t why_len)
+{
+	char what[32], *rel = NULL, hex[2 * EVP_MAX_MD_SIZE + 1];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned md_len = 0;
+	size_t len;
+	unsigned char *bytes = rich_bytes_of(mime, v, &len);
+
+	if (bytes == NULL)
+		return err_set(why, why_len, "its base64 data is malformed");
+	snprintf(what, sizeof(what), "rich%u", ++d->r->saved);
+	if (spill_save(d->place, &rich_dir, d->id, what, ext_of(mime), bytes, len, &rel,
+		       why, why_len) == -1 ||
+	    EVP_Digest(bytes, len, md, &md_len, EVP_sha256(), NULL) != 1) {
+		if (why[0] == '\0')
+			err_set(why, why_len, "sha256 of %s failed", rel);
+		free(rel);
+		free(bytes);
+		return -1;
+	}
+	hex_encode(hex, md, md_len);
+	/* rel is outputs/rich/...: the name resources/read knows it by. */
+	json_object_object_add(entry, "file",
+			       json_object_new_string(rel + strlen(OUTPUTS_DIR "/")));
+	json_object_object_add(entry, "size_bytes", json_object_new_int64((int64_t)len));
+	json_object_object_add(entry, "sha256", json_object_new_string(hex));
+	free(rel);
+	free(bytes);
+	return 0;
+}
+
+/* Append a text/plain note (consumed) in place of an output. */
+static void
+add_note(struct exec_rich *r, struct json_object *entry, char *note)
+{
+	json_object_object_add(entry, "mime_type", json_object_new_string("text/plain"));
+	json_object_object_add(entry, "data", json_object_new_string(note));
+	r->bytes += strlen(note);
+	free(note);
+	json_object_array_add(r->list, entry);
+}
+
+/*
+ * Append {mime_type, data} for `mime` if `data` has it. An output under
+ * the rich limit but over inline_max (or over what one result can carry,
+ * with inline_max) is saved under outputs/rich/ and named by its file
+ * instead; one over the rich limit (or what one result can carry, without
+ * inline_max) is saved to a spill file and replaced by a text/plain note
+ * naming it. With binary_files, a binary output kept inline is saved too.
  */
 static void
 add_mime(const struct rich_dest *d, struct json_object *data, const char *mime)
 {
 	struct exec_rich *r = d->r;
 	struct json_object *v, *entry;
+	char why[ERR_LEN] = "";
 
 	if (!json_object_object_get_ex(data, mime, &v))
 		return;
 	size_t size = value_size(v);
+	int over_cap = r->bytes + size > EXEC_RICH_CAP, over = size > d->limit || over_cap;
+	/* The rich limit bounds outputs by file too: past it, a spill file. */
+	int by_ref = r->inline_max > 0 && size <= d->limit && (over_cap || size > r->inline_max);
 	entry = json_object_new_object();
-	if (size > d->limit || r->bytes + size > EXEC_RICH_CAP) {
-		char *note = rich_spill(d, mime, v, size);
-		json_object_object_add(entry, "mime_type", json_object_new_string("text/plain"));
-		json_object_object_add(entry, "data", json_object_new_string(note));
-		r->bytes += strlen(note);
-		free(note);
-		json_object_array_add(r->list, entry);
+	if (by_ref) {
+		if (rich_file(d, mime, v, entry, why, sizeof(why)) == 0) {
+			json_object_object_add(entry, "mime_type", json_object_new_string(mime));
+			json_object_array_add(r->list, entry);
+			return;
+		}
+		add_note(r, entry, xasprintf("[codeexecd] the %s output (%zu bytes) exceeds inline_output_max_bytes (%zu) and could not be saved: %s",
+					     mime, size, r->inline_max, why));
 		return;
 	}
+	if (over) {
+		add_note(r, entry, rich_spill(d, mime, v, size));
+		return;
+	}
+	/* Without its file, the output is still whole in the result. */
+	if (r->binary_files && is_binary_mime(mime))
+		rich_file(d, mime, v, entry, why, sizeof(why));
 	r->bytes += size;
 	json_object_object_add(entry, "mime_type", json_object_new_string(mime));
 	if (is_base64_mime(mime) && json_object_is_type(v, json_type_string))

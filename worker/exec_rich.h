@@ -3,9 +3,11 @@
  * display_data).
  *
  * Owns the list of {mime_type, data} a RESULT carries, filtered by the
- * allowed MIME types; an output over rich_limit (or over what one result
- * can carry) saved to a spill file (spill.h), images decoded from base64,
- * and replaced by a text/plain note naming the file; the types it did not
+ * allowed MIME types; an output over inline_max but within rich_limit
+ * saved under outputs/rich/ (decoded) and named there by {file,
+ * size_bytes, sha256} instead of its data; an output over rich_limit (or
+ * over what one result can carry) saved to a spill file (spill.h), images
+ * decoded from base64, and replaced by a text/plain note naming the file; the types it did not
  * keep (RESULT's dropped_mime); and the last display
  * of IPC_VALUE_MIME, the result's value. Knows nothing of the execution
  * (execute.h) that holds it.
@@ -39,11 +41,15 @@ struct exec_rich {
 	 * once, at most IPC_DROPPED_MAX; kept across clear_output. */
 	struct json_object *dropped;
 	size_t bytes;		   /* what the list holds */
+	/* EXECUTE's inline_limit (0: none): an output over it (within the
+	 * rich limit), or over what the list may hold, is named by file. */
+	size_t inline_max;
+	int binary_files;	   /* EXECUTE's binary_files */
 	unsigned saved;		   /* rich outputs moved to spill files, or tried */
 	unsigned spilled;	   /* ...and saved there */
 };
 
-/* An empty list, no value. */
+/* An empty list, no value, no inline_max. */
 void exec_rich_init(struct exec_rich *r);
 /* Release the list and the value. */
 void exec_rich_free(struct exec_rich *r);

@@ -99,7 +99,8 @@ stream_overflow(struct exec_stream *st, const struct spill_place *place, uint32_
 {
 	char why[ERR_LEN];
 
-	st->fd = spill_create(place, id, st->name, ".txt", &st->file, why, sizeof(why));
+	st->fd = spill_create(place, &spill_output_dir, id, st->name, ".txt", &st->file, why,
+			      sizeof(why));
 	if (st->fd == -1) {
 		st->spill_error = xstrdup(why);
 		st->lost_bytes += st->kept.len; /* the file misses its start too */

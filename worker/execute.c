@@ -33,6 +33,8 @@ exec_new(uint32_t id, const char *code, double timeout_s, const struct exec_limi
 	exec_stream_init(&ex->out, "stdout");
 	exec_stream_init(&ex->err, "stderr");
 	exec_rich_init(&ex->rich);
+	ex->rich.inline_max = ex->lim.inline_bytes;
+	ex->rich.binary_files = ex->lim.binary_files;
 	return ex;
 }
 
@@ -528,6 +530,12 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 		r->rich[i].mime_type =
 			xstrdup(json_object_get_string(json_object_object_get(e, "mime_type")));
 		r->rich[i].data = json_object_get(json_object_object_get(e, "data"));
+		if (json_object_object_get_ex(e, "file", NULL)) {
+			r->rich[i].file = xstrdup(json_member_str(e, "file"));
+			r->rich[i].sha256 = xstrdup(json_member_str(e, "sha256"));
+			r->rich[i].size_bytes = (uint64_t)json_object_get_int64(
+				json_object_object_get(e, "size_bytes"));
+		}
 	}
 	json_object_put(ex->rich.list);
 	ex->rich.list = json_object_new_array();

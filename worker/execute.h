@@ -49,6 +49,8 @@
 struct exec_limits {
 	size_t output_chars;	/* per stream, in characters */
 	size_t rich_bytes;	/* per rich output */
+	size_t inline_bytes;	/* per rich output kept in the result; 0: no limit */
+	int binary_files;	/* binary rich outputs saved under outputs/rich/ too */
 	struct spill_place place; /* borrowed from the worker's START */
 };
 

@@ -13,6 +13,7 @@
 
 #include "mime.h"
 #include "outputs.h"
+#include "rand.h"
 #include "xmalloc.h"
 
 /* What a walk of outputs/ found. */
@@ -301,6 +302,35 @@ open_error(int e)
 }
 
 /*
+ * Walk the directories of `path` below dfd (consumed) one at a time, never
+ * following a link. The last directory's descriptor with *last pointing
+ * at path's last component, or -1 with why[why_len] naming the path and
+ * the component refused. `path` passed ipc_artifact_name_ok.
+ */
+static int
+open_dirs(int dfd, const char *path, const char **last, char *why, size_t why_len)
+{
+	const char *p = path;
+
+	for (size_t len = strcspn(p, "/"); p[len] == '/'; len = strcspn(p, "/")) {
+		char *comp = xstrndup(p, len);
+		int fd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		close(dfd);
+		if (fd == -1) {
+			err_set(why, why_len, "%s: refused: %s %s", path, comp, open_error(saved));
+			free(comp);
+			return -1;
+		}
+		free(comp);
+		dfd = fd;
+		p += len + 1;
+	}
+	*last = p;
+	return dfd;
+}
+
+/*
  * Open outputs/`path` one component at a time without following links
  * (the last one O_NONBLOCK, so a FIFO does not wait for a writer). The
  * descriptor, or -1 with why[why_len] naming the path and the reason.
@@ -308,31 +338,21 @@ open_error(int e)
 static int
 open_below(const struct spill_place *place, const char *path, char *why, size_t why_len)
 {
+	const char *last;
+
 	if (!ipc_artifact_name_ok(path))
 		return err_set(why, why_len, "%s: refused: not a relative path below %s/ "
 					     "(absolute, empty, \".\" or \"..\")", path, OUTPUTS_DIR);
 	int dfd = open_outputs(place);
 	if (dfd == -1)
 		return err_set(why, why_len, "%s: %s/ %s", path, OUTPUTS_DIR, open_error(errno));
-	char *copy = xstrdup(path), *save = NULL;
-	char *comp = strtok_r(copy, "/", &save);
-	int fd = -1;
-	while (comp) {
-		char *next = strtok_r(NULL, "/", &save);
-		int flags = next ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-				 : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-		fd = openat(dfd, comp, flags);
-		int saved = errno;
-		close(dfd);
-		if (fd == -1) {
-			err_set(why, why_len, "%s: refused: %s %s", path, comp, open_error(saved));
-			free(copy);
-			return -1;
-		}
-		dfd = fd;
-		comp = next;
-	}
-	free(copy);
+	if ((dfd = open_dirs(dfd, path, &last, why, why_len)) == -1)
+		return -1;
+	int fd = openat(dfd, last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int saved = errno;
+	close(dfd);
+	if (fd == -1)
+		return err_set(why, why_len, "%s: refused: %s %s", path, last, open_error(saved));
 	return fd;
 }
 
@@ -362,4 +382,91 @@ outputs_open(const struct spill_place *place, const char *path, struct ipc_artif
 	a->mime_type = xstrdup(type_of(fd, path));
 	a->modified_at = iso_time((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
 	return fd;
+}
+
+/* Refuse name `last` in dfd unless it is absent or a regular file of the kernel's identity. */
+static int
+write_target_ok(const struct spill_place *place, int dfd, const char *path, const char *last,
+		char *why, size_t why_len)
+{
+	struct stat st;
+
+	if (fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? 0
+				       : err_set(why, why_len, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return err_set(why, why_len, "%s: refused: %s %s", path, last, open_error(ELOOP));
+	if (!S_ISREG(st.st_mode))
+		return err_set(why, why_len, "%s: refused: not a regular file (a directory, FIFO, "
+					     "socket or device)", path);
+	if (!file_ok(place, &st))
+		return err_set(why, why_len, "%s: refused: not owned by the session's identity",
+			       path);
+	return 0;
+}
+
+/* Fill new file fd (named tmp in dfd) with data[len], the kernel's and of `mode`. */
+static int
+write_new(const struct spill_place *place, int fd, const char *path, const void *data,
+	  size_t len, unsigned mode, char *why, size_t why_len)
+{
+	off_t written = 0;
+
+	if (place->chown && fchown(fd, place->uid, place->gid) == -1)
+		return err_set(why, why_len, "%s: chown: %s", path, strerror(errno));
+	int rc = spill_write(place, fd, &written, data, len);
+	if (rc == -1)
+		return err_set(why, why_len, "%s: write: %s", path, strerror(errno));
+	if (rc == 1)
+		return err_set(why, why_len, "%s: refused: %zu bytes exceed the session's file size "
+					     "limit of %lld bytes", path, len,
+			       (long long)place->max_bytes);
+	/* Whole on disk before its name points at it. */
+	if (fchmod(fd, (mode_t)(mode & 0755)) == -1 || fsync(fd) == -1)
+		return err_set(why, why_len, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+int
+outputs_write(const struct spill_place *place, const char *path, const void *data, size_t len,
+	      unsigned mode, struct ipc_artifact *a, char *why, size_t why_len)
+{
+	const char *last;
+	char rnd[9];
+	struct stat st;
+
+	if (!ipc_artifact_name_ok(path))
+		return err_set(why, why_len, "%s: refused: not a relative path below the working "
+					     "directory (absolute, empty, \".\" or \"..\")", path);
+	int dfd = open(place->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd == -1)
+		return err_set(why, why_len, "open %s: %s", place->cwd, strerror(errno));
+	if ((dfd = open_dirs(dfd, path, &last, why, why_len)) == -1)
+		return -1;
+	if (write_target_ok(place, dfd, path, last, why, why_len) == -1) {
+		close(dfd);
+		return -1;
+	}
+	rand_hex(rnd, 4);
+	char *tmp = xasprintf(".%s.upload-%s", last, rnd);
+	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int rc = fd == -1 ? err_set(why, why_len, "%s: create %s: %s", path, tmp, strerror(errno))
+			  : write_new(place, fd, path, data, len, mode, why, why_len);
+	/* rename(2) replaces a link planted meanwhile, never what it points at. */
+	if (rc == 0 && renameat(dfd, tmp, dfd, last) == -1)
+		rc = err_set(why, why_len, "%s: rename: %s", path, strerror(errno));
+	if (rc == 0 && fstat(fd, &st) == 0) {
+		a->name = xstrdup(path);
+		a->size_bytes = (uint64_t)st.st_size;
+		a->mime_type = xstrdup(mime_guess(path, data, len < MIME_HEAD ? len : MIME_HEAD));
+		a->modified_at =
+			iso_time((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+	} else if (fd != -1) {
+		unlinkat(dfd, tmp, 0);
+	}
+	if (fd != -1)
+		close(fd);
+	free(tmp);
+	close(dfd);
+	return rc;
 }

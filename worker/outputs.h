@@ -5,7 +5,7 @@
  * supervisor's request handling cannot read it (another uid, 0700), and a
  * path it handled could change underneath anyway. So the worker makes
  * outputs/, lists it, and opens one of its files for the supervisor,
- * passing the descriptor. Every step goes through a descriptor opened
+ * passing the descriptor; it also writes the files a client uploads. Every step goes through a descriptor opened
  * relative to its parent with O_NOFOLLOW: a link planted by the kernel is
  * never followed, "." and ".." are refused, and only regular files are
  * listed or opened (the type is checked with fstat on the open descriptor).
@@ -59,5 +59,17 @@ void outputs_changed(const struct spill_place *place, const struct outputs_snap 
  */
 int outputs_open(const struct spill_place *place, const char *path, struct ipc_artifact *a,
 		 char *why, size_t why_len);
+
+/*
+ * Write data[len] to `path` below place->cwd (not only outputs/), walking
+ * its directories as outputs_open does: into a new file of the kernel's
+ * identity and `mode` (masked to 0755) in the same directory, synced,
+ * then renamed over the name. A name that is a link, not a regular file,
+ * or another identity's file is refused; the file size limit holds.
+ * Fills *a (caller frees its strings). 0, or -1 with why[why_len] naming
+ * the path and the reason.
+ */
+int outputs_write(const struct spill_place *place, const char *path, const void *data, size_t len,
+		  unsigned mode, struct ipc_artifact *a, char *why, size_t why_len);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "b64.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "log.h"
@@ -308,6 +309,8 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	}
 	lim.output_chars = (size_t)e.output_limit;
 	lim.rich_bytes = (size_t)e.rich_limit;
+	lim.inline_bytes = (size_t)e.inline_limit;
+	lim.binary_files = e.binary_files;
 	if (w->ex) {
 		ipc_execute_free(&e);
 		reply_error(w, m->hdr.id, "Busy",
@@ -448,6 +451,39 @@ on_file_open(struct wstate *w, struct ipc_msg *m)
 	ipc_file_open_free(&o);
 }
 
+/* FILE_WRITE: write an uploaded file below cwd as the kernel's identity. */
+static void
+on_file_write(struct wstate *w, struct ipc_msg *m)
+{
+	struct ipc_file_write o;
+	struct ipc_file f = {0};
+	struct ipc_artifact a = {0};
+	char err[IPC_ERR_LEN], why[ERR_LEN];
+	unsigned char *bytes = NULL;
+	size_t len = 0;
+
+	if (ipc_file_write_decode(m, &o, err, sizeof(err)) == -1) {
+		worker_protocol_error(w, err);
+		return;
+	}
+	/* The supervisor checked it; a frame that is not base64 is broken. */
+	if (b64_decode(o.data.s, o.data.len, B64_STD, &bytes, &len) == -1) {
+		ipc_file_write_free(&o);
+		worker_protocol_error(w, "FILE_WRITE: data is not base64");
+		return;
+	}
+	if (outputs_write(&w->place, o.path, bytes, len, o.mode, &a, why, sizeof(why)) == -1)
+		f.error = ipc_text_of(why);
+	else
+		f.file = &a;
+	supervisor_send(w, IPC_FILE, m->hdr.id, &f);
+	free(a.name);
+	free(a.mime_type);
+	free(a.modified_at);
+	free(bytes);
+	ipc_file_write_free(&o);
+}
+
 /* Act on one frame from the supervisor. */
 void
 route_supervisor(struct wstate *w, struct ipc_msg *m)
@@ -480,6 +516,8 @@ route_supervisor(struct wstate *w, struct ipc_msg *m)
 		on_file_list(w, m);
 	} else if (type == IPC_FILE_OPEN) {
 		on_file_open(w, m);
+	} else if (type == IPC_FILE_WRITE) {
+		on_file_write(w, m);
 	} else {
 		worker_protocol_error(w, "a worker-to-supervisor message type");
 	}

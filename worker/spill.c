@@ -12,49 +12,75 @@
 #include "spill.h"
 #include "xmalloc.h"
 
+const struct spill_dir spill_output_dir = {SPILL_DIR, 0700};
+
 /*
- * Open (creating it if needed) SPILL_DIR under cwd without following a
- * link planted by the kernel. Returns a directory descriptor, or -1 with
- * why[why_len] set.
+ * Open directory `part` (len bytes) below dfd, making it if needed (given
+ * to the kernel's identity), without following a link planted by the
+ * kernel. Returns its descriptor, or -1 with errno set.
  */
 static int
-open_spill_dir(const struct spill_place *place, char *why, size_t why_len)
+open_part(const struct spill_place *place, int dfd, const char *part, size_t len, int mode)
 {
-	int cwdfd, dfd, made = 0;
+	char name[256];
 
-	cwdfd = open(place->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cwdfd == -1) {
+	if (len == 0 || len >= sizeof(name)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(name, part, len);
+	name[len] = '\0';
+	int made = mkdirat(dfd, name, (mode_t)mode) == 0;
+	if (!made && errno != EEXIST)
+		return -1;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd != -1 && made && place->chown && fchown(fd, place->uid, place->gid) == -1) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Open (creating it if needed) dir under cwd, one part at a time. Returns
+ * a directory descriptor, or -1 with why[why_len] set.
+ */
+static int
+open_spill_dir(const struct spill_place *place, const struct spill_dir *dir, char *why,
+	       size_t why_len)
+{
+	int dfd = open(place->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd == -1) {
 		err_set(why, why_len, "open %s: %s", place->cwd, strerror(errno));
 		return -1;
 	}
-	if (mkdirat(cwdfd, SPILL_DIR, 0700) == 0)
-		made = 1;
-	else if (errno != EEXIST) {
-		err_set(why, why_len, "mkdir %s/%s: %s", place->cwd, SPILL_DIR, strerror(errno));
-		close(cwdfd);
-		return -1;
-	}
-	dfd = openat(cwdfd, SPILL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int saved = errno;
-	close(cwdfd);
-	if (dfd == -1) {
-		err_set(why, why_len, "open %s/%s: %s", place->cwd, SPILL_DIR, strerror(saved));
-		return -1;
-	}
-	if (made && place->chown && fchown(dfd, place->uid, place->gid) == -1) {
-		err_set(why, why_len, "chown %s/%s: %s", place->cwd, SPILL_DIR, strerror(errno));
+	for (const char *p = dir->path; *p;) {
+		size_t len = strcspn(p, "/");
+		int fd = open_part(place, dfd, p, len, dir->mode);
+		int saved = errno;
 		close(dfd);
-		return -1;
+		if (fd == -1) {
+			err_set(why, why_len, "open %s/%.*s: %s", place->cwd,
+				(int)(p - dir->path + len), dir->path, strerror(saved));
+			return -1;
+		}
+		dfd = fd;
+		p += len;
+		if (*p == '/')
+			p++;
 	}
 	return dfd;
 }
 
 int
-spill_create(const struct spill_place *place, unsigned request, const char *what,
-	     const char *ext, char **rel, char *why, size_t why_len)
+spill_create(const struct spill_place *place, const struct spill_dir *dir, unsigned request,
+	     const char *what, const char *ext, char **rel, char *why, size_t why_len)
 {
 	char rnd[9];
-	int dfd = open_spill_dir(place, why, why_len);
+	int dfd = open_spill_dir(place, dir, why, why_len);
 
 	if (dfd == -1)
 		return -1;
@@ -63,16 +89,16 @@ spill_create(const struct spill_place *place, unsigned request, const char *what
 	/* O_EXCL|O_NOFOLLOW: never an existing file, never through a link. */
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd == -1) {
-		err_set(why, why_len, "create %s/%s/%s: %s", place->cwd, SPILL_DIR, name,
+		err_set(why, why_len, "create %s/%s/%s: %s", place->cwd, dir->path, name,
 			strerror(errno));
 	} else if (place->chown && fchown(fd, place->uid, place->gid) == -1) {
-		err_set(why, why_len, "chown %s/%s/%s: %s", place->cwd, SPILL_DIR, name,
+		err_set(why, why_len, "chown %s/%s/%s: %s", place->cwd, dir->path, name,
 			strerror(errno));
 		unlinkat(dfd, name, 0);
 		close(fd);
 		fd = -1;
 	} else {
-		*rel = xasprintf("%s/%s", SPILL_DIR, name);
+		*rel = xasprintf("%s/%s", dir->path, name);
 	}
 	free(name);
 	close(dfd);
@@ -104,12 +130,12 @@ spill_write(const struct spill_place *place, int fd, off_t *written, const void 
 }
 
 int
-spill_save(const struct spill_place *place, unsigned request, const char *what,
-	   const char *ext, const void *data, size_t len, char **rel, char *why,
-	   size_t why_len)
+spill_save(const struct spill_place *place, const struct spill_dir *dir, unsigned request,
+	   const char *what, const char *ext, const void *data, size_t len, char **rel,
+	   char *why, size_t why_len)
 {
 	off_t written = 0;
-	int fd = spill_create(place, request, what, ext, rel, why, why_len);
+	int fd = spill_create(place, dir, request, what, ext, rel, why, why_len);
 
 	if (fd == -1)
 		return -1;

@@ -128,6 +128,8 @@ send_file_call(struct worker *w, struct call *c, const char *path)
 {
 	if (c->kind == CALL_FILE_LIST)
 		return worker_send(w, IPC_FILE_LIST, c->id, NULL);
+	if (c->kind == CALL_FILE_WRITE)
+		return worker_send(w, IPC_FILE_WRITE, c->id, c->write);
 	struct ipc_file_open o = {.path = (char *)path};
 	return worker_send(w, IPC_FILE_OPEN, c->id, &o);
 }
@@ -156,7 +158,10 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 	if (c->kind != CALL_EXECUTE) {
 		if (send_file_call(w, c, code) == -1) {
 			log_warn("send %s to worker %d",
-				 c->kind == CALL_FILE_LIST ? "FILE_LIST" : "FILE_OPEN", (int)w->pid);
+				 c->kind == CALL_FILE_LIST   ? "FILE_LIST"
+				 : c->kind == CALL_FILE_OPEN ? "FILE_OPEN"
+							     : "FILE_WRITE",
+				 (int)w->pid);
 			pool_exec_file(w, result_failed("WorkerDied", "cannot reach the session's "
 								      "kernel worker"), -1);
 		}
@@ -168,6 +173,8 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		.silent = silent,
 		.output_limit = (uint64_t)cfg->output_truncation_threshold,
 		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
+		.inline_limit = (uint64_t)cfg->inline_output_max_bytes,
+		.binary_files = cfg->structured_binary == STRUCTURED_REFERENCE,
 		.stream = c->stream == CALL_STREAM_ON,
 		/* Every time, so a reloaded allow_mime applies to running kernels. */
 		.allow_mime = kernel_env_mime(cfg, c->allow_mime),

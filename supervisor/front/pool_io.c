@@ -38,7 +38,7 @@ enum phase {
 	PHASE_READY,	 /* idle, in the pool or held by a session */
 	PHASE_EXECUTING, /* an EXECUTE in flight */
 	PHASE_LISTING,	 /* a FILE_LIST in flight */
-	PHASE_OPENING,	 /* a FILE_OPEN in flight */
+	PHASE_OPENING,	 /* a FILE_OPEN or FILE_WRITE in flight */
 	PHASE_STOPPING,	 /* SHUTDOWN sent */
 	PHASE_N,
 };
@@ -57,7 +57,7 @@ static const unsigned permit[PHASE_N] = {
 	/* the listing asked for; an idle kernel may die meanwhile */
 	[PHASE_LISTING] = PERMIT(IPC_FILES) | PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) |
 			  PERMIT(IPC_LOG),
-	/* the file asked for, the only message that may carry a descriptor */
+	/* the file asked for or written, the only message that may carry a descriptor */
 	[PHASE_OPENING] = PERMIT(IPC_FILE) | PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) |
 			  PERMIT(IPC_LOG),
 	/* whatever it sent before it read SHUTDOWN */
@@ -79,9 +79,10 @@ worker_phase(const struct worker *w)
 	case WORKER_ASSIGNED:
 		if (w->call == NULL)
 			return PHASE_READY;
-		return w->call->kind == CALL_FILE_LIST	 ? PHASE_LISTING
-		       : w->call->kind == CALL_FILE_OPEN ? PHASE_OPENING
-							 : PHASE_EXECUTING;
+		/* FILE_OPEN and FILE_WRITE are both answered by FILE */
+		return w->call->kind == CALL_FILE_LIST ? PHASE_LISTING
+		       : w->call->kind == CALL_EXECUTE ? PHASE_EXECUTING
+						       : PHASE_OPENING;
 	case WORKER_IDLE:
 		return PHASE_READY;
 	default:
@@ -173,10 +174,13 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		worker_kill(w, why);
 		return;
 	}
-	/* FILE carries a descriptor exactly when it names a file. */
-	if (m->hdr.type == IPC_FILE && (u.file.file != NULL) != (m->has_fd != 0)) {
-		worker_kill(w, u.file.file ? "sent FILE without its descriptor"
-					   : "sent a descriptor with FILE's error");
+	/* FILE carries a descriptor exactly when it names a file it opened
+	 * (FILE_OPEN's); a FILE_WRITE's FILE never does. */
+	int fd_due = m->hdr.type == IPC_FILE && u.file.file != NULL &&
+		     !(w->call && w->call->kind == CALL_FILE_WRITE);
+	if (m->hdr.type == IPC_FILE && fd_due != (m->has_fd != 0)) {
+		worker_kill(w, fd_due ? "sent FILE without its descriptor"
+				      : "sent a descriptor with FILE's error or a write's answer");
 		ipc_msg_view_free(m->hdr.type, &u);
 		return;
 	}

@@ -95,6 +95,7 @@ enum call_kind {
 	CALL_EXECUTE,	/* EXECUTE; RESULT answers */
 	CALL_FILE_LIST, /* FILE_LIST; FILES answers */
 	CALL_FILE_OPEN, /* FILE_OPEN of the path given as code; FILE answers */
+	CALL_FILE_WRITE, /* FILE_WRITE of `write`; FILE answers */
 };
 
 /*
@@ -109,6 +110,7 @@ struct call {
 	enum call_kind kind;
 	/* CALL_FILE_OPEN: the descriptor FILE passed (owned), or -1. */
 	int fd;
+	const struct ipc_file_write *write; /* CALL_FILE_WRITE's message, borrowed */
 	enum call_phase phase;
 	enum call_stream stream;
 	struct json_object *result; /* set when done; owned by the call */

@@ -21,7 +21,7 @@
 #include "uri.h"
 #include "xmalloc.h"
 
-#define URI_SCHEME "codeexecd://session/"
+#define URI_SCHEME URI_SESSION
 #define URI_TEMPLATE URI_SCHEME "{session_id}/outputs/{path}"
 
 #define ERR_PARAMS -32602
@@ -43,20 +43,6 @@ fail(int *code, char *msg, size_t msg_len, int c, const char *text)
 	return NULL;
 }
 
-/* The URI of file `name` of session `id`: each part of the name percent-encoded. Caller frees. */
-static char *
-uri_of(const char *id, const char *name)
-{
-	struct buf b;
-
-	buf_init(&b);
-	buf_adds(&b, URI_SCHEME);
-	buf_adds(&b, id);
-	buf_adds(&b, "/outputs");
-	uri_add_path(&b, name);
-	return buf_release(&b);
-}
-
 /* The path a URI's encoded path stands for (caller frees); NULL if it holds a NUL. */
 static char *
 path_of(const char *encoded)
@@ -76,7 +62,7 @@ static struct json_object *
 resource_of(const char *id, struct json_object *f)
 {
 	struct json_object *r = json_object_new_object();
-	char *uri = uri_of(id, json_member_str(f, "name"));
+	char *uri = uri_session_file(id, json_member_str(f, "name"));
 
 	json_object_object_add(r, "uri", json_object_new_string(uri));
 	json_object_object_add(r, "name", json_object_get(json_object_object_get(f, "name")));
@@ -207,8 +193,13 @@ uri_target(struct session *caller, const char *uri, char **path)
 	if ((*path = path_of(slash + 9)) == NULL)
 		return NULL;
 	struct session *t = session_get(id);
-	/* As list_sessions sees them: anonymous callers only their own session. */
-	if (t && !session_visible(caller, t)) {
+	/*
+	 * As list_sessions sees them: anonymous callers only their own
+	 * session. A 2026-07-28 caller has none (transient): for it the URI's
+	 * session id is what execution_session_id is to a tool, the
+	 * capability, so the rule of tools applies (the same identity).
+	 */
+	if (t && !(caller->transient ? session_may_use(caller, t) : session_visible(caller, t))) {
 		session_put(t);
 		return NULL;
 	}

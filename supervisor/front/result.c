@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "json_member.h"
 #include "result.h"
+#include "uri.h"
 
 struct json_object *
 result_failed(const char *type, const char *message)
@@ -157,9 +158,48 @@ text_item(const char *text)
 	return t;
 }
 
-/* Add one image item per PNG or JPEG in rich_outputs to `content`. */
+/* An image item of rich output o (PNG or JPEG, its data inline). */
+static struct json_object *
+image_item(struct json_object *o, const char *mime)
+{
+	struct json_object *img = json_object_new_object();
+	struct json_object *data = json_object_object_get(o, "data");
+
+	json_object_object_add(img, "type", json_object_new_string("image"));
+	/* Shared with structuredContent, not copied: images are large. */
+	json_object_object_add(img, "data",
+			       json_object_is_type(data, json_type_string)
+				       ? json_object_get(data)
+				       : json_object_new_string(""));
+	json_object_object_add(img, "mimeType", json_object_new_string(mime));
+	return img;
+}
+
+/* The resource_link item of rich output o, kept under outputs/ as its "file". */
+static struct json_object *
+file_link(struct json_object *o, const char *session_id)
+{
+	struct json_object *l = json_object_new_object(), *meta = json_object_new_object();
+	char *uri = uri_session_file(session_id, json_member_str(o, "file"));
+
+	json_object_object_add(l, "type", json_object_new_string("resource_link"));
+	json_object_object_add(l, "uri", json_object_new_string(uri));
+	json_object_object_add(l, "name", json_object_get(json_object_object_get(o, "file")));
+	json_object_object_add(l, "mimeType",
+			       json_object_get(json_object_object_get(o, "mime_type")));
+	json_object_object_add(l, "size", json_object_get(json_object_object_get(o, "size_bytes")));
+	json_object_object_add(meta, "sha256", json_object_get(json_object_object_get(o, "sha256")));
+	json_object_object_add(l, "_meta", meta);
+	free(uri);
+	return l;
+}
+
+/*
+ * Add to `content` one image item per PNG or JPEG of rich_outputs carried
+ * inline, and one resource_link per rich output carried only by its file.
+ */
 static void
-add_images(struct json_object *content, struct json_object *result)
+add_rich_items(struct json_object *content, struct json_object *result, const char *session_id)
 {
 	struct json_object *rich;
 
@@ -168,19 +208,44 @@ add_images(struct json_object *content, struct json_object *result)
 	for (size_t i = 0; i < json_object_array_length(rich); i++) {
 		struct json_object *o = json_object_array_get_idx(rich, i);
 		const char *mime = json_member_str(o, "mime_type");
-		if (strcmp(mime, "image/png") != 0 && strcmp(mime, "image/jpeg") != 0)
-			continue;
-		struct json_object *img = json_object_new_object();
-		struct json_object *data = json_object_object_get(o, "data");
-		json_object_object_add(img, "type", json_object_new_string("image"));
-		/* Shared with structuredContent, not copied: images are large. */
-		json_object_object_add(img, "data",
-				       json_object_is_type(data, json_type_string)
-					       ? json_object_get(data)
-					       : json_object_new_string(""));
-		json_object_object_add(img, "mimeType", json_object_new_string(mime));
-		json_object_array_add(content, img);
+		if (!json_object_object_get_ex(o, "data", NULL)) {
+			if (json_object_object_get_ex(o, "file", NULL))
+				json_object_array_add(content, file_link(o, session_id));
+		} else if (strcmp(mime, "image/png") == 0 || strcmp(mime, "image/jpeg") == 0) {
+			json_object_array_add(content, image_item(o, mime));
+		}
 	}
+}
+
+/*
+ * structuredContent's rich_outputs: each one with a file as {mime_type,
+ * uri, size_bytes, sha256}, without its data; the others shared as they
+ * are. Caller owns.
+ */
+static struct json_object *
+structured_rich(struct json_object *rich, const char *session_id)
+{
+	struct json_object *out = json_object_new_array();
+
+	for (size_t i = 0; i < json_object_array_length(rich); i++) {
+		struct json_object *o = json_object_array_get_idx(rich, i);
+		if (!json_object_object_get_ex(o, "file", NULL)) {
+			json_object_array_add(out, json_object_get(o));
+			continue;
+		}
+		struct json_object *r = json_object_new_object();
+		char *uri = uri_session_file(session_id, json_member_str(o, "file"));
+		json_object_object_add(r, "mime_type",
+				       json_object_get(json_object_object_get(o, "mime_type")));
+		json_object_object_add(r, "uri", json_object_new_string(uri));
+		json_object_object_add(r, "size_bytes",
+				       json_object_get(json_object_object_get(o, "size_bytes")));
+		json_object_object_add(r, "sha256",
+				       json_object_get(json_object_object_get(o, "sha256")));
+		json_object_array_add(out, r);
+		free(uri);
+	}
+	return out;
 }
 
 struct json_object *
@@ -221,14 +286,18 @@ result_to_tool(struct json_object *result, const char *session_id)
 	char *text = render_text(result);
 	json_object_array_add(content, text_item(text));
 	free(text);
-	add_images(content, result);
+	add_rich_items(content, result, session_id);
 	add_links(content, result);
 
 	/* The result's members, shared (json-c counts references) rather than
 	 * copied, and session_id: the result itself is left as it is. */
 	struct json_object *sc = json_object_new_object();
 	json_object_object_foreach(result, key, val)
-		json_object_object_add(sc, key, json_object_get(val));
+		json_object_object_add(sc, key,
+				       strcmp(key, "rich_outputs") == 0 &&
+						       json_object_is_type(val, json_type_array)
+					       ? structured_rich(val, session_id)
+					       : json_object_get(val));
 	json_object_object_add(sc, "session_id", json_object_new_string(session_id));
 	int ok = json_object_object_get_ex(result, "success", &success) &&
 		 json_object_get_boolean(success);
@@ -262,8 +331,14 @@ result_output_schema(int or_job)
 		"\"rich_outputs\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 		"\"properties\":{\"mime_type\":{\"type\":\"string\"},\"data\":{\"type\":[\"string\","
 		"\"object\",\"array\",\"number\",\"boolean\",\"null\"],\"description\":\"Text, "
-		"base64 for a binary type, or the value of a JSON type (application/json).\"}},"
-		"\"required\":[\"mime_type\",\"data\"]}},"
+		"base64 for a binary type, or the value of a JSON type (application/json).\"},"
+		"\"uri\":{\"type\":\"string\",\"description\":\"Instead of data, for an output "
+		"over inline_output_max_bytes (or binary, with structured_binary: reference): "
+		"the resource (resources/read) holding its bytes.\"},"
+		"\"size_bytes\":{\"type\":\"integer\"},\"sha256\":{\"type\":\"string\"}},"
+		"\"required\":[\"mime_type\"],"
+		"\"anyOf\":[{\"required\":[\"data\"]},{\"required\":[\"uri\",\"size_bytes\","
+		"\"sha256\"]}]}},"
 		"\"error\":{\"anyOf\":[{\"type\":\"null\"},{\"type\":\"object\","
 		"\"properties\":{\"type\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"},"
 		"\"traceback\":{\"type\":\"string\"}},"

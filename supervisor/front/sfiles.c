@@ -31,6 +31,30 @@ failure(struct json_object *r, char *why, size_t why_len)
 	err_set(why, why_len, "%s", m);
 }
 
+/*
+ * The file a FILE answer of c names into *info (caller owns): 0; or -1
+ * with *err and why, the worker's refusal or the call's failure.
+ */
+static int
+take_file(struct call *c, struct json_object **info, enum sfiles_err *err, char *why,
+	  size_t why_len)
+{
+	struct json_object *f, *e;
+
+	if (c->result && json_object_object_get_ex(c->result, "file", &f)) {
+		*info = json_object_get(f);
+		return 0;
+	}
+	if (c->result && json_object_object_get_ex(c->result, "error", &e) &&
+	    json_object_is_type(e, json_type_string)) {
+		err_set(why, why_len, "%s", json_object_get_string(e));
+	} else {
+		*err = SFILES_FAILED;
+		failure(c->result, why, why_len);
+	}
+	return -1;
+}
+
 struct json_object *
 sfiles_list(struct session *s, char *why, size_t why_len)
 {
@@ -53,11 +77,30 @@ sfiles_list(struct session *s, char *why, size_t why_len)
 }
 
 int
+sfiles_write(struct session *s, const struct ipc_file_write *wr, struct json_object **info,
+	     enum sfiles_err *err, char *why, size_t why_len)
+{
+	struct call c;
+
+	*info = NULL;
+	*err = SFILES_REFUSED;
+	if (!ipc_artifact_name_ok(wr->path))
+		return err_set(why, why_len, "%s: refused: not a relative path below the working "
+					     "directory (absolute, empty, \".\" or \"..\")", wr->path);
+	call_init(&c);
+	c.write = wr;
+	/* A session that never ran code takes its kernel now, as a first call does. */
+	file_call(s, &c, CALL_FILE_WRITE, wr->path);
+	int rc = take_file(&c, info, err, why, why_len);
+	call_clear(&c);
+	return rc;
+}
+
+int
 sfiles_open(struct session *s, const char *path, struct json_object **info,
 	    enum sfiles_err *err, char *why, size_t why_len)
 {
 	struct call c;
-	struct json_object *f, *e;
 	int fd = -1;
 
 	*info = NULL;
@@ -70,16 +113,10 @@ sfiles_open(struct session *s, const char *path, struct json_object **info,
 		return err_set(why, why_len, "%s: refused: outputs/%s does not exist", path, path);
 	call_init(&c);
 	file_call(s, &c, CALL_FILE_OPEN, path);
-	if (c.result && json_object_object_get_ex(c.result, "file", &f) && c.fd != -1) {
-		*info = json_object_get(f);
+	/* A FILE naming a file came with its descriptor (pool_io.c checks). */
+	if (take_file(&c, info, err, why, why_len) == 0) {
 		fd = c.fd;
 		c.fd = -1;
-	} else if (c.result && json_object_object_get_ex(c.result, "error", &e) &&
-		   json_object_is_type(e, json_type_string)) {
-		err_set(why, why_len, "%s", json_object_get_string(e));
-	} else {
-		*err = SFILES_FAILED;
-		failure(c.result, why, why_len);
 	}
 	call_clear(&c);
 	return fd;

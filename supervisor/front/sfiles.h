@@ -1,7 +1,7 @@
 /*
  * sfiles.h - a session's files under outputs/, as the supervisor reaches
- * them: through the session's worker (FILE_LIST, FILE_OPEN), never by
- * path. The request handling may not be able to read the kernel's
+ * them: through the session's worker (FILE_LIST, FILE_OPEN; FILE_WRITE
+ * for an upload anywhere below its working directory), never by path. The request handling may not be able to read the kernel's
  * directory at all (kernel_uid_range), and a path it opened could be
  * swapped for a link underneath; the worker opens the file safely and
  * passes the descriptor (see worker/outputs.h). Each request waits its
@@ -39,5 +39,15 @@ enum sfiles_err {
  */
 int sfiles_open(struct session *s, const char *path, struct json_object **info,
 		enum sfiles_err *err, char *why, size_t why_len);
+
+struct ipc_file_write;
+/*
+ * Write file wr->path below s's working directory with wr->data (borrowed)
+ * through the worker (ipc_msg.h's FILE_WRITE). 0 with *info set to {name,
+ * size_bytes, mime_type, modified_at} (caller owns), or -1 with *err and
+ * why (naming the path).
+ */
+int sfiles_write(struct session *s, const struct ipc_file_write *wr, struct json_object **info,
+		 enum sfiles_err *err, char *why, size_t why_len);
 
 #endif

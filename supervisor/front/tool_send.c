@@ -63,18 +63,6 @@ send_describe(const struct config *cfg, struct json_object *tool)
 			    "\"type\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}}}}}"));
 }
 
-/* A failed send: isError, with {error: {type, message}}. */
-static struct json_object *
-send_error(const char *type, const char *message)
-{
-	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
-
-	json_object_object_add(e, "type", json_object_new_string(type));
-	json_object_object_add(e, "message", json_object_new_string(message));
-	json_object_object_add(o, "error", e);
-	return tool_result(o, message, 1);
-}
-
 /* The answer to a publisher name not configured: the names that are. */
 static struct json_object *
 unknown_publisher(const struct config *cfg, const char *name)
@@ -90,7 +78,7 @@ unknown_publisher(const struct config *cfg, const char *name)
 		buf_adds(&b, config_publisher_at(cfg, i)->name);
 	}
 	char *msg = buf_release(&b);
-	struct json_object *r = send_error("UnknownPublisher", msg);
+	struct json_object *r = tool_error("UnknownPublisher", msg);
 	free(msg);
 	return r;
 }
@@ -141,10 +129,10 @@ send_call(struct tool_call *tc)
 	if (p == NULL)
 		return unknown_publisher(tc->cfg, pub_name);
 	if (name && !ipc_artifact_name_ok(name))
-		return send_error("Refused", "name must be a relative path without . or ..");
+		return tool_error("Refused", "name must be a relative path without . or ..");
 	int fd = sfiles_open(tc->session, path, &info, &ferr, why, sizeof(why));
 	if (fd == -1)
-		return send_error(ferr == SFILES_REFUSED ? "Refused" : "WorkerFailed", why);
+		return tool_error(ferr == SFILES_REFUSED ? "Refused" : "WorkerFailed", why);
 	struct publish_src src = {
 		.fd = fd,
 		.name = name ? name : json_member_str(info, "name"),
@@ -163,7 +151,7 @@ send_call(struct tool_call *tc)
 	if (rc == -1) {
 		log_warnx("session %.8s: send of %s with publisher %s failed: %s", tc->session->id,
 			  path, p->name, why);
-		r = send_error(strstr(why, "max_bytes") ? "TooLarge" : "PublishFailed", why);
+		r = tool_error(strstr(why, "max_bytes") ? "TooLarge" : "PublishFailed", why);
 	} else {
 		log_info("session %.8s: published %s with %s as %s", tc->session->id, path,
 			 p->name, out.uri);

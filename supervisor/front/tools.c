@@ -20,7 +20,7 @@ static const struct tool *const tool_table[] = {
 	&tool_list_sessions,  &tool_inspect_session,   &tool_close_session,
 	&tool_parallel_execute, &tool_check_batch, &tool_cancel_batch,
 	&tool_install_packages, &tool_checkpoint, &tool_restore,
-	&tool_fork_session,
+	&tool_fork_session,     &tool_upload_file,
 	&tool_search_tools, &tool_send,
 };
 
@@ -416,6 +416,17 @@ tool_arg_timeout(struct tool_call *tc)
 	if (!(seconds > 0) || !isfinite(seconds))
 		return bad_timeout(tc, "must be greater than zero");
 	return seconds > tc->cfg->max_timeout ? tc->cfg->max_timeout : seconds;
+}
+
+struct json_object *
+tool_error(const char *type, const char *message)
+{
+	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
+
+	json_object_object_add(e, "type", json_object_new_string(type));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	json_object_object_add(o, "error", e);
+	return tool_result(o, message, 1);
 }
 
 struct json_object *

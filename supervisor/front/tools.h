@@ -101,6 +101,7 @@ extern const struct tool tool_cancel_batch;
 extern const struct tool tool_install_packages;
 extern const struct tool tool_search_tools;
 extern const struct tool tool_send;
+extern const struct tool tool_upload_file;
 extern const struct tool tool_checkpoint;
 extern const struct tool tool_restore;
 extern const struct tool tool_fork_session;
@@ -148,6 +149,8 @@ double tool_arg_timeout(struct tool_call *tc);
  * if given) and structuredContent `structured` (consumed). Caller owns.
  */
 struct json_object *tool_result(struct json_object *structured, const char *text, int is_error);
+/* A refused or failed call: isError, with {error: {type, message}}. Caller owns. */
+struct json_object *tool_error(const char *type, const char *message);
 /* Append `line` to the first text item of CallToolResult `r`, on a line of its own. */
 void tool_note(struct json_object *r, const char *line);
 /*

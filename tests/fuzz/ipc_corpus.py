@@ -17,7 +17,7 @@ with open(os.path.join(here, "..", "..", "common", "ipc.h")) as f:
     VERSION = int(re.search(r"#define IPC_VERSION (\d+)", f.read()).group(1))
 TYPES = {"START": 1, "EXECUTE": 2, "INTERRUPT": 3, "RESTART_KERNEL": 4, "SHUTDOWN": 5,
          "READY": 32, "OUTPUT": 33, "RESULT": 34, "KERNEL_DIED": 35, "LOG": 36,
-         "START_FAILED": 37, "STREAMING": 38, "FILE_LIST": 7, "FILE_OPEN": 8, "FILES": 39,
+         "START_FAILED": 37, "STREAMING": 38, "FILE_LIST": 7, "FILE_OPEN": 8, "FILE_WRITE": 9, "FILES": 39,
          "FILE": 40}
 
 
@@ -46,7 +46,8 @@ seeds = {
     "start": frame("START", START),
     "execute": frame("EXECUTE", {"code": "print('hi\\u0000')", "timeout_s": 30, "silent": True,
                                  "output_limit": 50000, "rich_limit": 5242880,
-                                 "allow_mime": ["text/plain", "image/png"]}),
+                                 "allow_mime": ["text/plain", "image/png"],
+                                 "inline_limit": 1048576, "binary_files": True}),
     "interrupt": frame("INTERRUPT"),
     "restart-kernel": frame("RESTART_KERNEL", {}),
     "shutdown": frame("SHUTDOWN"),
@@ -60,12 +61,26 @@ seeds = {
     "log": frame("LOG", {"priority": 4, "message": "a warning"}),
     "start-failed": frame("START_FAILED", {"message": "no user namespaces"}),
     "result-artifacts": frame("RESULT", dict(RESULT, artifacts=[ART], artifacts_truncated=True)),
+    # rich outputs by file (inline_limit): the file alone, and beside its data
+    "result-by-file": frame("RESULT", dict(RESULT, rich_outputs=[
+        {"mime_type": "image/png", "file": "rich/3-0a1b2c3d-rich1.png", "size_bytes": 8,
+         "sha256": "ab" * 32},
+        {"mime_type": "image/png", "data": "iVBORw0KGgo=", "file": "rich/3-0a1b2c3d-rich2.png",
+         "size_bytes": 8, "sha256": "cd" * 32}])),
+    "result-rich-neither": frame("RESULT",
+                                 dict(RESULT, rich_outputs=[{"mime_type": "image/png"}])),
+    "result-rich-traversal": frame("RESULT", dict(RESULT, rich_outputs=[
+        {"mime_type": "image/png", "file": "../x.png", "size_bytes": 1, "sha256": "ab" * 32}])),
     "file-list": frame("FILE_LIST"),
     "file-open": frame("FILE_OPEN", {"path": "plots/a.png"}),
     "files": frame("FILES", {"files": [ART, dict(ART, name="b.csv")], "truncated": True}),
     "file": frame("FILE", {"file": ART}),
     "file-error": frame("FILE", {"error": "a.png: refused: a.png is a symbolic link"}),
     "file-open-traversal": frame("FILE_OPEN", {"path": "../../etc/shadow"}),
+    "file-write": frame("FILE_WRITE", {"path": "data/in.csv", "data": "YSxiCjEsMgo=",
+                                       "mode": 420}),
+    "file-write-traversal": frame("FILE_WRITE", {"path": "../x", "data": "", "mode": 420}),
+    "file-write-setuid": frame("FILE_WRITE", {"path": "x", "data": "", "mode": 2541}),
     "file-both": frame("FILE", {"error": "x", "file": ART}),
     # refused: wrong version, missing field, out of bounds, junk, trailing bytes
     "bad-version": frame("READY", {"kernel_pid": 5, "language": "p", "restarted": False},

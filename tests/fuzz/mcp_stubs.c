@@ -231,6 +231,18 @@ const struct tool tool_send = {.name_format = "{name}_send",
 			       .call = stub_call,
 			       .listed = stub_send_listed};
 
+/* As the real one: listed unless max_upload_bytes is 0. */
+static int
+stub_upload_listed(const struct config *cfg)
+{
+	return cfg->max_upload_bytes > 0;
+}
+
+const struct tool tool_upload_file = {.name_format = "{name}_upload_file",
+				      .describe = stub_describe,
+				      .call = stub_call,
+				      .listed = stub_upload_listed};
+
 /* resources/...: answered as if the session had no files. */
 int
 resources_method(const char *method)

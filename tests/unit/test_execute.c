@@ -3,8 +3,10 @@
  * output_limit characters (UTF-8 aware) with the whole stream spilled to
  * codeexecd-output/ as it arrives, the marker, OUTPUT chunks cut to the
  * limit, and rich outputs over rich_limit saved (images decoded) and
- * replaced by a note naming the file. Lost output is reported: a gap in
- * the kernel's message numbers, bytes no spill file took. A display of
+ * replaced by a note naming the file; those over inline_max (within
+ * rich_limit) saved under outputs/rich/ and named by file, size and
+ * sha256. Lost output is reported: a gap in the kernel's message numbers,
+ * bytes no spill file took. A display of
  * IPC_VALUE_MIME becomes the result's value.
  */
 #include "autoconf.h"
@@ -218,6 +220,80 @@ START_TEST(rich_over_limit_saved_decoded)
 }
 END_TEST
 
+/* "\x89PNG\r\n\x1a\n" + "0123456789", as rich_over_limit_saved_decoded feeds it */
+#define PNG18_B64 "iVBORw0KGgowMTIzNDU2Nzg5\\n"
+#define PNG18_SHA256 "4eaad8ed6c82085cb8e9d91dbacb4f1e3d6d0cc252f6e6be60d461976dc5ee12"
+
+START_TEST(rich_over_inline_by_file)
+{
+	struct exec *ex = new_exec(0, 1000);
+	size_t len;
+
+	ex->rich.inline_max = 8;
+	feed(ex, "display_data",
+	     "{\"data\": {\"image/png\": \"" PNG18_B64 "\", \"text/plain\": \"<Figure>\"}}");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_uint_eq(r.n_rich, 2);
+	ck_assert_str_eq(r.rich[0].mime_type, "image/png");
+	ck_assert_ptr_null(r.rich[0].data);
+	ck_assert_msg(strncmp(r.rich[0].file, "rich/7-", 7) == 0 &&
+			      strstr(r.rich[0].file, ".png") != NULL, "%s", r.rich[0].file);
+	ck_assert_uint_eq(r.rich[0].size_bytes, 18);
+	ck_assert_str_eq(r.rich[0].sha256, PNG18_SHA256);
+	char *rel = xasprintf("outputs/%s", r.rich[0].file);
+	char *d = slurp(rel, &len);
+	ck_assert_uint_eq(len, 18);
+	ck_assert_int_eq(memcmp(d, "\x89PNG\r\n\x1a\n0123456789", 18), 0);
+	free(d);
+	free(rel);
+	/* 8 bytes, not over inline_max: inline, no file. */
+	ck_assert_str_eq(json_object_get_string(r.rich[1].data), "<Figure>");
+	ck_assert_ptr_null(r.rich[1].file);
+	ck_assert_uint_eq(r.spill_files, 0);
+	ipc_result_free(&r);
+	exec_free(&ex);
+}
+END_TEST
+
+START_TEST(rich_over_limit_noted_despite_inline)
+{
+	struct exec *ex = new_exec(0, 8);
+
+	ex->rich.inline_max = 4; /* the rich limit bounds outputs by file too */
+	feed(ex, "display_data", "{\"data\": {\"image/png\": \"" PNG18_B64 "\"}}");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_uint_eq(r.n_rich, 1);
+	ck_assert_str_eq(r.rich[0].mime_type, "text/plain");
+	ck_assert_ptr_null(r.rich[0].file);
+	ck_assert(strstr(json_object_get_string(r.rich[0].data), "saved to codeexecd-output/") !=
+		  NULL);
+	ipc_result_free(&r);
+	exec_free(&ex);
+}
+END_TEST
+
+START_TEST(binary_files_keep_data)
+{
+	struct exec *ex = new_exec(0, 1000);
+
+	ex->rich.inline_max = 1000;
+	ex->rich.binary_files = 1;
+	feed(ex, "display_data",
+	     "{\"data\": {\"image/png\": \"" PNG18_B64 "\", \"text/plain\": \"<Figure>\"}}");
+	struct ipc_result r;
+	exec_result(ex, 1, &r);
+	ck_assert_uint_eq(r.n_rich, 2);
+	ck_assert_str_eq(json_object_get_string(r.rich[0].data), "iVBORw0KGgowMTIzNDU2Nzg5");
+	ck_assert_str_eq(r.rich[0].sha256, PNG18_SHA256);
+	ck_assert_uint_eq(r.rich[0].size_bytes, 18);
+	ck_assert_ptr_null(r.rich[1].file); /* text: never */
+	ipc_result_free(&r);
+	exec_free(&ex);
+}
+END_TEST
+
 START_TEST(defaults_when_absent)
 {
 	struct exec *ex = exec_new(1, "x", 0, NULL);
@@ -401,6 +477,9 @@ execute_suite(void)
 	tcase_add_test(tc, output_chunk_capped);
 	tcase_add_test(tc, streaming_catch_up);
 	tcase_add_test(tc, rich_over_limit_saved_decoded);
+	tcase_add_test(tc, rich_over_inline_by_file);
+	tcase_add_test(tc, rich_over_limit_noted_despite_inline);
+	tcase_add_test(tc, binary_files_keep_data);
 	tcase_add_test(tc, defaults_when_absent);
 	tcase_add_test(tc, numbered_complete_not_lost);
 	tcase_add_test(tc, numbered_gap_reported);

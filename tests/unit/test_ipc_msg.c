@@ -135,7 +135,7 @@ START_TEST(execute_roundtrip)
 {
 	struct ipc_text code = {"print('a\0b')", 12};
 	char *mime[] = {"text/plain", "image/png", NULL};
-	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime}, out;
+	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime, 2048, 1}, out;
 
 	roundtrip(IPC_EXECUTE, &in, &out);
 	ck_assert_uint_eq(out.code.len, 12);
@@ -148,6 +148,8 @@ START_TEST(execute_roundtrip)
 	ck_assert_str_eq(out.allow_mime[0], "text/plain");
 	ck_assert_str_eq(out.allow_mime[1], "image/png");
 	ck_assert_ptr_null(out.allow_mime[2]);
+	ck_assert_uint_eq(out.inline_limit, 2048);
+	ck_assert_int_eq(out.binary_files, 1);
 	ipc_execute_free(&out);
 }
 END_TEST
@@ -267,7 +269,8 @@ START_TEST(result_view)
 }
 END_TEST
 
-/* FILE_OPEN, FILES and FILE: paths stay below outputs/, FILE is one of error and file. */
+/* FILE_OPEN, FILE_WRITE, FILES and FILE: paths stay below outputs/ (below cwd for
+ * FILE_WRITE, its mode within 0755), FILE is one of error and file. */
 START_TEST(file_messages)
 {
 	char err[IPC_ERR_LEN];
@@ -286,6 +289,23 @@ START_TEST(file_messages)
 	roundtrip(IPC_FILE, &f, &f2);
 	ck_assert_str_eq(f2.file->name, "a.csv");
 	ipc_file_free(&f2);
+	struct ipc_file_write w = {"data/in.csv", ipc_text_of("YSxi"), 0755}, w2;
+	roundtrip(IPC_FILE_WRITE, &w, &w2);
+	ck_assert_str_eq(w2.path, "data/in.csv");
+	ck_assert_str_eq(w2.data.s, "YSxi");
+	ck_assert_uint_eq(w2.mode, 0755);
+	ipc_file_write_free(&w2);
+	static const char *const bad_write[] = {
+		"{\"path\": \"../x\", \"data\": \"\", \"mode\": 420}",
+		"{\"path\": \"x\", \"data\": \"\", \"mode\": 2541}", /* 04755 */
+		"{\"path\": \"x\", \"mode\": 420}",
+	};
+	for (size_t i = 0; i < sizeof(bad_write) / sizeof(bad_write[0]); i++) {
+		struct ipc_msg m = frame_of(IPC_FILE_WRITE, bad_write[i]);
+		ck_assert_msg(ipc_file_write_decode(&m, &w2, err, sizeof(err)) == -1, "%s",
+			      bad_write[i]);
+		ipc_msg_clear(&m);
+	}
 
 	static const char *const bad_open[] = {
 		"{\"path\": \"../x\"}", "{\"path\": \"/etc/passwd\"}", "{\"path\": \"a//b\"}",
@@ -313,15 +333,18 @@ END_TEST
 
 START_TEST(result_roundtrip)
 {
-	struct ipc_rich rich[2] = {
-		{"image/png", json_object_new_string("iVBORw0KGgo=")},
-		{"application/json", json_tokener_parse("{\"a\": [1, 2]}")},
+	char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct ipc_rich rich[3] = {
+		{"image/png", json_object_new_string("iVBORw0KGgo="), NULL, 0, NULL},
+		{"application/json", json_tokener_parse("{\"a\": [1, 2]}"), NULL, 0, NULL},
+		/* by reference: its file under outputs/, no data */
+		{"text/html", NULL, "rich/1-ab-rich1.html", 123456, sha},
 	};
 	struct ipc_exec_error e = {ipc_text_of("ZeroDivisionError"),
 				   ipc_text_of("division by zero"), ipc_text_of("Traceback...")};
 	char *dropped[] = {"application/vnd.custom+json", NULL};
 	struct ipc_artifact arts[1] = {{"plots/a.png", 42, "image/png", "2026-12-01T13:00:00Z"}};
-	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 2, &e, 0.25, 1,
+	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 3, &e, 0.25, 1,
 				 NULL, NULL, dropped, 3, arts, 1, 1, 7, 2};
 	struct ipc_result out;
 
@@ -329,7 +352,12 @@ START_TEST(result_roundtrip)
 	ck_assert_int_eq(out.success, 0);
 	ck_assert_str_eq(out.out.s, "out\n");
 	ck_assert_uint_eq(out.err.len, 0);
-	ck_assert_uint_eq(out.n_rich, 2);
+	ck_assert_uint_eq(out.n_rich, 3);
+	ck_assert_ptr_null(out.rich[0].file);
+	ck_assert_ptr_null(out.rich[2].data);
+	ck_assert_str_eq(out.rich[2].file, "rich/1-ab-rich1.html");
+	ck_assert_uint_eq(out.rich[2].size_bytes, 123456);
+	ck_assert_str_eq(out.rich[2].sha256, sha);
 	ck_assert_str_eq(out.rich[0].mime_type, "image/png");
 	ck_assert_str_eq(json_object_get_string(out.rich[0].data), "iVBORw0KGgo=");
 	ck_assert_int_eq(json_object_get_int(json_object_array_get_idx(
@@ -470,7 +498,7 @@ static const struct {
 	{IPC_RESULT, "{\"success\": true, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\":"
 		     " [{\"mime_type\": \"text/plain\"}], \"error\": null, \"execution_time\": 0,"
 		     " \"kernel_restarted\": false}",
-	 "RESULT: rich_outputs[0].data: is missing"},
+	 "RESULT: rich_outputs[0]: a rich output needs data or file"},
 	{IPC_RESULT, "{\"success\": false, \"stdout\": \"\", \"stderr\": \"\", \"rich_outputs\": [],"
 		     " \"error\": {\"type\": \"E\", \"message\": \"m\"}, \"execution_time\": 0,"
 		     " \"kernel_restarted\": false}",
@@ -692,7 +720,7 @@ START_TEST(encode_refusals)
 	ck_assert_str_eq(err, "an enum field is out of range");
 	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a required field is missing");
-	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL};
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL, 0, 0};
 	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */

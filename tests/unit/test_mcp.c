@@ -49,6 +49,7 @@ setup(void)
 	cfg.server_description = "";
 	cfg.default_timeout = 30;
 	cfg.max_timeout = 120;
+	cfg.max_upload_bytes = 1000;
 	cfg.pool_max_sessions = 10;
 	cfg.http_max_calls_per_session = 4;
 	cfg.http_max_streams_per_session = 2;
@@ -710,7 +711,7 @@ START_TEST(tools_list)
 		"py_list_sessions",  "py_inspect_session", "py_close_session",
 		"py_parallel_execute", "py_check_batch",   "py_cancel_batch",
 		"py_install_packages", "py_checkpoint",	   "py_restore",
-		"py_fork_session",
+		"py_fork_session",   "py_upload_file",
 	};
 	struct answer a;
 

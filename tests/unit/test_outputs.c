@@ -4,7 +4,10 @@
  * sizes and types (magic bytes before extensions); a snapshot tells what a
  * call created or changed; opening refuses "..", absolute paths, links
  * (also as a middle component), FIFOs without waiting, directories and
- * devices, and passes a regular file's descriptor.
+ * devices, and passes a regular file's descriptor; writing an upload below
+ * the working directory replaces a file by rename (a descriptor open on
+ * the old one keeps its bytes), masks the mode, honours the file size
+ * limit, leaves no temporary file, and refuses what opening refuses.
  */
 #include "autoconf.h"
 
@@ -186,6 +189,85 @@ START_TEST(open_refuses)
 }
 END_TEST
 
+/* Free what outputs_write filled. */
+static void
+artifact_clear(struct ipc_artifact *a)
+{
+	free(a->name);
+	free(a->mime_type);
+	free(a->modified_at);
+	memset(a, 0, sizeof(*a));
+}
+
+START_TEST(write_replaces_and_refuses)
+{
+	struct ipc_artifact a = {0};
+	char why[ERR_LEN], buf[16] = "";
+	struct stat st;
+
+	ck_assert_msg(outputs_write(&place, "outputs/in.csv", "a,b\n", 4, 04755, &a, why,
+				    sizeof(why)) == 0, "%s", why);
+	ck_assert_str_eq(a.name, "outputs/in.csv");
+	ck_assert_uint_eq(a.size_bytes, 4);
+	artifact_clear(&a);
+	char *p = xasprintf("%s/outputs/in.csv", dir);
+	int old = open(p, O_RDONLY);
+	ck_assert_int_ge(old, 0);
+	ck_assert_msg(outputs_write(&place, "outputs/in.csv", "new", 3, 0777, &a, why,
+				    sizeof(why)) == 0, "%s", why);
+	artifact_clear(&a);
+	ck_assert_int_eq(read(old, buf, sizeof(buf)), 4); /* the old file, whole */
+	close(old);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	ck_assert_int_eq(st.st_size, 3);
+	free(p);
+	/* No ".in.csv.upload-*" is left. */
+	struct ipc_files f;
+	outputs_list(&place, &f);
+	ck_assert_uint_eq(f.n_files, 1);
+	ipc_files_free(&f);
+
+	place.max_bytes = 2;
+	ck_assert_int_eq(outputs_write(&place, "big", "abc", 3, 0644, &a, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "exceed the session's file size limit of 2 bytes") != NULL, "%s",
+		      why);
+	place.max_bytes = 0;
+	p = xasprintf("%s/big", dir);
+	ck_assert_int_eq(access(p, F_OK), -1);
+	free(p);
+
+	p = xasprintf("%s/link", dir);
+	ck_assert_int_eq(symlink("outputs/in.csv", p), 0);
+	free(p);
+	p = xasprintf("%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	free(p);
+	static const struct {
+		const char *path, *why;
+	} refused[] = {
+		{"../x", "not a relative path"}, {"/tmp/x", "not a relative path"},
+		{"link", "symbolic link"},	 {"link/x", "not below a directory"},
+		{"fifo", "not a regular file"},	 {"outputs", "not a regular file"},
+		{"nodir/x", "does not exist"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ck_assert_msg(outputs_write(&place, refused[i].path, "x", 1, 0644, &a, why,
+					    sizeof(why)) == -1, "%s was written", refused[i].path);
+		ck_assert_msg(strstr(why, refused[i].why) != NULL, "%s: %s", refused[i].path, why);
+		ck_assert_ptr_null(a.name);
+	}
+	if (geteuid() == 0) {
+		p = xasprintf("%s/null", dir);
+		ck_assert_int_eq(mknod(p, S_IFCHR | 0600, makedev(1, 3)), 0);
+		free(p);
+		ck_assert_int_eq(outputs_write(&place, "null", "x", 1, 0644, &a, why, sizeof(why)),
+				 -1);
+		ck_assert_msg(strstr(why, "not a regular file") != NULL, "%s", why);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -196,6 +278,7 @@ main(void)
 	tcase_add_test(tc, list_and_changes);
 	tcase_add_test(tc, open_refuses);
 	tcase_add_test(tc, walk_is_bounded);
+	tcase_add_test(tc, write_replaces_and_refuses);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

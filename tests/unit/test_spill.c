@@ -56,7 +56,7 @@ START_TEST(save_and_name)
 	size_t len;
 	struct stat st;
 
-	ck_assert_msg(spill_save(&place, 7, "stdout", ".txt", "hello\n", 6, &rel, why,
+	ck_assert_msg(spill_save(&place, &spill_output_dir, 7, "stdout", ".txt", "hello\n", 6, &rel, why,
 				 sizeof(why)) == 0,
 		      "%s", why);
 	ck_assert_ptr_nonnull(rel);
@@ -73,7 +73,7 @@ START_TEST(save_and_name)
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	/* The same request and kind never reuse a name. */
-	ck_assert(spill_save(&place, 7, "stdout", ".txt", "x", 1, &rel2, why, sizeof(why)) == 0);
+	ck_assert(spill_save(&place, &spill_output_dir, 7, "stdout", ".txt", "x", 1, &rel2, why, sizeof(why)) == 0);
 	ck_assert_str_ne(rel, rel2);
 	free(rel);
 	free(rel2);
@@ -87,7 +87,7 @@ START_TEST(write_cut_at_limit)
 	off_t written = 0;
 	size_t len;
 
-	int fd = spill_create(&place, 1, "stderr", ".txt", &rel, why, sizeof(why));
+	int fd = spill_create(&place, &spill_output_dir, 1, "stderr", ".txt", &rel, why, sizeof(why));
 	ck_assert_msg(fd != -1, "%s", why);
 	ck_assert_int_eq(spill_write(&place, fd, &written, "0123", 4), 0);
 	ck_assert_int_eq(written, 4);
@@ -103,12 +103,12 @@ START_TEST(write_cut_at_limit)
 	free(rel);
 	/* spill_save reports the cut and returns no name. */
 	rel = NULL;
-	ck_assert_int_eq(spill_save(&place, 2, "out", ".bin", "0123456789abc", 13, &rel, why, sizeof(why)), -1);
+	ck_assert_int_eq(spill_save(&place, &spill_output_dir, 2, "out", ".bin", "0123456789abc", 13, &rel, why, sizeof(why)), -1);
 	ck_assert_ptr_null(rel);
 	ck_assert_ptr_nonnull(strstr(why, "was cut at 10 bytes"));
 	/* No limit: everything is written. */
 	place.max_bytes = 0;
-	ck_assert_int_eq(spill_save(&place, 3, "out", ".bin", "0123456789abc", 13, &rel, why, sizeof(why)), 0);
+	ck_assert_int_eq(spill_save(&place, &spill_output_dir, 3, "out", ".bin", "0123456789abc", 13, &rel, why, sizeof(why)), 0);
 	data = slurp(rel, &len);
 	ck_assert_uint_eq(len, 13);
 	free(data);
@@ -126,7 +126,7 @@ START_TEST(planted_dir_link_refused)
 	ck_assert_int_eq(mkdir(target, 0700), 0);
 	snprintf(link, sizeof(link), "%s/%s", dir, SPILL_DIR);
 	ck_assert_int_eq(symlink(target, link), 0);
-	ck_assert_int_eq(spill_create(&place, 1, "stdout", ".txt", &rel, why, sizeof(why)), -1);
+	ck_assert_int_eq(spill_create(&place, &spill_output_dir, 1, "stdout", ".txt", &rel, why, sizeof(why)), -1);
 	ck_assert_ptr_null(rel);
 	ck_assert_ptr_nonnull(strstr(why, SPILL_DIR));
 	/* Nothing was written through the link. */
@@ -139,7 +139,7 @@ START_TEST(missing_cwd)
 	struct spill_place place = {.cwd = "/nonexistent/test_spill"};
 	char *rel = NULL, why[ERR_LEN] = "";
 
-	ck_assert_int_eq(spill_save(&place, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)),
+	ck_assert_int_eq(spill_save(&place, &spill_output_dir, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)),
 			 -1);
 	ck_assert_ptr_null(rel);
 	ck_assert_ptr_nonnull(strstr(why, "/nonexistent/test_spill"));
@@ -154,11 +154,11 @@ START_TEST(given_to_kernel_identity)
 
 	if (geteuid() != 0) {
 		/* Only root gives files away; an unprivileged chown must fail loudly. */
-		ck_assert_int_eq(spill_save(&place, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)), -1);
+		ck_assert_int_eq(spill_save(&place, &spill_output_dir, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)), -1);
 		ck_assert_ptr_nonnull(strstr(why, "chown"));
 		return;
 	}
-	ck_assert_msg(spill_save(&place, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)) == 0,
+	ck_assert_msg(spill_save(&place, &spill_output_dir, 1, "stdout", ".txt", "x", 1, &rel, why, sizeof(why)) == 0,
 		      "%s", why);
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	ck_assert_int_eq(lstat(path, &st), 0);
