@@ -89,6 +89,7 @@ direct = None
 if warm_pool:
     sys.path.insert(0, os.path.dirname(sysdir.rstrip("/")) + "/../bench")
     from bench import DirectKernel
+    os.chdir(os.path.dirname(log))  # octave_kernel leaves octave-workspace in its cwd
     direct = DirectKernel(os.path.dirname(log), kernel, "tcp",
                           "python3" if kernel == "ipykernel" else kernel)
     direct.start()
