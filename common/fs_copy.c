@@ -19,6 +19,7 @@ struct copy {
 	uid_t uid;
 	gid_t gid;
 	long long max;
+	long max_entries;
 	struct fs_copy_stats *st;
 	char *buf; /* CHUNK bytes: not TLS, which comes off every thread's stack */
 };
@@ -163,6 +164,11 @@ copy_dir(struct copy *c, int src, int dst, int depth)
 	while (rc == 0 && (e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
+		if (c->st->files + c->st->dirs + c->st->skipped >= c->max_entries) {
+			errno = EMLINK;
+			rc = -1;
+			break;
+		}
 		if (fstatat(src, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == -1)
 			c->st->skipped++; /* gone meanwhile */
 		else if (S_ISDIR(sb.st_mode))
@@ -180,9 +186,9 @@ copy_dir(struct copy *c, int src, int dst, int depth)
 
 int
 fs_copy_tree(int src, int dst, uid_t owner, uid_t uid, gid_t gid, long long max_bytes,
-	     struct fs_copy_stats *st)
+	     long max_entries, struct fs_copy_stats *st)
 {
-	struct copy c = {owner, uid, gid, max_bytes, st, xmalloc(CHUNK)};
+	struct copy c = {owner, uid, gid, max_bytes, max_entries, st, xmalloc(CHUNK)};
 
 	memset(st, 0, sizeof(*st));
 	int rc = copy_dir(&c, src, dst, 0);

@@ -37,13 +37,16 @@ struct fs_copy_stats {
  * Copy what the directory `src` holds into the empty directory `dst`
  * (descriptors, borrowed), only its entries of uid `owner` ((uid_t)-1:
  * any), the new entries owned by uid:gid ((uid_t)-1:
- * left to the caller's own), at most `max_bytes` of contents. 0, or -1
- * with errno: EFBIG when the contents pass max_bytes, else of the first
+ * left to the caller's own), at most `max_bytes` of contents and
+ * `max_entries` entries (each one met counts, copied or skipped: a tree of
+ * millions of empty files must not hold the copier for long). 0, or -1
+ * with errno: EFBIG when the contents pass max_bytes, EMLINK when the
+ * entries pass max_entries, else of the first
  * failure to write the copy (a source entry that cannot be read is
  * skipped, not an error). On failure what was copied stays: the caller
  * removes `dst` (fs_tree.h).
  */
 int fs_copy_tree(int src, int dst, uid_t owner, uid_t uid, gid_t gid, long long max_bytes,
-		 struct fs_copy_stats *st);
+		 long max_entries, struct fs_copy_stats *st);
 
 #endif

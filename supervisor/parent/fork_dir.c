@@ -66,8 +66,11 @@ copy_into(int in, int out, uid_t uid, const char *src, struct fs_copy_stats *st,
 	if (fstat(in, &sb) == -1)
 		return err_set(why, why_len, "fstat %s: %s", src, strerror(errno));
 	if (fs_copy_tree(in, out, sb.st_uid, owner, (gid_t)owner, fork_cfg->fork_max_bytes,
-			 st) == 0)
+			 FORK_ENTRIES_MAX, st) == 0)
 		return 0;
+	if (errno == EMLINK)
+		return err_set(why, why_len, "the working directory holds more than %d entries: "
+			       "nothing was kept of the copy", FORK_ENTRIES_MAX);
 	if (errno == EFBIG)
 		return err_set(why, why_len, "the working directory holds more than "
 			       "fork_max_bytes (%ld bytes) of files: nothing was kept of the copy",

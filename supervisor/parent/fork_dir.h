@@ -2,7 +2,7 @@
  * fork_dir.h - the parent's act for FORK_DIR (priv_msg.h): a fresh session
  * directory, a kernel identity of its own (kernel_uid_range), and the copy
  * of the source session's directory into it (fs_copy.h), at most
- * fork_max_bytes. The front, unprivileged, cannot read a kernel's
+ * fork_max_bytes and FORK_ENTRIES_MAX entries. The front, unprivileged, cannot read a kernel's
  * directory; the parent reads it with its own rights and never follows
  * what the kernel planted there.
  */
@@ -16,6 +16,11 @@
 #include "priv_msg.h"
 
 struct config;
+
+/* Entries (files, directories, what is skipped) a fork's copy may meet:
+ * the parent copies in its loop, which a tree of millions of empty files
+ * would hold for minutes although it is far below fork_max_bytes. */
+#define FORK_ENTRIES_MAX 100000
 
 /* Remember the configuration (borrowed: fork_max_bytes, state_dir, the range). */
 void fork_dir_init(const struct config *cfg);

@@ -87,7 +87,8 @@ START_TEST(links_fifos_and_modes)
 	close(fd);
 	close(sub);
 
-	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, &st), 0);
+	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, 1000,
+				      &st), 0);
 	ck_assert_int_eq(st.files, 4); /* plain, tool, hard, sub/deep */
 	ck_assert_int_eq(st.dirs, 1);
 	ck_assert_int_eq(st.bytes, 5 + 10 + 5 + 3);
@@ -127,7 +128,8 @@ START_TEST(socket_and_mode_0_dir)
 	fchmod(c, 0);
 	close(c);
 
-	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, &st), 0);
+	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, 1000,
+				      &st), 0);
 	ck_assert_int_eq(copied("sock", &sb), -1);
 	if (geteuid() == 0) { /* root reads it: copied, and its copy is 0700 */
 		ck_assert_int_eq(st.skipped, 1);
@@ -149,16 +151,46 @@ START_TEST(cap)
 
 	put("a", "0123456789", 0600);
 	put("b", "0123456789", 0600);
-	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 20, &st), 0);
+	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 20, 1000,
+				      &st), 0);
 	ck_assert_int_eq(st.bytes, 20);
 	char path[96];
 	snprintf(path, sizeof(path), "%s/dst2", top);
 	ck_assert_int_eq(mkdir(path, 0700), 0);
 	int dst2 = open(path, O_RDONLY | O_DIRECTORY);
 	errno = 0;
-	ck_assert_int_eq(fs_copy_tree(src, dst2, (uid_t)-1, (uid_t)-1, (gid_t)-1, 19, &st), -1);
+	ck_assert_int_eq(fs_copy_tree(src, dst2, (uid_t)-1, (uid_t)-1, (gid_t)-1, 19, 1000,
+				      &st), -1);
 	ck_assert_int_eq(errno, EFBIG);
 	ck_assert_int_le(st.bytes, 19);
+	close(dst2);
+}
+END_TEST
+
+/* The entry cap: every entry met counts, a skipped one too. */
+START_TEST(entry_cap)
+{
+	struct fs_copy_stats st;
+	char name[16];
+
+	for (int i = 0; i < 30; i++) {
+		snprintf(name, sizeof(name), "e%02d", i);
+		put(name, "", 0600);
+	}
+	ck_assert_int_eq(symlinkat("/etc/passwd", src, "link"), 0);
+	errno = 0;
+	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, 30, &st),
+			 -1);
+	ck_assert_int_eq(errno, EMLINK);
+	ck_assert_int_eq(st.files + st.skipped, 30);
+	char path[96];
+	snprintf(path, sizeof(path), "%s/dst2", top);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	int dst2 = open(path, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(fs_copy_tree(src, dst2, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, 31, &st),
+			 0);
+	ck_assert_int_eq(st.files, 30);
+	ck_assert_int_eq(st.skipped, 1);
 	close(dst2);
 }
 END_TEST
@@ -177,7 +209,8 @@ START_TEST(owners_only)
 	ck_assert_int_eq(fchownat(src, "theirs", 4242, 4242, AT_SYMLINK_NOFOLLOW), 0);
 	ck_assert_int_eq(mkdirat(src, "theirdir", 0700), 0);
 	ck_assert_int_eq(fchownat(src, "theirdir", 4242, 4242, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert_int_eq(fs_copy_tree(src, dst, geteuid(), 4343, 4343, 1 << 20, &st), 0);
+	ck_assert_int_eq(fs_copy_tree(src, dst, geteuid(), 4343, 4343, 1 << 20, 1000,
+				      &st), 0);
 	ck_assert_int_eq(st.files, 1);
 	ck_assert_int_eq(st.skipped, 2);
 	ck_assert_int_eq(copied("theirs", &sb), -1);
@@ -200,7 +233,8 @@ START_TEST(depth_bound)
 		d = next;
 	}
 	close(d);
-	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, &st), 0);
+	ck_assert_int_eq(fs_copy_tree(src, dst, (uid_t)-1, (uid_t)-1, (gid_t)-1, 1 << 20, 1000,
+				      &st), 0);
 	ck_assert_int_eq(st.dirs, FS_COPY_DEPTH_MAX);
 	ck_assert_int_eq(st.skipped, 1);
 }
@@ -216,6 +250,7 @@ main(void)
 	tcase_add_test(tc, links_fifos_and_modes);
 	tcase_add_test(tc, socket_and_mode_0_dir);
 	tcase_add_test(tc, cap);
+	tcase_add_test(tc, entry_cap);
 	tcase_add_test(tc, owners_only);
 	tcase_add_test(tc, depth_bound);
 	suite_add_tcase(s, tc);
