@@ -140,8 +140,14 @@ spill_save(const struct spill_place *place, const struct spill_dir *dir, unsigne
 	if (fd == -1)
 		return -1;
 	int rc = spill_write(place, fd, &written, data, len);
-	if (rc == -1 || close(fd) == -1) {
-		err_set(why, why_len, "write %s/%s: %s", place->cwd, *rel, strerror(errno));
+	int err = errno;
+	/* Closed whatever happened: a full disk must not cost a descriptor a call. */
+	if (close(fd) == -1 && rc != -1) {
+		rc = -1;
+		err = errno;
+	}
+	if (rc == -1) {
+		err_set(why, why_len, "write %s/%s: %s", place->cwd, *rel, strerror(err));
 		free(*rel);
 		*rel = NULL;
 		return -1;
