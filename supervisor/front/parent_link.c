@@ -242,10 +242,14 @@ parent_link_deliver(const struct priv_msg *m, int fd)
 		pthread_cond_broadcast(&pre_cond);
 		fd = -1;
 	}
+	int orphan = w == NULL || w->done;
 	pthread_mutex_unlock(&pre_mu);
 	/* Its caller gave up (or a refusal of a malformed request, seq 0). */
 	if (fd != -1)
 		close(fd);
+	/* A copy made for a fork no one waits for any more is no one's. */
+	if (orphan && m->type == PRIV_DIR_FORKED)
+		parent_link_remove_dir(m->u.forked.dir);
 	return 1;
 }
 
