@@ -455,15 +455,38 @@ again:
 	}
 }
 
-/* The least recently used hibernated session, or NULL. */
+/* Hibernated sessions of `identity`. */
+static int
+hibernated_of(const char *identity)
+{
+	int n = 0;
+
+	for (struct session *s = sessions; s; s = s->next)
+		n += s->hibernated && strcmp(s->identity, identity) == 0;
+	return n;
+}
+
+/*
+ * The hibernated session to close past max_hibernated_sessions, or NULL:
+ * the least recently used of the identity that holds the most, so that one
+ * identity filling the slots (forks are born hibernated) closes its own
+ * sessions, not the older ones of everyone else.
+ */
 static struct session *
 lru_hibernated(void)
 {
 	struct session *lru = NULL;
+	int most = 0;
 
-	for (struct session *s = sessions; s; s = s->next)
-		if (s->hibernated && (lru == NULL || s->last_used <= lru->last_used))
+	for (struct session *s = sessions; s; s = s->next) {
+		if (!s->hibernated)
+			continue;
+		int n = hibernated_of(s->identity);
+		if (n > most || (n == most && s->last_used <= lru->last_used)) {
 			lru = s;
+			most = n;
+		}
+	}
 	return lru;
 }
 
