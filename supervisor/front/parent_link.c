@@ -235,14 +235,14 @@ parent_link_deliver(const struct priv_msg *m, int fd)
 	struct pre_wait *w = pre_waits;
 	while (w && w->seq != seq)
 		w = w->next;
-	if (w && !w->done) {
+	int orphan = w == NULL || w->done;
+	if (!orphan) {
 		w->m = *m;
 		w->fd = fd;
 		w->done = 1;
 		pthread_cond_broadcast(&pre_cond);
 		fd = -1;
 	}
-	int orphan = w == NULL || w->done;
 	pthread_mutex_unlock(&pre_mu);
 	/* Its caller gave up (or a refusal of a malformed request, seq 0). */
 	if (fd != -1)

@@ -5,14 +5,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "err.h"
 #include "fork_dir.h"
-#include "fs_tree.h"
 #include "log.h"
+#include "remover.h"
 #include "rand.h"
 #include "uid.h"
 #include "xmalloc.h"
@@ -79,9 +81,36 @@ copy_into(int in, int out, uid_t uid, const char *src, struct fs_copy_stats *st,
 		       strerror(errno));
 }
 
+/* What the copying child tells the parent, in its result file. */
+struct copy_result {
+	int rc;
+	struct fs_copy_stats st;
+	char why[PRIV_REASON_MAX - 40];
+};
+
+/* In the child: copy, write how it went to `res`, and end. */
+static void __attribute__((noreturn))
+copy_child(int in, int out, uid_t uid, const char *src, int res)
+{
+	struct copy_result r = {0};
+
+	setpgid(0, 0);
+	r.rc = copy_into(in, out, uid, src, &r.st, r.why, sizeof(r.why));
+	_exit(write(res, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
+}
+
+/* Undo a copy that is not kept: removed off the loop, its uid reserved
+ * until the files are gone. */
+static void
+discard(struct monitor_fork *job)
+{
+	uid_release(job->uid, job->dir);
+	remover_add(job->dir);
+	job->dir = NULL;
+}
+
 int
-fork_dir_copy(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 1],
-	      uid_t *uid, struct fs_copy_stats *st, char *why, size_t why_len)
+fork_dir_start(void *ctx, const char *src, struct monitor_fork *job, char *why, size_t why_len)
 {
 	uid_t u = 0;
 	int out;
@@ -93,29 +122,63 @@ fork_dir_copy(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 
 		return err_set(why, why_len, "every identity of kernel_uid_range is in use or "
 			       "not swept yet");
 	int in = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (in == -1) {
-		err_set(why, why_len, "open %s: %s", src, strerror(errno));
+	int res = memfd_create("fork-copy", MFD_CLOEXEC);
+	char *path = in == -1 || res == -1 ? NULL : make_copy_dir(job->name, u, &out, why, why_len);
+	if (path == NULL) {
+		if (in == -1 || res == -1)
+			err_set(why, why_len, "open %s or a result file: %s", src, strerror(errno));
+		if (in != -1)
+			close(in);
+		if (res != -1)
+			close(res);
 		uid_release(u, NULL);
 		return -1;
 	}
-	char *path = make_copy_dir(name, u, &out, why, why_len);
-	int rc = path ? copy_into(in, out, u, src, st, why, why_len) : -1;
+	job->dir = path;
+	job->uid = u;
+	job->result_fd = res;
+	/* glibc's fork leaves malloc usable in the child of our two threads
+	 * (the remover's): the copy allocates, and logs nothing. */
+	job->pid = fork();
+	if (job->pid == 0)
+		copy_child(in, out, u, src, res);
+	int err = errno;
 	close(in);
-	if (out != -1)
-		close(out);
-	if (rc == -1) {
-		if (path)
-			fs_remove_tree(path);
-		free(path);
-		uid_release(u, NULL);
-		return -1;
+	close(out);
+	if (job->pid == -1) {
+		close(res);
+		discard(job);
+		return err_set(why, why_len, "fork for the copy of %s: %s", src, strerror(err));
+	}
+	setpgid(job->pid, job->pid); /* as the child does: a kill may come first */
+	return 0;
+}
+
+int
+fork_dir_done(void *ctx, struct monitor_fork *job, int status, struct fs_copy_stats *st,
+	      char *why, size_t why_len)
+{
+	struct copy_result r;
+	ssize_t n = pread(job->result_fd, &r, sizeof(r), 0);
+
+	(void)ctx;
+	close(job->result_fd);
+	job->result_fd = -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != (ssize_t)sizeof(r)) {
+		discard(job);
+		return err_set(why, why_len, "the copy did not finish (its process ended with "
+			       "status %d)", status);
+	}
+	if (r.rc == -1) {
+		discard(job);
+		r.why[sizeof(r.why) - 1] = '\0';
+		return err_set(why, why_len, "%s", r.why);
 	}
 	/* Reserved for the fork's next worker (uid_retake), as a kept directory's. */
-	uid_release(u, path);
-	log_info("session directory %s copied into %s for a fork: %lld bytes, %ld files, %ld "
-		 "entries skipped, kernel uid %d", src, path, st->bytes, st->files, st->skipped,
-		 (int)u);
-	*dir = path;
-	*uid = u;
+	uid_release(job->uid, job->dir);
+	*st = r.st;
+	log_info("session directory copied into %s for a fork: %lld bytes, %ld files, %ld "
+		 "entries skipped, kernel uid %d", job->dir, st->bytes, st->files, st->skipped,
+		 (int)job->uid);
 	return 0;
 }

@@ -13,19 +13,23 @@
 #include <sys/types.h>
 
 #include "fs_copy.h"
+#include "monitor.h"
 #include "priv_msg.h"
 
 struct config;
 
 /* Entries (files, directories, what is skipped) a fork's copy may meet:
- * the parent copies in its loop, which a tree of millions of empty files
+ * even in a child of the parent, a tree of millions of empty files
  * would hold for minutes although it is far below fork_max_bytes. */
 #define FORK_ENTRIES_MAX 100000
 
 /* Remember the configuration (borrowed: fork_max_bytes, state_dir, the range). */
 void fork_dir_init(const struct config *cfg);
-/* monitor_ops.fork_dir (monitor.h). */
-int fork_dir_copy(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 1],
-		  uid_t *uid, struct fs_copy_stats *st, char *why, size_t why_len);
+/* monitor_ops.fork_dir and fork_done (monitor.h): the copy runs in a
+ * child of the parent, which answers once it is reaped. */
+int fork_dir_start(void *ctx, const char *src, struct monitor_fork *job, char *why,
+		   size_t why_len);
+int fork_dir_done(void *ctx, struct monitor_fork *job, int status, struct fs_copy_stats *st,
+		  char *why, size_t why_len);
 
 #endif

@@ -39,6 +39,13 @@ struct mpre {
 	int timed_out;
 };
 
+/* A fork's copy running for the front's FORK_DIR `seq`. */
+struct mfork {
+	struct mfork *next;
+	uint32_t seq;
+	struct monitor_fork job;
+};
+
 struct monitor {
 	const struct monitor_ops *ops;
 	void *ctx;
@@ -49,6 +56,7 @@ struct monitor {
 	uint32_t next_id;
 	struct mworker *workers;
 	struct mpre *pres;
+	struct mfork *forks;
 	int pre_max;	  /* 0: PREPROCESS is refused */
 	int pre_timeout_s;
 	long pre_max_bytes;
@@ -93,6 +101,21 @@ monitor_free(struct monitor **mp)
 		close(p->out);
 		close(p->err);
 		free(p);
+	}
+	/* A copy no front will take: stopped, and what it made removed. */
+	while (m->forks) {
+		struct mfork *c = m->forks;
+		struct fs_copy_stats st;
+		char why[PRIV_REASON_MAX];
+		int status = 0;
+		m->forks = c->next;
+		m->ops->kill_group(m->ctx, c->job.pid);
+		while (waitpid(c->job.pid, &status, 0) == -1 && errno == EINTR)
+			;
+		if (m->ops->fork_done(m->ctx, &c->job, status, &st, why, sizeof(why)) == 0)
+			m->ops->remove_dir(m->ctx, c->job.dir);
+		free(c->job.dir);
+		free(c);
 	}
 	free(m);
 	*mp = NULL;
@@ -144,6 +167,8 @@ kept_dirs(const struct monitor *m)
 	int n = 0;
 	for (const struct mworker *w = m->workers; w; w = w->next)
 		n += w->dir != NULL;
+	for (const struct mfork *f = m->forks; f; f = f->next)
+		n++; /* a copy under way is one more directory */
 	return n;
 }
 
@@ -415,15 +440,12 @@ on_remove(struct monitor *m, const struct priv_remove_dir *r)
 	return 0;
 }
 
-/* Copy directory `f->dir` for a fork; the copy is kept as a reaped worker's. */
+/* Start copying directory `f->dir` for a fork; fork_exited answers. */
 static int
 on_fork(struct monitor *m, const struct priv_fork_dir *f)
 {
-	char why[PRIV_REASON_MAX - 40], name[PRIV_NAME_LEN + 1];
-	struct fs_copy_stats st;
+	char why[PRIV_REASON_MAX - 40];
 	struct mworker *src = by_dir(m, f->dir);
-	char *dir;
-	uid_t uid;
 
 	if (src == NULL || src->dir == NULL)
 		return refuse(m, PRIV_FORK_DIR, f->seq,
@@ -433,24 +455,58 @@ on_fork(struct monitor *m, const struct priv_fork_dir *f)
 	if (kept_dirs(m) >= m->max_kept)
 		return refuse(m, PRIV_FORK_DIR, f->seq, "%d session directories are not "
 			      "removed yet", kept_dirs(m));
-	if (m->ops->fork_dir(m->ctx, src->dir, &dir, name, &uid, &st, why, sizeof(why)) == -1)
+	struct mfork *c = xcalloc(1, sizeof(*c));
+	if (m->ops->fork_dir(m->ctx, src->dir, &c->job, why, sizeof(why)) == -1) {
+		free(c);
 		return refuse(m, PRIV_FORK_DIR, f->seq, "%s", why);
+	}
+	c->seq = f->seq;
+	c->next = m->forks;
+	m->forks = c;
+	return 0;
+}
+
+/* The copy `c` ended: keep it as a reaped worker's directory and answer. */
+static int
+fork_answer(struct monitor *m, struct mfork *c, int status)
+{
+	char why[PRIV_REASON_MAX - 40];
+	struct fs_copy_stats st;
+
+	if (m->ops->fork_done(m->ctx, &c->job, status, &st, why, sizeof(why)) == -1)
+		return refuse(m, PRIV_FORK_DIR, c->seq, "%s", why);
 	struct mworker *w = xcalloc(1, sizeof(*w));
 	w->id = m->next_id++;
 	w->dir_id = m->next_id++;
 	w->pidfd = -1;
-	w->dir = dir;
-	w->uid = uid;
+	w->dir = c->job.dir;
+	w->uid = c->job.uid;
 	w->next = m->workers;
 	m->workers = w;
 	struct priv_msg r = {.type = PRIV_DIR_FORKED};
 	uint64_t bytes = (uint64_t)st.bytes;
-	r.u.forked = (struct priv_dir_forked){f->seq,		      w->dir_id,
-					      (uint32_t)uid,	      {0},
+	r.u.forked = (struct priv_dir_forked){c->seq,		      w->dir_id,
+					      (uint32_t)w->uid,	      {0},
 					      (uint32_t)(bytes >> 32), (uint32_t)bytes,
 					      (uint32_t)st.files,     (uint32_t)st.skipped};
-	memcpy(r.u.forked.name, name, sizeof(name));
+	memcpy(r.u.forked.name, c->job.name, sizeof(c->job.name));
 	return reply(m, &r, -1);
+}
+
+/* Reaped copy `pid`: answer its FORK_DIR. 1 if it was one, else 0. */
+static int
+fork_exited(struct monitor *m, pid_t pid, int status)
+{
+	for (struct mfork **pp = &m->forks; *pp; pp = &(*pp)->next) {
+		struct mfork *c = *pp;
+		if (c->job.pid != pid)
+			continue;
+		*pp = c->next;
+		fork_answer(m, c, status);
+		free(c);
+		return 1;
+	}
+	return 0;
 }
 
 static int
@@ -586,7 +642,7 @@ monitor_request(struct monitor *m)
 int
 monitor_child_exited(struct monitor *m, pid_t pid, int status)
 {
-	if (pre_exited(m, pid, status))
+	if (pre_exited(m, pid, status) || fork_exited(m, pid, status))
 		return 1;
 	for (struct mworker *w = m->workers; w; w = w->next) {
 		if (w->pid != pid || !w->live)
@@ -619,6 +675,8 @@ monitor_end_all(struct monitor *m)
 	}
 	for (struct mpre *p = m->pres; p; p = p->next)
 		m->ops->kill_group(m->ctx, p->pid);
+	for (struct mfork *c = m->forks; c; c = c->next)
+		m->ops->kill_group(m->ctx, c->job.pid);
 	return n;
 }
 

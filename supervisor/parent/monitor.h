@@ -26,6 +26,15 @@
 #include "priv_msg.h"
 
 /* What the parent does once a request passed the checks. `ctx` is borrowed. */
+/* A fork's copy under way (monitor_ops.fork_dir). */
+struct monitor_fork {
+	pid_t pid;			/* the child copying, in a process group of its own */
+	int result_fd;			/* where it writes how the copy went */
+	char *dir;			/* the new directory (owned) */
+	char name[PRIV_NAME_LEN + 1];	/* its name under state_dir/sessions */
+	uid_t uid;			/* its kernel identity, or 0 */
+};
+
 struct monitor_ops {
 	/*
 	 * Start a worker and write its START (identity, directories, cgroup,
@@ -68,13 +77,21 @@ struct monitor_ops {
 	/* SIGKILL process group `pgid` (a preprocess_command not reaped yet). */
 	void (*kill_group)(void *ctx, pid_t pgid);
 	/*
-	 * Copy session directory `src` (borrowed) into a new one for a fork
-	 * (fs_copy.h), with a kernel identity of its own, reserved for it: 0
-	 * with *dir (the monitor owns it), name, *uid and *st, or -1 with
-	 * why[why_len] and nothing left behind. NULL: forks are refused.
+	 * Start copying session directory `src` (borrowed) into a new one for
+	 * a fork (fs_copy.h), with a kernel identity of its own, in a child of
+	 * ours, so that the loop does not wait for the copy: 0 with *job, or
+	 * -1 with why[why_len] and nothing left behind. NULL: forks are refused.
 	 */
-	int (*fork_dir)(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 1],
-			uid_t *uid, struct fs_copy_stats *st, char *why, size_t why_len);
+	int (*fork_dir)(void *ctx, const char *src, struct monitor_fork *job, char *why,
+			size_t why_len);
+	/*
+	 * The copy's child, job->pid, was reaped with `status`: 0 with *st and
+	 * job->dir (then the monitor's) kept, reserved for job->uid; or -1
+	 * with why[why_len], the copy on its way out. Either way job holds
+	 * nothing more to free.
+	 */
+	int (*fork_done)(void *ctx, struct monitor_fork *job, int status, struct fs_copy_stats *st,
+			 char *why, size_t why_len);
 };
 
 struct monitor;

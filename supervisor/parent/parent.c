@@ -270,7 +270,8 @@ op_kill_group(void *ctx, pid_t pgid)
 
 static const struct monitor_ops ops = {op_spawn,	op_kill_worker, op_claim_kernel,
 				       op_kill_kernel,	op_worker_gone, op_remove_dir,
-				       op_preprocess,	op_kill_group,	fork_dir_copy};
+				       op_preprocess,	op_kill_group,	fork_dir_start,
+				       fork_dir_done};
 
 /* ---- the front ---- */
 

@@ -149,27 +149,42 @@ fake_kill_group(void *ctx, pid_t pgid)
 	acts.last_group = pgid;
 }
 
-/* A copy into /nonexistent/sessions/fork-N, of kernel uid 2000 + N. */
+/* A copy into /nonexistent/sessions/fork-N, of kernel uid 2000 + N, by
+ * "child" 7000 + N, which the test reaps (monitor_child_exited). */
 static int
-fake_fork(void *ctx, const char *src, char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid,
-	  struct fs_copy_stats *st, char *why, size_t why_len)
+fake_fork(void *ctx, const char *src, struct monitor_fork *job, char *why, size_t why_len)
 {
 	(void)ctx;
+	(void)why;
+	(void)why_len;
 	snprintf(acts.last_forked, sizeof(acts.last_forked), "%s", src);
-	if (acts.fork_fails) {
+	job->dir = xasprintf("/nonexistent/sessions/fork-%d", acts.forks);
+	snprintf(job->name, PRIV_NAME_LEN + 1, "%016x", 0xf000 + acts.forks);
+	job->uid = 2000 + (uid_t)acts.forks;
+	job->pid = 7000 + acts.forks++;
+	job->result_fd = -1;
+	return 0;
+}
+
+static int
+fake_fork_done(void *ctx, struct monitor_fork *job, int status, struct fs_copy_stats *st,
+	       char *why, size_t why_len)
+{
+	(void)ctx;
+	if (acts.fork_fails || status != 0) {
 		snprintf(why, why_len, "more than fork_max_bytes");
+		free(job->dir);
+		job->dir = NULL;
 		return -1;
 	}
-	*dir = xasprintf("/nonexistent/sessions/fork-%d", acts.forks);
-	snprintf(name, PRIV_NAME_LEN + 1, "%016x", 0xf000 + acts.forks);
-	*uid = 2000 + (uid_t)acts.forks++;
 	*st = (struct fs_copy_stats){.bytes = 5000000000LL, .files = 3, .skipped = 2};
 	return 0;
 }
 
 static const struct monitor_ops ops = {fake_spawn,	 fake_kill_worker, fake_claim,
 				       fake_kill_kernel, fake_gone,	   fake_remove,
-				       fake_preprocess,	 fake_kill_group,  fake_fork};
+				       fake_preprocess,	 fake_kill_group,  fake_fork,
+				       fake_fork_done};
 
 static void
 sink(int priority, const char *line)
@@ -587,6 +602,8 @@ START_TEST(forked_directories)
 	was_refused(&r, PRIV_FORK_DIR, "never made", n++);
 	spawn(&r, &w, &d, &pid);
 	ask(&r, PRIV_FORK_DIR, d, 4); /* its worker runs: copied all the same */
+	silence(&r); /* no answer before the copy's child is reaped */
+	ck_assert_int_eq(monitor_child_exited(r.m, 7000, 0), 1);
 	struct priv_msg m = answer(&r, PRIV_DIR_FORKED, NULL);
 	ck_assert_str_eq(acts.last_forked, "/nonexistent/sessions/0");
 	ck_assert_uint_eq(m.u.forked.seq, 4);
@@ -605,6 +622,7 @@ START_TEST(forked_directories)
 	ck_assert_uint_eq(acts.last_reused_uid, 2000);
 	acts.fork_fails = 1;
 	ask(&r, PRIV_FORK_DIR, d, 6);
+	ck_assert_int_eq(monitor_child_exited(r.m, 7001, 0), 1);
 	was_refused(&r, PRIV_FORK_DIR, "more than fork_max_bytes", n++);
 	ck_assert_int_eq(monitor_child_exited(r.m, pid, 9), 1);
 	answer(&r, PRIV_WORKER_EXITED, NULL);
