@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -81,15 +82,39 @@ copy_bytes(struct copy *c, int in, int out)
 	}
 }
 
+/*
+ * Open `name` of src for reading if it is a regular file, with *sb; else
+ * -1. It is looked at through an O_PATH descriptor first, which opens
+ * nothing: a device or FIFO put in its place since the readdir (a hard
+ * link to a device node, say) is never opened, not even without blocking.
+ */
+static int
+open_regular(int src, const char *name, struct stat *sb)
+{
+	char self[32];
+	int p = openat(src, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (p == -1)
+		return -1;
+	if (fstat(p, sb) == -1 || !S_ISREG(sb->st_mode)) {
+		close(p);
+		return -1;
+	}
+	/* The same inode, now opened for reading. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
+	int fd = open(self, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	close(p);
+	return fd;
+}
+
 /* Copy regular file `name` of src into dst; skipped if it is none by now. */
 static int
 copy_file(struct copy *c, int src, int dst, const char *name)
 {
 	struct stat sb;
-	/* O_NONBLOCK: a FIFO put in its place since the lstat does not block. */
-	int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int in = open_regular(src, name, &sb);
 
-	if (in == -1 || fstat(in, &sb) == -1 || !S_ISREG(sb.st_mode) || !owners(c, &sb)) {
+	if (in == -1 || !owners(c, &sb)) {
 		if (in != -1)
 			close(in);
 		c->st->skipped++;

@@ -6,7 +6,10 @@
  * Every step opens relative to its parent with O_NOFOLLOW, so a link
  * planted in the tree is never followed; what is neither a regular file
  * nor a directory (a symlink, a device, a FIFO, a socket) is skipped and
- * counted, never opened for reading (a FIFO cannot make the copy wait).
+ * counted, never opened (each entry is looked at through an O_PATH
+ * descriptor first, and only a regular file is then opened for reading:
+ * a FIFO cannot make the copy wait, a device put in a file's place is
+ * never opened).
  * A hard link is copied as content, once per name. Only entries of the
  * tree's owner are copied: a hard link the owner made to another's file
  * (which the privileged copier could read, and the owner not) is skipped.

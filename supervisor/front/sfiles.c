@@ -113,8 +113,17 @@ sfiles_open(struct session *s, const char *path, struct json_object **info,
 		return err_set(why, why_len, "%s: refused: outputs/%s does not exist", path, path);
 	call_init(&c);
 	file_call(s, &c, CALL_FILE_OPEN, path);
-	/* A FILE naming a file came with its descriptor (pool_io.c checks). */
+	/* A FILE naming a file came with its descriptor (pool_io.c checks;
+	 * checked again here, since a caller takes -1 for an error). */
 	if (take_file(&c, info, err, why, why_len) == 0) {
+		if (c.fd == -1) {
+			json_object_put(*info);
+			*info = NULL;
+			*err = SFILES_REFUSED;
+			call_clear(&c);
+			return err_set(why, why_len, "%s: the worker named the file without "
+				       "passing it", path);
+		}
 		fd = c.fd;
 		c.fd = -1;
 	}
