@@ -9,8 +9,10 @@
 # change shows: everything, warnings and error() included, is one pty
 # stream on stdout with CRLF line ends; error() is not an error reply (the
 # call succeeds, its text is in stdout); a timed-out call answers ok with
-# its partial output; plots need a graphics toolkit (gnuplot), without
-# which plot() prints "no graphics toolkits are available".
+# its partial output. Plots need a graphics toolkit (gnuplot) and
+# Ghostscript (CI installs gnuplot-nox, ghostscript, fonts-freefont-otf):
+# then plot() is an image/png; without gnuplot it prints "no graphics
+# toolkits are available".
 . "$(dirname "$0")/lib.sh"
 # Long (several daemons, or every mode): CI's first stage only.
 slow_suite
@@ -32,7 +34,11 @@ if [ "$(id -u)" = 0 ]; then
 fi
 unshare -U -n true 2>/dev/null || rounds=$(echo "$rounds" | tr ' ' '\n' | grep -v isolated)
 gnuplot=0
-command -v gnuplot >/dev/null 2>&1 && gnuplot=1
+# 1: gnuplot and Ghostscript; 2: gnuplot alone; 0: neither.
+if command -v gnuplot >/dev/null 2>&1; then
+	gnuplot=2
+	command -v gs >/dev/null 2>&1 && gnuplot=1
+fi
 for round in $rounds; do
 	mode=${round%:*}
 	range=
@@ -48,7 +54,7 @@ $range"
 import sys, time
 from mcp import Client, check, ok, images_of, png_problem
 
-url, rnd, gnuplot = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+url, rnd, gnuplot = sys.argv[1], sys.argv[2], sys.argv[3]
 a = Client(url)
 a.initialize()
 names = {t["name"] for t in a.result("tools/list")["tools"]}
@@ -78,10 +84,13 @@ ok("%s: error() reported as output (success %s): octave_kernel sends no error re
    % (rnd, s["success"]))
 
 r, s = run("plot([1 3 2])")
-if gnuplot:
+if gnuplot == "1":
     imgs = images_of(r)
     check(imgs and png_problem(imgs[0]["data"]) is None, "%s: a plot is a PNG" % rnd, r)
     ok("%s: plot() is image/png" % rnd)
+elif gnuplot == "2":
+    check("Ghostscript" in s["stderr"], "%s: without gs, the plot fails saying why" % rnd, s)
+    ok("%s: no Ghostscript: the inline plot fails naming it" % rnd)
 else:
     check("no graphics toolkits" in s["stdout"], "%s: without gnuplot, plot() says why" % rnd, s)
     ok("%s: no gnuplot: plot() prints 'no graphics toolkits are available'" % rnd)
