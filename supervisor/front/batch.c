@@ -45,6 +45,7 @@ struct batch {
 	double timeout_s;
 	int concurrency;
 	uint32_t from_dir; /* a session directory each item's kernel starts from; 0: none */
+	char *from_checkpoint; /* the checkpoint of it each item loads; NULL: the latest */
 	size_t n, next_item, running, finished;
 	struct item *items;
 	int cancelled;	/* by cancel_batch or the end of its session (both locks) */
@@ -206,7 +207,8 @@ item_thread(void *arg)
 	pool_lock();
 	struct worker *w = NULL;
 	if (!run->b->cancelled && run->b->from_dir)
-		w = batch_from_kernel(cfg, run->b->from_dir, ITEM_TAKE_WAIT_S, why, sizeof(why));
+		w = batch_from_kernel(cfg, run->b->from_dir, run->b->from_checkpoint,
+				      ITEM_TAKE_WAIT_S, why, sizeof(why));
 	else if (!run->b->cancelled)
 		w = pool_take(ITEM_TAKE_WAIT_S, why, sizeof(why));
 	if (run->b->cancelled) {
@@ -308,7 +310,7 @@ kick(void)
 const char *
 batch_start(const struct config *c, const char *owner, const char *identity, const char *code,
 	    struct json_object *inputs, double timeout_s, const char *result_variable,
-	    int concurrency, uint32_t from_dir)
+	    int concurrency, uint32_t from_dir, const char *from_checkpoint)
 {
 	struct batch *b = xcalloc(1, sizeof(*b));
 
@@ -321,6 +323,7 @@ batch_start(const struct config *c, const char *owner, const char *identity, con
 	b->timeout_s = timeout_s;
 	b->concurrency = concurrency;
 	b->from_dir = from_dir;
+	b->from_checkpoint = from_checkpoint ? xstrdup(from_checkpoint) : NULL;
 	b->n = json_object_array_length(inputs);
 	b->items = xcalloc(b->n, sizeof(*b->items));
 	for (size_t i = 0; i < b->n; i++)
@@ -455,6 +458,7 @@ batch_free(struct batch *b)
 	}
 	free(b->items);
 	free(b->code);
+	free(b->from_checkpoint);
 	free(b->result_variable);
 	free(b);
 }

@@ -28,14 +28,14 @@ struct config;
  * stay under pool.max_sessions, then reading `result_variable`; each kernel
  * has USER_IDENTITY `identity`. With `from_dir` (0: none), a session
  * directory of the same identity, each item's kernel starts in a copy of it
- * with its latest checkpoint loaded (batch_from.h) instead of an empty one
- * from the pool. Returns the new batch's id (storage of the batch: copy it
+ * (made as the item starts) with checkpoint `from_checkpoint` loaded (NULL:
+ * the latest; batch_from.h) instead of an empty one from the pool. Returns the new batch's id (storage of the batch: copy it
  * before the batch can expire).
  */
 const char *batch_start(const struct config *cfg, const char *owner, const char *identity,
 			const char *code,
 			struct json_object *inputs, double timeout_s, const char *result_variable,
-			int concurrency, uint32_t from_dir);
+			int concurrency, uint32_t from_dir, const char *from_checkpoint);
 /*
  * Cancel batch `id` of `owner`: pending items never start, running ones
  * are interrupted (and killed with their kernel if they ignore it). Returns

@@ -39,12 +39,12 @@ start_in(uint32_t dir, double wait_s, char *why, size_t why_len)
 	return w;
 }
 
-/* Load the latest checkpoint into w's kernel. 0, or -1 with why. */
+/* Load checkpoint `id` (NULL: the latest) into w's kernel. 0, or -1 with why. */
 static int
-load_latest(const struct config *cfg, struct worker *w, char *why, size_t why_len)
+load(const struct config *cfg, struct worker *w, const char *id, char *why, size_t why_len)
 {
 	struct call c;
-	char *code = checkpoint_cell(cfg, w->workdir, "load", NULL);
+	char *code = checkpoint_cell(cfg, w->workdir, "load", id);
 
 	call_init(&c);
 	pool_execute(w, &c, code, cfg->checkpoint_max_seconds + CELL_SLACK_S, 1);
@@ -64,8 +64,8 @@ load_latest(const struct config *cfg, struct worker *w, char *why, size_t why_le
 }
 
 struct worker *
-batch_from_kernel(const struct config *cfg, uint32_t dir, double wait_s, char *why,
-		  size_t why_len)
+batch_from_kernel(const struct config *cfg, uint32_t dir, const char *checkpoint, double wait_s,
+		  char *why, size_t why_len)
 {
 	struct priv_dir_forked f;
 
@@ -75,7 +75,7 @@ batch_from_kernel(const struct config *cfg, uint32_t dir, double wait_s, char *w
 	if (rc == -1)
 		return NULL;
 	struct worker *w = start_in(f.dir, wait_s, why, why_len);
-	if (w && load_latest(cfg, w, why, why_len) == -1) {
+	if (w && load(cfg, w, checkpoint, why, why_len) == -1) {
 		pool_release(w); /* its directory goes with it */
 		w = NULL;
 	}

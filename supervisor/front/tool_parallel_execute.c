@@ -160,15 +160,18 @@ parallel_call(struct tool_call *tc)
 		return failed;
 	}
 	const char *run = preprocessed ? preprocessed : code;
+	/* Every item loads the checkpoint the answer names, whatever the
+	 * source does meanwhile (a hibernated source's: its latest). */
+	struct json_object *cid = from && cp ? json_object_object_get(cp, "checkpoint") : NULL;
 	const char *id = batch_start(tc->cfg, tc->session->id, tc->session->identity, run,
-				     inputs, seconds, var, limit, dir);
+				     inputs, seconds, var, limit, dir,
+				     cid ? json_object_get_string(cid) : NULL);
 	free(preprocessed);
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "batch_id", json_object_new_string(id));
 	json_object_object_add(o, "total", json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "concurrency", json_object_new_int(limit));
 	if (from) {
-		struct json_object *cid = cp ? json_object_object_get(cp, "checkpoint") : NULL;
 		const char *from_id = tool_arg_string(tc, "from_session");
 		json_object_object_add(o, "from_session", json_object_new_string(from_id));
 		json_object_object_add(o, "checkpoint", json_object_get(cid));
