@@ -190,9 +190,14 @@ by_dir(struct monitor *m, uint32_t dir)
 	return NULL;
 }
 
-/* Send `msg` to the front. 0, or -1 (logged) when it cannot be reached. */
-static int
-reply(struct monitor *m, const struct priv_msg *msg, int fd)
+int
+monitor_broken(const struct monitor *m)
+{
+	return m->broken;
+}
+
+int
+monitor_send(struct monitor *m, const struct priv_msg *msg, int fd)
 {
 	if (m->broken)
 		return -1;
@@ -226,7 +231,7 @@ refuse(struct monitor *m, unsigned type, uint32_t ref, const char *fmt, ...)
 	r.u.refused.request = (uint16_t)type;
 	r.u.refused.ref = ref;
 	memcpy(r.u.refused.reason, why, sizeof(why));
-	return reply(m, &r, -1);
+	return monitor_send(m, &r, -1);
 }
 
 int
@@ -245,7 +250,7 @@ monitor_adopt_dir(struct monitor *m, const char *dir, const char name[PRIV_NAME_
 	struct priv_msg r = {.type = PRIV_DIR_LEFT};
 	r.u.left = (struct priv_dir_left){w->dir_id, (uint32_t)uid, {0}};
 	memcpy(r.u.left.name, name, PRIV_NAME_LEN + 1);
-	return reply(m, &r, -1);
+	return monitor_send(m, &r, -1);
 }
 
 /*
@@ -329,7 +334,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	r.u.started = (struct priv_worker_started){s->seq, w->id, w->dir_id, (int32_t)pid,
 						   (uint32_t)uid, {0}};
 	memcpy(r.u.started.name, name, sizeof(name));
-	rc = reply(m, &r, fd);
+	rc = monitor_send(m, &r, fd);
 	close(fd);
 	return rc;
 }
@@ -490,7 +495,7 @@ fork_answer(struct monitor *m, struct mfork *c, int status)
 					      (uint32_t)(bytes >> 32), (uint32_t)bytes,
 					      (uint32_t)st.files,     (uint32_t)st.skipped};
 	memcpy(r.u.forked.name, c->job.name, sizeof(c->job.name));
-	return reply(m, &r, -1);
+	return monitor_send(m, &r, -1);
 }
 
 /* Reaped copy `pid`: answer its FORK_DIR. 1 if it was one, else 0. */
@@ -585,7 +590,7 @@ pre_exited(struct monitor *m, pid_t pid, int status)
 		r.u.pred = (struct priv_preprocessed){p->seq, status, (uint32_t)o};
 		int fd = o == PRIV_PP_OK ? p->out : p->err;
 		lseek(fd, 0, SEEK_SET);
-		reply(m, &r, fd);
+		monitor_send(m, &r, fd);
 		close(p->out);
 		close(p->err);
 		free(p);
@@ -653,7 +658,7 @@ monitor_child_exited(struct monitor *m, pid_t pid, int status)
 		m->ops->worker_gone(m->ctx, pid);
 		struct priv_msg r = {.type = PRIV_WORKER_EXITED};
 		r.u.exited = (struct priv_worker_exited){w->id, status};
-		reply(m, &r, -1);
+		monitor_send(m, &r, -1);
 		if (m->broken && w->dir && !m->persist)
 			remove_dir_of(m, w);
 		return 1;

@@ -160,6 +160,16 @@ int monitor_preprocessing(const struct monitor *m);
 int monitor_request(struct monitor *m);
 
 /*
+ * Send `msg` (and descriptor `fd` unless -1, borrowed) to the front, as
+ * every answer of the monitor goes: waiting FRONT_FULL_MS at most for room.
+ * 0, or -1 (logged) when the front cannot be reached, which is then taken
+ * for gone: nothing more is sent and monitor_broken says so.
+ */
+int monitor_send(struct monitor *m, const struct priv_msg *msg, int fd);
+/* Whether a send failed: the front is to be ended. */
+int monitor_broken(const struct monitor *m);
+
+/*
  * A child was reaped. If it is one of our workers: its claimed kernel's
  * group is killed, ops->worker_gone is called and the front is told
  * (WORKER_EXITED). If it is a preprocess_command: its group is killed (what

@@ -289,8 +289,8 @@ static void serve(struct parent_args *a, int sock);
 static void
 tell_sidecar(const struct priv_msg *m)
 {
-	if (P.sock != -1 && priv_msg_send_within(P.sock, m, -1, FRONT_FULL_MS) == -1)
-		log_warn("send %s to the front", priv_type_name(m->type));
+	if (P.sock != -1)
+		monitor_send(P.mon, m, -1);
 }
 
 /* Fork a front with a fresh protocol socket and monitor. 0, or -1 (logged). */
@@ -361,7 +361,7 @@ serve(struct parent_args *a, int sock)
 			log_info("session directories kept for the front's journal: %d", n);
 	}
 	/* First of all: the front waits for them before it reads its settings. */
-	secrets_send(P.sock);
+	secrets_send(P.mon);
 	/* One command for each HTTP thread: each waits for its own (32 when
 	 * http.threads is sized at start-up). */
 	if (a->cfg->preprocess_command[0] != '\0')
@@ -449,8 +449,7 @@ parent_tell_front(enum priv_type type, const char *reason, int fd)
 		return;
 	if (reason)
 		snprintf(m.u.degraded.reason, sizeof(m.u.degraded.reason), "%s", reason);
-	if (priv_msg_send_within(P.sock, &m, fd, FRONT_FULL_MS) == -1)
-		log_warn("send %s to the front", priv_type_name(type));
+	monitor_send(P.mon, &m, fd);
 }
 
 /* TERM, HUP and USR1 are the front's to act on; TERM ends us too. */
@@ -468,7 +467,7 @@ pass_signals(void)
 		/* Before the signal, so that the front's reload reads the new copies. */
 		secret_file_reread();
 		if (P.sock != -1)
-			secrets_send(P.sock);
+			secrets_send(P.mon);
 		if (P.front)
 			kill(P.front, SIGHUP);
 		/* The front cannot start processes: changed sidecars are the parent's. */
@@ -536,9 +535,11 @@ turn(void)
 		fatal("poll");
 	pass_signals();
 	sidecars_tick();
-	if (P.sock != -1 && pfd[1].revents && monitor_request(P.mon) == -1) {
-		/* The front closed its end or broke the protocol: it is not to be
-		 * trusted. (A front that stops closes it as it exits.) */
+	if (P.sock != -1 && ((pfd[1].revents && monitor_request(P.mon) == -1) ||
+			     monitor_broken(P.mon))) {
+		/* The front closed its end, broke the protocol or left its socket
+		 * full: it is not to be trusted. (A front that stops closes it as
+		 * it exits.) */
 		log_msg(P.stopping ? LOG_DEBUG : LOG_WARNING,
 			"front %d: its socket is closed or broken; ending it", (int)P.front);
 		if (P.front && !P.stopping)

@@ -73,16 +73,15 @@ secrets_open(const struct config *cfg, uid_t user, char *why, size_t why_len)
 }
 
 void
-secrets_send(int sock)
+secrets_send(struct monitor *mon)
 {
 	struct priv_msg m = {.type = PRIV_SECRET};
 
 	for (size_t i = 0; i < secret_file_count(); i++) {
 		snprintf(m.u.secret.path, sizeof(m.u.secret.path), "%s", secret_file_path(i));
-		if (priv_msg_send_within(sock, &m, secret_file_fd(i), FRONT_FULL_MS) == -1)
-			log_warn("send the front the copy of %s", secret_file_path(i));
+		if (monitor_send(mon, &m, secret_file_fd(i)) == -1)
+			return;
 	}
 	m.type = PRIV_SECRETS_SENT;
-	if (priv_msg_send_within(sock, &m, -1, FRONT_FULL_MS) == -1)
-		log_warn("send the front SECRETS_SENT");
+	monitor_send(mon, &m, -1);
 }

@@ -20,7 +20,10 @@ struct config;
  * naming the first key and file refused and the fix.
  */
 int secrets_open(const struct config *cfg, uid_t user, char *why, size_t why_len);
-/* Send the front on `sock` a SECRET for each file, then SECRETS_SENT; failures are logged. */
-void secrets_send(int sock);
+struct monitor;
+
+/* Send the front of `m` a SECRET for each file, then SECRETS_SENT
+ * (monitor_send: a front that takes none is taken for gone). */
+void secrets_send(struct monitor *m);
 
 #endif
