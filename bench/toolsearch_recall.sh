@@ -36,8 +36,9 @@ fi
 files=$(ls "$src"/supervisor/front/toolreg*.c | grep -v '/toolreg_azure\.c$')
 libs=
 grep -q 'libstemmer\.h' $files && libs="-lstemmer -pthread"
+grep -q '<wn\.h>' $files && libs="$libs -lwordnet"
 echo "== built-in search: $what: $(echo "$files" | sed 's|.*/supervisor/|supervisor/|' | tr '\n' ' ')"
-${CC:-cc} -O2 -I"$src/supervisor/front" -I"$build/common" -I"$here/common" -I"$build" \
+${CC:-cc} -O2 $BENCH_CFLAGS -I"$src/supervisor/front" -I"$build/common" -I"$here/common" -I"$build" \
 	"$here/bench/toolsearch_recall.c" $files \
 	"$build/common/libcommon.a" $(pkg-config --libs yaml-0.1 json-c) $libs -lm \
 	-o "$tmp/toolsearch_recall"

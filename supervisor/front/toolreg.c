@@ -10,6 +10,7 @@
 #include "tooldef.h"
 #include "toolreg.h"
 #include "toolreg_words.h"
+#include "toolreg_syn.h"
 #include "xmalloc.h"
 
 #ifndef BM25_K1
@@ -111,21 +112,11 @@ struct toolreg {
 
 static struct toolreg *live;
 
-/* FNV-1a. */
-static uint64_t
-hash_word(const char *w)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *w; w++)
-		h = (h ^ (unsigned char)*w) * 1099511628211ULL;
-	return h;
-}
-
 /* The slot of `w`: its term, or the empty slot where it would go. */
 static struct term *
 slot(const struct toolreg *r, const char *w)
 {
-	size_t i = (size_t)hash_word(w) & (r->cap - 1);
+	size_t i = (size_t)toolreg_word_hash(w) & (r->cap - 1);
 
 	while (r->terms[i].word[0] != '\0' && strcmp(r->terms[i].word, w) != 0)
 		i = (i + 1) & (r->cap - 1);
@@ -396,6 +387,35 @@ qword_compounds(const struct toolreg *r, struct qword *q, const char *w)
 	}
 }
 
+/*
+ * Synonyms: query word w also meets its WordNet synonyms (toolreg_syn.h)
+ * and their stems, at W_SYN of a whole-word match ("picture": "image"),
+ * below its own stem, so that a tool with the query's words ranks first.
+ * A synonym of w's stem, or one met already, counts once.
+ */
+#ifndef W_SYN
+#define W_SYN 0.2
+#endif
+
+static void
+qword_synonyms(const struct toolreg *r, struct qword *q, const char *w, const char *wstem)
+{
+	char syn[TOOLREG_SYN_MAX][TOOLREG_WORD_MAX + 1];
+	char st[TOOLREG_SYN_MAX][TOOLREG_WORD_MAX + 2];
+	size_t n = W_SYN > 0 ? toolreg_synonyms(w, syn) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		stem_term(syn[i], st[i]);
+		int again = strcmp(st[i], wstem) == 0;
+		for (size_t j = 0; j < i && !again; j++)
+			again = strcmp(st[i], st[j]) == 0;
+		if (again)
+			continue;
+		qword_term(r, q, syn[i], W_SYN);
+		qword_term(r, q, st[i], W_SYN * W_STEM);
+	}
+}
+
 /* Whether words[i] is one of words[0..i). */
 static int
 repeated(char (*words)[TOOLREG_WORD_MAX + 1], size_t i)
@@ -442,6 +462,8 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 		if (deriv_term(words[i], st))
 			qword_term(r, &q, st, W_DERIV);
 		qword_compounds(r, &q, words[i]);
+		stem_term(words[i], st);
+		qword_synonyms(r, &q, words[i], st);
 		qidf[i] = qword_score(r, &q, i, score, seen_words);
 		idfsum += qidf[i];
 	}

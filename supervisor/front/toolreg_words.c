@@ -63,6 +63,15 @@ toolreg_stem(const char *w, char out[TOOLREG_WORD_MAX + 1])
 	pthread_mutex_unlock(&stem_lock);
 }
 
+uint64_t
+toolreg_word_hash(const char *w)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *w; w++)
+		h = (h ^ (unsigned char)*w) * 1099511628211ULL;
+	return h;
+}
+
 static int
 is_word_byte(unsigned char c)
 {

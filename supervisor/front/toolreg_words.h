@@ -21,6 +21,7 @@
 #define SUPERVISOR_TOOLREG_WORDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Longest word kept, in bytes (longer ones are cut at a character). */
 #define TOOLREG_WORD_MAX 32
@@ -37,5 +38,7 @@ int toolreg_stopword(const char *w);
  * "projections" -> "project". Safe from any thread (one stemmer, locked).
  */
 void toolreg_stem(const char *w, char out[TOOLREG_WORD_MAX + 1]);
+/* The FNV-1a hash of word `w`, for the tables of words. */
+uint64_t toolreg_word_hash(const char *w);
 
 #endif
