@@ -498,6 +498,8 @@ struct query_words {
 	char word[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
 	char stem[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
 	int indexed[QUERY_WORDS]; /* the word is a word of the index: no compounds */
+	char syn_stem[QUERY_WORDS][TOOLREG_SYN_MAX][TOOLREG_WORD_MAX + 1]; /* its synonyms' */
+	size_t nsyn[QUERY_WORDS];
 	size_t n;
 };
 
@@ -510,6 +512,16 @@ compound(const char *q, const char *w)
 	if (W_PREFIX <= 0 || lq < PREFIX_MIN || lw < PREFIX_MIN || lq == lw)
 		return 0;
 	return strncmp(q, w, lq < lw ? lq : lw) == 0;
+}
+
+/* Whether stem st is that of a synonym of query word j of q. */
+static int
+synonym(const struct query_words *q, size_t j, const char *st)
+{
+	for (size_t k = 0; k < q->nsyn[j]; k++)
+		if (strcmp(q->syn_stem[j][k], st) == 0)
+			return 1;
+	return 0;
 }
 
 /* Add the words of `text` that q matches to field f of m. */
@@ -530,7 +542,8 @@ explain_field(const struct query_words *q, const char *text, enum toolreg_field 
 			      strcmp(q->word[j], st) == 0 ||
 			      (der && strcmp(q->stem[j], dw + 1) == 0) ||
 			      (deriv_term(q->word[j], dq) && strcmp(dq + 1, st) == 0) ||
-			      (!q->indexed[j] && compound(q->word[j], words[i]));
+			      (!q->indexed[j] && compound(q->word[j], words[i])) ||
+			      synonym(q, j, st);
 		for (size_t j = 0; j < m->n[f] && !seen; j++)
 			seen = strcmp(m->word[f][j], words[i]) == 0;
 		if (hit && !seen)
@@ -550,6 +563,12 @@ toolreg_explain(const struct toolreg *r, size_t i, const char *query, struct too
 	for (size_t k = 0; k < q->n; k++) {
 		toolreg_stem(q->word[k], q->stem[k]);
 		q->indexed[k] = slot(r, q->word[k])->word[0] != '\0';
+		q->nsyn[k] = W_SYN > 0 ? toolreg_synonyms(q->word[k], q->syn_stem[k]) : 0;
+		for (size_t y = 0; y < q->nsyn[k]; y++) {
+			char w[TOOLREG_WORD_MAX + 1];
+			memcpy(w, q->syn_stem[k][y], sizeof(w));
+			toolreg_stem(w, q->syn_stem[k][y]);
+		}
 	}
 	explain_field(q, d->name, TOOLREG_NAME, m, words);
 	explain_field(q, d->description, TOOLREG_DESCRIPTION, m, words);

@@ -359,6 +359,8 @@ static struct tool_def rules[] = {
 	{.name = "onnx_export", .description = "Export a model", .category = "c"},
 	{.name = "text_vectors", .description = "Sentence embeddings of texts", .category = "c"},
 	{.name = "embed_atoms", .description = "Embed atoms in 3D", .category = "c"},
+	{.name = "resize_image", .description = "Resize an image", .category = "c"},
+	{.name = "picture_frame", .description = "Frame a picture", .category = "c"},
 };
 
 static struct toolreg *
@@ -412,6 +414,13 @@ START_TEST(ranking_rules)
 		ck_assert_uint_eq(h1[i].tool, h2[i].tool);
 		ck_assert_double_eq_tol(h1[i].score, h2[i].score, 1e-9);
 	}
+	/* A WordNet synonym: "picture" meets "image", below the tool that says "picture". */
+	ck_assert_uint_eq(rank_of(r, "picture", "picture_frame"), 1);
+	ck_assert_uint_eq(rank_of(r, "picture", "resize_image"), 2);
+	ck_assert_uint_eq(rank_of(r, "resize picture", "resize_image"), 1);
+	toolreg_explain(r, 12, "picture", &m);
+	ck_assert_uint_eq(m.n[TOOLREG_NAME], 1);
+	ck_assert_str_eq(m.word[TOOLREG_NAME][0], "image");
 	/* Coverage: both words of the query above one word, however often. */
 	ck_assert_uint_eq(rank_of(r, "raster file", "load_data"), 1);
 	ck_assert_uint_eq(rank_of(r, "raster file", "raster_tiles"), 2);
