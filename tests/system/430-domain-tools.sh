@@ -103,6 +103,13 @@ ok("search answers with signature, import line, parameters, return, example and 
 r = search({"query": "distance", "category": "geospatial", "top": 1})
 check([h["name"] for h in r["structuredContent"]["results"]] == ["haversine_distance"],
       "a category keeps to its tools", r)
+# A WordNet synonym, read by the confined front: "km" shares no word or stem
+# with the tool, whose return is in "kilometres" (WordNet: km, kilometre).
+r = search({"query": "km"})
+hits = r["structuredContent"]["results"]
+check([h["name"] for h in hits] == ["haversine_distance"] and
+      hits[0]["matched"] == {"returns": ["kilometres"]},
+      "a synonym-only query finds its tool and says which word it met", r)
 r = search({"query": "molar mass", "category": "geospatial"})
 check(r["structuredContent"]["results"] == [] and "No tool matches" in text_of(r),
       "no match says so", r)
