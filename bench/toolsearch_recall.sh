@@ -13,7 +13,9 @@
 # supervisor/front/toolreg*.c (but toolreg_azure.c, the remote backend) are
 # compiled with this tree's common/libcommon.a and autoconf.h into a
 # temporary directory, so SOURCE is only read; -lstemmer is added when
-# they include libstemmer.h. DATADIR: default bench/toolsearch (this
+# they include libstemmer.h, -lwordnet when they include wn.h;
+# BENCH_CFLAGS (e.g. -DW_SYN=0.1) is passed to the compiler, to override
+# toolreg.c's weights. DATADIR: default bench/toolsearch (this
 # tree's). -v: list the queries not ranked first.
 set -e
 verbose=
