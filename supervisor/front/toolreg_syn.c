@@ -9,8 +9,8 @@
 #include <wn.h>
 
 #include "log.h"
-#include "xmalloc.h"
 #include "toolreg_syn.h"
+#include "xmalloc.h"
 
 /*
  * Words whose synonyms are kept, open addressing; when 3/4 are taken the
