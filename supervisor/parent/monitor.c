@@ -23,6 +23,7 @@ struct mworker {
 	uint32_t dir_id; /* WORKER_STARTED's dir */
 	pid_t pid;
 	int live;	 /* not reaped yet */
+	int remove_at_exit; /* REMOVE_SESSION_DIR came while it ran */
 	int pidfd;	 /* the claimed kernel's, or -1 */
 	pid_t kernel;	 /* the claimed kernel, or 0 */
 	char *dir;	 /* the session directory (owned), NULL once removed */
@@ -438,9 +439,12 @@ on_remove(struct monitor *m, const struct priv_remove_dir *r)
 	if (w->dir == NULL)
 		return refuse(m, PRIV_REMOVE_SESSION_DIR, r->dir, "directory %u is removed already",
 			      r->dir);
-	if (w->live)
-		return refuse(m, PRIV_REMOVE_SESSION_DIR, r->dir,
-			      "directory %u belongs to worker %u, which still runs", r->dir, w->id);
+	/* A session closed just after its worker was told to end (hibernation):
+	 * the directory goes once that worker is reaped, never under it. */
+	if (w->live) {
+		w->remove_at_exit = 1;
+		return 0;
+	}
 	remove_dir_of(m, w);
 	return 0;
 }
@@ -659,7 +663,7 @@ monitor_child_exited(struct monitor *m, pid_t pid, int status)
 		struct priv_msg r = {.type = PRIV_WORKER_EXITED};
 		r.u.exited = (struct priv_worker_exited){w->id, status};
 		monitor_send(m, &r, -1);
-		if (m->broken && w->dir && !m->persist)
+		if (w->dir && (w->remove_at_exit || (m->broken && !m->persist)))
 			remove_dir_of(m, w);
 		return 1;
 	}
