@@ -31,6 +31,7 @@ static const char *const type_names[] = {
 	[IPC_FILES] = "FILES",
 	[IPC_FILE] = "FILE",
 	[IPC_WAITING] = "WAITING",
+	[IPC_RESUMED] = "RESUMED",
 };
 
 int

@@ -36,12 +36,20 @@
  * 12: WAITING (a call's kernel is starting: the supervisor waits longer).
  * 13: READY's language_version (kernel_info_reply's).
  * 15: EXECUTE's inline_limit and binary_files; a rich output's file,
- * size_bytes and sha256 (data optional); FILE_WRITE (upload_file). */
-#define IPC_VERSION 15
+ * size_bytes and sha256 (data optional); FILE_WRITE (upload_file).
+ * 16: RESUMED (a worker handed to a new front) and the parent's fd 4. */
+#define IPC_VERSION 16
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
 #define IPC_WORKER_FD 3
+/*
+ * The worker's line to the privileged parent (a SOCK_SEQPACKET socket):
+ * the parent never writes on it but to hand the worker its socket to a
+ * new front, after the front died (one byte, the socket attached). The
+ * worker never writes on it; it ends when the parent does.
+ */
+#define IPC_RESCUE_FD 4
 
 enum ipc_type {
 	/* supervisor -> worker: 1..31 */
@@ -66,6 +74,7 @@ enum ipc_type {
 	IPC_FILES = 39,	       /* FILE_LIST's answer (struct ipc_files) */
 	IPC_FILE = 40,	       /* FILE_OPEN's answer, with the descriptor (struct ipc_file) */
 	IPC_WAITING = 41,      /* request id waits for its kernel to start (struct ipc_waiting) */
+	IPC_RESUMED = 42,      /* first on a new front's socket, once idle (struct ipc_resumed) */
 };
 
 /*

@@ -339,6 +339,19 @@ struct ipc_waiting {
 	double seconds;
 };
 
+/*
+ * IPC_RESUMED: the first message on the socket of a front that took the
+ * worker over (IPC_RESCUE_FD), sent once the worker is idle: an execution
+ * the old front had asked for has ended, its result dropped. `kernel_pid`
+ * is the kernel that now runs, 0 if none does (it died meanwhile: the
+ * next EXECUTE starts one); `state_lost` that a kernel died since the
+ * last RESULT, so the next one's namespace is new.
+ */
+struct ipc_resumed {
+	int kernel_pid;
+	int state_lost;
+};
+
 /* IPC_KERNEL_DIED: the kernel died while idle. */
 struct ipc_kernel_died {
 	int pid;
@@ -426,6 +439,7 @@ IPC_MSG_CODEC(output, IPC_OUTPUT)
 IPC_MSG_CODEC(result, IPC_RESULT)
 IPC_MSG_CODEC(kernel_died, IPC_KERNEL_DIED)
 IPC_MSG_CODEC(waiting, IPC_WAITING)
+IPC_MSG_CODEC(resumed, IPC_RESUMED)
 IPC_MSG_CODEC(log, IPC_LOG)
 IPC_MSG_CODEC(start_failed, IPC_START_FAILED)
 IPC_MSG_CODEC(streaming, IPC_STREAMING)

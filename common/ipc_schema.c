@@ -328,6 +328,12 @@ static const struct ipc_field waiting_fields[] = {
 };
 static const struct ipc_schema waiting_schema = SCHEMA("WAITING", ipc_waiting, waiting_fields, NULL);
 
+static const struct ipc_field resumed_fields[] = {
+	IPC_F_INT(ipc_resumed, "kernel_pid", kernel_pid, 0, INT_MAX, IPC_REQ),
+	IPC_F_BOOL(ipc_resumed, "state_lost", state_lost, IPC_REQ),
+};
+static const struct ipc_schema resumed_schema = SCHEMA("RESUMED", ipc_resumed, resumed_fields, NULL);
+
 /* The schema of each message type; NULL for the types without fields. */
 static const struct ipc_schema *const schemas[] = {
 	[IPC_START] = &start_schema,
@@ -344,6 +350,7 @@ static const struct ipc_schema *const schemas[] = {
 	[IPC_FILES] = &files_schema,
 	[IPC_FILE] = &file_schema,
 	[IPC_WAITING] = &waiting_schema,
+	[IPC_RESUMED] = &resumed_schema,
 };
 
 const struct ipc_schema *

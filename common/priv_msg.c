@@ -71,6 +71,10 @@ static const struct field secret_fields[] = {F(priv_secret, path, K_REASON), {0}
 static const struct field left_fields[] = {
 	F(priv_dir_left, dir, K_ID), F(priv_dir_left, uid, K_U32), F(priv_dir_left, name, K_NAME),
 	{0}};
+static const struct field wleft_fields[] = {
+	F(priv_worker_left, worker, K_ID), F(priv_worker_left, dir, K_ID),
+	F(priv_worker_left, pid, K_PID), F(priv_worker_left, uid, K_U32),
+	F(priv_worker_left, kernel, K_U32), F(priv_worker_left, name, K_NAME), {0}};
 static const struct field fork_fields[] = {
 	F(priv_fork_dir, seq, K_ID), F(priv_fork_dir, dir, K_ID), {0}};
 static const struct field forked_fields[] = {
@@ -102,6 +106,7 @@ static const struct {
 	{PRIV_DIR_LEFT, "DIR_LEFT", left_fields},
 	{PRIV_FORK_DIR, "FORK_DIR", fork_fields},
 	{PRIV_DIR_FORKED, "DIR_FORKED", forked_fields},
+	{PRIV_WORKER_LEFT, "WORKER_LEFT", wleft_fields},
 };
 
 static const struct field *
@@ -368,7 +373,7 @@ carries_file(unsigned type)
 static void
 fds_of(unsigned type, int *least, int *most)
 {
-	*least = type == PRIV_WORKER_STARTED || carries_file(type);
+	*least = type == PRIV_WORKER_STARTED || type == PRIV_WORKER_LEFT || carries_file(type);
 	*most = *least || type == PRIV_RUNTIME_RENEWED;
 }
 

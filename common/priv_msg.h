@@ -56,8 +56,8 @@
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
  * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. 4: SIDECAR_STATE.
  * 5: SECRET, SECRETS_SENT. 6: SPAWN_WORKER's dir. 7: DIR_LEFT. 8: FORK_DIR, DIR_FORKED.
- * Bump whenever a type or a layout changes. */
-#define PRIV_VERSION 8
+ * 9: WORKER_LEFT. Bump whenever a type or a layout changes. */
+#define PRIV_VERSION 9
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
@@ -91,6 +91,7 @@ enum priv_type {
 	PRIV_SECRETS_SENT = 40,	      /* no fields: every SECRET of this round is sent */
 	PRIV_DIR_LEFT = 41,	      /* struct priv_dir_left */
 	PRIV_DIR_FORKED = 42,	      /* struct priv_dir_forked */
+	PRIV_WORKER_LEFT = 43,	      /* struct priv_worker_left, + a new socket to the worker */
 };
 
 /* Sidecars one daemon may run (SIDECARS_MAX of sidecar_config.h). */
@@ -248,6 +249,24 @@ struct priv_dir_left {
 };
 
 /*
+ * WORKER_LEFT: with persist_sessions, a worker that the front before this
+ * one had, still running with its kernel: the front died, and the parent
+ * gave the worker a new socket (IPC_RESCUE_FD), whose other end comes
+ * with this message. The worker answers nothing on it before RESUMED.
+ * `worker` and `dir` keep the ids WORKER_STARTED gave them; `kernel` is
+ * the kernel the parent holds claimed for it (0: none yet). Sent before
+ * SECRETS_SENT, as DIR_LEFT is.
+ */
+struct priv_worker_left {
+	uint32_t worker;	      /* as WORKER_STARTED's */
+	uint32_t dir;		      /* as WORKER_STARTED's */
+	int32_t pid;		      /* for log lines and status only */
+	uint32_t uid;		      /* its kernel identity; 0: the daemon's */
+	uint32_t kernel;	      /* the claimed kernel's pid, or 0 */
+	char name[PRIV_NAME_LEN + 1]; /* state_dir/sessions/NAME */
+};
+
+/*
  * FORK_DIR: copy session directory `dir` (a live worker's or a kept one)
  * into a new session directory for a fork of that session, with a kernel
  * identity of its own (kernel_uid_range), reserved for it as a kept
@@ -296,6 +315,7 @@ struct priv_msg {
 		struct priv_sidecar_state sidecar;
 		struct priv_secret secret;
 		struct priv_dir_left left;
+		struct priv_worker_left wleft;
 		struct priv_fork_dir fork;
 		struct priv_dir_forked forked;
 	} u;

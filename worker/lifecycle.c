@@ -58,10 +58,11 @@ kernel_now_ready(struct wstate *w)
 	w->kstate = K_READY;
 	log_info("kernel %d ready (%s)", (int)w->k->pid, w->k->language);
 	/* Every kernel is announced: the supervisor signals only the one it
-	 * knows (and checks) as ours. */
+	 * knows (and checks) as ours. A new front learns of it from RESUMED. */
 	struct ipc_ready r = {w->k->pid, w->k->language, w->after != AFTER_INITIAL,
 			      w->k->language_version};
-	supervisor_send(w, IPC_READY, 0, &r);
+	if (!w->resume_due)
+		supervisor_send(w, IPC_READY, 0, &r);
 	if (w->ex)
 		route_send_execute(w);
 }

@@ -4,8 +4,9 @@
  * Owns the worker's state (struct wstate, worker.h) and reads the
  * supervisor's frames on fd 3 (ipc.h): they are decoded here and routed
  * by route.c; what goes back up, log lines included, is
- * supervisor_link.c's; the kernel's life cycle is lifecycle.c's. One
- * zmq_poll loop watches fd 3, the signal pipe, the kernel's sockets, its
+ * supervisor_link.c's; the kernel's life cycle is lifecycle.c's; a new
+ * front after the front died, rescue.c's. One zmq_poll loop watches fd 3,
+ * fd 4 (the parent's line), the signal pipe, the kernel's sockets, its
  * output pipe and its pidfd. Setup order: not dumpable, log to the
  * supervisor, signals, ZeroMQ, loop; leaving the loop always ends the
  * kernel.
@@ -81,9 +82,8 @@ read_supervisor(struct wstate *w)
 	if (n == 0 || (n < 0 && errno != EAGAIN)) {
 		if (n < 0)
 			log_warn("read from the supervisor");
-		supervisor_gone();
 		log_debug("the supervisor closed the connection");
-		w->quit = 1;
+		rescue_front_lost(w);
 		return;
 	}
 	while (!w->quit) {
@@ -105,16 +105,20 @@ read_supervisor(struct wstate *w)
 static long
 run_timers(struct wstate *w)
 {
-	double now = clock_mono(), next;
+	double now = clock_mono(), next, orphan;
 
 	if (lifecycle_starting(w))
 		next = lifecycle_timers(w, now);
 	else
 		next = route_timers(w, now);
+	orphan = rescue_timers(w, now);
+	if (orphan >= 0 && (next < 0 || orphan < next))
+		next = orphan;
 	return next < 0 ? -1 : (long)ceil(next * 1000);
 }
 
-enum { SLOT_IPC, SLOT_SIG, SLOT_SHELL, SLOT_CONTROL, SLOT_IOPUB, SLOT_OUT, SLOT_PID, SLOT_MAX };
+enum { SLOT_IPC, SLOT_RESCUE, SLOT_SIG, SLOT_SHELL, SLOT_CONTROL, SLOT_IOPUB, SLOT_OUT, SLOT_PID,
+       SLOT_MAX };
 
 /* Fill the poll set; kernel items only while there is a kernel. */
 static int
@@ -124,8 +128,14 @@ poll_items(struct wstate *w, zmq_pollitem_t *it, int *slot)
 
 	for (int i = 0; i < SLOT_MAX; i++)
 		slot[i] = -1;
-	slot[SLOT_IPC] = n;
-	it[n++] = (zmq_pollitem_t){NULL, IPC_WORKER_FD, ZMQ_POLLIN, 0};
+	if (!rescue_orphaned(w)) { /* a dead front's socket hangs up for good */
+		slot[SLOT_IPC] = n;
+		it[n++] = (zmq_pollitem_t){NULL, IPC_WORKER_FD, ZMQ_POLLIN, 0};
+	}
+	if (w->rescue_fd != -1) {
+		slot[SLOT_RESCUE] = n;
+		it[n++] = (zmq_pollitem_t){NULL, w->rescue_fd, ZMQ_POLLIN, 0};
+	}
 	slot[SLOT_SIG] = n;
 	it[n++] = (zmq_pollitem_t){NULL, sig_pipe[0], ZMQ_POLLIN, 0};
 	if (w->k == NULL)
@@ -193,8 +203,11 @@ loop(struct wstate *w)
 		}
 		if (w->k)
 			kernel_events(w, it, slot);
-		if (!w->quit && fired(it, slot, SLOT_IPC))
+		if (!w->quit && fired(it, slot, SLOT_RESCUE))
+			rescue_read(w);
+		else if (!w->quit && !rescue_orphaned(w) && fired(it, slot, SLOT_IPC))
 			read_supervisor(w);
+		rescue_tick(w);
 	}
 }
 
@@ -309,6 +322,7 @@ main(int argc, char **argv)
 	atexit(kill_kernel_at_exit);
 	w.graceful = 1;
 	ipc_reader_init(&w.rd, IPC_WORKER_FD);
+	rescue_init(&w);
 	jupyter_session_init(&w.sess, NULL); /* each kernel brings its signer */
 	if ((w.zctx = zmq_ctx_new()) == NULL)
 		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));

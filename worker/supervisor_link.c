@@ -2,7 +2,8 @@
  * supervisor_link.c - the worker's side of its socket to the supervisor
  * (fd 3, ipc.h): the log sink that turns each line into IPC_LOG, and the
  * sends lifecycle.c and route.c make (worker.h). Once the supervisor is
- * gone nothing more is written to it: log lines go to stderr instead.
+ * gone nothing more is written to it: log lines go to stderr instead,
+ * until a new front's socket comes (rescue.c).
  * Reading and routing frames is main.c's loop.
  */
 #include "autoconf.h"
@@ -50,10 +51,23 @@ supervisor_gone(void)
 	log_fd = -1;
 }
 
+void
+supervisor_back(void)
+{
+	log_fd = IPC_WORKER_FD;
+}
+
+/* A frame of the execution the old front asked for, which no one awaits. */
+static int
+orphans(const struct wstate *w, unsigned type, uint32_t id)
+{
+	return w->orphan_exec && w->ex && id == w->ex->id && type != IPC_LOG;
+}
+
 int
 supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *msg)
 {
-	if (log_fd == -1)
+	if (log_fd == -1 || orphans(w, type, id))
 		return 0;
 	if (ipc_msg_send(IPC_WORKER_FD, type, id, msg) == 0)
 		return 0;
@@ -66,7 +80,7 @@ supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *msg)
 	}
 	log_fd = -1; /* stop talking to it, logging included */
 	log_warn("send %s to the supervisor", ipc_type_name(type));
-	w->quit = 1;
+	rescue_front_lost(w);
 	return 0;
 }
 
@@ -76,7 +90,7 @@ supervisor_send_fd(struct wstate *w, unsigned type, uint32_t id, const void *msg
 	struct buf b;
 	char err[IPC_ERR_LEN] = "";
 
-	if (log_fd == -1)
+	if (log_fd == -1 || orphans(w, type, id))
 		return 0;
 	buf_init(&b);
 	if (ipc_msg_encode(&b, type, id, msg, err, sizeof(err)) == -1) {
@@ -90,7 +104,7 @@ supervisor_send_fd(struct wstate *w, unsigned type, uint32_t id, const void *msg
 	if (rc == -1) {
 		log_fd = -1;
 		log_warn("send %s to the supervisor", ipc_type_name(type));
-		w->quit = 1;
+		rescue_front_lost(w);
 	}
 	return 0;
 }

@@ -10,7 +10,9 @@
  *                      execution's timers;
  *   supervisor_link.c  what goes up to the supervisor on fd 3: frames
  *                      and the log sink; lifecycle.c and route.c send
- *                      through it.
+ *                      through it;
+ *   rescue.c           the parent's line (fd 4), through which a new
+ *                      front's socket replaces fd 3 after the front died.
  * All of it runs on the one thread of the loop; struct wstate lives on
  * main()'s stack and is borrowed by every function below.
  */
@@ -63,6 +65,10 @@ struct wstate {
 	struct outputs_snap snap; /* outputs/ when ex began, for its artifacts */
 	int state_lost;	     /* a kernel died: the next result says kernel_restarted */
 	unsigned long dropped; /* kernel messages dropped for a bad signature */
+	int rescue_fd;	     /* IPC_RESCUE_FD, or -1: none, or the parent hung up */
+	double orphaned;     /* monotonic s: the front died then; 0: it lives */
+	int resume_due;	     /* a new front's socket: RESUMED once idle */
+	int orphan_exec;     /* the execution in flight is the old front's: unanswered */
 	int quit;
 	int graceful;	     /* on quit: shutdown_request before the kill */
 	int exit_code;
@@ -74,6 +80,8 @@ struct wstate {
 void supervisor_log_start(void);
 /* The supervisor is gone: write nothing more to it; log lines go to stderr. */
 void supervisor_gone(void);
+/* fd 3 is a new front's socket: write to it again, log lines included. */
+void supervisor_back(void);
 
 /*
  * Send message `msg` (the struct of `type`, ipc_msg.h; borrowed) to the
@@ -86,6 +94,21 @@ int supervisor_send(struct wstate *w, unsigned type, uint32_t id, const void *ms
 int supervisor_send_fd(struct wstate *w, unsigned type, uint32_t id, const void *msg, int fd);
 /* End the worker because the supervisor broke the protocol. */
 void worker_protocol_error(struct wstate *w, const char *what);
+
+/* ---- rescue.c: a new front after the front died ---- */
+
+/* Take fd 4 if the parent gave one. */
+void rescue_init(struct wstate *w);
+/* fd 3 failed: wait for a new front if there is a line to the parent, else quit. */
+void rescue_front_lost(struct wstate *w);
+/* Whether the front is gone and no new one came yet (fd 3 is not read). */
+int rescue_orphaned(const struct wstate *w);
+/* fd 4 is readable: a new front's socket, or the parent hung up. */
+void rescue_read(struct wstate *w);
+/* Send RESUMED to a new front once idle. Each turn of the loop. */
+void rescue_tick(struct wstate *w);
+/* End an orphan that waited too long; seconds to its deadline, -1 if none. */
+double rescue_timers(struct wstate *w, double now);
 
 /* ---- lifecycle.c: the kernel's state machine ---- */
 

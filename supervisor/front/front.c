@@ -294,6 +294,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	/* The parent named every directory it kept before SECRETS_SENT. */
 	session_journal_load(cfg);
 	pool_on_dir_left(session_journal_dir_left);
+	pool_on_worker_left(session_journal_worker_left, session_journal_resumed);
 	pool_lock();
 	pool_reap();
 	session_journal_settle();

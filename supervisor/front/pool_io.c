@@ -40,6 +40,7 @@ enum phase {
 	PHASE_LISTING,	 /* a FILE_LIST in flight */
 	PHASE_OPENING,	 /* a FILE_OPEN or FILE_WRITE in flight */
 	PHASE_STOPPING,	 /* SHUTDOWN sent */
+	PHASE_RESUMING,	 /* taken over from the last front, RESUMED not come yet */
 	PHASE_N,
 };
 
@@ -63,19 +64,22 @@ static const unsigned permit[PHASE_N] = {
 	/* whatever it sent before it read SHUTDOWN */
 	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
 			   PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) |
-			   PERMIT(IPC_LOG) | PERMIT(IPC_FILES) | PERMIT(IPC_FILE) | PERMIT(IPC_WAITING),
+			   PERMIT(IPC_LOG) | PERMIT(IPC_FILES) | PERMIT(IPC_FILE) | PERMIT(IPC_WAITING) |
+			   PERMIT(IPC_RESUMED),
+	/* nothing but that it is idle now (the old front's call has ended) */
+	[PHASE_RESUMING] = PERMIT(IPC_RESUMED) | PERMIT(IPC_LOG),
 };
 
 static const char *const phase_names[PHASE_N] = {"starting", "ready", "executing",
 						 "listing outputs/", "opening a file",
-						 "stopping"};
+						 "stopping", "resuming"};
 
 static enum phase
 worker_phase(const struct worker *w)
 {
 	switch (w->state) {
 	case WORKER_STARTING:
-		return PHASE_STARTING;
+		return w->resuming ? PHASE_RESUMING : PHASE_STARTING;
 	case WORKER_ASSIGNED:
 		if (w->call == NULL)
 			return PHASE_READY;
@@ -93,7 +97,7 @@ worker_phase(const struct worker *w)
 static int
 permitted(enum phase ph, unsigned type)
 {
-	return type >= IPC_READY && type <= IPC_WAITING && (permit[ph] & PERMIT(type));
+	return type >= IPC_READY && type <= IPC_RESUMED && (permit[ph] & PERMIT(type));
 }
 
 /* READY: take the kernel it names; the parent pins it only if it is that
@@ -115,6 +119,24 @@ on_ready(struct worker *w, const struct ipc_ready *r)
 		worker_set_state(w, w->reserved ? WORKER_ASSIGNED : WORKER_IDLE);
 		pthread_cond_broadcast(&pool.ready_cond);
 	}
+}
+
+/*
+ * RESUMED: a worker taken over is idle and its session's. A kernel other
+ * than the one the parent holds claimed (or none) is a new one: the old
+ * namespace is gone, and the session's next call restores its checkpoint.
+ */
+static void
+on_resumed(struct worker *w, const struct ipc_resumed *r)
+{
+	if (r->kernel_pid != 0 && r->kernel_pid != w->kernel_pid)
+		parent_link_claim_kernel(w->priv_id, r->kernel_pid);
+	if (r->state_lost || r->kernel_pid == 0 || r->kernel_pid != w->kernel_pid)
+		w->kernel_lost = 1;
+	w->kernel_pid = r->kernel_pid;
+	w->ever_ready = 1;
+	worker_set_state(w, WORKER_ASSIGNED);
+	pool_resumed(w);
 }
 
 /* OUTPUT and RESULT: for the request in flight, which in PHASE_EXECUTING
@@ -156,6 +178,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		struct ipc_files files;
 		struct ipc_file file;
 		struct ipc_waiting waiting;
+		struct ipc_resumed resumed;
 	} u;
 
 	if (!permitted(ph, m->hdr.type)) {
@@ -240,6 +263,10 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		break;
 	case IPC_LOG:
 		log_msg(u.log.priority, "worker %d: %s", (int)w->pid, u.log.message.s);
+		break;
+	case IPC_RESUMED:
+		if (ph == PHASE_RESUMING)
+			on_resumed(w, &u.resumed);
 		break;
 	}
 	ipc_msg_view_free(m->hdr.type, &u);

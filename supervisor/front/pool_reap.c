@@ -63,6 +63,8 @@ worker_exited(struct worker *w, int status)
 		}
 	}
 	worker_set_state(w, WORKER_DEAD);
+	if (w->resuming)
+		pool_resumed(w);
 	if (!w->owned)
 		worker_free(w);
 	pthread_cond_broadcast(&pool.ready_cond);
@@ -70,11 +72,29 @@ worker_exited(struct worker *w, int status)
 
 static pool_runtime_fn runtime_fn;
 static pool_dir_left_fn dir_left_fn;
+static pool_worker_left_fn worker_left_fn;
+static pool_resumed_fn resumed_fn;
 
 void
 pool_on_dir_left(pool_dir_left_fn fn)
 {
 	dir_left_fn = fn;
+}
+
+void
+pool_on_worker_left(pool_worker_left_fn fn, pool_resumed_fn resumed)
+{
+	worker_left_fn = fn;
+	resumed_fn = resumed;
+}
+
+void
+pool_resumed(struct worker *w)
+{
+	w->resuming = 0;
+	if (resumed_fn)
+		resumed_fn(w);
+	pthread_cond_broadcast(&pool.ready_cond);
 }
 
 void
@@ -150,6 +170,13 @@ pool_reap(void)
 				dir_left_fn(&m.u.left);
 			else
 				parent_link_remove_dir(m.u.left.dir);
+			break;
+		case PRIV_WORKER_LEFT:
+			w = pool_take_over(&m.u.wleft, fd);
+			if (worker_left_fn)
+				worker_left_fn(&m.u.wleft, w);
+			else
+				worker_kill(w, "no session takes it over");
 			break;
 		default:
 			log_warnx("an unexpected %s from the privileged parent",

@@ -27,6 +27,18 @@ void pool_on_runtime(pool_runtime_fn fn);
  * (session_journal.h); without one, it is removed. */
 typedef void (*pool_dir_left_fn)(const struct priv_dir_left *d);
 void pool_on_dir_left(pool_dir_left_fn fn);
+/*
+ * A worker the front before this one had (WORKER_LEFT), taken over
+ * (pool_take_over, pool_spawn.h), goes to `left` (session_journal.h), which
+ * gives it to its session or releases it; without one, it is killed. Once
+ * it is RESUMED, or dead before, `resumed` hears of it (pool_resumed).
+ */
+typedef void (*pool_worker_left_fn)(const struct priv_worker_left *l, struct worker *w);
+typedef void (*pool_resumed_fn)(struct worker *w);
+void pool_on_worker_left(pool_worker_left_fn left, pool_resumed_fn resumed);
+/* Taken-over worker `w` is resumed, or dead (its state says): its
+ * session may go on. */
+void pool_resumed(struct worker *w);
 /* Ask every worker to shut down and wait (bounded) for them to exit. Lock
  * NOT held: it takes it while it sends and reaps. */
 void pool_stop(void);

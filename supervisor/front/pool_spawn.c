@@ -29,6 +29,23 @@
 static double take_times[TAKE_HISTORY];
 static unsigned take_next;
 
+/* A worker on socket `fd` (owned), as the parent names it. */
+static struct worker *
+worker_new(pid_t pid, uint32_t priv_id, uint32_t dir, uid_t uid, const char *name, int fd)
+{
+	struct worker *w = xcalloc(1, sizeof(*w));
+	w->pid = pid;
+	w->priv_id = priv_id;
+	w->dir_id = dir;
+	w->uid = uid;
+	w->fd = fd;
+	w->state = WORKER_STARTING;
+	w->workdir = xasprintf("%s/sessions/%s", pool.cfg->state_dir, name);
+	ipc_reader_init(&w->reader, w->fd);
+	buf_init(&w->out);
+	return w;
+}
+
 struct worker *
 pool_spawn_in(uint32_t dir, char *why, size_t why_len)
 {
@@ -39,16 +56,20 @@ pool_spawn_in(uint32_t dir, char *why, size_t why_len)
 		log_warnx("no new worker: %s", why);
 		return NULL;
 	}
-	struct worker *w = xcalloc(1, sizeof(*w));
-	w->pid = st.pid;
-	w->priv_id = st.worker;
-	w->dir_id = st.dir;
-	w->uid = (uid_t)st.uid;
-	w->fd = fd;
-	w->state = WORKER_STARTING;
-	w->workdir = xasprintf("%s/sessions/%s", pool.cfg->state_dir, st.name);
-	ipc_reader_init(&w->reader, w->fd);
-	buf_init(&w->out);
+	return worker_new(st.pid, st.worker, st.dir, (uid_t)st.uid, st.name, fd);
+}
+
+struct worker *
+pool_take_over(const struct priv_worker_left *l, int fd)
+{
+	struct worker *w = worker_new(l->pid, l->worker, l->dir, (uid_t)l->uid, l->name, fd);
+
+	w->kernel_pid = (pid_t)l->kernel;
+	w->ever_ready = w->kernel_pid != 0; /* its death is no start-up failure */
+	w->resuming = 1;
+	w->owned = w->reserved = 1;
+	w->generation = pool.generation;
+	pool_adopt(w);
 	return w;
 }
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct priv_worker_left;
 struct worker;
 
 /*
@@ -29,6 +30,15 @@ void pool_refill(void);
 struct worker *pool_spawn_in(uint32_t dir, char *why, size_t why_len);
 /* Put a worker pool_spawn_in made in the list. Lock held. */
 void pool_adopt(struct worker *w);
+/*
+ * The worker of WORKER_LEFT `l`, whose socket is `fd` (owned): one the
+ * front before this one had, its kernel running (claimed: l->kernel). It
+ * is in the list, a session's alone (owned and reserved, as a revival's),
+ * and `resuming` until its RESUMED, which it sends once the execution the
+ * old front asked for has ended; pool_resumed is called then, or at its
+ * death before. Lock held.
+ */
+struct worker *pool_take_over(const struct priv_worker_left *l, int fd);
 /*
  * A worker was just taken: its session's first call runs now. Starting
  * its replacement at once would spend the host's CPU on a kernel's

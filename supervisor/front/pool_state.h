@@ -157,6 +157,9 @@ struct worker {
 	 * revival, pool_revive.h): never idle in the pool, never handed out. */
 	int reserved;
 	int keep_dir;	     /* freed without removing its directory: a session keeps it */
+	/* Taken over from the front before this one (WORKER_LEFT), RESUMED
+	 * not come yet: its session waits, busy (pool_spawn.h). */
+	int resuming;
 	struct call *call;   /* the execution in flight, or NULL */
 	struct buf out;	     /* frames queued for the worker (main loop writes them) */
 	size_t out_off;	     /* bytes of `out` already written */

@@ -198,35 +198,109 @@ session_journal_load(const struct config *cfg)
 		log_info("sessions that had no kernel yet, back from %s: %d", journal_path, back);
 }
 
-void
-session_journal_dir_left(const struct priv_dir_left *d)
+/* The waiting entry for session directory `name`, taken out (the
+ * caller's), or NULL. */
+static struct json_object *
+take_waiting(const char *name)
 {
 	for (size_t i = 0; waiting && i < json_object_array_length(waiting); i++) {
 		struct json_object *e = json_object_array_get_idx(waiting, i);
-		if (strcmp(json_member_str(e, "dir"), d->name) != 0)
+		if (strcmp(json_member_str(e, "dir"), name) != 0)
 			continue;
-		struct session *s = adopt(e);
 		json_object_get(e);
 		json_object_array_del_idx(waiting, i, 1);
-		if (s == NULL) {
-			json_object_put(e);
-			break;
-		}
-		s->kept_dir = d->dir;
-		s->kept_workdir = xasprintf("%s/sessions/%s", jcfg->state_dir, d->name);
-		s->checkpoints = json_object_get_int(json_object_object_get(e, "checkpoints"));
-		s->revive_due = 1;
-		session_set_hibernated(s, 1);
-		time_t since = entry_time(e, "hibernated");
-		if (since > 0)
-			s->hibernated = since;
-		log_info("session %.8s of %s is back, hibernated, in %s (%d checkpoints)", s->id,
-			 s->identity, d->name, s->checkpoints);
+		return e;
+	}
+	return NULL;
+}
+
+void
+session_journal_dir_left(const struct priv_dir_left *d)
+{
+	struct json_object *e = take_waiting(d->name);
+	struct session *s = e ? adopt(e) : NULL;
+
+	if (e == NULL)
+		log_info("session directory %s is in no journal entry: removing it", d->name);
+	if (s == NULL) {
 		json_object_put(e);
+		parent_link_remove_dir(d->dir);
 		return;
 	}
-	log_info("session directory %s is in no journal entry: removing it", d->name);
-	parent_link_remove_dir(d->dir);
+	s->kept_dir = d->dir;
+	s->kept_workdir = xasprintf("%s/sessions/%s", jcfg->state_dir, d->name);
+	s->checkpoints = json_object_get_int(json_object_object_get(e, "checkpoints"));
+	s->revive_due = 1;
+	session_set_hibernated(s, 1);
+	time_t since = entry_time(e, "hibernated");
+	if (since > 0)
+		s->hibernated = since;
+	log_info("session %.8s of %s is back, hibernated, in %s (%d checkpoints)", s->id,
+		 s->identity, d->name, s->checkpoints);
+	json_object_put(e);
+}
+
+void
+session_journal_worker_left(const struct priv_worker_left *l, struct worker *w)
+{
+	struct json_object *e = take_waiting(l->name);
+	struct session *s = e ? adopt(e) : NULL;
+
+	if (s == NULL) {
+		/* A warm worker, or a session too new for the journal: it ends,
+		 * and its directory with it. */
+		log_info("worker %d of session directory %s is in no journal entry: ending it",
+			 (int)l->pid, l->name);
+		json_object_put(e);
+		w->keep_dir = 0;
+		pool_release(w);
+		return;
+	}
+	s->checkpoints = json_object_get_int(json_object_object_get(e, "checkpoints"));
+	s->lost_because = NULL;
+	s->worker = w;
+	w->session = s->id;
+	s->told_kernel = w->kernel_pid; /* the old front told it who calls */
+	/* What the old front's call still runs comes first: the session's
+	 * next call waits in line for it, as for any execution (RESUMED). */
+	session_take_turn(s);
+	log_info("session %.8s of %s is back with its running kernel %d, in %s", s->id,
+		 s->identity, (int)l->kernel, l->name);
+	json_object_put(e);
+}
+
+struct resumed {
+	struct worker *w;
+	struct session *s;
+};
+
+static void
+find_worker(struct session *s, void *arg)
+{
+	struct resumed *r = arg;
+	if (s->worker == r->w)
+		r->s = s;
+}
+
+void
+session_journal_resumed(struct worker *w)
+{
+	struct resumed r = {w, NULL};
+
+	session_each(find_worker, &r);
+	if (r.s == NULL)
+		return;
+	if (w->state == WORKER_DEAD) {
+		r.s->lost_because = "its worker died while a new front took it over";
+		log_warnx("session %.8s: its worker %s before it was taken over", r.s->id,
+			  w->death ? w->death : "died");
+	} else {
+		log_info("session %.8s: its kernel %d kept its variables through the front's "
+			 "restart%s", r.s->id, (int)w->kernel_pid,
+			 w->kernel_lost ? ", but it is a new kernel: the last checkpoint is "
+					  "loaded first" : "");
+	}
+	session_turn_over(r.s);
 }
 
 void

@@ -11,6 +11,8 @@
  * journal names it for, hibernated: its next call starts a kernel there,
  * which loads its latest checkpoint. A directory the journal does not name
  * is removed; a journal entry whose directory did not come is forgotten.
+ * After a crash of the front alone, a session whose worker still runs gets
+ * it back instead (WORKER_LEFT), its kernel and variables as they were.
  * So a session's checkpoint is only ever loaded by a kernel of the session,
  * and so of the identity, whose kernel wrote it.
  *
@@ -28,6 +30,7 @@
 #include "priv_msg.h"
 
 struct config;
+struct worker;
 
 /* Read the journal: its sessions that never had a directory are back at
  * once, the others wait for theirs. Without persist_sessions, remove it
@@ -36,6 +39,14 @@ void session_journal_load(const struct config *cfg);
 /* The parent kept directory `d`: the journal's session for it is back,
  * hibernated, or the directory is removed. */
 void session_journal_dir_left(const struct priv_dir_left *d);
+/* The front before this one died and its worker `w` (WORKER_LEFT `l`,
+ * taken over) still runs: the journal's session for it is back, with its
+ * kernel and every variable (session_take_over); a worker no entry names
+ * is released. */
+void session_journal_worker_left(const struct priv_worker_left *l, struct worker *w);
+/* Its worker `w` is RESUMED, or died first: the session's calls go on
+ * (pool_on_worker_left). */
+void session_journal_resumed(struct worker *w);
 /* Every DIR_LEFT has come: forget the entries no directory came for. */
 void session_journal_settle(void);
 /*

@@ -14,56 +14,8 @@
 #include "clock.h"
 #include "log.h"
 #include "monitor.h"
+#include "monitor_int.h"
 #include "xmalloc.h"
-
-/* One worker the parent started, kept until its directory is removed. */
-struct mworker {
-	struct mworker *next;
-	uint32_t id;	 /* WORKER_STARTED's worker */
-	uint32_t dir_id; /* WORKER_STARTED's dir */
-	pid_t pid;
-	int live;	 /* not reaped yet */
-	int remove_at_exit; /* REMOVE_SESSION_DIR came while it ran */
-	int pidfd;	 /* the claimed kernel's, or -1 */
-	pid_t kernel;	 /* the claimed kernel, or 0 */
-	char *dir;	 /* the session directory (owned), NULL once removed */
-	uid_t uid;	 /* its kernel's identity (kernel_uid_range), or 0 */
-};
-
-/* A preprocess_command running for the front's PREPROCESS `seq`. */
-struct mpre {
-	struct mpre *next;
-	uint32_t seq;
-	pid_t pid;	 /* leads its own process group */
-	int out, err;	 /* its stdout and stderr (regular files) */
-	double deadline; /* monotonic: its group is killed then */
-	int timed_out;
-};
-
-/* A fork's copy running for the front's FORK_DIR `seq`. */
-struct mfork {
-	struct mfork *next;
-	uint32_t seq;
-	struct monitor_fork job;
-};
-
-struct monitor {
-	const struct monitor_ops *ops;
-	void *ctx;
-	int front;
-	enum net_mode mode;
-	int max_workers;
-	int max_kept;	  /* session directories not removed yet, live workers' too */
-	uint32_t next_id;
-	struct mworker *workers;
-	struct mpre *pres;
-	struct mfork *forks;
-	int pre_max;	  /* 0: PREPROCESS is refused */
-	int pre_timeout_s;
-	long pre_max_bytes;
-	int broken; /* a reply could not be sent: the front is taken for gone */
-	int persist; /* monitor_set_persist: directories outlive the front */
-};
 
 struct monitor *
 monitor_new(const struct monitor_ops *ops, void *ctx, int front, enum net_mode mode,
@@ -81,6 +33,19 @@ monitor_new(const struct monitor_ops *ops, void *ctx, int front, enum net_mode m
 	return m;
 }
 
+/* Copy `c`, reaped with `status`, is no front's: what it made goes. */
+static void
+fork_discard(struct monitor *m, struct mfork *c, int status)
+{
+	struct fs_copy_stats st;
+	char why[PRIV_REASON_MAX];
+
+	if (m->ops->fork_done(m->ctx, &c->job, status, &st, why, sizeof(why)) == 0)
+		m->ops->remove_dir(m->ctx, c->job.dir);
+	free(c->job.dir);
+	free(c);
+}
+
 void
 monitor_free(struct monitor **mp)
 {
@@ -93,6 +58,8 @@ monitor_free(struct monitor **mp)
 		m->workers = w->next;
 		if (w->pidfd != -1)
 			close(w->pidfd);
+		if (w->rescue != -1)
+			close(w->rescue);
 		free(w->dir);
 		free(w);
 	}
@@ -106,17 +73,12 @@ monitor_free(struct monitor **mp)
 	/* A copy no front will take: stopped, and what it made removed. */
 	while (m->forks) {
 		struct mfork *c = m->forks;
-		struct fs_copy_stats st;
-		char why[PRIV_REASON_MAX];
 		int status = 0;
 		m->forks = c->next;
 		m->ops->kill_group(m->ctx, c->job.pid);
 		while (waitpid(c->job.pid, &status, 0) == -1 && errno == EINTR)
 			;
-		if (m->ops->fork_done(m->ctx, &c->job, status, &st, why, sizeof(why)) == 0)
-			m->ops->remove_dir(m->ctx, c->job.dir);
-		free(c->job.dir);
-		free(c);
+		fork_discard(m, c, status);
 	}
 	free(m);
 	*mp = NULL;
@@ -244,12 +206,20 @@ monitor_adopt_dir(struct monitor *m, const char *dir, const char name[PRIV_NAME_
 	w->id = m->next_id++;
 	w->dir_id = m->next_id++;
 	w->pidfd = -1;
+	w->rescue = -1;
 	w->dir = xstrdup(dir);
 	w->uid = uid;
 	w->next = m->workers;
 	m->workers = w;
+	return monitor_tell_dir_left(m, w, name);
+}
+
+int
+monitor_tell_dir_left(struct monitor *m, const struct mworker *w,
+		      const char name[PRIV_NAME_LEN + 1])
+{
 	struct priv_msg r = {.type = PRIV_DIR_LEFT};
-	r.u.left = (struct priv_dir_left){w->dir_id, (uint32_t)uid, {0}};
+	r.u.left = (struct priv_dir_left){w->dir_id, (uint32_t)w->uid, {0}};
 	memcpy(r.u.left.name, name, PRIV_NAME_LEN + 1);
 	return monitor_send(m, &r, -1);
 }
@@ -297,7 +267,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 {
 	char why[PRIV_REASON_MAX - 40];
 	pid_t pid;
-	int fd;
+	int fd, rescue;
 	char *dir, name[PRIV_NAME_LEN + 1];
 	uid_t uid;
 	struct mworker *old = NULL;
@@ -315,8 +285,8 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	if (old == NULL && kept_dirs(m) >= m->max_kept)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "%d session directories are not "
 			      "removed yet", kept_dirs(m));
-	if (m->ops->spawn(m->ctx, old ? old->dir : NULL, old ? old->uid : 0, &pid, &fd, &dir,
-			  name, &uid, why, sizeof(why)) == -1)
+	if (m->ops->spawn(m->ctx, old ? old->dir : NULL, old ? old->uid : 0, &pid, &fd, &rescue,
+			  &dir, name, &uid, why, sizeof(why)) == -1)
 		return refuse(m, PRIV_SPAWN_WORKER, s->seq, "cannot start a worker: %s", why);
 
 	struct mworker *w = xcalloc(1, sizeof(*w));
@@ -327,6 +297,7 @@ on_spawn(struct monitor *m, const struct priv_spawn_worker *s)
 	w->pid = pid;
 	w->live = 1;
 	w->pidfd = -1;
+	w->rescue = rescue;
 	w->dir = dir;
 	w->uid = uid;
 	w->next = m->workers;
@@ -488,6 +459,7 @@ fork_answer(struct monitor *m, struct mfork *c, int status)
 	w->id = m->next_id++;
 	w->dir_id = m->next_id++;
 	w->pidfd = -1;
+	w->rescue = -1;
 	w->dir = c->job.dir;
 	w->uid = c->job.uid;
 	w->next = m->workers;
@@ -511,6 +483,10 @@ fork_exited(struct monitor *m, pid_t pid, int status)
 		if (c->job.pid != pid)
 			continue;
 		*pp = c->next;
+		if (c->stale) {
+			fork_discard(m, c, status);
+			return 1;
+		}
 		fork_answer(m, c, status);
 		free(c);
 		return 1;
@@ -594,7 +570,8 @@ pre_exited(struct monitor *m, pid_t pid, int status)
 		r.u.pred = (struct priv_preprocessed){p->seq, status, (uint32_t)o};
 		int fd = o == PRIV_PP_OK ? p->out : p->err;
 		lseek(fd, 0, SEEK_SET);
-		monitor_send(m, &r, fd);
+		if (!p->stale)
+			monitor_send(m, &r, fd);
 		close(p->out);
 		close(p->err);
 		free(p);
@@ -657,6 +634,9 @@ monitor_child_exited(struct monitor *m, pid_t pid, int status)
 		if (w->pid != pid || !w->live)
 			continue;
 		w->live = 0;
+		if (w->rescue != -1)
+			close(w->rescue);
+		w->rescue = -1;
 		/* The kernel is in its own process group; never leave it behind. */
 		kill_kernel_of(m, w);
 		m->ops->worker_gone(m->ctx, pid);

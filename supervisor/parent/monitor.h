@@ -40,7 +40,8 @@ struct monitor_ops {
 	 * Start a worker and write its START (identity, directories, cgroup,
 	 * limits: the implementation's, from the configuration). 0 with *pid,
 	 * *front_fd (the worker socket's other end; the monitor passes it on
-	 * and closes it), *dir (the session directory; the monitor owns it),
+	 * and closes it), *rescue_fd (the parent's line to it, IPC_RESCUE_FD;
+	 * the monitor's until the worker is reaped, or -1: none), *dir (the session directory; the monitor owns it),
 	 * name (its last component, PRIV_NAME_LEN hex digits) and *uid (the
 	 * kernel's identity, or 0), or -1 with why[why_len]. `reuse` (NULL: a
 	 * new one) is a kept directory, of a reaped worker whose kernel was
@@ -48,7 +49,7 @@ struct monitor_ops {
 	 * is a copy of it.
 	 */
 	int (*spawn)(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_fd,
-		     char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why,
+		     int *rescue_fd, char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why,
 		     size_t why_len);
 	/* SIGKILL worker `pid`, a child not reaped yet. */
 	void (*kill_worker)(void *ctx, pid_t pid);
@@ -192,6 +193,22 @@ int monitor_end_all(struct monitor *m);
  * (Neither with monitor_set_persist.)
  */
 void monitor_front_gone(struct monitor *m);
+
+/*
+ * The front died and persist_sessions keeps its sessions: its workers and
+ * their kernels go on for the next front (monitor_hand_over); nothing more
+ * is sent to the dead one; a preprocess_command or a fork's copy it asked
+ * for is killed, its answer dropped (the copy removed).
+ */
+void monitor_keep_workers(struct monitor *m);
+/*
+ * Serve the new front on `front` (borrowed, as monitor_new's): each live
+ * worker kept gets a new socket, whose other end the front gets with
+ * WORKER_LEFT (one that cannot, or whose session closed meanwhile, is
+ * killed); each kept directory is named with DIR_LEFT. How many workers
+ * were handed over, or -1 when the front cannot be reached.
+ */
+int monitor_hand_over(struct monitor *m, int front);
 
 /* Workers spawned and not reaped yet. */
 int monitor_live(const struct monitor *m);

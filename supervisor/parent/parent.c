@@ -61,6 +61,7 @@ static struct {
 	int front_status;	/* how the last one ended */
 	int sock;		/* our end of the protocol socket; -1: none */
 	int stopping;		/* TERM came */
+	int keeping;		/* the front died; its workers wait for the next one */
 	double stop_deadline;	/* monotonic: the front is killed after it */
 	time_t restarts[MAX_RESTARTS];
 } P;
@@ -68,8 +69,8 @@ static struct {
 /* ---- the acts the monitor asks for (monitor_ops) ---- */
 
 static int
-op_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_fd, char **dir,
-	 char name[PRIV_NAME_LEN + 1], uid_t *kernel_uid, char *why, size_t why_len)
+op_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_fd, int *rescue_fd,
+	 char **dir, char name[PRIV_NAME_LEN + 1], uid_t *kernel_uid, char *why, size_t why_len)
 {
 	const struct config *cfg = P.a->cfg;
 	struct launched w;
@@ -98,6 +99,7 @@ op_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_f
 	P.children = c;
 	*pid = w.pid;
 	*front_fd = w.fd;
+	*rescue_fd = w.rescue;
 	*dir = w.workdir;
 	*kernel_uid = uid;
 	memcpy(name, w.name, PRIV_NAME_LEN + 1);
@@ -335,14 +337,11 @@ adopt_dir(const char *dir, const char name[PRIV_NAME_LEN + 1], uid_t uid, void *
 	monitor_adopt_dir(P.mon, dir, name, uid);
 }
 
-/* Serve a front on `sock` (owned from now on) with a fresh monitor. */
+/* A fresh monitor for the front on P.sock, and the directories an earlier
+ * instance left for its journal. */
 static void
-serve(struct parent_args *a, int sock)
+new_monitor(struct parent_args *a)
 {
-	/* A front that leaves its socket full must not stall us (monitor.h). */
-	if (fcntl(sock, F_SETFL, O_NONBLOCK) == -1)
-		fatal("O_NONBLOCK on the front's socket");
-	P.sock = sock;
 	/* The most the front can ask for: every session, the warm pool, a
 	 * worker for each HTTP thread that waits for one. */
 	int warm = a->cfg->pool_warm_max > a->cfg->pool_warm ? a->cfg->pool_warm_max
@@ -359,6 +358,26 @@ serve(struct parent_args *a, int sock)
 				       adopt_dir, NULL);
 		if (n)
 			log_info("session directories kept for the front's journal: %d", n);
+	}
+}
+
+/* Serve a front on `sock` (owned from now on): with a fresh monitor, or
+ * with the one whose workers the last front left (P.keeping). */
+static void
+serve(struct parent_args *a, int sock)
+{
+	/* A front that leaves its socket full must not stall us (monitor.h). */
+	if (fcntl(sock, F_SETFL, O_NONBLOCK) == -1)
+		fatal("O_NONBLOCK on the front's socket");
+	P.sock = sock;
+	if (P.keeping) {
+		P.keeping = 0;
+		/* Before SECRETS_SENT, as DIR_LEFT: the front knows them when it serves. */
+		int n = monitor_hand_over(P.mon, sock);
+		if (n > 0)
+			log_info("the new front takes over %d live workers and their kernels", n);
+	} else {
+		new_monitor(a);
 	}
 	/* First of all: the front waits for them before it reads its settings. */
 	secrets_send(P.mon);
@@ -384,27 +403,51 @@ parent_fork_front(struct parent_args *a, int ready_fd)
 
 /* A restart now would be the MAX_RESTARTS-th within RESTART_WINDOW_S. */
 static int
+too_often(void)
+{
+	return time(NULL) - P.restarts[0] < RESTART_WINDOW_S;
+}
+
+/* As too_often, and if not, the restart is counted. */
+static int
 restarting_too_often(void)
 {
-	time_t now = time(NULL);
-
-	if (now - P.restarts[0] < RESTART_WINDOW_S)
+	if (too_often())
 		return 1;
 	memmove(P.restarts, P.restarts + 1, sizeof(P.restarts) - sizeof(P.restarts[0]));
-	P.restarts[MAX_RESTARTS - 1] = now;
+	P.restarts[MAX_RESTARTS - 1] = time(NULL);
 	return 0;
 }
 
-/* The front is gone or not to be trusted: no more requests, its workers end. */
+/*
+ * Whether a new front is to take over the workers of the one that is
+ * gone: persist_sessions, and a new front will be started.
+ */
+static int
+keep_for_next_front(void)
+{
+	return P.a->cfg->persist_sessions && !P.stopping &&
+	       P.a->cfg->front_restart != FRONT_EXIT && !too_often() && monitor_live(P.mon) > 0;
+}
+
+/* The front is gone or not to be trusted: no more requests; its workers
+ * end, or wait for the next front. */
 static void
 front_lost(void)
 {
 	if (P.sock == -1)
 		return;
-	monitor_front_gone(P.mon);
-	int live = monitor_end_all(P.mon);
-	if (live)
-		log_warnx("ending the %d workers the front left, and their kernels", live);
+	if (keep_for_next_front()) {
+		monitor_keep_workers(P.mon);
+		P.keeping = 1;
+		log_warnx("keeping the %d workers the front left, and their kernels, for the next "
+			  "front", monitor_live(P.mon));
+	} else {
+		monitor_front_gone(P.mon);
+		int live = monitor_end_all(P.mon);
+		if (live)
+			log_warnx("ending the %d workers the front left, and their kernels", live);
+	}
 	close(P.sock);
 	P.sock = -1;
 }
@@ -484,14 +527,10 @@ pass_signals(void)
 		reap();
 }
 
-/*
- * The front is gone and every worker it had is reaped: 1 if the parent
- * should stop now (with *rc), 0 once a new front runs.
- */
+/* Whether to stop rather than start a new front (logged), with *rc. */
 static int
-after_front(int *rc)
+no_new_front(int *rc)
 {
-	monitor_free(&P.mon);
 	if (P.stopping) {
 		*rc = WIFEXITED(P.front_status) && WEXITSTATUS(P.front_status) == 0 ? 0 : 1;
 		return 1;
@@ -507,14 +546,54 @@ after_front(int *rc)
 		*rc = 1;
 		return 1;
 	}
-	if (P.a->cfg->persist_sessions)
-		log_warnx("starting a new front: the sessions of its journal come back, each "
-			  "with its last checkpoint");
-	else
-		log_warnx("starting a new front: every session of the old one is lost");
+	return 0;
+}
+
+/* Workers kept for a new front that will not come end: the loop comes
+ * back once they are reaped, to stop. */
+static void
+end_kept(void)
+{
+	P.keeping = 0;
+	P.stopping = 1;
+	monitor_front_gone(P.mon);
+	monitor_end_all(P.mon);
+}
+
+/*
+ * The front is gone, and every worker it had is reaped or kept for the
+ * next one: 1 if the parent should stop now (with *rc), 0 once a new
+ * front runs (or kept workers are ending, to stop once reaped).
+ */
+static int
+after_front(int *rc)
+{
+	if (no_new_front(rc)) {
+		if (!P.keeping) {
+			monitor_free(&P.mon);
+			return 1;
+		}
+		end_kept();
+		return 0;
+	}
+	if (P.keeping) {
+		log_warnx("starting a new front: it takes over every live worker, each session "
+			  "keeping its kernel and variables");
+	} else {
+		monitor_free(&P.mon);
+		if (P.a->cfg->persist_sessions)
+			log_warnx("starting a new front: the sessions of its journal come back, "
+				  "each with its last checkpoint");
+		else
+			log_warnx("starting a new front: every session of the old one is lost");
+	}
 	/* Fork with no other thread busy: the remover's locks stay free. */
 	remover_drain();
 	if (start_front(P.a, -1) == -1) {
+		if (P.keeping) {
+			end_kept();
+			return 0;
+		}
 		*rc = 1;
 		return 1;
 	}
@@ -569,7 +648,7 @@ parent_run(struct parent_args *a)
 
 	for (;;) {
 		turn();
-		if (P.front || (P.mon && monitor_live(P.mon) > 0))
+		if (P.front || (P.mon && monitor_live(P.mon) > 0 && !P.keeping))
 			continue;
 		if (after_front(&rc))
 			break;

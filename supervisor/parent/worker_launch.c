@@ -169,9 +169,11 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 	return rc;
 }
 
-/* posix_spawn the worker with `child_fd` as its fd 3. 0, or an errno. */
+/* posix_spawn the worker with `child_fd` as its fd 3 and `rescue_fd` as
+ * its fd 4 (both above 4, so that neither dup2 undoes the other). 0, or
+ * an errno. */
 static int
-spawn(const struct launcher *l, int child_fd, pid_t *pid)
+spawn(const struct launcher *l, int child_fd, int rescue_fd, pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
 	char *argv[] = {(char *)"codeexec-worker", l->verbose ? (char *)"-v" : NULL, NULL};
@@ -180,6 +182,7 @@ spawn(const struct launcher *l, int child_fd, pid_t *pid)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, child_fd, IPC_WORKER_FD);
+	posix_spawn_file_actions_adddup2(&fa, rescue_fd, IPC_RESCUE_FD);
 	int rc = posix_spawn(pid, l->worker_path, &fa, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	return rc;
@@ -196,6 +199,47 @@ abandon(struct launched *w)
 	while (waitpid(w->pid, &status, 0) == -1 && errno == EINTR)
 		;
 	close(w->fd);
+	close(w->rescue);
+}
+
+/* A descriptor of ours moved above fd 4, close-on-exec; -1 (errno) on failure. */
+static int
+above_rescue(int fd)
+{
+	if (fd > IPC_RESCUE_FD)
+		return fd;
+	int moved = fcntl(fd, F_DUPFD_CLOEXEC, IPC_RESCUE_FD + 1);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return moved;
+}
+
+/* The worker's socket and the parent's line to it: 0 with sv[] and rv[]
+ * (the child's ends [1], above fd 4), or -1 with why[why_len]. */
+static int
+worker_sockets(int sv[2], int rv[2], char *why, size_t why_len)
+{
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		return err_set(why, why_len, "socketpair for a worker: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rv) == -1) {
+		err_set(why, why_len, "socketpair for a worker's line to the parent: %s",
+			strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	sv[1] = above_rescue(sv[1]);
+	rv[1] = above_rescue(rv[1]);
+	if (sv[1] != -1 && rv[1] != -1)
+		return 0;
+	err_set(why, why_len, "move a worker's descriptors above fd %d: %s", IPC_RESCUE_FD,
+		strerror(errno));
+	int all[] = {sv[0], sv[1], rv[0], rv[1]};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i] != -1)
+			close(all[i]);
+	return -1;
 }
 
 /*
@@ -232,7 +276,7 @@ int
 worker_launch(const struct launcher *l, uid_t uid, const char *reuse, struct launched *out,
 	      char *why, size_t why_len)
 {
-	int sv[2];
+	int sv[2], rv[2];
 	char id[PRIV_NAME_LEN + 1];
 
 	memset(out, 0, sizeof(*out));
@@ -244,24 +288,19 @@ worker_launch(const struct launcher *l, uid_t uid, const char *reuse, struct lau
 	}
 	if (out->workdir == NULL)
 		return -1;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
-		err_set(why, why_len, "socketpair for a worker: %s", strerror(errno));
+	if (worker_sockets(sv, rv, why, why_len) == -1)
 		goto fail_dir;
-	}
-	if (sv[1] == IPC_WORKER_FD) {
-		/* dup2 onto itself would keep close-on-exec set. */
-		int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, IPC_WORKER_FD + 1);
-		close(sv[1]);
-		sv[1] = moved;
-	}
-	int rc = spawn(l, sv[1], &out->pid);
+	int rc = spawn(l, sv[1], rv[1], &out->pid);
 	close(sv[1]);
+	close(rv[1]);
 	if (rc != 0) {
 		err_set(why, why_len, "spawn worker %s: %s", l->worker_path, strerror(rc));
 		close(sv[0]);
+		close(rv[0]);
 		goto fail_dir;
 	}
 	out->fd = sv[0];
+	out->rescue = rv[0];
 	rand_hex(id, PRIV_NAME_LEN / 2);
 	out->rundir = xasprintf("%s/k-%s", l->cfg->runtime_dir, id);
 	if (send_start(l, out, uid) == -1) {

@@ -2,7 +2,8 @@
  * worker_launch.h - the privileged parent's act of starting one worker
  * (doc/README.privsep): a private working directory owned by the kernel's
  * identity, a socketpair, posix_spawn of codeexec-worker with its end as
- * fd 3, and the worker's whole START (kernel command, environment,
+ * fd 3 and the parent's line to it as fd 4 (IPC_RESCUE_FD), and the
+ * worker's whole START (kernel command, environment,
  * directories, identity, limits, control group, network mode), written from
  * the parent's own configuration before anyone else holds the socket.
  *
@@ -32,6 +33,7 @@ struct launcher {
 struct launched {
 	pid_t pid;
 	int fd;				/* the supervisor's end of its socket */
+	int rescue;			/* the parent's end of its fd 4 */
 	char *workdir;			/* state_dir/sessions/NAME (owned) */
 	char *rundir;			/* runtime_dir/k-ID (owned) */
 	char name[PRIV_NAME_LEN + 1];	/* NAME */

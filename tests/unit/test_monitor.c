@@ -27,6 +27,8 @@
 #include "xmalloc.h"
 
 #define FIRST_PID 50000
+/* Workers whose end of the parent's line a test can read. */
+#define MAX_FAKE 16
 
 /* What the stand-in acts were asked to do. */
 static struct {
@@ -43,13 +45,15 @@ static struct {
 	int forks;
 	char last_forked[64]; /* the directory the last fork copied */
 	int fork_fails;	      /* the next fork fails, as one over fork_max_bytes */
+	int rescue_peer[MAX_FAKE]; /* worker i's end of the parent's line (fd 4) */
 } acts;
 
 static int
 fake_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_fd,
-	   char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why, size_t why_len)
+	   int *rescue_fd, char **dir, char name[PRIV_NAME_LEN + 1], uid_t *uid, char *why,
+	   size_t why_len)
 {
-	int sv[2];
+	int sv[2], rv[2];
 
 	(void)ctx;
 	snprintf(acts.last_reused, sizeof(acts.last_reused), "%s", reuse ? reuse : "");
@@ -59,6 +63,17 @@ fake_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front
 		return -1;
 	}
 	close(sv[1]); /* the worker's end: no worker here */
+	/* The worker's end of the parent's line: kept, to see what a handover sends. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rv) == -1) {
+		snprintf(why, why_len, "socketpair: %s", strerror(errno));
+		close(sv[0]);
+		return -1;
+	}
+	if (acts.spawned < MAX_FAKE)
+		acts.rescue_peer[acts.spawned] = rv[1];
+	else
+		close(rv[1]);
+	*rescue_fd = rv[0];
 	*pid = FIRST_PID + acts.spawned;
 	*front_fd = sv[0];
 	*dir = reuse ? xstrdup(reuse) : xasprintf("/nonexistent/sessions/%d", acts.spawned);
@@ -221,6 +236,8 @@ rig_free(struct rig *r)
 	ck_assert_ptr_null(r->m);
 	close(r->parent);
 	close(r->front);
+	for (int i = 0; i < acts.spawned && i < MAX_FAKE; i++)
+		close(acts.rescue_peer[i]);
 }
 
 /* The front sends `m`; the parent reads and answers it. */

@@ -1,0 +1,131 @@
+#!/bin/sh
+# 482-front-crash: with persist_sessions, a SIGKILL of the front loses no
+# session. The parent keeps every worker and kernel, gives each a new
+# socket through its line to the worker (fd 4), and the new front takes
+# them over (WORKER_LEFT): 8 idle sessions (2025-11-25 MCP sessions and
+# 2026-07-28 execution sessions) and 2 busy ones all answer under their
+# old ids, in the same kernel process, with every variable, nothing
+# restored from a checkpoint. The calls in flight at the crash fail (their
+# connection ends); the code they ran runs to its end, and the session's
+# next call waits for it. A warm worker no session held ends. Plain, and
+# with kernel_uid_range.
+. "$(dirname "$0")/lib.sh"
+
+require_py ipykernel
+require_py dill
+require_binaries
+setup_tmp
+PORT=$(free_port)
+CFG_PERSIST=true
+
+one_round() {
+	round=$1
+	CFG_WARM=1
+	CFG_EXTRA=
+	if [ "$round" = uids ]; then
+		worker_for_other_uids
+		chmod 711 "$TMPD"
+		CFG_EXTRA='kernel_uid_range: "63490-63505"'
+	fi
+	write_config
+	config_set pool.max_sessions 12
+	start_daemon
+	wait_ready
+	front=$(front_pid)
+	[ -n "$front" ] || fail "no front"
+	: >"$TMPD/killed"
+	run_py "$URL" "$TMPD" "$front" "$LOG" <<'EOF2'
+import json, os, signal, sys, threading, time
+from mcp import Client, ModernClient, check, ok, value_of
+from calls import sc, wait_busy, wait_for
+
+url, tmpd, front, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+def run(c, code, **kw):
+    r = c.execute(code, **kw) if not isinstance(c, ModernClient) else \
+        c.call("execute_py_code", dict(code=code, **kw))
+    check(sc(r).get("success") is True, "runs: " + code, r)
+    return r
+
+# Eight idle sessions: six of 2025-11-25, two execution sessions of 2026-07-28.
+idle = []
+for i in range(6):
+    c = Client(url)
+    c.initialize()
+    r = run(c, "import os\nx = %d\nos.getpid()" % i)
+    idle.append({"kind": "mcp", "id": c.session_id, "x": i, "pid": int(value_of(r))})
+m = ModernClient(url)
+for i in range(6, 8):
+    r = m.call("execute_py_code", {"code": "import os\nx = %d\nos.getpid()" % i})
+    idle.append({"kind": "modern", "id": sc(r)["execution_session_id"], "x": i,
+                 "pid": int(value_of(r))})
+# Two busy ones: a call runs a cell that ends 6 s later, setting `done`.
+busy, outcomes, threads = [], {}, []
+for i in range(2):
+    c = Client(url)
+    c.initialize()
+    r = run(c, "import os\ny = %d\nos.getpid()" % i)
+    busy.append({"id": c.session_id, "y": i, "pid": int(value_of(r))})
+    def go(c=c, i=i):
+        try:
+            r = c.execute("import time\ntime.sleep(6)\ndone = 'yes %d'" % i, http_timeout=60)
+            outcomes[i] = ("answered", r)
+        except Exception as e:  # the connection ends with the front
+            outcomes[i] = ("failed", repr(e))
+    t = threading.Thread(target=go)
+    t.start()
+    threads.append(t)
+for b in busy:
+    c = Client(url)
+    c.session_id = b["id"]
+    wait_busy(c)
+time.sleep(2.5)  # the journal is written each second it changed
+os.kill(front, signal.SIGKILL)
+for t in threads:
+    t.join(70)
+for i in range(2):
+    check(outcomes.get(i, ("none",))[0] == "failed",
+          "the call in flight at the crash fails: its connection ended", outcomes.get(i))
+ok("8 idle and 2 busy sessions, then SIGKILL of the front: the calls in flight fail")
+
+check(wait_for(lambda: "takes over 10 live workers" in open(log).read() or
+               "takes over 11 live workers" in open(log).read(), 30),
+      "the new front takes over every live worker")
+def answers():
+    try:
+        return Client(url).initialize() is not None
+    except Exception:
+        return False
+check(wait_for(answers, 30), "the new front answers")
+
+for s in idle:
+    if s["kind"] == "mcp":
+        c = Client(url)
+        c.session_id = s["id"]
+        r = c.execute("x, os.getpid()")
+    else:
+        r = m.call("execute_py_code", {"code": "x, os.getpid()", "execution_session_id": s["id"]})
+    check(sc(r).get("success") is True and eval(value_of(r)) == (s["x"], s["pid"]),
+          "an idle session answers under its old id, in the same kernel, with its variables", r)
+    check("restored" not in sc(r) and not sc(r).get("kernel_restarted"),
+          "nothing was restored: the kernel never stopped", r)
+ok("every idle session (both revisions) kept its kernel and its variables")
+for b in busy:
+    c = Client(url)
+    c.session_id = b["id"]
+    r = c.execute("done, y, os.getpid()", http_timeout=60)
+    check(sc(r).get("success") is True and
+          eval(value_of(r)) == ("yes %d" % b["y"], b["y"], b["pid"]),
+          "a busy session's cell ran to its end in the same kernel", r)
+    check("restored" not in sc(r), "nothing was restored", r)
+ok("both busy sessions kept their kernels; the cell running at the crash ran to its end")
+EOF2
+	grep -q "worker .* of session directory .* is in no journal entry: ending it" "$LOG" ||
+		fail "the warm worker no session held was not ended"
+	stop_daemon
+	[ "$DAEMON_RC" = 0 ] || fail "daemon exit status $DAEMON_RC"
+	rm -rf "$TMPD/state"
+}
+
+one_round plain
+if [ "$(id -u)" = 0 ]; then one_round uids; else echo "# uids: needs root; not run"; fi
