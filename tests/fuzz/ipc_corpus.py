@@ -18,7 +18,7 @@ with open(os.path.join(here, "..", "..", "common", "ipc.h")) as f:
 TYPES = {"START": 1, "EXECUTE": 2, "INTERRUPT": 3, "RESTART_KERNEL": 4, "SHUTDOWN": 5,
          "READY": 32, "OUTPUT": 33, "RESULT": 34, "KERNEL_DIED": 35, "LOG": 36,
          "START_FAILED": 37, "STREAMING": 38, "FILE_LIST": 7, "FILE_OPEN": 8, "FILE_WRITE": 9, "FILES": 39,
-         "FILE": 40}
+         "FILE": 40, "WAITING": 41, "RESUMED": 42}
 
 
 def frame(type_name, payload=None, version=None, req=1, raw=None):
@@ -51,6 +51,8 @@ seeds = {
     "interrupt": frame("INTERRUPT"),
     "restart-kernel": frame("RESTART_KERNEL", {}),
     "shutdown": frame("SHUTDOWN"),
+    "resumed": frame("RESUMED", {"kernel_pid": 4242, "state_lost": False}),
+    "resumed-no-kernel": frame("RESUMED", {"kernel_pid": 0, "state_lost": True}),
     "ready": frame("READY", {"kernel_pid": 4242, "language": "python", "restarted": False,
                           "language_version": "3.11.2"}),
     "output": frame("OUTPUT", {"name": "stdout", "text": "hi\n"}),
