@@ -68,7 +68,7 @@ new_socket(struct mworker *w)
 	return sv[0];
 }
 
-/* Hand live worker `w` to the front, or end it. 0, or -1 if the front is gone. */
+/* Hand live worker `w` to the front (1), or end it (0); -1 if the front is gone. */
 static int
 hand_over(struct monitor *m, struct mworker *w)
 {
@@ -87,7 +87,7 @@ hand_over(struct monitor *m, struct mworker *w)
 	memcpy(r.u.wleft.name, name, PRIV_NAME_LEN + 1);
 	int rc = monitor_send(m, &r, fd);
 	close(fd);
-	return rc;
+	return rc == -1 ? -1 : 1;
 }
 
 int
@@ -99,9 +99,10 @@ monitor_hand_over(struct monitor *m, int front)
 	m->broken = 0;
 	for (struct mworker *w = m->workers; w && !m->broken; w = w->next) {
 		if (w->live) {
-			if (hand_over(m, w) == -1)
+			int handed = hand_over(m, w);
+			if (handed == -1)
 				return -1;
-			n += w->live;
+			n += handed;
 		} else if (w->dir && name_of(w) && monitor_tell_dir_left(m, w, name_of(w)) == -1) {
 			return -1;
 		}

@@ -22,6 +22,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "log.h"
 #include "monitor.h"
 #include "xmalloc.h"
@@ -76,7 +77,7 @@ fake_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front
 	*rescue_fd = rv[0];
 	*pid = FIRST_PID + acts.spawned;
 	*front_fd = sv[0];
-	*dir = reuse ? xstrdup(reuse) : xasprintf("/nonexistent/sessions/%d", acts.spawned);
+	*dir = reuse ? xstrdup(reuse) : xasprintf("/nonexistent/sessions/%016x", acts.spawned);
 	snprintf(name, PRIV_NAME_LEN + 1, "%016x", acts.spawned);
 	*uid = reuse ? reuse_uid : 1000 + (uid_t)acts.spawned;
 	acts.spawned++;
@@ -490,7 +491,7 @@ START_TEST(honest_front)
 	ask(&r, PRIV_REMOVE_SESSION_DIR, d, 0);
 	silence(&r);
 	ck_assert_int_eq(acts.removed, 1);
-	ck_assert_str_eq(acts.last_removed, "/nonexistent/sessions/0");
+	ck_assert_str_eq(acts.last_removed, "/nonexistent/sessions/0000000000000000");
 	ck_assert_int_eq(acts.refusals_logged, 0);
 
 	/* a kernel claimed and never killed dies with its worker */
@@ -551,7 +552,7 @@ START_TEST(kept_directories)
 	ck_assert_uint_eq(m.u.started.seq, 6);
 	ck_assert_uint_eq(m.u.started.dir, d); /* the same directory, by the same id */
 	ck_assert_uint_ne(m.u.started.worker, w);
-	ck_assert_str_eq(acts.last_reused, "/nonexistent/sessions/0");
+	ck_assert_str_eq(acts.last_reused, "/nonexistent/sessions/0000000000000000");
 	ck_assert_uint_eq(acts.last_reused_uid, 1000); /* the first worker's kernel uid */
 	ck_assert_uint_eq(m.u.started.uid, 1000);
 	/* it is the new worker's now: not given again while it runs */
@@ -622,7 +623,7 @@ START_TEST(forked_directories)
 	silence(&r); /* no answer before the copy's child is reaped */
 	ck_assert_int_eq(monitor_child_exited(r.m, 7000, 0), 1);
 	struct priv_msg m = answer(&r, PRIV_DIR_FORKED, NULL);
-	ck_assert_str_eq(acts.last_forked, "/nonexistent/sessions/0");
+	ck_assert_str_eq(acts.last_forked, "/nonexistent/sessions/0000000000000000");
 	ck_assert_uint_eq(m.u.forked.seq, 4);
 	ck_assert_uint_ne(m.u.forked.dir, d);
 	ck_assert_uint_eq(m.u.forked.uid, 2000);
@@ -667,7 +668,79 @@ START_TEST(removed_at_exit)
 	ck_assert_int_eq(monitor_child_exited(r.m, pid, 0), 1);
 	answer(&r, PRIV_WORKER_EXITED, NULL);
 	ck_assert_int_eq(acts.removed, removed + 1);
-	ck_assert_str_eq(acts.last_removed, "/nonexistent/sessions/0");
+	ck_assert_str_eq(acts.last_removed, "/nonexistent/sessions/0000000000000000");
+	rig_free(&r);
+}
+END_TEST
+
+/*
+ * The front died and its workers are kept: a preprocess_command it asked
+ * for is killed and its answer dropped; the new front gets each live
+ * worker on a fresh socket whose other end the worker gets through its
+ * line (fd 4), a reaped worker's kept directory as DIR_LEFT, and a worker
+ * whose session was closed is killed, not handed over.
+ */
+START_TEST(handed_over)
+{
+	struct rig r = rig_new(4);
+	uint32_t w1, d1, w2, d2, w3, d3;
+	pid_t p1, p2, p3;
+	int fd, peer;
+	char byte, buf[8];
+
+	monitor_set_persist(r.m);
+	monitor_set_preprocess(r.m, 2, 10, 1000);
+	spawn(&r, &w1, &d1, &p1);
+	spawn(&r, &w2, &d2, &p2);
+	spawn(&r, &w3, &d3, &p3);
+	ask(&r, PRIV_CLAIM_KERNEL, w1, p1 + 1000);
+	ck_assert_int_eq(monitor_child_exited(r.m, p2, 0), 1);
+	answer(&r, PRIV_WORKER_EXITED, NULL);
+	ask(&r, PRIV_REMOVE_SESSION_DIR, d3, 0); /* deferred: w3 still runs */
+	ask_preprocess(&r, 9, -1);
+	silence(&r);
+
+	monitor_keep_workers(r.m);
+	ck_assert_int_eq(acts.killed_groups, 1); /* the preprocess_command */
+	ck_assert_int_eq(acts.killed_workers, 0);
+	ck_assert_int_eq(monitor_child_exited(r.m, FIRST_PRE_PID, 0), 1);
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv),
+			 0);
+	close(r.parent);
+	close(r.front);
+	r.parent = sv[0];
+	r.front = sv[1];
+	ck_assert_int_eq(monitor_hand_over(r.m, r.parent), 1);
+
+	/* w3's session was closed: it is killed, not handed over */
+	ck_assert_int_eq(acts.killed_workers, 1);
+	ck_assert_int_eq(acts.last_killed, p3);
+	/* newest first: w2's kept directory, then w1 live with its kernel */
+	struct priv_msg m = answer(&r, PRIV_DIR_LEFT, NULL);
+	ck_assert_uint_eq(m.u.left.dir, d2);
+	ck_assert_str_eq(m.u.left.name, "0000000000000001");
+	m = answer(&r, PRIV_WORKER_LEFT, &fd);
+	ck_assert_uint_eq(m.u.wleft.worker, w1);
+	ck_assert_uint_eq(m.u.wleft.dir, d1);
+	ck_assert_int_eq(m.u.wleft.pid, p1);
+	ck_assert_uint_eq(m.u.wleft.kernel, (uint32_t)(p1 + 1000));
+	ck_assert_str_eq(m.u.wleft.name, "0000000000000000");
+	silence(&r); /* no PREPROCESSED for the old front's request */
+	/* the worker's line brought the other end of the front's new socket */
+	union fdpass_one ctl;
+	struct iovec iov = {&byte, 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	ck_assert_int_eq(recvmsg(acts.rescue_peer[0], &mh, MSG_DONTWAIT), 1);
+	ck_assert_int_eq(fdpass_take(&mh, &peer), 1);
+	ck_assert_int_eq(write(fd, "hello", 5), 5);
+	ck_assert_int_eq(read(peer, buf, sizeof(buf)), 5);
+	ck_assert_int_eq(memcmp(buf, "hello", 5), 0);
+	/* nothing for the others: w2 is reaped, w3 was killed */
+	ck_assert_int_eq(recv(acts.rescue_peer[2], &byte, 1, MSG_DONTWAIT), -1);
+	close(fd);
+	close(peer);
 	rig_free(&r);
 }
 END_TEST
@@ -828,6 +901,7 @@ main(void)
 	tcase_add_test(tc, directories_left);
 	tcase_add_test(tc, forked_directories);
 	tcase_add_test(tc, removed_at_exit);
+	tcase_add_test(tc, handed_over);
 	tcase_add_test(tc, front_that_does_not_read);
 	tcase_add_test(tc, preprocess_requests);
 	tcase_set_timeout(tc, 60);
