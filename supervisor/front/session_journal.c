@@ -117,9 +117,8 @@ load_jobs(struct json_object *list)
 		    !printable(r.identity, sizeof(((struct job *)0)->identity)))
 			continue;
 		if (r.status == JOB_RUNNING) {
-			result = result_failed("Aborted", "the daemon stopped while this job ran: "
-						"its output is lost, and its session's next call "
-						"restores the session's last checkpoint");
+			result = result_failed("Aborted", "the daemon stopped while this job ran, or "
+						"its front crashed: its output is lost");
 			r.status = JOB_FAILED;
 			r.finished = time(NULL);
 			aborted++;

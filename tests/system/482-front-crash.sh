@@ -8,7 +8,8 @@
 # restored from a checkpoint. The calls in flight at the crash fail (their
 # connection ends); the code they ran runs to its end, and the session's
 # next call waits for it. A warm worker no session held ends. Plain, and
-# with kernel_uid_range.
+# with kernel_uid_range; and background jobs: an ended one's result kept,
+# the running one Aborted.
 . "$(dirname "$0")/lib.sh"
 
 require_py ipykernel
@@ -127,5 +128,60 @@ EOF2
 	rm -rf "$TMPD/state"
 }
 
+# Background jobs: one that ended before the crash answers with its
+# result, the one running then ends as Aborted, and the session goes on in
+# the same kernel, the cell that job ran having run to its end.
+jobs_round() {
+	CFG_WARM=1
+	CFG_EXTRA='execution_mode: async_only
+job_retention_s: 600'
+	write_config
+	start_daemon
+	wait_ready
+	front=$(front_pid)
+	run_py "$URL" "$TMPD" "$front" "$LOG" <<'EOF2'
+import os, signal, sys, time
+from mcp import Client, check, ok
+from calls import sc, tool, wait_for
+
+url, tmpd, front, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+a = Client(url)
+a.initialize()
+def status(j):
+    return sc(tool(a, "py_check_job", {"job_id": j}))
+done = sc(tool(a, "execute_py_code", {"code": "import os\nx = 6 * 7\nos.getpid()"}))["job_id"]
+check(wait_for(lambda: status(done)["status"] == "completed", 30, 0.2), "the first job completes")
+pid = status(done)["rich_outputs"][0]["data"]
+running = sc(tool(a, "execute_py_code", {"code": "import time\ntime.sleep(5)\nlate = 'ran'"}))["job_id"]
+check(wait_for(lambda: status(running)["status"] == "running", 10, 0.2), "the second runs")
+time.sleep(1.5)  # the journal
+os.kill(front, signal.SIGKILL)
+def answers():
+    try:
+        return status(done)["status"] == "completed"
+    except Exception:
+        return False
+check(wait_for(answers, 30, 0.2), "the new front answers")
+s = status(done)
+check(s.get("rich_outputs") == [{"mime_type": "text/plain", "data": pid}],
+      "the job that ended before the crash answers with its whole result", s)
+s = status(running)
+check(s.get("status") == "failed" and (s.get("error") or {}).get("type") == "Aborted" and
+      s["error"].get("message") == "the daemon stopped while this job ran, or its front "
+                                   "crashed: its output is lost",
+      "the job running at the crash: failed, Aborted", s)
+j = sc(tool(a, "execute_py_code", {"code": "x, late, os.getpid()"}))["job_id"]
+check(wait_for(lambda: status(j)["status"] == "completed", 30, 0.2), "the next job completes")
+s = status(j)
+check(s["rich_outputs"][0]["data"] == "(42, 'ran', %s)" % pid and "restored" not in s,
+      "the session goes on in the same kernel, the aborted job's cell having run to its end", s)
+ok("jobs: an ended one's result is kept, the running one is Aborted, the kernel goes on")
+EOF2
+	stop_daemon
+	[ "$DAEMON_RC" = 0 ] || fail "daemon exit status $DAEMON_RC"
+	rm -rf "$TMPD/state"
+}
+
 one_round plain
+jobs_round
 if [ "$(id -u)" = 0 ]; then one_round uids; else echo "# uids: needs root; not run"; fi
