@@ -69,6 +69,12 @@ pool_revive_wait(struct pool_revival *r, double seconds, struct worker **w, char
 	return revival_over(r, w, why, why_len);
 }
 
+int
+pool_revive_poll(struct pool_revival *r, struct worker **w, char *why, size_t why_len)
+{
+	return revival_over(r, w, why, why_len);
+}
+
 void
 pool_revive_leave(struct pool_revival *r)
 {

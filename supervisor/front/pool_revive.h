@@ -30,6 +30,9 @@ void pool_revive_join(struct pool_revival *r, uint32_t dir);
  */
 int pool_revive_wait(struct pool_revival *r, double seconds, struct worker **w, char *why,
 		     size_t why_len);
+/* As pool_revive_wait, never waiting nor releasing the lock: 0 while it
+ * goes on. */
+int pool_revive_poll(struct pool_revival *r, struct worker **w, char *why, size_t why_len);
 /* The caller gives up (its session closed): what was started for it ends,
  * and the directory goes with it. */
 void pool_revive_leave(struct pool_revival *r);

@@ -163,10 +163,18 @@ publish_result(struct session *s, struct call *c)
 		json_object_put(failed);
 }
 
+/* Whether closing a session publishes: its worker lists and opens outputs/. */
+static int
+close_publishes(void)
+{
+	return wanted(AT_CLOSE);
+}
+
 void
 pubhooks_init(const struct config *c)
 {
 	cfg = c;
 	session_before_close(publish_session);
+	session_close_needs_worker(close_publishes);
 	session_after_run(publish_result);
 }

@@ -39,6 +39,7 @@ static atomic_int hibernated_total;
 static void (*close_hook)(const char *id);
 static int (*elsewhere)(const char *id);
 static void (*before_close)(struct session *s);
+static int (*close_needs_worker)(void);
 static void (*after_run)(struct session *s, struct call *c);
 
 int
@@ -93,6 +94,12 @@ void
 session_after_run(void (*fn)(struct session *s, struct call *c))
 {
 	after_run = fn;
+}
+
+void
+session_close_needs_worker(int (*fn)(void))
+{
+	close_needs_worker = fn;
 }
 
 void
@@ -490,6 +497,43 @@ lru_hibernated(void)
 	return lru;
 }
 
+/*
+ * Close hibernated, quiet `s` (`why` says which bound): 1 once closed, 0
+ * while a worker comes back to its directory first, for before_close
+ * (close_needs_worker); a later tick closes it then. A call that comes
+ * meanwhile takes that worker, and the session lives on.
+ */
+static int
+retire(struct session *s, const char *why)
+{
+	char err[ERR_LEN] = "";
+	struct worker *w = NULL;
+
+	if (close_needs_worker && close_needs_worker() && s->kept_dir) {
+		if (s->revival == NULL) {
+			s->revival = xcalloc(1, sizeof(*s->revival));
+			pool_revive_join(s->revival, s->kept_dir);
+			log_info("session %.8s: %s; a worker comes back to its directory first, for "
+				 "its outputs/", s->id, why);
+			return 0;
+		}
+		if (!pool_revive_poll(s->revival, &w, err, sizeof(err)))
+			return 0;
+		free(s->revival);
+		s->revival = NULL;
+		if (w) {
+			s->worker = w;
+			w->session = s->id;
+			s->kept_dir = 0;
+		} else {
+			log_warnx("session %.8s: no worker for its outputs/: %s", s->id, err);
+		}
+	}
+	log_info("session %.8s closed: %s", s->id, why);
+	session_close(s);
+	return 1;
+}
+
 void
 session_hibernate_idle(double after_s, double retention_s, int max_hibernated)
 {
@@ -499,10 +543,9 @@ again:
 	for (struct session *s = sessions; s; s = s->next) {
 		if (s->hibernated && retention_s > 0 && difftime(now, s->last_used) > retention_s &&
 		    quiet(s)) {
-			log_info("session %.8s hibernated longer than session_retention (%.0f s): "
-				 "closed", s->id, retention_s);
-			session_close(s);
-			goto again; /* closing may release the lock */
+			if (retire(s, "hibernated longer than session_retention"))
+				goto again; /* closing may release the lock */
+			continue;
 		}
 		if (!s->hibernated && after_s > 0 && difftime(now, s->last_used) > after_s &&
 		    s->worker && s->worker->state == WORKER_ASSIGNED && s->worker->call == NULL &&
@@ -513,9 +556,8 @@ again:
 		struct session *s = lru_hibernated();
 		if (s == NULL || !quiet(s))
 			break;
-		log_info("session %.8s closed: max_hibernated_sessions (%d) are hibernated", s->id,
-			 max_hibernated);
-		session_close(s);
+		if (!retire(s, "max_hibernated_sessions are hibernated"))
+			break;
 	}
 }
 

@@ -192,6 +192,14 @@ void session_busy_elsewhere(int (*fn)(const char *id));
  */
 void session_before_close(void (*fn)(struct session *s));
 /*
+ * `fn` says whether that function needs the session's worker (on_close
+ * publishers list and open outputs/ through it): a hibernated session
+ * that session_retention or max_hibernated_sessions closes gets a worker
+ * in its directory first (its kernel restores nothing), and closes once
+ * it is ready. Set once, at start.
+ */
+void session_close_needs_worker(int (*fn)(void));
+/*
  * Call `fn` with each execution's call once its result came, before the
  * session's next call may run (pool_lock held; fn may release it): it may
  * add to c->result (auto_publish, pubhooks.c). Set once, at start.

@@ -5,7 +5,9 @@
 # publisher marked on_close, the files of a session's outputs/ are published
 # before its directory goes, whether the session is closed with py_close_session,
 # expires idle, or ends with the daemon (SIGTERM); the log names what went
-# where. A publisher without on_close gets nothing.
+# where. A publisher without on_close gets nothing. A hibernated session
+# that session_retention closes is published too (a worker comes back to
+# its directory for it), plain and under kernel_uid_range.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -96,3 +98,58 @@ grep -q "session ${sid%"${sid#????????}"} closed: published outputs/sub/r.txt wi
 ok "the log names what was published where"
 [ -z "$(ls -A "$TMPD/pub/other" 2>/dev/null)" ] || fail "a publisher without on_close got files"
 ok "a publisher without on_close gets nothing"
+
+# A hibernated session reaching session_retention: a worker comes back to
+# its directory (under kernel_uid_range too, where the front cannot read
+# it) so that outputs/ is published before the files go.
+retention_round() {
+	CFG_HIBERNATE_AFTER=2
+	# A directory of its own: the front of this round may run as another user.
+	kept=$TMPD/pub/retention-$1
+	CFG_EXTRA="session_retention: 6
+publishers:
+  - name: keep
+    type: local
+    base_dir: $kept
+    prefix: \"{session}\"
+    on_close: true"
+	if [ "$1" = uids ]; then
+		worker_for_other_uids
+		chmod 711 "$TMPD"
+		CFG_EXTRA="$CFG_EXTRA
+kernel_uid_range: \"63510-63513\""
+	fi
+	write_config
+	start_daemon
+	wait_ready
+	run_py "$URL" "$kept" "$1" "$TMPD/run" <<'EOF2'
+import os, sys, time
+from mcp import Client, check, ok
+from calls import control, wait_for
+
+url, kept, round, rundir = sys.argv[1:5]
+def seen(c):
+    """The control socket's view: asking the session itself would use it."""
+    for x in control(rundir, "sessions").get("sessions", []):
+        if x.get("id") == c.session_id:
+            return x
+    return None
+c = Client(url)
+c.initialize()
+r = c.execute("import os\nd = os.environ['CODEEXECD_OUTPUT_DIR']\n"
+              "open(os.path.join(d, 'kept.txt'), 'w').write('hibernated')")
+check(r.get("isError") is not True, "the session wrote its outputs", r)
+check(wait_for(lambda: (seen(c) or {}).get("hibernated") is True, 30, 0.2),
+      "the session hibernates")
+f = os.path.join(kept, c.session_id, "kept.txt")
+check(wait_for(lambda: os.path.exists(f), 40, 0.2) and open(f).read() == "hibernated",
+      "%s: published when session_retention closed the hibernated session" % round)
+check(wait_for(lambda: seen(c) is None, 20, 0.2), "and the session is gone")
+ok("%s: a hibernated session's outputs/ is published at session_retention" % round)
+EOF2
+	[ $? -eq 0 ] || fail "the retention checks failed"
+	stop_daemon
+	rm -rf "$TMPD/state"
+}
+retention_round plain
+if [ "$(id -u)" = 0 ]; then retention_round uids; fi

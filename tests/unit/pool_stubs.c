@@ -102,6 +102,12 @@ pool_revive_wait(struct pool_revival *r, double seconds, struct worker **w, char
 	return 1;
 }
 
+int
+pool_revive_poll(struct pool_revival *r, struct worker **w, char *why, size_t why_len)
+{
+	return pool_revive_wait(r, 0, w, why, why_len);
+}
+
 void
 pool_revive_leave(struct pool_revival *r)
 {
