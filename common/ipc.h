@@ -37,8 +37,9 @@
  * 13: READY's language_version (kernel_info_reply's).
  * 15: EXECUTE's inline_limit and binary_files; a rich output's file,
  * size_bytes and sha256 (data optional); FILE_WRITE (upload_file).
- * 16: RESUMED (a worker handed to a new front) and the parent's fd 4. */
-#define IPC_VERSION 16
+ * 16: RESUMED (a worker handed to a new front) and the parent's fd 4.
+ * 17: EXECUTE's rescue_s (a checkpoint asked of a kernel before its kill). */
+#define IPC_VERSION 17
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

@@ -164,6 +164,13 @@ struct ipc_execute {
 	/* Save every binary rich output (images, PDF) under outputs/rich/
 	 * too, its data kept while under inline_limit (structured_binary). */
 	int binary_files;
+	/*
+	 * A kernel that ignores the interrupt is sent SIGUSR2 first and given
+	 * this many seconds more to die on its own (0: killed at once): the
+	 * daemon's checkpoint cell armed a handler that saves the namespace
+	 * and then kills the kernel. The supervisor waits that much longer.
+	 */
+	double rescue_s;
 };
 
 /*
