@@ -9,8 +9,8 @@
 
 #include "tooldef.h"
 #include "toolreg.h"
-#include "toolreg_words.h"
 #include "toolreg_syn.h"
+#include "toolreg_words.h"
 #include "xmalloc.h"
 
 #ifndef BM25_K1

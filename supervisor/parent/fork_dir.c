@@ -14,8 +14,8 @@
 #include "err.h"
 #include "fork_dir.h"
 #include "log.h"
-#include "remover.h"
 #include "rand.h"
+#include "remover.h"
 #include "uid.h"
 #include "xmalloc.h"
 
