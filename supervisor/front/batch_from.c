@@ -55,8 +55,7 @@ load(const struct config *cfg, struct worker *w, const char *id, char *why, size
 		struct json_object *err = json_object_object_get(c.result, "error");
 		rc = err_set(why, why_len, "the checkpoint could not be loaded: %s",
 			     json_member_str(err, "message"));
-	}
-	else if (json_object_object_get_ex(o, "error", &e))
+	} else if (json_object_object_get_ex(o, "error", &e))
 		rc = err_set(why, why_len, "%s", json_member_str(e, "message"));
 	json_object_put(o);
 	call_clear(&c);
