@@ -100,8 +100,7 @@ from_session(struct tool_call *tc, uint32_t *dir, struct json_object **cp,
 				    "fork_max_bytes is 0: forks are off"
 				  : NULL;
 	if (why) {
-		tc->error_code = -32000;
-		snprintf(tc->error_message, sizeof(tc->error_message), "%s", why);
+		tool_refuse(tc, "%s", why);
 		return -1;
 	}
 	struct session *src = tool_session_arg(tc, "from_session");
