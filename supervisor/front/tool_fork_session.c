@@ -65,10 +65,8 @@ answer(const struct session *src, const struct session *n, struct json_object *c
 			       cp ? json_object_get(json_object_object_get(cp, "checkpoint"))
 				  : NULL);
 	if (cp) {
-		json_object_object_add(o, "names",
-				       json_object_get(json_object_object_get(cp, "names")));
-		json_object_object_add(o, "skipped",
-				       json_object_get(json_object_object_get(cp, "skipped")));
+		json_member_share(o, "names", cp, "names");
+		json_member_share(o, "skipped", cp, "skipped");
 	}
 	json_object_object_add(o, "bytes_copied", json_object_new_int64(bytes));
 	json_object_object_add(o, "files_copied", json_object_new_int64(f->files));

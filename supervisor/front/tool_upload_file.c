@@ -19,6 +19,7 @@
 #include "config.h"
 #include "hex.h"
 #include "ipc_msg.h"
+#include "json_member.h"
 #include "log.h"
 #include "session.h"
 #include "sfiles.h"
@@ -155,15 +156,12 @@ written(struct json_object *info, const unsigned char *bytes, size_t len, long m
 	EVP_Digest(bytes, len, md, &md_len, EVP_sha256(), NULL);
 	hex_encode(hex, md, md_len);
 	snprintf(m, sizeof(m), "%04lo", mode);
-	json_object_object_add(o, "path", json_object_get(json_object_object_get(info, "name")));
-	json_object_object_add(o, "size_bytes",
-			       json_object_get(json_object_object_get(info, "size_bytes")));
+	json_member_share(o, "path", info, "name");
+	json_member_share(o, "size_bytes", info, "size_bytes");
 	json_object_object_add(o, "sha256", json_object_new_string(hex));
-	json_object_object_add(o, "mime_type",
-			       json_object_get(json_object_object_get(info, "mime_type")));
+	json_member_share(o, "mime_type", info, "mime_type");
 	json_object_object_add(o, "mode", json_object_new_string(m));
-	json_object_object_add(o, "modified_at",
-			       json_object_get(json_object_object_get(info, "modified_at")));
+	json_member_share(o, "modified_at", info, "modified_at");
 	return tool_result(o, NULL, 0);
 }
 
