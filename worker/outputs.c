@@ -458,7 +458,11 @@ outputs_write(const struct spill_place *place, const char *path, const void *dat
 	/* rename(2) replaces a link planted meanwhile, never what it points at. */
 	if (rc == 0 && renameat(dfd, tmp, dfd, last) == -1)
 		rc = err_set(why, why_len, "%s: rename: %s", path, strerror(errno));
-	if (rc == 0 && fstat(fd, &st) == 0) {
+	/* Written and named: an answer without its size would say nothing. */
+	if (rc == 0 && fstat(fd, &st) == -1)
+		rc = err_set(why, why_len, "%s: fstat after the rename: %s", path,
+			     strerror(errno));
+	if (rc == 0) {
 		a->name = xstrdup(path);
 		a->size_bytes = (uint64_t)st.st_size;
 		a->mime_type = xstrdup(mime_guess(path, data, len < MIME_HEAD ? len : MIME_HEAD));
