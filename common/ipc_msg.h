@@ -166,12 +166,15 @@ struct ipc_execute {
 	int binary_files;
 	/*
 	 * A kernel that ignores the interrupt is sent SIGUSR2 first and given
-	 * this many seconds more to die on its own (0: killed at once): the
+	 * this many seconds more to end on its own (0: killed at once): the
 	 * daemon's checkpoint cell armed a handler that saves the namespace
-	 * and then kills the kernel. The supervisor waits that much longer.
+	 * and exits with IPC_RESCUE_SAVED, or IPC_RESCUE_NOT_SAVED when the
+	 * checkpoint failed. The supervisor waits that much longer.
 	 */
 	double rescue_s;
 };
+#define IPC_RESCUE_SAVED 86
+#define IPC_RESCUE_NOT_SAVED 87
 
 /*
  * IPC_INTERRUPT (stop request `id`), IPC_RESTART_KERNEL (kill the kernel,

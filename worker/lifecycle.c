@@ -171,7 +171,7 @@ lifecycle_prep_replied(struct wstate *w, const struct jupyter_msg *m)
 /*
  * The kernel ignored the interrupt: ask it to checkpoint first (SIGUSR2;
  * the daemon's checkpoint cell armed a handler that saves the namespace
- * and then kills the kernel, ipc_msg.h's rescue_s), once. 1 while that
+ * and then exits, ipc_msg.h's rescue_s), once. 1 while that
  * may still come, 0 when the kill is due now.
  */
 static int
@@ -195,22 +195,28 @@ ask_checkpoint(struct wstate *w)
 	return 1;
 }
 
+/* What became of the checkpoint before a kill. */
+enum rescue { RESCUE_NONE, RESCUE_SAVED, RESCUE_LOST };
+
 /* Kill the kernel that ignored the interrupt, answer, restart. */
 static void
-kill_and_answer(struct wstate *w)
+kill_and_answer(struct wstate *w, enum rescue how)
 {
-	const char *after = w->ex->rescue_deadline > 0
-				    ? "it was asked to checkpoint its namespace, then killed and "
-				      "restarted: the next call restores the latest checkpoint"
-				    : "it was killed and restarted: its state (variables, imports) is "
-				      "lost";
+	static const char *const after[] = {
+		[RESCUE_NONE] = "it was killed and restarted: its state (variables, imports) is "
+				"lost",
+		[RESCUE_SAVED] = "it checkpointed its namespace and was restarted: the next call "
+				 "restores that checkpoint",
+		[RESCUE_LOST] = "it was killed and restarted without a new checkpoint: the next "
+				"call restores the latest one, and what changed after it is lost",
+	};
 	char *m = w->ex->timed_out
 			  ? xasprintf("Execution exceeded %g seconds and the kernel did not stop "
 				      "when interrupted, so %s",
-				      w->ex->timeout_s, after)
+				      w->ex->timeout_s, after[how])
 			  : xasprintf("Cancelled, and the kernel did not stop when interrupted, so "
 				      "%s",
-				      after);
+				      after[how]);
 	if (!w->k->reaped)
 		log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
 	kernel_destroy(&w->k, &w->sess, 0);
@@ -247,11 +253,12 @@ lifecycle_died(struct wstate *w)
 	char *text = death_text(w, &oom);
 
 	kernel_read_output(k);
-	/* Its checkpoint before the kill is written: it ended itself. */
+	/* Asked to checkpoint before its kill, it ended: how says whether it did. */
 	if (w->ex && w->ex->rescue_deadline > 0 && !oom) {
+		int saved = WIFEXITED(k->wstatus) && WEXITSTATUS(k->wstatus) == IPC_RESCUE_SAVED;
 		free(text);
 		route_drain_iopub(w);
-		kill_and_answer(w);
+		kill_and_answer(w, saved ? RESCUE_SAVED : RESCUE_LOST);
 		return;
 	}
 	if (lifecycle_starting(w)) {
@@ -294,7 +301,7 @@ lifecycle_kill_after_grace(struct wstate *w)
 		return;
 	}
 	if (!ask_checkpoint(w))
-		kill_and_answer(w);
+		kill_and_answer(w, w->ex->rescue_deadline > 0 ? RESCUE_LOST : RESCUE_NONE);
 }
 
 /* The kernel cannot be talked to any more: kill it, restart on the next call. */

@@ -245,6 +245,18 @@ no_nested_userns(void)
 	return rc;
 }
 
+/* The kernel the waiter waits for, for forward(). */
+static pid_t waited_kernel;
+
+/* SIGUSR2 is the kernel's (the checkpoint before a kill): pass it on. */
+static void
+forward(int sig)
+{
+	int saved = errno;
+	kill(waited_kernel, sig);
+	errno = saved;
+}
+
 /*
  * The process the worker forked stays outside the new pid namespace: it
  * waits for the kernel, pid 1 inside, and ends as the kernel ended (the
@@ -266,6 +278,11 @@ wait_for_kernel(pid_t kernel)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGQUIT, &sa, NULL);
+	/* The worker signals us, not the kernel: we are its pid (kernel.h). */
+	waited_kernel = kernel;
+	sa.sa_handler = forward;
+	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
 	while (waitpid(kernel, &status, 0) == -1)
 		if (errno != EINTR)
 			_exit(127);

@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "checkpoint_cell.h"
 #include "config.h"
+#include "ipc_msg.h"
 #include "json_member.h"
 #include "pylit.h"
 #include "xmalloc.h"
@@ -27,8 +28,10 @@
  * marked in sys (MARK), which a new kernel does not have: that is how
  * "revive" tells a kernel that kept its state (an interrupt that worked)
  * from one that replaced it. Each arms SIGUSR2 with a checkpoint labelled
- * "before a kill" that then kills the kernel: the worker sends it to a
- * kernel that ignored the interrupt (ipc_msg.h's rescue_s).
+ * "before a kill" after which the kernel exits, with IPC_RESCUE_SAVED or
+ * IPC_RESCUE_NOT_SAVED (an exit, not a kill: as pid 1 of isolated mode's
+ * namespace it could not kill itself): the worker sends it to a kernel
+ * that ignored the interrupt (ipc_msg.h's rescue_s).
  */
 static const char checkpoint_code[] =
 	"def _codeexecd_checkpoint(d, op, arg, max_bytes, max_seconds, site):\n"
@@ -94,6 +97,7 @@ static const char checkpoint_code[] =
 	"            os.rename(tmp, os.path.join(d, cid + '.json'))\n"
 	"            setattr(sys, MARK, True)\n"
 	"            print(json.dumps(meta))\n"
+	"            return True\n"
 	"        except OverflowError:\n"
 	"            fail('CheckpointTooLarge', 'the namespace pickles to more than checkpoint.max_bytes '\n"
 	"                 '(%%d bytes): no checkpoint was taken, the earlier ones are kept' %% max_bytes)\n"
@@ -146,10 +150,11 @@ static const char checkpoint_code[] =
 	"        sys.stdout = io.StringIO()\n"
 	"        signal.signal(signal.SIGALRM, over_time)\n"
 	"        signal.setitimer(signal.ITIMER_REAL, max_seconds)\n"
+	"        saved = False\n"
 	"        try:\n"
-	"            save('before a kill')\n"
+	"            saved = save('before a kill')\n"
 	"        finally:\n"
-	"            os.kill(os.getpid(), signal.SIGKILL)\n"
+	"            os._exit(%d if saved else %d)\n"
 	"    old = signal.signal(signal.SIGALRM, over_time)\n"
 	"    signal.setitimer(signal.ITIMER_REAL, max_seconds)\n"
 	"    try:\n"
@@ -194,7 +199,8 @@ checkpoint_cell(const struct config *cfg, const char *workdir, const char *op,
 		pylit_str(&a, arg, strlen(arg));
 	else
 		buf_adds(&a, "None");
-	char *code = xasprintf(checkpoint_code, dir.data, lop, a.data,
+	char *code = xasprintf(checkpoint_code, IPC_RESCUE_SAVED, IPC_RESCUE_NOT_SAVED, dir.data,
+			       lop, a.data,
 			       (unsigned long long)cfg->checkpoint_max_bytes,
 			       cfg->checkpoint_max_seconds, site);
 	buf_free(&dir);

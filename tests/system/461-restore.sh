@@ -103,8 +103,8 @@ r, s = run(b, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)
               "v.append(4)\ntime.sleep(120)", timeout=2, http_timeout=60)
 check((s.get("error") or {}).get("type") == "TimeoutError" and
       (s.get("error") or {}).get("message", "") == "Execution exceeded 2 seconds and the "
-      "kernel did not stop when interrupted, so it was asked to checkpoint its namespace, "
-      "then killed and restarted: the next call restores the latest checkpoint",
+      "kernel did not stop when interrupted, so it checkpointed its namespace and was "
+      "restarted: the next call restores that checkpoint",
       "the kernel that ignored SIGINT checkpoints, then is killed", r)
 check(wait_for(lambda: len(checkpoints(b)) == 2, 10), "a checkpoint was taken before the kill")
 last = [json.load(open(f)) for f in checkpoints(b) if json.load(open(f))["checkpoint"] != bid][0]
@@ -122,7 +122,11 @@ ok("a timeout kill: checkpoint %s taken before the kill, restored" % last["check
 r, s = run(b, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
               "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})\n"
               "v.append(5)\ntime.sleep(120)", timeout=2, http_timeout=60)
-check((s.get("error") or {}).get("type") == "TimeoutError", "the stuck kernel is killed", r)
+check((s.get("error") or {}).get("type") == "TimeoutError" and
+      (s.get("error") or {}).get("message", "") == "Execution exceeded 2 seconds and the "
+      "kernel did not stop when interrupted, so it was killed and restarted without a new "
+      "checkpoint: the next call restores the latest one, and what changed after it is lost",
+      "the stuck kernel is killed, and the message says what is lost", r)
 r, s = run(b, "v")
 check(value_of(r) == "[1, 2, 3, 4]" and
       (s.get("restored") or {}).get("checkpoint") == last["checkpoint"],
