@@ -315,14 +315,15 @@ main(int argc, char **argv)
 	if (fl == -1 || fcntl(IPC_WORKER_FD, F_SETFL, fl & ~O_NONBLOCK) == -1)
 		fatal("fcntl fd %d", IPC_WORKER_FD);
 	supervisor_log_start();
-	setup_signals();
 
 	memset(&w, 0, sizeof(w));
+	/* Before any descriptor of ours can take the number 4. */
+	rescue_init(&w);
+	setup_signals();
 	exiting_worker = &w;
 	atexit(kill_kernel_at_exit);
 	w.graceful = 1;
 	ipc_reader_init(&w.rd, IPC_WORKER_FD);
-	rescue_init(&w);
 	jupyter_session_init(&w.sess, NULL); /* each kernel brings its signer */
 	if ((w.zctx = zmq_ctx_new()) == NULL)
 		fatalx("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));

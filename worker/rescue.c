@@ -31,9 +31,14 @@
 void
 rescue_init(struct wstate *w)
 {
+	int type = 0;
+	socklen_t len = sizeof(type);
+
 	w->rescue_fd = -1;
-	if (fcntl(IPC_RESCUE_FD, F_SETFD, FD_CLOEXEC) == -1)
-		return; /* started without one (a test, an older parent) */
+	/* Started without one (a test, an older parent), fd 4 is not ours. */
+	if (getsockopt(IPC_RESCUE_FD, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
+	    type != SOCK_SEQPACKET || fcntl(IPC_RESCUE_FD, F_SETFD, FD_CLOEXEC) == -1)
+		return;
 	w->rescue_fd = IPC_RESCUE_FD;
 }
 

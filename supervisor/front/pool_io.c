@@ -79,8 +79,10 @@ worker_phase(const struct worker *w)
 {
 	switch (w->state) {
 	case WORKER_STARTING:
-		return w->resuming ? PHASE_RESUMING : PHASE_STARTING;
+		return PHASE_STARTING;
 	case WORKER_ASSIGNED:
+		if (w->resuming)
+			return PHASE_RESUMING;
 		if (w->call == NULL)
 			return PHASE_READY;
 		/* FILE_OPEN and FILE_WRITE are both answered by FILE */
@@ -347,6 +349,10 @@ pool_io_kill_unread(void)
 	double now = clock_mono();
 
 	for (struct worker *w = pool.workers; w; w = w->next) {
+		if (w->resuming && w->state == WORKER_ASSIGNED && now > w->resume_by) {
+			worker_kill(w, "taken over from the last front, it never said it was idle");
+			continue;
+		}
 		if (w->fd == -1 || w->out_off == w->out.len || now - w->out_since < WORKER_UNREAD_S)
 			continue;
 		char *why = xasprintf("it left %zu bytes unread on its socket for %d s (stopped "

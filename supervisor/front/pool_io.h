@@ -20,7 +20,8 @@
  */
 int pool_pollfds(struct pollfd *pfd, int max);
 void pool_handle(const struct pollfd *pfd, int n);
-/* Kill every worker that has left queued bytes unread for too long. */
+/* Kill every worker that has left queued bytes unread for too long, and
+ * every one taken over that did not resume by its resume_by. */
 void pool_io_kill_unread(void);
 /*
  * Run file call `c` (c->kind set: FILE_LIST, or FILE_OPEN of `path`) on

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "ipc_msg.h"
 #include "log.h"
 #include "parent_link.h"
 #include "pool_send.h"
@@ -66,7 +67,13 @@ pool_take_over(const struct priv_worker_left *l, int fd)
 
 	w->kernel_pid = (pid_t)l->kernel;
 	w->ever_ready = w->kernel_pid != 0; /* its death is no start-up failure */
+	/* Its session's, not a start: it holds no place of the refill's. */
+	w->state = WORKER_ASSIGNED;
 	w->resuming = 1;
+	/* Its old call runs to its end within its timeout and the checkpoint
+	 * before a kill; past that the worker is stuck (pool_io_kill_unread). */
+	w->resume_by = clock_mono() + pool.cfg->max_timeout + IPC_EXEC_GRACE_S +
+		       IPC_EXEC_ANSWER_S + pool.cfg->checkpoint_max_seconds + 1;
 	w->owned = w->reserved = 1;
 	w->generation = pool.generation;
 	pool_adopt(w);

@@ -36,7 +36,8 @@ void pool_adopt(struct worker *w);
  * is in the list, a session's alone (owned and reserved, as a revival's),
  * and `resuming` until its RESUMED, which it sends once the execution the
  * old front asked for has ended; pool_resumed is called then, or at its
- * death before. Lock held.
+ * death before. It is ASSIGNED meanwhile (no start the refill waits for),
+ * and killed if no RESUMED came by `resume_by`. Lock held.
  */
 struct worker *pool_take_over(const struct priv_worker_left *l, int fd);
 /*

@@ -162,6 +162,7 @@ struct worker {
 	/* Taken over from the front before this one (WORKER_LEFT), RESUMED
 	 * not come yet: its session waits, busy (pool_spawn.h). */
 	int resuming;
+	double resume_by;    /* monotonic s: killed if still resuming then */
 	struct call *call;   /* the execution in flight, or NULL */
 	struct buf out;	     /* frames queued for the worker (main loop writes them) */
 	size_t out_off;	     /* bytes of `out` already written */

@@ -497,11 +497,22 @@ lru_hibernated(void)
 	return lru;
 }
 
+/* Whether a hibernated session's kernel is coming back now. */
+static int
+reviving_hibernated(void)
+{
+	for (const struct session *s = sessions; s; s = s->next)
+		if (s->hibernated && s->revival)
+			return 1;
+	return 0;
+}
+
 /*
  * Close hibernated, quiet `s` (`why` says which bound): 1 once closed, 0
  * while a worker comes back to its directory first, for before_close
  * (close_needs_worker); a later tick closes it then. A call that comes
- * meanwhile takes that worker, and the session lives on.
+ * meanwhile takes that worker, and the session lives on. One at a time:
+ * a start with many expired sessions must not start a kernel for each.
  */
 static int
 retire(struct session *s, const char *why)
@@ -511,6 +522,8 @@ retire(struct session *s, const char *why)
 
 	if (close_needs_worker && close_needs_worker() && s->kept_dir) {
 		if (s->revival == NULL) {
+			if (reviving_hibernated())
+				return 0;
 			s->revival = xcalloc(1, sizeof(*s->revival));
 			pool_revive_join(s->revival, s->kept_dir);
 			log_info("session %.8s: %s; a worker comes back to its directory first, for "

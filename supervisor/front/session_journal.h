@@ -14,7 +14,9 @@
  * After a crash of the front alone, a session whose worker still runs gets
  * it back instead (WORKER_LEFT), its kernel and variables as they were.
  * So a session's checkpoint is only ever loaded by a kernel of the session,
- * and so of the identity, whose kernel wrote it.
+ * and so of the identity, whose kernel wrote it, as long as no kernel can
+ * write the journal (one of the daemon's uid that reaches state_dir can:
+ * codeexecd.yaml(5), persist_sessions).
  *
  * Kept jobs (job.h) are in the journal too, and the result of each that
  * ended in a file of its own (state_dir/journal/jobs/ID.json, written once,
