@@ -12,6 +12,7 @@
 #include "handle.h"
 #include "mcp.h"
 #include "mcp_call.h"
+#include "mcp_elicit.h"
 #include "mcp_rpc.h"
 #include "metrics.h"
 #include "pool.h"
@@ -51,6 +52,14 @@ send_progress(void *io, double progress, const char *message)
 									    JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(msg);
 	return rc;
+}
+
+/* Ask the client for a kernel's line of input (mcp_elicit.h). */
+static int
+send_elicit(void *io, const char *rpc_id, const char *prompt)
+{
+	struct progress_io *p = io;
+	return mcp_elicit_send(p->rq, rpc_id, prompt);
 }
 
 static int
@@ -174,6 +183,8 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 		return;
 	}
 	int caller_transient = s->transient;
+	/* The capability is the MCP session's, whichever session the code runs in. */
+	int can_elicit = s->elicitation && !s->transient;
 	if (ctx) {
 		ctx->last_used = time(NULL);
 		s = ctx;
@@ -199,6 +210,8 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 			       .tasks = s->transient && tasks};
 	if (io.token && rq->accepts_sse && rq->send_event)
 		tc.progress = send_progress;
+	if (can_elicit && rq->accepts_sse && rq->send_event)
+		tc.elicit = send_elicit;
 	struct json_object *result = t->call(&tc);
 	json_object_put(checked);
 	if (ctx && caller_transient && result)

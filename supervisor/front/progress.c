@@ -1,6 +1,7 @@
 /* progress.c - see progress.h. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,7 +12,9 @@
 #include "config.h"
 #include "job.h"
 #include "pool.h"
+#include "pool_exec.h"
 #include "progress.h"
+#include "rand.h"
 #include "tools.h"
 #include "xmalloc.h"
 
@@ -149,6 +152,30 @@ tell(struct tool_call *tc, struct job *j, struct told *t, struct client_watch *c
 	return gone;
 }
 
+/*
+ * Ask the client for the line j's code waits for, once: under a fresh,
+ * unguessable JSON-RPC id set before the lock is let go, so an answer
+ * that comes at once finds its call. Nonzero if the client is gone.
+ */
+static int
+ask(struct tool_call *tc, struct job *j)
+{
+	struct call *c = &j->call;
+	char hex[17];
+
+	if (tc->elicit == NULL || c->done || c->input_prompt == NULL || c->input_id[0])
+		return 0;
+	rand_hex(hex, 8);
+	snprintf(c->input_id, sizeof(c->input_id), "codeexecd-input-%u-%s", c->id, hex);
+	char *id = xstrdup(c->input_id), *prompt = xstrdup(c->input_prompt);
+	pool_unlock();
+	int gone = tc->elicit(tc->io, id, prompt) == -1;
+	pool_lock();
+	free(id);
+	free(prompt);
+	return gone;
+}
+
 /* progress_wait, its client watched by cw. */
 static int
 drive(struct tool_call *tc, struct job *j, double seconds, struct client_watch *cw)
@@ -166,7 +193,7 @@ drive(struct tool_call *tc, struct job *j, double seconds, struct client_watch *
 			s = left;
 		if (job_run(j, s, on_change))
 			return 1;
-		if (tell(tc, j, &t, cw)) {
+		if (ask(tc, j) || tell(tc, j, &t, cw)) {
 			job_cancel(j);
 			/* Give it a while to stop; what is left runs on without a driver. */
 			double end = clock_mono() + 10, rest;
@@ -188,7 +215,12 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 	};
 
 	client_watch_add(&cw);
+	j->call.asker = tc->elicit != NULL;
 	int done = drive(tc, j, seconds, &cw);
+	/* Backgrounded, or gone: a prompt nobody will answer ends its input. */
+	j->call.asker = 0;
+	if (!done)
+		pool_input_reply(&j->call, INPUT_EOF, NULL);
 	client_watch_remove(&cw);
 	return done;
 }

@@ -313,6 +313,8 @@ execute_call(struct tool_call *tc)
 	case EXEC_ADAPTIVE: wait_s = tc->cfg->promotion_threshold_s; break;
 	case EXEC_SYNC: wait_s = -1; break;
 	}
+	/* A job has no client to ask: its input() fails as without one. */
+	j->call.allow_stdin = tc->elicit && wait_s != 0 && !tc->tasks;
 	int done = wait_s == 0 ? 0 : progress_wait(tc, j, wait_s);
 	if (!done)
 		job_background(j); /* a thread of its own only now */

@@ -25,6 +25,13 @@ struct tool_call {
 	 * progress notification; -1 if the client is gone. Called unlocked.
 	 */
 	int (*progress)(void *io, double progress, const char *message);
+	/*
+	 * Set by the transport when the client can answer a kernel's input():
+	 * asks it for one line, `prompt`, under JSON-RPC id `rpc_id`; its
+	 * answer comes back through pool_input_answer(). -1 if the client is
+	 * gone. Called unlocked.
+	 */
+	int (*elicit)(void *io, const char *rpc_id, const char *prompt);
 	/* Nonzero once the client has gone away. Called unlocked. */
 	int (*client_gone)(void *io);
 	/* The client's socket, for the main loop to watch (client_watch.h); -1:
