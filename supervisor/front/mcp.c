@@ -97,7 +97,7 @@ do_initialize(const struct mcp_request *rq, struct json_object *id, struct json_
 					   sizeof(why));
 	if (s) {
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
-		s->elicitation = mcp_elicit_declared(params);
+		s->elicitation = mcp_elicit_declared(json_object_object_get(params, "capabilities"));
 		session_put(s);
 		mcp_set_result(rs, id, initialize_result(version));
 	} else {

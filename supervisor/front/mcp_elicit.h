@@ -9,11 +9,24 @@
 
 #include <json-c/json.h>
 
+#include "pool_exec.h"
+
 struct mcp_request;
 
-/* Whether initialize's params declare form elicitation (capabilities.elicitation
- * empty, or with "form"). */
-int mcp_elicit_declared(struct json_object *params);
+/*
+ * Whether client capabilities `caps` (initialize's params.capabilities, or
+ * 2026-07-28's clientCapabilities) declare form elicitation: elicitation
+ * empty, or with "form".
+ */
+int mcp_elicit_declared(struct json_object *caps);
+/*
+ * What ElicitResult `result` (borrowed) answers: accept with a string
+ * content.value (*text borrowed from result), decline, cancel. Anything
+ * else is end of input.
+ */
+enum input_answer mcp_elicit_result(struct json_object *result, const char **text);
+/* The params of an elicitation/create asking for `prompt`'s line. Caller owns them. */
+struct json_object *mcp_elicit_params(const char *prompt);
 /*
  * Send elicitation/create with JSON-RPC id `rpc_id` asking for one string,
  * `prompt`, on the stream of request rq (borrowed). 0, or -1 if the client

@@ -152,28 +152,41 @@ tell(struct tool_call *tc, struct job *j, struct told *t, struct client_watch *c
 	return gone;
 }
 
+enum { ASK_NONE, ASK_GONE, ASK_INPUT };
+
+void
+progress_input_id(struct call *c)
+{
+	char hex[17];
+
+	rand_hex(hex, 8);
+	snprintf(c->input_id, sizeof(c->input_id), "codeexecd-input-%u-%s", c->id, hex);
+}
+
 /*
  * Ask the client for the line j's code waits for, once: under a fresh,
- * unguessable JSON-RPC id set before the lock is let go, so an answer
- * that comes at once finds its call. Nonzero if the client is gone.
+ * unguessable id set before the lock is let go, so an answer that comes
+ * at once finds its call. ASK_GONE if the client is gone, ASK_INPUT for
+ * the caller to ask (tc->input_required).
  */
 static int
 ask(struct tool_call *tc, struct job *j)
 {
 	struct call *c = &j->call;
-	char hex[17];
 
-	if (tc->elicit == NULL || c->done || c->input_prompt == NULL || c->input_id[0])
-		return 0;
-	rand_hex(hex, 8);
-	snprintf(c->input_id, sizeof(c->input_id), "codeexecd-input-%u-%s", c->id, hex);
+	if (c->done || c->input_prompt == NULL || c->input_id[0] ||
+	    (tc->elicit == NULL && !tc->input_required))
+		return ASK_NONE;
+	progress_input_id(c);
+	if (tc->elicit == NULL)
+		return ASK_INPUT;
 	char *id = xstrdup(c->input_id), *prompt = xstrdup(c->input_prompt);
 	pool_unlock();
 	int gone = tc->elicit(tc->io, id, prompt) == -1;
 	pool_lock();
 	free(id);
 	free(prompt);
-	return gone;
+	return gone ? ASK_GONE : ASK_NONE;
 }
 
 /* progress_wait, its client watched by cw. */
@@ -193,7 +206,10 @@ drive(struct tool_call *tc, struct job *j, double seconds, struct client_watch *
 			s = left;
 		if (job_run(j, s, on_change))
 			return 1;
-		if (ask(tc, j) || tell(tc, j, &t, cw)) {
+		int a = ask(tc, j);
+		if (a == ASK_INPUT)
+			return PROGRESS_INPUT;
+		if (a == ASK_GONE || tell(tc, j, &t, cw)) {
 			job_cancel(j);
 			/* Give it a while to stop; what is left runs on without a driver. */
 			double end = clock_mono() + 10, rest;
@@ -215,12 +231,15 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 	};
 
 	client_watch_add(&cw);
-	j->call.asker = tc->elicit != NULL;
+	j->call.asker = tc->elicit || tc->input_required;
 	int done = drive(tc, j, seconds, &cw);
-	/* Backgrounded, or gone: a prompt nobody will answer ends its input. */
-	j->call.asker = 0;
-	if (!done)
-		pool_input_reply(&j->call, INPUT_EOF, NULL);
+	/* Backgrounded, or gone: a prompt nobody will answer ends its input.
+	 * One asked of a 2026-07-28 client waits for its retry. */
+	if (done != PROGRESS_INPUT) {
+		j->call.asker = 0;
+		if (!done)
+			pool_input_reply(&j->call, INPUT_EOF, NULL);
+	}
 	client_watch_remove(&cw);
 	return done;
 }

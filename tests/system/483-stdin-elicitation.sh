@@ -1,10 +1,13 @@
 #!/bin/sh
 # 483-stdin-elicitation: a kernel's input() as an MCP elicitation
-# (issue 34 item 1) with the official TypeScript SDK 1.x client
-# (tests/client/stdin-client.mjs): answered, two prompts in one call,
-# declined (EOFError), cancelled (KeyboardInterrupt), timed out, a
-# getpass() prompt never forwarded, and a client without the elicitation
-# capability (StdinNotImplementedError, as before). Then with
+# (issue 34 item 1) with the official TypeScript SDK 1.x client on
+# 2025-11-25 (tests/client/stdin-client.mjs, elicitation/create on the
+# call's stream) and the client 2.x on 2026-07-28
+# (tests/client-modern/stdin-modern.mjs, InputRequiredResult and retries):
+# answered, two prompts in one call, declined (EOFError), cancelled
+# (KeyboardInterrupt), timed out, a getpass() prompt never forwarded, and
+# a client without the elicitation capability (StdinNotImplementedError,
+# as before). Then with
 # execution_mode async_only a prompt inside a job fails with
 # StdinNotImplementedError, and with adaptive one promoted to a job before
 # its prompt gets end of input (EOFError): a job has no client to ask.
@@ -19,6 +22,17 @@ start_ready_daemon
 
 "$NODE" "$CLIENT_DIR/stdin-client.mjs" "$URL" py || fail "the SDK stdin client failed (status $?)"
 ok "official TypeScript SDK: input() answered, declined, cancelled, timed out; getpass refused"
+
+# 2026-07-28: the client 2.x (tests/client-modern), when installed.
+MODERN_DIR=${CODEEXECD_TEST_CLIENT_MODERN_DIR:-$top_srcdir/tests/client-modern}
+if [ -d "$MODERN_DIR/node_modules/@modelcontextprotocol/client" ]; then
+	require_node 22
+	"$NODE" "$MODERN_DIR/stdin-modern.mjs" "$URL" py ||
+		fail "the 2026-07-28 stdin client failed (status $?)"
+	ok "@modelcontextprotocol/client 2.x: InputRequiredResult answered by its retries"
+else
+	echo "# no $MODERN_DIR/node_modules: the 2026-07-28 part is not run (cd tests/client-modern && npm ci)"
+fi
 
 stop_daemon
 
