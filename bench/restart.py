@@ -17,7 +17,9 @@ copied until they hold K sessions before the start (the copies are
 hibernated sessions like the others, each with its own directory and
 checkpoint): then 3. is what K hibernated sessions hold, and the table adds
 the control socket's session list, a list_sessions call and /health with
-K sessions in the table.
+K sessions in the table. With --front-crash, first of all the front is
+SIGKILLed: until the new one listens and /health answers, and each
+session's first call after it (its kernel taken over, nothing restored).
 Prints a Markdown table. Stops the daemon it started at the end.
 """
 import argparse
@@ -131,6 +133,31 @@ def table_ms(port, rundir, sid):
     return listed, ctl, statistics.median(h), tool
 
 
+def front_crash(a, clients):
+    """SIGKILL the front; the rows of its table."""
+    seen = len(re.findall(r"listening on 127\.0\.0\.1:", open(a.log).read()))
+    t0 = time.perf_counter()
+    os.kill(front_pid(a.daemon_pid), signal.SIGKILL)
+    port = wait_port(a.log, seen)
+    listening = time.perf_counter() - t0
+    wait_health(port)
+    ready = time.perf_counter() - t0
+    firsts = []
+    for c in clients:
+        c.port = port
+        c.close()
+        took, s = timed(c, "a.sum() > 0")
+        if s.get("restored") or s.get("success") is not True:
+            raise RuntimeError("not taken over: %r" % s)
+        firsts.append(took)
+    a.port = port
+    return [("SIGKILL of the front until the new one listens", "%.2f s" % listening),
+            ("SIGKILL of the front until /health is 200", "%.2f s" % ready),
+            ("each session's first call after it (kernel taken over), median",
+             "%.0f ms" % statistics.median(firsts)),
+            ("the slowest first call after it", "%.0f ms" % max(firsts))]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -143,6 +170,8 @@ def main():
     ap.add_argument("--mb", type=int, default=10)
     ap.add_argument("--clone", type=int, default=0,
                     help="copy the stopped daemon's sessions until there are this many")
+    ap.add_argument("--front-crash", action="store_true",
+                    help="SIGKILL the front first, and time its sessions' return")
     a = ap.parse_args()
 
     code = "import numpy as np\na = np.random.rand(%d)" % (a.mb * 131072)
@@ -153,6 +182,10 @@ def main():
         timed(c, code)
         clients.append(c)
     live = statistics.median(timed(c, "a.sum() > 0")[0] for c in clients)
+    crash = []
+    if a.front_crash:
+        time.sleep(1.5)  # the journal is written each second it changed
+        crash = front_crash(a, clients)
     before_procs = processes(a.daemon_pid)
     before_rss = rss_kb(front_pid(a.daemon_pid))
 
@@ -197,6 +230,8 @@ def main():
     print("| | |")
     print("|---|---:|")
     print("| a live session's call before the stop (median) | %.0f ms |" % live)
+    for row in crash:
+        print("| %s | %s |" % row)
     print("| SIGTERM until the daemon exited (every session checkpointed) | %.1f s |" % stop)
     print("| start until it listens | %.2f s |" % listening)
     print("| start until /health is 200 | %.2f s |" % ready)

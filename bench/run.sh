@@ -28,7 +28,8 @@
 #        prints tables, README untouched), e.g. `-- --sessions 200`
 #   -R   what keeping sessions across a restart costs (restart.py, with
 #        persist_sessions; prints a table), e.g. `-- --sessions 20 --mb 10`,
-#        or `-- --sessions 10 --mb 1 --clone 1000` for 1,000 hibernated sessions
+#        or `-- --sessions 10 --mb 1 --clone 1000` for 1,000 hibernated sessions,
+#        or `-- --sessions 10 --mb 10 --front-crash` for a SIGKILL of the front first
 #   -o   rich outputs inline and by reference (outputs.py: 1, 5 and 20
 #        plots under three settings, switched by SIGHUP; prints a table),
 #        e.g. `-- --rounds 5`

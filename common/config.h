@@ -38,13 +38,13 @@ enum auth_mode {
 	AUTH_TOKENS,
 };
 
-/* What the privileged parent does when the front dies (front_restart). */
 /* structured_binary: how structuredContent carries binary rich outputs. */
 enum structured_binary {
 	STRUCTURED_INLINE,
 	STRUCTURED_REFERENCE,
 };
 
+/* What the privileged parent does when the front dies (front_restart). */
 enum front_restart {
 	FRONT_RESTART,
 	FRONT_EXIT,

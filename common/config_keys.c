@@ -290,8 +290,8 @@ const struct config_key config_key_table[] = {
 	{.name = "fork_max_bytes", .scope = RELOAD_RESTART, .kind = CFG_INT,
 	 .def = "1073741824", .group = "Execution", FIELD(fork_max_bytes), .min = 0,
 	 .max = 1099511627776.0,
-	 .doc = "Largest working directory fork_session copies (file contents); a larger one "
-		"is refused. 0: forks are off."},
+	 .doc = "Largest working directory fork_session and parallel_execute's from_session "
+		"copy (file contents); a larger one is refused. 0: forks are off."},
 	{.name = "job_retention_s", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "3600",
 	 .group = "Execution", FIELD(job_retention_s), .min = 0, .max = 2592000,
 	 .doc = "Seconds a finished background job stays available to check_job."},

@@ -13,11 +13,10 @@
  * A hard link is copied as content, once per name. Only entries of the
  * tree's owner are copied: a hard link the owner made to another's file
  * (which the privileged copier could read, and the owner not) is skipped.
- * The copy's files and
- * directories are made fresh (O_EXCL, mkdirat), given to the new owner
- * through their own descriptors (fchown), with mode 0700 for directories
- * and 0600 for files (0700 if the source had an execute bit): never a
- * chown or chmod by path. The byte cap is counted as the bytes are read,
+ * The copy's files and directories are made fresh (O_EXCL, mkdirat),
+ * given to the new owner through their own descriptors (fchown), with
+ * mode 0700 for directories and 0600 for files (0700 if the source had
+ * an execute bit): never a chown or chmod by path. The byte cap is counted as the bytes are read,
  * so a file that grows during the copy cannot carry it past the cap.
  */
 #ifndef COMMON_FS_COPY_H
@@ -39,14 +38,13 @@ struct fs_copy_stats {
 /*
  * Copy what the directory `src` holds into the empty directory `dst`
  * (descriptors, borrowed), only its entries of uid `owner` ((uid_t)-1:
- * any), the new entries owned by uid:gid ((uid_t)-1:
- * left to the caller's own), at most `max_bytes` of contents and
- * `max_entries` entries (each one met counts, copied or skipped: a tree of
- * millions of empty files must not hold the copier for long). 0, or -1
- * with errno: EFBIG when the contents pass max_bytes, EMLINK when the
- * entries pass max_entries, else of the first
- * failure to write the copy (a source entry that cannot be read is
- * skipped, not an error). On failure what was copied stays: the caller
+ * any), the new entries owned by uid:gid ((uid_t)-1: left to the
+ * caller's own), at most `max_bytes` of contents and `max_entries`
+ * entries (each one met counts, copied or skipped: a tree of millions of
+ * empty files must not hold the copier for long). 0, or -1 with errno:
+ * EFBIG when the contents pass max_bytes, EMLINK when the entries pass
+ * max_entries, else of the first failure to write the copy (a source
+ * entry that cannot be read is skipped, not an error). On failure what was copied stays: the caller
  * removes `dst` (fs_tree.h).
  */
 int fs_copy_tree(int src, int dst, uid_t owner, uid_t uid, gid_t gid, long long max_bytes,

@@ -34,13 +34,15 @@
  * 10: START's unix_fds (sidecars' brokers for seccomp kernels).
  * 11: START's landlock_abi and hide_paths (kernel_landlock).
  * 12: WAITING (a call's kernel is starting: the supervisor waits longer).
- * 13: READY's language_version (kernel_info_reply's).
+ * 13: RESULT's stdout_streamed and stderr_streamed (a streamed prefix left out).
+ * 14: READY's language_version (kernel_info_reply's).
  * 15: EXECUTE's inline_limit and binary_files; a rich output's file,
  * size_bytes and sha256 (data optional); FILE_WRITE (upload_file).
  * 16: RESUMED (a worker handed to a new front) and the parent's fd 4.
- * 17: EXECUTE's stdin, INPUT_REQUEST and INPUT_REPLY (a kernel's input()
+ * 17: EXECUTE's rescue_s (a checkpoint asked of a kernel before its kill).
+ * 18: EXECUTE's stdin, INPUT_REQUEST and INPUT_REPLY (a kernel's input()
  * asked of the client), RESULT's stdin_wait_s. */
-#define IPC_VERSION 17
+#define IPC_VERSION 18
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

@@ -165,6 +165,13 @@ struct ipc_execute {
 	 * too, its data kept while under inline_limit (structured_binary). */
 	int binary_files;
 	/*
+	 * A kernel that ignores the interrupt is sent SIGUSR2 first and given
+	 * this many seconds more to die on its own (0: killed at once): the
+	 * daemon's checkpoint cell armed a handler that saves the namespace
+	 * and then kills the kernel. The supervisor waits that much longer.
+	 */
+	double rescue_s;
+	/*
 	 * The client can answer a prompt: the kernel gets allow_stdin, and an
 	 * input() of the code comes as INPUT_REQUEST, the kernel waiting for
 	 * INPUT_REPLY (within timeout_s). Without it input() raises

@@ -105,6 +105,7 @@ static const struct ipc_field execute_fields[] = {
 	IPC_F_U64(ipc_execute, "rich_limit", rich_limit, 0, INT_MAX, IPC_OPT),
 	IPC_F_U64(ipc_execute, "inline_limit", inline_limit, 0, INT_MAX, IPC_OPT),
 	IPC_F_BOOL(ipc_execute, "binary_files", binary_files, IPC_OPT),
+	IPC_F_DOUBLE(ipc_execute, "rescue_s", rescue_s, 0, 3600, IPC_OPT),
 	IPC_F_BOOL(ipc_execute, "stream", stream, IPC_OPT),
 	IPC_F_BOOL(ipc_execute, "stdin", allow_stdin, IPC_OPT),
 	IPC_F_STRV(ipc_execute, "allow_mime", allow_mime, IPC_VEC_MAX, IPC_OPT),

@@ -12,3 +12,10 @@ json_member_str(struct json_object *o, const char *key)
 		return "";
 	return json_object_get_string(v);
 }
+
+void
+json_member_share(struct json_object *to, const char *to_key, struct json_object *from,
+		  const char *key)
+{
+	json_object_object_add(to, to_key, json_object_get(json_object_object_get(from, key)));
+}

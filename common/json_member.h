@@ -12,5 +12,11 @@
  * missing (tool_arg_string is the reader that says NULL instead).
  */
 const char *json_member_str(struct json_object *o, const char *key);
+/*
+ * Add member `key` of `from` to `to` as `to_key`, shared (a new reference,
+ * not a copy), or as null when `from` lacks it.
+ */
+void json_member_share(struct json_object *to, const char *to_key, struct json_object *from,
+		       const char *key);
 
 #endif

@@ -8,10 +8,10 @@
 #include <openssl/evp.h>
 
 #include "exec_rich.h"
-#include "hex.h"
 #include "ipc.h"
 #include "ipc_msg.h"
 #include "outputs.h"
+#include "sha256.h"
 #include "xmalloc.h"
 
 /* Where outputs named by file go: below outputs/, which resources/read serves. */
@@ -185,9 +185,7 @@ static int
 rich_file(const struct rich_dest *d, const char *mime, struct json_object *v,
 	  struct json_object *entry, char *why, size_t why_len)
 {
-	char what[32], *rel = NULL, hex[2 * EVP_MAX_MD_SIZE + 1];
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned md_len = 0;
+	char what[32], *rel = NULL, hex[SHA256_HEX_LEN + 1];
 	size_t len;
 	unsigned char *bytes = rich_bytes_of(mime, v, &len);
 
@@ -196,14 +194,13 @@ rich_file(const struct rich_dest *d, const char *mime, struct json_object *v,
 	snprintf(what, sizeof(what), "rich%u", ++d->r->saved);
 	if (spill_save(d->place, &rich_dir, d->id, what, ext_of(mime), bytes, len, &rel,
 		       why, why_len) == -1 ||
-	    EVP_Digest(bytes, len, md, &md_len, EVP_sha256(), NULL) != 1) {
+	    sha256_hex(bytes, len, hex) == -1) {
 		if (why[0] == '\0')
 			err_set(why, why_len, "sha256 of %s failed", rel);
 		free(rel);
 		free(bytes);
 		return -1;
 	}
-	hex_encode(hex, md, md_len);
 	/* rel is outputs/rich/...: the name resources/read knows it by. */
 	json_object_object_add(entry, "file",
 			       json_object_new_string(rel + strlen(OUTPUTS_DIR "/")));

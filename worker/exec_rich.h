@@ -5,10 +5,11 @@
  * Owns the list of {mime_type, data} a RESULT carries, filtered by the
  * allowed MIME types; an output over inline_max but within rich_limit
  * saved under outputs/rich/ (decoded) and named there by {file,
- * size_bytes, sha256} instead of its data; an output over rich_limit (or
+ * size_bytes, sha256} instead of its data (with binary_files, a binary
+ * output kept inline is saved there too); an output over rich_limit (or
  * over what one result can carry) saved to a spill file (spill.h), images
- * decoded from base64, and replaced by a text/plain note naming the file; the types it did not
- * keep (RESULT's dropped_mime); and the last display
+ * decoded from base64, and replaced by a text/plain note naming the file;
+ * the types it did not keep (RESULT's dropped_mime); and the last display
  * of IPC_VALUE_MIME, the result's value. Knows nothing of the execution
  * (execute.h) that holds it.
  */
@@ -45,8 +46,8 @@ struct exec_rich {
 	 * rich limit), or over what the list may hold, is named by file. */
 	size_t inline_max;
 	int binary_files;	   /* EXECUTE's binary_files */
-	unsigned saved;		   /* rich outputs moved to spill files, or tried */
-	unsigned spilled;	   /* ...and saved there */
+	unsigned saved;		   /* rich outputs saved to files (spilled or by file), or tried */
+	unsigned spilled;	   /* ...of them, spilled (RESULT's spill_files) */
 };
 
 /* An empty list, no value, no inline_max. */

@@ -71,6 +71,8 @@ struct exec {
 	double reinterrupt_at;	/* interrupt again then if no reply yet; 0: not stopping */
 	int timed_out;
 	int cancelled;		/* interrupted on INTERRUPT: killed after the grace too */
+	double rescue_s;	/* EXECUTE's: how long a checkpoint before the kill may take */
+	double rescue_deadline;	/* SIGUSR2 sent: killed then if still alive; 0: not yet */
 	unsigned long oom_base;	/* the kernel cgroup's OOM kills when it started */
 	int got_reply, got_idle;
 	double quiet_since;	/* last execute_reply or iopub message of ours */

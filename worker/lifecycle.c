@@ -8,8 +8,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 
+#include "clock.h"
 #include "log.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -166,6 +168,61 @@ lifecycle_prep_replied(struct wstate *w, const struct jupyter_msg *m)
 	warm_up(w);
 }
 
+/*
+ * The kernel ignored the interrupt: ask it to checkpoint first (SIGUSR2;
+ * the daemon's checkpoint cell armed a handler that saves the namespace
+ * and then kills the kernel, ipc_msg.h's rescue_s), once. 1 while that
+ * may still come, 0 when the kill is due now.
+ */
+static int
+ask_checkpoint(struct wstate *w)
+{
+	struct exec *ex = w->ex;
+	double now = clock_mono();
+
+	if (ex->rescue_s <= 0 || (ex->rescue_deadline > 0 && now >= ex->rescue_deadline))
+		return 0;
+	if (ex->rescue_deadline > 0)
+		return 1;
+	if (kill(w->k->pid, SIGUSR2) == -1) {
+		log_warn("kill -USR2 kernel %d", (int)w->k->pid);
+		return 0;
+	}
+	ex->rescue_deadline = now + ex->rescue_s + 1;
+	ex->grace_deadline = ex->rescue_deadline; /* route_timers calls us again then */
+	log_warnx("kernel %d ignored the interrupt; asking it to checkpoint its namespace "
+		  "before it is killed (%g s at most)", (int)w->k->pid, ex->rescue_s + 1);
+	return 1;
+}
+
+/* Kill the kernel that ignored the interrupt, answer, restart. */
+static void
+kill_and_answer(struct wstate *w)
+{
+	const char *after = w->ex->rescue_deadline > 0
+				    ? "it was asked to checkpoint its namespace, then killed and "
+				      "restarted: the next call restores the latest checkpoint"
+				    : "it was killed and restarted: its state (variables, imports) is "
+				      "lost";
+	char *m = w->ex->timed_out
+			  ? xasprintf("Execution exceeded %g seconds and the kernel did not stop "
+				      "when interrupted, so %s",
+				      w->ex->timeout_s, after)
+			  : xasprintf("Cancelled, and the kernel did not stop when interrupted, so "
+				      "%s",
+				      after);
+	if (!w->k->reaped)
+		log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
+	kernel_destroy(&w->k, &w->sess, 0);
+	w->kstate = K_DEAD;
+	exec_set_error(w->ex, w->ex->timed_out ? "TimeoutError" : "Cancelled", m);
+	free(m);
+	route_finish_exec(w);
+	/* Like a crash: the next result says kernel_restarted (after route_finish_exec). */
+	w->state_lost = 1;
+	lifecycle_start(w, AFTER_QUIET);
+}
+
 /* How the kernel's death reads, memory limit first. Caller frees. */
 static char *
 death_text(struct wstate *w, int *oom)
@@ -190,6 +247,13 @@ lifecycle_died(struct wstate *w)
 	char *text = death_text(w, &oom);
 
 	kernel_read_output(k);
+	/* Its checkpoint before the kill is written: it ended itself. */
+	if (w->ex && w->ex->rescue_deadline > 0 && !oom) {
+		free(text);
+		route_drain_iopub(w);
+		kill_and_answer(w);
+		return;
+	}
 	if (lifecycle_starting(w)) {
 		char *why = xasprintf("%s during start-up; its last output:\n%s", text,
 				      kernel_output_tail(k));
@@ -229,19 +293,8 @@ lifecycle_kill_after_grace(struct wstate *w)
 		lifecycle_died(w);
 		return;
 	}
-	char *m = w->ex->timed_out
-			  ? xasprintf("Execution exceeded %g seconds and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost",
-				      w->ex->timeout_s)
-			  : xstrdup("Cancelled, and the kernel did not stop when interrupted, so it was killed and restarted: its state (variables, imports) is lost");
-	log_warnx("kernel %d ignored the interrupt; killing it", (int)w->k->pid);
-	kernel_destroy(&w->k, &w->sess, 0);
-	w->kstate = K_DEAD;
-	exec_set_error(w->ex, w->ex->timed_out ? "TimeoutError" : "Cancelled", m);
-	free(m);
-	route_finish_exec(w);
-	/* Like a crash: the next result says kernel_restarted (after route_finish_exec). */
-	w->state_lost = 1;
-	lifecycle_start(w, AFTER_QUIET);
+	if (!ask_checkpoint(w))
+		kill_and_answer(w);
 }
 
 /* The kernel cannot be talked to any more: kill it, restart on the next call. */

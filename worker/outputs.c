@@ -393,7 +393,7 @@ write_target_ok(const struct spill_place *place, int dfd, const char *path, cons
 
 	if (fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return errno == ENOENT ? 0
-				       : err_set(why, why_len, "%s: %s", path, strerror(errno));
+				       : err_set(why, why_len, "%s: stat: %s", path, strerror(errno));
 	if (S_ISLNK(st.st_mode))
 		return err_set(why, why_len, "%s: refused: %s %s", path, last, open_error(ELOOP));
 	if (!S_ISREG(st.st_mode))
@@ -405,7 +405,8 @@ write_target_ok(const struct spill_place *place, int dfd, const char *path, cons
 	return 0;
 }
 
-/* Fill new file fd (named tmp in dfd) with data[len], the kernel's and of `mode`. */
+/* Fill the new file fd with data[len], give it to the kernel's identity with `mode`,
+ * and sync it. 0, or -1 with why naming `path`. */
 static int
 write_new(const struct spill_place *place, int fd, const char *path, const void *data,
 	  size_t len, unsigned mode, char *why, size_t why_len)
@@ -422,8 +423,10 @@ write_new(const struct spill_place *place, int fd, const char *path, const void 
 					     "limit of %lld bytes", path, len,
 			       (long long)place->max_bytes);
 	/* Whole on disk before its name points at it. */
-	if (fchmod(fd, (mode_t)(mode & 0755)) == -1 || fsync(fd) == -1)
-		return err_set(why, why_len, "%s: %s", path, strerror(errno));
+	if (fchmod(fd, (mode_t)(mode & 0755)) == -1)
+		return err_set(why, why_len, "%s: chmod: %s", path, strerror(errno));
+	if (fsync(fd) == -1)
+		return err_set(why, why_len, "%s: fsync: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -455,7 +458,11 @@ outputs_write(const struct spill_place *place, const char *path, const void *dat
 	/* rename(2) replaces a link planted meanwhile, never what it points at. */
 	if (rc == 0 && renameat(dfd, tmp, dfd, last) == -1)
 		rc = err_set(why, why_len, "%s: rename: %s", path, strerror(errno));
-	if (rc == 0 && fstat(fd, &st) == 0) {
+	/* Written and named: an answer without its size would say nothing. */
+	if (rc == 0 && fstat(fd, &st) == -1)
+		rc = err_set(why, why_len, "%s: fstat after the rename: %s", path,
+			     strerror(errno));
+	if (rc == 0) {
 		a->name = xstrdup(path);
 		a->size_bytes = (uint64_t)st.st_size;
 		a->mime_type = xstrdup(mime_guess(path, data, len < MIME_HEAD ? len : MIME_HEAD));

@@ -1,11 +1,13 @@
 /*
- * outputs.h - the session's outputs/ directory, seen from the worker.
+ * outputs.h - the session's outputs/ directory, seen from the worker, and
+ * the files a client uploads below the working directory.
  *
  * The worker alone touches the files of a kernel's working directory: the
  * supervisor's request handling cannot read it (another uid, 0700), and a
  * path it handled could change underneath anyway. So the worker makes
  * outputs/, lists it, and opens one of its files for the supervisor,
- * passing the descriptor; it also writes the files a client uploads. Every step goes through a descriptor opened
+ * passing the descriptor; it also writes the files a client uploads.
+ * Every step goes through a descriptor opened
  * relative to its parent with O_NOFOLLOW: a link planted by the kernel is
  * never followed, "." and ".." are refused, and only regular files are
  * listed or opened (the type is checked with fstat on the open descriptor).

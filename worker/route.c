@@ -370,6 +370,7 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	}
 	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
 	w->ex->silent = e.silent;
+	w->ex->rescue_s = e.rescue_s;
 	w->ex->allow_stdin = e.allow_stdin;
 	if (e.stream)
 		exec_watch(w->ex);

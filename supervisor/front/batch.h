@@ -29,8 +29,9 @@ struct config;
  * has USER_IDENTITY `identity`. With `from_dir` (0: none), a session
  * directory of the same identity, each item's kernel starts in a copy of it
  * (made as the item starts) with checkpoint `from_checkpoint` loaded (NULL:
- * the latest; batch_from.h) instead of an empty one from the pool. Returns the new batch's id (storage of the batch: copy it
- * before the batch can expire).
+ * the latest; batch_from.h) instead of an empty one from the pool.
+ * Returns the new batch's id (storage of the batch: copy it before the
+ * batch can expire).
  */
 const char *batch_start(const struct config *cfg, const char *owner, const char *identity,
 			const char *code,

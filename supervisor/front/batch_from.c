@@ -15,9 +15,6 @@
 #include "pool_revive.h"
 #include "xmalloc.h"
 
-/* Room the load gets beyond checkpoint.max_seconds, as session_state.c's. */
-#define CELL_SLACK_S 30
-
 /* Start a worker in kept directory `dir` and wait for it. NULL with why. */
 static struct worker *
 start_in(uint32_t dir, double wait_s, char *why, size_t why_len)
@@ -47,7 +44,7 @@ load(const struct config *cfg, struct worker *w, const char *id, char *why, size
 	char *code = checkpoint_cell(cfg, w->workdir, "load", id);
 
 	call_init(&c);
-	pool_execute(w, &c, code, cfg->checkpoint_max_seconds + CELL_SLACK_S, 1);
+	pool_execute(w, &c, code, cfg->checkpoint_max_seconds + CHECKPOINT_CELL_SLACK_S, 1);
 	free(code);
 	struct json_object *o = checkpoint_answer(c.result, "load"), *e;
 	int rc = 0;
@@ -55,8 +52,7 @@ load(const struct config *cfg, struct worker *w, const char *id, char *why, size
 		struct json_object *err = json_object_object_get(c.result, "error");
 		rc = err_set(why, why_len, "the checkpoint could not be loaded: %s",
 			     json_member_str(err, "message"));
-	}
-	else if (json_object_object_get_ex(o, "error", &e))
+	} else if (json_object_object_get_ex(o, "error", &e))
 		rc = err_set(why, why_len, "%s", json_member_str(e, "message"));
 	json_object_put(o);
 	call_clear(&c);

@@ -19,9 +19,8 @@ struct worker;
 /*
  * A worker (owned: pool_release it) in a copy of session directory `dir`,
  * its checkpoint `checkpoint` (NULL: the latest) loaded, waiting at most
- * `wait_s` for it; NULL with
- * why[why_len] and nothing left behind. pool_lock held (released while it
- * waits).
+ * `wait_s` for it; NULL with why[why_len] and nothing left behind.
+ * pool_lock held (released while it waits).
  */
 struct worker *batch_from_kernel(const struct config *cfg, uint32_t dir, const char *checkpoint,
 				 double wait_s, char *why, size_t why_len);

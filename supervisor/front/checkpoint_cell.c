@@ -26,7 +26,9 @@
  * the system site directory. A kernel that saved or loaded a checkpoint is
  * marked in sys (MARK), which a new kernel does not have: that is how
  * "revive" tells a kernel that kept its state (an interrupt that worked)
- * from one that replaced it.
+ * from one that replaced it. Each arms SIGUSR2 with a checkpoint labelled
+ * "before a kill" that then kills the kernel: the worker sends it to a
+ * kernel that ignored the interrupt (ipc_msg.h's rescue_s).
  */
 static const char checkpoint_code[] =
 	"def _codeexecd_checkpoint(d, op, arg, max_bytes, max_seconds, site):\n"
@@ -55,7 +57,7 @@ static const char checkpoint_code[] =
 	"                return why\n"
 	"    def over_time(*a):\n"
 	"        raise TimeoutError()\n"
-	"    def save():\n"
+	"    def save(label):\n"
 	"        os.makedirs(d, mode=0o700, exist_ok=True)\n"
 	"        now = time.time()\n"
 	"        cid = '%%s%%06dZ-%%s' %% (time.strftime('%%Y%%m%%dT%%H%%M%%S', time.gmtime(now)),\n"
@@ -82,7 +84,7 @@ static const char checkpoint_code[] =
 	"                        raise OverflowError()\n"
 	"                    f.write(blob)\n"
 	"                    names.append(k)\n"
-	"            meta = {'checkpoint': cid, 'label': arg,\n"
+	"            meta = {'checkpoint': cid, 'label': label,\n"
 	"                    'taken_at': time.strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ', time.gmtime()),\n"
 	"                    'size_bytes': size, 'names': names, 'skipped': skipped}\n"
 	"            os.rename(tmp, os.path.join(d, cid + '.pkl'))\n"
@@ -140,14 +142,22 @@ static const char checkpoint_code[] =
 	"        setattr(sys, MARK, True)\n"
 	"        print(json.dumps({'checkpoint': cid, 'taken_at': meta.get('taken_at'),\n"
 	"                          'names': sorted(loaded), 'skipped': skipped}))\n"
+	"    def rescue(signum, frame):\n"
+	"        sys.stdout = io.StringIO()\n"
+	"        signal.signal(signal.SIGALRM, over_time)\n"
+	"        signal.setitimer(signal.ITIMER_REAL, max_seconds)\n"
+	"        try:\n"
+	"            save('before a kill')\n"
+	"        finally:\n"
+	"            os.kill(os.getpid(), signal.SIGKILL)\n"
 	"    old = signal.signal(signal.SIGALRM, over_time)\n"
 	"    signal.setitimer(signal.ITIMER_REAL, max_seconds)\n"
 	"    try:\n"
 	"        if op == 'save':\n"
-	"            save()\n"
+	"            save(arg)\n"
 	"        elif op == 'autosave':\n"
 	"            if getattr(sys, MARK, False) or latest() is None:\n"
-	"                save()\n"
+	"                save(arg)\n"
 	"            else:\n"
 	"                print(json.dumps({'kept': True}))\n"
 	"        elif op == 'revive' and getattr(sys, MARK, False):\n"
@@ -160,6 +170,7 @@ static const char checkpoint_code[] =
 	"    finally:\n"
 	"        signal.setitimer(signal.ITIMER_REAL, 0)\n"
 	"        signal.signal(signal.SIGALRM, old)\n"
+	"        signal.signal(signal.SIGUSR2, rescue)\n"
 	"        for m in set(sys.modules) - had:\n"
 	"            if m == 'dill' or m.startswith('dill.'):\n"
 	"                del sys.modules[m]\n"

@@ -20,6 +20,10 @@ struct config;
 
 #define CHECKPOINT_DIR ".codeexecd-checkpoints"
 
+/* Seconds a cell's execution gets beyond checkpoint.max_seconds, which the
+ * cell enforces itself: enough to start Python's pickler and answer. */
+#define CHECKPOINT_CELL_SLACK_S 30
+
 /*
  * The cell for `op` in the working directory `workdir`: "save" (arg: a
  * label or NULL), "load" (arg: an id, or NULL for the latest), "revive"

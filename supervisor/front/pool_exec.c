@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "config.h"
 #include "kernel_env_rules.h"
+#include "kernelspec.h"
 #include "log.h"
 #include "metrics.h"
 #include "pool_exec.h"
@@ -142,9 +143,14 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		   int silent)
 {
 	c->id = next_call_id++;
-	/* A worker that answers as ipc_msg.h promises has answered by then. */
+	/* A worker that answers as ipc_msg.h promises has answered by then
+	 * (one second more than rescue_s: the kernel's own kill, and its
+	 * reaping). */
 	c->timeout_s = timeout_s;
-	c->kill_deadline = clock_deadline(timeout_s + IPC_EXEC_GRACE_S + IPC_EXEC_ANSWER_S);
+	if (silent || !kernelspec_is_ipykernel(cfg))
+		c->rescue_s = 0;
+	c->kill_deadline = clock_deadline(timeout_s + IPC_EXEC_GRACE_S + IPC_EXEC_ANSWER_S +
+					  (c->rescue_s > 0 ? c->rescue_s + 1 : 0));
 	if (w->state == WORKER_DEAD) {
 		char *msg = xasprintf("the session's kernel worker is gone (%s); "
 				      "start a new session", w->death ? w->death : "exited");
@@ -178,6 +184,7 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		.rich_limit = (uint64_t)cfg->rich_output_max_bytes,
 		.inline_limit = (uint64_t)cfg->inline_output_max_bytes,
 		.binary_files = cfg->structured_binary == STRUCTURED_REFERENCE,
+		.rescue_s = c->rescue_s,
 		.stream = c->stream == CALL_STREAM_ON,
 		.allow_stdin = c->allow_stdin,
 		/* Every time, so a reloaded allow_mime applies to running kernels. */
@@ -214,7 +221,7 @@ pool_exec_waiting(struct worker *w, const struct ipc_waiting *wt)
 	struct call *c = w->call;
 
 	c->kill_deadline = clock_deadline(wt->seconds + c->timeout_s + IPC_EXEC_GRACE_S +
-					  IPC_EXEC_ANSWER_S);
+					  IPC_EXEC_ANSWER_S + (c->rescue_s > 0 ? c->rescue_s + 1 : 0));
 	pthread_cond_broadcast(&c->cond);
 }
 

@@ -126,6 +126,8 @@ struct call {
 	struct timespec turn_deadline; /* its timeout, while it waits in line */
 	struct pool_ticket ticket;  /* CALL_TAKING: its place in the pool's queue */
 	double timeout_s;	    /* EXECUTE's, for the message of a kill */
+	double rescue_s;	    /* EXECUTE's: a checkpoint before a kill may take this
+				     * (ipc_msg.h; the caller's, 0: none) */
 	struct timespec kill_deadline; /* running: a worker silent until then is killed */
 	double sent;		    /* monotonic s: EXECUTE queued for the worker; 0: never */
 	double returned;	    /* monotonic s: its result came; 0: not yet */

@@ -175,22 +175,36 @@ image_item(struct json_object *o, const char *mime)
 	return img;
 }
 
-/* The resource_link item of rich output o, kept under outputs/ as its "file". */
+/*
+ * {mime_type, uri, size_bytes, sha256} of rich output o, kept under
+ * outputs/ as its "file": how structuredContent names it. Caller owns.
+ */
+static struct json_object *
+rich_reference(struct json_object *o, const char *session_id)
+{
+	struct json_object *r = json_object_new_object();
+	char *uri = uri_session_file(session_id, json_member_str(o, "file"));
+
+	json_member_share(r, "mime_type", o, "mime_type");
+	json_object_object_add(r, "uri", json_object_new_string(uri));
+	json_member_share(r, "size_bytes", o, "size_bytes");
+	json_member_share(r, "sha256", o, "sha256");
+	free(uri);
+	return r;
+}
+
+/* The resource_link item of rich output o, kept under outputs/ as its
+ * "file": a published artifact's link, with the sha256 in _meta. */
 static struct json_object *
 file_link(struct json_object *o, const char *session_id)
 {
-	struct json_object *l = json_object_new_object(), *meta = json_object_new_object();
-	char *uri = uri_session_file(session_id, json_member_str(o, "file"));
+	struct json_object *ref = rich_reference(o, session_id), *meta = json_object_new_object();
 
-	json_object_object_add(l, "type", json_object_new_string("resource_link"));
-	json_object_object_add(l, "uri", json_object_new_string(uri));
-	json_object_object_add(l, "name", json_object_get(json_object_object_get(o, "file")));
-	json_object_object_add(l, "mimeType",
-			       json_object_get(json_object_object_get(o, "mime_type")));
-	json_object_object_add(l, "size", json_object_get(json_object_object_get(o, "size_bytes")));
-	json_object_object_add(meta, "sha256", json_object_get(json_object_object_get(o, "sha256")));
+	json_member_share(ref, "name", o, "file");
+	struct json_object *l = result_resource_link(ref);
+	json_member_share(meta, "sha256", ref, "sha256");
 	json_object_object_add(l, "_meta", meta);
-	free(uri);
+	json_object_put(ref);
 	return l;
 }
 
@@ -233,17 +247,7 @@ structured_rich(struct json_object *rich, const char *session_id)
 			json_object_array_add(out, json_object_get(o));
 			continue;
 		}
-		struct json_object *r = json_object_new_object();
-		char *uri = uri_session_file(session_id, json_member_str(o, "file"));
-		json_object_object_add(r, "mime_type",
-				       json_object_get(json_object_object_get(o, "mime_type")));
-		json_object_object_add(r, "uri", json_object_new_string(uri));
-		json_object_object_add(r, "size_bytes",
-				       json_object_get(json_object_object_get(o, "size_bytes")));
-		json_object_object_add(r, "sha256",
-				       json_object_get(json_object_object_get(o, "sha256")));
-		json_object_array_add(out, r);
-		free(uri);
+		json_object_array_add(out, rich_reference(o, session_id));
 	}
 	return out;
 }
@@ -254,11 +258,10 @@ result_resource_link(struct json_object *p)
 	struct json_object *l = json_object_new_object();
 
 	json_object_object_add(l, "type", json_object_new_string("resource_link"));
-	json_object_object_add(l, "uri", json_object_get(json_object_object_get(p, "uri")));
-	json_object_object_add(l, "name", json_object_get(json_object_object_get(p, "name")));
-	json_object_object_add(l, "mimeType",
-			       json_object_get(json_object_object_get(p, "mime_type")));
-	json_object_object_add(l, "size", json_object_get(json_object_object_get(p, "size_bytes")));
+	json_member_share(l, "uri", p, "uri");
+	json_member_share(l, "name", p, "name");
+	json_member_share(l, "mimeType", p, "mime_type");
+	json_member_share(l, "size", p, "size_bytes");
 	return l;
 }
 

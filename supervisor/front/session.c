@@ -716,6 +716,8 @@ call_send(struct session *s, struct call *c, const char *code, double timeout_s,
 						    : "cancelled before it started");
 		return call_ended(s, c, 1);
 	}
+	/* Its kernel ran a checkpoint cell, which armed the checkpoint before a kill. */
+	c->rescue_s = s->checkpoints > 0 && pool.cfg ? pool.cfg->checkpoint_max_seconds : 0;
 	pool_execute_start(s->worker, c, code, timeout_s, silent);
 	c->phase = CALL_RUNNING;
 	return 0;

@@ -17,10 +17,6 @@
 #include "session_state.h"
 #include "xmalloc.h"
 
-/* Room the daemon's cells get beyond checkpoint.max_seconds, which the cell
- * enforces itself: enough to start Python's pickler and answer. */
-#define CELL_SLACK_S 30
-
 static const struct config *state_cfg;
 static int stopping; /* session_state_stop: every checkpoint is the stop's */
 static struct session *due_head, *due_tail; /* sessions waiting for the saver */
@@ -74,7 +70,7 @@ run_cell(struct session *s, const char *op, const char *arg, struct json_object 
 	char *code = checkpoint_cell(state_cfg, s->worker->workdir, op, arg);
 
 	call_init(&c);
-	pool_execute(s->worker, &c, code, state_cfg->checkpoint_max_seconds + CELL_SLACK_S, 1);
+	pool_execute(s->worker, &c, code, state_cfg->checkpoint_max_seconds + CHECKPOINT_CELL_SLACK_S, 1);
 	free(code);
 	keep_restart_note(s, c.result);
 	struct json_object *o = checkpoint_answer(c.result, op), *e;

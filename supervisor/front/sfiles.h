@@ -1,9 +1,10 @@
 /*
  * sfiles.h - a session's files under outputs/, as the supervisor reaches
  * them: through the session's worker (FILE_LIST, FILE_OPEN; FILE_WRITE
- * for an upload anywhere below its working directory), never by path. The request handling may not be able to read the kernel's
- * directory at all (kernel_uid_range), and a path it opened could be
- * swapped for a link underneath; the worker opens the file safely and
+ * for an upload anywhere below its working directory), never by path.
+ * The request handling may not be able to read the kernel's directory at
+ * all (kernel_uid_range), and a path it opened could be swapped for a
+ * link underneath; the worker opens the file safely and
  * passes the descriptor (see worker/outputs.h). Each request waits its
  * turn behind the session's executions, like an execution.
  *

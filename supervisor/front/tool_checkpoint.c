@@ -69,8 +69,8 @@ tool_checkpoint_cell(struct tool_call *tc, struct session *s, const char *op, co
 		return NULL;
 	}
 	char *code = checkpoint_cell(tc->cfg, workdir, op, arg);
-	struct job *j = job_new(s, tc->session->id, code, tc->cfg->checkpoint_max_seconds + 30,
-				1, NULL);
+	struct job *j = job_new(s, tc->session->id, code,
+				tc->cfg->checkpoint_max_seconds + CHECKPOINT_CELL_SLACK_S, 1, NULL);
 	job_run(j, -1, 0);
 	o = j->status == JOB_COMPLETED ? checkpoint_answer(j->call.result, op) : NULL;
 	if (o == NULL && j->status != JOB_COMPLETED && j->call.result) {

@@ -65,10 +65,8 @@ answer(const struct session *src, const struct session *n, struct json_object *c
 			       cp ? json_object_get(json_object_object_get(cp, "checkpoint"))
 				  : NULL);
 	if (cp) {
-		json_object_object_add(o, "names",
-				       json_object_get(json_object_object_get(cp, "names")));
-		json_object_object_add(o, "skipped",
-				       json_object_get(json_object_object_get(cp, "skipped")));
+		json_member_share(o, "names", cp, "names");
+		json_member_share(o, "skipped", cp, "skipped");
 	}
 	json_object_object_add(o, "bytes_copied", json_object_new_int64(bytes));
 	json_object_object_add(o, "files_copied", json_object_new_int64(f->files));
@@ -97,15 +95,6 @@ answer(const struct session *src, const struct session *n, struct json_object *c
 	return r;
 }
 
-/* A call's error of -32000 saying `why`; NULL to return. */
-static struct json_object *
-refuse(struct tool_call *tc, const char *what, const char *why)
-{
-	tc->error_code = -32000;
-	snprintf(tc->error_message, sizeof(tc->error_message), "%s: %.200s", what, why);
-	return NULL;
-}
-
 static struct json_object *
 fork_call(struct tool_call *tc)
 {
@@ -119,9 +108,9 @@ fork_call(struct tool_call *tc)
 	if (bad)
 		return NULL;
 	if (tc->cfg->fork_max_bytes == 0)
-		return refuse(tc, "cannot fork", "fork_max_bytes is 0: forks are off");
+		return tool_refuse(tc, "cannot fork: fork_max_bytes is 0: forks are off");
 	if (session_hibernated_count() >= tc->cfg->max_hibernated_sessions)
-		return refuse(tc, "cannot fork", "max_hibernated_sessions are hibernated already");
+		return tool_refuse(tc, "cannot fork: max_hibernated_sessions are hibernated already");
 	/* A live (or never started) source checkpoints now, in its turn. */
 	if (src->worker != NULL || src->kept_dir == 0) {
 		cp = tool_checkpoint_cell(tc, src, "save", label ? label : "fork", &failed);
@@ -131,21 +120,21 @@ fork_call(struct tool_call *tc)
 	uint32_t dir = src->worker ? src->worker->dir_id : src->kept_dir;
 	if (dir == 0) {
 		json_object_put(cp);
-		return refuse(tc, "cannot fork", "the session has no directory");
+		return tool_refuse(tc, "cannot fork: the session has no directory");
 	}
 	pool_unlock();
 	int rc = parent_link_fork_dir(dir, &f, why, sizeof(why));
 	pool_lock();
 	if (rc == -1) {
 		json_object_put(cp);
-		return refuse(tc, "cannot fork the session", why);
+		return tool_refuse(tc, "cannot fork the session: %.200s", why);
 	}
 	struct session_limits lim = {tc->cfg->pool_max_sessions, config_identity_share(tc->cfg)};
 	struct session *n = session_create(src->identity, &lim, why, sizeof(why));
 	if (n == NULL) {
 		parent_link_remove_dir(f.dir);
 		json_object_put(cp);
-		return refuse(tc, "cannot fork the session", why);
+		return tool_refuse(tc, "cannot fork the session: %.200s", why);
 	}
 	settle(n, &f, tc->cfg);
 	log_info("session %.8s of %s forked from %.8s (kernel uid %u)", n->id, n->identity,

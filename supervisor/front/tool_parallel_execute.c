@@ -100,8 +100,7 @@ from_session(struct tool_call *tc, uint32_t *dir, struct json_object **cp,
 				    "fork_max_bytes is 0: forks are off"
 				  : NULL;
 	if (why) {
-		tc->error_code = -32000;
-		snprintf(tc->error_message, sizeof(tc->error_message), "%s", why);
+		tool_refuse(tc, "%s", why);
 		return -1;
 	}
 	struct session *src = tool_session_arg(tc, "from_session");
@@ -115,35 +114,55 @@ from_session(struct tool_call *tc, uint32_t *dir, struct json_object **cp,
 	return *failed ? -1 : 1;
 }
 
-static struct json_object *
-parallel_call(struct tool_call *tc)
+/*
+ * The call's code, inputs (borrowed from its arguments), result_variable
+ * (default "result") and timeout: 0, or -1 with the call's error set.
+ */
+static int
+parallel_args(struct tool_call *tc, const char **code, struct json_object **inputs,
+	      const char **var, double *seconds)
 {
-	const char *code = tool_arg_string(tc, "code");
-	const char *var = tool_arg_string(tc, "result_variable");
-	struct json_object *inputs;
-	double seconds;
-
-	if (code == NULL)
-		return tool_bad_params(tc, "argument 'code' (a string) is required");
-	if (!json_object_object_get_ex(tc->args, "inputs", &inputs) ||
-	    !json_object_is_type(inputs, json_type_array) || !inputs_valid(inputs))
-		return tool_bad_params(tc, "argument 'inputs' must be an array of objects whose "
-					   "keys are Python identifiers");
-	size_t n = json_object_array_length(inputs);
+	*code = tool_arg_string(tc, "code");
+	*var = tool_arg_string(tc, "result_variable");
+	if (*code == NULL) {
+		tool_bad_params(tc, "argument 'code' (a string) is required");
+		return -1;
+	}
+	if (!json_object_object_get_ex(tc->args, "inputs", inputs) ||
+	    !json_object_is_type(*inputs, json_type_array) || !inputs_valid(*inputs)) {
+		tool_bad_params(tc, "argument 'inputs' must be an array of objects whose keys are "
+				    "Python identifiers");
+		return -1;
+	}
+	size_t n = json_object_array_length(*inputs);
 	if (n > (size_t)tc->cfg->parallel_max_inputs) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
 			 "argument 'inputs' has %zu inputs; a batch may have at most %d "
 			 "(parallel_max_inputs): split it into smaller batches",
 			 n, tc->cfg->parallel_max_inputs);
-		return tool_bad_params(tc, msg);
+		tool_bad_params(tc, msg);
+		return -1;
 	}
-	if (var == NULL)
-		var = "result";
-	if (!is_identifier(var))
-		return tool_bad_params(tc, "argument 'result_variable' must be a Python identifier");
-	if ((seconds = tool_arg_timeout(tc)) < 0)
+	if (*var == NULL)
+		*var = "result";
+	if (!is_identifier(*var)) {
+		tool_bad_params(tc, "argument 'result_variable' must be a Python identifier");
+		return -1;
+	}
+	return (*seconds = tool_arg_timeout(tc)) < 0 ? -1 : 0;
+}
+
+static struct json_object *
+parallel_call(struct tool_call *tc)
+{
+	const char *code, *var;
+	struct json_object *inputs;
+	double seconds;
+
+	if (parallel_args(tc, &code, &inputs, &var, &seconds) == -1)
 		return NULL;
+	size_t n = json_object_array_length(inputs);
 	int limit = tc->cfg->parallel_max_concurrency;
 	if (limit == 0 || limit > tc->cfg->pool_max_sessions)
 		limit = tc->cfg->pool_max_sessions;

@@ -9,8 +9,8 @@
 
 #include "tooldef.h"
 #include "toolreg.h"
-#include "toolreg_words.h"
 #include "toolreg_syn.h"
+#include "toolreg_words.h"
 #include "xmalloc.h"
 
 #ifndef BM25_K1
@@ -416,6 +416,33 @@ qword_synonyms(const struct toolreg *r, struct qword *q, const char *w, const ch
 	}
 }
 
+/* Add to q every index term query word w meets, each at its kind's weight
+ * (toolreg.h lists them). */
+static void
+qword_meet(const struct toolreg *r, struct qword *q, const char *w)
+{
+	char st[TOOLREG_WORD_MAX + 2];
+
+	qword_term(r, q, w, 1);
+	stem_term(w, st);
+	qword_term(r, q, st, W_STEM);
+	/* The word as a stem: "embed" (stem "emb") meets "embeddings" (stem "embed"). */
+	if (strcmp(st + 1, w) != 0) {
+		char ws[TOOLREG_WORD_MAX + 2] = {STEM_MARK};
+		memcpy(ws + 1, w, strlen(w) + 1);
+		qword_term(r, q, ws, W_STEM);
+	}
+	/* "projection" meets the index's "reproject". */
+	st[0] = DERIV_MARK;
+	qword_term(r, q, st, W_DERIV);
+	/* "reproject" meets the index's "projection". */
+	if (deriv_term(w, st))
+		qword_term(r, q, st, W_DERIV);
+	qword_compounds(r, q, w);
+	stem_term(w, st);
+	qword_synonyms(r, q, w, st);
+}
+
 /* Whether words[i] is one of words[0..i). */
 static int
 repeated(char (*words)[TOOLREG_WORD_MAX + 1], size_t i)
@@ -431,7 +458,6 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	       struct toolreg_hit *out, size_t top)
 {
 	char words[QUERY_WORDS][TOOLREG_WORD_MAX + 1];
-	char st[TOOLREG_WORD_MAX + 2];
 	double qidf[QUERY_WORDS] = {0}, idfsum = 0;
 	size_t nw, n = 0, ndocs = toolreg_size(r);
 
@@ -446,24 +472,7 @@ toolreg_search(const struct toolreg *r, const char *query, const char *category,
 	for (size_t i = 0; i < nw; i++) {
 		if (repeated(words, i))
 			continue;
-		qword_term(r, &q, words[i], 1);
-		stem_term(words[i], st);
-		qword_term(r, &q, st, W_STEM);
-		/* The word as a stem: "embed" (stem "emb") meets "embeddings" (stem "embed"). */
-		if (strcmp(st + 1, words[i]) != 0) {
-			char ws[TOOLREG_WORD_MAX + 2] = {STEM_MARK};
-			memcpy(ws + 1, words[i], sizeof(words[i]));
-			qword_term(r, &q, ws, W_STEM);
-		}
-		/* "projection" meets the index's "reproject". */
-		st[0] = DERIV_MARK;
-		qword_term(r, &q, st, W_DERIV);
-		/* "reproject" meets the index's "projection". */
-		if (deriv_term(words[i], st))
-			qword_term(r, &q, st, W_DERIV);
-		qword_compounds(r, &q, words[i]);
-		stem_term(words[i], st);
-		qword_synonyms(r, &q, words[i], st);
+		qword_meet(r, &q, words[i]);
 		qidf[i] = qword_score(r, &q, i, score, seen_words);
 		idfsum += qidf[i];
 	}

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,18 @@ tool_bad_params(struct tool_call *tc, const char *message)
 	return NULL;
 }
 
+struct json_object *
+tool_refuse(struct tool_call *tc, const char *fmt, ...)
+{
+	va_list ap;
+
+	tc->error_code = -32000;
+	va_start(ap, fmt);
+	vsnprintf(tc->error_message, sizeof(tc->error_message), fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
 const char *
 tool_arg_string(struct tool_call *tc, const char *key)
 {
@@ -559,8 +572,7 @@ tool_session_or_new(struct tool_call *tc, const char *arg)
 	/* Bound to the caller: another identity's call answers as unknown. */
 	struct session *s = session_create(tc->session->identity, &lim, why, sizeof(why));
 	if (s == NULL) {
-		tc->error_code = -32000;
-		snprintf(tc->error_message, sizeof(tc->error_message), "%.200s", why);
+		tool_refuse(tc, "%.200s", why);
 		return NULL;
 	}
 	s->stateless = 1;

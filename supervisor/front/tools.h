@@ -155,6 +155,10 @@ struct json_object *tools_args(const struct config *cfg, const struct tool *t,
 
 /* Fail `tc` with JSON-RPC "invalid params"; returns NULL to return. */
 struct json_object *tool_bad_params(struct tool_call *tc, const char *message);
+/* Fail `tc` with JSON-RPC -32000, a request the server cannot carry out,
+ * its message printf'd; returns NULL to return. */
+struct json_object *tool_refuse(struct tool_call *tc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* The string argument `key`, or NULL if absent, not a string or holding a NUL. */
 const char *tool_arg_string(struct tool_call *tc, const char *key);
 /*

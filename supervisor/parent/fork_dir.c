@@ -14,9 +14,10 @@
 #include "err.h"
 #include "fork_dir.h"
 #include "log.h"
-#include "remover.h"
 #include "rand.h"
+#include "remover.h"
 #include "uid.h"
+#include "wstatus.h"
 #include "xmalloc.h"
 
 static const struct config *fork_cfg;
@@ -42,17 +43,19 @@ make_copy_dir(char name[PRIV_NAME_LEN + 1], uid_t uid, int *fd, char *why, size_
 		return NULL;
 	}
 	*fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (*fd == -1 || (uid != 0 && fchown(*fd, uid, uid) == -1)) {
-		err_set(why, why_len, "open or chown %s to kernel identity %d: %s", path,
-			(int)uid, strerror(errno));
-		if (*fd != -1)
-			close(*fd);
-		*fd = -1;
-		rmdir(path);
-		free(path);
-		return NULL;
-	}
-	return path;
+	if (*fd == -1)
+		err_set(why, why_len, "open %s: %s", path, strerror(errno));
+	else if (uid != 0 && fchown(*fd, uid, uid) == -1)
+		err_set(why, why_len, "chown %s to kernel identity %d: %s", path, (int)uid,
+			strerror(errno));
+	else
+		return path;
+	if (*fd != -1)
+		close(*fd);
+	*fd = -1;
+	rmdir(path);
+	free(path);
+	return NULL;
 }
 
 /* Copy directory in into the new one, out. 0, or -1 with why. */
@@ -165,9 +168,12 @@ fork_dir_done(void *ctx, struct monitor_fork *job, int status, struct fs_copy_st
 	close(job->result_fd);
 	job->result_fd = -1;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != (ssize_t)sizeof(r)) {
+		char *how = wstatus_text(status);
 		discard(job);
-		return err_set(why, why_len, "the copy did not finish (its process ended with "
-			       "status %d)", status);
+		err_set(why, why_len, "the copy into sessions/%s did not finish (its process %s)",
+			job->name, how);
+		free(how);
+		return -1;
 	}
 	if (r.rc == -1) {
 		discard(job);

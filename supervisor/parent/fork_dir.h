@@ -2,9 +2,9 @@
  * fork_dir.h - the parent's act for FORK_DIR (priv_msg.h): a fresh session
  * directory, a kernel identity of its own (kernel_uid_range), and the copy
  * of the source session's directory into it (fs_copy.h), at most
- * fork_max_bytes and FORK_ENTRIES_MAX entries. The front, unprivileged, cannot read a kernel's
- * directory; the parent reads it with its own rights and never follows
- * what the kernel planted there.
+ * fork_max_bytes and FORK_ENTRIES_MAX entries. The front, unprivileged,
+ * cannot read a kernel's directory; the parent reads it with its own
+ * rights and never follows what the kernel planted there.
  */
 #ifndef SUPERVISOR_FORK_DIR_H
 #define SUPERVISOR_FORK_DIR_H

@@ -203,16 +203,7 @@ chmod 0555 "$tools"
 ok "a tools_dir kernels could write is warned of"
 
 # The official TypeScript SDK client, when its modules are installed.
-CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
-if [ -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
-	require_node 18
-	# The script from this tree, the SDK from CLIENT_DIR's node_modules.
-	mkdir "$TMPD/client"
-	cp "$top_srcdir/tests/client/tools-client.mjs" "$top_srcdir/tests/client/common.mjs" "$TMPD/client/"
-	ln -s "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
-	"$NODE" "$TMPD/client/tools-client.mjs" "$URL" py || fail "the SDK tools client failed (status $?)"
+if sdk_client tools-client.mjs tools; then
 	ok "official TypeScript SDK client: search_py_tools, then the tool through execute_py_code"
-else
-	echo "# no $CLIENT_DIR/node_modules: the SDK part is not run (cd tests/client && npm ci)"
 fi
 chmod 0755 "$tools"

@@ -210,18 +210,8 @@ EOF2
 [ $? -eq 0 ] || fail "the artifacts checks failed"
 
 # The official TypeScript SDK client, when its modules are installed.
-CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
-if [ -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
-	require_node 18
-	mkdir "$TMPD/client"
-	cp "$top_srcdir/tests/client/resources-client.mjs" "$top_srcdir/tests/client/common.mjs" \
-		"$TMPD/client/"
-	ln -s "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
-	"$NODE" "$TMPD/client/resources-client.mjs" "$URL" py ||
-		fail "the SDK resources client failed (status $?)"
+if sdk_client resources-client.mjs resources; then
 	ok "official TypeScript SDK client: lists and reads a session's output file"
-else
-	echo "# no $CLIENT_DIR/node_modules: the SDK part is not run (cd tests/client && npm ci)"
 fi
 stop_daemon
 grep -q "published data.csv with local as file://" "$LOG" || fail "the log names what was published"

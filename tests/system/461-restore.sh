@@ -4,8 +4,9 @@
 # checkpoint.interval_s (or there is none), the session's namespace is
 # checkpointed in the background: the answer does not wait for it, and the
 # cell leaves no trace. When the kernel then dies (kill -9 from outside,
-# its own SIGKILL, a timeout kill of code that ignores SIGINT), the next
-# call runs in a new kernel holding that checkpoint, and its result says so
+# its own SIGKILL, a timeout kill of code that ignores SIGINT: that one
+# is first asked to checkpoint, SIGUSR2), the next call runs in a new
+# kernel holding the latest checkpoint, and its result says so
 # exactly (`restored`, kernel_restarted, one text line); what changed after
 # the checkpoint is gone. A timeout whose interrupt works keeps the kernel,
 # and nothing is restored into it. An automatic checkpoint over
@@ -18,7 +19,8 @@ require_binaries
 setup_tmp
 PORT=$(free_port)
 CFG_CHECKPOINT_INTERVAL=3600
-CFG_CHECKPOINT='  max_bytes: 200000'
+CFG_CHECKPOINT='  max_bytes: 200000
+  max_seconds: 5'
 write_config
 start_daemon
 wait_ready
@@ -95,23 +97,44 @@ b.initialize()
 r, s = run(b, "v = [1, 2, 3]")
 check(wait_for(lambda: len(checkpoints(b)) == 1, 30), "b's first checkpoint is taken")
 bid = json.load(open(checkpoints(b)[0]))["checkpoint"]
+# Before the kill the kernel is asked to checkpoint (SIGUSR2, whose handler
+# the daemon's checkpoint cell armed): what the code did until then survives.
 r, s = run(b, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
               "v.append(4)\ntime.sleep(120)", timeout=2, http_timeout=60)
-check((s.get("error") or {}).get("type") == "TimeoutError" and "killed" in
-      (s.get("error") or {}).get("message", ""), "the kernel that ignored SIGINT is killed", r)
+check((s.get("error") or {}).get("type") == "TimeoutError" and
+      (s.get("error") or {}).get("message", "") == "Execution exceeded 2 seconds and the "
+      "kernel did not stop when interrupted, so it was asked to checkpoint its namespace, "
+      "then killed and restarted: the next call restores the latest checkpoint",
+      "the kernel that ignored SIGINT checkpoints, then is killed", r)
+check(wait_for(lambda: len(checkpoints(b)) == 2, 10), "a checkpoint was taken before the kill")
+last = [json.load(open(f)) for f in checkpoints(b) if json.load(open(f))["checkpoint"] != bid][0]
+check(last["label"] == "before a kill" and "v" in last["names"], "labelled 'before a kill'", last)
 r, s = run(b, "v")
-check(value_of(r) == "[1, 2, 3]" and (s.get("restored") or {}).get("checkpoint") == bid,
-      "after the timeout kill, v is as the checkpoint had it", r)
-check(text_of(r).startswith("[codeexecd] the kernel was restarted and checkpoint %s" % bid),
-      "the text says so", text_of(r))
-ok("a timeout kill: the next call restored checkpoint %s" % bid)
+check(value_of(r) == "[1, 2, 3, 4]" and
+      (s.get("restored") or {}).get("checkpoint") == last["checkpoint"],
+      "after the timeout kill, v is as the code left it at the kill", r)
+check(text_of(r).startswith("[codeexecd] the kernel was restarted and checkpoint %s"
+                            % last["checkpoint"]), "the text says so", text_of(r))
+ok("a timeout kill: checkpoint %s taken before the kill, restored" % last["checkpoint"])
+# A kernel stuck where no signal handler runs (here: one that blocks
+# SIGUSR2 too) is killed after rescue_s; the latest earlier checkpoint is
+# what the next call restores.
+r, s = run(b, "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+              "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})\n"
+              "v.append(5)\ntime.sleep(120)", timeout=2, http_timeout=60)
+check((s.get("error") or {}).get("type") == "TimeoutError", "the stuck kernel is killed", r)
+r, s = run(b, "v")
+check(value_of(r) == "[1, 2, 3, 4]" and
+      (s.get("restored") or {}).get("checkpoint") == last["checkpoint"],
+      "a kernel that could not checkpoint: the latest earlier checkpoint is restored", r)
+ok("a kernel that cannot checkpoint before its kill loses only what came after the last one")
 
 # The kernel's own SIGKILL during a call.
 r, s = run(b, "import os\nfh = open('/dev/null')")
 r, s = run(b, "os.kill(os.getpid(), 9)")
 check((s.get("error") or {}).get("type") == "KernelDied", "KernelDied", r)
 r, s = run(b, "v")
-check(value_of(r) == "[1, 2, 3]", "KernelDied: the next call has the checkpoint's v", r)
+check(value_of(r) == "[1, 2, 3, 4]", "KernelDied: the next call has the checkpoint's v", r)
 
 # An automatic checkpoint over checkpoint.max_bytes: not taken, and said.
 c = Client(sys.argv[1])

@@ -120,18 +120,7 @@ EOF2
 
 # The official TypeScript SDK client, when its modules are installed.
 sdk_round() {
-	CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
-	if [ ! -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
-		echo "# no $CLIENT_DIR/node_modules: the SDK part is not run (cd tests/client && npm ci)"
-		return 0
-	fi
-	require_node 18
-	mkdir "$TMPD/client"
-	cp "$top_srcdir/tests/client/upload-client.mjs" "$top_srcdir/tests/client/common.mjs" \
-		"$TMPD/client/"
-	ln -s "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
-	"$NODE" "$TMPD/client/upload-client.mjs" "$URL" py ||
-		fail "the SDK upload client failed (status $?)"
+	sdk_client upload-client.mjs upload || return 0
 	ok "official TypeScript SDK client: uploads a data: URI the kernel reads"
 }
 

@@ -530,6 +530,25 @@ require_client_modern() {
 		skip "no $MODERN_DIR/node_modules (run: cd tests/client-modern && npm ci)"
 }
 
+# sdk_client SCRIPT WHAT: run tests/client/SCRIPT (beside common.mjs, the
+# SDK from CLIENT_DIR's node_modules) against $URL for the tools of `py`,
+# failing the test with "the SDK WHAT client failed" when it fails.
+# Without the modules it says so and returns 1: the test's other parts
+# stand, so this does not skip.
+sdk_client() {
+	CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
+	if [ ! -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
+		echo "# no $CLIENT_DIR/node_modules: the SDK part is not run (cd tests/client && npm ci)"
+		return 1
+	fi
+	require_node 18
+	# The script from this tree, the SDK from CLIENT_DIR's node_modules.
+	mkdir -p "$TMPD/client"
+	cp "$top_srcdir/tests/client/$1" "$top_srcdir/tests/client/common.mjs" "$TMPD/client/"
+	ln -sfn "$CLIENT_DIR/node_modules" "$TMPD/client/node_modules"
+	"$NODE" "$TMPD/client/$1" "$URL" py || fail "the SDK $2 client failed (status $?)"
+}
+
 # Set NODE to a node binary of at least major version $1: the one npm's
 # `node` package put in node_modules first, then the one on PATH.
 require_node() {

@@ -135,7 +135,7 @@ START_TEST(execute_roundtrip)
 {
 	struct ipc_text code = {"print('a\0b')", 12};
 	char *mime[] = {"text/plain", "image/png", NULL};
-	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime, 2048, 1, 1}, out;
+	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime, 2048, 1, 7.5, 1}, out;
 
 	roundtrip(IPC_EXECUTE, &in, &out);
 	ck_assert_uint_eq(out.code.len, 12);
@@ -150,6 +150,7 @@ START_TEST(execute_roundtrip)
 	ck_assert_ptr_null(out.allow_mime[2]);
 	ck_assert_uint_eq(out.inline_limit, 2048);
 	ck_assert_int_eq(out.binary_files, 1);
+	ck_assert(out.rescue_s == 7.5);
 	ck_assert_int_eq(out.allow_stdin, 1);
 	ipc_execute_free(&out);
 }
@@ -746,7 +747,7 @@ START_TEST(encode_refusals)
 	ck_assert_str_eq(err, "an enum field is out of range");
 	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a required field is missing");
-	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL, 0, 0, 0};
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL, 0, 0, 0, 0};
 	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */

@@ -14,6 +14,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +29,28 @@
 static char dir[] = "/tmp/test_outputs.XXXXXX";
 static struct spill_place place;
 
+/* The path dir/FMT..., good until the next call. */
+static const char * __attribute__((format(printf, 1, 2)))
+at(const char *fmt, ...)
+{
+	static char path[4096];
+	char rel[4000];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	return path;
+}
+
 static void
 put(const char *rel, const void *data, size_t len)
 {
-	char *p = xasprintf("%s/outputs/%s", dir, rel);
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(at("outputs/%s", rel), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
 	close(fd);
-	free(p);
 }
 
 static void
@@ -63,20 +77,13 @@ START_TEST(list_and_changes)
 	struct ipc_files f;
 	struct outputs_snap snap = {0};
 	struct ipc_result r;
-	char *p;
 
 	put("b.csv", "x,y\n", 4);
 	put("fig", "\x89PNG\r\n\x1a\nrest", 12);
-	p = xasprintf("%s/outputs/sub", dir);
-	ck_assert_int_eq(mkdir(p, 0755), 0);
-	free(p);
+	ck_assert_int_eq(mkdir(at("outputs/sub"), 0755), 0);
 	put("sub/a.txt", "a", 1);
-	p = xasprintf("%s/outputs/link", dir);
-	ck_assert_int_eq(symlink("/etc/passwd", p), 0);
-	free(p);
-	p = xasprintf("%s/outputs/fifo", dir);
-	ck_assert_int_eq(mkfifo(p, 0600), 0);
-	free(p);
+	ck_assert_int_eq(symlink("/etc/passwd", at("outputs/link")), 0);
+	ck_assert_int_eq(mkfifo(at("outputs/fifo"), 0600), 0);
 
 	outputs_list(&place, &f);
 	ck_assert_uint_eq(f.n_files, 3);
@@ -114,12 +121,9 @@ END_TEST
 START_TEST(walk_is_bounded)
 {
 	struct ipc_files f;
-	char *p;
 
 	for (int i = 0; i < OUTPUTS_VISIT_MAX + 10; i++) {
-		p = xasprintf("%s/outputs/l%d", dir, i);
-		ck_assert_int_eq(symlink("x", p), 0);
-		free(p);
+		ck_assert_int_eq(symlink("x", at("outputs/l%d", i)), 0);
 	}
 	put("zz.txt", "z", 1);
 	outputs_list(&place, &f);
@@ -132,26 +136,16 @@ END_TEST
 START_TEST(open_refuses)
 {
 	struct ipc_artifact a = {0};
-	char why[ERR_LEN], *p;
+	char why[ERR_LEN];
 
 	put("ok.pdf", "%PDF-1.4", 8);
-	p = xasprintf("%s/secret", dir);
-	int s = open(p, O_WRONLY | O_CREAT, 0600);
+	int s = open(at("secret"), O_WRONLY | O_CREAT, 0600);
 	ck_assert_int_ge(s, 0);
 	close(s);
-	free(p);
-	p = xasprintf("%s/outputs/link", dir);
-	ck_assert_int_eq(symlink("../secret", p), 0);
-	free(p);
-	p = xasprintf("%s/outputs/up", dir);
-	ck_assert_int_eq(symlink("..", p), 0);
-	free(p);
-	p = xasprintf("%s/outputs/fifo", dir);
-	ck_assert_int_eq(mkfifo(p, 0600), 0);
-	free(p);
-	p = xasprintf("%s/outputs/d", dir);
-	ck_assert_int_eq(mkdir(p, 0755), 0);
-	free(p);
+	ck_assert_int_eq(symlink("../secret", at("outputs/link")), 0);
+	ck_assert_int_eq(symlink("..", at("outputs/up")), 0);
+	ck_assert_int_eq(mkfifo(at("outputs/fifo"), 0600), 0);
+	ck_assert_int_eq(mkdir(at("outputs/d"), 0755), 0);
 
 	int fd = outputs_open(&place, "ok.pdf", &a, why, sizeof(why));
 	ck_assert_msg(fd >= 0, "%s", why);
@@ -180,9 +174,7 @@ START_TEST(open_refuses)
 		ck_assert_ptr_null(a.name);
 	}
 	if (geteuid() == 0) {
-		p = xasprintf("%s/outputs/null", dir);
-		ck_assert_int_eq(mknod(p, S_IFCHR | 0600, makedev(1, 3)), 0);
-		free(p);
+		ck_assert_int_eq(mknod(at("outputs/null"), S_IFCHR | 0600, makedev(1, 3)), 0);
 		ck_assert_int_eq(outputs_open(&place, "null", &a, why, sizeof(why)), -1);
 		ck_assert_msg(strstr(why, "not a regular file") != NULL, "%s", why);
 	}
@@ -233,16 +225,10 @@ START_TEST(write_replaces_and_refuses)
 	ck_assert_msg(strstr(why, "exceed the session's file size limit of 2 bytes") != NULL, "%s",
 		      why);
 	place.max_bytes = 0;
-	p = xasprintf("%s/big", dir);
-	ck_assert_int_eq(access(p, F_OK), -1);
-	free(p);
+	ck_assert_int_eq(access(at("big"), F_OK), -1);
 
-	p = xasprintf("%s/link", dir);
-	ck_assert_int_eq(symlink("outputs/in.csv", p), 0);
-	free(p);
-	p = xasprintf("%s/fifo", dir);
-	ck_assert_int_eq(mkfifo(p, 0600), 0);
-	free(p);
+	ck_assert_int_eq(symlink("outputs/in.csv", at("link")), 0);
+	ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
 	static const struct {
 		const char *path, *why;
 	} refused[] = {
@@ -258,9 +244,7 @@ START_TEST(write_replaces_and_refuses)
 		ck_assert_ptr_null(a.name);
 	}
 	if (geteuid() == 0) {
-		p = xasprintf("%s/null", dir);
-		ck_assert_int_eq(mknod(p, S_IFCHR | 0600, makedev(1, 3)), 0);
-		free(p);
+		ck_assert_int_eq(mknod(at("null"), S_IFCHR | 0600, makedev(1, 3)), 0);
 		ck_assert_int_eq(outputs_write(&place, "null", "x", 1, 0644, &a, why, sizeof(why)),
 				 -1);
 		ck_assert_msg(strstr(why, "not a regular file") != NULL, "%s", why);
