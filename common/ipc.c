@@ -21,6 +21,7 @@ static const char *const type_names[] = {
 	[IPC_FILE_LIST] = "FILE_LIST",
 	[IPC_FILE_OPEN] = "FILE_OPEN",
 	[IPC_FILE_WRITE] = "FILE_WRITE",
+	[IPC_INPUT_REPLY] = "INPUT_REPLY",
 	[IPC_READY] = "READY",
 	[IPC_OUTPUT] = "OUTPUT",
 	[IPC_RESULT] = "RESULT",
@@ -32,6 +33,7 @@ static const char *const type_names[] = {
 	[IPC_FILE] = "FILE",
 	[IPC_WAITING] = "WAITING",
 	[IPC_RESUMED] = "RESUMED",
+	[IPC_INPUT_REQUEST] = "INPUT_REQUEST",
 };
 
 int

@@ -39,8 +39,10 @@
  * 15: EXECUTE's inline_limit and binary_files; a rich output's file,
  * size_bytes and sha256 (data optional); FILE_WRITE (upload_file).
  * 16: RESUMED (a worker handed to a new front) and the parent's fd 4.
- * 17: EXECUTE's rescue_s (a checkpoint asked of a kernel before its kill). */
-#define IPC_VERSION 17
+ * 17: EXECUTE's rescue_s (a checkpoint asked of a kernel before its kill).
+ * 18: EXECUTE's stdin, INPUT_REQUEST and INPUT_REPLY (a kernel's input()
+ * asked of the client), RESULT's stdin_wait_s. */
+#define IPC_VERSION 18
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -64,6 +66,7 @@ enum ipc_type {
 	IPC_FILE_LIST = 7,	/* no fields; list outputs/ (answer: FILES) */
 	IPC_FILE_OPEN = 8,	/* open a file of outputs/ (struct ipc_file_open; answer: FILE) */
 	IPC_FILE_WRITE = 9,	/* write a file below cwd (struct ipc_file_write; answer: FILE) */
+	IPC_INPUT_REPLY = 10,	/* INPUT_REQUEST's answer (struct ipc_input_reply) */
 
 	/* worker -> supervisor: 32..63 */
 	IPC_READY = 32,	       /* a kernel is up (struct ipc_ready) */
@@ -77,6 +80,7 @@ enum ipc_type {
 	IPC_FILE = 40,	       /* FILE_OPEN's answer, with the descriptor (struct ipc_file) */
 	IPC_WAITING = 41,      /* request id waits for its kernel to start (struct ipc_waiting) */
 	IPC_RESUMED = 42,      /* first on a new front's socket, once idle (struct ipc_resumed) */
+	IPC_INPUT_REQUEST = 43, /* request id's code reads a line (struct ipc_input_request) */
 };
 
 /*

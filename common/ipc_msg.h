@@ -172,6 +172,13 @@ struct ipc_execute {
 	 * checkpoint failed. The supervisor waits that much longer.
 	 */
 	double rescue_s;
+	/*
+	 * The client can answer a prompt: the kernel gets allow_stdin, and an
+	 * input() of the code comes as INPUT_REQUEST, the kernel waiting for
+	 * INPUT_REPLY (within timeout_s). Without it input() raises
+	 * StdinNotImplementedError in the kernel, as Jupyter's does.
+	 */
+	int allow_stdin;
 };
 #define IPC_RESCUE_SAVED 86
 #define IPC_RESCUE_NOT_SAVED 87
@@ -207,6 +214,20 @@ struct ipc_file_write {
 	char *path;	     /* relative to cwd, "/"-separated */
 	struct ipc_text data; /* the bytes, base64 (standard alphabet) */
 	uint32_t mode;	     /* permission bits, within 0755 */
+};
+
+/*
+ * IPC_INPUT_REPLY: the answer to request id's INPUT_REQUEST: the line
+ * `value` (without its newline), or `eof` (input() raises EOFError: the
+ * client declined), or `cancel` (the kernel is interrupted: input()
+ * raises KeyboardInterrupt). At most one of them; none is an empty line.
+ * One reply per request, and only while one is pending: the worker
+ * ignores any other.
+ */
+struct ipc_input_reply {
+	struct ipc_text value;
+	int eof;
+	int cancel;
 };
 
 /* ---- worker -> supervisor ---- */
@@ -310,6 +331,9 @@ struct ipc_result {
 	 */
 	uint64_t out_streamed;
 	uint64_t err_streamed;
+	/* Seconds the kernel waited for INPUT_REPLYs (0: none); the supervisor
+	 * moves it into the result's timings. */
+	double stdin_wait_s;
 };
 
 /* One regular file of outputs/: RESULT's artifacts, FILES' items. */
@@ -360,6 +384,16 @@ struct ipc_waiting {
 struct ipc_resumed {
 	int kernel_pid;
 	int state_lost;
+};
+
+/*
+ * IPC_INPUT_REQUEST: request id's code reads a line (input()); the kernel
+ * waits for INPUT_REPLY. Sent only for an EXECUTE with allow_stdin, one at
+ * a time. A password prompt (getpass) is never sent: the worker answers
+ * it with end of input itself.
+ */
+struct ipc_input_request {
+	struct ipc_text prompt;
 };
 
 /* IPC_KERNEL_DIED: the kernel died while idle. */
@@ -457,6 +491,8 @@ IPC_MSG_CODEC(file_open, IPC_FILE_OPEN)
 IPC_MSG_CODEC(file_write, IPC_FILE_WRITE)
 IPC_MSG_CODEC(files, IPC_FILES)
 IPC_MSG_CODEC(file, IPC_FILE)
+IPC_MSG_CODEC(input_request, IPC_INPUT_REQUEST)
+IPC_MSG_CODEC(input_reply, IPC_INPUT_REPLY)
 
 /* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN, STREAM, FILE_LIST. */
 int ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, char *why, size_t why_len);

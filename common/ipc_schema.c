@@ -107,6 +107,7 @@ static const struct ipc_field execute_fields[] = {
 	IPC_F_BOOL(ipc_execute, "binary_files", binary_files, IPC_OPT),
 	IPC_F_DOUBLE(ipc_execute, "rescue_s", rescue_s, 0, 3600, IPC_OPT),
 	IPC_F_BOOL(ipc_execute, "stream", stream, IPC_OPT),
+	IPC_F_BOOL(ipc_execute, "stdin", allow_stdin, IPC_OPT),
 	IPC_F_STRV(ipc_execute, "allow_mime", allow_mime, IPC_VEC_MAX, IPC_OPT),
 };
 static const struct ipc_schema execute_schema =
@@ -231,6 +232,7 @@ static const struct ipc_field result_fields[] = {
 	IPC_F_BOOL(ipc_result, "artifacts_truncated", artifacts_truncated, IPC_OPT),
 	IPC_F_U64(ipc_result, "stdout_streamed", out_streamed, 0, IPC_TEXT_MAX, IPC_OPT),
 	IPC_F_U64(ipc_result, "stderr_streamed", err_streamed, 0, IPC_TEXT_MAX, IPC_OPT),
+	IPC_F_DOUBLE(ipc_result, "stdin_wait_s", stdin_wait_s, 0, 1e9, IPC_OPT),
 };
 static const struct ipc_schema result_schema = SCHEMA("RESULT", ipc_result, result_fields, NULL);
 
@@ -335,6 +337,33 @@ static const struct ipc_field resumed_fields[] = {
 };
 static const struct ipc_schema resumed_schema = SCHEMA("RESUMED", ipc_resumed, resumed_fields, NULL);
 
+/* A prompt is one line of a terminal, not a document. */
+#define IPC_PROMPT_MAX 4096
+
+static const struct ipc_field input_request_fields[] = {
+	IPC_F_TEXT(ipc_input_request, "prompt", prompt, IPC_PROMPT_MAX, IPC_OPT),
+};
+static const struct ipc_schema input_request_schema =
+	SCHEMA("INPUT_REQUEST", ipc_input_request, input_request_fields, NULL);
+
+static int
+input_reply_check(const void *msg, char *why, size_t why_len)
+{
+	const struct ipc_input_reply *r = msg;
+
+	if (r->eof + r->cancel + (r->value.len > 0) > 1)
+		return err_set(why, why_len, "value, eof and cancel exclude each other");
+	return 0;
+}
+
+static const struct ipc_field input_reply_fields[] = {
+	IPC_F_TEXT(ipc_input_reply, "value", value, IPC_TEXT_MAX, IPC_OPT),
+	IPC_F_BOOL(ipc_input_reply, "eof", eof, IPC_OPT),
+	IPC_F_BOOL(ipc_input_reply, "cancel", cancel, IPC_OPT),
+};
+static const struct ipc_schema input_reply_schema =
+	SCHEMA("INPUT_REPLY", ipc_input_reply, input_reply_fields, input_reply_check);
+
 /* The schema of each message type; NULL for the types without fields. */
 static const struct ipc_schema *const schemas[] = {
 	[IPC_START] = &start_schema,
@@ -352,6 +381,8 @@ static const struct ipc_schema *const schemas[] = {
 	[IPC_FILE] = &file_schema,
 	[IPC_WAITING] = &waiting_schema,
 	[IPC_RESUMED] = &resumed_schema,
+	[IPC_INPUT_REQUEST] = &input_request_schema,
+	[IPC_INPUT_REPLY] = &input_reply_schema,
 };
 
 const struct ipc_schema *

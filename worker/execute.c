@@ -83,7 +83,10 @@ exec_request_content(const struct exec *ex)
 	 * for a moment after an error, and the call waiting its turn would
 	 * fail with "Aborted" without running.
 	 */
-	return exec_request_build(ex->code, ex->silent, 0);
+	struct json_object *c = exec_request_build(ex->code, ex->silent, 0);
+
+	json_object_object_add(c, "allow_stdin", json_object_new_boolean(ex->allow_stdin));
+	return c;
 }
 
 void
@@ -549,6 +552,8 @@ exec_result(struct exec *ex, double now, struct ipc_result *r)
 		ex->error = NULL;
 	}
 	r->execution_time = ex->t_start > 0 && now > ex->t_start ? now - ex->t_start : 0;
+	/* A prompt still unanswered (a timeout) waited until now. */
+	r->stdin_wait_s = ex->stdin_wait_s + (ex->input_since > 0 ? now - ex->input_since : 0);
 	r->kernel_restarted = ex->kernel_restarted;
 }
 

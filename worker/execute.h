@@ -95,6 +95,11 @@ struct exec {
 	struct exec_rich rich;	   /* rich outputs and the value (exec_rich.h) */
 	struct json_object *error; /* {type, message, traceback} or NULL */
 	int clear_pending;	   /* clear_output(wait=True) seen */
+
+	int allow_stdin;	   /* EXECUTE's stdin: input() asks the supervisor */
+	double input_since;	   /* monotonic s: an input_request waits for its reply; 0: none */
+	double stdin_wait_s;	   /* seconds input_requests waited so far */
+	int password_refused;	   /* a password prompt was answered with end of input */
 };
 
 /* What exec_on_iopub() made of a message. */
@@ -116,7 +121,8 @@ void exec_free(struct exec **exp);
  * keeps no history. Caller owns it (json_object_put).
  */
 struct json_object *exec_request_build(const char *code, int silent, int stop_on_error);
-/* The content of the execution's execute_request; caller owns it. */
+/* The content of the execution's execute_request (allow_stdin as EXECUTE
+ * asked); caller owns it. */
 struct json_object *exec_request_content(const struct exec *ex);
 /* Record that execute_request `msg_id` was sent now. */
 void exec_started(struct exec *ex, const char *msg_id, double now);

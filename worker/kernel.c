@@ -57,9 +57,12 @@ kernel_runtime_remove(const char *dir)
 		log_warn("rmdir %s", dir);
 }
 
-/* A socket of `type` connected to <ip>-<port>, with our limits. NULL on error. */
+/*
+ * A socket of `type` connected to <ip>-<port>, with our limits and routing
+ * id `rid` (NULL: ZeroMQ's own). NULL on error.
+ */
 static void *
-open_socket(struct kernel *k, void *zctx, int type, int port)
+open_socket(struct kernel *k, void *zctx, int type, int port, const char *rid)
 {
 	int linger = 0, reconnect_ms = RECONNECT_MS, unlimited = 0;
 	int64_t maxmsg = type == ZMQ_SUB ? KERNEL_IOPUB_MAX_MSG : MAX_MSG_SIZE;
@@ -78,6 +81,7 @@ open_socket(struct kernel *k, void *zctx, int type, int port)
 	    zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &reconnect_ms, sizeof(reconnect_ms)) == -1 ||
 	    (type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_RCVHWM, &unlimited, sizeof(unlimited)) == -1) ||
 	    (type == ZMQ_SUB && zmq_setsockopt(s, ZMQ_SUBSCRIBE, "", 0) == -1) ||
+	    (rid && zmq_setsockopt(s, ZMQ_ROUTING_ID, rid, strlen(rid)) == -1) ||
 	    zmq_connect(s, ep) == -1) {
 		log_warnx("zmq socket %s: %s", ep, zmq_strerror(zmq_errno()));
 		if (s)
@@ -256,10 +260,11 @@ kernel_start(const struct kernel_spec *spec, void *zctx, struct jupyter_session 
 	if (kernel_launch(k, spec, why, why_len) == -1)
 		goto fail;
 	/* ipc connect works before the kernel binds: zmq retries until it does. */
-	k->shell = open_socket(k, zctx, ZMQ_DEALER, KERNEL_PORT_SHELL);
-	k->control = open_socket(k, zctx, ZMQ_DEALER, KERNEL_PORT_CONTROL);
-	k->iopub = open_socket(k, zctx, ZMQ_SUB, KERNEL_PORT_IOPUB);
-	if (!k->shell || !k->control || !k->iopub) {
+	k->shell = open_socket(k, zctx, ZMQ_DEALER, KERNEL_PORT_SHELL, sess->id);
+	k->control = open_socket(k, zctx, ZMQ_DEALER, KERNEL_PORT_CONTROL, NULL);
+	k->iopub = open_socket(k, zctx, ZMQ_SUB, KERNEL_PORT_IOPUB, NULL);
+	k->stdin_sock = open_socket(k, zctx, ZMQ_DEALER, KERNEL_PORT_STDIN, sess->id);
+	if (!k->shell || !k->control || !k->iopub || !k->stdin_sock) {
 		err_set(why, why_len, "cannot create the ZeroMQ sockets");
 		goto fail;
 	}
@@ -370,6 +375,7 @@ kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
 	close_socket(&k->shell);
 	close_socket(&k->control);
 	close_socket(&k->iopub);
+	close_socket(&k->stdin_sock);
 	if (k->pidfd != -1)
 		close(k->pidfd);
 	if (k->out_fd != -1)
@@ -446,7 +452,7 @@ int
 kernel_reopen_iopub(struct kernel *k, void *zctx)
 {
 	close_socket(&k->iopub);
-	k->iopub = open_socket(k, zctx, ZMQ_SUB, KERNEL_PORT_IOPUB);
+	k->iopub = open_socket(k, zctx, ZMQ_SUB, KERNEL_PORT_IOPUB, NULL);
 	return k->iopub ? 0 : -1;
 }
 

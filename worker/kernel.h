@@ -4,7 +4,7 @@
  * Owns the runtime directory's contents for one kernel (ipc socket files),
  * the kernel's process once started (its own session and process group,
  * reaped through a pidfd; kernel_spawn.c forks it), the pipe carrying its
- * stdout and stderr, the ZeroMQ sockets (shell, control, iopub), the
+ * stdout and stderr, the ZeroMQ sockets (shell, control, iopub, stdin), the
  * start-up handshake (kernel_info until iopub is live) and the kernel's
  * end. It does not interpret executions: execute.c does.
  */
@@ -42,6 +42,9 @@ struct kernel {
 	int dir_fd;	/* O_PATH of runtime_dir, until the kernel inherits it */
 	struct jupyter_signer *signer;
 	void *shell, *control, *iopub;
+	/* stdin: a DEALER of the shell's routing id (the session's), since the
+	 * kernel sends input_request to whoever sent the execute_request. */
+	void *stdin_sock;
 	struct buf out_line; /* partial output line */
 	struct buf out_tail; /* the last lines, quoted when start-up fails */
 

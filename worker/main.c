@@ -117,8 +117,8 @@ run_timers(struct wstate *w)
 	return next < 0 ? -1 : (long)ceil(next * 1000);
 }
 
-enum { SLOT_IPC, SLOT_RESCUE, SLOT_SIG, SLOT_SHELL, SLOT_CONTROL, SLOT_IOPUB, SLOT_OUT, SLOT_PID,
-       SLOT_MAX };
+enum { SLOT_IPC, SLOT_RESCUE, SLOT_SIG, SLOT_SHELL, SLOT_CONTROL, SLOT_IOPUB, SLOT_STDIN,
+       SLOT_OUT, SLOT_PID, SLOT_MAX };
 
 /* Fill the poll set; kernel items only while there is a kernel. */
 static int
@@ -146,6 +146,8 @@ poll_items(struct wstate *w, zmq_pollitem_t *it, int *slot)
 	it[n++] = (zmq_pollitem_t){w->k->control, 0, ZMQ_POLLIN, 0};
 	slot[SLOT_IOPUB] = n;
 	it[n++] = (zmq_pollitem_t){w->k->iopub, 0, ZMQ_POLLIN, 0};
+	slot[SLOT_STDIN] = n;
+	it[n++] = (zmq_pollitem_t){w->k->stdin_sock, 0, ZMQ_POLLIN, 0};
 	if (w->k->out_fd != -1) {
 		slot[SLOT_OUT] = n;
 		it[n++] = (zmq_pollitem_t){NULL, w->k->out_fd, ZMQ_POLLIN, 0};
@@ -176,6 +178,8 @@ kernel_events(struct wstate *w, zmq_pollitem_t *it, int *slot)
 		route_kernel(w, "shell");
 	if (w->k == k && fired(it, slot, SLOT_CONTROL))
 		route_kernel(w, "control");
+	if (w->k == k && fired(it, slot, SLOT_STDIN))
+		route_kernel(w, "stdin");
 	if (w->k == k && !w->quit && fired(it, slot, SLOT_PID) && kernel_reap(k))
 		lifecycle_died(w);
 }

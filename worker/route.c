@@ -1,5 +1,5 @@
 /*
- * route.c - where messages go: the kernel's (iopub, shell, control) to the
+ * route.c - where messages go: the kernel's (iopub, shell, control, stdin) to the
  * kernel's start-up or to the execution in flight, the supervisor's
  * (decoded by ipc_decode.c) to their handler; and the execution's own
  * deadlines. An execution ends here, in route_finish_exec(), whatever
@@ -16,12 +16,19 @@
 #include "b64.h"
 #include "cgroup.h"
 #include "clock.h"
+#include "json_member.h"
 #include "log.h"
 #include "memtrim.h"
 #include "worker.h"
 #include "xmalloc.h"
 
 #define DEFAULT_STARTUP_TIMEOUT_S 60.0
+/* Jupyter's end of input: ipykernel's input() raises EOFError on this value. */
+#define INPUT_EOF "\x04"
+#define PASSWORD_WHY                                                                  \
+	"a password prompt (getpass) is never sent to the client (MCP forbids asking " \
+	"for secrets in a form): the kernel was told its input ended"
+
 #define DRAIN_MAX 256
 
 /* 1 if the execution's error is of `type`. */
@@ -79,6 +86,8 @@ route_finish_exec(struct wstate *w)
 		exec_set_error(ex, "TimeoutError", m);
 		free(m);
 	}
+	if (ex->password_refused && error_is(ex, "EOFError"))
+		exec_set_error(ex, "EOFError", PASSWORD_WHY);
 	if (ex->kernel_restarted)
 		w->state_lost = 0;
 	struct ipc_result r;
@@ -151,6 +160,46 @@ on_shell(struct wstate *w, const struct jupyter_msg *m)
 		exec_on_shell(w->ex, m);
 }
 
+/* Send input_reply `value` to the kernel's stdin; -1 logged. */
+static int
+input_reply(struct wstate *w, const char *value)
+{
+	struct json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "value", json_object_new_string(value));
+	int rc = jupyter_send(w->k->stdin_sock, &w->sess, "input_reply", c, NULL);
+	json_object_put(c);
+	return rc;
+}
+
+/*
+ * One message received on stdin: the running code's input_request goes to
+ * the supervisor, but a password prompt, which is answered with end of
+ * input here (EOFError in the code), and one the call did not allow.
+ */
+static void
+on_stdin(struct wstate *w, const struct jupyter_msg *m)
+{
+	struct exec *ex = w->ex;
+	struct json_object *pw;
+
+	if (strcmp(m->msg_type, "input_request") != 0 || ex == NULL || ex->msg_id[0] == '\0' ||
+	    m->parent_msg_id == NULL || strcmp(m->parent_msg_id, ex->msg_id) != 0) {
+		log_debug("stdin: ignored %s, not for the execution in flight", m->msg_type);
+		return;
+	}
+	int password = json_object_object_get_ex(m->content, "password", &pw) &&
+		       json_object_get_boolean(pw);
+	if (password || !ex->allow_stdin || ex->input_since > 0) {
+		ex->password_refused |= password;
+		input_reply(w, INPUT_EOF);
+		return;
+	}
+	struct ipc_input_request rq = {ipc_text_of(json_member_str(m->content, "prompt"))};
+	ex->input_since = clock_mono();
+	supervisor_send(w, IPC_INPUT_REQUEST, ex->id, &rq);
+}
+
 /* Log a dropped kernel message. */
 static void
 dropped(struct wstate *w, const char *channel, enum jupyter_status st, const char *err)
@@ -214,6 +263,8 @@ route_kernel(struct wstate *w, const char *channel)
 		return drain(w, w->k->iopub, channel, on_iopub);
 	if (strcmp(channel, "shell") == 0)
 		return drain(w, w->k->shell, channel, on_shell);
+	if (strcmp(channel, "stdin") == 0)
+		return drain(w, w->k->stdin_sock, channel, on_stdin);
 	return drain(w, w->k->control, channel, NULL);
 }
 
@@ -320,6 +371,7 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	w->ex = exec_new(m->hdr.id, e.code.s, e.timeout_s, &lim);
 	w->ex->silent = e.silent;
 	w->ex->rescue_s = e.rescue_s;
+	w->ex->allow_stdin = e.allow_stdin;
 	if (e.stream)
 		exec_watch(w->ex);
 	w->ex->allow_mime = e.allow_mime;
@@ -339,6 +391,36 @@ on_execute(struct wstate *w, struct ipc_msg *m)
 	supervisor_send(w, IPC_WAITING, m->hdr.id, &wt);
 	if (w->kstate == K_DEAD)
 		lifecycle_start(w, AFTER_QUIET);
+}
+
+/*
+ * INPUT_REPLY: the client's answer to the prompt in flight becomes the
+ * kernel's input_reply; a cancel interrupts the code once (its input()
+ * raises KeyboardInterrupt, which the code may catch and go on).
+ */
+static void
+on_input_reply(struct wstate *w, struct ipc_msg *m)
+{
+	struct ipc_input_reply r;
+	struct exec *ex = w->ex;
+	char err[IPC_ERR_LEN];
+
+	if (ipc_input_reply_decode(m, &r, err, sizeof(err)) == -1) {
+		worker_protocol_error(w, err);
+		return;
+	}
+	if (ex == NULL || ex->id != m->hdr.id || ex->input_since <= 0 || w->kstate != K_READY) {
+		log_debug("INPUT_REPLY for request %u: no prompt waits", m->hdr.id);
+		ipc_input_reply_free(&r);
+		return;
+	}
+	ex->stdin_wait_s += clock_mono() - ex->input_since;
+	ex->input_since = 0;
+	if (r.cancel)
+		kernel_interrupt(w->k, &w->sess, w->spec.interrupt_by_message);
+	else
+		input_reply(w, r.eof ? INPUT_EOF : (r.value.s ? r.value.s : ""));
+	ipc_input_reply_free(&r);
 }
 
 /* Interrupt the execution in flight, and again until it answers. */
@@ -519,6 +601,8 @@ route_supervisor(struct wstate *w, struct ipc_msg *m)
 		on_file_open(w, m);
 	} else if (type == IPC_FILE_WRITE) {
 		on_file_write(w, m);
+	} else if (type == IPC_INPUT_REPLY) {
+		on_input_reply(w, m);
 	} else {
 		worker_protocol_error(w, "a worker-to-supervisor message type");
 	}

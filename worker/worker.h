@@ -142,7 +142,7 @@ void route_finish_exec(struct wstate *w);
 void route_send_execute(struct wstate *w);
 /*
  * Receive and route the waiting messages of the kernel's `channel`
- * ("iopub", "shell" or "control"), at most a bounded number. 1 if more
+ * ("iopub", "shell", "control" or "stdin"), at most a bounded number. 1 if more
  * may be waiting.
  */
 int route_kernel(struct wstate *w, const char *channel);

@@ -99,6 +99,8 @@ job_timings(const struct job *j, double answered)
 	json_object_object_add(o, "queued_ms", json_ms(queued));
 	json_object_object_add(o, "kernel_ms", json_ms(kernel));
 	json_object_object_add(o, "total_ms", json_ms(answered - j->arrived));
+	if (j->call.stdin_wait_s > 0)
+		json_object_object_add(o, "stdin_wait_ms", json_ms(j->call.stdin_wait_s));
 	return o;
 }
 

@@ -130,7 +130,8 @@ void job_cancel(struct job *j);
 /*
  * The timings of ended job `j`, in ms: queued (arrival until its code went
  * to the worker), kernel (until its result came; 0 if it never ran) and
- * total (arrival until `answered`, monotonic s). Caller owns.
+ * total (arrival until `answered`, monotonic s), and stdin_wait (the
+ * code waited in input() for the client; only when it did). Caller owns.
  */
 struct json_object *job_timings(const struct job *j, double answered);
 /* Seconds since the job started (until it ended). */

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "mcp_call.h"
+#include "mcp_elicit.h"
 #include "mcp_modern.h"
 #include "mcp_rpc.h"
 #include "pool.h"
@@ -96,6 +97,7 @@ do_initialize(const struct mcp_request *rq, struct json_object *id, struct json_
 					   sizeof(why));
 	if (s) {
 		memcpy(rs->session_id, s->id, sizeof(rs->session_id));
+		s->elicitation = mcp_elicit_declared(json_object_object_get(params, "capabilities"));
 		session_put(s);
 		mcp_set_result(rs, id, initialize_result(version));
 	} else {
@@ -260,6 +262,8 @@ handle_post(const struct mcp_request *rq, struct mcp_response *rs)
 		} else {
 			if (method && strcmp(method, "notifications/cancelled") == 0)
 				cancel_request(s, params);
+			else if (method == NULL)
+				mcp_elicit_answer(msg); /* maybe a kernel's prompt answered */
 			rs->status = 202; /* notifications and responses need no answer */
 		}
 		session_put(s);

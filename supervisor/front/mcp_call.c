@@ -12,6 +12,7 @@
 #include "handle.h"
 #include "mcp.h"
 #include "mcp_call.h"
+#include "mcp_elicit.h"
 #include "mcp_rpc.h"
 #include "metrics.h"
 #include "pool.h"
@@ -51,6 +52,14 @@ send_progress(void *io, double progress, const char *message)
 									    JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(msg);
 	return rc;
+}
+
+/* Ask the client for a kernel's line of input (mcp_elicit.h). */
+static int
+send_elicit(void *io, const char *rpc_id, const char *prompt)
+{
+	struct progress_io *p = io;
+	return mcp_elicit_send(p->rq, rpc_id, prompt);
 }
 
 static int
@@ -121,9 +130,33 @@ call_context(const struct tool *t, struct session *caller, struct json_object *a
 	return 0;
 }
 
+/*
+ * A 2026-07-28 retry's requestState and its first inputResponses entry
+ * (we ask one line at a time), into tc.
+ */
+static void
+retry_fields(struct tool_call *tc, struct json_object *params)
+{
+	struct json_object *st, *resp;
+	const char *text;
+
+	if (json_object_object_get_ex(params, "requestState", &st) &&
+	    json_object_is_type(st, json_type_string))
+		tc->request_state = json_object_get_string(st);
+	if (!json_object_object_get_ex(params, "inputResponses", &resp) ||
+	    !json_object_is_type(resp, json_type_object))
+		return;
+	json_object_object_foreach(resp, key, val) {
+		tc->input_key = key;
+		tc->input_how = mcp_elicit_result(val, &text);
+		tc->input_text = text;
+		break;
+	}
+}
+
 void
 mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_object *id,
-	       struct json_object *params, int tasks, struct mcp_response *rs)
+	       struct json_object *params, int flags, struct mcp_response *rs)
 {
 	struct json_object *name, *args = NULL;
 
@@ -174,6 +207,8 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 		return;
 	}
 	int caller_transient = s->transient;
+	/* The capability is the MCP session's, whichever session the code runs in. */
+	int can_elicit = s->elicitation && !s->transient;
 	if (ctx) {
 		ctx->last_used = time(NULL);
 		s = ctx;
@@ -196,9 +231,15 @@ mcp_tools_call(const struct mcp_request *rq, struct session *s, struct json_obje
 			       .request_id = id, .client_gone = client_gone,
 			       .client_fd = client_fd, .io = &io,
 			       .arrived = rq->arrived > 0 ? rq->arrived : clock_mono(),
-			       .tasks = s->transient && tasks};
+			       .tasks = s->transient && (flags & MCP_CALL_TASKS)};
 	if (io.token && rq->accepts_sse && rq->send_event)
 		tc.progress = send_progress;
+	if (can_elicit && rq->accepts_sse && rq->send_event)
+		tc.elicit = send_elicit;
+	if (caller_transient && (flags & MCP_CALL_INPUT)) {
+		tc.input_required = 1;
+		retry_fields(&tc, params);
+	}
 	struct json_object *result = t->call(&tc);
 	json_object_put(checked);
 	if (ctx && caller_transient && result)

@@ -13,6 +13,7 @@
 #include "handle.h"
 #include "mcp.h"
 #include "mcp_call.h"
+#include "mcp_elicit.h"
 #include "mcp_header.h"
 #include "mcp_modern.h"
 #include "mcp_rpc.h"
@@ -286,7 +287,9 @@ modern_tools_call(const struct mcp_request *rq, struct json_object *id,
 	} else {
 		if (named)
 			named->requests++;
-		mcp_tools_call(rq, caller, id, params, wants_tasks(params), rs);
+		int flags = (wants_tasks(params) ? MCP_CALL_TASKS : 0) |
+			    (mcp_elicit_declared(meta_get(params, META_CAPS)) ? MCP_CALL_INPUT : 0);
+		mcp_tools_call(rq, caller, id, params, flags, rs);
 		if (named)
 			named->requests--;
 	}

@@ -94,6 +94,9 @@ pool_exec_complete(struct worker *w, struct json_object *result)
 	metrics_add(METRICS_SPILL_FILES,
 		    (uint64_t)json_object_get_int64(json_object_object_get(result, "spill_files")));
 	json_object_object_del(result, "spill_files");
+	/* stdin_wait_s goes in the timings (job_timings). */
+	c->stdin_wait_s = json_object_get_double(json_object_object_get(result, "stdin_wait_s"));
+	json_object_object_del(result, "stdin_wait_s");
 	metrics_result(result);
 	c->result = result;
 	c->returned = clock_mono();
@@ -183,6 +186,7 @@ pool_execute_start(struct worker *w, struct call *c, const char *code, double ti
 		.binary_files = cfg->structured_binary == STRUCTURED_REFERENCE,
 		.rescue_s = c->rescue_s,
 		.stream = c->stream == CALL_STREAM_ON,
+		.allow_stdin = c->allow_stdin,
 		/* Every time, so a reloaded allow_mime applies to running kernels. */
 		.allow_mime = kernel_env_mime(cfg, c->allow_mime),
 	};
@@ -308,4 +312,67 @@ pool_exec_streaming(struct worker *w, const struct ipc_streaming *s, char *why, 
 	buf_add(&c->err, s->err.s ? s->err.s : "", s->err.len);
 	call_add(c, &c->out, &s->out);
 	return 0;
+}
+
+int
+pool_exec_input(struct worker *w, const struct ipc_input_request *rq, char *why, size_t why_len)
+{
+	struct call *c = w->call;
+
+	if (!c->allow_stdin || c->input_prompt) {
+		snprintf(why, why_len, "sent INPUT_REQUEST for request %u, which %s", c->id,
+			 c->allow_stdin ? "waits for an answer already" : "did not allow stdin");
+		return -1;
+	}
+	c->input_prompt = xstrdup(rq->prompt.s ? rq->prompt.s : "");
+	c->input_id[0] = '\0';
+	if (!c->asker) {
+		pool_input_reply(c, INPUT_EOF, NULL); /* a job: no client to ask */
+		return 0;
+	}
+	c->changes++;
+	pthread_cond_broadcast(&c->cond);
+	return 0;
+}
+
+/* The worker running call c, or NULL. */
+static struct worker *
+worker_of(const struct call *c)
+{
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->call == c && w->state != WORKER_DEAD)
+			return w;
+	return NULL;
+}
+
+void
+pool_input_reply(struct call *c, enum input_answer how, const char *value)
+{
+	struct ipc_input_reply r = {.eof = how == INPUT_EOF, .cancel = how == INPUT_CANCEL};
+	struct worker *w;
+
+	if (c->input_prompt == NULL)
+		return;
+	free(c->input_prompt);
+	c->input_prompt = NULL;
+	c->input_id[0] = '\0';
+	if (how == INPUT_VALUE)
+		r.value = ipc_text_of(value);
+	if ((w = worker_of(c)) && worker_send(w, IPC_INPUT_REPLY, c->id, &r) == -1)
+		log_warn("send INPUT_REPLY to worker %d", (int)w->pid);
+}
+
+int
+pool_input_answer(const char *rpc_id, enum input_answer how, const char *value)
+{
+	for (struct worker *w = pool.workers; w; w = w->next) {
+		struct call *c = w->call;
+		if (c && c->input_prompt && c->input_id[0] && strcmp(c->input_id, rpc_id) == 0) {
+			pool_input_reply(c, how, value);
+			c->changes++;
+			pthread_cond_broadcast(&c->cond);
+			return 0;
+		}
+	}
+	return -1;
 }

@@ -79,4 +79,26 @@ int pool_exec_streaming(struct worker *w, const struct ipc_streaming *s, char *w
  */
 void pool_exec_waiting(struct worker *w, const struct ipc_waiting *wt);
 
+/*
+ * INPUT_REQUEST of w's call: keep the prompt for the call's asker and
+ * wake it, or, with no asker, answer end of input now. 0, or -1 with why
+ * when the call did not allow stdin or a prompt is pending already.
+ */
+int pool_exec_input(struct worker *w, const struct ipc_input_request *rq, char *why,
+		    size_t why_len);
+
+/* How a prompt was answered: a line, end of input, an interrupt. */
+enum input_answer { INPUT_VALUE, INPUT_EOF, INPUT_CANCEL };
+
+/*
+ * Answer call c's pending prompt (value borrowed, for INPUT_VALUE) and
+ * forget it; nothing if none is pending. Lock held.
+ */
+void pool_input_reply(struct call *c, enum input_answer how, const char *value);
+/*
+ * Answer the prompt asked under JSON-RPC id `rpc_id`, whichever call it
+ * is; 0, or -1 if no call waits for that id. Lock held.
+ */
+int pool_input_answer(const char *rpc_id, enum input_answer how, const char *value);
+
 #endif

@@ -50,11 +50,11 @@ static const unsigned permit[PHASE_N] = {
 	[PHASE_STARTING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_LOG),
 	/* an idle kernel may die; the next one is announced again */
 	[PHASE_READY] = PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG),
-	/* output and the result of the request in flight; a kernel started for
-	 * it, or one that died idle just before it came */
+	/* output, prompts and the result of the request in flight; a kernel
+	 * started for it, or one that died idle just before it came */
 	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) |
 			    PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG) |
-			    PERMIT(IPC_WAITING),
+			    PERMIT(IPC_WAITING) | PERMIT(IPC_INPUT_REQUEST),
 	/* the listing asked for; an idle kernel may die meanwhile */
 	[PHASE_LISTING] = PERMIT(IPC_FILES) | PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) |
 			  PERMIT(IPC_LOG),
@@ -65,7 +65,7 @@ static const unsigned permit[PHASE_N] = {
 	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
 			   PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) |
 			   PERMIT(IPC_LOG) | PERMIT(IPC_FILES) | PERMIT(IPC_FILE) | PERMIT(IPC_WAITING) |
-			   PERMIT(IPC_RESUMED),
+			   PERMIT(IPC_RESUMED) | PERMIT(IPC_INPUT_REQUEST),
 	/* nothing but that it is idle now (the old front's call has ended) */
 	[PHASE_RESUMING] = PERMIT(IPC_RESUMED) | PERMIT(IPC_LOG),
 };
@@ -99,7 +99,7 @@ worker_phase(const struct worker *w)
 static int
 permitted(enum phase ph, unsigned type)
 {
-	return type >= IPC_READY && type <= IPC_RESUMED && (permit[ph] & PERMIT(type));
+	return type >= IPC_READY && type <= IPC_INPUT_REQUEST && (permit[ph] & PERMIT(type));
 }
 
 /* READY: take the kernel it names; the parent pins it only if it is that
@@ -181,6 +181,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		struct ipc_file file;
 		struct ipc_waiting waiting;
 		struct ipc_resumed resumed;
+		struct ipc_input_request input_request;
 	} u;
 
 	if (!permitted(ph, m->hdr.type)) {
@@ -255,6 +256,11 @@ worker_message(struct worker *w, struct ipc_msg *m)
 	case IPC_WAITING:
 		if (for_call(w, ph, m) == 1)
 			pool_exec_waiting(w, &u.waiting);
+		break;
+	case IPC_INPUT_REQUEST:
+		if (for_call(w, ph, m) == 1 &&
+		    pool_exec_input(w, &u.input_request, why, sizeof(why)) == -1)
+			worker_kill(w, why);
 		break;
 	case IPC_KERNEL_DIED:
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,

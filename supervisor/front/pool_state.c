@@ -55,6 +55,7 @@ call_clear(struct call *c)
 		close(c->fd);
 	c->fd = -1;
 	strv_free(c->allow_mime);
+	free(c->input_prompt);
 	buf_free(&c->out);
 	buf_free(&c->err);
 	pthread_cond_destroy(&c->cond);

@@ -131,6 +131,18 @@ struct call {
 	struct timespec kill_deadline; /* running: a worker silent until then is killed */
 	double sent;		    /* monotonic s: EXECUTE queued for the worker; 0: never */
 	double returned;	    /* monotonic s: its result came; 0: not yet */
+	/*
+	 * A kernel's input() (pool_exec_input): EXECUTE's stdin, set when the
+	 * client can answer; the prompt waiting for its answer (owned; NULL:
+	 * none), the JSON-RPC id it was asked under ("": not asked yet), and
+	 * whether someone drives the call who can ask (progress.c): without
+	 * one, a prompt is answered with end of input at once.
+	 */
+	int allow_stdin;
+	char *input_prompt;
+	char input_id[48];
+	int asker;
+	double stdin_wait_s;	    /* RESULT's, for the timings */
 	pthread_cond_t cond;
 };
 

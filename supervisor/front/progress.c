@@ -1,6 +1,7 @@
 /* progress.c - see progress.h. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,7 +12,9 @@
 #include "config.h"
 #include "job.h"
 #include "pool.h"
+#include "pool_exec.h"
 #include "progress.h"
+#include "rand.h"
 #include "tools.h"
 #include "xmalloc.h"
 
@@ -149,6 +152,43 @@ tell(struct tool_call *tc, struct job *j, struct told *t, struct client_watch *c
 	return gone;
 }
 
+enum { ASK_NONE, ASK_GONE, ASK_INPUT };
+
+void
+progress_input_id(struct call *c)
+{
+	char hex[17];
+
+	rand_hex(hex, 8);
+	snprintf(c->input_id, sizeof(c->input_id), "codeexecd-input-%u-%s", c->id, hex);
+}
+
+/*
+ * Ask the client for the line j's code waits for, once: under a fresh,
+ * unguessable id set before the lock is let go, so an answer that comes
+ * at once finds its call. ASK_GONE if the client is gone, ASK_INPUT for
+ * the caller to ask (tc->input_required).
+ */
+static int
+ask(struct tool_call *tc, struct job *j)
+{
+	struct call *c = &j->call;
+
+	if (c->done || c->input_prompt == NULL || c->input_id[0] ||
+	    (tc->elicit == NULL && !tc->input_required))
+		return ASK_NONE;
+	progress_input_id(c);
+	if (tc->elicit == NULL)
+		return ASK_INPUT;
+	char *id = xstrdup(c->input_id), *prompt = xstrdup(c->input_prompt);
+	pool_unlock();
+	int gone = tc->elicit(tc->io, id, prompt) == -1;
+	pool_lock();
+	free(id);
+	free(prompt);
+	return gone ? ASK_GONE : ASK_NONE;
+}
+
 /* progress_wait, its client watched by cw. */
 static int
 drive(struct tool_call *tc, struct job *j, double seconds, struct client_watch *cw)
@@ -166,7 +206,10 @@ drive(struct tool_call *tc, struct job *j, double seconds, struct client_watch *
 			s = left;
 		if (job_run(j, s, on_change))
 			return 1;
-		if (tell(tc, j, &t, cw)) {
+		int a = ask(tc, j);
+		if (a == ASK_INPUT)
+			return PROGRESS_INPUT;
+		if (a == ASK_GONE || tell(tc, j, &t, cw)) {
 			job_cancel(j);
 			/* Give it a while to stop; what is left runs on without a driver. */
 			double end = clock_mono() + 10, rest;
@@ -188,7 +231,15 @@ progress_wait(struct tool_call *tc, struct job *j, double seconds)
 	};
 
 	client_watch_add(&cw);
+	j->call.asker = tc->elicit || tc->input_required;
 	int done = drive(tc, j, seconds, &cw);
+	/* Backgrounded, or gone: a prompt nobody will answer ends its input.
+	 * One asked of a 2026-07-28 client waits for its retry. */
+	if (done != PROGRESS_INPUT) {
+		j->call.asker = 0;
+		if (!done)
+			pool_input_reply(&j->call, INPUT_EOF, NULL);
+	}
 	client_watch_remove(&cw);
 	return done;
 }

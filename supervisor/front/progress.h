@@ -5,6 +5,7 @@
 #ifndef SUPERVISOR_PROGRESS_H
 #define SUPERVISOR_PROGRESS_H
 
+struct call;
 struct tool_call;
 struct job;
 
@@ -19,7 +20,17 @@ struct job;
  * cancel the job and give it a while to stop. Lock held (released
  * while waiting). Returns nonzero once the job ended; 0
  * leaves it running, for the caller to job_background().
+ *
+ * A kernel's input(): with tc->elicit, the client is asked on its stream
+ * and its answer taken as it comes (mcp_elicit.h); with tc->input_required,
+ * the wait ends with PROGRESS_INPUT, the prompt named by the call's
+ * input_id, for the caller to answer with an InputRequiredResult and
+ * job_background(); otherwise, or once the wait ends without the job, the
+ * prompt is answered with end of input.
  */
+#define PROGRESS_INPUT 2
 int progress_wait(struct tool_call *tc, struct job *j, double seconds);
+/* Name call c's prompt by a fresh, unguessable id (c->input_id). Lock held. */
+void progress_input_id(struct call *c);
 
 #endif

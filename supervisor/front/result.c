@@ -376,7 +376,9 @@ result_output_schema(int or_job)
 		"\"timings\":{\"type\":\"object\",\"properties\":{"
 		"\"queued_ms\":{\"type\":\"number\",\"minimum\":0},"
 		"\"kernel_ms\":{\"type\":\"number\",\"minimum\":0},"
-		"\"total_ms\":{\"type\":\"number\",\"minimum\":0}},"
+		"\"total_ms\":{\"type\":\"number\",\"minimum\":0},"
+		"\"stdin_wait_ms\":{\"type\":\"number\",\"minimum\":0,\"description\":"
+		"\"Time the code waited in input() for the client's answers.\"}},"
 		"\"required\":[\"queued_ms\",\"kernel_ms\",\"total_ms\"]}},"
 		"\"required\":[\"session_id\",\"success\",\"stdout\",\"stderr\","
 		"\"rich_outputs\",\"error\",\"execution_time\"]}";

@@ -18,6 +18,7 @@
 #include "kernel_env_rules.h"
 #include "kernel_info.h"
 #include "kernelspec.h"
+#include "mcp_elicit.h"
 #include "parent_link.h"
 #include "pool.h"
 #include "progress.h"
@@ -268,6 +269,85 @@ add_reclaimed(struct session *s, struct json_object *r)
 	s->reclaimed[0] = '\0';
 }
 
+/*
+ * 2026-07-28: the InputRequiredResult of job j's prompt (named by its
+ * call's input_id): one elicitation, and the requestState a retry names
+ * the job by ("<owner>:<job id>"). Caller owns it.
+ */
+static struct json_object *
+input_required(struct job *j)
+{
+	struct json_object *r = json_object_new_object();
+	struct json_object *reqs = json_object_new_object();
+	struct json_object *req = json_object_new_object();
+	char state[2 * SESSION_ID_LEN + 2];
+
+	json_object_object_add(req, "method", json_object_new_string("elicitation/create"));
+	json_object_object_add(req, "params", mcp_elicit_params(j->call.input_prompt));
+	json_object_object_add(reqs, j->call.input_id, req);
+	snprintf(state, sizeof(state), "%s:%s", j->owner, j->id);
+	json_object_object_add(r, "resultType", json_object_new_string("input_required"));
+	json_object_object_add(r, "inputRequests", reqs);
+	json_object_object_add(r, "requestState", json_object_new_string(state));
+	return r;
+}
+
+/*
+ * What running job j answers now: its next prompt as an InputRequiredResult
+ * (the one asked already, if the retry did not answer it), or its result
+ * once it ends. Waits for one of them. Lock held.
+ */
+static struct json_object *
+input_round(struct tool_call *tc, struct job *j)
+{
+	for (;;) {
+		if (j->status != JOB_RUNNING) {
+			struct json_object *r =
+				result_to_tool(json_object_get(j->call.result), j->session_id);
+			add_timings(tc, r, j);
+			return r;
+		}
+		if (j->call.input_prompt) {
+			if (j->call.input_id[0] == '\0')
+				progress_input_id(&j->call);
+			return input_required(j);
+		}
+		job_wait(j, -1, 1);
+	}
+}
+
+/*
+ * A 2026-07-28 retry of a call that asked for input: its requestState
+ * names the job, its inputResponses answer the prompt it was given; then
+ * the next round.
+ */
+static struct json_object *
+input_retry(struct tool_call *tc)
+{
+	char owner[SESSION_ID_LEN + 1];
+	const char *st = tc->request_state, *colon = strchr(st, ':');
+	struct job *j = NULL;
+
+	if (colon && (size_t)(colon - st) <= SESSION_ID_LEN) {
+		memcpy(owner, st, (size_t)(colon - st));
+		owner[colon - st] = '\0';
+		j = job_get(colon + 1, owner);
+	}
+	if (j && strcmp(j->identity, tc->session->identity) != 0) {
+		job_unref(j);
+		j = NULL;
+	}
+	if (j == NULL)
+		return tool_bad_params(tc, "requestState names no execution of yours");
+	if (tc->input_key && j->call.input_prompt && j->call.input_id[0] &&
+	    strcmp(tc->input_key, j->call.input_id) == 0)
+		pool_input_answer(tc->input_key, tc->input_how, tc->input_text);
+	struct json_object *r = input_round(tc, j);
+	job_unref(j);
+	add_execution_session_id(tc, r);
+	return r;
+}
+
 static struct json_object *
 execute_call(struct tool_call *tc)
 {
@@ -278,6 +358,8 @@ execute_call(struct tool_call *tc)
 
 	if (code == NULL)
 		return tool_bad_params(tc, "argument 'code' (a string) is required");
+	if (tc->request_state)
+		return input_retry(tc);
 	if ((seconds = tool_arg_timeout(tc)) < 0)
 		return NULL;
 	char **allow_mime;
@@ -313,10 +395,15 @@ execute_call(struct tool_call *tc)
 	case EXEC_ADAPTIVE: wait_s = tc->cfg->promotion_threshold_s; break;
 	case EXEC_SYNC: wait_s = -1; break;
 	}
+	/* A job has no client to ask: its input() fails as without one. */
+	j->call.allow_stdin = (tc->elicit || tc->input_required) && wait_s != 0 && !tc->tasks;
 	int done = wait_s == 0 ? 0 : progress_wait(tc, j, wait_s);
-	if (!done)
+	if (!done || done == PROGRESS_INPUT)
 		job_background(j); /* a thread of its own only now */
-	if (j->cancel_requested) {
+	if (done == PROGRESS_INPUT) {
+		j->kept = 1; /* the retry finds it by requestState, even once it ended */
+		r = input_required(j); /* its kernel waits for the retry */
+	} else if (j->cancel_requested) {
 		tc->no_response = 1;
 		r = NULL;
 	} else if (!done && tc->tasks) {

@@ -25,6 +25,26 @@ struct tool_call {
 	 * progress notification; -1 if the client is gone. Called unlocked.
 	 */
 	int (*progress)(void *io, double progress, const char *message);
+	/*
+	 * Set by the transport when the client can answer a kernel's input():
+	 * asks it for one line, `prompt`, under JSON-RPC id `rpc_id`; its
+	 * answer comes back through pool_input_answer(). -1 if the client is
+	 * gone. Called unlocked.
+	 */
+	int (*elicit)(void *io, const char *rpc_id, const char *prompt);
+	/*
+	 * 2026-07-28's multi-round-trip form instead (the client declared
+	 * elicitation): a prompt ends the call with an InputRequiredResult,
+	 * the job goes on in the background with its kernel waiting, and the
+	 * retry names it by request_state and answers it by input_key's
+	 * ElicitResult, read into input_how and input_text (borrowed from
+	 * the request). input_key NULL: the retry answered nothing.
+	 */
+	int input_required;
+	const char *request_state;
+	const char *input_key;
+	int input_how;		/* enum input_answer */
+	const char *input_text;
 	/* Nonzero once the client has gone away. Called unlocked. */
 	int (*client_gone)(void *io);
 	/* The client's socket, for the main loop to watch (client_watch.h); -1:

@@ -18,7 +18,8 @@ with open(os.path.join(here, "..", "..", "common", "ipc.h")) as f:
 TYPES = {"START": 1, "EXECUTE": 2, "INTERRUPT": 3, "RESTART_KERNEL": 4, "SHUTDOWN": 5,
          "READY": 32, "OUTPUT": 33, "RESULT": 34, "KERNEL_DIED": 35, "LOG": 36,
          "START_FAILED": 37, "STREAMING": 38, "FILE_LIST": 7, "FILE_OPEN": 8, "FILE_WRITE": 9, "FILES": 39,
-         "FILE": 40, "WAITING": 41, "RESUMED": 42}
+         "FILE": 40, "WAITING": 41, "RESUMED": 42,
+         "INPUT_REPLY": 10, "INPUT_REQUEST": 43}
 
 
 def frame(type_name, payload=None, version=None, req=1, raw=None):
@@ -47,7 +48,8 @@ seeds = {
     "execute": frame("EXECUTE", {"code": "print('hi\\u0000')", "timeout_s": 30, "silent": True,
                                  "output_limit": 50000, "rich_limit": 5242880,
                                  "allow_mime": ["text/plain", "image/png"],
-                                 "inline_limit": 1048576, "binary_files": True}),
+                                 "inline_limit": 1048576, "binary_files": True,
+                                 "stdin": True}),
     "interrupt": frame("INTERRUPT"),
     "restart-kernel": frame("RESTART_KERNEL", {}),
     "shutdown": frame("SHUTDOWN"),
@@ -73,6 +75,11 @@ seeds = {
                                  dict(RESULT, rich_outputs=[{"mime_type": "image/png"}])),
     "result-rich-traversal": frame("RESULT", dict(RESULT, rich_outputs=[
         {"mime_type": "image/png", "file": "../x.png", "size_bytes": 1, "sha256": "ab" * 32}])),
+    "input-request": frame("INPUT_REQUEST", {"prompt": "Name? "}),
+    "input-reply": frame("INPUT_REPLY", {"value": "Ada"}),
+    "input-reply-eof": frame("INPUT_REPLY", {"eof": True}),
+    "input-reply-both": frame("INPUT_REPLY", {"value": "x", "cancel": True}),
+    "result-stdin-wait": frame("RESULT", dict(RESULT, stdin_wait_s=1.5)),
     "file-list": frame("FILE_LIST"),
     "file-open": frame("FILE_OPEN", {"path": "plots/a.png"}),
     "files": frame("FILES", {"files": [ART, dict(ART, name="b.csv")], "truncated": True}),

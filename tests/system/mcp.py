@@ -86,10 +86,10 @@ class Client:
               "%s: no JSON-RPC result" % method)
         return r.json["result"]
 
-    def initialize(self, protocol=None):
+    def initialize(self, protocol=None, capabilities=None):
         r = self.request("initialize", {
             "protocolVersion": protocol or self.protocol,
-            "capabilities": {},
+            "capabilities": capabilities or {},
             "clientInfo": {"name": "codeexecd-system-test", "version": "0"},
         })
         check(r.status == 200, "initialize: HTTP %d" % r.status)

@@ -135,7 +135,7 @@ START_TEST(execute_roundtrip)
 {
 	struct ipc_text code = {"print('a\0b')", 12};
 	char *mime[] = {"text/plain", "image/png", NULL};
-	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime, 2048, 1, 7.5}, out;
+	struct ipc_execute in = {code, 2.5, 1, 100, 4096, 1, mime, 2048, 1, 7.5, 1}, out;
 
 	roundtrip(IPC_EXECUTE, &in, &out);
 	ck_assert_uint_eq(out.code.len, 12);
@@ -151,6 +151,7 @@ START_TEST(execute_roundtrip)
 	ck_assert_uint_eq(out.inline_limit, 2048);
 	ck_assert_int_eq(out.binary_files, 1);
 	ck_assert(out.rescue_s == 7.5);
+	ck_assert_int_eq(out.allow_stdin, 1);
 	ipc_execute_free(&out);
 }
 END_TEST
@@ -346,7 +347,7 @@ START_TEST(result_roundtrip)
 	char *dropped[] = {"application/vnd.custom+json", NULL};
 	struct ipc_artifact arts[1] = {{"plots/a.png", 42, "image/png", "2026-12-01T13:00:00Z"}};
 	struct ipc_result in = {0, ipc_text_of("out\n"), ipc_text_of(""), rich, 3, &e, 0.25, 1,
-				 NULL, NULL, dropped, 3, arts, 1, 1, 7, 2};
+				 NULL, NULL, dropped, 3, arts, 1, 1, 7, 2, 1.5};
 	struct ipc_result out;
 
 	roundtrip(IPC_RESULT, &in, &out);
@@ -376,6 +377,7 @@ START_TEST(result_roundtrip)
 	ck_assert_int_eq(out.artifacts_truncated, 1);
 	ck_assert_uint_eq(out.out_streamed, 7);
 	ck_assert_uint_eq(out.err_streamed, 2);
+	ck_assert(out.stdin_wait_s == 1.5);
 
 	/* The supervisor's document: seed 003's keys, error null when none. */
 	struct json_object *doc = ipc_result_json(&out);
@@ -409,11 +411,15 @@ START_TEST(small_messages_roundtrip)
 	struct ipc_log lg = {4, ipc_text_of("a warning")};
 	struct ipc_start_failed sf = {ipc_text_of("no user namespaces")};
 	struct ipc_waiting wt = {60};
+	struct ipc_input_request iq = {ipc_text_of("Name? ")};
+	struct ipc_input_reply ir = {.value = ipc_text_of("Ada")}, eof = {.eof = 1}, cancel = {.cancel = 1};
 	union {
 		struct ipc_kernel_died kd;
 		struct ipc_log lg;
 		struct ipc_start_failed sf;
 		struct ipc_waiting wt;
+		struct ipc_input_request iq;
+		struct ipc_input_reply ir;
 	} out;
 
 	roundtrip(IPC_KERNEL_DIED, &kd, &out.kd);
@@ -435,6 +441,20 @@ START_TEST(small_messages_roundtrip)
 	roundtrip(IPC_WAITING, &wt, &out.wt);
 	ck_assert(out.wt.seconds == 60);
 	ipc_waiting_free(&out.wt);
+	roundtrip(IPC_INPUT_REQUEST, &iq, &out.iq);
+	ck_assert_str_eq(out.iq.prompt.s, "Name? ");
+	ipc_input_request_free(&out.iq);
+	roundtrip(IPC_INPUT_REPLY, &ir, &out.ir);
+	ck_assert_str_eq(out.ir.value.s, "Ada");
+	ck_assert_int_eq(out.ir.eof + out.ir.cancel, 0);
+	ipc_input_reply_free(&out.ir);
+	roundtrip(IPC_INPUT_REPLY, &eof, &out.ir);
+	ck_assert_int_eq(out.ir.eof, 1);
+	ck_assert_uint_eq(out.ir.value.len, 0);
+	ipc_input_reply_free(&out.ir);
+	roundtrip(IPC_INPUT_REPLY, &cancel, &out.ir);
+	ck_assert_int_eq(out.ir.cancel, 1);
+	ipc_input_reply_free(&out.ir);
 }
 END_TEST
 
@@ -489,6 +509,12 @@ static const struct {
 	{IPC_EXECUTE, "{\"code\": \"1\"}", "EXECUTE: timeout_s: is missing"},
 	{IPC_OUTPUT, "{\"text\": \"x\"}", "OUTPUT: name: is missing"},
 	{IPC_WAITING, "{}", "WAITING: seconds: is missing"},
+	{IPC_INPUT_REPLY, "{\"value\": \"x\", \"eof\": true}",
+	 "INPUT_REPLY: value, eof and cancel exclude each other"},
+	{IPC_INPUT_REPLY, "{\"eof\": true, \"cancel\": true}",
+	 "INPUT_REPLY: value, eof and cancel exclude each other"},
+	{IPC_INPUT_REPLY, "{\"value\": 1}", "INPUT_REPLY: value:"},
+	{IPC_INPUT_REQUEST, "{\"prompt\": \"x\", \"password\": true}", "INPUT_REQUEST:"},
 	{IPC_WAITING, "{\"seconds\": -1}", "WAITING: seconds:"},
 	{IPC_RESULT, "{\"success\": true, \"stderr\": \"\", \"rich_outputs\": [], \"error\": null,"
 		     " \"execution_time\": 0, \"kernel_restarted\": false}",
@@ -721,7 +747,7 @@ START_TEST(encode_refusals)
 	ck_assert_str_eq(err, "an enum field is out of range");
 	ck_assert_int_eq(ipc_ready_encode(&b, 1, &r, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a required field is missing");
-	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL, 0, 0, 0};
+	struct ipc_execute e = {ipc_text_of("1"), -1, 0, 0, 0, 0, NULL, 0, 0, 0, 0};
 	ck_assert_int_eq(ipc_execute_encode(&b, 1, &e, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "a number is out of its bounds");
 	ck_assert_uint_eq(b.len, 0); /* nothing half-written */
