@@ -85,6 +85,8 @@ adopt(struct json_object *e)
 	}
 	s->stateless = json_object_get_boolean(json_object_object_get(e, "stateless"));
 	s->named = json_object_get_int(json_object_object_get(e, "named"));
+	/* What its client declared at initialize, which it does not say again. */
+	s->elicitation = json_object_get_boolean(json_object_object_get(e, "elicitation"));
 	s->lost_because = "the daemon restarted";
 	return s;
 }
@@ -335,6 +337,8 @@ add_entry(struct session *s, void *arg)
 	json_object_object_add(e, "last_used", json_object_new_int64(s->last_used));
 	json_object_object_add(e, "stateless", json_object_new_boolean(s->stateless));
 	json_object_object_add(e, "named", json_object_new_int(s->named));
+	if (s->elicitation)
+		json_object_object_add(e, "elicitation", json_object_new_boolean(1));
 	json_object_object_add(e, "checkpoints", json_object_new_int(s->checkpoints));
 	if (s->hibernated)
 		json_object_object_add(e, "hibernated", json_object_new_int64(s->hibernated));

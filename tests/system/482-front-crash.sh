@@ -60,6 +60,10 @@ for i in range(6, 8):
     r = m.call("execute_py_code", {"code": "import os\nx = %d\nos.getpid()" % i})
     idle.append({"kind": "modern", "id": sc(r)["execution_session_id"], "x": i,
                  "pid": int(value_of(r))})
+# One more whose client declared elicitation: the journal keeps that too.
+el = Client(url)
+el.initialize(capabilities={"elicitation": {}})
+run(el, "e = 1")
 # Two busy ones: a call runs a cell that ends 6 s later, setting `done`.
 busy, outcomes, threads = [], {}, []
 for i in range(2):
@@ -89,8 +93,9 @@ for i in range(2):
           "the call in flight at the crash fails: its connection ended", outcomes.get(i))
 ok("8 idle and 2 busy sessions, then SIGKILL of the front: the calls in flight fail")
 
-check(wait_for(lambda: "takes over 10 live workers" in open(log).read() or
-               "takes over 11 live workers" in open(log).read(), 30),
+crashed = time.time()
+check(wait_for(lambda: "takes over 11 live workers" in open(log).read() or
+               "takes over 12 live workers" in open(log).read(), 30),
       "the new front takes over every live worker")
 def answers():
     try:
@@ -120,6 +125,18 @@ for b in busy:
           "a busy session's cell ran to its end in the same kernel", r)
     check("restored" not in sc(r), "nothing was restored", r)
 ok("both busy sessions kept their kernels; the cell running at the crash ran to its end")
+journal = tmpd + "/state/journal/sessions.json"
+def declared():
+    if os.stat(journal).st_mtime <= crashed:
+        return None  # not yet written by the new front
+    for e in json.load(open(journal))["sessions"]:
+        if e["id"] == el.session_id:
+            return e.get("elicitation")
+check(wait_for(lambda: declared() is True, 10), "the new front still knows that the client "
+      "declared elicitation (its journal says so)")
+r = el.execute("e")
+check(value_of(r) == "1", "that session goes on too", r)
+ok("a client's elicitation capability survives the crash")
 EOF2
 	grep -q "worker .* of session directory .* is in no journal entry: ending it" "$LOG" ||
 		fail "the warm worker no session held was not ended"
