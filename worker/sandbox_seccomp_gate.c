@@ -8,16 +8,23 @@
  *
  * Why a gate: such a kernel binds and listens on its ZeroMQ endpoints
  * (transport ipc, AF_UNIX, in its runtime directory) while it starts, and
- * nothing but its own code could install a filter after that. So the
- * child installs two filters: first the gate, which sends bind and
- * listen to the worker (SECCOMP_RET_USER_NOTIF, the listener passed back
- * over a socket pair), then the rest of the table, which refuses at once
- * every other socket family, connect, addressed sends and the rest. The
- * worker's gate thread lets bind and listen through while the kernel
- * starts; once the handshake is done (lifecycle.c) the worker closes the
- * listener, and from then on the kernel's and its children's bind and
- * listen fail with ENOSYS, for good: the rules deny them a listener of
- * their own (EBUSY is not enough: a closed listener leaves the place free).
+ * nothing but its own code could install a filter after that; xeus-python
+ * also looks for a free TCP port on 127.0.0.1 for its debugger, binding
+ * and unbinding a ZeroMQ socket, and aborts if it cannot make one. So the
+ * child installs two filters: first the gate, which sends socket() of
+ * another family than AF_UNIX, bind and listen to the worker
+ * (SECCOMP_RET_USER_NOTIF, the listener passed back over a socket pair),
+ * then the rest of the table, which refuses at once connect, addressed
+ * sends, io_uring, namespaces, ptrace and the rest. While the kernel
+ * starts the gate thread lets bind, listen and IP sockets through (an IP
+ * socket can still connect nowhere and send to no address), gives netlink
+ * EINVAL (getifaddrs() then fails with it, which libzmq takes for "no such
+ * interface" where any other errno aborts it) and refuses every other
+ * family with EPERM; the family is a register, read without a race. Once
+ * the handshake is done (lifecycle.c) the worker closes the listener, and
+ * from then on every gated call of the kernel and its children fails with
+ * ENOSYS, for good: the rules deny them a listener of their own (EBUSY is
+ * not enough: a closed listener leaves the place free).
  */
 #include "autoconf.h"
 
@@ -87,7 +94,21 @@ sandbox_seccomp_gate_child(const struct sandbox_launch *ln)
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &ln->sc_deny) == 0 ? 0 : -1;
 }
 
-/* The gate thread: every bind and listen of the starting kernel goes on. */
+/* The answer to one gated call of the starting kernel (see the top). */
+static void
+gate_answer(const struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	int family = (int)req->data.args[0];
+
+	memset(resp, 0, sizeof(*resp));
+	resp->id = req->id;
+	if (req->data.nr != SCMP_SYS(socket) || family == AF_INET || family == AF_INET6)
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	else
+		resp->error = family == AF_NETLINK ? -EINVAL : -EPERM;
+}
+
+/* The gate thread: answers the starting kernel's gated calls until stopped. */
 static void *
 gate_run(void *arg)
 {
@@ -108,9 +129,7 @@ gate_run(void *arg)
 		memset(req, 0, sizeof(*req));
 		if (seccomp_notify_receive(g->listener, req) != 0)
 			continue; /* the caller was interrupted or died */
-		memset(resp, 0, sizeof(*resp));
-		resp->id = req->id;
-		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		gate_answer(req, resp);
 		(void)seccomp_notify_respond(g->listener, resp);
 	}
 	seccomp_notify_free(req, resp);

@@ -27,6 +27,8 @@
 #define ARG0_HAS(f) {0, SCMP_CMP_MASKED_EQ, (f), (f)}
 #define ARG_NE(i, v) {(i), SCMP_CMP_NE, (v), 0}
 #define ARG_HAS(i, f) {(i), SCMP_CMP_MASKED_EQ, (f), (f)}
+/* Before exec, the gate's until READY (sandbox_seccomp_gate.c); lock() denies it outright. */
+#define GATED 1
 
 /*
  * A deny list on top of "allow": the filter is a network and cross-process
@@ -42,14 +44,14 @@ static const struct {
 	const char *why;
 } rules[] = {
 	/* The IP network boundary. */
-	{SCMP_SYS(socket), DENY, ARG0_NE(AF_UNIX), 0,
+	{SCMP_SYS(socket), DENY, ARG0_NE(AF_UNIX), GATED,
 	 "no new socket but AF_UNIX: no IP, no netlink, no packet sockets"},
 	{SCMP_SYS(socketpair), DENY, ARG0_NE(AF_UNIX), 0, "socket pairs only of AF_UNIX"},
 	{SCMP_SYS(connect), DENY, NO_ARG, 0,
 	 "no new connection, not even to a Unix socket of the host or a sibling"},
-	{SCMP_SYS(bind), DENY, NO_ARG, 1,
+	{SCMP_SYS(bind), DENY, NO_ARG, GATED,
 	 "no new address to be reached at (abstract Unix names included)"},
-	{SCMP_SYS(listen), DENY, NO_ARG, 1, "no new listener"},
+	{SCMP_SYS(listen), DENY, NO_ARG, GATED, "no new listener"},
 	/* Datagrams to an address: connect() is not needed to reach a socket. */
 	{SCMP_SYS(sendto), DENY, ARG_NE(4, 0), 0,
 	 "no datagram to an address (host abstract or filesystem Unix sockets); send() on "
@@ -115,7 +117,7 @@ build(enum part part, char *why, size_t why_len)
 		/* op 0: unconditional, no comparison. */
 		unsigned n = rules[i].arg.op != 0;
 		uint32_t action = part == PART_GATE ? SCMP_ACT_NOTIFY : rules[i].action;
-		if ((part == PART_DENY && rules[i].gated) || (part == PART_GATE && !rules[i].gated))
+		if (part != PART_ALL && (part == PART_DENY) == rules[i].gated)
 			continue;
 		if (scfilter_add(ctx, action, rules[i].nr, n, &rules[i].arg, why, why_len) == -1) {
 			seccomp_release(ctx);

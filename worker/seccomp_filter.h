@@ -24,9 +24,10 @@
 int codeexec_seccomp_lock(char *why, size_t why_len);
 /*
  * The same rules as BPF, for a kernel filtered before its exec, in two
- * filters: gate 0, every rule but bind and listen; gate 1, bind and listen
- * as SECCOMP_RET_USER_NOTIF, which the worker lets through until the
- * kernel is ready and then refuses for good by closing the listener.
+ * filters: gate 0, every rule but the gated ones; gate 1, the gated ones
+ * (socket of another family than AF_UNIX, bind, listen) as
+ * SECCOMP_RET_USER_NOTIF, which the worker answers until the kernel is
+ * ready and then refuses for good by closing the listener.
  * Fills *prog (caller frees prog->filter); 0, or -1 with why[why_len].
  */
 int seccomp_filter_export(int gate, struct sock_fprog *prog, char *why, size_t why_len);
