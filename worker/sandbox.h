@@ -211,9 +211,10 @@ int sandbox_isolated_prepare(const struct sandbox *sb, char **argv, char **envp,
 const char *sandbox_cover_path(const struct sandbox_launch *ln, int c);
 
 /*
- * seccomp: whether argv is the daemon's own ipykernel launch (kernel_env.c's
- * "python -c ... from ipykernel import kernelapp ... -f CONN"), the one
- * kernel that installs its filter itself once ready (sandbox_seccomp.c).
+ * seccomp: whether argv launches ipykernel ("python -m ipykernel_launcher"
+ * or "-m ipykernel", or the daemon's own "python -c ... from ipykernel
+ * import kernelapp ...", kernel_env.c's), the one kernel whose isolated
+ * startup installs its filter itself once ready (sandbox_seccomp.c).
  */
 int sandbox_seccomp_locks_itself(char **argv);
 /*

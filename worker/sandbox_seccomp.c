@@ -328,8 +328,11 @@ boot_argv(const char *python, const char *helper, int cwd_fd, const char *conn, 
 int
 sandbox_seccomp_locks_itself(char **argv)
 {
-	return argv[0] && argv[1] && argv[2] && strcmp(argv[1], "-c") == 0 &&
-	       strstr(argv[2], "from ipykernel import kernelapp") != NULL;
+	if (argv[0] == NULL || argv[1] == NULL || argv[2] == NULL)
+		return 0;
+	if (strcmp(argv[1], "-m") == 0)
+		return strcmp(argv[2], "ipykernel_launcher") == 0 || strcmp(argv[2], "ipykernel") == 0;
+	return strcmp(argv[1], "-c") == 0 && strstr(argv[2], "from ipykernel import kernelapp");
 }
 
 int
