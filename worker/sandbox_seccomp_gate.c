@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -160,7 +161,12 @@ sandbox_seccomp_gate_open(struct sandbox_launch *ln, char *why, size_t why_len)
 		err_set(why, why_len, "seccomp: pipe for the gate: %s", strerror(errno));
 		goto fail;
 	}
+	/* The thread takes no signal: the loop's poll must see them (main.c). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(&g->thread, NULL, gate_run, g);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		err_set(why, why_len, "seccomp: cannot start the gate thread: %s", strerror(rc));
 		close(g->stop[0]);
