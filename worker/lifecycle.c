@@ -119,7 +119,8 @@ lifecycle_handshake_done(struct wstate *w)
 
 	if (w->k->gate) {
 		sandbox_seccomp_gate_close(&w->k->gate);
-		if (sandbox_seccomp_verify(w->k->pid, why, sizeof(why)) == -1) {
+		if (sandbox_seccomp_verify(w->k->pid, why, sizeof(why)) == -1 ||
+		    sandbox_seccomp_gate_check(&w->sb, w->k->pid, why, sizeof(why)) == -1) {
 			lifecycle_start_failed(w, why);
 			return;
 		}

@@ -250,5 +250,12 @@ struct sandbox_gate *sandbox_seccomp_gate_open(struct sandbox_launch *ln, char *
 					       size_t why_len);
 /* The kernel is ready: end the thread and close the gate for good. *gp NULL; NULL is fine. */
 void sandbox_seccomp_gate_close(struct sandbox_gate **gp);
+/*
+ * After the close, with a uid of the kernel's own (kernel_uid_range): 0 if
+ * no IP socket of that uid is left off loopback (a listener its start-up
+ * made would outlive the gate). -1 with why[why_len]. With a shared uid,
+ * not known.
+ */
+int sandbox_seccomp_gate_check(const struct sandbox *sb, pid_t pid, char *why, size_t why_len);
 
 #endif

@@ -24,7 +24,11 @@
  * the handshake is done (lifecycle.c) the worker closes the listener, and
  * from then on every gated call of the kernel and its children fails with
  * ENOSYS, for good: the rules deny them a listener of their own (EBUSY is
- * not enough: a closed listener leaves the place free).
+ * not enough: a closed listener leaves the place free). What the kernel's
+ * start-up bound stays bound; with a uid of its own, an IP socket left
+ * then off loopback fails its start (sandbox_seccomp_gate_check): on
+ * loopback is where ipykernel-based kernels (octave_kernel) keep IOPub's
+ * pipe for forked children.
  */
 #include "autoconf.h"
 
@@ -33,6 +37,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -201,4 +206,57 @@ sandbox_seccomp_gate_close(struct sandbox_gate **gp)
 	close(g->listener);
 	free(g);
 	*gp = NULL;
+}
+
+/*
+ * Whether a /proc/net address ("0100007F:1F90", in the kernel's byte order)
+ * is on loopback: 127/8, ::1, or ::ffff:127/104.
+ */
+static int
+loopback(const char *addr)
+{
+	size_t n = strcspn(addr, ":");
+
+	if (n == 8)
+		return strncmp(addr + 6, "7F", 2) == 0;
+	if (n != 32)
+		return 0;
+	return strncmp(addr, "00000000000000000000000001000000", 32) == 0 ||
+	       (strncmp(addr, "0000000000000000FFFF0000", 24) == 0 &&
+		strncmp(addr + 30, "7F", 2) == 0);
+}
+
+/* 0 if /proc/PID/net/<table> lists no socket of uid off loopback; else -1 with why. */
+static int
+no_socket_of(pid_t pid, const char *table, uid_t uid, char *why, size_t why_len)
+{
+	char path[64], line[512], local[64];
+	unsigned long owner;
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, table);
+	if ((f = fopen(path, "re")) == NULL)
+		return err_set(why, why_len, "seccomp: cannot read %s: %s", path, strerror(errno));
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, " %*s %63s %*s %*s %*s %*s %*s %lu", local, &owner) == 2 &&
+		    owner == (unsigned long)uid && !loopback(local))
+			rc = err_set(why, why_len,
+				     "seccomp: the kernel kept an IP socket off loopback from its start-up (%s %s)",
+				     table, local);
+	fclose(f);
+	return rc;
+}
+
+int
+sandbox_seccomp_gate_check(const struct sandbox *sb, pid_t pid, char *why, size_t why_len)
+{
+	static const char *const tables[] = {"tcp", "tcp6", "udp", "udp6", "raw", "raw6"};
+
+	if (!sb->has_id)
+		return 0;
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		if (no_socket_of(pid, tables[i], sb->uid, why, why_len) == -1)
+			return -1;
+	return 0;
 }

@@ -14,7 +14,8 @@
 # uid succeed, as codeexecd.yaml(5) says (these kernels stay dumpable).
 # A bind(), listen() or UDP socket after the kernel is ready fails
 # (ENOSYS) and an AF_UNIX connect to a host socket fails (EPERM); R's own
-# TCP connect fails too.
+# TCP connect fails too. An .Rprofile that listens on TCP (any address)
+# while R starts fails the kernel's start with kernel_uid_range.
 . "$(dirname "$0")/lib.sh"
 # Long (several daemons, or every mode): CI's first stage only.
 slow_suite
@@ -199,6 +200,18 @@ check(got == {"bind": "ENOSYS", "listen": "ENOSYS", "connect": "EPERM", "udp": "
       % tag, out)
 ok("%s: bind %s, listen %s, connect %s, UDP %s" % (tag, got["bind"], got["listen"],
                                                   got["connect"], got["udp"]))
+
+# ---- start-up code that listens: a kernel of its own uid that kept an IP
+# socket off loopback past the gate does not start ----
+if kernel == "ir" and rnd == "uids":
+    # SIGUSR2 ends R without saving (IRkernel's quit() does not end it, 470)
+    r, s = run("writeLines('s <- serverSocket(0L)', '.Rprofile')\n"
+               "tools::pskill(Sys.getpid(), tools::SIGUSR2)\nSys.sleep(5)")
+    r, s = run("1 + 1")
+    err = s.get("error") or {}
+    check(s["success"] is False and "kept an IP socket off loopback from its start-up" in
+          (err.get("message") or ""), "%s: a listener from .Rprofile fails the start" % tag, r)
+    ok("%s: .Rprofile's listener: %s" % (tag, err.get("message", "")[:160]))
 EOF2
 		stop_daemon
 	done
