@@ -5,7 +5,7 @@
 # kernel_argv without {connection_file} or without a language, and each key
 # only ipykernel honours (kernel_history, matplotlib_backend, wheelhouse,
 # pool.preload, checkpoint.*, session_hibernate_after, tools, tools_dir)
-# are refused naming the key and the language (seccomp mode is 482's). Then, in
+# are refused naming the key and the language (seccomp mode is 483's). Then, in
 # inherit and isolated mode, with and without kernel_uid_range: the tool
 # list (no install_packages, checkpoint or restore; the code argument says
 # R), state across calls, stdout and stderr (message(), warning()), stop()

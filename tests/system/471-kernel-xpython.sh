@@ -8,7 +8,7 @@
 # (MPLBACKEND from kernel_environment: matplotlib_backend is ipykernel's);
 # a timeout, which ends xeus-python (its SIGINT handler exits), with the
 # output before it kept and the session working again; code_prefix.
-# Also: codeexecd -n refuses kernel_history for it (seccomp mode is 482's).
+# Also: codeexecd -n refuses kernel_history for it (seccomp mode is 483's).
 . "$(dirname "$0")/lib.sh"
 # Long (several daemons, or every mode): CI's first stage only.
 slow_suite

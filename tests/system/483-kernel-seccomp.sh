@@ -1,5 +1,5 @@
 #!/bin/sh
-# 482-kernel-seccomp: kernel_network_mode seccomp with the kernels other
+# 483-kernel-seccomp: kernel_network_mode seccomp with the kernels other
 # than the daemon's ipykernel (IRkernel, xeus-python, Octave), which are
 # filtered from their exec on (worker/sandbox_seccomp_gate.c), with one
 # shared uid and, as root, with kernel_uid_range. For each kernel: state
@@ -181,7 +181,7 @@ if kernel == "ir":
     check(s["stdout"].strip() == "refused", "%s: R's own TCP connect fails" % tag, s)
 gate = ("import errno, socket\n"
         "u = socket.socket(socket.AF_UNIX)\n"
-        "for what, f in (('bind', lambda: u.bind('\\0codeexecd-482')), ('listen', lambda: u.listen(1)),\n"
+        "for what, f in (('bind', lambda: u.bind('\\0codeexecd-483')), ('listen', lambda: u.listen(1)),\n"
         "                ('connect', lambda: u.connect('%s')),\n"
         "                ('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
         ".sendto(b'x', ('127.0.0.1', 9)))):\n"
