@@ -818,12 +818,6 @@ finish_kernel(struct loader *l)
 					  "%s: is for ipykernel (%s); the kernel %s runs %s: "
 					  "remove the key",
 					  o->key, o->what, c->kernel, c->kernel_language);
-	if (c->kernel_network_mode == NET_SECCOMP)
-		return ynode_fail(&l->err, mark_of(l, "kernel_network_mode"),
-				  "kernel_network_mode: seccomp starts ipykernel itself and has it "
-				  "install its filter from Python; the kernel %s runs %s: use "
-				  "isolated",
-				  c->kernel, c->kernel_language);
 	c->checkpoint_interval_s = 0;
 	c->session_hibernate_after = 0;
 	return 0;

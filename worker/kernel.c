@@ -196,6 +196,9 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 		return -1;
 	}
 	k->pid = kernel_spawn(spec, &ln, argv, k->conn_fd, k->dir_fd, op[1], why, why_len);
+	/* seccomp before the exec (sandbox_seccomp_gate.c): its listener came back on ln. */
+	int gate_failed = k->pid != -1 && ln.sc_deny.filter &&
+			  (k->gate = sandbox_seccomp_gate_open(&ln, why, why_len)) == NULL;
 	/* The kernel has its copies; ours would only keep its key around. */
 	close(k->conn_fd);
 	k->conn_fd = -1;
@@ -207,7 +210,7 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 	strv_free(argv);
 	close(op[1]);
 	k->out_fd = op[0];
-	if (k->pid == -1)
+	if (k->pid == -1 || gate_failed)
 		return -1;
 	if (fcntl(k->out_fd, F_SETFL, O_NONBLOCK) == -1)
 		log_warn("fcntl kernel output pipe");
@@ -370,6 +373,7 @@ kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
 			shutdown_gently(k, sess);
 		kill_and_reap(k);
 	}
+	sandbox_seccomp_gate_close(&k->gate);
 	if (k->out_fd != -1)
 		kernel_read_output(k); /* the kernel's last words, if any */
 	close_socket(&k->shell);

@@ -56,6 +56,7 @@ struct kernel {
 	char *language;
 	char *language_version; /* NULL: the reply gave none */
 	struct sandbox *sb;	/* borrowed from the spec */
+	struct sandbox_gate *gate; /* seccomp before exec: open until the handshake is done */
 };
 
 /* Create runtime_dir 0700 (its parent exists). 0, or -1 logged. */

@@ -106,14 +106,28 @@ warm_up(struct wstate *w)
 }
 
 /*
- * The handshake finished. A seccomp kernel must first lock itself (see
- * sandbox_seccomp.c): it is sent the lock code, silently, and goes on
- * only once its reply and /proc say the filter is in place.
+ * The handshake finished. Any other seccomp kernel has bound its sockets,
+ * filtered since its exec: its gate closes (sandbox_seccomp_gate.c). The
+ * daemon's seccomp ipykernel must first lock itself (sandbox_seccomp.c):
+ * it is sent the lock code, silently, and goes on only once its reply and
+ * /proc say the filter is in place.
  */
 void
 lifecycle_handshake_done(struct wstate *w)
 {
-	if (w->sb.mode != NET_SECCOMP)
+	char why[ERR_LEN];
+
+	if (w->k->gate) {
+		sandbox_seccomp_gate_close(&w->k->gate);
+		if (sandbox_seccomp_verify(w->k->pid, why, sizeof(why)) == -1 ||
+		    sandbox_seccomp_gate_check(&w->sb, w->k->pid, why, sizeof(why)) == -1) {
+			lifecycle_start_failed(w, why);
+			return;
+		}
+		log_info("kernel %d: filtered since its exec; its seccomp gate is closed",
+			 (int)w->k->pid);
+		warm_up(w);
+	} else if (w->sb.mode != NET_SECCOMP)
 		warm_up(w);
 	else
 		send_prep(w, exec_request_build(sandbox_seccomp_lock_code(), 1, 1), K_LOCKING,

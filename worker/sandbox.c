@@ -119,7 +119,7 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 		const char *runtime_dir, struct sandbox_launch *ln, char *why, size_t why_len)
 {
 	memset(ln, 0, sizeof(*ln));
-	ln->pass_fd = ln->ll_fd = -1;
+	ln->pass_fd = ln->ll_fd = ln->sc_sock[0] = ln->sc_sock[1] = -1;
 	/* The kernel binds its sockets there (its connection file is a memfd, kernel_spawn.c). */
 	if (sb->has_id && give(runtime_dir, NULL, sb, why, why_len) == -1)
 		return -1;
@@ -130,8 +130,11 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 	if (sb->mode == NET_ISOLATED &&
 	    sandbox_isolated_prepare(sb, argv, envp, cwd, runtime_dir, ln, why, why_len) == -1)
 		return -1;
-	if (sb->mode == NET_SECCOMP &&
+	if (sb->mode == NET_SECCOMP && sandbox_seccomp_locks_itself(argv) &&
 	    sandbox_seccomp_prepare(sb, argv, envp, cwd, runtime_dir, ln, why, why_len) == -1)
+		return -1;
+	if (sb->mode == NET_SECCOMP && !sandbox_seccomp_locks_itself(argv) &&
+	    sandbox_seccomp_gate_prepare(ln, why, why_len) == -1)
 		return -1;
 	/* After seccomp's, whose startup and helper the kernel must read too. */
 	if (sb->landlock_abi == 0)
@@ -158,6 +161,13 @@ sandbox_launch_free(struct sandbox_launch *ln)
 	if (ln->ll_fd >= 0)
 		close(ln->ll_fd);
 	ln->ll_fd = -1;
+	for (int i = 0; i < 2; i++)
+		if (ln->sc_sock[i] >= 0)
+			close(ln->sc_sock[i]);
+	ln->sc_sock[0] = ln->sc_sock[1] = -1;
+	free(ln->sc_gate.filter);
+	free(ln->sc_deny.filter);
+	ln->sc_gate.filter = ln->sc_deny.filter = NULL;
 	strv_free(ln->argv);
 	strv_free(ln->envp);
 	free(ln->start_dir);
@@ -181,6 +191,7 @@ static const struct {
 	{SANDBOX_STAGE_MOUNTS, "kernel_network_mode isolated: cannot mount private /tmp, /run and the daemon's directories"},
 	{SANDBOX_STAGE_PIDNS, "kernel_network_mode isolated: cannot start the kernel in a pid namespace with its own /proc"},
 	{SANDBOX_STAGE_LANDLOCK, "kernel_landlock: cannot confine the kernel with Landlock"},
+	{SANDBOX_STAGE_SECCOMP, "kernel_network_mode seccomp: cannot install the kernel's seccomp filters"},
 	{SANDBOX_STAGE_NESTED, "kernel_network_mode isolated: cannot set user.max_user_namespaces in the kernel's namespace"},
 };
 
@@ -232,5 +243,8 @@ sandbox_child(const struct sandbox *sb, const struct sandbox_launch *ln, int *st
 		return fail_at(stage, SANDBOX_STAGE_NNP);
 	if (ln->ll_fd >= 0 && sandbox_landlock_child(ln) == -1)
 		return fail_at(stage, SANDBOX_STAGE_LANDLOCK);
+	/* Last: the deny list refuses sendmsg, which passes the gate's listener. */
+	if (ln->sc_deny.filter && sandbox_seccomp_gate_child(ln) == -1)
+		return fail_at(stage, SANDBOX_STAGE_SECCOMP);
 	return 0;
 }

@@ -4,10 +4,12 @@
  * Like OpenSSH's ssh-sandbox.h, a narrow interface with one file per
  * backend. sandbox.c is the entry every caller uses and calls down into
  * the backends, sandbox_isolated.c (user + network namespaces with
- * loopback) and seccomp: sandbox_seccomp.c (the isolated Python startup,
- * over an environment that sandbox_immutable.c checks is immutable) and
- * sandbox_seccomp_lock.c (the filter of seccomp_filter.c installed once
- * the kernel is ready, and verified). Below all of them, sandbox_steps.c
+ * loopback) and seccomp: for the daemon's ipykernel, sandbox_seccomp.c
+ * (the isolated Python startup, over an environment that
+ * sandbox_immutable.c checks is immutable) and sandbox_seccomp_lock.c (the
+ * filter of seccomp_filter.c installed once the kernel is ready, and
+ * verified); for every other kernel, sandbox_seccomp_gate.c (the same
+ * rules installed before the exec, bind and listen gated until READY). Below all of them, sandbox_steps.c
  * holds what every mode's child does (cgroup, rlimits, identity,
  * capabilities); nothing below calls back up.
  *
@@ -16,7 +18,11 @@
  *                      rewrite the kernel's argv/env (seccomp startup);
  *   sandbox_child()    kernel process, between fork and exec: enter the
  *                      cgroup, set limits, drop identity, make namespaces,
- *                      drop capabilities, set no_new_privs;
+ *                      drop capabilities, set no_new_privs, Landlock, the
+ *                      seccomp filters of a kernel other than ipykernel;
+ *   sandbox_seccomp_gate_open(), sandbox_seccomp_gate_close()
+ *                      worker, after the fork and after the handshake
+ *                      (kernel.c, lifecycle.c): such a kernel's gate;
  *   sandbox_seccomp_lock_code(), sandbox_seccomp_verify()
  *                      worker, after the handshake and before READY
  *                      (lifecycle.c): make the kernel install its seccomp
@@ -32,6 +38,7 @@
 #include <sys/types.h>
 
 #include <json-c/json.h>
+#include <linux/filter.h>
 
 #include "cgroup.h"
 #include "err.h"
@@ -104,6 +111,13 @@ struct sandbox_launch {
 	int ll_fd;
 	unsigned ll_late;
 	uint64_t ll_rw;
+	/*
+	 * seccomp for a kernel other than the daemon's ipykernel: the gate's
+	 * and the deny list's programs (.filter NULL: none), and the socket
+	 * pair the child passes the gate's listener back on (-1: none).
+	 */
+	struct sock_fprog sc_gate, sc_deny;
+	int sc_sock[2];
 };
 #define SANDBOX_LATE_PROC (1u << SANDBOX_NPRIVATE)
 
@@ -128,6 +142,7 @@ enum sandbox_stage {
 	SANDBOX_STAGE_NESTED,
 	SANDBOX_STAGE_PIDNS,
 	SANDBOX_STAGE_LANDLOCK,
+	SANDBOX_STAGE_SECCOMP,
 };
 
 /*
@@ -196,8 +211,16 @@ int sandbox_isolated_prepare(const struct sandbox *sb, char **argv, char **envp,
 const char *sandbox_cover_path(const struct sandbox_launch *ln, int c);
 
 /*
- * seccomp (sandbox_seccomp.c): check the environment and build the isolated
- * Python startup into *ln. 0, or -1 with why[why_len].
+ * seccomp: whether argv launches ipykernel ("python -m ipykernel_launcher"
+ * or "-m ipykernel", or the daemon's own "python -c ... from ipykernel
+ * import kernelapp ...", kernel_env.c's), the one kernel whose isolated
+ * startup installs its filter itself once ready (sandbox_seccomp.c).
+ */
+int sandbox_seccomp_locks_itself(char **argv);
+/*
+ * seccomp for the daemon's ipykernel (sandbox_seccomp.c): check the
+ * environment and build the isolated Python startup into *ln. 0, or -1
+ * with why[why_len].
  */
 int sandbox_seccomp_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 			    const char *runtime_dir, struct sandbox_launch *ln, char *why,
@@ -209,5 +232,30 @@ const char *sandbox_seccomp_lock_code(void);
  * shows Seccomp: 2 and NoNewPrivs: 1. 0, or -1 with why[why_len].
  */
 int sandbox_seccomp_verify(pid_t pid, char *why, size_t why_len);
+
+/* A kernel's seccomp gate, on the worker's side (sandbox_seccomp_gate.c). */
+struct sandbox_gate;
+/*
+ * seccomp for any other kernel, before the fork: its two filters and the
+ * socket pair into *ln. 0, or -1 with why[why_len].
+ */
+int sandbox_seccomp_gate_prepare(struct sandbox_launch *ln, char *why, size_t why_len);
+/* In the child, last before the exec: install both, pass the listener. 0, or -1 with errno. */
+int sandbox_seccomp_gate_child(const struct sandbox_launch *ln);
+/*
+ * After the fork: take the listener the child passed and let its bind and
+ * listen through from a thread. Caller owns the gate; NULL with why[why_len].
+ */
+struct sandbox_gate *sandbox_seccomp_gate_open(struct sandbox_launch *ln, char *why,
+					       size_t why_len);
+/* The kernel is ready: end the thread and close the gate for good. *gp NULL; NULL is fine. */
+void sandbox_seccomp_gate_close(struct sandbox_gate **gp);
+/*
+ * After the close, with a uid of the kernel's own (kernel_uid_range): 0 if
+ * no IP socket of that uid is left off loopback (a listener its start-up
+ * made would outlive the gate). -1 with why[why_len]. With a shared uid,
+ * not known.
+ */
+int sandbox_seccomp_gate_check(const struct sandbox *sb, pid_t pid, char *why, size_t why_len);
 
 #endif

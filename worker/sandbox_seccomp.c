@@ -1,8 +1,10 @@
 /*
- * sandbox_seccomp.c - kernel_network_mode seccomp: an isolated Python
- * startup over an immutable environment (the rule is sandbox_immutable.c's),
- * then a seccomp filter the kernel installs on itself when the worker says
- * it is ready (sandbox_seccomp_lock.c). This file builds the startup.
+ * sandbox_seccomp.c - kernel_network_mode seccomp for the daemon's own
+ * ipykernel: an isolated Python startup over an immutable environment (the
+ * rule is sandbox_immutable.c's), then a seccomp filter the kernel installs
+ * on itself when the worker says it is ready (sandbox_seccomp_lock.c). This
+ * file builds the startup. Every other kernel is filtered from its exec on
+ * instead (sandbox_seccomp_gate.c).
  *
  * Why from inside: seccomp filters only ever apply to the calling thread
  * (and, with TSYNC, its siblings); nothing outside can install one on a
@@ -321,6 +323,16 @@ boot_argv(const char *python, const char *helper, int cwd_fd, const char *conn, 
 	for (size_t j = 0; j < n; j++)
 		v[i++] = xstrdup(json_object_get_string(json_object_array_get_idx(roots, j)));
 	return v;
+}
+
+int
+sandbox_seccomp_locks_itself(char **argv)
+{
+	if (argv[0] == NULL || argv[1] == NULL || argv[2] == NULL)
+		return 0;
+	if (strcmp(argv[1], "-m") == 0)
+		return strcmp(argv[2], "ipykernel_launcher") == 0 || strcmp(argv[2], "ipykernel") == 0;
+	return strcmp(argv[1], "-c") == 0 && strstr(argv[2], "from ipykernel import kernelapp");
 }
 
 int

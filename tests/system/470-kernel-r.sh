@@ -5,7 +5,7 @@
 # kernel_argv without {connection_file} or without a language, and each key
 # only ipykernel honours (kernel_history, matplotlib_backend, wheelhouse,
 # pool.preload, checkpoint.*, session_hibernate_after, tools, tools_dir)
-# and seccomp mode are refused naming the key and the language. Then, in
+# are refused naming the key and the language (seccomp mode is 483's). Then, in
 # inherit and isolated mode, with and without kernel_uid_range: the tool
 # list (no install_packages, checkpoint or restore; the code argument says
 # R), state across calls, stdout and stderr (message(), warning()), stop()
@@ -55,7 +55,6 @@ for kv in "kernel_history none" "matplotlib_backend agg" "wheelhouse /tmp" \
 	grep -q "the kernel ir runs R" "$TMPD/bad.out" ||
 		fail "the refusal of ${kv%% *} does not name the language: $(cat "$TMPD/bad.out")"
 done
-check_refused "kernel_network_mode: seccomp starts ipykernel" kernel_network_mode seccomp
 check_refused "no kernelspec nosuchkernel" kernel nosuchkernel
 check_refused "kernel_argv: give either kernel" kernel_argv '[R, "{connection_file}"]'
 

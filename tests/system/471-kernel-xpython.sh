@@ -8,7 +8,7 @@
 # (MPLBACKEND from kernel_environment: matplotlib_backend is ipykernel's);
 # a timeout, which ends xeus-python (its SIGINT handler exits), with the
 # output before it kept and the session working again; code_prefix.
-# Also: codeexecd -n refuses seccomp mode and kernel_history for it.
+# Also: codeexecd -n refuses kernel_history for it (seccomp mode is 483's).
 . "$(dirname "$0")/lib.sh"
 # Long (several daemons, or every mode): CI's first stage only.
 slow_suite
@@ -21,7 +21,7 @@ require_py matplotlib
 setup_tmp
 PORT=$(free_port)
 
-for bad in "kernel_network_mode: seccomp" "kernel_history: none"; do
+for bad in "kernel_history: none"; do
 	CFG_EXTRA="kernel: xpython
 $bad"
 	write_config "$TMPD/bad.yaml"

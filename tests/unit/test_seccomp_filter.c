@@ -3,7 +3,10 @@
  * installed for real in forked children: each rule gives its errno, Unix
  * sockets still work, a thread started before the lock is filtered too
  * (TSYNC), a non-native system call kills, /proc/self/status shows it, and
- * the lock refuses while an IP socket is open.
+ * the lock refuses while an IP socket is open. Then the two filters that
+ * kernels other than ipykernel get before their exec: the gated calls
+ * notify while a listener is open and fail with ENOSYS once it is closed,
+ * the others keep their errno, and no second listener can be had.
  */
 #include "autoconf.h"
 
@@ -22,6 +25,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/seccomp.h>
 
 #include "seccomp_filter.h"
 
@@ -193,6 +198,53 @@ START_TEST(open_ip_socket_refused)
 }
 END_TEST
 
+/* Install prog with flags the way the worker's child does; the result of seccomp(2). */
+static int
+install(struct sock_fprog *prog, unsigned flags)
+{
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+}
+
+static void
+exported_child(void)
+{
+	struct sock_fprog gate, deny;
+	char err[256];
+	int sv[2];
+
+	EXPECT(1, seccomp_filter_export(1, &gate, err, sizeof(err)) == 0 && gate.len > 0);
+	EXPECT(2, seccomp_filter_export(0, &deny, err, sizeof(err)) == 0 && deny.len > 0);
+	EXPECT(3, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+	int listener = install(&gate, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+	EXPECT(4, listener >= 0);
+	EXPECT(5, install(&deny, 0) == 0);
+	/* The worker's thread would answer now; closed, the gate refuses for good. */
+	EXPECT(6, close(listener) == 0);
+	int u = socket(AF_UNIX, SOCK_STREAM, 0);
+	EXPECT(7, u >= 0 && socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	strcpy(sun.sun_path + 1, "codeexecd-test-gate");
+	EXPECT(8, bind(u, (struct sockaddr *)&sun, sizeof(sun)) == -1 && errno == ENOSYS);
+	EXPECT(9, listen(u, 1) == -1 && errno == ENOSYS);
+	EXPECT(10, socket(AF_INET, SOCK_DGRAM, 0) == -1 && errno == ENOSYS);
+	EXPECT(11, connect(u, (struct sockaddr *)&sun, sizeof(sun)) == -1 && errno == EPERM);
+	EXPECT(12, sendto(sv[0], "x", 1, 0, (struct sockaddr *)&sun, sizeof(sun)) == -1 &&
+			   errno == EPERM);
+	EXPECT(13, syscall(SYS_io_uring_setup, 1, NULL) == -1 && errno == EPERM);
+	/* A listener of its own would let it answer its own gated calls. */
+	EXPECT(14, install(&gate, SECCOMP_FILTER_FLAG_NEW_LISTENER) == -1 && errno == EPERM);
+	EXPECT(15, write(sv[0], "x", 1) == 1);
+	free(gate.filter);
+	free(deny.filter);
+}
+
+START_TEST(exported_filters_gate)
+{
+	int st = in_child(exported_child);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+}
+END_TEST
+
 static Suite *
 filter_suite(void)
 {
@@ -204,6 +256,7 @@ filter_suite(void)
 	tcase_add_test(tc, threads_started_before_are_filtered);
 	tcase_add_test(tc, other_abi_is_killed);
 	tcase_add_test(tc, open_ip_socket_refused);
+	tcase_add_test(tc, exported_filters_gate);
 	suite_add_tcase(s, tc);
 	return s;
 }
