@@ -116,6 +116,7 @@ struct config {
 	struct config_records publishers; /* of struct config_publisher */
 	int resource_max_bytes;	      /* resources/read gives at most this */
 	int max_upload_bytes;	      /* NAME_upload_file takes at most this; 0: no tool */
+	int files_extension;	      /* data_uri is an x-mcp-file input (SEP-2356's draft) */
 	int auto_provision;
 	int asset_timeout_s;
 	int asset_max_mb;

@@ -221,6 +221,10 @@ const struct config_key config_key_table[] = {
 	{.name = "max_upload_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "2097152",
 	 .group = "Artifacts", FIELD(max_upload_bytes), .min = 0, .max = 33554432,
 	 .doc = "Largest file NAME_upload_file writes, in bytes; 0 removes the tool."},
+	{.name = "files_extension", .scope = RELOAD_LIVE, .kind = CFG_BOOL, .def = "false",
+	 .group = "Artifacts", FIELD(files_extension),
+	 .doc = "Declare NAME_upload_file's data_uri as a file input (x-mcp-file, the draft "
+		"MCP files extension); its path may then come from the URI's name=."},
 	{.name = "resource_max_bytes", .scope = RELOAD_RESTART, .kind = CFG_INT, .def = "10485760",
 	 .group = "Artifacts", FIELD(resource_max_bytes), .min = 1, .max = 67108864,
 	 .doc = "Largest session file resources/read returns, in bytes."},

@@ -36,29 +36,34 @@ upload_listed(const struct config *cfg)
 static void
 upload_describe(const struct config *cfg, struct json_object *tool)
 {
-	char desc[600];
+	char desc[700], schema[1200], file[80] = "";
 
 	snprintf(desc, sizeof(desc),
 		 "Write a file into the session's working directory (the code's current "
 		 "directory), atomically, and get its size and sha256. Give its bytes as "
 		 "content (base64) or as data_uri (an RFC 2397 data: URI), one of the two; at "
 		 "most %d bytes. path is relative; absolute paths, .., links and devices are "
-		 "refused. mode is octal, within 0755 (default 0644).",
-		 cfg->max_upload_bytes);
+		 "refused. mode is octal, within 0755 (default 0644).%s",
+		 cfg->max_upload_bytes,
+		 cfg->files_extension ? " data_uri is a file input (x-mcp-file); without path, "
+					"the file is named by the URI's name= parameter."
+				      : "");
 	json_object_object_add(tool, "description", json_object_new_string(desc));
-	json_object_object_add(
-		tool, "inputSchema",
-		tool_schema("{\"type\":\"object\",\"properties\":{"
-			    "\"path\":{\"type\":\"string\",\"description\":\"Where, relative to "
-			    "the working directory, as data/input.csv\"},"
-			    "\"content\":{\"type\":\"string\",\"description\":\"The bytes, "
-			    "base64\"},"
-			    "\"data_uri\":{\"type\":\"string\",\"format\":\"uri\",\"description\":"
-			    "\"The bytes as a data: URI, as data:text/csv;base64,...\"},"
-			    "\"mode\":{\"type\":\"string\",\"description\":\"Octal permission "
-			    "bits, as 0755; setuid, setgid, sticky and group or other write are "
-			    "dropped\"}},"
-			    "\"required\":[\"path\"]}"));
+	/* The draft files extension: the client may put a file it holds there. */
+	if (cfg->files_extension)
+		snprintf(file, sizeof(file), ",\"x-mcp-file\":{\"maxSize\":%d}",
+			 cfg->max_upload_bytes);
+	snprintf(schema, sizeof(schema),
+		 "{\"type\":\"object\",\"properties\":{"
+		 "\"path\":{\"type\":\"string\",\"description\":\"Where, relative to the "
+		 "working directory, as data/input.csv\"},"
+		 "\"content\":{\"type\":\"string\",\"description\":\"The bytes, base64\"},"
+		 "\"data_uri\":{\"type\":\"string\",\"format\":\"uri\",\"description\":"
+		 "\"The bytes as a data: URI, as data:text/csv;base64,...\"%s},"
+		 "\"mode\":{\"type\":\"string\",\"description\":\"Octal permission bits, as "
+		 "0755; setuid, setgid, sticky and group or other write are dropped\"}}%s}",
+		 file, cfg->files_extension ? "" : ",\"required\":[\"path\"]");
+	json_object_object_add(tool, "inputSchema", tool_schema(schema));
 	json_object_object_add(
 		tool, "outputSchema",
 		tool_schema("{\"type\":\"object\",\"properties\":{"
@@ -67,6 +72,30 @@ upload_describe(const struct config *cfg, struct json_object *tool)
 			    "\"mode\":{\"type\":\"string\"},\"modified_at\":{\"type\":\"string\"},"
 			    "\"error\":{\"type\":\"object\",\"properties\":{"
 			    "\"type\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}}}}}"));
+}
+
+/*
+ * The name= parameter of data: URI `uri` (SEP-2356's named data URIs),
+ * percent-decoded (caller frees), or NULL when it has none.
+ */
+static char *
+data_uri_name(const char *uri)
+{
+	const char *comma = strchr(uri, ',');
+	const char *meta_end = comma ? comma : uri + strlen(uri);
+	const char *p = strstr(uri, ";name=");
+
+	if (p == NULL || p >= meta_end)
+		return NULL;
+	const char *v = p + 6, *end = v;
+	while (end < meta_end && *end != ';')
+		end++;
+	int n = 0;
+	char *d = curl_easy_unescape(NULL, v, (int)(end - v), &n);
+	/* A NUL inside would cut the name short: no name then. */
+	char *name = d && n > 0 && memchr(d, '\0', (size_t)n) == NULL ? xstrdup(d) : NULL;
+	curl_free(d);
+	return name;
 }
 
 /*
@@ -160,16 +189,13 @@ written(struct json_object *info, const unsigned char *bytes, size_t len, long m
 	return tool_result(o, NULL, 0);
 }
 
+/* upload_call once the file's path is known. */
 static struct json_object *
-upload_call(struct tool_call *tc)
+upload_path(struct tool_call *tc, const char *path, struct json_object *mv, char *why,
+	    size_t why_len)
 {
-	const char *path = tool_arg_string(tc, "path");
-	struct json_object *mv = json_object_object_get(tc->args, "mode");
-	char why[ERR_LEN];
 	size_t len = 0;
 
-	if (path == NULL)
-		return tool_bad_params(tc, "path must be a string");
 	long mode = mode_of(mv ? tool_arg_string(tc, "mode") : NULL);
 	if (mode == -1 || (mv && !json_object_is_type(mv, json_type_string)))
 		return tool_bad_params(tc, "mode must be an octal string, as 0644");
@@ -177,7 +203,7 @@ upload_call(struct tool_call *tc)
 	if (bytes == NULL)
 		return NULL;
 	if (len > (size_t)tc->cfg->max_upload_bytes) {
-		snprintf(why, sizeof(why), "%s: %zu bytes exceed max_upload_bytes (%d)", path, len,
+		snprintf(why, why_len, "%s: %zu bytes exceed max_upload_bytes (%d)", path, len,
 			 tc->cfg->max_upload_bytes);
 		free(bytes);
 		return tool_error("TooLarge", why);
@@ -188,7 +214,7 @@ upload_call(struct tool_call *tc)
 		.path = (char *)path, .data = ipc_text_of(b64), .mode = (uint32_t)mode};
 	struct json_object *info, *r;
 	enum sfiles_err ferr;
-	if (sfiles_write(tc->session, &wr, &info, &ferr, why, sizeof(why)) == -1) {
+	if (sfiles_write(tc->session, &wr, &info, &ferr, why, why_len) == -1) {
 		log_warnx("session %.8s: upload of %s failed: %s", tc->session->id, path, why);
 		r = tool_error(ferr == SFILES_REFUSED ? "Refused" : "WorkerFailed", why);
 	} else {
@@ -198,6 +224,29 @@ upload_call(struct tool_call *tc)
 	}
 	free(b64);
 	free(bytes);
+	return r;
+}
+
+static struct json_object *
+upload_call(struct tool_call *tc)
+{
+	const char *path = tool_arg_string(tc, "path");
+	struct json_object *mv = json_object_object_get(tc->args, "mode");
+	char why[ERR_LEN];
+	char *named = NULL;
+
+	/* A file input of the files extension names itself (name=). */
+	if (path == NULL && tc->cfg->files_extension &&
+	    json_object_object_get(tc->args, "path") == NULL &&
+	    tool_arg_string(tc, "data_uri") != NULL)
+		path = named = data_uri_name(tool_arg_string(tc, "data_uri"));
+	if (path == NULL)
+		return tool_bad_params(tc, tc->cfg->files_extension
+						   ? "path must be a string, or data_uri name the "
+						     "file (;name=)"
+						   : "path must be a string");
+	struct json_object *r = upload_path(tc, path, mv, why, sizeof(why));
+	free(named);
 	return r;
 }
 

@@ -9,7 +9,8 @@
 # paths, a link (as the name or on the way), a FIFO, more than
 # max_upload_bytes, and both or neither of content and data_uri are
 # refused with their exact errors. The official TypeScript SDK client
-# uploads a data: URI the kernel reads.
+# uploads a data: URI the kernel reads. With files_extension, data_uri is
+# an x-mcp-file input and a named data: URI names the file.
 . "$(dirname "$0")/lib.sh"
 
 require_cmd curl
@@ -136,7 +137,50 @@ $1"
 	stop_daemon
 }
 
+# files_extension: data_uri is declared a file input (x-mcp-file, with the
+# largest size), path is no longer required, and a named data: URI
+# (;name=) names the file; without a name the call is refused.
+ext_round() {
+	PORT=$(free_port)
+	CFG_EXTRA="max_upload_bytes: 1000
+files_extension: true"
+	write_config
+	start_daemon
+	wait_ready
+	run_py "$URL" <<'EOF2'
+import sys
+from mcp import Client, check, ok, value_of
+from calls import sc
+
+c = Client(sys.argv[1])
+c.initialize()
+tools = c.result("tools/list", {})["tools"]
+t = [x for x in tools if x["name"] == "py_upload_file"][0]
+props = t["inputSchema"]["properties"]
+check(props["data_uri"].get("x-mcp-file") == {"maxSize": 1000} and
+      "path" not in t["inputSchema"].get("required", []),
+      "data_uri is an x-mcp-file input and path is optional", t["inputSchema"])
+r = c.result("tools/call", {"name": "py_upload_file", "arguments": {
+    "data_uri": "data:text/csv;name=in%20put.csv;base64,YSxiCjEsMgo="}})
+check(sc(r).get("path") == "in put.csv" and sc(r).get("size_bytes") == 8,
+      "a named data: URI names the file", r)
+check(value_of(c.execute("open('in put.csv').read()")) == repr("a,b\n1,2\n"),
+      "the kernel reads it")
+r = c.request("tools/call", {"name": "py_upload_file",
+                             "arguments": {"data_uri": "data:,x"}}).json
+check((r.get("error") or {}).get("message", "").endswith(
+      "path must be a string, or data_uri name the file (;name=)"), "no name: refused", r)
+r = c.result("tools/call", {"name": "py_upload_file", "arguments": {
+    "data_uri": "data:text/plain;name=..%2F..%2Fescape;base64,eA=="}})
+check(r.get("isError") is True and not sc(r).get("path"), "a name with .. is refused", r)
+ok("files_extension: x-mcp-file declared, a named data: URI names the file")
+EOF2
+	[ $? -eq 0 ] || fail "the files_extension checks failed"
+	stop_daemon
+}
+
 round "" plain
+ext_round
 if [ "$(id -u)" = 0 ]; then
 	worker_for_other_uids
 	chmod 711 "$TMPD"
