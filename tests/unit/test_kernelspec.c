@@ -93,6 +93,10 @@ START_TEST(env_kernelspec)
 	ck_assert_msg(load(&c, "kernel: mine\n", why, sizeof(why)) == 0, "%s", why);
 	ck_assert(c.checkpoint_interval_s == 0 && c.session_hibernate_after == 0);
 	config_free(&c);
+	/* seccomp mode too: its filter goes in before exec (486-kernel-seccomp). */
+	ck_assert_msg(load(&c, "kernel: mine\nkernel_network_mode: seccomp\n", why,
+			   sizeof(why)) == 0, "%s", why);
+	config_free(&c);
 }
 END_TEST
 
@@ -128,7 +132,6 @@ static const struct {
 	{"kernel_language: R\n", "only with kernel_argv"},
 	{"kernel: mine\nkernel_history: disk\n", "kernel_history: is for ipykernel"},
 	{"kernel: mine\npool:\n  preload: [json]\n", "the kernel mine runs R"},
-	{"kernel: mine\nkernel_network_mode: seccomp\n", "kernel_network_mode: seccomp"},
 };
 
 START_TEST(refused)
