@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,14 +15,12 @@
 
 #include "buf.h"
 #include "envp.h"
+#include "kernel_child.h"
 #include "kernel_spawn.h"
 #include "log.h"
 #include "xmalloc.h"
 
 #define PLACEHOLDER "{connection_file}"
-
-/* The signals main.c catches or ignores: the kernel gets them back at default. */
-static const int reset_signals[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD};
 
 /*
  * Never a file by name: every kernel of the same uid could read it, and
@@ -127,9 +124,6 @@ kernel_spawn_argv(char **argv, const char *conn_path)
 	return out;
 }
 
-/* What the child was doing when it failed, reported with errno. */
-enum child_stage { STAGE_SETUP, STAGE_CHDIR, STAGE_EXEC };
-
 /* In the child: report stage and errno on the exec-error pipe and exit. */
 static void __attribute__((noreturn))
 child_fail(int errfd, int stage, int err)
@@ -145,62 +139,24 @@ child_fail(int errfd, int stage, int err)
  * threads exist in the parent. Never returns.
  */
 static void __attribute__((noreturn))
-child_exec(const struct kernel_spec *spec, const struct sandbox_launch *ln, const char *prog,
-	   char **argv, int conn_fd, int dir_fd, int devnull, int out_w, int errfd, pid_t parent)
+child_exec(const struct kernel_child *c, const char *prog, char **argv, char **envp, int errfd)
 {
 	int stage;
 
-	struct sigaction sa;
-	sigset_t none;
-
-	if (setsid() == -1)
-		child_fail(errfd, STAGE_SETUP, errno);
-	/* If the worker dies without cleaning up, the kernel must not outlive it. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		child_fail(errfd, STAGE_SETUP, ESRCH);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	for (size_t i = 0; i < sizeof(reset_signals) / sizeof(reset_signals[0]); i++)
-		sigaction(reset_signals[i], &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(devnull, 0) == -1 || dup2(out_w, 1) == -1 || dup2(out_w, 2) == -1)
-		child_fail(errfd, STAGE_SETUP, errno);
-	/* Whatever was not opened O_CLOEXEC, the kernel still does not inherit... */
-	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-	/* ...but for its connection file, its runtime directory and what the sandbox passes on. */
-	if (fcntl(conn_fd, F_SETFD, 0) == -1 || fcntl(dir_fd, F_SETFD, 0) == -1 ||
-	    (ln->pass_fd >= 0 && fcntl(ln->pass_fd, F_SETFD, 0) == -1))
-		child_fail(errfd, STAGE_SETUP, errno);
-	for (int i = 0; i < ln->n_unix_fds; i++)
-		if (fcntl(ln->unix_fds[i], F_SETFD, 0) == -1)
-			child_fail(errfd, STAGE_SETUP, errno);
-	if (sandbox_child(spec->sb, ln, &stage) == -1)
+	if (kernel_child_enter(c, &stage) == -1)
 		child_fail(errfd, stage, errno);
-	/*
-	 * The runtime directory again, as this mount namespace shows it, under
-	 * the number the connection file names: the worker's descriptor is of
-	 * the host's tree, whose ".." would lead past the sandbox's covers to
-	 * every other kernel's runtime directory.
-	 */
-	int here = open(spec->runtime_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (here == -1 || dup2(here, dir_fd) == -1)
-		child_fail(errfd, STAGE_SETUP, errno);
-	close(here);
-	if (chdir(ln->start_dir ? ln->start_dir : spec->cwd) == -1)
-		child_fail(errfd, STAGE_CHDIR, errno);
-	execve(prog, ln->argv ? ln->argv : argv, ln->envp ? ln->envp : spec->envp);
-	child_fail(errfd, STAGE_EXEC, errno);
+	execve(prog, c->ln->argv ? c->ln->argv : argv, c->ln->envp ? c->ln->envp : envp);
+	child_fail(errfd, KERNEL_CHILD_EXEC, errno);
 }
 
 /* Say in why[why_len] how a child failed at `stage`; returns -1. */
 static int
 child_failure(int stage, int err, const char *prog, const char *cwd, char *why, size_t why_len)
 {
-	if (stage == STAGE_CHDIR)
+	if (stage == KERNEL_CHILD_CHDIR)
 		return err_set(why, why_len, "cannot start the kernel in %s: %s", cwd,
 			       strerror(err));
-	if (stage == STAGE_EXEC)
+	if (stage == KERNEL_CHILD_EXEC)
 		return err_set(why, why_len, "cannot execute %s: %s", prog, strerror(err));
 	if (stage >= SANDBOX_STAGE_CGROUP)
 		return err_set(why, why_len, "%s: %s", sandbox_stage_text(stage), strerror(err));
@@ -228,8 +184,12 @@ kernel_spawn(const struct kernel_spec *spec, const struct sandbox_launch *ln, ch
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = fork();
-	if (pid == 0)
-		child_exec(spec, ln, prog, argv, conn_fd, dir_fd, devnull, out_w, ep[1], parent);
+	if (pid == 0) {
+		struct kernel_child c = {.sb = spec->sb, .ln = ln, .runtime_dir = spec->runtime_dir,
+					 .cwd = spec->cwd, .conn_fd = conn_fd, .dir_fd = dir_fd,
+					 .in_fd = devnull, .out_fd = out_w, .parent = parent};
+		child_exec(&c, prog, argv, spec->envp, ep[1]);
+	}
 	int fork_errno = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(ep[1]);

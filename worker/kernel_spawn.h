@@ -4,9 +4,8 @@
  *
  * Owns the connection file (written into a memfd the kernel inherits), the
  * program's lookup on the kernel's own PATH, the "{connection_file}"
- * placeholder, and the child between fork and exec: its own session, death
- * with the worker, signals back at default, only the descriptors it needs,
- * the sandbox's steps (sandbox.h), and a failure reported by stage.
+ * placeholder, and the fork and exec: the child's set-up is kernel_child.c's
+ * (shared with kernels forked from a template), a failure reported by stage.
  * Knows nothing of the kernel once started (kernel.h), which calls it.
  */
 #ifndef WORKER_KERNEL_SPAWN_H

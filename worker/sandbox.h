@@ -13,7 +13,7 @@
  * holds what every mode's child does (cgroup, rlimits, identity,
  * capabilities); nothing below calls back up.
  *
- * The steps, in the order kernel.c and kernel_spawn.c take them:
+ * The steps, in the order kernel.c and kernel_child.c take them:
  *   sandbox_prepare()  worker, before the fork: check what START asked and
  *                      rewrite the kernel's argv/env (seccomp startup);
  *   sandbox_child()    kernel process, between fork and exec: enter the
@@ -128,7 +128,7 @@ struct sandbox_launch {
  */
 extern const char *const sandbox_private_dirs[SANDBOX_NPRIVATE];
 
-/* Failure stages reported by the child (kernel_spawn.c adds its own below 16). */
+/* Failure stages reported by the child (kernel_child.h adds its own below 16). */
 enum sandbox_stage {
 	SANDBOX_STAGE_CGROUP = 16,
 	SANDBOX_STAGE_RLIMIT,
