@@ -35,9 +35,8 @@ map_v4(const unsigned char v4[4], unsigned char out[16])
 	memcpy(out + 12, v4, 4);
 }
 
-/* `text` as 16 bytes (IPv4 as ::ffff:a.b.c.d); 0, or -1 if it is no IP literal. */
-static int
-ip_parse(const char *text, unsigned char out[16])
+int
+egress_ip_parse(const char *text, unsigned char out[16])
 {
 	unsigned char v4[4];
 
@@ -119,7 +118,7 @@ parse_cidr(const char *text, struct egress_rule *rule, char *why, size_t why_len
 	size_t alen = slash != NULL ? (size_t)(slash - text) : strlen(text);
 
 	snprintf(addr, sizeof(addr), "%.*s", (int)alen, text);
-	if (ip_parse(addr, rule->addr) == -1)
+	if (egress_ip_parse(addr, rule->addr) == -1)
 		return err_set(why, why_len, "\"%s\": not an IPv4 or IPv6 address", addr);
 	int v4 = strchr(addr, ':') == NULL;
 	int max = v4 ? 32 : 128, len = max;
@@ -178,7 +177,7 @@ parse_name(const char *text, struct egress_rule *rule, char *why, size_t why_len
 	if (strchr(bare, '*') != NULL)
 		return err_set(why, why_len,
 			       "\"%s\": a wildcard is only \"*.\" at the start of a name", text);
-	if (ip_parse(bare, ip) == 0)
+	if (egress_ip_parse(bare, ip) == 0)
 		return err_set(why, why_len, "\"%s\": an IP address is written as a CIDR, "
 			       "without a port", text);
 	if (egress_host_normalise(bare, norm) == -1 || strchr(norm, ':') != NULL)
@@ -221,7 +220,7 @@ egress_rules_add(struct egress_rules *r, int deny, const char *text, char *why,
 			       sizeof(low) - 1);
 	for (size_t i = 0; i <= len; i++)
 		low[i] = (char)tolower((unsigned char)text[i]);
-	int bad = strchr(low, '/') != NULL || ip_parse(low, rule.addr) == 0
+	int bad = strchr(low, '/') != NULL || egress_ip_parse(low, rule.addr) == 0
 			  ? parse_cidr(low, &rule, why, why_len)
 			  : parse_name(low, &rule, why, why_len);
 	if (bad == -1) {
@@ -303,7 +302,7 @@ egress_check_host(const struct egress_rules *r, const char *host, int port,
 		return verdict(v, 0, "malformed host");
 	if (port < 1 || port > 65535)
 		return verdict(v, 0, "malformed port");
-	if (ip_parse(norm, ip) == 0) {
+	if (egress_ip_parse(norm, ip) == 0) {
 		if ((hit = cidr_holding(r->deny, r->n_deny, ip)) != NULL)
 			return verdict(v, 0, hit->text);
 		if ((hit = cidr_holding(r->allow, r->n_allow, ip)) != NULL)

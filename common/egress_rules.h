@@ -84,4 +84,7 @@ void egress_check_addr(const struct egress_rules *r, const unsigned char *addr, 
  */
 int egress_host_normalise(const char *host, char *out);
 
+/* The IP literal `text` as 16 bytes (IPv4 as ::ffff:a.b.c.d); 0, or -1 if it is none. */
+int egress_ip_parse(const char *text, unsigned char out[16]);
+
 #endif
