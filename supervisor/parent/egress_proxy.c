@@ -101,6 +101,10 @@ refuse(struct conn *k, int status, const char *rule, const char *why)
 	/* A fresh socket's buffer holds this much: one send, never blocking. */
 	if (send(k->c, head, (size_t)hlen, MSG_NOSIGNAL | MSG_DONTWAIT) == -1)
 		log_debug("egress: session %s: answer %d: %s", k->s->id, status, strerror(errno));
+	/* Unread input would make the close a reset that loses the answer. */
+	char sink[4096];
+	for (int i = 0; i < 16 && read(k->c, sink, sizeof(sink)) > 0; i++)
+		;
 	audit(k, 0, why);
 	conn_close(k);
 }
