@@ -394,6 +394,9 @@ egress_proxy_main(int argc, char *argv[])
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
 		fatal("egress: prctl PR_SET_DUMPABLE");
 	setup(argc, argv);
+	char why[ERR_LEN];
+	if (egress_proxy_filter_install(why, sizeof(why)) == -1)
+		fatalx("egress: seccomp: %s", why);
 	log_info("egress: proxy for %zu allow and %zu deny rules, sockets in %s",
 		 P.rules.n_allow, P.rules.n_deny, P.dir);
 	for (;;)

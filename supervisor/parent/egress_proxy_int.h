@@ -1,7 +1,8 @@
 /*
  * egress_proxy_int.h - what the egress proxy's files share (egress_proxy.h):
  * the request head's reader (egress_proxy_req.c), the hosts file
- * (egress_proxy_hosts.c) and resolving and connecting (egress_proxy_dial.c).
+ * (egress_proxy_hosts.c), resolving and connecting (egress_proxy_dial.c) and
+ * its seccomp filter (egress_proxy_filter.c).
  */
 #ifndef SUPERVISOR_EGRESS_PROXY_INT_H
 #define SUPERVISOR_EGRESS_PROXY_INT_H
@@ -52,5 +53,8 @@ size_t egress_hosts_lookup(const char *name, struct egress_addr *out, size_t max
  */
 int egress_dial(const struct egress_rules *rules, const char *host, int port,
 		struct egress_verdict *v, char *why, size_t why_len);
+
+/* Load the proxy's seccomp allow-list (egress_proxy_filter.c). 0, or -1 with why. */
+int egress_proxy_filter_install(char *why, size_t why_len);
 
 #endif

@@ -73,6 +73,12 @@ wait_for 10 "the sessions' sockets" test -S "$EG/s2.sock"
 	fail "s1.sock: $(stat -c '%U %a' "$EG/s1.sock"), not codeexecd 600"
 [ ! -e "$TMPD/x.sock" ] || fail "a session id with .. made a socket outside the directory"
 ok "one socket per session, the daemon's user's, mode 0600; a bad id makes none"
+st=/proc/$PROXY/status
+grep -q '^Seccomp:[[:space:]]*2' $st || fail "the proxy runs without its seccomp filter"
+grep -q '^NoNewPrivs:[[:space:]]*1' $st || fail "the proxy runs without no_new_privs"
+grep -q '^CapEff:[[:space:]]*0000000000000000' $st || fail "the proxy has capabilities"
+[ "$(stat -c %U /proc/$PROXY)" = codeexecd ] || fail "the proxy is not the daemon's user's"
+ok "the proxy: the daemon's user, no capability, no_new_privs, its seccomp filter"
 
 "$PY" "$UP" bridge "$B1" "$EG/s1.sock" &
 BR1=$!
@@ -139,6 +145,12 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -x "$P1" --cacert "$TMPD/ca.pem" \
 grep -q 'host rebind.test port '"$TLS_PORT"' denied rule "built-in deny 127.0.0.0/8"' \
 	"$TMPD/daemon.log" || fail "CONNECT to a rebinding name not refused"
 ok "denied name, no rule, IP literal, rebinding to 127.0.0.1, metadata: 403 naming the rule"
+
+# An allowed name the hosts file lacks goes to the resolver, under the filter.
+code=$(curl -s -o "$TMPD/body" -w '%{http_code}' -x "$P1" "http://nx.web.test/" || true)
+[ "$code" = 502 ] || fail "an unresolvable allowed name: HTTP $code, not 502"
+kill -0 $PROXY 2>/dev/null || fail "the proxy died resolving a name (its filter?)"
+ok "an allowed name DNS cannot resolve: 502, and the proxy lives"
 
 # Malformed heads, straight on the session's socket.
 "$PY" - "$EG/s1.sock" <<'PYEOF' || fail "malformed heads"
