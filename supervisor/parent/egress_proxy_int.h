@@ -27,7 +27,8 @@ struct egress_req {
 };
 
 /*
- * Read the request head at buf[len]. 1 with *r filled, 0 when the head is
+ * Read the request head at buf[len], with a NUL at buf[len] (the bytes
+ * may hold others). 1 with *r filled, 0 when the head is
  * not complete yet, or an HTTP status (400, 405, 431) with why[why_len]
  * saying what is wrong.
  */

@@ -15,13 +15,13 @@
 #include "xmalloc.h"
 
 /*
- * Headers the proxy drops from a plain request: hop-by-hop ones, and
- * Host, which it writes from the URI so that the upstream serves the
- * host the rules allowed and no other of the same address.
+ * Headers the proxy drops from a plain request: hop-by-hop ones, every
+ * Proxy-* one (meant for a proxy, never for the upstream), and Host, which
+ * it writes from the URI so that the upstream serves the host the rules
+ * allowed and no other of the same address.
  */
 static const char *const dropped[] = {
-	"host", "connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
-	"upgrade",
+	"host", "connection", "keep-alive", "te", "upgrade",
 };
 
 /* "host:port" or "[v6]:port" (len bytes) into r. 0, or -1. */
@@ -66,6 +66,8 @@ is_dropped(const char *line, size_t len)
 
 	if (colon == NULL)
 		return 0;
+	if (strncasecmp(line, "proxy-", 6) == 0)
+		return 1;
 	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
 		if ((size_t)(colon - line) == strlen(dropped[i]) &&
 		    strncasecmp(line, dropped[i], strlen(dropped[i])) == 0)
@@ -116,6 +118,23 @@ lines_clean(const char *start, const char *end)
 	return 1;
 }
 
+/* Every header line from p to end is NAME: VALUE, NAME an RFC 9110 token. */
+static int
+headers_valid(const char *p, const char *end)
+{
+	static const char token[] = "!#$%&'*+-.^_`|~0123456789"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+	while (p < end) {
+		const char *eol = strstr(p, "\r\n");
+		size_t name = strspn(p, token);
+		if (name == 0 || p[name] != ':' || p + name > eol)
+			return 0;
+		p = eol + 2;
+	}
+	return 1;
+}
+
 int
 egress_req_parse(const char *buf, size_t len, struct egress_req *r, char *why, size_t why_len)
 {
@@ -131,6 +150,8 @@ egress_req_parse(const char *buf, size_t len, struct egress_req *r, char *why, s
 	if (!lines_clean(buf, end + 2))
 		return err_set(why, why_len, "a bare CR, LF or NUL in the request head"), 400;
 	const char *eol = strstr(buf, "\r\n");
+	if (!headers_valid(eol + 2, end + 2))
+		return err_set(why, why_len, "a header line that is not NAME: VALUE"), 400;
 	const char *sp1 = memchr(buf, ' ', (size_t)(eol - buf));
 	const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
 	if (sp1 == NULL || sp2 == NULL || sp1 == buf || sp2 == sp1 + 1 ||
