@@ -58,7 +58,7 @@ exec 3>"$TMPD/ctl"
 B1=$(free_port)
 B2=$(free_port)
 cleanup_extra() {
-	exec 3>&-
+	exec 3>&- 2>/dev/null
 	kill $UP1 $UP2 $BR1 $BR2 2>/dev/null
 	wait $PROXY 2>/dev/null
 }
@@ -80,9 +80,9 @@ grep -q '^CapEff:[[:space:]]*0000000000000000' $st || fail "the proxy has capabi
 [ "$(stat -c %U /proc/$PROXY)" = codeexecd ] || fail "the proxy is not the daemon's user's"
 ok "the proxy: the daemon's user, no capability, no_new_privs, its seccomp filter"
 
-"$PY" "$UP" bridge "$B1" "$EG/s1.sock" &
+"$PY" "$UP" bridge "$B1" "$EG/s1.sock" 3>&- &
 BR1=$!
-"$PY" "$UP" bridge "$B2" "$EG/s2.sock" &
+"$PY" "$UP" bridge "$B2" "$EG/s2.sock" 3>&- &
 BR2=$!
 wait_for 10 "the bridges" sh -c "curl -s -o /dev/null http://127.0.0.1:$B1/ ; \
 	curl -s -o /dev/null http://127.0.0.1:$B2/"
@@ -178,9 +178,9 @@ ok "bare LF, relative URI, https without CONNECT, no port, userinfo: 400; long h
 # --- limits ----------------------------------------------------------------
 # Two connections held open in session s2 (max_connections 2); a third is refused.
 fds=$(ls /proc/$PROXY/fd | wc -l)
-curl -s -o /dev/null -x "http://127.0.0.1:$B2" "http://web.test:$HTTP_PORT/hold" &
+curl -s -o /dev/null -x "http://127.0.0.1:$B2" "http://web.test:$HTTP_PORT/hold" 3>&- &
 H1=$!
-curl -s -o /dev/null -x "http://127.0.0.1:$B2" "http://web.test:$HTTP_PORT/hold" &
+curl -s -o /dev/null -x "http://127.0.0.1:$B2" "http://web.test:$HTTP_PORT/hold" 3>&- &
 H2=$!
 wait_for 10 "two held connections" sh -c "[ \$(ls /proc/$PROXY/fd | wc -l) -ge $((fds + 4)) ]"
 code=$(curl -s -o "$TMPD/body" -D "$TMPD/headers" -w '%{http_code}' \
@@ -219,3 +219,20 @@ echo "close s1" >&3
 wait_for 10 "s1's socket to go" sh -c "[ ! -e '$EG/s1.sock' ]"
 [ -S "$EG/s2.sock" ] || fail "closing s1 removed s2"
 ok "close removes that session's socket only"
+
+# Another identity may not connect to a session's socket (mode 0600).
+setpriv --reuid nobody --regid nogroup --clear-groups "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except PermissionError:
+    sys.exit(0)
+sys.exit("connected")' "$EG/s2.sock" || fail "another uid connected to s2's socket"
+ok "another uid cannot connect to a session's socket"
+
+# Its input closing ends the proxy.
+exec 3>&-
+wait_for 10 "the proxy to end when its input closes" sh -c \
+	"[ ! -d /proc/$PROXY ] || grep -q '^State:.*Z' /proc/$PROXY/status"
+ok "the proxy ends when the parent's end of its input closes"
