@@ -37,6 +37,7 @@
 #include "memtrim.h"
 #include "mpl_check.h"
 #include "parent.h"
+#include "egress.h"
 #include "egress_proxy.h"
 #include "relay.h"
 #include "runtime_watch.h"
@@ -587,6 +588,9 @@ main(int argc, char *argv[])
 	 * here, before the front copies the configuration. */
 	if (sidecars_start(&cfg, use_cgroups ? &layout : NULL, pa.front_uid, pa.front_gid,
 			   foreground, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	/* Like the sidecars' relays, as their user (egress.h). */
+	if (egress_start(&cfg, pa.front_uid, foreground, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	/* Before the front says the daemon serves: scripts read it then. */
 	runtime_pidfile_write(&cfg);
