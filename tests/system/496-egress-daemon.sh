@@ -80,6 +80,14 @@ wait_for 10 "the socket again" test -S "$SOCK"
 grep -q "egress: the proxy .*starting it again" "$TMPD/daemon.log" || fail "no log of the restart"
 ok "a killed proxy is started again with the open workers' sockets"
 
+# A worker that dies is reaped, and its socket goes with it.
+pid=$(proxy_pid)
+for w in $(worker_pids); do
+	[ "$w" = "$pid" ] || kill -KILL "$w"
+done
+wait_for 20 "the dead worker's socket to go" sh -c "[ ! -e '$SOCK' ]"
+ok "a reaped worker's socket is removed"
+
 pid=$(proxy_pid)
 stop_daemon TERM
 [ ! -d /proc/$pid ] || fail "the proxy outlived the daemon"
