@@ -184,6 +184,12 @@ struct config {
 	int limit_pids;
 	double limit_cpu;		 /* share of one core */
 	int limit_nofile;
+	/* egress (issue 36): what isolated kernels reach through the proxy */
+	struct strlist egress_allow;	 /* egress_rules.h's rules */
+	struct strlist egress_deny;
+	char *egress_hosts_file;	 /* /etc/hosts format, before DNS; "": none */
+	int egress_max_bytes;		 /* per session, both ways; 0: no limit */
+	int egress_max_connections;	 /* per session, at once */
 	int limit_fsize_mb;
 	int limits_required;		 /* refuse to start if one cannot be enforced */
 	char *user;			 /* run as this user when started as root */

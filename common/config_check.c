@@ -16,6 +16,7 @@
 #include "authority.h"
 #include "config.h"
 #include "config_int.h"
+#include "egress_rules.h"
 #include "err.h"
 #include "log.h"
 #include "shown.h"
@@ -500,6 +501,31 @@ int
 check_absolute_or_empty(struct config *c, const char *v, char *why, size_t why_len)
 {
 	return v[0] == '\0' ? 0 : check_absolute(c, v, why, why_len);
+}
+
+/* One rule of egress.allow or egress.deny, as the proxy will read it. */
+static int
+check_egress_rule(int deny, const char *v, char *why, size_t why_len)
+{
+	struct egress_rules r = {0};
+	int rc = egress_rules_add(&r, deny, v, why, why_len);
+
+	egress_rules_free(&r);
+	return rc;
+}
+
+int
+check_egress_allow(struct config *c, const char *v, char *why, size_t why_len)
+{
+	(void)c;
+	return check_egress_rule(0, v, why, why_len);
+}
+
+int
+check_egress_deny(struct config *c, const char *v, char *why, size_t why_len)
+{
+	(void)c;
+	return check_egress_rule(1, v, why, why_len);
 }
 
 /* ---- publishers (issue 16) ---- */

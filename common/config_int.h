@@ -48,6 +48,8 @@ int check_prefix(struct config *c, const char *v, char *why, size_t why_len);
 int check_endpoint(struct config *c, const char *v, char *why, size_t why_len);
 int check_preprocess_command(struct config *c, const char *v, char *why, size_t why_len);
 int check_index(struct config *c, const char *v, char *why, size_t why_len);
+int check_egress_allow(struct config *c, const char *v, char *why, size_t why_len);
+int check_egress_deny(struct config *c, const char *v, char *why, size_t why_len);
 int check_api_version(struct config *c, const char *v, char *why, size_t why_len);
 /* The checks of record i against those before it (CFG_RECORDS). */
 int check_asset_unique(struct config *c, size_t i, char *why, size_t why_len);

@@ -453,6 +453,24 @@ const struct config_key config_key_table[] = {
 	 .group = "Isolation", FIELD(kernel_landlock), .choices = landlock_use_names,
 	 .doc = "Landlock confinement of kernels: auto (where this kernel offers it), required "
 		"(ABI 6 or later, or no kernel starts) or off."},
+	{.name = "egress.allow", .scope = RELOAD_RESTART, .kind = CFG_LIST, .def = "[]",
+	 .group = "Isolation", FIELD(egress_allow), .check = check_egress_allow,
+	 .doc = "Hosts (NAME, *.SUFFIX, optional :PORT) and CIDRs isolated kernels may reach "
+		"through the egress proxy; empty: no proxy."},
+	{.name = "egress.deny", .scope = RELOAD_RESTART, .kind = CFG_LIST, .def = "[]",
+	 .group = "Isolation", FIELD(egress_deny), .check = check_egress_deny,
+	 .doc = "Hosts and CIDRs refused even when egress.allow names them; also checked "
+		"against every resolved address."},
+	{.name = "egress.hosts_file", .scope = RELOAD_RESTART, .kind = CFG_STRING, .def = "",
+	 .group = "Isolation", FIELD(egress_hosts_file), .check = check_absolute_or_empty,
+	 .doc = "File in /etc/hosts format the proxy consults before DNS; empty: DNS only."},
+	{.name = "egress.max_bytes", .scope = RELOAD_RESTART, .kind = CFG_INT,
+	 .def = "1073741824", .group = "Isolation", FIELD(egress_max_bytes), .min = 0,
+	 .max = 2147483647,
+	 .doc = "Bytes one session may move through the proxy, both ways; 0: no limit."},
+	{.name = "egress.max_connections", .scope = RELOAD_RESTART, .kind = CFG_INT,
+	 .def = "32", .group = "Isolation", FIELD(egress_max_connections), .min = 1,
+	 .max = 4096, .doc = "Connections one session may hold open through the proxy at once."},
 
 	/* Authentication: the checks and the Entra preset are in auth_config.c. */
 	{.name = "auth.mode", .scope = RELOAD_RESTART, .kind = CFG_ENUM, .def = "none",

@@ -37,6 +37,8 @@
 #include "memtrim.h"
 #include "mpl_check.h"
 #include "parent.h"
+#include "egress.h"
+#include "egress_proxy.h"
 #include "relay.h"
 #include "runtime_watch.h"
 #include "sidecar.h"
@@ -451,6 +453,9 @@ main(int argc, char *argv[])
 	/* A sidecar's Unix socket (relay.h): started by the parent, never by hand. */
 	if (argc > 1 && strcmp(argv[1], RELAY_OPTION) == 0)
 		return relay_main(argc, argv);
+	/* The egress proxy (egress_proxy.h): likewise. */
+	if (argc > 1 && strcmp(argv[1], EGRESS_PROXY_OPTION) == 0)
+		return egress_proxy_main(argc, argv);
 	while ((ch = getopt_long(argc, argv, "df:hnvVW:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd': foreground = 1; break;
@@ -583,6 +588,9 @@ main(int argc, char *argv[])
 	 * here, before the front copies the configuration. */
 	if (sidecars_start(&cfg, use_cgroups ? &layout : NULL, pa.front_uid, pa.front_gid,
 			   foreground, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	/* Like the sidecars' relays, as their user (egress.h). */
+	if (egress_start(&cfg, pa.front_uid, foreground, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	/* Before the front says the daemon serves: scripts read it then. */
 	runtime_pidfile_write(&cfg);

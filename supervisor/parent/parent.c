@@ -32,6 +32,7 @@
 #include "remover.h"
 #include "secret_file.h"
 #include "secrets.h"
+#include "egress.h"
 #include "sidecar.h"
 #include "sigflags.h"
 #include "uid.h"
@@ -51,6 +52,7 @@ struct pchild {
 	uid_t uid;
 	char *workdir; /* its session directory, removed later on the front's word */
 	char *rundir;  /* removed when it is reaped; names its control group */
+	char name[PRIV_NAME_LEN + 1]; /* its egress proxy socket's (egress.h) */
 };
 
 static struct {
@@ -95,6 +97,8 @@ op_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_f
 	c->uid = uid;
 	c->workdir = xstrdup(w.workdir);
 	c->rundir = w.rundir;
+	memcpy(c->name, w.name, sizeof(c->name));
+	egress_open(c->name);
 	c->next = P.children;
 	P.children = c;
 	*pid = w.pid;
@@ -138,6 +142,7 @@ op_worker_gone(void *ctx, pid_t pid)
 		if (c->pid != pid)
 			continue;
 		*pp = c->next;
+		egress_close(c->name);
 		/* Nor what it detached: a worker killed outright left its group. */
 		if (P.a->launcher.cgroups)
 			cgroup_remove_named(P.a->launcher.cgroups, strrchr(c->rundir, '/') + 1);
@@ -477,7 +482,8 @@ reap(void)
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		if (pid == P.front)
 			front_exited(status);
-		else if (!sidecars_child_exited(pid, status) && !uid_child_exited(pid, status) &&
+		else if (!sidecars_child_exited(pid, status) && !egress_child_exited(pid, status) &&
+			 !uid_child_exited(pid, status) &&
 			 !monitor_child_exited(P.mon, pid, status))
 			log_debug("reaped process %d, not ours", (int)pid);
 	}
@@ -614,6 +620,7 @@ turn(void)
 		fatal("poll");
 	pass_signals();
 	sidecars_tick();
+	egress_tick();
 	if (P.sock != -1 && ((pfd[1].revents && monitor_request(P.mon) == -1) ||
 			     monitor_broken(P.mon))) {
 		/* The front closed its end, broke the protocol or left its socket
@@ -654,6 +661,7 @@ parent_run(struct parent_args *a)
 			break;
 	}
 	/* Last: the sessions could use them until they ended. */
+	egress_stop();
 	sidecars_stop(a->cfg->shutdown_grace_s);
 	remover_drain();
 	if (a->cgroups_owned) {

@@ -16,23 +16,18 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "log.h"
+#include "pump.h"
 #include "relay.h"
+#include "unix_listen.h"
 
 /* Connections relayed at once; a client beyond waits in the backlog. */
 #define MAX_PAIRS 128
-#define BUF_LEN 16384
-
-/* One direction of a connection: bytes read from `from` not yet written to `to`. */
-struct half {
-	char buf[BUF_LEN];
-	size_t len, off;
-	int eof; /* `from` said EOF; `to` gets SHUT_WR once the buffer is out */
-};
 
 struct pair {
 	int fd[2];	  /* [0] the client (Unix), [1] the sidecar (TCP); -1: free */
-	struct half h[2]; /* h[0]: client -> sidecar, h[1]: sidecar -> client */
+	struct pump h[2]; /* h[0]: client -> sidecar, h[1]: sidecar -> client */
 };
 
 static struct pair pairs[MAX_PAIRS];
@@ -67,30 +62,15 @@ parse_target(const char *host, const char *port)
 	return -1;
 }
 
-/* Listen on `path` with file mode `mode`, replacing a socket left there. */
+/* Listen on `path` with file mode `mode`, or die. */
 static int
 listen_at(const char *path, mode_t mode)
 {
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	struct stat st;
-	int fd;
+	char why[ERR_LEN];
+	int fd = unix_listen_at(path, mode, why, sizeof(why));
 
-	if (strlen(path) >= sizeof(sun.sun_path))
-		fatalx("relay: socket path %s is too long", path);
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-		unlink(path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1)
-		fatal("relay: socket");
-	/* Made with the mode it keeps: no moment when others could connect. */
-	mode_t old = umask(0777 & ~mode);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
-		fatal("relay: bind %s", path);
-	umask(old);
-	if (chmod(path, mode) == -1)
-		fatal("relay: chmod %s", path);
-	if (listen(fd, 64) == -1)
-		fatal("relay: listen %s", path);
+	if (fd == -1)
+		fatalx("relay: %s", why);
 	return fd;
 }
 
@@ -101,8 +81,7 @@ pair_close(struct pair *p)
 		if (p->fd[i] != -1)
 			close(p->fd[i]);
 		p->fd[i] = -1;
-		p->h[i].len = p->h[i].off = 0;
-		p->h[i].eof = 0;
+		pump_reset(&p->h[i]);
 	}
 }
 
@@ -211,38 +190,6 @@ serve_broker(int i, const char *name)
 	}
 }
 
-/* Move what can be moved of half `d` of p; -1 when the pair is done. */
-static int
-pump(struct pair *p, int d)
-{
-	struct half *h = &p->h[d];
-	int from = p->fd[d], to = p->fd[1 - d];
-
-	if (h->len == 0 && !h->eof) {
-		ssize_t n = read(from, h->buf, sizeof(h->buf));
-		if (n == 0)
-			h->eof = 1;
-		else if (n > 0)
-			h->len = (size_t)n, h->off = 0;
-		else if (errno != EAGAIN && errno != EINTR)
-			return -1;
-	}
-	while (h->off < h->len) {
-		ssize_t n = send(to, h->buf + h->off, h->len - h->off, MSG_NOSIGNAL);
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
-			return 0;
-		if (n == -1)
-			return -1;
-		h->off += (size_t)n;
-	}
-	h->len = h->off = 0;
-	if (h->eof == 1) {
-		shutdown(to, SHUT_WR);
-		h->eof = 2;
-	}
-	return 0;
-}
-
 int
 relay_main(int argc, char *argv[])
 {
@@ -277,8 +224,7 @@ relay_main(int argc, char *argv[])
 			for (int d = 0; d < 2; d++) {
 				struct pair *p = &pairs[i];
 				/* Read into an empty buffer; write out the other's. */
-				short ev = (p->h[d].len == 0 && !p->h[d].eof ? POLLIN : 0) |
-					   (p->h[1 - d].len > p->h[1 - d].off ? POLLOUT : 0);
+				short ev = pump_wants_in(&p->h[d]) | pump_wants_out(&p->h[1 - d]);
 				pfd[n++] = (struct pollfd){.fd = p->fd[d], .events = ev};
 			}
 		if (poll(pfd, (nfds_t)n, -1) == -1 && errno != EINTR)
@@ -294,7 +240,8 @@ relay_main(int argc, char *argv[])
 			struct pair *p = &pairs[i];
 			if (p->fd[0] == -1)
 				continue;
-			if (pump(p, 0) == -1 || pump(p, 1) == -1 ||
+			if (pump_move(&p->h[0], p->fd[0], p->fd[1]) == -1 ||
+			    pump_move(&p->h[1], p->fd[1], p->fd[0]) == -1 ||
 			    (p->h[0].eof > 1 && p->h[1].eof > 1))
 				pair_close(p);
 		}

@@ -53,5 +53,14 @@ void sidecars_stop(double grace_s);
 void sidecars_reload(const char *path);
 /* How many sidecars are configured. */
 size_t sidecars_count(void);
+/*
+ * Start our own executable with `args` (borrowed, NULL-terminated; the
+ * option first) as the sidecars' user and group, with no capability,
+ * no_new_privs and a parent-death signal, its stdin `in` (-1: /dev/null)
+ * and its output on our stderr, in its own process group: the relays and
+ * the egress proxy (egress.h). Its pid, or -1 with why. Call after
+ * sidecars_start.
+ */
+pid_t sidecar_spawn_self(const char *const *args, int in, char *why, size_t why_len);
 
 #endif

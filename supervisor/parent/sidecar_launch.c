@@ -145,10 +145,10 @@ child_fail(const char *why)
  * calls only.
  */
 static void __attribute__((noreturn))
-exec_sidecar(const struct launch *l, int out, const int *procs, int nprocs)
+exec_sidecar(const struct launch *l, int in, int out, const int *procs, int nprocs)
 {
 	sigset_t none;
-	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int null = in != -1 ? in : open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	setpgid(0, 0);
 	for (int i = 0; procs && i < nprocs; i++)
@@ -198,7 +198,7 @@ sidecar_spawn(struct sidecar *s, char *why, size_t why_len)
 	launch_make(s, &l);
 	pid_t pid = fork();
 	if (pid == 0)
-		exec_sidecar(&l, pipefd[1], procs, nprocs);
+		exec_sidecar(&l, -1, pipefd[1], procs, nprocs);
 	int saved = errno;
 	launch_free(&l);
 	for (int i = 0; i < nprocs; i++)
@@ -222,31 +222,43 @@ sidecar_spawn(struct sidecar *s, char *why, size_t why_len)
 	return 0;
 }
 
-/* Start the relay of `s`'s Unix socket (relay.h), as the sidecar's user. 0, or -1 with why. */
-int
-sidecar_spawn_relay(struct sidecar *s, char *why, size_t why_len)
+pid_t
+sidecar_spawn_self(const char *const *args, int in, char *why, size_t why_len)
 {
 	struct launch l = {NULL, NULL};
 	size_t na = 0, ne = 0;
 
+	if (L.self == NULL && (L.self = realpath("/proc/self/exe", NULL)) == NULL)
+		return err_set(why, why_len, "/proc/self/exe: %s", strerror(errno));
 	l.argv = add(l.argv, &na, xstrdup(L.self));
-	l.argv = add(l.argv, &na, xstrdup(RELAY_OPTION));
-	l.argv = add(l.argv, &na, xstrdup(s->sc->name));
-	l.argv = add(l.argv, &na, xstrdup(s->sc->socket_path));
-	l.argv = add(l.argv, &na, xstrdup(s->sc->host));
-	l.argv = add(l.argv, &na, xasprintf("%d", s->sc->port));
-	l.argv = add(l.argv, &na, xasprintf("%o", (unsigned)L.relay_mode));
-	l.argv = add(l.argv, &na, xasprintf("%d", L.foreground));
+	for (size_t i = 0; args[i] != NULL; i++)
+		l.argv = add(l.argv, &na, xstrdup(args[i]));
 	l.env = add(l.env, &ne, xstrdup("PATH=/usr/bin:/bin"));
 	pid_t pid = fork();
 	if (pid == 0)
-		exec_sidecar(&l, 2, NULL, 0);
+		exec_sidecar(&l, in, 2, NULL, 0);
 	int saved = errno;
 	launch_free(&l);
 	if (pid == -1)
-		return err_set(why, why_len, "sidecar %s: fork its relay: %s", s->sc->name,
-			       strerror(saved));
+		return err_set(why, why_len, "fork %s: %s", args[0], strerror(saved));
 	setpgid(pid, pid);
+	return pid;
+}
+
+/* Start the relay of `s`'s Unix socket (relay.h), as the sidecar's user. 0, or -1 with why. */
+int
+sidecar_spawn_relay(struct sidecar *s, char *why, size_t why_len)
+{
+	char port[16], mode[16], fg[16];
+
+	snprintf(port, sizeof(port), "%d", s->sc->port);
+	snprintf(mode, sizeof(mode), "%o", (unsigned)L.relay_mode);
+	snprintf(fg, sizeof(fg), "%d", L.foreground);
+	const char *const args[] = {RELAY_OPTION, s->sc->name, s->sc->socket_path, s->sc->host,
+				    port, mode, fg, NULL};
+	pid_t pid = sidecar_spawn_self(args, -1, why, why_len);
+	if (pid == -1)
+		return -1;
 	s->relay = pid;
 	log_info("sidecar %s: relay %d serves %s", s->sc->name, (int)pid, s->sc->socket_path);
 	return 0;
@@ -272,9 +284,6 @@ make_socket_dir(const struct config *cfg, char *why, size_t why_len)
 int
 sidecar_relays_prepare(const struct config *cfg, char *why, size_t why_len)
 {
-	L.self = realpath("/proc/self/exe", NULL);
-	if (L.self == NULL)
-		return err_set(why, why_len, "/proc/self/exe: %s", strerror(errno));
 	why[0] = '\0';
 	return make_socket_dir(cfg, why, why_len);
 }

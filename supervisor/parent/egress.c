@@ -1,0 +1,177 @@
+/* egress.c - see egress.h. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "egress.h"
+#include "egress_proxy.h"
+#include "err.h"
+#include "fsutil.h"
+#include "log.h"
+#include "sidecar.h"
+#include "wstatus.h"
+#include "xmalloc.h"
+
+static struct {
+	const struct config *cfg;
+	char *dir;		/* runtime_dir/egress */
+	int ctl;		/* our end of the proxy's stdin; -1: no proxy runs */
+	pid_t pid;
+	int foreground;		/* the proxy logs to stderr, else to syslog */
+	double next;		/* monotonic: when to start it again; 0: not due */
+	char **open;		/* the workers told, to tell a new proxy again */
+	size_t n_open;
+} E = {.ctl = -1};
+
+/* Tell the proxy one line; lost if it is gone (it is told again when restarted). */
+static void
+tell(const char *verb, const char *name)
+{
+	char line[160];
+	int len = snprintf(line, sizeof(line), "%s %s%s\n", verb, name,
+			   strcmp(verb, "open") == 0 ? " -" : "");
+
+	if (E.ctl != -1 && send(E.ctl, line, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) != len)
+		log_warn("egress: tell the proxy %s %s", verb, name);
+}
+
+/* The proxy's argv after our executable, as egress_proxy.h lists it. Caller frees. */
+static char **
+proxy_args(void)
+{
+	const struct config *c = E.cfg;
+	size_t n = 0, max = 8 + c->egress_allow.n + c->egress_deny.n;
+	char **v = xcalloc(max, sizeof(*v));
+
+	v[n++] = xstrdup(EGRESS_PROXY_OPTION);
+	v[n++] = xstrdup(E.dir);
+	v[n++] = xstrdup(c->kernel_uid_first == 0 ? "600" : "666");
+	v[n++] = xasprintf("%d", E.foreground);
+	v[n++] = xasprintf("%d", c->egress_max_bytes);
+	v[n++] = xasprintf("%d", c->egress_max_connections);
+	v[n++] = xstrdup(c->egress_hosts_file[0] ? c->egress_hosts_file : "-");
+	for (size_t i = 0; i < c->egress_allow.n; i++)
+		v[n++] = xasprintf("+%s", c->egress_allow.v[i]);
+	for (size_t i = 0; i < c->egress_deny.n; i++)
+		v[n++] = xasprintf("-%s", c->egress_deny.v[i]);
+	return v;
+}
+
+static int
+spawn(char *why, size_t why_len)
+{
+	int sp[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
+		return err_set(why, why_len, "egress: socketpair: %s", strerror(errno));
+	char **args = proxy_args();
+	E.pid = sidecar_spawn_self((const char *const *)args, sp[1], why, why_len);
+	strv_free(args);
+	close(sp[1]);
+	if (E.pid == -1) {
+		close(sp[0]);
+		E.pid = 0;
+		return -1;
+	}
+	E.ctl = sp[0];
+	log_info("egress: proxy %d serves %s", (int)E.pid, E.dir);
+	for (size_t i = 0; i < E.n_open; i++)
+		tell("open", E.open[i]);
+	return 0;
+}
+
+int
+egress_start(const struct config *cfg, uid_t uid, int foreground, char *why, size_t why_len)
+{
+	if (cfg->egress_allow.n == 0)
+		return 0;
+	if (uid == (uid_t)-1 && geteuid() == 0)
+		return err_set(why, why_len, "the egress proxy never runs as root: set user");
+	E.cfg = cfg;
+	E.foreground = foreground;
+	E.dir = xasprintf("%s/egress", cfg->runtime_dir);
+	why[0] = '\0';
+	/* The proxy's, to make and replace its sockets in; search-only for others. */
+	if (fs_mkdir_p(E.dir, 0711, why, why_len) == -1 ||
+	    (uid != (uid_t)-1 && chown(E.dir, uid, (gid_t)-1) == -1) || chmod(E.dir, 0711) == -1)
+		return why[0] ? -1 : err_set(why, why_len, "%s: %s", E.dir, strerror(errno));
+	return spawn(why, why_len);
+}
+
+void
+egress_open(const char *name)
+{
+	if (E.cfg == NULL)
+		return;
+	E.open = xreallocarray(E.open, E.n_open + 1, sizeof(*E.open));
+	E.open[E.n_open++] = xstrdup(name);
+	tell("open", name);
+}
+
+void
+egress_close(const char *name)
+{
+	for (size_t i = 0; i < E.n_open; i++)
+		if (strcmp(E.open[i], name) == 0) {
+			tell("close", name);
+			free(E.open[i]);
+			E.open[i] = E.open[--E.n_open];
+			return;
+		}
+}
+
+int
+egress_child_exited(pid_t pid, int status)
+{
+	if (E.pid == 0 || pid != E.pid)
+		return 0;
+	char *how = wstatus_text(status);
+	log_warnx("egress: the proxy %s; starting it again in 1 s", how);
+	free(how);
+	close(E.ctl);
+	E.ctl = -1;
+	E.pid = 0;
+	E.next = clock_mono() + 1;
+	return 1;
+}
+
+void
+egress_tick(void)
+{
+	char why[ERR_LEN];
+
+	if (E.next == 0 || clock_mono() < E.next)
+		return;
+	E.next = 0;
+	if (spawn(why, sizeof(why)) == -1) {
+		log_warnx("%s; trying again in 5 s", why);
+		E.next = clock_mono() + 5;
+	}
+}
+
+void
+egress_stop(void)
+{
+	int status;
+
+	E.next = 0;
+	if (E.pid == 0)
+		return;
+	/* Its input closing ends it. */
+	close(E.ctl);
+	E.ctl = -1;
+	kill(-E.pid, SIGTERM);
+	while (waitpid(E.pid, &status, 0) == -1 && errno == EINTR)
+		;
+	E.pid = 0;
+}

@@ -1,0 +1,404 @@
+/* egress_proxy.c - see egress_proxy.h: the proxy's start-up, sessions and loop. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "egress_proxy.h"
+#include "egress_proxy_int.h"
+#include "err.h"
+#include "log.h"
+#include "pump.h"
+#include "unix_listen.h"
+#include "xmalloc.h"
+
+/* Sessions served at once, and connections of all sessions at once. */
+#define MAX_SESSIONS 256
+#define MAX_CONNS 256
+#define ID_MAX 64
+
+struct session {
+	char id[ID_MAX + 1];	 /* "": free */
+	char identity[ID_MAX + 1];
+	int lfd;
+	unsigned long long bytes; /* moved so far, both ways */
+	int conns;		 /* open now */
+};
+
+struct conn {
+	int c, u;		/* client, upstream; c == -1: free */
+	struct session *s;
+	char head[EGRESS_HEAD_MAX + 1];
+	size_t head_len;
+	char host[EGRESS_NAME_MAX + 3];
+	int port;
+	const char *rule;	/* borrowed from the rules */
+	double started;
+	struct pump h[2];	/* h[0]: client -> upstream, h[1]: upstream -> client */
+};
+
+static struct {
+	const char *dir;
+	mode_t mode;
+	unsigned long long max_bytes; /* 0: no limit */
+	int max_conns;
+	struct egress_rules rules;
+	struct session sessions[MAX_SESSIONS];
+	struct conn conns[MAX_CONNS];
+	char ctl[512];		/* a partial control line */
+	size_t ctl_len;
+} P;
+
+/* The audit line of a connection that ends, refused or not. */
+static void
+audit(const struct conn *k, int allowed, const char *why)
+{
+	log_info("egress: session %s identity %s host %s port %d %s rule \"%s\" bytes_out %llu "
+		 "bytes_in %llu duration_s %.3f%s%s",
+		 k->s->id, k->s->identity, k->host[0] ? k->host : "-", k->port,
+		 allowed ? "allowed" : "denied", k->rule ? k->rule : "-", k->h[0].moved,
+		 k->h[1].moved, clock_mono() - k->started, why ? ": " : "", why ? why : "");
+}
+
+static void
+conn_close(struct conn *k)
+{
+	if (k->c != -1)
+		close(k->c);
+	if (k->u != -1)
+		close(k->u);
+	k->c = k->u = -1;
+	k->s->conns--;
+}
+
+/* Answer `status` with a body naming the rule (or the reason), audit, and close. */
+static void
+refuse(struct conn *k, int status, const char *rule, const char *why)
+{
+	static const char *const reasons[] = {[400] = "Bad Request", [403] = "Forbidden",
+					      [431] = "Request Header Fields Too Large",
+					      [502] = "Bad Gateway"};
+	char body[600], head[1400];
+	const char *reason = status < 600 && reasons[status] ? reasons[status] : "Error";
+
+	k->rule = rule;
+	int blen = snprintf(body, sizeof(body), "codeexecd egress: %s %s:%d refused: %s\n",
+			    k->host[0] ? "request for" : "request", k->host[0] ? k->host : "-",
+			    k->port, rule ? rule : why);
+	int hlen = snprintf(head, sizeof(head),
+			    "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+			    "X-Codeexecd-Egress-Rule: %s\r\nConnection: close\r\n\r\n%s",
+			    status, reason, blen, rule ? rule : "-", body);
+	/* A fresh socket's buffer holds this much: one send, never blocking. */
+	if (send(k->c, head, (size_t)hlen, MSG_NOSIGNAL | MSG_DONTWAIT) == -1)
+		log_debug("egress: session %s: answer %d: %s", k->s->id, status, strerror(errno));
+	/* Unread input would make the close a reset that loses the answer. */
+	char sink[4096];
+	for (int i = 0; i < 16 && read(k->c, sink, sizeof(sink)) > 0; i++)
+		;
+	audit(k, 0, why);
+	conn_close(k);
+}
+
+/* The head is complete: check, dial, and start relaying. */
+static void
+start(struct conn *k, const struct egress_req *r)
+{
+	struct egress_verdict v;
+	char why[ERR_LEN] = "", norm[EGRESS_NAME_MAX + 2];
+
+	snprintf(k->host, sizeof(k->host), "%s", r->host);
+	k->port = r->port;
+	egress_check_host(&P.rules, r->host, r->port, &v);
+	if (!v.allowed)
+		return refuse(k, 403, v.rule, NULL);
+	k->rule = v.rule;
+	if (P.max_bytes && k->s->bytes >= P.max_bytes)
+		return refuse(k, 403, "egress.max_bytes", NULL);
+	egress_host_normalise(r->host, norm);
+	k->u = egress_dial(&P.rules, norm, r->port, &v, why, sizeof(why));
+	if (k->u == -1 && !v.allowed)
+		return refuse(k, 403, v.rule, NULL);
+	if (k->u == -1)
+		return refuse(k, 502, NULL, why);
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	const char *first = r->is_connect ? k->head + r->head_len : r->fwd;
+	size_t first_len = r->is_connect ? k->head_len - r->head_len : r->fwd_len;
+	/* What the client sent past its head goes on after it (a TLS hello, a body). */
+	size_t rest = r->is_connect ? 0 : k->head_len - r->head_len;
+	memcpy(k->h[0].buf, first, first_len);
+	memcpy(k->h[0].buf + first_len, k->head + r->head_len, rest);
+	k->h[0].len = first_len + rest;
+	if (r->is_connect) {
+		memcpy(k->h[1].buf, established, sizeof(established) - 1);
+		k->h[1].len = sizeof(established) - 1;
+	}
+}
+
+/* Read more of k's head; start it once it is whole. */
+static void
+read_head(struct conn *k)
+{
+	struct egress_req r;
+	char why[256];
+	ssize_t n = read(k->c, k->head + k->head_len, EGRESS_HEAD_MAX - k->head_len);
+
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+		audit(k, 0, "the client left before its request");
+		return conn_close(k);
+	}
+	if (n < 0)
+		return;
+	k->head_len += (size_t)n;
+	k->head[k->head_len] = '\0';
+	int rc = egress_req_parse(k->head, k->head_len, &r, why, sizeof(why));
+	if (rc > 1)
+		return refuse(k, rc, NULL, why);
+	if (rc == 1)
+		start(k, &r);
+	free(r.fwd);
+}
+
+/* Relay k both ways, charging its session; closes it when done or over the limit. */
+static void
+relay(struct conn *k)
+{
+	unsigned long long before = k->h[0].moved + k->h[1].moved;
+
+	if (pump_move(&k->h[0], k->c, k->u) == -1 || pump_move(&k->h[1], k->u, k->c) == -1) {
+		k->s->bytes += k->h[0].moved + k->h[1].moved - before;
+		audit(k, 1, "a connection failed");
+		return conn_close(k);
+	}
+	k->s->bytes += k->h[0].moved + k->h[1].moved - before;
+	if (P.max_bytes && k->s->bytes > P.max_bytes) {
+		k->rule = "egress.max_bytes";
+		audit(k, 0, "the session's bytes ran out");
+		return conn_close(k);
+	}
+	if (k->h[0].eof > 1 && k->h[1].eof > 1) {
+		audit(k, 1, NULL);
+		conn_close(k);
+	}
+}
+
+/* A new client of session s. */
+static void
+take(struct session *s)
+{
+	int c = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct conn *k = NULL;
+
+	if (c == -1)
+		return;
+	for (int i = 0; i < MAX_CONNS && k == NULL; i++)
+		if (P.conns[i].c == -1)
+			k = &P.conns[i];
+	if (k == NULL) {
+		log_warnx("egress: session %s: %d connections of all sessions are open; "
+			  "refusing one", s->id, MAX_CONNS);
+		close(c);
+		return;
+	}
+	memset(k, 0, sizeof(*k));
+	k->c = c;
+	k->u = -1;
+	k->s = s;
+	k->started = clock_mono();
+	pump_reset(&k->h[0]);
+	pump_reset(&k->h[1]);
+	if (++s->conns > P.max_conns)
+		refuse(k, 403, "egress.max_connections", NULL);
+}
+
+/* A session id or identity: letters, digits and "_-.@:" only, at most ID_MAX. */
+static int
+word_ok(const char *w)
+{
+	size_t len = strlen(w);
+	return len > 0 && len <= ID_MAX &&
+	       strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.@:") ==
+		       len;
+}
+
+static struct session *
+session_named(const char *id)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (strcmp(P.sessions[i].id, id) == 0)
+			return &P.sessions[i];
+	return NULL;
+}
+
+/* "open ID IDENTITY": listen on DIR/ID.sock for session ID. */
+static void
+session_open(const char *id, const char *identity)
+{
+	struct session *s = session_named(id);
+	char why[ERR_LEN];
+
+	if (s != NULL || (s = session_named("")) == NULL || strchr(id, '.') != NULL) {
+		log_warnx("egress: cannot open session %s: known, bad, or %d open", id,
+			  MAX_SESSIONS);
+		return;
+	}
+	char *path = xasprintf("%s/%s.sock", P.dir, id);
+	s->lfd = unix_listen_at(path, P.mode, why, sizeof(why));
+	free(path);
+	if (s->lfd == -1) {
+		log_warnx("egress: session %s: %s", id, why);
+		return;
+	}
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	s->bytes = 0;
+	s->conns = 0;
+}
+
+/* "close ID": its socket goes, and its connections with it. */
+static void
+session_close(const char *id)
+{
+	struct session *s = session_named(id);
+
+	if (s == NULL || id[0] == '\0')
+		return;
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (P.conns[i].c != -1 && P.conns[i].s == s) {
+			audit(&P.conns[i], 1, "the session closed");
+			conn_close(&P.conns[i]);
+		}
+	char *path = xasprintf("%s/%s.sock", P.dir, id);
+	unlink(path);
+	free(path);
+	close(s->lfd);
+	s->id[0] = '\0';
+}
+
+static void
+control_line(char *line)
+{
+	char *save = NULL;
+	char *verb = strtok_r(line, " ", &save);
+	char *id = strtok_r(NULL, " ", &save);
+	char *identity = strtok_r(NULL, " ", &save);
+
+	if (verb != NULL && id != NULL && word_ok(id) && strcmp(verb, "close") == 0)
+		return session_close(id);
+	if (verb != NULL && id != NULL && identity != NULL && word_ok(id) && word_ok(identity) &&
+	    strcmp(verb, "open") == 0)
+		return session_open(id, identity);
+	log_warnx("egress: a control line that is not \"open ID IDENTITY\" or \"close ID\"");
+}
+
+/* The parent's lines on stdin; its end closing ends the proxy. */
+static void
+read_control(void)
+{
+	ssize_t n = read(0, P.ctl + P.ctl_len, sizeof(P.ctl) - 1 - P.ctl_len);
+	char *nl;
+
+	if (n == 0)
+		exit(0);
+	if (n < 0)
+		return;
+	P.ctl_len += (size_t)n;
+	P.ctl[P.ctl_len] = '\0';
+	while ((nl = strchr(P.ctl, '\n')) != NULL) {
+		*nl = '\0';
+		control_line(P.ctl);
+		P.ctl_len -= (size_t)(nl + 1 - P.ctl);
+		memmove(P.ctl, nl + 1, P.ctl_len + 1);
+	}
+	if (P.ctl_len == sizeof(P.ctl) - 1) {
+		log_warnx("egress: a control line too long; dropped");
+		P.ctl_len = 0;
+	}
+}
+
+/* argv's settings and rules; fatal on any error (the parent checked them at load). */
+static void
+setup(int argc, char *argv[])
+{
+	char why[ERR_LEN];
+
+	P.dir = argv[2];
+	P.mode = (mode_t)strtol(argv[3], NULL, 8);
+	P.max_bytes = strtoull(argv[5], NULL, 10);
+	P.max_conns = atoi(argv[6]);
+	if (strcmp(argv[7], "-") != 0 && egress_hosts_load(argv[7], why, sizeof(why)) == -1)
+		fatalx("egress: %s", why);
+	for (int i = 8; i < argc; i++)
+		if ((argv[i][0] != '+' && argv[i][0] != '-') ||
+		    egress_rules_add(&P.rules, argv[i][0] == '-', argv[i] + 1, why,
+				     sizeof(why)) == -1)
+			fatalx("egress: rule %s: %s", argv[i], why);
+	for (int i = 0; i < MAX_CONNS; i++)
+		P.conns[i].c = -1;
+}
+
+/* One pass of the loop: poll the control pipe, the sessions' sockets and the connections. */
+static void
+serve(void)
+{
+	static struct pollfd pfd[1 + MAX_SESSIONS + 2 * MAX_CONNS];
+	int n = 1;
+
+	pfd[0] = (struct pollfd){.fd = 0, .events = POLLIN};
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		pfd[n++] = (struct pollfd){.fd = P.sessions[i].id[0] ? P.sessions[i].lfd : -1,
+					   .events = POLLIN};
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *k = &P.conns[i];
+		int relaying = k->u != -1;
+		short in = relaying ? pump_wants_in(&k->h[0]) : POLLIN;
+		pfd[n++] = (struct pollfd){.fd = k->c, .events = in | pump_wants_out(&k->h[1])};
+		pfd[n++] = (struct pollfd){.fd = k->u, .events = pump_wants_in(&k->h[1]) |
+								    pump_wants_out(&k->h[0])};
+	}
+	if (poll(pfd, (nfds_t)n, -1) == -1 && errno != EINTR)
+		fatal("egress: poll");
+	if (pfd[0].revents)
+		read_control();
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (P.sessions[i].id[0] && (pfd[1 + i].revents & POLLIN))
+			take(&P.sessions[i]);
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *k = &P.conns[i];
+		struct pollfd *f = &pfd[1 + MAX_SESSIONS + 2 * i];
+		if (k->c == -1 || (f[0].revents | f[1].revents) == 0)
+			continue;
+		if (k->u == -1)
+			read_head(k);
+		else
+			relay(k);
+	}
+}
+
+int
+egress_proxy_main(int argc, char *argv[])
+{
+	if (argc < 8)
+		return 2;
+	log_init("codeexecd-egress", atoi(argv[4]), LOG_DAEMON);
+	/* Exec made us dumpable: no kernel of our uid may trace or write into us. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		fatal("egress: prctl PR_SET_DUMPABLE");
+	setup(argc, argv);
+	char why[ERR_LEN];
+	if (egress_proxy_filter_install(why, sizeof(why)) == -1)
+		fatalx("egress: seccomp: %s", why);
+	log_info("egress: proxy for %zu allow and %zu deny rules, sockets in %s",
+		 P.rules.n_allow, P.rules.n_deny, P.dir);
+	for (;;)
+		serve();
+}
