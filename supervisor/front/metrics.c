@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "metrics.h"
+#include "upstream.h"
 /* HTTP status codes counted one by one: 100 to 599. */
 #define STATUS_FIRST 100
 #define STATUS_N 500
@@ -389,6 +390,7 @@ metrics_render(const struct metrics_gauges *g)
 	render_gauges(&b, g);
 	render_calls(&b);
 	render_kernels(&b);
+	upstream_render_metrics(&b);
 	render_http(&b);
 	render_sidecars(&b, g->sidecars);
 	return buf_release(&b);
