@@ -250,7 +250,7 @@ const struct config_key config_key_table[] = {
 		"containers."},
 	/* Code mode (issue 35) */
 	{.name = "upstreams", .scope = RELOAD_RESTART, .kind = CFG_RECORDS, .def = "[]",
-	 .group = "Code mode", FIELD(upstreams), .fields = upstream_fields,
+	 .group = "Tools", FIELD(upstreams), .fields = upstream_fields,
 	 .record_size = sizeof(struct config_upstream), .check_record = check_upstream,
 	 .doc = "MCP servers whose tools kernels call as Python functions, through the "
 		"daemon, with its credentials."},

@@ -43,7 +43,7 @@
  * 18: EXECUTE's stdin, INPUT_REQUEST and INPUT_REPLY (a kernel's input()
  * asked of the client), RESULT's stdin_wait_s.
  * 19: UPSTREAM_CALL and UPSTREAM_REPLY (code mode: a kernel's call of an
- * upstream MCP server's tool, made by the front). */
+ * upstream MCP server's tool, made by the front), START's upstreams. */
 #define IPC_VERSION 19
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */

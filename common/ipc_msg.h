@@ -114,6 +114,8 @@ struct ipc_start {
 	 * connect() nowhere: a sidecar's descriptor broker (relay.h).
 	 */
 	char **unix_fds;
+	/* Code mode: the kernel gets a line to the front (CODEEXEC_UPSTREAM_FD). */
+	int upstreams;
 	/*
 	 * Confine the kernel with Landlock at this ABI before the exec (0: not):
 	 * it fails to start when this host offers less. hide_paths: the

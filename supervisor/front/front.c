@@ -307,6 +307,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 		fatalx("%s", err);
 	toolreg_replace(reg);
 	upstream_init(cfg);
+	pool_on_upstream_call(upstream_kernel_request);
 	for (size_t i = 0; i < tools_count(); i++) {
 		char name[128];
 		tools_name(i, cfg, name, sizeof(name));

@@ -21,7 +21,6 @@
 #include "pool_reap.h"
 #include "pool_send.h"
 #include "pool_state.h"
-#include "upstream.h"
 #include "result.h"
 #include "start_failure.h"
 #include "xmalloc.h"
@@ -46,6 +45,14 @@ enum phase {
 };
 
 #define PERMIT(t) (1u << ((t) - IPC_READY))
+static pool_upstream_fn upstream_fn;
+
+void
+pool_on_upstream_call(pool_upstream_fn fn)
+{
+	upstream_fn = fn;
+}
+
 static const unsigned permit[PHASE_N] = {
 	/* its kernel comes up, or it says why not */
 	[PHASE_STARTING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_LOG),
@@ -266,8 +273,8 @@ worker_message(struct worker *w, struct ipc_msg *m)
 			worker_kill(w, why);
 		break;
 	case IPC_UPSTREAM_CALL:
-		if (for_call(w, ph, m) == 1)
-			upstream_kernel_request(w, m->hdr.id, &u.upstream_call);
+		if (for_call(w, ph, m) == 1 && upstream_fn)
+			upstream_fn(w, m->hdr.id, &u.upstream_call);
 		break;
 	case IPC_KERNEL_DIED:
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,

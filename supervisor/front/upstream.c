@@ -14,6 +14,7 @@
 #include "err.h"
 #include "log.h"
 #include "mcp_client.h"
+#include "metrics.h"
 #include "secret_file.h"
 #include "upstream.h"
 #include "xmalloc.h"
@@ -241,6 +242,7 @@ upstream_init(const struct config *cfg)
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		fatalx("upstreams: libcurl could not be initialized");
 	ups = xcalloc(n_ups, sizeof(*ups));
+	metrics_add_renderer(upstream_render_metrics);
 	for (size_t i = 0; i < n_ups; i++) {
 		ups[i].cfg = config_upstream_at(cfg, i);
 		pthread_mutex_init(&ups[i].lock, NULL);

@@ -79,7 +79,7 @@ const char *upstream_token(size_t i);
 void upstream_count_call(size_t i, enum upstream_outcome o);
 /* The outcome's label. */
 const char *upstream_outcome_name(enum upstream_outcome o);
-/* Append code mode's metrics to the /metrics page. */
+/* Append code mode's metrics to the /metrics page (metrics_add_renderer). */
 void upstream_render_metrics(struct buf *b);
 
 /*

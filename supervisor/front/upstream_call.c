@@ -163,7 +163,7 @@ op_call(const struct upreq *q, struct json_object *req, size_t *reply_upstream,
 	char msg[512];
 
 	*o = UPSTREAM_DENIED;
-	if (name == NULL || tool == NULL ||
+	if (name[0] == '\0' || tool[0] == '\0' ||
 	    (json_object_object_get_ex(req, "arguments", &args) &&
 	     !json_object_is_type(args, json_type_object)))
 		return failure(q->seq, "bad_request",
