@@ -209,6 +209,8 @@ records_free(struct config_records *r, const struct config_key *k)
 		for (const struct config_key *f = k->fields; f->name != NULL; f++)
 			if (f->kind == CFG_STRING)
 				free(*(char **)((char *)r->v + i * k->record_size + f->offset));
+			else if (f->kind == CFG_LIST)
+				strlist_free((void *)((char *)r->v + i * k->record_size + f->offset));
 	free(r->v);
 	r->v = NULL;
 	r->n = 0;
@@ -505,10 +507,11 @@ is_duplicate(struct loader *l, const struct ynode *m, size_t i, const char *pref
 	return 0;
 }
 
+/* Read the list `v` of key or record field `k` into `list`. */
 static int
-set_list(struct loader *l, const struct config_key *k, const struct ynode *v)
+set_list(struct loader *l, const struct config_key *k, const struct ynode *v,
+	 struct strlist *list)
 {
-	struct strlist *list = field_of(l->c, k);
 	char why[WHY_LEN], sh[SHOWN_LEN];
 
 	if (v->type != YN_SEQ)
@@ -575,11 +578,15 @@ set_record(struct loader *l, const struct config_key *k, const struct ynode *m, 
 			config_unknown_field(k->fields, kn->text, why, sizeof(why));
 			return ynode_fail(&l->err, kn->mark, "%s: %s", label, why);
 		}
-		if (config_read_field(l->c, rec, f, v, why, sizeof(why)) < 0)
+		if (f->kind == CFG_LIST) {
+			if (set_list(l, f, v, (void *)((char *)rec + f->offset)) < 0)
+				return -1;
+		} else if (config_read_field(l->c, rec, f, v, why, sizeof(why)) < 0) {
 			return ynode_fail(&l->err, v->mark, "%s: %s", label, why);
+		}
 	}
 	for (const struct config_key *f = k->fields; f->name != NULL; f++)
-		if (f->def == NULL && *(char **)((char *)rec + f->offset) == NULL)
+		if (f->def == NULL && f->kind == CFG_STRING && *(char **)((char *)rec + f->offset) == NULL)
 			return ynode_fail(&l->err, m->mark, "%s: %s is required", label, f->name);
 	return 0;
 }
@@ -620,7 +627,7 @@ set_key(struct loader *l, size_t i, const struct ynode *v)
 	l->seen[i] = 1;
 	l->marks[i] = v->mark;
 	if (k->kind == CFG_LIST)
-		return set_list(l, k, v);
+		return set_list(l, k, v, field_of(l->c, k));
 	if (k->kind == CFG_MAP)
 		return set_map(l, k, v);
 	if (k->kind == CFG_RECORDS)

@@ -114,6 +114,7 @@ struct config {
 	/* assets (seed 000) */
 	struct config_records assets; /* of struct config_asset */
 	struct config_records publishers; /* of struct config_publisher */
+	struct config_records upstreams;  /* of struct config_upstream */
 	int resource_max_bytes;	      /* resources/read gives at most this */
 	int max_upload_bytes;	      /* NAME_upload_file takes at most this; 0: no tool */
 	int files_extension;	      /* data_uri is an x-mcp-file input (SEP-2356's draft) */
@@ -250,6 +251,21 @@ struct config_publisher {
 	int auto_publish;	/* publish each result's artifacts */
 	int on_close;		/* publish outputs/ when the session ends */
 	char *content_type;	/* empty: guessed (mime.h) */
+};
+
+/* One entry of `upstreams` (code mode, issue 35): an MCP server whose tools
+ * kernels call as Python functions, through the front. */
+struct config_upstream {
+	char *name;		  /* the module: codeexec_upstreams.NAME */
+	char *url;		  /* streamable HTTP: https://, or http:// to loopback */
+	char *token_file;	  /* a bearer token the parent reads; "": none */
+	struct strlist tools;	  /* exposed tools; empty: all */
+	struct strlist allow;	  /* identities that may call; empty: every one */
+	struct strlist secret_args; /* argument names the log never shows */
+	double timeout_s;	  /* one call */
+	int max_response_bytes;	  /* of one answer */
+	int max_calls;		  /* per session */
+	int required;		  /* unreachable at start: the daemon does not start */
 };
 
 /* What a key holds, for the table and the documentation checks. */
@@ -403,6 +419,12 @@ static inline const struct config_publisher *
 config_publisher_at(const struct config *c, size_t i)
 {
 	return (const struct config_publisher *)c->publishers.v + i;
+}
+/* Record `i` of the upstreams list. */
+static inline const struct config_upstream *
+config_upstream_at(const struct config *c, size_t i)
+{
+	return (const struct config_upstream *)c->upstreams.v + i;
 }
 /* "pip", "uv", "conda". */
 const char *config_env_type_name(enum env_type t);

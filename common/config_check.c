@@ -680,3 +680,59 @@ check_api_version(struct config *c, const char *v, char *why, size_t why_len)
 			       shown(v, sh));
 	return 0;
 }
+
+/* ---- upstreams (code mode, issue 35) ---- */
+
+/* upstreams' url: https://, or http:// to a loopback address. */
+int
+check_upstream_url(struct config *c, const char *v, char *why, size_t why_len)
+{
+	char sh[SHOWN_LEN];
+	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
+			   : strncmp(v, "http://", 7) == 0 ? v + 7
+							   : NULL;
+
+	(void)c;
+	if (host == NULL || host[0] == '\0' || host[0] == '/' || strchr(v, '#') != NULL)
+		return err_set(why, why_len, "%s: expected https://HOST/PATH", shown(v, sh));
+	if (host == v + 7 && !is_loopback_authority(host, strcspn(host, "/")))
+		return err_set(why, why_len,
+			       "%s: plain http:// is allowed only to a loopback address; use https://",
+			       shown(v, sh));
+	return 0;
+}
+
+/* Python's keywords: an upstream's name is a module name. */
+static int
+is_py_keyword(const char *s)
+{
+	static const char *const kw[] = {
+		"False", "None", "True", "and", "as", "assert", "async", "await", "break",
+		"class", "continue", "def", "del", "elif", "else", "except", "finally", "for",
+		"from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
+		"pass", "raise", "return", "try", "while", "with", "yield", NULL};
+	for (size_t i = 0; kw[i]; i++)
+		if (strcmp(s, kw[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* An upstream's name is a Python identifier of ours and unique. */
+int
+check_upstream(struct config *c, size_t i, char *why, size_t why_len)
+{
+	const struct config_upstream *u = config_upstream_at(c, i);
+	static const char lower[] = "abcdefghijklmnopqrstuvwxyz0123456789_";
+
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(u->name, config_upstream_at(c, j)->name) == 0)
+			return err_set(why, why_len, "name %s is already used by item %zu",
+				       u->name, j + 1);
+	if (strspn(u->name, lower) != strlen(u->name) || (u->name[0] >= '0' && u->name[0] <= '9') ||
+	    u->name[0] == '_' || strlen(u->name) > 64 || is_py_keyword(u->name))
+		return err_set(why, why_len,
+			       "name %s: a Python module name of at most 64 lowercase letters, "
+			       "digits and _, not starting with a digit or _, not a keyword",
+			       u->name);
+	return 0;
+}

@@ -54,6 +54,8 @@ int check_api_version(struct config *c, const char *v, char *why, size_t why_len
 /* The checks of record i against those before it (CFG_RECORDS). */
 int check_asset_unique(struct config *c, size_t i, char *why, size_t why_len);
 int check_publisher(struct config *c, size_t i, char *why, size_t why_len);
+int check_upstream_url(struct config *c, const char *v, char *why, size_t why_len);
+int check_upstream(struct config *c, size_t i, char *why, size_t why_len);
 /* The key table (config_keys.c), and how many keys it holds before its NULL. */
 extern const struct config_key config_key_table[];
 extern const size_t config_key_count;

@@ -75,6 +75,36 @@ static const struct config_key publisher_fields[] = {
 	{.name = NULL},
 };
 
+#define UFIELD(f) \
+	.offset = offsetof(struct config_upstream, f), \
+	.size = sizeof(((struct config_upstream *)0)->f)
+
+/* The fields of one `upstreams` entry (code mode). */
+static const struct config_key upstream_fields[] = {
+	{.name = "name", .kind = CFG_STRING, .def = NULL, UFIELD(name), .check = check_nonempty,
+	 .doc = "The module kernels import: from codeexec_upstreams import NAME."},
+	{.name = "url", .kind = CFG_STRING, .def = NULL, UFIELD(url), .check = check_upstream_url,
+	 .doc = "The server's streamable-HTTP MCP endpoint."},
+	{.name = "token_file", .kind = CFG_STRING, .def = "", UFIELD(token_file),
+	 .check = check_wheelhouse, .doc = "File holding a bearer token for the server."},
+	{.name = "tools", .kind = CFG_LIST, .def = "[]", UFIELD(tools),
+	 .doc = "The tools kernels may call; empty: all the server lists."},
+	{.name = "allow", .kind = CFG_LIST, .def = "[]", UFIELD(allow),
+	 .doc = "Identities that may call them; empty: every one."},
+	{.name = "secret_args", .kind = CFG_LIST, .def = "[]", UFIELD(secret_args),
+	 .doc = "Argument names the audit log never shows."},
+	{.name = "timeout_s", .kind = CFG_NUMBER, .def = "60", UFIELD(timeout_s), .min = 0,
+	 .max = 3600, .doc = "Seconds one call may take."},
+	{.name = "max_response_bytes", .kind = CFG_INT, .def = "4194304",
+	 UFIELD(max_response_bytes), .min = 1024, .max = 268435456,
+	 .doc = "Largest answer of one call, in bytes."},
+	{.name = "max_calls", .kind = CFG_INT, .def = "1000", UFIELD(max_calls), .min = 1,
+	 .max = 2147483647, .doc = "Calls one session may make to this server."},
+	{.name = "required", .kind = CFG_BOOL, .def = "false", UFIELD(required),
+	 .doc = "Refuse to start when the server cannot be reached."},
+	{.name = NULL},
+};
+
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
@@ -218,6 +248,12 @@ const struct config_key config_key_table[] = {
 	 .record_size = sizeof(struct config_publisher), .check_record = check_publisher,
 	 .doc = "Where NAME_send publishes the session's files: directories and Azure Blob "
 		"containers."},
+	/* Code mode (issue 35) */
+	{.name = "upstreams", .scope = RELOAD_RESTART, .kind = CFG_RECORDS, .def = "[]",
+	 .group = "Tools", FIELD(upstreams), .fields = upstream_fields,
+	 .record_size = sizeof(struct config_upstream), .check_record = check_upstream,
+	 .doc = "MCP servers whose tools kernels call as Python functions, through the "
+		"daemon, with its credentials."},
 	{.name = "max_upload_bytes", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "2097152",
 	 .group = "Artifacts", FIELD(max_upload_bytes), .min = 0, .max = 33554432,
 	 .doc = "Largest file NAME_upload_file writes, in bytes; 0 removes the tool."},

@@ -22,6 +22,7 @@ static const char *const type_names[] = {
 	[IPC_FILE_OPEN] = "FILE_OPEN",
 	[IPC_FILE_WRITE] = "FILE_WRITE",
 	[IPC_INPUT_REPLY] = "INPUT_REPLY",
+	[IPC_UPSTREAM_REPLY] = "UPSTREAM_REPLY",
 	[IPC_READY] = "READY",
 	[IPC_OUTPUT] = "OUTPUT",
 	[IPC_RESULT] = "RESULT",
@@ -34,6 +35,7 @@ static const char *const type_names[] = {
 	[IPC_WAITING] = "WAITING",
 	[IPC_RESUMED] = "RESUMED",
 	[IPC_INPUT_REQUEST] = "INPUT_REQUEST",
+	[IPC_UPSTREAM_CALL] = "UPSTREAM_CALL",
 };
 
 int

@@ -41,8 +41,10 @@
  * 16: RESUMED (a worker handed to a new front) and the parent's fd 4.
  * 17: EXECUTE's rescue_s (a checkpoint asked of a kernel before its kill).
  * 18: EXECUTE's stdin, INPUT_REQUEST and INPUT_REPLY (a kernel's input()
- * asked of the client), RESULT's stdin_wait_s. */
-#define IPC_VERSION 18
+ * asked of the client), RESULT's stdin_wait_s.
+ * 19: UPSTREAM_CALL and UPSTREAM_REPLY (code mode: a kernel's call of an
+ * upstream MCP server's tool, made by the front), START's upstreams. */
+#define IPC_VERSION 19
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)
@@ -67,6 +69,7 @@ enum ipc_type {
 	IPC_FILE_OPEN = 8,	/* open a file of outputs/ (struct ipc_file_open; answer: FILE) */
 	IPC_FILE_WRITE = 9,	/* write a file below cwd (struct ipc_file_write; answer: FILE) */
 	IPC_INPUT_REPLY = 10,	/* INPUT_REQUEST's answer (struct ipc_input_reply) */
+	IPC_UPSTREAM_REPLY = 11, /* UPSTREAM_CALL's answer (struct ipc_upstream_reply) */
 
 	/* worker -> supervisor: 32..63 */
 	IPC_READY = 32,	       /* a kernel is up (struct ipc_ready) */
@@ -81,6 +84,7 @@ enum ipc_type {
 	IPC_WAITING = 41,      /* request id waits for its kernel to start (struct ipc_waiting) */
 	IPC_RESUMED = 42,      /* first on a new front's socket, once idle (struct ipc_resumed) */
 	IPC_INPUT_REQUEST = 43, /* request id's code reads a line (struct ipc_input_request) */
+	IPC_UPSTREAM_CALL = 44, /* request id's code calls an upstream (struct ipc_upstream_call) */
 };
 
 /*

@@ -58,6 +58,12 @@ struct ipc_text {
 
 /* ---- supervisor -> worker ---- */
 
+/* IPC_UPSTREAM_REPLY: the front's answer (JSON) to UPSTREAM_CALL `seq`. */
+struct ipc_upstream_reply {
+	int seq;
+	struct ipc_text reply;
+};
+
 enum ipc_interrupt_mode { IPC_INTERRUPT_SIGNAL, IPC_INTERRUPT_MESSAGE };
 
 /* START's "limits": 0 is "no limit" for each. */
@@ -108,6 +114,8 @@ struct ipc_start {
 	 * connect() nowhere: a sidecar's descriptor broker (relay.h).
 	 */
 	char **unix_fds;
+	/* Code mode: the kernel gets a line to the front (CODEEXEC_UPSTREAM_FD). */
+	int upstreams;
 	/*
 	 * Confine the kernel with Landlock at this ABI before the exec (0: not):
 	 * it fails to start when this host offers less. hide_paths: the
@@ -396,6 +404,17 @@ struct ipc_input_request {
 	struct ipc_text prompt;
 };
 
+/*
+ * IPC_UPSTREAM_CALL: request id's code asks the front for something of
+ * code mode (upstream.h): `request` is the kernel's own JSON, unread by
+ * the worker, `seq` the kernel's number for it, which UPSTREAM_REPLY
+ * echoes. The kernel waits for the reply; several may be in flight.
+ */
+struct ipc_upstream_call {
+	int seq;
+	struct ipc_text request;
+};
+
 /* IPC_KERNEL_DIED: the kernel died while idle. */
 struct ipc_kernel_died {
 	int pid;
@@ -493,6 +512,8 @@ IPC_MSG_CODEC(files, IPC_FILES)
 IPC_MSG_CODEC(file, IPC_FILE)
 IPC_MSG_CODEC(input_request, IPC_INPUT_REQUEST)
 IPC_MSG_CODEC(input_reply, IPC_INPUT_REPLY)
+IPC_MSG_CODEC(upstream_call, IPC_UPSTREAM_CALL)
+IPC_MSG_CODEC(upstream_reply, IPC_UPSTREAM_REPLY)
 
 /* The messages without fields: INTERRUPT, RESTART_KERNEL, SHUTDOWN, STREAM, FILE_LIST. */
 int ipc_empty_encode(struct buf *out, unsigned type, uint32_t id, char *why, size_t why_len);

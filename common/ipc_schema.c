@@ -83,6 +83,7 @@ static const struct ipc_field start_fields[] = {
 	IPC_F_STRV(ipc_start, "allow_mime", allow_mime, IPC_VEC_MAX, IPC_OPT),
 	IPC_F_STR(ipc_start, "warm_code", warm_code, 65536, IPC_OPT),
 	IPC_F_STRV(ipc_start, "unix_fds", unix_fds, 16, IPC_OPT),
+	IPC_F_BOOL(ipc_start, "upstreams", upstreams, IPC_OPT),
 	IPC_F_ENUM(ipc_start, "interrupt_mode", interrupt_mode, interrupt_modes, IPC_OPT),
 	IPC_F_DOUBLE(ipc_start, "startup_timeout_s", startup_timeout_s, 0, 86400, IPC_OPT),
 	IPC_F_ENUM(ipc_start, "network_mode", network_mode, net_mode_names, IPC_OPT),
@@ -364,6 +365,23 @@ static const struct ipc_field input_reply_fields[] = {
 static const struct ipc_schema input_reply_schema =
 	SCHEMA("INPUT_REPLY", ipc_input_reply, input_reply_fields, input_reply_check);
 
+/* A kernel's request is a tool call's arguments: 1 MiB is a document. */
+#define IPC_UPSTREAM_MAX (1024 * 1024)
+
+static const struct ipc_field upstream_call_fields[] = {
+	IPC_F_INT(ipc_upstream_call, "seq", seq, 1, INT_MAX, IPC_REQ),
+	IPC_F_TEXT(ipc_upstream_call, "request", request, IPC_UPSTREAM_MAX, IPC_REQ),
+};
+static const struct ipc_schema upstream_call_schema =
+	SCHEMA("UPSTREAM_CALL", ipc_upstream_call, upstream_call_fields, NULL);
+
+static const struct ipc_field upstream_reply_fields[] = {
+	IPC_F_INT(ipc_upstream_reply, "seq", seq, 1, INT_MAX, IPC_REQ),
+	IPC_F_TEXT(ipc_upstream_reply, "reply", reply, IPC_TEXT_MAX, IPC_REQ),
+};
+static const struct ipc_schema upstream_reply_schema =
+	SCHEMA("UPSTREAM_REPLY", ipc_upstream_reply, upstream_reply_fields, NULL);
+
 /* The schema of each message type; NULL for the types without fields. */
 static const struct ipc_schema *const schemas[] = {
 	[IPC_START] = &start_schema,
@@ -383,6 +401,8 @@ static const struct ipc_schema *const schemas[] = {
 	[IPC_RESUMED] = &resumed_schema,
 	[IPC_INPUT_REQUEST] = &input_request_schema,
 	[IPC_INPUT_REPLY] = &input_reply_schema,
+	[IPC_UPSTREAM_CALL] = &upstream_call_schema,
+	[IPC_UPSTREAM_REPLY] = &upstream_reply_schema,
 };
 
 const struct ipc_schema *

@@ -1,6 +1,7 @@
 /* secret_file.c - see secret_file.h. */
 #include "autoconf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -273,4 +274,26 @@ secret_file_read(const char *key, const char *path, size_t *len, char *why, size
 	if (text != NULL && len != NULL)
 		*len = n;
 	return text;
+}
+
+char *
+secret_file_line(const char *key, const char *path, char *why, size_t why_len)
+{
+	size_t n;
+	char *b = secret_file_read(key, path, &n, why, why_len);
+
+	if (b == NULL)
+		return NULL;
+	b[strcspn(b, "\r\n")] = '\0';
+	char *s = b;
+	while (isspace((unsigned char)*s))
+		s++;
+	for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]); e--)
+		e[-1] = '\0';
+	char *line = s[0] ? xstrdup(s) : NULL;
+	if (line == NULL)
+		err_set(why, why_len, "%s %s: empty", key, path);
+	explicit_bzero(b, n);
+	free(b);
+	return line;
 }

@@ -72,4 +72,11 @@ void secret_file_forget(void);
 char *secret_file_read(const char *key, const char *path, size_t *len, char *why,
 		       size_t why_len);
 
+/*
+ * The first line of the copy of `path`, trimmed of blanks, into a string
+ * (caller frees and should wipe); NULL with why naming `key` when there
+ * is no copy or the line is empty.
+ */
+char *secret_file_line(const char *key, const char *path, char *why, size_t why_len);
+
 #endif

@@ -154,11 +154,20 @@ exec_run(struct ctl *c, char **argv)
 
 	if (url == NULL || (code = exec_code(argv[0])) == NULL)
 		return CTL_USAGE;
-	if (mcpc_open(&m, url) == 0 && (tool = exec_tool_name(&m)) != NULL &&
+	/* auth.mode tokens or oauth: the token from the environment, never argv. */
+	struct mcpc_opts opts = {.token = getenv("CODEEXECD_TOKEN")};
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		log_warnx("libcurl could not be initialized");
+		free(code);
+		return CTL_USAGE;
+	}
+	if (mcpc_open(&m, url, &opts) == 0 && (tool = exec_tool_name(&m)) != NULL &&
 	    (result = exec_call(&m, tool, code)) != NULL)
 		rc = exec_show(c, result);
 	json_object_put(result);
 	mcpc_close(&m);
+	curl_global_cleanup();
 	free(tool);
 	free(code);
 	return rc;

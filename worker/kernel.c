@@ -21,6 +21,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "rand.h"
+#include "upstream_link.h"
 #include "xmalloc.h"
 
 #define KEY_BYTES 32
@@ -109,6 +110,7 @@ kernel_alloc(const struct kernel_spec *spec, char *why, size_t why_len)
 	k->pid = -1;
 	k->pidfd = -1;
 	k->out_fd = -1;
+	k->up_fd = -1;
 	k->conn_fd = -1;
 	k->dir_fd = -1;
 	k->sb = spec->sb;
@@ -159,6 +161,58 @@ unix_fds_env(const struct kernel_spec *spec, int *fds, int *nfds)
 	return env;
 }
 
+/* A new code mode line for `k`: the kernel's end, or -1 logged. */
+static int
+upstream_socketpair(struct kernel *k)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("socketpair for the kernel's code mode line");
+		return -1;
+	}
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1) {
+		log_warn("O_NONBLOCK on the kernel's code mode line");
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	k->up_fd = sv[0];
+	buf_init(&k->up_in);
+	return sv[1];
+}
+
+void
+kernel_upstream_close(struct kernel *k)
+{
+	if (k->up_fd != -1)
+		close(k->up_fd);
+	k->up_fd = -1;
+	buf_free(&k->up_in);
+}
+
+/*
+ * `env` (consumed) with UPSTREAM_LINK_ENV naming the kernel's end of a new
+ * code mode line, which joins fds[*nfds]; unchanged when there is no room
+ * or no line (logged): the kernel starts without code mode rather than not.
+ */
+static char **
+upstream_line(struct kernel *k, char **env, int *fds, int *nfds)
+{
+	size_t n = 0;
+	int fd;
+
+	if (*nfds >= SANDBOX_UNIX_FDS || (fd = upstream_socketpair(k)) == -1)
+		return env;
+	while (env[n])
+		n++;
+	env = xreallocarray(env, n + 2, sizeof(*env));
+	env[n] = xasprintf("%s=%d", UPSTREAM_LINK_ENV, fd);
+	env[n + 1] = NULL;
+	fds[(*nfds)++] = fd;
+	return env;
+}
+
 /* Spawn the process of k with its output pipe and pidfd; 0 or -1 with why. */
 static int
 kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_t why_len)
@@ -168,6 +222,9 @@ kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_
 	char **argv = kernel_spawn_argv(spec->argv, k->conn_path);
 	int fds[SANDBOX_UNIX_FDS], nfds;
 	char **env = unix_fds_env(spec, fds, &nfds);
+
+	if (spec->upstreams)
+		env = upstream_line(k, env, fds, &nfds);
 
 	int prepared = sandbox_cgroup_create(spec->sb, why, why_len) == 0 &&
 		       sandbox_prepare(spec->sb, argv, env, spec->cwd, spec->runtime_dir, &ln,
@@ -384,6 +441,7 @@ kernel_destroy(struct kernel **kp, struct jupyter_session *sess, int graceful)
 		close(k->pidfd);
 	if (k->out_fd != -1)
 		close(k->out_fd);
+	kernel_upstream_close(k);
 	remove_files(k);
 	/* The session must not keep signing with a freed key. */
 	if (sess->signer == k->signer)

@@ -57,6 +57,8 @@ struct kernel {
 	char *language_version; /* NULL: the reply gave none */
 	struct sandbox *sb;	/* borrowed from the spec */
 	struct sandbox_gate *gate; /* seccomp before exec: open until the handshake is done */
+	int up_fd;		/* the worker's end of the kernel's code mode line; -1: none */
+	struct buf up_in;	/* what came on it, not yet a whole request */
 };
 
 /* Create runtime_dir 0700 (its parent exists). 0, or -1 logged. */
@@ -107,6 +109,8 @@ int kernel_iopub_pending(struct kernel *k);
 void kernel_interrupt(struct kernel *k, struct jupyter_session *sess, int by_message);
 /* Read what the kernel printed and log it line by line (debug). */
 void kernel_read_output(struct kernel *k);
+/* Close k's end of its code mode line (upstream_link.h), if it has one. */
+void kernel_upstream_close(struct kernel *k);
 /* Reap the kernel if it has exited: 1 if it has, else 0. */
 int kernel_reap(struct kernel *k);
 /*

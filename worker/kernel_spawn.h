@@ -35,6 +35,7 @@ struct kernel_spec {
 	double startup_timeout_s;
 	struct sandbox *sb;	   /* identity, limits, network mode (sandbox.h) */
 	char **unix_fds;	   /* START's: "NAME=PATH" connections the kernel inherits */
+	int upstreams;		   /* START's: a line to code mode (upstream_link.h) */
 };
 
 /*

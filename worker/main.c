@@ -32,6 +32,7 @@
 #include "log.h"
 #include "memtrim.h"
 #include "sweep.h"
+#include "upstream_link.h"
 #include "worker.h"
 
 static volatile sig_atomic_t got_term;
@@ -118,7 +119,7 @@ run_timers(struct wstate *w)
 }
 
 enum { SLOT_IPC, SLOT_RESCUE, SLOT_SIG, SLOT_SHELL, SLOT_CONTROL, SLOT_IOPUB, SLOT_STDIN,
-       SLOT_OUT, SLOT_PID, SLOT_MAX };
+       SLOT_OUT, SLOT_PID, SLOT_UP, SLOT_MAX };
 
 /* Fill the poll set; kernel items only while there is a kernel. */
 static int
@@ -154,6 +155,10 @@ poll_items(struct wstate *w, zmq_pollitem_t *it, int *slot)
 	}
 	slot[SLOT_PID] = n;
 	it[n++] = (zmq_pollitem_t){NULL, w->k->pidfd, ZMQ_POLLIN, 0};
+	if (w->k->up_fd != -1) {
+		slot[SLOT_UP] = n;
+		it[n++] = (zmq_pollitem_t){NULL, w->k->up_fd, ZMQ_POLLIN, 0};
+	}
 	return n;
 }
 
@@ -180,6 +185,8 @@ kernel_events(struct wstate *w, zmq_pollitem_t *it, int *slot)
 		route_kernel(w, "control");
 	if (w->k == k && fired(it, slot, SLOT_STDIN))
 		route_kernel(w, "stdin");
+	if (w->k == k && k->up_fd != -1 && fired(it, slot, SLOT_UP))
+		upstream_link_read(w);
 	if (w->k == k && !w->quit && fired(it, slot, SLOT_PID) && kernel_reap(k))
 		lifecycle_died(w);
 }

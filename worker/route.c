@@ -19,6 +19,7 @@
 #include "json_member.h"
 #include "log.h"
 #include "memtrim.h"
+#include "upstream_link.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -288,6 +289,7 @@ take_start(struct wstate *w, struct ipc_start *st, char *why, size_t why_len)
 	st->warm_code = NULL;
 	s->unix_fds = st->unix_fds;
 	st->unix_fds = NULL;
+	s->upstreams = st->upstreams;
 	st->argv = st->env = st->allow_mime = NULL;
 	st->cwd = st->runtime_dir = NULL;
 	w->place.cwd = s->cwd;
@@ -603,6 +605,8 @@ route_supervisor(struct wstate *w, struct ipc_msg *m)
 		on_file_write(w, m);
 	} else if (type == IPC_INPUT_REPLY) {
 		on_input_reply(w, m);
+	} else if (type == IPC_UPSTREAM_REPLY) {
+		upstream_link_reply(w, m);
 	} else {
 		worker_protocol_error(w, "a worker-to-supervisor message type");
 	}

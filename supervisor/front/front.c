@@ -27,6 +27,7 @@
 #include "pool.h"
 #include "reload.h"
 #include "secret_file.h"
+#include "upstream.h"
 #include "session.h"
 #include "session_journal.h"
 #include "session_state.h"
@@ -305,6 +306,8 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 	if (reg == NULL)
 		fatalx("%s", err);
 	toolreg_replace(reg);
+	upstream_init(cfg);
+	pool_on_upstream_call(upstream_kernel_request);
 	for (size_t i = 0; i < tools_count(); i++) {
 		char name[128];
 		tools_name(i, cfg, name, sizeof(name));

@@ -14,6 +14,15 @@
 #define STATUS_N 500
 
 /* Upper bounds of the latency buckets, in seconds; +Inf follows. */
+/* A module's own metrics (metrics_add_renderer), after the daemon's. */
+static void (*extra_render)(struct buf *);
+
+void
+metrics_add_renderer(void (*render)(struct buf *))
+{
+	extra_render = render;
+}
+
 static const double bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 				0.5,   1,      2.5,   5,    10,	   30,	 60,  300};
 #define BUCKET_N (sizeof(bounds) / sizeof(bounds[0]) + 1)
@@ -389,6 +398,8 @@ metrics_render(const struct metrics_gauges *g)
 	render_gauges(&b, g);
 	render_calls(&b);
 	render_kernels(&b);
+	if (extra_render)
+		extra_render(&b);
 	render_http(&b);
 	render_sidecars(&b, g->sidecars);
 	return buf_release(&b);

@@ -45,6 +45,14 @@ enum phase {
 };
 
 #define PERMIT(t) (1u << ((t) - IPC_READY))
+static pool_upstream_fn upstream_fn;
+
+void
+pool_on_upstream_call(pool_upstream_fn fn)
+{
+	upstream_fn = fn;
+}
+
 static const unsigned permit[PHASE_N] = {
 	/* its kernel comes up, or it says why not */
 	[PHASE_STARTING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_LOG),
@@ -54,7 +62,8 @@ static const unsigned permit[PHASE_N] = {
 	 * started for it, or one that died idle just before it came */
 	[PHASE_EXECUTING] = PERMIT(IPC_OUTPUT) | PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) |
 			    PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) | PERMIT(IPC_LOG) |
-			    PERMIT(IPC_WAITING) | PERMIT(IPC_INPUT_REQUEST),
+			    PERMIT(IPC_WAITING) | PERMIT(IPC_INPUT_REQUEST) |
+			    PERMIT(IPC_UPSTREAM_CALL),
 	/* the listing asked for; an idle kernel may die meanwhile */
 	[PHASE_LISTING] = PERMIT(IPC_FILES) | PERMIT(IPC_READY) | PERMIT(IPC_KERNEL_DIED) |
 			  PERMIT(IPC_LOG),
@@ -65,7 +74,7 @@ static const unsigned permit[PHASE_N] = {
 	[PHASE_STOPPING] = PERMIT(IPC_READY) | PERMIT(IPC_START_FAILED) | PERMIT(IPC_OUTPUT) |
 			   PERMIT(IPC_STREAMING) | PERMIT(IPC_RESULT) | PERMIT(IPC_KERNEL_DIED) |
 			   PERMIT(IPC_LOG) | PERMIT(IPC_FILES) | PERMIT(IPC_FILE) | PERMIT(IPC_WAITING) |
-			   PERMIT(IPC_RESUMED) | PERMIT(IPC_INPUT_REQUEST),
+			   PERMIT(IPC_RESUMED) | PERMIT(IPC_INPUT_REQUEST) | PERMIT(IPC_UPSTREAM_CALL),
 	/* nothing but that it is idle now (the old front's call has ended) */
 	[PHASE_RESUMING] = PERMIT(IPC_RESUMED) | PERMIT(IPC_LOG),
 };
@@ -99,7 +108,7 @@ worker_phase(const struct worker *w)
 static int
 permitted(enum phase ph, unsigned type)
 {
-	return type >= IPC_READY && type <= IPC_INPUT_REQUEST && (permit[ph] & PERMIT(type));
+	return type >= IPC_READY && type <= IPC_UPSTREAM_CALL && (permit[ph] & PERMIT(type));
 }
 
 /* READY: take the kernel it names; the parent pins it only if it is that
@@ -182,6 +191,7 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		struct ipc_waiting waiting;
 		struct ipc_resumed resumed;
 		struct ipc_input_request input_request;
+		struct ipc_upstream_call upstream_call;
 	} u;
 
 	if (!permitted(ph, m->hdr.type)) {
@@ -261,6 +271,10 @@ worker_message(struct worker *w, struct ipc_msg *m)
 		if (for_call(w, ph, m) == 1 &&
 		    pool_exec_input(w, &u.input_request, why, sizeof(why)) == -1)
 			worker_kill(w, why);
+		break;
+	case IPC_UPSTREAM_CALL:
+		if (for_call(w, ph, m) == 1 && upstream_fn)
+			upstream_fn(w, m->hdr.id, &u.upstream_call);
 		break;
 	case IPC_KERNEL_DIED:
 		log_warnx("kernel of worker %d died while idle: %s", (int)w->pid,

@@ -32,5 +32,14 @@ void pool_io_kill_unread(void);
  * thread. Lock held (released while waiting elsewhere).
  */
 void pool_file_call(struct worker *w, struct call *c, const char *path, double timeout_s);
+/*
+ * A kernel's code mode request (UPSTREAM_CALL) of the execution in flight
+ * goes to `fn` (upstream.h), lock held; without one it is answered by
+ * nobody and the kernel's call waits for its execution's end.
+ */
+struct ipc_upstream_call;
+typedef void (*pool_upstream_fn)(struct worker *w, uint32_t exec_id,
+				 const struct ipc_upstream_call *m);
+void pool_on_upstream_call(pool_upstream_fn fn);
 
 #endif

@@ -97,32 +97,6 @@ md5_b64(const void *data, size_t n)
 	return b64_encode(md, sizeof(md), B64_STD);
 }
 
-/*
- * The first line of secret file `path` (the parent's copy: secret_file.h),
- * trimmed, into a string (caller frees); NULL with why naming `key`.
- */
-static char *
-read_secret(const char *key, const char *path, char *why, size_t why_len)
-{
-	size_t n;
-	char *b = secret_file_read(key, path, &n, why, why_len);
-
-	if (b == NULL)
-		return NULL;
-	b[strcspn(b, "\r\n")] = '\0';
-	char *s = b;
-	while (isspace((unsigned char)*s))
-		s++;
-	for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]); e--)
-		e[-1] = '\0';
-	char *line = s[0] ? xstrdup(s) : NULL;
-	if (line == NULL)
-		err_set(why, why_len, "%s %s: empty", key, path);
-	OPENSSL_cleanse(b, n);
-	free(b);
-	return line;
-}
-
 /* Whether `host` names an address or localhost: then the account is the path's first part. */
 static int
 path_style(const char *host, size_t len)
@@ -216,7 +190,7 @@ az_credential(struct az *a, char *why, size_t why_len)
 	const struct config_publisher *p = a->p;
 
 	if (p->sas_token_file[0]) {
-		char *s = read_secret("sas_token_file", p->sas_token_file, why, why_len);
+		char *s = secret_file_line("sas_token_file", p->sas_token_file, why, why_len);
 		if (s == NULL)
 			return -1;
 		a->sas = xstrdup(s + (s[0] == '?'));
@@ -224,7 +198,7 @@ az_credential(struct az *a, char *why, size_t why_len)
 		return 0;
 	}
 	if (p->account_key_file[0]) {
-		char *k = read_secret("account_key_file", p->account_key_file, why, why_len);
+		char *k = secret_file_line("account_key_file", p->account_key_file, why, why_len);
 		if (k == NULL)
 			return -1;
 		size_t n = strlen(k);

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "codemode_warm.h"
 #include "config.h"
 #include "kernelspec.h"
 #include "kernel_warm.h"
@@ -185,6 +186,8 @@ kernel_warm_code(const struct config *cfg)
 		pylit_str(&b, cfg->tools_dir, strlen(cfg->tools_dir));
 		buf_adds(&b, ")\n");
 	}
+	if (cfg->upstreams.n > 0)
+		codemode_warm_code(&b);
 	/* Names are checked by config.c: nothing but identifiers and dots. */
 	for (size_t i = 0; i < cfg->pool_preload.n; i++)
 		buf_printf(&b, "import %s\n", cfg->pool_preload.v[i]);

@@ -69,6 +69,12 @@ secrets_open(const struct config *cfg, uid_t user, char *why, size_t why_len)
 		if (open_one(key, p->account_key_file, &d, why, why_len) == -1)
 			return -1;
 	}
+	for (size_t i = 0; i < cfg->upstreams.n; i++) {
+		const struct config_upstream *u = config_upstream_at(cfg, i);
+		snprintf(key, sizeof(key), "upstream %s: token_file", u->name);
+		if (open_one(key, u->token_file, &d, why, why_len) == -1)
+			return -1;
+	}
 	return 0;
 }
 

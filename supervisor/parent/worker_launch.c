@@ -149,6 +149,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 		.gid = (uint32_t)uid,
 		.limits = &lim,
 		.unix_fds = unix_fds,
+		.upstreams = cfg->upstreams.n > 0,
 		.landlock_abi = cfg->landlock_abi,
 		.hide_paths = hide,
 	};

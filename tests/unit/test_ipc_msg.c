@@ -72,7 +72,7 @@ START_TEST(start_roundtrip)
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
 			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg,
-			       "import numpy\n0\n", fds, 7, hide};
+			       "import numpy\n0\n", fds, 1, 7, hide};
 	struct ipc_start out;
 	struct cgroup_layout back;
 
@@ -96,6 +96,7 @@ START_TEST(start_roundtrip)
 	ck_assert_str_eq(out.warm_code, "import numpy\n0\n");
 	ck_assert_str_eq(out.unix_fds[0], "MODEL_URL_SOCKET_FD=/run/sidecars/model.sock.fds");
 	ck_assert_ptr_null(out.unix_fds[1]);
+	ck_assert_int_eq(out.upstreams, 1);
 	ck_assert_int_eq(out.landlock_abi, 7);
 	ck_assert_str_eq(out.hide_paths[1], "/state");
 	ck_assert_ptr_null(out.hide_paths[2]);
@@ -458,6 +459,42 @@ START_TEST(small_messages_roundtrip)
 }
 END_TEST
 
+/* Code mode's pair; a seq of 0 and a request over 1 MiB are refused. */
+START_TEST(upstream_messages)
+{
+	struct ipc_upstream_call uc = {7, ipc_text_of("{\"seq\":7,\"op\":\"list\"}")}, out_c;
+	struct ipc_upstream_reply ur = {7, ipc_text_of("{\"seq\":7,\"ok\":true}")}, out_r;
+	struct ipc_upstream_call zero = {0, ipc_text_of("{}")};
+	char err[IPC_ERR_LEN];
+	struct buf b;
+
+	roundtrip(IPC_UPSTREAM_CALL, &uc, &out_c);
+	ck_assert_int_eq(out_c.seq, 7);
+	ck_assert_str_eq(out_c.request.s, "{\"seq\":7,\"op\":\"list\"}");
+	ipc_upstream_call_free(&out_c);
+	roundtrip(IPC_UPSTREAM_REPLY, &ur, &out_r);
+	ck_assert_int_eq(out_r.seq, 7);
+	ck_assert_str_eq(out_r.reply.s, "{\"seq\":7,\"ok\":true}");
+	ipc_upstream_reply_free(&out_r);
+	buf_init(&b);
+	ck_assert_int_eq(ipc_upstream_call_encode(&b, 1, &zero, err, sizeof(err)), -1);
+	size_t big = 1024 * 1024 + 1;
+	struct ipc_upstream_call huge = {1, {xmalloc(big + 1), big}};
+	memset(huge.request.s, 'a', big);
+	huge.request.s[big] = '\0';
+	b.len = 0;
+	ck_assert_int_eq(ipc_upstream_call_encode(&b, 1, &huge, err, sizeof(err)), 0);
+	struct ipc_msg f;
+	ck_assert_int_eq(ipc_decode((unsigned char *)b.data, b.len, &f, err, sizeof(err)),
+			 (ssize_t)b.len);
+	ck_assert_int_eq(ipc_upstream_call_decode(&f, &out_c, err, sizeof(err)), -1);
+	ipc_upstream_call_free(&out_c);
+	ipc_msg_clear(&f);
+	free(huge.request.s);
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(empty_messages)
 {
 	static const unsigned types[] = {IPC_INTERRUPT, IPC_RESTART_KERNEL, IPC_SHUTDOWN,
@@ -794,6 +831,7 @@ main(void)
 	tcase_add_test(tc, wrong_type);
 	tcase_add_test(tc, encode_refusals);
 	tcase_add_test(tc, oversized_send);
+	tcase_add_test(tc, upstream_messages);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,45 @@ struct mcpc_reply {
 	long status;
 	struct buf body;
 	char content_type[128];
+	struct mcpc *m;
 };
 
+/* Log why a request failed and keep it in m->error. */
+static void __attribute__((format(printf, 2, 3)))
+mcpc_fail(struct mcpc *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->error, sizeof(m->error), fmt, ap);
+	va_end(ap);
+	log_warnx("%s", m->error);
+}
+
+/* Keep the body, up to opts.max_bytes: past it the exchange stops. */
 static size_t
 mcpc_on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
-	buf_add(arg, data, size * nmemb);
-	return size * nmemb;
+	struct mcpc_reply *r = arg;
+	size_t n = size * nmemb;
+
+	if (r->m->opts.max_bytes && r->body.len + n > r->m->opts.max_bytes) {
+		r->m->too_big = 1;
+		return 0;
+	}
+	buf_add(&r->body, data, n);
+	return n;
+}
+
+/* libcurl's progress callback: nonzero stops the exchange (opts.cancel). */
+static int
+mcpc_on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		 curl_off_t ulnow)
+{
+	const struct mcpc *m = arg;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return m->opts.cancel && *m->opts.cancel;
 }
 
 /* Keep the Mcp-Session-Id header of the initialize response. */
@@ -71,8 +104,7 @@ mcpc_headers(const struct mcpc *m, int has_body)
 		snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", m->protocol_version);
 		h = curl_slist_append(h, line);
 	}
-	/* auth.mode tokens or oauth: the token from the environment, never argv. */
-	const char *token = getenv("CODEEXECD_TOKEN");
+	const char *token = m->opts.token;
 	if (token != NULL && token[0] != '\0') {
 		char *auth = xasprintf("Authorization: Bearer %s", token);
 		h = curl_slist_append(h, auth);
@@ -94,6 +126,8 @@ mcpc_send(struct mcpc *m, const char *body, struct mcpc_reply *reply)
 
 	buf_init(&reply->body);
 	reply->content_type[0] = '\0';
+	reply->m = m;
+	m->too_big = m->timed_out = m->unreachable = 0;
 	/* reset keeps the connection cache, so the session's requests reuse one. */
 	curl_easy_reset(m->curl);
 	curl_easy_setopt(m->curl, CURLOPT_URL, m->url);
@@ -102,7 +136,11 @@ mcpc_send(struct mcpc *m, const char *body, struct mcpc_reply *reply)
 	curl_easy_setopt(m->curl, CURLOPT_ERRORBUFFER, m->errbuf);
 	curl_easy_setopt(m->curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(m->curl, CURLOPT_WRITEFUNCTION, mcpc_on_body);
-	curl_easy_setopt(m->curl, CURLOPT_WRITEDATA, &reply->body);
+	curl_easy_setopt(m->curl, CURLOPT_WRITEDATA, reply);
+	curl_easy_setopt(m->curl, CURLOPT_TIMEOUT, m->opts.timeout_s);
+	curl_easy_setopt(m->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(m->curl, CURLOPT_XFERINFOFUNCTION, mcpc_on_progress);
+	curl_easy_setopt(m->curl, CURLOPT_XFERINFODATA, m);
 	curl_easy_setopt(m->curl, CURLOPT_HEADERFUNCTION, mcpc_on_header);
 	curl_easy_setopt(m->curl, CURLOPT_HEADERDATA, m);
 	if (body)
@@ -113,8 +151,16 @@ mcpc_send(struct mcpc *m, const char *body, struct mcpc_reply *reply)
 	CURLcode rc = curl_easy_perform(m->curl);
 	curl_slist_free_all(headers);
 	if (rc != CURLE_OK) {
-		log_warnx("%s %s: %s", body ? "POST" : "DELETE", m->url,
-			  m->errbuf[0] ? m->errbuf : curl_easy_strerror(rc));
+		m->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+		m->unreachable = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
+		if (m->too_big)
+			mcpc_fail(m, "%s %s: the answer is larger than %zu bytes",
+				  body ? "POST" : "DELETE", m->url, m->opts.max_bytes);
+		else if (rc == CURLE_ABORTED_BY_CALLBACK)
+			mcpc_fail(m, "%s %s: cancelled", body ? "POST" : "DELETE", m->url);
+		else
+			mcpc_fail(m, "%s %s: %s", body ? "POST" : "DELETE", m->url,
+				  m->errbuf[0] ? m->errbuf : curl_easy_strerror(rc));
 		buf_free(&reply->body);
 		return -1;
 	}
@@ -199,16 +245,16 @@ mcpc_message(const struct mcpc_reply *reply, long long id)
 
 /* Say why a request failed, with the server's own message when it sent one. */
 static void
-mcpc_report(const struct mcpc *m, const char *method, long status, struct json_object *msg)
+mcpc_report(struct mcpc *m, const char *method, long status, struct json_object *msg)
 {
 	struct json_object *err, *text;
 
 	if (msg && json_object_object_get_ex(msg, "error", &err) &&
 	    json_object_object_get_ex(err, "message", &text))
-		log_warnx("%s at %s: %s (HTTP %ld)", method, m->url, json_object_get_string(text),
-			  status);
+		mcpc_fail(m, "%s at %s: %s (HTTP %ld)", method, m->url,
+			  json_object_get_string(text), status);
 	else
-		log_warnx("%s at %s: HTTP %ld with no JSON-RPC answer", method, m->url, status);
+		mcpc_fail(m, "%s at %s: HTTP %ld with no JSON-RPC answer", method, m->url, status);
 }
 
 /* Build and send one request; returns its response message (caller owns) or NULL. */
@@ -232,7 +278,7 @@ mcpc_request(struct mcpc *m, const char *method, struct json_object *params, int
 		return NULL;
 	if (notify) {
 		if (reply.status != 200 && reply.status != 202 && reply.status != 204)
-			log_warnx("%s at %s: HTTP %ld", method, m->url, reply.status);
+			mcpc_fail(m, "%s at %s: HTTP %ld", method, m->url, reply.status);
 		buf_free(&reply.body);
 		/* Any non-NULL value: a notification has no answer to return. */
 		return reply.status / 100 == 2 ? json_object_new_object() : NULL;
@@ -262,40 +308,41 @@ mcpc_call(struct mcpc *m, const char *method, struct json_object *params)
 
 /* initialize's params: who we are and the protocol we speak. */
 static struct json_object *
-mcpc_initialize_params(void)
+mcpc_initialize_params(const struct mcpc *m)
 {
 	struct json_object *p = json_object_new_object();
 	struct json_object *info = json_object_new_object();
 
 	json_object_object_add(p, "protocolVersion", json_object_new_string(MCPC_PROTOCOL_VERSION));
 	json_object_object_add(p, "capabilities", json_object_new_object());
-	json_object_object_add(info, "name", json_object_new_string("codeexecctl"));
+	json_object_object_add(info, "name", json_object_new_string(m->opts.client_name ? m->opts.client_name : "codeexecctl"));
 	json_object_object_add(info, "version", json_object_new_string(PACKAGE_VERSION));
 	json_object_object_add(p, "clientInfo", info);
 	return p;
 }
 
 int
-mcpc_open(struct mcpc *m, const char *url)
+mcpc_open(struct mcpc *m, const char *url, const struct mcpc_opts *opts)
 {
 	struct json_object *result, *v;
 
 	memset(m, 0, sizeof(*m));
+	if (opts)
+		m->opts = *opts;
 	m->url = xstrdup(url);
 	m->next_id = 1;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (m->curl = curl_easy_init()) == NULL) {
-		log_warnx("libcurl could not be initialized");
+	if ((m->curl = curl_easy_init()) == NULL) {
+		mcpc_fail(m, "%s: libcurl could not be initialized", url);
 		return -1;
 	}
-	if ((result = mcpc_call(m, "initialize", mcpc_initialize_params())) == NULL)
+	if ((result = mcpc_call(m, "initialize", mcpc_initialize_params(m))) == NULL)
 		return -1;
 	if (json_object_object_get_ex(result, "protocolVersion", &v))
 		snprintf(m->protocol_version, sizeof(m->protocol_version), "%s",
 			 json_object_get_string(v));
 	json_object_put(result);
-	if (m->session_id[0] == '\0') {
-		log_warnx("initialize at %s: the answer has no Mcp-Session-Id header", m->url);
+	if (m->session_id[0] == '\0' && !m->opts.session_optional) {
+		mcpc_fail(m, "initialize at %s: the answer has no Mcp-Session-Id header", m->url);
 		return -1;
 	}
 	struct json_object *ack = mcpc_request(m, "notifications/initialized", NULL, 1);
@@ -322,5 +369,4 @@ mcpc_close(struct mcpc *m)
 	m->curl = NULL;
 	free(m->url);
 	m->url = NULL;
-	curl_global_cleanup();
 }

@@ -1,0 +1,280 @@
+/*
+ * upstream_call.c - a kernel's request of code mode (upstream.h): checked,
+ * made and answered on a thread of its own, so that neither the pool's
+ * loop nor another session waits for an upstream server.
+ */
+#include "autoconf.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "ipc_msg.h"
+#include "json_member.h"
+#include "json_strict.h"
+#include "log.h"
+#include "mcp_client.h"
+#include "pool_send.h"
+#include "pool_state.h"
+#include "session.h"
+#include "upstream.h"
+#include "xmalloc.h"
+
+/* Nesting of a kernel's request: arguments are documents, not traps. */
+#define REQUEST_DEPTH_MAX 64
+
+/* One request in flight: what it needs once the pool lock is let go. */
+struct upreq {
+	uint32_t worker_id; /* the parent's id of the worker (priv_id) */
+	uint32_t exec_id;   /* the execution it came from */
+	int seq;
+	struct session *session; /* referenced */
+	char identity[128];
+	char session_id[SESSION_ID_LEN + 1];
+	char *text;	    /* the kernel's JSON */
+	size_t len;
+};
+
+/* {"seq": N, "ok": false, "error": {"type": TYPE, "message": TEXT}}. */
+static struct json_object *
+failure(int seq, const char *type, const char *message)
+{
+	struct json_object *r = json_object_new_object(), *e = json_object_new_object();
+
+	json_object_object_add(e, "type", json_object_new_string(type));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	json_object_object_add(r, "seq", json_object_new_int(seq));
+	json_object_object_add(r, "ok", json_object_new_boolean(0));
+	json_object_object_add(r, "error", e);
+	return r;
+}
+
+/* {"seq": N, "ok": true, KEY: value (consumed)}. */
+static struct json_object *
+success(int seq, const char *key, struct json_object *value)
+{
+	struct json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "seq", json_object_new_int(seq));
+	json_object_object_add(r, "ok", json_object_new_boolean(1));
+	json_object_object_add(r, key, value);
+	return r;
+}
+
+/* The list op: each upstream `q`'s identity may call, with its tools. */
+static struct json_object *
+op_list(const struct upreq *q)
+{
+	struct json_object *all = json_object_new_object();
+	char why[512];
+
+	for (size_t i = 0; i < upstream_count(); i++) {
+		if (!upstream_allowed(i, q->identity))
+			continue;
+		struct json_object *u = json_object_new_object();
+		struct json_object *tools = upstream_tools(i, 1, why, sizeof(why));
+		if (tools)
+			json_object_object_add(u, "tools", tools);
+		else
+			json_object_object_add(u, "error", json_object_new_string(why));
+		json_object_object_add(all, upstream_name(i), u);
+	}
+	return success(q->seq, "upstreams", all);
+}
+
+/* Count a call of upstream i for q's session; 0, or -1 past max_calls. Pool lock taken. */
+static int
+count_call(const struct upreq *q, size_t i)
+{
+	int rc = 0;
+
+	pool_lock();
+	struct session *s = q->session;
+	if (s->upstream_calls == NULL)
+		s->upstream_calls = xcalloc(upstream_count(), sizeof(unsigned));
+	if (s->upstream_calls[i] >= (unsigned)upstream_config(i)->max_calls)
+		rc = -1;
+	else
+		s->upstream_calls[i]++;
+	pool_unlock();
+	return rc;
+}
+
+/* The failure of an exchange that `m` met, as an outcome and a reply. */
+static struct json_object *
+exchange_failed(const struct upreq *q, const struct mcpc *m, int opened,
+		enum upstream_outcome *o)
+{
+	const char *type = "upstream";
+
+	*o = UPSTREAM_FAILED;
+	if (m->too_big) {
+		*o = UPSTREAM_TOO_LARGE;
+		type = "too_large";
+	} else if (m->timed_out) {
+		*o = UPSTREAM_TIMEOUT;
+		type = "timeout";
+	} else if (!opened || m->unreachable) {
+		*o = UPSTREAM_UNAVAILABLE;
+		type = "unavailable";
+	}
+	return failure(q->seq, type, m->error[0] ? m->error : "the upstream gave no answer");
+}
+
+/* tools/call of upstream i's `tool` with `args` (borrowed); the reply, and *o. */
+static struct json_object *
+call_tool(const struct upreq *q, size_t i, const char *tool, struct json_object *args,
+	  enum upstream_outcome *o)
+{
+	const struct config_upstream *c = upstream_config(i);
+	struct mcpc_opts opts = {.client_name = "codeexecd", .token = upstream_token(i),
+				 .timeout_s = (long)(c->timeout_s + 0.999),
+				 .max_bytes = (size_t)c->max_response_bytes,
+				 .session_optional = 1};
+	struct json_object *params = json_object_new_object(), *r, *err;
+	struct mcpc m;
+
+	json_object_object_add(params, "name", json_object_new_string(tool));
+	json_object_object_add(params, "arguments",
+			       args ? json_object_get(args) : json_object_new_object());
+	int opened = mcpc_open(&m, c->url, &opts) == 0;
+	r = opened ? mcpc_call(&m, "tools/call", params) : (json_object_put(params), NULL);
+	struct json_object *reply = r ? NULL : exchange_failed(q, &m, opened, o);
+	mcpc_close(&m);
+	if (reply)
+		return reply;
+	*o = json_object_object_get_ex(r, "isError", &err) && json_object_get_boolean(err)
+		     ? UPSTREAM_TOOL_ERROR
+		     : UPSTREAM_OK;
+	return success(q->seq, "result", r);
+}
+
+/* The call op: allowed, exposed, within max_calls, then made. */
+static struct json_object *
+op_call(const struct upreq *q, struct json_object *req, size_t *reply_upstream,
+	enum upstream_outcome *o)
+{
+	const char *name = json_member_str(req, "upstream");
+	const char *tool = json_member_str(req, "tool");
+	struct json_object *args = NULL;
+	char msg[512];
+
+	*o = UPSTREAM_DENIED;
+	if (name[0] == '\0' || tool[0] == '\0' ||
+	    (json_object_object_get_ex(req, "arguments", &args) &&
+	     !json_object_is_type(args, json_type_object)))
+		return failure(q->seq, "bad_request",
+			       "a call names upstream and tool (strings), arguments an object");
+	int i = upstream_find(name);
+	if (i < 0 || !upstream_allowed((size_t)i, q->identity)) {
+		snprintf(msg, sizeof(msg), "no upstream %s for identity %s", name, q->identity);
+		return i < 0 ? failure(q->seq, "bad_request", msg) : failure(q->seq, "denied", msg);
+	}
+	*reply_upstream = (size_t)i;
+	if (!upstream_exposes((size_t)i, tool)) {
+		snprintf(msg, sizeof(msg), "upstream %s: tool %s is not exposed", name, tool);
+		return failure(q->seq, "denied", msg);
+	}
+	if (count_call(q, (size_t)i) == -1) {
+		*o = UPSTREAM_LIMIT;
+		snprintf(msg, sizeof(msg), "upstream %s: this session made its %d calls (max_calls)",
+			 name, upstream_config((size_t)i)->max_calls);
+		return failure(q->seq, "limit", msg);
+	}
+	return call_tool(q, (size_t)i, tool, args, o);
+}
+
+/* Send `reply` to q's worker if it still runs q's execution. Pool lock taken. */
+static void
+send_reply(const struct upreq *q, const char *reply)
+{
+	struct ipc_upstream_reply r = {.seq = q->seq, .reply = ipc_text_of(reply)};
+
+	pool_lock();
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->priv_id == q->worker_id && w->call && w->call->id == q->exec_id &&
+		    w->fd != -1) {
+			if (worker_send(w, IPC_UPSTREAM_REPLY, q->exec_id, &r) == -1)
+				log_warn("worker %d: the reply to its upstream call", (int)w->pid);
+			break;
+		}
+	session_put(q->session);
+	pool_unlock();
+}
+
+/* The audit line of one call. */
+static void
+audit(const struct upreq *q, struct json_object *req, int upstream, enum upstream_outcome o,
+      double started, size_t reply_len)
+{
+	if (upstream < 0) {
+		log_info("upstream request of session %.8s (%s) refused: %s", q->session_id,
+			 q->identity, upstream_outcome_name(o));
+		return;
+	}
+	upstream_count_call((size_t)upstream, o);
+	const char *tool = json_member_str(req, "tool");
+	log_info("upstream call: identity %s session %.8s upstream %s tool %s: %s in %.0f ms, "
+		 "%zu bytes sent, %zu received",
+		 q->identity, q->session_id, upstream_name((size_t)upstream), tool ? tool : "?",
+		 upstream_outcome_name(o), (clock_mono() - started) * 1000, q->len, reply_len);
+}
+
+static void *
+request_thread(void *arg)
+{
+	struct upreq *q = arg;
+	struct json_strict js;
+	struct json_object *req = NULL, *reply;
+	const char *op = NULL;
+	size_t upstream = (size_t)-1;
+	enum upstream_outcome o = UPSTREAM_FAILED;
+	double started = clock_mono();
+
+	if (json_strict_check(q->text, q->len, REQUEST_DEPTH_MAX, &js) == 0)
+		req = json_tokener_parse(q->text);
+	if (req && json_object_is_type(req, json_type_object))
+		op = json_member_str(req, "op");
+	if (op && strcmp(op, "list") == 0)
+		reply = op_list(q);
+	else if (op && strcmp(op, "call") == 0)
+		reply = op_call(q, req, &upstream, &o);
+	else
+		reply = failure(q->seq, "bad_request", "a request is a JSON object with op list or call");
+	const char *text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN);
+	if (op && strcmp(op, "call") == 0)
+		audit(q, req, upstream == (size_t)-1 ? -1 : (int)upstream, o, started, strlen(text));
+	send_reply(q, text);
+	json_object_put(reply);
+	json_object_put(req);
+	free(q->text);
+	free(q);
+	return NULL;
+}
+
+void
+upstream_kernel_request(struct worker *w, uint32_t exec_id, const struct ipc_upstream_call *m)
+{
+	struct session *s = w->session ? session_get(w->session) : NULL;
+	struct upreq *q;
+	pthread_t t;
+	pthread_attr_t attr;
+
+	if (s == NULL)
+		return; /* a worker nobody holds: no one to answer for */
+	q = xcalloc(1, sizeof(*q));
+	*q = (struct upreq){.worker_id = w->priv_id, .exec_id = exec_id, .seq = m->seq,
+			    .session = s, .text = xmalloc(m->request.len + 1), .len = m->request.len};
+	memcpy(q->text, m->request.s, m->request.len);
+	q->text[m->request.len] = '\0';
+	snprintf(q->identity, sizeof(q->identity), "%s", s->identity);
+	snprintf(q->session_id, sizeof(q->session_id), "%s", s->id);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, request_thread, q) != 0)
+		fatalx("pthread_create for an upstream call");
+	pthread_attr_destroy(&attr);
+}
