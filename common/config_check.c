@@ -542,26 +542,37 @@ check_pub_type(struct config *c, const char *v, char *why, size_t why_len)
 	return err_set(why, why_len, "%s: expected local or azure_blob", shown(v, sh));
 }
 
-/* publishers' account_url: https://, or http:// to loopback (Azurite); a path is allowed. */
-int
-check_account_url(struct config *c, const char *v, char *why, size_t why_len)
+/*
+ * A URL of a service the daemon calls: https://, or http:// to a loopback
+ * address, with a host, none of the characters of `refused`; else the
+ * error says it expected `expected`.
+ */
+static int
+https_or_loopback(const char *v, const char *refused, const char *expected, char *why,
+		  size_t why_len)
 {
 	char sh[SHOWN_LEN];
 	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
 			   : strncmp(v, "http://", 7) == 0 ? v + 7
 							   : NULL;
 
-	(void)c;
-	if (v[0] == '\0')
-		return 0;
-	if (host == NULL || host[0] == '\0' || host[0] == '/' || strpbrk(v, "?#") != NULL)
-		return err_set(why, why_len, "%s: expected https://ACCOUNT.blob.core.windows.net",
-			       shown(v, sh));
+	if (host == NULL || host[0] == '\0' || host[0] == '/' || strpbrk(v, refused) != NULL)
+		return err_set(why, why_len, "%s: expected %s", shown(v, sh), expected);
 	if (host == v + 7 && !is_loopback_authority(host, strcspn(host, "/")))
 		return err_set(why, why_len,
 			       "%s: plain http:// is allowed only to a loopback address; use https://",
 			       shown(v, sh));
 	return 0;
+}
+
+/* publishers' account_url: https://, or http:// to loopback (Azurite); a path is allowed. */
+int
+check_account_url(struct config *c, const char *v, char *why, size_t why_len)
+{
+	(void)c;
+	if (v[0] == '\0')
+		return 0;
+	return https_or_loopback(v, "?#", "https://ACCOUNT.blob.core.windows.net", why, why_len);
 }
 
 /* publishers' prefix: relative, no "..", only the known placeholders. */
@@ -687,19 +698,8 @@ check_api_version(struct config *c, const char *v, char *why, size_t why_len)
 int
 check_upstream_url(struct config *c, const char *v, char *why, size_t why_len)
 {
-	char sh[SHOWN_LEN];
-	const char *host = strncmp(v, "https://", 8) == 0  ? v + 8
-			   : strncmp(v, "http://", 7) == 0 ? v + 7
-							   : NULL;
-
 	(void)c;
-	if (host == NULL || host[0] == '\0' || host[0] == '/' || strchr(v, '#') != NULL)
-		return err_set(why, why_len, "%s: expected https://HOST/PATH", shown(v, sh));
-	if (host == v + 7 && !is_loopback_authority(host, strcspn(host, "/")))
-		return err_set(why, why_len,
-			       "%s: plain http:// is allowed only to a loopback address; use https://",
-			       shown(v, sh));
-	return 0;
+	return https_or_loopback(v, "#", "https://HOST/PATH", why, why_len);
 }
 
 /* Python's keywords: an upstream's name is a module name. */
