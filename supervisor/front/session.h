@@ -56,6 +56,7 @@ struct session {
 	int transient;	       /* session_transient's: the caller alone, no kernel */
 	int elicitation;       /* the client declared form elicitation at initialize */
 	unsigned *upstream_calls; /* code mode: calls made, per upstream (upstream.h); NULL: none */
+	int upstream_inflight;	  /* code mode: its kernel's requests being answered */
 	int named;	       /* calls that named it by execution_session_id */
 	/* The caller's session session_create closed to make room for this
 	 * one ("": none), and the key that bound it; told by the first result. */

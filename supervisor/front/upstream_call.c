@@ -23,6 +23,10 @@
 #include "upstream.h"
 #include "xmalloc.h"
 
+/* A session's requests answered at once, at most: each holds a thread. The
+ * kernel's package asks one at a time; more is a kernel writing its own. */
+#define INFLIGHT_MAX 4
+
 /* Nesting of a kernel's request: arguments are documents, not traps. */
 #define REQUEST_DEPTH_MAX 64
 
@@ -201,6 +205,7 @@ send_reply(const struct upreq *q, const char *reply)
 				log_warn("worker %d: the reply to its upstream call", (int)w->pid);
 			break;
 		}
+	q->session->upstream_inflight--;
 	session_put(q->session);
 	pool_unlock();
 }
@@ -265,6 +270,19 @@ upstream_kernel_request(struct worker *w, uint32_t exec_id, const struct ipc_ups
 
 	if (s == NULL)
 		return; /* a worker nobody holds: no one to answer for */
+	if (s->upstream_inflight >= INFLIGHT_MAX) {
+		struct json_object *f = failure(m->seq, "limit",
+						"too many requests of this session at once");
+		struct ipc_upstream_reply r = {
+			.seq = m->seq,
+			.reply = ipc_text_of(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN))};
+		if (worker_send(w, IPC_UPSTREAM_REPLY, exec_id, &r) == -1)
+			log_warn("worker %d: the refusal of its upstream request", (int)w->pid);
+		json_object_put(f);
+		session_put(s);
+		return;
+	}
+	s->upstream_inflight++;
 	q = xcalloc(1, sizeof(*q));
 	*q = (struct upreq){.worker_id = w->priv_id, .exec_id = exec_id, .seq = m->seq,
 			    .session = s, .text = xmalloc(m->request.len + 1), .len = m->request.len};

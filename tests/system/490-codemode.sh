@@ -132,6 +132,21 @@ b = Client(url)
 b.initialize()
 r = b.execute("from codeexec_upstreams import test\nprint(test.add(a=1, b=1))", timeout=60)
 check(text_of(r).strip() == "2", "%s: another session has its own count" % mode, r)
+# A kernel that writes its own requests, eight at once: past four at a time
+# the front refuses them at once (each would hold a thread of the front).
+r = b.execute("import os, json, socket, struct\n"
+              "s = socket.socket(fileno=os.dup(int(os.environ['CODEEXEC_UPSTREAM_FD'])))\n"
+              "for i in range(8):\n"
+              "    d = json.dumps({'seq': 1000 + i, 'op': 'call', 'upstream': 'test', 'tool': 'slow', 'arguments': {'seconds': 1}}).encode()\n"
+              "    s.sendall(struct.pack('>I', len(d)) + d)\n"
+              "kinds = []\n"
+              "for i in range(8):\n"
+              "    msg, fds, _, _ = socket.recv_fds(s, 1, 1)\n"
+              "    rep = json.loads(os.fdopen(fds[0], 'rb').read())\n"
+              "    kinds.append((rep.get('error') or {}).get('type', 'ok'))\n"
+              "print('KINDS', sorted(kinds))\n", timeout=60)
+t = text_of(r)
+check("'limit'" in t and "'ok'" in t, "%s: a session's requests in flight are capped" % mode, t)
 ok("%s: code mode works" % mode)
 PYEOF
 	[ $? = 0 ] || fail "$mode: code mode"
