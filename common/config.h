@@ -261,10 +261,12 @@ struct config_upstream {
 	char *token_file;	  /* a bearer token the parent reads; "": none */
 	struct strlist tools;	  /* exposed tools; empty: all */
 	struct strlist allow;	  /* identities that may call; empty: every one */
+	struct strlist approve;	  /* tools whose calls the agent's client approves */
 	struct strlist secret_args; /* argument names the log never shows */
 	double timeout_s;	  /* one call */
 	int max_response_bytes;	  /* of one answer */
 	int max_calls;		  /* per session */
+	int max_calls_per_minute; /* per session, a token bucket; 0: no bound */
 	int required;		  /* unreachable at start: the daemon does not start */
 };
 

@@ -155,7 +155,7 @@ exec_run(struct ctl *c, char **argv)
 	if (url == NULL || (code = exec_code(argv[0])) == NULL)
 		return CTL_USAGE;
 	/* auth.mode tokens or oauth: the token from the environment, never argv. */
-	struct mcpc_opts opts = {.token = getenv("CODEEXECD_TOKEN")};
+	struct mcpc_opts opts = {.token = getenv("CODEEXECD_TOKEN"), .revision = MCPC_LEGACY};
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		log_warnx("libcurl could not be initialized");

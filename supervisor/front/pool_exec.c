@@ -356,6 +356,12 @@ pool_input_reply(struct call *c, enum input_answer how, const char *value)
 	free(c->input_prompt);
 	c->input_prompt = NULL;
 	c->input_id[0] = '\0';
+	if (c->input_to) {
+		void (*to)(void *, int, const char *) = c->input_to;
+		c->input_to = NULL;
+		to(c->input_to_arg, (int)how, how == INPUT_VALUE ? value : NULL);
+		return;
+	}
 	if (how == INPUT_VALUE)
 		r.value = ipc_text_of(value);
 	if ((w = worker_of(c)) && worker_send(w, IPC_INPUT_REPLY, c->id, &r) == -1)

@@ -92,7 +92,8 @@ enum input_answer { INPUT_VALUE, INPUT_EOF, INPUT_CANCEL };
 
 /*
  * Answer call c's pending prompt (value borrowed, for INPUT_VALUE) and
- * forget it; nothing if none is pending. Lock held.
+ * forget it; nothing if none is pending. The kernel's prompt is answered
+ * to its worker; the front's own (c->input_to) to its input_to. Lock held.
  */
 void pool_input_reply(struct call *c, enum input_answer how, const char *value);
 /*

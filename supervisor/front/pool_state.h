@@ -142,7 +142,15 @@ struct call {
 	char *input_prompt;
 	char input_id[48];
 	int asker;
+	/* The front's own prompt (code mode's approval, upstream_call.c): its
+	 * answer goes to input_to(input_to_arg, ...) instead of the kernel. */
+	void (*input_to)(void *arg, int how, const char *value);
+	void *input_to_arg;
 	double stdin_wait_s;	    /* RESULT's, for the timings */
+	/* Code mode: the upstream tool its kernel's call waits for, as
+	 * "UPSTREAM.TOOL" ("": none), and how often that changed. */
+	char upstream_note[160];
+	unsigned upstream_notes;
 	pthread_cond_t cond;
 };
 

@@ -33,6 +33,7 @@
 struct told {
 	size_t out, err;  /* bytes of the call's stdout and stderr sent */
 	int place;	  /* its place in the pool's queue, last said */
+	unsigned notes;	  /* the call's upstream_notes, last said */
 	double last_sent; /* monotonic s of the last notification (or the start) */
 	double count;	  /* notifications sent */
 };
@@ -69,7 +70,8 @@ news(const struct job *j, const struct told *t)
 {
 	int len;
 	int pos = place_of(j, &len);
-	return j->call.out.len > t->out || j->call.err.len > t->err || (pos && pos != t->place);
+	return j->call.out.len > t->out || j->call.err.len > t->err || (pos && pos != t->place) ||
+	       j->call.upstream_notes != t->notes;
 }
 
 /*
@@ -90,6 +92,11 @@ notification(struct job *j, struct told *t, int heartbeat)
 	buf_init(&msg);
 	take_new(&msg, &j->call.out, &t->out, NULL);
 	take_new(&msg, &j->call.err, &t->err, "[stderr] ");
+	/* Code mode: which upstream tool the code waits for, each time it changes. */
+	if (j->call.upstream_notes != t->notes && j->call.upstream_note[0])
+		buf_printf(&msg, "%scalling upstream %s", msg.len ? "\n" : "",
+			   j->call.upstream_note);
+	t->notes = j->call.upstream_notes;
 	if (msg.len == 0 && !heartbeat) {
 		buf_free(&msg);
 		return NULL;

@@ -11,6 +11,7 @@
 #include "reload.h"
 #include "toolreg.h"
 #include "toolreg_azure.h"
+#include "upstream.h"
 
 /* config_lock: the live settings (see reload.h). Taken after pool_lock. */
 static pthread_rwlock_t config_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -70,6 +71,7 @@ reload_config(struct config *running)
 	config_free(&fresh);
 	pool_wake();
 	auth_reload(); /* the tokens file; the rest of auth needs a restart */
+	upstream_relist();
 	log_info("configuration %s reloaded", running->file);
 	return 0;
 }

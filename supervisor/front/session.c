@@ -385,7 +385,7 @@ session_maybe_free(struct session *s)
 	pthread_cond_destroy(&s->turn);
 	session_state_free(s);
 	free(s->restart_note);
-	free(s->upstream_calls);
+	free(s->upstream_use);
 	free(s);
 }
 

@@ -55,7 +55,13 @@ struct session {
 				* named by a tool argument, never by Mcp-Session-Id */
 	int transient;	       /* session_transient's: the caller alone, no kernel */
 	int elicitation;       /* the client declared form elicitation at initialize */
-	unsigned *upstream_calls; /* code mode: calls made, per upstream (upstream.h); NULL: none */
+	/* code mode: per upstream (upstream.h), calls made and the rate's
+	 * bucket (upstream_call.c); NULL: none yet */
+	struct upstream_use {
+		unsigned calls;
+		double tokens; /* calls it may start now */
+		double at;     /* monotonic s tokens was counted at; 0: never */
+	} *upstream_use;
 	int upstream_inflight;	  /* code mode: its kernel's requests being answered */
 	int named;	       /* calls that named it by execution_session_id */
 	/* The caller's session session_create closed to make room for this

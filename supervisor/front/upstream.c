@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -19,7 +20,8 @@
 #include "upstream.h"
 #include "xmalloc.h"
 
-/* The longest pause between attempts to list an unreachable server. */
+/* The longest pause between attempts to list an unreachable server, and
+ * to open again a stream of list changes that ended. */
 #define LIST_RETRY_MAX_S 60
 /* Pages of tools/list followed, at most: a server that never ends its list. */
 #define LIST_PAGES_MAX 50
@@ -30,14 +32,23 @@ struct upstream {
 	pthread_mutex_t lock;		/* guards tools and why */
 	struct json_object *tools;	/* the exposed tools, once listed */
 	char why[512];			/* what the last listing met */
+	int stale;			/* list again: SIGHUP, or listChanged */
+	int watching;			/* a thread follows its list changes */
+	atomic_int revision;		/* enum mcpc_revision, once known */
 	atomic_ullong calls[UPSTREAM_OUTCOME_N];
 };
+
+/* Wakes the lister: a list is stale, or a kernel found one missing. */
+static pthread_mutex_t kick_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kick_cond = PTHREAD_COND_INITIALIZER;
+static int kicked;
 
 static struct upstream *ups;
 static size_t n_ups;
 
 static const char *const outcome_names[UPSTREAM_OUTCOME_N] = {
-	"ok", "tool_error", "denied", "limit", "timeout", "too_large", "unavailable", "failed",
+	"ok", "tool_error", "denied", "limit", "timeout",
+	"too_large", "unavailable", "failed", "cancelled",
 };
 
 const char *
@@ -70,6 +81,8 @@ upstream_token(size_t i)
 	return ups[i].token;
 }
 
+
+
 int
 upstream_find(const char *name)
 {
@@ -101,6 +114,12 @@ upstream_exposes(size_t i, const char *tool)
 	return ups[i].cfg->tools.n == 0 || listed(&ups[i].cfg->tools, tool);
 }
 
+int
+upstream_needs_approval(size_t i, const char *tool)
+{
+	return listed(&ups[i].cfg->approve, tool);
+}
+
 /* Keep of tools/list's page `result` the tools `u` exposes, in `out`. */
 static void
 keep_tools(size_t i, struct json_object *result, struct json_object *out)
@@ -120,20 +139,43 @@ keep_tools(size_t i, struct json_object *result, struct json_object *out)
 	}
 }
 
+static void watch_changes(size_t i);
+
+/* Wake the lister. */
+static void
+kick(void)
+{
+	pthread_mutex_lock(&kick_lock);
+	kicked = 1;
+	pthread_cond_signal(&kick_cond);
+	pthread_mutex_unlock(&kick_lock);
+}
+
+/* The options every exchange with upstream i uses. */
+struct mcpc_opts
+upstream_opts(size_t i)
+{
+	const struct upstream *u = &ups[i];
+
+	return (struct mcpc_opts){.client_name = "codeexecd", .token = u->token,
+				  .timeout_s = (long)(u->cfg->timeout_s + 0.999),
+				  .max_bytes = (size_t)u->cfg->max_response_bytes,
+				  .session_optional = 1,
+				  .revision = atomic_load(&u->revision)};
+}
+
 /* List upstream i's tools (every page); 0, or -1 with u->why set. */
 static int
 list_tools(size_t i)
 {
 	struct upstream *u = &ups[i];
-	struct mcpc_opts opts = {.client_name = "codeexecd", .token = u->token,
-				 .timeout_s = (long)(u->cfg->timeout_s + 0.999),
-				 .max_bytes = (size_t)u->cfg->max_response_bytes,
-				 .session_optional = 1};
+	struct mcpc_opts opts = upstream_opts(i);
 	struct json_object *all = json_object_new_array();
 	struct mcpc m;
 	int rc = -1;
 
 	if (mcpc_open(&m, u->cfg->url, &opts) == 0) {
+		atomic_store(&u->revision, m.modern ? MCPC_MODERN : MCPC_LEGACY);
 		const char *cursor = NULL;
 		struct json_object *page = NULL, *next;
 		for (int p = 0; p < LIST_PAGES_MAX; p++) {
@@ -154,20 +196,96 @@ list_tools(size_t i)
 		json_object_put(page);
 	}
 	pthread_mutex_lock(&u->lock);
+	int watch = 0;
 	if (rc == 0) {
 		json_object_put(u->tools);
 		u->tools = all;
 		all = NULL;
 		u->why[0] = '\0';
-		log_info("upstream %s: %zu tools", u->cfg->name,
-			 json_object_array_length(u->tools));
+		u->stale = 0;
+		log_info("upstream %s: %zu tools (MCP %s)", u->cfg->name,
+			 json_object_array_length(u->tools), m.modern ? "2026-07-28" : m.protocol_version);
+		/* A stream of changes needs a session to hang on. */
+		watch = m.tools_list_changed && m.session_id[0] && !u->watching;
+		u->watching |= watch;
 	} else {
 		snprintf(u->why, sizeof(u->why), "%s", m.error[0] ? m.error : "no answer");
 	}
 	pthread_mutex_unlock(&u->lock);
 	json_object_put(all);
 	mcpc_close(&m);
+	if (watch)
+		watch_changes(i);
 	return rc;
+}
+
+/* List u again soon. */
+static void
+mark_stale(struct upstream *u)
+{
+	pthread_mutex_lock(&u->lock);
+	u->stale = 1;
+	pthread_mutex_unlock(&u->lock);
+	kick();
+}
+
+/* A message on upstream i's stream: a change of its tools makes its list stale. */
+static void
+on_server_message(struct json_object *msg, void *arg)
+{
+	struct upstream *u = arg;
+	struct json_object *method;
+
+	if (!json_object_object_get_ex(msg, "method", &method) ||
+	    strcmp(json_object_get_string(method), "notifications/tools/list_changed") != 0)
+		return;
+	log_info("upstream %s: its tools changed; listing them again", u->cfg->name);
+	mark_stale(u);
+}
+
+/* Follow upstream i's list changes on a session's GET stream, for good. */
+static void *
+watcher(void *arg)
+{
+	struct upstream *u = arg;
+	unsigned pause = 1;
+
+	for (;;) {
+		struct mcpc_opts opts = upstream_opts((size_t)(u - ups));
+		struct mcpc m;
+		opts.revision = MCPC_LEGACY;
+		if (mcpc_open(&m, u->cfg->url, &opts) == 0) {
+			/* Changes while no stream was open are not told: list again. */
+			mark_stale(u);
+			pause = 1;
+			mcpc_listen(&m, on_server_message, u);
+		}
+		mcpc_close(&m);
+		log_warnx("upstream %s: its stream of tool changes ended; opening it again in %u s",
+			  u->cfg->name, pause);
+		sleep(pause);
+		pause = pause * 2 > LIST_RETRY_MAX_S ? LIST_RETRY_MAX_S : pause * 2;
+	}
+	return NULL;
+}
+
+static void
+start_detached(void *(*fn)(void *), void *arg, const char *what)
+{
+	pthread_t t;
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, fn, arg) != 0)
+		fatalx("pthread_create for %s", what);
+	pthread_attr_destroy(&attr);
+}
+
+static void
+watch_changes(size_t i)
+{
+	start_detached(watcher, &ups[i], "an upstream's stream of tool changes");
 }
 
 struct json_object *
@@ -191,7 +309,26 @@ upstream_tools(size_t i, int refresh, char *why, size_t why_len)
 	return t;
 }
 
-/* The lister: every upstream not listed yet, again and again, backing off. */
+/* List every upstream not listed yet or stale; nonzero if one could not be. */
+static int
+list_needed(unsigned pause)
+{
+	int missing = 0;
+
+	for (size_t i = 0; i < n_ups; i++) {
+		pthread_mutex_lock(&ups[i].lock);
+		int need = ups[i].tools == NULL || ups[i].stale;
+		pthread_mutex_unlock(&ups[i].lock);
+		if (need && list_tools(i) == -1) {
+			missing = 1;
+			log_warnx("upstream %s: cannot list its tools (%s); trying again in %u s",
+				  ups[i].cfg->name, ups[i].why, pause);
+		}
+	}
+	return missing;
+}
+
+/* The lister: lists what is missing or stale, backing off while one fails. */
 static void *
 lister(void *arg)
 {
@@ -199,22 +336,30 @@ lister(void *arg)
 
 	(void)arg;
 	for (;;) {
-		int missing = 0;
-		for (size_t i = 0; i < n_ups; i++) {
-			pthread_mutex_lock(&ups[i].lock);
-			int need = ups[i].tools == NULL;
-			pthread_mutex_unlock(&ups[i].lock);
-			if (need && list_tools(i) == -1) {
-				missing = 1;
-				log_warnx("upstream %s: cannot list its tools (%s); trying again in %u s",
-					  ups[i].cfg->name, ups[i].why, pause);
-			}
+		int missing = list_needed(pause);
+		pthread_mutex_lock(&kick_lock);
+		if (!kicked && missing) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += pause;
+			pthread_cond_timedwait(&kick_cond, &kick_lock, &until);
 		}
-		if (!missing)
-			return NULL;
-		sleep(pause);
-		pause = pause * 2 > LIST_RETRY_MAX_S ? LIST_RETRY_MAX_S : pause * 2;
+		while (!kicked && !missing)
+			pthread_cond_wait(&kick_cond, &kick_lock);
+		kicked = 0;
+		pthread_mutex_unlock(&kick_lock);
+		pause = !missing ? 1 : pause * 2 > LIST_RETRY_MAX_S ? LIST_RETRY_MAX_S : pause * 2;
 	}
+	return NULL;
+}
+
+void
+upstream_relist(void)
+{
+	for (size_t i = 0; i < n_ups; i++)
+		mark_stale(&ups[i]);
+	if (n_ups)
+		log_info("reload: listing the tools of %zu upstreams again", n_ups);
 }
 
 /* Upstream i's token from its token_file (the parent's copy); fatal when unreadable. */
@@ -234,8 +379,6 @@ take_token(size_t i)
 void
 upstream_init(const struct config *cfg)
 {
-	int later = 0;
-
 	n_ups = cfg->upstreams.n;
 	if (n_ups == 0)
 		return;
@@ -247,19 +390,11 @@ upstream_init(const struct config *cfg)
 		ups[i].cfg = config_upstream_at(cfg, i);
 		pthread_mutex_init(&ups[i].lock, NULL);
 		take_token(i);
-		if (!ups[i].cfg->required)
-			later = 1;
-		else if (list_tools(i) == -1)
+		if (ups[i].cfg->required && list_tools(i) == -1)
 			fatalx("upstream %s is required and cannot be listed: %s",
 			       ups[i].cfg->name, ups[i].why);
 	}
-	pthread_t t;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (later && pthread_create(&t, &attr, lister, NULL) != 0)
-		fatalx("pthread_create for the upstream lister");
-	pthread_attr_destroy(&attr);
+	start_detached(lister, NULL, "the upstream lister");
 }
 
 void

@@ -4,7 +4,9 @@
  *
  * The front is their client: upstream.c keeps each server's tool list
  * (listed at start-up, by a thread that retries an unreachable server,
- * and again whenever a kernel asks for the list while it is missing), its
+ * again whenever a kernel asks for the list while it is missing, at
+ * SIGHUP, and when a server that offers listChanged says on its session's
+ * GET stream that its tools changed), the revision it speaks, its
  * bearer token (token_file, the parent's copy: secret_file.h; never sent
  * to a worker or kernel) and the counters /metrics shows. upstream_call.c
  * answers a kernel's requests, which its worker forwards as UPSTREAM_CALL:
@@ -20,7 +22,8 @@
  *     -> {"seq": N, "ok": true, "result": CallToolResult}
  * and on failure {"seq": N, "ok": false, "error": {"type": TYPE,
  * "message": TEXT}}, TYPE one of denied, limit, timeout, too_large,
- * unavailable, upstream, bad_request.
+ * unavailable, upstream, cancelled, bad_request. While a call runs, the
+ * agent's call names it in its progress (struct call's upstream_note).
  */
 #ifndef SUPERVISOR_UPSTREAM_H
 #define SUPERVISOR_UPSTREAM_H
@@ -31,6 +34,7 @@
 #include <json-c/json.h>
 
 #include "buf.h"
+#include "mcp_client.h"
 
 struct config;
 struct worker;
@@ -46,6 +50,7 @@ enum upstream_outcome {
 	UPSTREAM_TOO_LARGE,
 	UPSTREAM_UNAVAILABLE,
 	UPSTREAM_FAILED, /* a JSON-RPC error, or an answer that is not one */
+	UPSTREAM_CANCELLED, /* the agent's call ended first: notifications/cancelled sent */
 	UPSTREAM_OUTCOME_N,
 };
 
@@ -72,9 +77,15 @@ struct json_object *upstream_tools(size_t i, int refresh, char *why, size_t why_
 int upstream_allowed(size_t i, const char *identity);
 /* Whether upstream i exposes `tool` (its `tools`, empty: any it lists). */
 int upstream_exposes(size_t i, const char *tool);
+/* Whether each call of upstream i's `tool` is first approved by the agent's client (`approve`). */
+int upstream_needs_approval(size_t i, const char *tool);
 /* Upstream i's configuration (borrowed) and bearer token (borrowed; NULL: none). */
 const struct config_upstream *upstream_config(size_t i);
 const char *upstream_token(size_t i);
+/* The options of an exchange with upstream i: its token, bounds, revision. */
+struct mcpc_opts upstream_opts(size_t i);
+/* List every upstream's tools again (SIGHUP), on the lister's thread. */
+void upstream_relist(void);
 /* Count a call of upstream i that ended so. */
 void upstream_count_call(size_t i, enum upstream_outcome o);
 /* The outcome's label. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "clock.h"
 #include "config.h"
@@ -17,6 +18,8 @@
 #include "json_strict.h"
 #include "log.h"
 #include "mcp_client.h"
+#include "pool.h"
+#include "pool_exec.h"
 #include "pool_send.h"
 #include "pool_state.h"
 #include "session.h"
@@ -29,6 +32,10 @@
 
 /* Nesting of a kernel's request: arguments are documents, not traps. */
 #define REQUEST_DEPTH_MAX 64
+/* How long an approval may wait for the agent's client, at most. */
+#define APPROVE_WAIT_S 300
+/* The arguments an approval's question shows, at most (bytes of JSON). */
+#define APPROVE_ARGS_MAX 400
 
 /* One request in flight: what it needs once the pool lock is let go. */
 struct upreq {
@@ -40,6 +47,11 @@ struct upreq {
 	char session_id[SESSION_ID_LEN + 1];
 	char *text;	    /* the kernel's JSON */
 	size_t len;
+	int elicit;	    /* the session's client can be asked (approve) */
+	/* An approval asked of the agent's client, under the pool lock. */
+	pthread_cond_t cond;
+	int answered;
+	int approved;
 };
 
 /* {"seq": N, "ok": false, "error": {"type": TYPE, "message": TEXT}}. */
@@ -68,6 +80,17 @@ success(int seq, const char *key, struct json_object *value)
 	return r;
 }
 
+/* Remove from `tools` those whose calls need an approval no one can give. */
+static void
+drop_unapprovable(size_t i, struct json_object *tools)
+{
+	for (size_t k = json_object_array_length(tools); k-- > 0;) {
+		const char *name = json_member_str(json_object_array_get_idx(tools, k), "name");
+		if (upstream_needs_approval(i, name))
+			json_object_array_del_idx(tools, k, 1);
+	}
+}
+
 /* The list op: each upstream `q`'s identity may call, with its tools. */
 static struct json_object *
 op_list(const struct upreq *q)
@@ -80,6 +103,8 @@ op_list(const struct upreq *q)
 			continue;
 		struct json_object *u = json_object_new_object();
 		struct json_object *tools = upstream_tools(i, 1, why, sizeof(why));
+		if (tools && !q->elicit)
+			drop_unapprovable(i, tools);
 		if (tools)
 			json_object_object_add(u, "tools", tools);
 		else
@@ -89,22 +114,148 @@ op_list(const struct upreq *q)
 	return success(q->seq, "upstreams", all);
 }
 
-/* Count a call of upstream i for q's session; 0, or -1 past max_calls. Pool lock taken. */
+/*
+ * Take one of the session's calls of upstream i: 0, or why not: -1 past
+ * max_calls, -2 with its bucket of max_calls_per_minute empty. Pool lock taken.
+ */
 static int
 count_call(const struct upreq *q, size_t i)
 {
+	const struct config_upstream *c = upstream_config(i);
+	double now = clock_mono();
 	int rc = 0;
 
 	pool_lock();
 	struct session *s = q->session;
-	if (s->upstream_calls == NULL)
-		s->upstream_calls = xcalloc(upstream_count(), sizeof(unsigned));
-	if (s->upstream_calls[i] >= (unsigned)upstream_config(i)->max_calls)
+	if (s->upstream_use == NULL)
+		s->upstream_use = xcalloc(upstream_count(), sizeof(*s->upstream_use));
+	struct upstream_use *u = &s->upstream_use[i];
+	double cap = c->max_calls_per_minute;
+	if (cap > 0) {
+		u->tokens = u->at == 0 ? cap : u->tokens + (now - u->at) * cap / 60;
+		if (u->tokens > cap)
+			u->tokens = cap;
+		u->at = now;
+	}
+	if (u->calls >= (unsigned)c->max_calls)
 		rc = -1;
-	else
-		s->upstream_calls[i]++;
+	else if (cap > 0 && u->tokens < 1)
+		rc = -2;
+	else {
+		u->calls++;
+		u->tokens -= cap > 0;
+	}
 	pool_unlock();
 	return rc;
+}
+
+/* q's worker, if it still runs q's execution and nobody cancelled it. Pool lock held. */
+static struct call *
+live_call(const struct upreq *q)
+{
+	for (struct worker *w = pool.workers; w; w = w->next)
+		if (w->priv_id == q->worker_id)
+			return w->call && w->call->id == q->exec_id && !w->call->cancelled
+				       ? w->call
+				       : NULL;
+	return NULL;
+}
+
+/* mcpc's stop: the agent's call ended or was cancelled. */
+static int
+call_gone(void *arg)
+{
+	pool_lock();
+	int gone = live_call(arg) == NULL;
+	pool_unlock();
+	return gone;
+}
+
+/* Tell whoever follows q's call that upstream `name`'s `tool` runs now ("": ended). */
+static void
+note_call(const struct upreq *q, const char *name, const char *tool)
+{
+	pool_lock();
+	struct call *c = live_call(q);
+	if (c) {
+		if (tool[0])
+			snprintf(c->upstream_note, sizeof(c->upstream_note), "%s.%s", name, tool);
+		else
+			c->upstream_note[0] = '\0';
+		c->upstream_notes++;
+		c->changes++;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pool_unlock();
+}
+
+/* The agent's client answered q's approval (pool lock held: pool_input_reply). */
+static void
+approval_answer(void *arg, int how, const char *value)
+{
+	struct upreq *q = arg;
+
+	q->answered = 1;
+	q->approved = how == INPUT_VALUE && value &&
+		      (strcasecmp(value, "yes") == 0 || strcasecmp(value, "y") == 0);
+	pthread_cond_broadcast(&q->cond);
+}
+
+/* The question an approval asks. Caller frees. */
+static char *
+approval_question(const struct upreq *q, const char *name, const char *tool,
+		  struct json_object *args)
+{
+	const char *a = args ? json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN) : "{}";
+	size_t n = strlen(a);
+
+	return xasprintf("The code of session %.8s asks to call tool %s of upstream %s with "
+			 "%.*s%s. Answer yes to allow this call.",
+			 q->session_id, tool, name, (int)(n > APPROVE_ARGS_MAX ? APPROVE_ARGS_MAX : n), a,
+			 n > APPROVE_ARGS_MAX ? "..." : "");
+}
+
+/*
+ * Ask the agent's client, on the call it waits for, whether q may call
+ * `tool` (the driver elicits: progress.c). 0 if it said yes; -1 with why.
+ */
+static int
+approve(struct upreq *q, const char *name, const char *tool, struct json_object *args,
+	char *why, size_t why_len)
+{
+	double until = clock_mono() + APPROVE_WAIT_S;
+	char *question = approval_question(q, name, tool, args);
+
+	pool_lock();
+	struct call *c = live_call(q);
+	if (c == NULL || !c->asker || c->input_prompt) {
+		pool_unlock();
+		free(question);
+		snprintf(why, why_len, "tool %s of upstream %s needs the agent's approval, and no "
+			 "client that can give it waits for this call", tool, name);
+		return -1;
+	}
+	c->input_prompt = question;
+	c->input_id[0] = '\0';
+	c->input_to = approval_answer;
+	c->input_to_arg = q;
+	c->changes++;
+	pthread_cond_broadcast(&c->cond);
+	while (!q->answered) {
+		struct timespec d = clock_deadline(0.25);
+		pthread_cond_timedwait(&q->cond, pool_mutex(), &d);
+		if (!q->answered && (live_call(q) != c || clock_mono() > until)) {
+			if (live_call(q) == c)
+				pool_input_reply(c, INPUT_EOF, NULL);
+			break;
+		}
+	}
+	int ok = q->answered && q->approved;
+	pool_unlock();
+	if (!ok)
+		snprintf(why, why_len, "the agent's client did not approve the call of tool %s of "
+			 "upstream %s", tool, name);
+	return ok ? 0 : -1;
 }
 
 /* The failure of an exchange that `m` met, as an outcome and a reply. */
@@ -115,7 +266,10 @@ exchange_failed(const struct upreq *q, const struct mcpc *m, int opened,
 	const char *type = "upstream";
 
 	*o = UPSTREAM_FAILED;
-	if (m->too_big) {
+	if (m->stopped) {
+		*o = UPSTREAM_CANCELLED;
+		type = "cancelled";
+	} else if (m->too_big) {
 		*o = UPSTREAM_TOO_LARGE;
 		type = "too_large";
 	} else if (m->timed_out) {
@@ -134,20 +288,21 @@ call_tool(const struct upreq *q, size_t i, const char *tool, struct json_object 
 	  enum upstream_outcome *o)
 {
 	const struct config_upstream *c = upstream_config(i);
-	struct mcpc_opts opts = {.client_name = "codeexecd", .token = upstream_token(i),
-				 .timeout_s = (long)(c->timeout_s + 0.999),
-				 .max_bytes = (size_t)c->max_response_bytes,
-				 .session_optional = 1};
+	struct mcpc_opts opts = upstream_opts(i);
 	struct json_object *params = json_object_new_object(), *r, *err;
 	struct mcpc m;
 
 	json_object_object_add(params, "name", json_object_new_string(tool));
 	json_object_object_add(params, "arguments",
 			       args ? json_object_get(args) : json_object_new_object());
+	opts.stop = call_gone;
+	opts.stop_arg = (void *)q;
+	note_call(q, c->name, tool);
 	int opened = mcpc_open(&m, c->url, &opts) == 0;
 	r = opened ? mcpc_call(&m, "tools/call", params) : (json_object_put(params), NULL);
 	struct json_object *reply = r ? NULL : exchange_failed(q, &m, opened, o);
 	mcpc_close(&m);
+	note_call(q, c->name, "");
 	if (reply)
 		return reply;
 	*o = json_object_object_get_ex(r, "isError", &err) && json_object_get_boolean(err)
@@ -158,7 +313,7 @@ call_tool(const struct upreq *q, size_t i, const char *tool, struct json_object 
 
 /* The call op: allowed, exposed, within max_calls, then made. */
 static struct json_object *
-op_call(const struct upreq *q, struct json_object *req, size_t *reply_upstream,
+op_call(struct upreq *q, struct json_object *req, size_t *reply_upstream,
 	enum upstream_outcome *o)
 {
 	const char *name = json_member_str(req, "upstream");
@@ -182,12 +337,23 @@ op_call(const struct upreq *q, struct json_object *req, size_t *reply_upstream,
 		snprintf(msg, sizeof(msg), "upstream %s: tool %s is not exposed", name, tool);
 		return failure(q->seq, "denied", msg);
 	}
-	if (count_call(q, (size_t)i) == -1) {
+	int counted = count_call(q, (size_t)i);
+	if (counted < 0) {
 		*o = UPSTREAM_LIMIT;
-		snprintf(msg, sizeof(msg), "upstream %s: this session made its %d calls (max_calls)",
-			 name, upstream_config((size_t)i)->max_calls);
+		if (counted == -1)
+			snprintf(msg, sizeof(msg),
+				 "upstream %s: this session made its %d calls (max_calls)", name,
+				 upstream_config((size_t)i)->max_calls);
+		else
+			snprintf(msg, sizeof(msg),
+				 "upstream %s: this session called it %d times in the last minute "
+				 "(max_calls_per_minute); try again in a few seconds",
+				 name, upstream_config((size_t)i)->max_calls_per_minute);
 		return failure(q->seq, "limit", msg);
 	}
+	if (upstream_needs_approval((size_t)i, tool) &&
+	    approve(q, name, tool, args, msg, sizeof(msg)) == -1)
+		return failure(q->seq, "denied", msg);
 	return call_tool(q, (size_t)i, tool, args, o);
 }
 
@@ -255,6 +421,7 @@ request_thread(void *arg)
 	send_reply(q, text);
 	json_object_put(reply);
 	json_object_put(req);
+	pthread_cond_destroy(&q->cond);
 	free(q->text);
 	free(q);
 	return NULL;
@@ -286,6 +453,8 @@ upstream_kernel_request(struct worker *w, uint32_t exec_id, const struct ipc_ups
 	q = xcalloc(1, sizeof(*q));
 	*q = (struct upreq){.worker_id = w->priv_id, .exec_id = exec_id, .seq = m->seq,
 			    .session = s, .text = xmalloc(m->request.len + 1), .len = m->request.len};
+	pthread_cond_init(&q->cond, NULL);
+	q->elicit = s->elicitation;
 	memcpy(q->text, m->request.s, m->request.len);
 	q->text[m->request.len] = '\0';
 	snprintf(q->identity, sizeof(q->identity), "%s", s->identity);
