@@ -397,11 +397,13 @@ mcpc_request(struct mcpc *m, const char *method, struct json_object *params, int
 	struct mcpc_reply reply;
 	long long id = m->next_id++;
 
+	m->status = 0;
 	if (mcpc_post(m, method, id, notify, params, &reply) == -1) {
 		if (m->stopped && !notify)
 			mcpc_cancelled(m, id);
 		return NULL;
 	}
+	m->status = reply.status;
 	if (notify) {
 		if (reply.status != 200 && reply.status != 202 && reply.status != 204)
 			mcpc_fail(m, "%s at %s: HTTP %ld", method, m->url, reply.status);
@@ -513,8 +515,9 @@ mcpc_initialize(struct mcpc *m)
 	return 0;
 }
 
-int
-mcpc_open(struct mcpc *m, const char *url, const struct mcpc_opts *opts)
+/* mcpc_open's work; 0 or -1. */
+static int
+mcpc_start(struct mcpc *m, const char *url, const struct mcpc_opts *opts)
 {
 	memset(m, 0, sizeof(*m));
 	if (opts)
@@ -535,6 +538,15 @@ mcpc_open(struct mcpc *m, const char *url, const struct mcpc_opts *opts)
 			return found == 1 ? 0 : -1;
 	}
 	return mcpc_initialize(m);
+}
+
+int
+mcpc_open(struct mcpc *m, const char *url, const struct mcpc_opts *opts)
+{
+	int rc = mcpc_start(m, url, opts);
+
+	m->ready = rc == 0;
+	return rc;
 }
 
 /* What a GET stream holds so far, and whom to tell of each message. */

@@ -52,6 +52,8 @@ struct mcpc {
 	int timed_out;		    /* the last exchange passed opts.timeout_s */
 	int unreachable;	    /* the last exchange found no server to talk to */
 	int stopped;		    /* opts.stop stopped the last exchange */
+	long status;		    /* the last request's HTTP status; 0: none came */
+	int ready;		    /* mcpc_open succeeded */
 	int modern;		    /* the server speaks 2026-07-28: no session */
 	int probing;		    /* asking server/discover: failures are not news */
 	int unstoppable;	    /* sending notifications/cancelled: opts.stop not asked */

@@ -35,6 +35,9 @@ struct upstream {
 	int stale;			/* list again: SIGHUP, or listChanged */
 	int watching;			/* a thread follows its list changes */
 	atomic_int revision;		/* enum mcpc_revision, once known */
+	pthread_mutex_t idle_lock;	/* guards idle */
+	struct mcpc *idle[UPSTREAM_IDLE_MAX];	/* opened sessions no call uses */
+	int n_idle;
 	atomic_ullong calls[UPSTREAM_OUTCOME_N];
 };
 
@@ -389,12 +392,51 @@ upstream_init(const struct config *cfg)
 	for (size_t i = 0; i < n_ups; i++) {
 		ups[i].cfg = config_upstream_at(cfg, i);
 		pthread_mutex_init(&ups[i].lock, NULL);
+		pthread_mutex_init(&ups[i].idle_lock, NULL);
 		take_token(i);
 		if (ups[i].cfg->required && list_tools(i) == -1)
 			fatalx("upstream %s is required and cannot be listed: %s",
 			       ups[i].cfg->name, ups[i].why);
 	}
 	start_detached(lister, NULL, "the upstream lister");
+}
+
+struct mcpc *
+upstream_session(size_t i, int *reused)
+{
+	struct upstream *u = &ups[i];
+	struct mcpc *m = NULL;
+
+	pthread_mutex_lock(&u->idle_lock);
+	if (u->n_idle > 0)
+		m = u->idle[--u->n_idle];
+	pthread_mutex_unlock(&u->idle_lock);
+	*reused = m != NULL;
+	if (m)
+		return m;
+	struct mcpc_opts opts = upstream_opts(i);
+	m = xmalloc(sizeof(*m));
+	mcpc_open(m, u->cfg->url, &opts); /* not ready: m->error says why */
+	return m;
+}
+
+void
+upstream_session_end(size_t i, struct mcpc *m, int keep)
+{
+	struct upstream *u = &ups[i];
+
+	m->opts.stop = NULL;
+	m->opts.stop_arg = NULL;
+	pthread_mutex_lock(&u->idle_lock);
+	if (keep && m->ready && u->n_idle < UPSTREAM_IDLE_MAX) {
+		u->idle[u->n_idle++] = m;
+		m = NULL;
+	}
+	pthread_mutex_unlock(&u->idle_lock);
+	if (m) {
+		mcpc_close(m);
+		free(m);
+	}
 }
 
 void

@@ -84,6 +84,15 @@ const struct config_upstream *upstream_config(size_t i);
 const char *upstream_token(size_t i);
 /* The options of an exchange with upstream i: its token, bounds, revision. */
 struct mcpc_opts upstream_opts(size_t i);
+/*
+ * A session with upstream i for one call: one a call left open (*reused
+ * set), else a new one (caller owns; m->ready clear, and m->error saying
+ * why, when it could not be opened). Give it back with upstream_session_end: kept for
+ * the next call when `keep` and there is room, else ended (DELETE).
+ */
+#define UPSTREAM_IDLE_MAX 4 /* sessions kept per upstream, at most */
+struct mcpc *upstream_session(size_t i, int *reused);
+void upstream_session_end(size_t i, struct mcpc *m, int keep);
 /* List every upstream's tools again (SIGHUP), on the lister's thread. */
 void upstream_relist(void);
 /* Count a call of upstream i that ended so. */

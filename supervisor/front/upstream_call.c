@@ -288,20 +288,31 @@ call_tool(const struct upreq *q, size_t i, const char *tool, struct json_object 
 	  enum upstream_outcome *o)
 {
 	const struct config_upstream *c = upstream_config(i);
-	struct mcpc_opts opts = upstream_opts(i);
-	struct json_object *params = json_object_new_object(), *r, *err;
-	struct mcpc m;
+	struct json_object *params = json_object_new_object(), *r = NULL, *err;
+	struct mcpc *m = NULL;
+	int reused = 1;
 
 	json_object_object_add(params, "name", json_object_new_string(tool));
 	json_object_object_add(params, "arguments",
 			       args ? json_object_get(args) : json_object_new_object());
-	opts.stop = call_gone;
-	opts.stop_arg = (void *)q;
 	note_call(q, c->name, tool);
-	int opened = mcpc_open(&m, c->url, &opts) == 0;
-	r = opened ? mcpc_call(&m, "tools/call", params) : (json_object_put(params), NULL);
-	struct json_object *reply = r ? NULL : exchange_failed(q, &m, opened, o);
-	mcpc_close(&m);
+	/* A kept session the server has forgotten (404) never ran the call:
+	 * try the next, down to a new one. */
+	for (int k = 0; r == NULL && reused && k <= UPSTREAM_IDLE_MAX; k++) {
+		if (m)
+			upstream_session_end(i, m, 0);
+		m = upstream_session(i, &reused);
+		if (!m->ready)
+			break;
+		m->opts.stop = call_gone;
+		m->opts.stop_arg = (void *)q;
+		r = mcpc_call(m, "tools/call", json_object_get(params));
+		if (m->status != 404)
+			break;
+	}
+	json_object_put(params);
+	struct json_object *reply = r ? NULL : exchange_failed(q, m, m->ready, o);
+	upstream_session_end(i, m, r != NULL);
 	note_call(q, c->name, "");
 	if (reply)
 		return reply;
