@@ -3,7 +3,10 @@
  * registered domain tools that best match a query (toolreg.h), each with
  * what an agent needs to call it from execute_{name}_code: its signature,
  * description, parameters, return, an example and its import line.
- * Listed only when the registry is not empty.
+ * Code mode's upstream tools (upstream.h) the caller may call are ranked
+ * with them, in one BM25 index built for the call over both (so the same
+ * ranking, IDF included, orders them), each marked kind "upstream".
+ * Listed when the registry is not empty or there are upstreams.
  */
 #include "autoconf.h"
 
@@ -18,7 +21,10 @@
 #include "tooldef.h"
 #include "toolreg.h"
 #include "toolreg_azure.h"
+#include "session.h"
 #include "tools.h"
+#include "upstream.h"
+#include "upstream_tooldef.h"
 #include "xmalloc.h"
 
 #define TOP_DEFAULT 5
@@ -27,7 +33,7 @@
 static int
 search_listed(const struct config *cfg)
 {
-	return cfg->tools.n > 0;
+	return cfg->tools.n > 0 || cfg->upstreams.n > 0;
 }
 
 static void
@@ -49,8 +55,12 @@ search_describe(const struct config *cfg, struct json_object *tool)
 		"\"total_tools\":{\"type\":\"integer\"},"
 		"\"backend\":{\"type\":\"string\",\"enum\":[\"bm25\",\"azure_ai_search\"]},"
 		"\"backend_error\":{\"type\":\"string\"},"
+		"\"upstream_errors\":{\"type\":\"object\",\"additionalProperties\":"
+		"{\"type\":\"string\"}},"
 		"\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 		"\"name\":{\"type\":\"string\"},\"module\":{\"type\":\"string\"},"
+		"\"kind\":{\"type\":\"string\",\"enum\":[\"domain\",\"upstream\"]},"
+		"\"upstream\":{\"type\":\"string\"},"
 		"\"import\":{\"type\":\"string\"},\"signature\":{\"type\":\"string\"},"
 		"\"description\":{\"type\":\"string\"},\"category\":{\"type\":\"string\"},"
 		"\"parameters\":{\"type\":\"array\"},\"returns\":{\"type\":\"object\"},"
@@ -64,12 +74,29 @@ search_describe(const struct config *cfg, struct json_object *tool)
 		"Search the %zu domain tools registered in this server's Python environment. "
 		"Returns the best matches with their signature, parameters, return value, an "
 		"example and the line that imports them. Call a tool found here from "
-		"execute_%s_code: `from MODULE import NAME`, then `NAME(...)`.",
-		cfg->tools.n, cfg->name);
+		"execute_%s_code: `from MODULE import NAME`, then `NAME(...)`.%s",
+		cfg->tools.n, cfg->name,
+		cfg->upstreams.n == 0 ? ""
+				      : " The tools of the upstream MCP servers you may call (code "
+					"mode) are searched with them, marked kind \"upstream\": "
+					"`from codeexec_upstreams import UPSTREAM`, then "
+					"`UPSTREAM.TOOL(arg=...)`.");
 	json_object_object_add(tool, "description", json_object_new_string(text));
 	free(text);
 	json_object_object_add(tool, "inputSchema", tool_schema(input_schema));
 	json_object_object_add(tool, "outputSchema", tool_schema(output_schema));
+}
+
+/*
+ * The line that imports d: a domain tool itself, an upstream tool's module
+ * (called as UPSTREAM.TOOL). Caller owns.
+ */
+static char *
+import_line(const struct tool_def *d)
+{
+	if (upstream_tooldef_is(d))
+		return xasprintf("from %s import %s", UPSTREAM_PACKAGE, upstream_tooldef_upstream(d));
+	return xasprintf("from %s import %s", d->module, d->name);
 }
 
 /*
@@ -81,11 +108,16 @@ hit_json(const struct tool_def *d, double score, const struct toolreg_match *m)
 {
 	struct json_object *o = json_object_new_object(), *params = json_object_new_array();
 	struct json_object *ret = json_object_new_object(), *ex = json_object_new_array();
-	char *sig = tooldef_signature(d);
-	char *imp = xasprintf("from %s import %s", d->module, d->name);
+	int up = upstream_tooldef_is(d);
+	char *sig = up ? upstream_tooldef_signature(d) : tooldef_signature(d);
+	char *imp = import_line(d);
 
 	json_object_object_add(o, "name", json_object_new_string(d->name));
 	json_object_object_add(o, "module", json_object_new_string(d->module));
+	json_object_object_add(o, "kind", json_object_new_string(up ? "upstream" : "domain"));
+	if (up)
+		json_object_object_add(o, "upstream",
+				       json_object_new_string(upstream_tooldef_upstream(d)));
 	json_object_object_add(o, "import", json_object_new_string(imp));
 	json_object_object_add(o, "signature", json_object_new_string(sig));
 	json_object_object_add(o, "description", json_object_new_string(d->description));
@@ -142,10 +174,16 @@ add_indented(struct buf *b, const char *text, const char *indent)
 static void
 hit_text(struct buf *b, size_t rank, const struct tool_def *d, const struct toolreg_match *m)
 {
-	char *sig = tooldef_signature(d);
+	int up = upstream_tooldef_is(d);
+	char *sig = up ? upstream_tooldef_signature(d) : tooldef_signature(d);
+	char *imp = import_line(d);
 
 	buf_printf(b, "%zu. %s\n", rank, sig);
-	buf_printf(b, "   from %s import %s\n", d->module, d->name);
+	buf_printf(b, "   %s\n", imp);
+	if (up)
+		buf_printf(b, "   Upstream tool: of MCP server %s, called through the daemon\n",
+			   upstream_tooldef_upstream(d));
+	free(imp);
 	if (m != NULL) {
 		const char *sep = "   Matched: ";
 		for (int f = 0; f < TOOLREG_FIELDS; f++) {
@@ -160,7 +198,7 @@ hit_text(struct buf *b, size_t rank, const struct tool_def *d, const struct tool
 		if (sep[0] == ';')
 			buf_adds(b, "\n");
 	}
-	if (d->category[0])
+	if (d->category[0] && !up)
 		buf_printf(b, "   Category: %s\n", d->category);
 	add_indented(b, d->description, "   ");
 	if (d->n_params > 0)
@@ -232,6 +270,58 @@ remote_search(const struct azure_search *backend, const char *query, const char 
 	return (long)kept;
 }
 
+/*
+ * The tools of the upstreams `identity` may call, as registry entries, into
+ * out; why each upstream not listed yet is not there, into errors (a new
+ * object; NULL: none). Never asks an upstream (pool_lock is held): a list
+ * not there yet is the lister's to fetch.
+ */
+static void
+upstream_entries(const char *identity, struct tooldefs *out, struct json_object **errors)
+{
+	char why[512];
+
+	*errors = NULL;
+	for (size_t i = 0; i < upstream_count(); i++) {
+		if (!upstream_allowed(i, identity))
+			continue;
+		struct json_object *tools = upstream_tools(i, 0, why, sizeof(why));
+		if (tools == NULL) {
+			if (*errors == NULL)
+				*errors = json_object_new_object();
+			json_object_object_add(*errors, upstream_name(i), json_object_new_string(why));
+			continue;
+		}
+		for (size_t k = 0; k < json_object_array_length(tools); k++) {
+			struct json_object *t = json_object_array_get_idx(tools, k), *name;
+			if (!json_object_object_get_ex(t, "name", &name) ||
+			    !upstream_exposes(i, json_object_get_string(name)))
+				continue;
+			out->v = xreallocarray(out->v, out->n + 1, sizeof(*out->v));
+			if (upstream_tooldef(upstream_name(i), t, &out->v[out->n]) == 0)
+				out->n++;
+		}
+		json_object_put(tools);
+	}
+}
+
+/*
+ * One index over the domain tools of `reg` (maybe NULL) and `ups`, their
+ * definitions shallow copies in all->v (caller frees the array, not them).
+ */
+static struct toolreg *
+merged_registry(const struct toolreg *reg, const struct tooldefs *ups, struct tooldefs *all)
+{
+	size_t nd = toolreg_size(reg);
+
+	all->n = nd + ups->n;
+	all->v = xcalloc(all->n, sizeof(*all->v));
+	for (size_t i = 0; i < nd; i++)
+		all->v[i] = *toolreg_tool(reg, i);
+	memcpy(all->v + nd, ups->v, ups->n * sizeof(*ups->v));
+	return toolreg_build(all);
+}
+
 static struct json_object *
 search_call(struct tool_call *tc)
 {
@@ -267,6 +357,15 @@ search_call(struct tool_call *tc)
 				  tc->cfg->name, remote_error);
 		reg = toolreg_live(); /* a reload may have come while it was unlocked */
 	}
+	/* Azure AI Search indexes the domain tools only: its answer is theirs. */
+	struct tooldefs ups = {0}, all = {0};
+	struct json_object *up_errors = NULL;
+	struct toolreg *merged = NULL;
+	if (got < 0)
+		upstream_entries(tc->session ? tc->session->identity : "anonymous", &ups,
+				 &up_errors);
+	if (ups.n > 0)
+		reg = merged = merged_registry(reg, &ups, &all);
 	size_t n = got >= 0 ? (size_t)got
 		   : reg    ? toolreg_search(reg, query, category, hits, (size_t)top)
 			    : 0;
@@ -276,12 +375,19 @@ search_call(struct tool_call *tc)
 										 : "bm25"));
 	if (remote_error[0] != '\0')
 		json_object_object_add(o, "backend_error", json_object_new_string(remote_error));
+	if (up_errors != NULL)
+		json_object_object_add(o, "upstream_errors", up_errors);
 	json_object_object_add(o, "query", json_object_new_string(query));
 	json_object_object_add(o, "total_tools", json_object_new_int64((int64_t)toolreg_size(reg)));
 	buf_init(&text);
 	if (remote_error[0] != '\0')
 		buf_printf(&text, "(Azure AI Search failed (%s); these are the local BM25 results.)\n\n",
 			   remote_error);
+	if (up_errors != NULL) {
+		json_object_object_foreach(up_errors, uname, uwhy)
+			buf_printf(&text, "(The tools of upstream %s are not searched: %s.)\n\n", uname,
+				   json_object_get_string(uwhy));
+	}
 	struct toolreg_match *m = got >= 0 ? NULL : xcalloc(1, sizeof(*m));
 	for (size_t i = 0; i < n; i++) {
 		const struct tool_def *d = toolreg_tool(reg, hits[i].tool);
@@ -291,6 +397,9 @@ search_call(struct tool_call *tc)
 		hit_text(&text, i + 1, d, m);
 	}
 	free(m);
+	toolreg_free(merged);
+	free(all.v);
+	tooldefs_free(&ups);
 	json_object_object_add(o, "results", results);
 	if (n == 0)
 		buf_printf(&text, "No tool matches \"%s\"%s%s%s. Try other words%s.\n", query,
