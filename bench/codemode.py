@@ -22,6 +22,7 @@ requests the agent made, and wall time from the agent's first request to
 the summary in its hands. A model would think once per tools/call of way
 1 and once for the execute of way 2: that time is not here. --rounds runs
 the two ways alternately and reports medians. Both summaries must agree.
+Results and what they show: bench/README.md, "Issue 35".
 """
 import argparse
 import http.client
