@@ -4,7 +4,7 @@
  * what an agent needs to call it from execute_{name}_code: its signature,
  * description, parameters, return, an example and its import line.
  * Code mode's upstream tools (upstream.h) the caller may call are ranked
- * with them, in one BM25 index built for the call over both (so the same
+ * with them, in one BM25 index over both (search_index.h: the same
  * ranking, IDF included, orders them), each marked kind "upstream".
  * Listed when the registry is not empty or there are upstreams.
  */
@@ -23,7 +23,7 @@
 #include "toolreg_azure.h"
 #include "session.h"
 #include "tools.h"
-#include "upstream.h"
+#include "search_index.h"
 #include "upstream_tooldef.h"
 #include "xmalloc.h"
 
@@ -270,62 +270,10 @@ remote_search(const struct azure_search *backend, const char *query, const char 
 	return (long)kept;
 }
 
-/*
- * The tools of the upstreams `identity` may call, as registry entries, into
- * out; why each upstream not listed yet is not there, into errors (a new
- * object; NULL: none). Never asks an upstream (pool_lock is held): a list
- * not there yet is the lister's to fetch.
- */
-static void
-upstream_entries(const char *identity, struct tooldefs *out, struct json_object **errors)
-{
-	char why[512];
-
-	*errors = NULL;
-	for (size_t i = 0; i < upstream_count(); i++) {
-		if (!upstream_allowed(i, identity))
-			continue;
-		struct json_object *tools = upstream_tools(i, 0, why, sizeof(why));
-		if (tools == NULL) {
-			if (*errors == NULL)
-				*errors = json_object_new_object();
-			json_object_object_add(*errors, upstream_name(i), json_object_new_string(why));
-			continue;
-		}
-		for (size_t k = 0; k < json_object_array_length(tools); k++) {
-			struct json_object *t = json_object_array_get_idx(tools, k), *name;
-			if (!json_object_object_get_ex(t, "name", &name) ||
-			    !upstream_exposes(i, json_object_get_string(name)))
-				continue;
-			out->v = xreallocarray(out->v, out->n + 1, sizeof(*out->v));
-			if (upstream_tooldef(upstream_name(i), t, &out->v[out->n]) == 0)
-				out->n++;
-		}
-		json_object_put(tools);
-	}
-}
-
-/*
- * One index over the domain tools of `reg` (maybe NULL) and `ups`, their
- * definitions shallow copies in all->v (caller frees the array, not them).
- */
-static struct toolreg *
-merged_registry(const struct toolreg *reg, const struct tooldefs *ups, struct tooldefs *all)
-{
-	size_t nd = toolreg_size(reg);
-
-	all->n = nd + ups->n;
-	all->v = xcalloc(all->n, sizeof(*all->v));
-	for (size_t i = 0; i < nd; i++)
-		all->v[i] = *toolreg_tool(reg, i);
-	memcpy(all->v + nd, ups->v, ups->n * sizeof(*ups->v));
-	return toolreg_build(all);
-}
-
 static struct json_object *
 search_call(struct tool_call *tc)
 {
-	struct toolreg *reg = toolreg_live();
+	const struct toolreg *reg = toolreg_live();
 	struct toolreg_hit hits[TOOLREG_TOP_MAX];
 	char remote_error[512] = "";
 	const char *query = tool_arg_string(tc, "query");
@@ -358,14 +306,10 @@ search_call(struct tool_call *tc)
 		reg = toolreg_live(); /* a reload may have come while it was unlocked */
 	}
 	/* Azure AI Search indexes the domain tools only: its answer is theirs. */
-	struct tooldefs ups = {0}, all = {0};
 	struct json_object *up_errors = NULL;
-	struct toolreg *merged = NULL;
 	if (got < 0)
-		upstream_entries(tc->session ? tc->session->identity : "anonymous", &ups,
-				 &up_errors);
-	if (ups.n > 0)
-		reg = merged = merged_registry(reg, &ups, &all);
+		reg = search_index(tc->session ? tc->session->identity : "anonymous",
+				   &up_errors);
 	size_t n = got >= 0 ? (size_t)got
 		   : reg    ? toolreg_search(reg, query, category, hits, (size_t)top)
 			    : 0;
@@ -397,9 +341,6 @@ search_call(struct tool_call *tc)
 		hit_text(&text, i + 1, d, m);
 	}
 	free(m);
-	toolreg_free(merged);
-	free(all.v);
-	tooldefs_free(&ups);
 	json_object_object_add(o, "results", results);
 	if (n == 0)
 		buf_printf(&text, "No tool matches \"%s\"%s%s%s. Try other words%s.\n", query,

@@ -8,7 +8,9 @@
 # import of codeexec_upstreams.test, its signature from inputSchema and
 # kind "upstream"; never the tool `slow` that tools: leaves out, nor any
 # tool of `hidden`, which agent-b's search shows instead. A kernel calls
-# what the hit says. Then a second daemon, without upstreams, has the
+# what the hit says. A SIGHUP that adds a domain tool (tools_dir) is
+# seen beside the upstream tools at once (the merged index kept for the
+# caller is rebuilt). Then a second daemon, without upstreams, has the
 # same tools written as domain tools: its searches rank and score them
 # exactly as the first ranked the upstream tools among the domain tools.
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +36,7 @@ chmod 600 "$TMPD/token"
 make_tokens
 
 # Domain tools near the upstream's words: issues, trackers, numbers.
+mkdir "$TMPD/tools"
 DOMAIN="  - name: bug_report
     description: File an issue in the bug tracker, with a title and the steps.
     module: tracker_tools
@@ -55,14 +58,15 @@ DOMAIN="  - name: bug_report
     required_parameters:
       - {name: values, type: 'list[float]', description: the numbers}
     return_spec: {type: float, description: their sum}"
+printf 'tools:\n%s\n' "$DOMAIN" >"$TMPD/tools/domain.yaml"
+chmod -R a+rX "$TMPD/tools"
 
 PORT=$(free_port)
 CFG_EXTRA="auth:
   mode: tokens
   tokens_file: $TMPD/tokens
   resource: http://127.0.0.1:$PORT/mcp
-tools:
-$DOMAIN
+tools_dir: $TMPD/tools
 upstreams:
   - name: test
     url: http://127.0.0.1:$UP_PORT/mcp
@@ -162,13 +166,43 @@ for q in json.loads(queries):
 check(ranked["issues"]["total"] == 5, "agent-a's searches span 3 domain and 2 upstream tools", ranked)
 json.dump(ranked, open(out, "w"))
 PYEOF
+
+cat >"$TMPD/tools/more.yaml" <<'YAML'
+tools:
+  - name: issue_digest
+    description: A weekly digest of the new issues.
+    module: tracker_tools
+    category: tracker
+    required_parameters:
+      - {name: week, type: int, description: ISO week number}
+    return_spec: {type: str, description: the digest}
+YAML
+chmod a+r "$TMPD/tools/more.yaml"
+kill -HUP "$DAEMON_PID"
+wait_for 10 "a reload logged after SIGHUP" grep -q "reloaded" "$LOG"
+run_py "$URL" "$TOKEN_A" <<'PYEOF' || fail "searching after SIGHUP"
+import sys
+from mcp import Client, check, ok
+from calls import sc
+
+a = Client(sys.argv[1], token=sys.argv[2])
+a.initialize()
+res = sc(a.result("tools/call", {"name": "search_py_tools",
+                                 "arguments": {"query": "weekly digest of issues", "top": 10}}))
+names = [(x.get("kind"), x["name"]) for x in res["results"]]
+check(res["total_tools"] == 6 and names[0] == ("domain", "issue_digest") and
+      ("upstream", "search_issues") in names,
+      "after SIGHUP the new domain tool ranks with the upstream tools", res)
+ok("a reload's new domain tool is searched beside the upstream tools")
+PYEOF
 stop_daemon
 
 # The same two upstream tools as domain tools, with the text the front
 # gives their entries (upstream_tooldef.h): their ranks must not change.
 PORT=$(free_port)
-CFG_EXTRA="tools:
-$DOMAIN
+rm "$TMPD/tools/more.yaml"
+CFG_EXTRA="tools_dir: $TMPD/tools
+tools:
   - name: search_issues
     description: Find issues whose title holds the query.
     module: codeexec_upstreams.test
