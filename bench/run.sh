@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark a built codeexecd against jupyter_client, in one run.
 #
-# usage: bench/run.sh [-n] [-s | -m | -c | -H | -R | -o] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py, hibernate.py, restart.py or outputs.py options]
+# usage: bench/run.sh [-n] [-s | -m | -c | -H | -R | -o | -C] [CODEEXECD [CODEEXEC_WORKER]] [-- bench.py, scale.py, memory.py, checkpoint.py, hibernate.py, restart.py, outputs.py or codemode.py options]
 #
 # It builds nothing. Build first, out of tree, e.g. in ../build:
 #     autoreconf -fi && mkdir -p build && cd build && ../configure && make
@@ -33,6 +33,10 @@
 #   -o   rich outputs inline and by reference (outputs.py: 1, 5 and 20
 #        plots under three settings, switched by SIGHUP; prints a table),
 #        e.g. `-- --rounds 5`
+#   -C   code mode against one tool call per step (codemode.py: the same
+#        task over an upstream MCP server, bench/upstream_records.mjs, run
+#        by Node.js with tests/client's SDK; prints a table), e.g.
+#        `-- --rounds 3`
 #
 # Environment:
 #   CODEEXECD_BENCH_BUILD_DIR  the environment (venv) the daemon builds once
@@ -66,6 +70,7 @@ checkpoint=
 hibernate=
 restart=
 outputs=
+codemode=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) record= ;;
@@ -75,6 +80,7 @@ while [ $# -gt 0 ]; do
 	-H) hibernate=1 ;;
 	-R) restart=1 ;;
 	-o) outputs=1 ;;
+	-C) codemode=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -111,6 +117,7 @@ mkdir -p "$(dirname "$build_dir")"
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/cxb.XXXXXX")
 DAEMON_PID=
 BENCH_PID=
+UP_PID=
 
 # State letter of process $1 (R, S, Z, ...), or "gone".
 proc_state() {
@@ -138,6 +145,7 @@ cleanup() {
 		kill -TERM "$BENCH_PID" 2>/dev/null
 		wait "$BENCH_PID" 2>/dev/null
 	fi
+	[ -n "$UP_PID" ] && kill -TERM "$UP_PID" 2>/dev/null
 	if [ -n "$DAEMON_PID" ]; then
 		kill -TERM "$DAEMON_PID" 2>/dev/null
 		i=0
@@ -225,6 +233,36 @@ checkpoint:
   max_seconds: 1800
 max_timeout: 1800
 EOF
+if [ -n "$codemode" ]; then
+	# The upstream, as tests/system/490 runs its server: beside a link to
+	# tests/client's node_modules (the SDK), with the node npm put there or PATH's.
+	client=$here/../tests/client
+	[ -d "$client/node_modules/@modelcontextprotocol/sdk" ] ||
+		die "no $client/node_modules (cd tests/client && npm ci)"
+	node=$client/node_modules/node/bin/node
+	[ -x "$node" ] || node=$(command -v node) || die "no Node.js"
+	mkdir -p "$TMPD/srv"
+	cp "$here/upstream_records.mjs" "$TMPD/srv/"
+	ln -s "$(cd "$client" && pwd)/node_modules" "$TMPD/srv/node_modules"
+	"$node" "$TMPD/srv/upstream_records.mjs" "$TMPD/srv/port" >"$TMPD/srv/log" 2>&1 &
+	UP_PID=$!
+	i=0
+	while [ ! -s "$TMPD/srv/port" ]; do
+		kill -0 "$UP_PID" 2>/dev/null || die "the upstream exited: $(cat "$TMPD/srv/log")"
+		i=$((i + 1))
+		[ $i -lt 200 ] || die "the upstream did not listen within 20 s"
+		sleep 0.1
+	done
+	up_port=$(cat "$TMPD/srv/port")
+	cat >>"$TMPD/codeexecd.yaml" <<EOF
+upstreams:
+  - name: shop
+    url: http://127.0.0.1:$up_port/mcp
+    required: true
+    max_calls: 10000
+    max_response_bytes: 4194304
+EOF
+fi
 [ -n "${CODEEXECD_BENCH_HISTORY:-}" ] &&
 	echo "kernel_history: $CODEEXECD_BENCH_HISTORY" >>"$TMPD/codeexecd.yaml"
 # memory.py and bench.py's measurement 5 print 10 MB in a call and want it back whole.
@@ -306,6 +344,13 @@ if [ -n "$outputs" ]; then
 		--config "$TMPD/codeexecd.yaml" --log "$TMPD/daemon.log" "$@" &
 	BENCH_PID=$!
 	wait "$BENCH_PID" || die "outputs.py failed"
+	BENCH_PID=
+	exit 0
+fi
+if [ -n "$codemode" ]; then
+	"$PY" "$here/codemode.py" --port "$port" --upstream-port "$up_port" "$@" &
+	BENCH_PID=$!
+	wait "$BENCH_PID" || die "codemode.py failed"
 	BENCH_PID=
 	exit 0
 fi

@@ -3,7 +3,10 @@
  * registered domain tools that best match a query (toolreg.h), each with
  * what an agent needs to call it from execute_{name}_code: its signature,
  * description, parameters, return, an example and its import line.
- * Listed only when the registry is not empty.
+ * Code mode's upstream tools (upstream.h) the caller may call are ranked
+ * with them, in one BM25 index over both (search_index.h: the same
+ * ranking, IDF included, orders them), each marked kind "upstream".
+ * Listed when the registry is not empty or there are upstreams.
  */
 #include "autoconf.h"
 
@@ -18,7 +21,10 @@
 #include "tooldef.h"
 #include "toolreg.h"
 #include "toolreg_azure.h"
+#include "session.h"
 #include "tools.h"
+#include "search_index.h"
+#include "upstream_tooldef.h"
 #include "xmalloc.h"
 
 #define TOP_DEFAULT 5
@@ -27,7 +33,7 @@
 static int
 search_listed(const struct config *cfg)
 {
-	return cfg->tools.n > 0;
+	return cfg->tools.n > 0 || cfg->upstreams.n > 0;
 }
 
 static void
@@ -49,8 +55,12 @@ search_describe(const struct config *cfg, struct json_object *tool)
 		"\"total_tools\":{\"type\":\"integer\"},"
 		"\"backend\":{\"type\":\"string\",\"enum\":[\"bm25\",\"azure_ai_search\"]},"
 		"\"backend_error\":{\"type\":\"string\"},"
+		"\"upstream_errors\":{\"type\":\"object\",\"additionalProperties\":"
+		"{\"type\":\"string\"}},"
 		"\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 		"\"name\":{\"type\":\"string\"},\"module\":{\"type\":\"string\"},"
+		"\"kind\":{\"type\":\"string\",\"enum\":[\"domain\",\"upstream\"]},"
+		"\"upstream\":{\"type\":\"string\"},"
 		"\"import\":{\"type\":\"string\"},\"signature\":{\"type\":\"string\"},"
 		"\"description\":{\"type\":\"string\"},\"category\":{\"type\":\"string\"},"
 		"\"parameters\":{\"type\":\"array\"},\"returns\":{\"type\":\"object\"},"
@@ -64,12 +74,29 @@ search_describe(const struct config *cfg, struct json_object *tool)
 		"Search the %zu domain tools registered in this server's Python environment. "
 		"Returns the best matches with their signature, parameters, return value, an "
 		"example and the line that imports them. Call a tool found here from "
-		"execute_%s_code: `from MODULE import NAME`, then `NAME(...)`.",
-		cfg->tools.n, cfg->name);
+		"execute_%s_code: `from MODULE import NAME`, then `NAME(...)`.%s",
+		cfg->tools.n, cfg->name,
+		cfg->upstreams.n == 0 ? ""
+				      : " The tools of the upstream MCP servers you may call (code "
+					"mode) are searched with them, marked kind \"upstream\": "
+					"`from codeexec_upstreams import UPSTREAM`, then "
+					"`UPSTREAM.TOOL(arg=...)`.");
 	json_object_object_add(tool, "description", json_object_new_string(text));
 	free(text);
 	json_object_object_add(tool, "inputSchema", tool_schema(input_schema));
 	json_object_object_add(tool, "outputSchema", tool_schema(output_schema));
+}
+
+/*
+ * The line that imports d: a domain tool itself, an upstream tool's module
+ * (called as UPSTREAM.TOOL). Caller owns.
+ */
+static char *
+import_line(const struct tool_def *d)
+{
+	if (upstream_tooldef_is(d))
+		return xasprintf("from %s import %s", UPSTREAM_PACKAGE, upstream_tooldef_upstream(d));
+	return xasprintf("from %s import %s", d->module, d->name);
 }
 
 /*
@@ -81,11 +108,16 @@ hit_json(const struct tool_def *d, double score, const struct toolreg_match *m)
 {
 	struct json_object *o = json_object_new_object(), *params = json_object_new_array();
 	struct json_object *ret = json_object_new_object(), *ex = json_object_new_array();
-	char *sig = tooldef_signature(d);
-	char *imp = xasprintf("from %s import %s", d->module, d->name);
+	int up = upstream_tooldef_is(d);
+	char *sig = up ? upstream_tooldef_signature(d) : tooldef_signature(d);
+	char *imp = import_line(d);
 
 	json_object_object_add(o, "name", json_object_new_string(d->name));
 	json_object_object_add(o, "module", json_object_new_string(d->module));
+	json_object_object_add(o, "kind", json_object_new_string(up ? "upstream" : "domain"));
+	if (up)
+		json_object_object_add(o, "upstream",
+				       json_object_new_string(upstream_tooldef_upstream(d)));
 	json_object_object_add(o, "import", json_object_new_string(imp));
 	json_object_object_add(o, "signature", json_object_new_string(sig));
 	json_object_object_add(o, "description", json_object_new_string(d->description));
@@ -142,10 +174,16 @@ add_indented(struct buf *b, const char *text, const char *indent)
 static void
 hit_text(struct buf *b, size_t rank, const struct tool_def *d, const struct toolreg_match *m)
 {
-	char *sig = tooldef_signature(d);
+	int up = upstream_tooldef_is(d);
+	char *sig = up ? upstream_tooldef_signature(d) : tooldef_signature(d);
+	char *imp = import_line(d);
 
 	buf_printf(b, "%zu. %s\n", rank, sig);
-	buf_printf(b, "   from %s import %s\n", d->module, d->name);
+	buf_printf(b, "   %s\n", imp);
+	if (up)
+		buf_printf(b, "   Upstream tool: of MCP server %s, called through the daemon\n",
+			   upstream_tooldef_upstream(d));
+	free(imp);
 	if (m != NULL) {
 		const char *sep = "   Matched: ";
 		for (int f = 0; f < TOOLREG_FIELDS; f++) {
@@ -160,7 +198,7 @@ hit_text(struct buf *b, size_t rank, const struct tool_def *d, const struct tool
 		if (sep[0] == ';')
 			buf_adds(b, "\n");
 	}
-	if (d->category[0])
+	if (d->category[0] && !up)
 		buf_printf(b, "   Category: %s\n", d->category);
 	add_indented(b, d->description, "   ");
 	if (d->n_params > 0)
@@ -235,7 +273,7 @@ remote_search(const struct azure_search *backend, const char *query, const char 
 static struct json_object *
 search_call(struct tool_call *tc)
 {
-	struct toolreg *reg = toolreg_live();
+	const struct toolreg *reg = toolreg_live();
 	struct toolreg_hit hits[TOOLREG_TOP_MAX];
 	char remote_error[512] = "";
 	const char *query = tool_arg_string(tc, "query");
@@ -267,6 +305,11 @@ search_call(struct tool_call *tc)
 				  tc->cfg->name, remote_error);
 		reg = toolreg_live(); /* a reload may have come while it was unlocked */
 	}
+	/* Azure AI Search indexes the domain tools only: its answer is theirs. */
+	struct json_object *up_errors = NULL;
+	if (got < 0)
+		reg = search_index(tc->session ? tc->session->identity : "anonymous",
+				   &up_errors);
 	size_t n = got >= 0 ? (size_t)got
 		   : reg    ? toolreg_search(reg, query, category, hits, (size_t)top)
 			    : 0;
@@ -276,12 +319,19 @@ search_call(struct tool_call *tc)
 										 : "bm25"));
 	if (remote_error[0] != '\0')
 		json_object_object_add(o, "backend_error", json_object_new_string(remote_error));
+	if (up_errors != NULL)
+		json_object_object_add(o, "upstream_errors", up_errors);
 	json_object_object_add(o, "query", json_object_new_string(query));
 	json_object_object_add(o, "total_tools", json_object_new_int64((int64_t)toolreg_size(reg)));
 	buf_init(&text);
 	if (remote_error[0] != '\0')
 		buf_printf(&text, "(Azure AI Search failed (%s); these are the local BM25 results.)\n\n",
 			   remote_error);
+	if (up_errors != NULL) {
+		json_object_object_foreach(up_errors, uname, uwhy)
+			buf_printf(&text, "(The tools of upstream %s are not searched: %s.)\n\n", uname,
+				   json_object_get_string(uwhy));
+	}
 	struct toolreg_match *m = got >= 0 ? NULL : xcalloc(1, sizeof(*m));
 	for (size_t i = 0; i < n; i++) {
 		const struct tool_def *d = toolreg_tool(reg, hits[i].tool);

@@ -619,10 +619,20 @@ toolreg_live(void)
 	return live;
 }
 
+/* Bumped by each toolreg_replace: what was built over the old one is stale. */
+static unsigned long generation;
+
 struct toolreg *
 toolreg_replace(struct toolreg *r)
 {
 	struct toolreg *old = live;
 	live = r;
+	generation++;
 	return old;
+}
+
+unsigned long
+toolreg_generation(void)
+{
+	return generation;
 }

@@ -122,5 +122,10 @@ long toolreg_find(const struct toolreg *r, const char *name);
 struct toolreg *toolreg_live(void);
 /* Put `r` (consumed) in service; returns the one it replaces (caller owns). */
 struct toolreg *toolreg_replace(struct toolreg *r);
+/*
+ * How many times toolreg_replace ran: an index that borrows the live
+ * registry's definitions (search_index.h) is stale once it changed.
+ */
+unsigned long toolreg_generation(void);
 
 #endif

@@ -9,7 +9,9 @@
 # DELETEd; the harness (root) then looks for those processes and files, and
 # a session started after A's end reads the files. Each outcome must be
 # exactly the one escape_table.TABLE gives, which is also the table of
-# doc/README.privsep (341 checks that). Skips when not root (per-kernel
+# doc/README.privsep (341 checks that). Every configuration has a code
+# mode upstream (issue 35) on the host's loopback, whose port A tries
+# around the daemon (upstream_direct). Skips when not root (per-kernel
 # uids and the drop to codeexecd need it) or without user namespaces.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/envlib.sh"
@@ -50,6 +52,31 @@ SIDECARS="sidecars:
     command: [$TMPD/escape_sidecar.py]
     url_env_var: PROBE_URL
     socket: true"
+# Code mode's upstream: 490's SDK server where Node.js and the SDK are,
+# else a bare listener (the daemon then only warns it cannot list tools).
+mkdir -p "$TMPD/srv"
+CLIENT_DIR=${CODEEXECD_TEST_CLIENT_DIR:-$top_srcdir/tests/client}
+NODE=$( (require_node 18 >/dev/null 2>&1 && printf %s "$NODE") || true)
+if [ -n "$NODE" ] && [ -d "$CLIENT_DIR/node_modules/@modelcontextprotocol/sdk" ]; then
+	cp "$top_srcdir/tests/client/upstream_server.mjs" "$TMPD/srv/"
+	ln -sfn "$CLIENT_DIR/node_modules" "$TMPD/srv/node_modules"
+	"$NODE" "$TMPD/srv/upstream_server.mjs" "$TMPD/srv/port" >"$TMPD/srv/log" 2>&1 &
+else
+	"$PY" -c 'import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    s.accept()[0].close()' "$TMPD/srv/port" >"$TMPD/srv/log" 2>&1 &
+fi
+SRV_PID=$!
+cleanup_extra() { kill "$SRV_PID" 2>/dev/null; }
+wait_for 20 "the upstream listens" test -s "$TMPD/srv/port"
+UP_PORT=$(cat "$TMPD/srv/port")
+UPSTREAMS="upstreams:
+  - name: probe
+    url: http://127.0.0.1:$UP_PORT/mcp"
 results=$TMPD/results.json
 echo '{}' >"$results"
 
@@ -62,7 +89,8 @@ for config in $configs; do
 	# 346-landlock probes what Landlock stops on top of it.
 	CFG_EXTRA="kernel_network_mode: $mode
 kernel_landlock: off
-$SIDECARS"
+$SIDECARS
+$UPSTREAMS"
 	case $config in *+uids*) CFG_EXTRA="$CFG_EXTRA
 kernel_uid_range: \"62300-62399\"" ;; esac
 	case $config in *+limits*) CFG_EXTRA="$CFG_EXTRA
@@ -72,7 +100,7 @@ $limits" ;; esac
 	start_daemon
 	wait_ready
 	echo "# $config: ready in $(($(date +%s) - t0)) s"
-	run_py "$URL" "$config" "$results" "$TMPD" <<'EOF' || fail "$config: the probes did not run"
+	run_py "$URL" "$config" "$results" "$TMPD" "$UP_PORT" <<'EOF' || fail "$config: the probes did not run"
 import json, os, random, socket, sys, time
 from mcp import Client, check
 import escape_table as et
@@ -80,7 +108,7 @@ import probes
 import probes_tenant as pt
 from probes_tenant import host_pid_of_cwd
 
-url, config, path, tmpd = sys.argv[1:5]
+url, config, path, tmpd, up_port = sys.argv[1:6]
 control = tmpd + "/run/control/codeexecd.sock"
 a, b = Client(url), Client(url)
 a.initialize()
@@ -110,7 +138,7 @@ def execute(code):
 
 res = {}
 execute(et.PRELUDE + et.consts(targets, sib, control, tmpd + "/run", dg_abs, dg_fs,
-                               b.session_id))
+                               b.session_id, ("127.0.0.1", int(up_port))))
 for name, fn in et.PROBES:
     res[name] = probes.outcome(*execute("_probe(%r, %s)" % (name, fn)))
 # Items 3 and 9: the kernel's control groups and namespaces of its own.

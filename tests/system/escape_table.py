@@ -200,6 +200,9 @@ PROBES = [
     ("sidecar_relay", "_sidecar_relay"),
     ("sidecar_tcp", "_sidecar_tcp"),
     ("sidecar_path", "_sidecar_path"),
+    # Code mode (issue 35): the upstream the daemon calls for the kernel,
+    # reached directly, around the daemon (its host:port is UPSTREAM).
+    ("upstream_direct", "lambda: socket.create_connection(UPSTREAM, timeout=3).close()"),
 ]
 
 # Items 3 and 9 of issue 11 are probes_tenant.py's CGROUP_PROBES (may the
@@ -387,6 +390,8 @@ TABLE = {
     "sidecar_relay": same("sidecar"),
     "sidecar_tcp": row("ok", "ECONNREFUSED", "EPERM"),
     "sidecar_path": row("ok", "ok", "EPERM"),
+    # issue 35: an inherit kernel shares the host's network, so reaches it
+    "upstream_direct": row("ok", "ECONNREFUSED", "EPERM"),
     "pip_install_shared_env": {"inherit": "absent"},
     # item 1: A's 0600 files in /tmp, /var/tmp and /dev/shm, after A ended
     "tmp_left_on_host": row("kept", "gone", "kept", "gone", "gone", "gone"),
@@ -462,6 +467,7 @@ LABELS = {
     "sidecar_relay": "sidecar socket, other URL",
     "sidecar_tcp": "sidecar's TCP port",
     "sidecar_path": "connect sidecar socket path",
+    "upstream_direct": "code mode upstream's TCP port",
     "pip_install_shared_env": "%pip install seen later",
     "tmp_left_on_host": "A's 0600 files, A ended",
     "later_read_tmp": "later session reads /tmp/x",
@@ -519,8 +525,9 @@ SHORT = {
 }
 
 
-def consts(targets, sib, control, runtime, dgram_abstract, dgram_fs, sid):
-    return ("SIB = %d\nB_CWD = %r\nB_HOME = %r\nB_RUN = %r\nB_CONN = %r\nB_SID = %r\n"
+def consts(targets, sib, control, runtime, dgram_abstract, dgram_fs, sid, upstream):
+    """The constants of PRELUDE's probes; upstream: code mode's upstream, (host, port)."""
+    return ("UPSTREAM = %r\n" % (tuple(upstream),) +"SIB = %d\nB_CWD = %r\nB_HOME = %r\nB_RUN = %r\nB_CONN = %r\nB_SID = %r\n"
             "CONTROL = %r\nRUNTIME = %r\nDGRAM_ABSTRACT = %r\nDGRAM_FS = %r\n"
             "def _readable_strict(p):\n    open(p, 'rb').read()\n" % (
                 sib["pid"], sib["cwd"], sib["home"], sib["run"],
