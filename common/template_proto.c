@@ -43,6 +43,9 @@ static const struct field spawn_fields[] = {
 	F(tpl_spawn, n_cg_fds, K_NCG),	   F(tpl_spawn, n_unix_fds, K_NUNIX), {0}};
 static const struct field ready_fields[] = {
 	F(tpl_ready, pid, K_PID), F(tpl_ready, preloaded, K_U32), {0}};
+static const struct field release_fields[] = {F(tpl_exited, pid, K_PID), {0}};
+static const struct field forked_fields[] = {
+	F(tpl_forked, worker, K_SEQ), F(tpl_forked, pid, K_PID), {0}};
 static const struct field spawned_fields[] = {
 	F(tpl_spawned, seq, K_SEQ), F(tpl_spawned, pid, K_PID), {0}};
 static const struct field failed_fields[] = {
@@ -59,7 +62,8 @@ static const struct {
 	int reason; /* a reason follows the fields */
 } types[] = {
 	{TPL_ATTACH, "ATTACH", attach_fields, 0},   {TPL_SPAWN, "SPAWN", spawn_fields, 0},
-	{TPL_READY, "READY", ready_fields, 0},	    {TPL_SPAWNED, "SPAWNED", spawned_fields, 0},
+	{TPL_RELEASE, "RELEASE", release_fields, 0},
+	{TPL_READY, "READY", ready_fields, 0},	    {TPL_FORKED, "FORKED", forked_fields, 0},	    {TPL_SPAWNED, "SPAWNED", spawned_fields, 0},
 	{TPL_FAILED, "FAILED", failed_fields, 0},   {TPL_EXITED, "EXITED", exited_fields, 0},
 	{TPL_REFUSED, "REFUSED", refused_fields, 1},
 };

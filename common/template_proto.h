@@ -32,7 +32,7 @@
 #include "cgroup.h"
 #include "err.h"
 
-/* 1: ATTACH, SPAWN, READY, SPAWNED, FAILED, EXITED, REFUSED. */
+/* 1: ATTACH, SPAWN, RELEASE, READY, FORKED, SPAWNED, FAILED, EXITED, REFUSED. */
 #define TPL_VERSION 1
 #define TPL_HDR_LEN 4
 #define TPL_MSG_MAX 256
@@ -52,8 +52,10 @@ enum tpl_type {
 	TPL_ATTACH = 1, /* struct tpl_attach, + the template's end of a worker's line */
 	/* worker -> template: 16..31 */
 	TPL_SPAWN = 16, /* struct tpl_spawn, + TPL_SPAWN_FIXED_FDS + n_cg_fds + n_unix_fds */
+	TPL_RELEASE = 17, /* struct tpl_exited's pid alone: reap it now */
 	/* template -> parent: 32..47 */
-	TPL_READY = 32, /* struct tpl_ready */
+	TPL_READY = 32,	 /* struct tpl_ready */
+	TPL_FORKED = 33, /* struct tpl_forked */
 	/* template -> worker: 48..63 */
 	TPL_SPAWNED = 48, /* struct tpl_spawned, + the kernel's pidfd */
 	TPL_FAILED = 49,  /* struct tpl_failed */
@@ -89,6 +91,16 @@ struct tpl_ready {
 	uint32_t preloaded; /* modules of pool.preload imported */
 };
 
+/*
+ * FORKED: the template forked kernel `pid` for worker `worker` (ATTACH's
+ * id). The parent's CLAIM_KERNEL check (kernelpid.c) accepts a kernel the
+ * template reported for that worker as it accepts the worker's own child.
+ */
+struct tpl_forked {
+	uint32_t worker;
+	int32_t pid;
+};
+
 /* SPAWNED: the kernel of `seq` runs its set-up; its pidfd comes with it. */
 struct tpl_spawned {
 	uint32_t seq;
@@ -102,7 +114,12 @@ struct tpl_failed {
 	uint32_t err;	/* < 4096 */
 };
 
-/* EXITED: the template reaped kernel `pid`. */
+/*
+ * EXITED: kernel `pid` died. The template leaves it a zombie (waitid with
+ * WNOWAIT), so that its pid, and the process group it led, cannot be
+ * reused while the worker still kills that group and its cgroup; it reaps
+ * it on RELEASE of that pid, or when the worker's line closes.
+ */
 struct tpl_exited {
 	int32_t pid;
 	int32_t status; /* waitpid's, of a dead child */
@@ -120,9 +137,10 @@ struct tpl_msg {
 		struct tpl_attach attach;
 		struct tpl_spawn spawn;
 		struct tpl_ready ready;
+		struct tpl_forked forked;
 		struct tpl_spawned spawned;
 		struct tpl_failed failed;
-		struct tpl_exited exited;
+		struct tpl_exited exited; /* and RELEASE's pid */
 		struct tpl_refused refused;
 	} u;
 };

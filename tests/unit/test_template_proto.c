@@ -55,6 +55,14 @@ START_TEST(every_record_roundtrip)
 	m.u.ready = (struct tpl_ready){4242, 3};
 	roundtrip(&m);
 	memset(&m, 0, sizeof(m));
+	m.type = TPL_FORKED;
+	m.u.forked = (struct tpl_forked){2, 31337};
+	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = TPL_RELEASE;
+	m.u.exited.pid = 31337;
+	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
 	m.type = TPL_SPAWNED;
 	m.u.spawned = (struct tpl_spawned){7, 31337};
 	roundtrip(&m);
@@ -123,6 +131,13 @@ START_TEST(fields_out_of_bounds)
 	m.u.exited = (struct tpl_exited){100, 0};
 	refused_both_ways(&m, (uint32_t *)&m.u.exited.status, 0x137f, "a stopped status");
 	refused_both_ways(&m, (uint32_t *)&m.u.exited.status, 0x10000, "a status of 17 bits");
+	memset(&m, 0, sizeof(m));
+	m.type = TPL_FORKED;
+	m.u.forked = (struct tpl_forked){1, 100};
+	refused_both_ways(&m, &m.u.forked.worker, 0, "worker 0");
+	m.type = TPL_RELEASE;
+	m.u.exited.pid = 100;
+	refused_both_ways(&m, (uint32_t *)&m.u.exited.pid, 0, "release of pid 0");
 	memset(&m, 0, sizeof(m));
 	m.type = TPL_FAILED;
 	m.u.failed = (struct tpl_failed){1, 16, 1};
