@@ -50,6 +50,12 @@ enum front_restart {
 	FRONT_EXIT,
 };
 
+/* How a kernel process comes to be (pool.start). */
+enum pool_start {
+	POOL_START_EXEC,     /* fork and exec the environment's Python */
+	POOL_START_TEMPLATE, /* fork of a pre-imported template (issue 33; not built: exec) */
+};
+
 /* What search_{name}_tools ranks with (tool_search_backend). */
 enum tool_backend {
 	TOOL_BACKEND_BM25,
@@ -162,6 +168,7 @@ struct config {
 	struct strlist pool_preload;
 	int pool_max_starting;
 	int pool_warm_max;
+	enum pool_start pool_start;
 	int pool_max_sessions;
 	int pool_max_sessions_per_identity; /* 0: config_identity_share's default */
 	/* the HTTP front (supervisor/front/http.c) */

@@ -115,6 +115,7 @@ static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL}
 static const char *const histories[] = {"memory", "none", "disk", NULL};
 static const char *const auth_modes[] = {"none", "oauth", "tokens", NULL};
 static const char *const front_restarts[] = {"restart", "exit", NULL};
+static const char *const pool_starts[] = {"exec", "template", NULL};
 static const char *const structured_binaries[] = {"inline", "reference", NULL};
 static const char *const tool_backends[] = {"bm25", "azure_ai_search", NULL};
 
@@ -399,6 +400,10 @@ const struct config_key config_key_table[] = {
 	 .group = "Daemon", FIELD(pool_warm_max), .min = 0, .max = 1024,
 	 .doc = "Most idle kernels the pool grows to when sessions arrive quickly; "
 		"at or below pool.warm, the pool stays at pool.warm."},
+	{.name = "pool.start", .scope = RELOAD_RESTART, .kind = CFG_ENUM, .def = "exec",
+	 .group = "Daemon", FIELD(pool_start), .choices = pool_starts,
+	 .doc = "How kernels start: exec (fork and exec Python, every kernel its own start) "
+		"or template (not built yet: kernels start by exec)."},
 	{.name = "pool.max_starting", .scope = RELOAD_LIVE, .kind = CFG_INT, .def = "0",
 	 .group = "Daemon", FIELD(pool_max_starting), .min = 0, .max = 1024,
 	 .doc = "Kernels that start at once, at most; 0: three per online CPU."},

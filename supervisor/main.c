@@ -548,6 +548,9 @@ main(int argc, char *argv[])
 		fatalx("%s", err);
 	if (!warm)
 		check_wheelhouse(&cfg);
+	/* Issue 33, stage 2: the key and the template's protocol, not the template. */
+	if (!warm && cfg.pool_start == POOL_START_TEMPLATE)
+		log_warnx("pool.start: template is not built in this version: kernels start by exec");
 	if (!warm && toolreg_check_dir(&cfg, err, sizeof(err)) == -1)
 		log_warnx("%s", err);
 	if (warm) {

@@ -275,7 +275,7 @@ static const struct {
 	const char *msg;
 } bad[] = {
 	{"unknown_top.yaml", "2:1: unknown key timeout"},
-	{"unknown_key.yaml", "4:3: unknown key pool.spare"},
+	{"unknown_key.yaml", "4:3: unknown key pool.spare (did you mean pool.start?)"},
 	{"wrong_type.yaml", "2:13: auto_build: expected true or false, got \"maybe\""},
 	{"wrong_type_list.yaml",
 	 "2:22: additional_commands: expected a list of strings, got \"pip check\""},
