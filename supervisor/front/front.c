@@ -154,8 +154,22 @@ handle_signal_flags(struct config *cfg)
 		log_status();
 }
 
-/* One turn of the loop: wait up to a second (less when a deferred refill
- * falls due), then serve what is ready. */
+/* Milliseconds to the next second of the wall clock, which the loop's
+ * once-a-second work (the journal, expiry) counts by: waking a whole second
+ * after a wake just before a boundary would leave the journal two seconds
+ * behind. */
+static int
+ms_to_next_second(void)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) == -1)
+		return 1000;
+	return (int)(1000 - now.tv_nsec / 1000000);
+}
+
+/* One turn of the loop: wait up to the next second (less when a deferred
+ * refill falls due), then serve what is ready. */
 static void
 loop_once(struct config *cfg)
 {
@@ -171,7 +185,9 @@ loop_once(struct config *cfg)
 	int nc = client_watch_pollfds(pfd + 4 + n, MAX_POLL - 4 - n);
 	int refill_ms = pool_refill_due_ms();
 	pool_unlock();
-	int wait_ms = refill_ms >= 0 && refill_ms < 1000 ? refill_ms : 1000;
+	int wait_ms = ms_to_next_second();
+	if (refill_ms >= 0 && refill_ms < wait_ms)
+		wait_ms = refill_ms;
 	if (poll(pfd, (nfds_t)(n + nc) + 4, wait_ms) == -1 && errno != EINTR)
 		fatal("poll");
 	if (pfd[0].revents)

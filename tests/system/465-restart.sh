@@ -175,7 +175,7 @@ a.execute("v2 = 'after it'")
 EOF2
 	front=$(front_pid)
 	[ -n "$front" ] || fail "no front"
-	sleep 1.5 # the journal is written each second it changed
+	sleep 2.5 # the journal is written each second it changed
 	kill -KILL "$front"
 	wait_for 30 "a new front" grep -q "starting a new front: it takes over every live worker" "$LOG"
 	wait_ready
