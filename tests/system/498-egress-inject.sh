@@ -24,6 +24,7 @@ chmod 711 "$TMPD"
 UP=$sysdir/egress_upstream.py
 EG=$TMPD/egress
 mkdir "$EG" && chown codeexecd "$EG" && chmod 711 "$EG"
+EGRESS_BUNDLE=egress/ca/bundle.pem
 SECRET="s3cr3t-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 TOKEN="tok-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 
@@ -158,3 +159,60 @@ ok "the proxy lives; audit lines; no secret in its log or argv"
 exec 3>&-
 wait $PROXY
 PROXY=
+
+# --- the daemon -------------------------------------------------------------
+PORT=$(free_port)
+printf '%s\n' "$SECRET" >"$TMPD/secret"
+chmod 600 "$TMPD/secret"
+CFG_EXTRA="egress:
+  allow: [api.test, plain.test, 127.0.0.2/32]
+  hosts_file: $TMPD/hosts
+  upstream_ca_file: $TMPD/testca.pem
+  inject:
+    - {host: api.test, header: X-Api-Key, secret_file: $TMPD/secret}"
+write_config
+start_daemon
+wait_ready
+pid=$(pgrep -f -- "^[^ ]*codeexecd --egress-proxy $TMPD/run/egress" | head -1)
+[ -n "$pid" ] || fail "no egress proxy runs"
+tr '\0' ' ' </proc/$pid/cmdline | grep -q "ca=$TMPD/run/egress/ca upstream_ca=$TMPD/testca.pem" ||
+	fail "the proxy is not told to intercept: $(tr '\0' ' ' </proc/$pid/cmdline)"
+wait_for 20 "a warm worker's proxy socket" sh -c "ls $TMPD/run/egress/*.sock >/dev/null 2>&1"
+SOCK=$(ls "$TMPD"/run/egress/*.sock | head -1)
+KEY=$TMPD/run/egress/ca/ca.key
+[ "$(stat -c '%u %a' "$KEY")" = "$(stat -c %u /proc/$pid) 600" ] ||
+	fail "ca.key: $(stat -c '%U %a' "$KEY"), not the proxy's user's 0600"
+out=$("$PY" "$UP" get "$SOCK" api.test "$A_PORT" "$TMPD/run/$EGRESS_BUNDLE" /echo \
+	"X-Api-Key: fake" 2>&1) || fail "through the daemon's proxy: $out"
+echo "$out" | grep -qx "X-Api-Key: $SECRET" || fail "the daemon's proxy injected nothing: $out"
+ok "the daemon: the proxy intercepts with the secret file's first line, the CA key its user's"
+
+# The secret is the parent's and the proxy's: no front, worker, kernel or file has it.
+front=$(front_pid)
+[ -n "$front" ] || fail "no front"
+ls -l /proc/$front/fd | grep -q codeexecd-secret && fail "the front holds a secret's copy"
+for w in $(worker_pids); do
+	for p in $w $(descendants $w); do
+		grep -qaF "$SECRET" /proc/$p/environ 2>/dev/null &&
+			fail "process $p ($(cat /proc/$p/comm)) has the secret in its environment"
+	done
+done
+found=$(grep -rlaF "$SECRET" "$TMPD/run" "$TMPD/state" 2>/dev/null || true)
+[ -z "$found" ] || fail "the secret is in $found"
+grep -qF "$SECRET" "$TMPD/daemon.log" && fail "the secret is in the daemon's log"
+ok "the secret: in no front descriptor, worker or kernel environment, runtime or state file, log"
+
+# Kernels trust the bundle: SSL_CERT_FILE, REQUESTS_CA_BUNDLE, PIP_CERT.
+kernel=
+for w in $(worker_pids); do
+	for p in $(descendants $w); do
+		tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q ipykernel && kernel=$p
+	done
+done
+[ -n "$kernel" ] || fail "no warm kernel to look at"
+for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE PIP_CERT; do
+	tr '\0' '\n' </proc/$kernel/environ | grep -qx "$v=$TMPD/run/$EGRESS_BUNDLE" ||
+		fail "the kernel's $v is not the bundle: $(tr '\0' '\n' </proc/$kernel/environ | grep "^$v=")"
+done
+ok "a kernel's SSL_CERT_FILE, REQUESTS_CA_BUNDLE and PIP_CERT name the CA bundle"
+stop_daemon TERM
