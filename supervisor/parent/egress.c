@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,9 @@
 #include "sidecar.h"
 #include "wstatus.h"
 #include "xmalloc.h"
+
+/* How long the parent waits for the proxy's CA. */
+#define CA_WAIT_MS 10000
 
 static struct {
 	const struct config *cfg;
@@ -73,6 +77,30 @@ proxy_args(void)
 }
 
 /*
+ * Wait for the proxy's "ready": its CA bundle exists, so a kernel started
+ * from now on finds the file its SSL_CERT_FILE names (an isolated kernel's
+ * namespace binds back only what exists when it starts). 0, or -1 with why.
+ */
+static int
+wait_ca(char *why, size_t why_len)
+{
+	struct pollfd p = {.fd = E.ctl, .events = POLLIN};
+	char line[16];
+	int n;
+
+	while ((n = poll(&p, 1, CA_WAIT_MS)) == -1 && errno == EINTR)
+		;
+	if (n <= 0)
+		return err_set(why, why_len, "egress: the proxy made no CA in %d s",
+			       CA_WAIT_MS / 1000);
+	ssize_t got = recv(E.ctl, line, sizeof(line), MSG_DONTWAIT);
+	if (got != 6 || memcmp(line, "ready\n", 6) != 0)
+		return err_set(why, why_len, "egress: the proxy could not make its CA (its log says "
+			       "why)");
+	return 0;
+}
+
+/*
  * The injected headers, each "inject HOST HEADER VALUE" with the value
  * the first line of its secret file (the parent's copy, read afresh at
  * each start of the proxy), then "ready": the proxy waits for it before
@@ -102,9 +130,11 @@ tell_injects(char *why, size_t why_len)
 			return err_set(why, why_len, "egress: tell the proxy the header of %s: %s",
 				       x->host, strerror(errno));
 	}
-	if (c->egress_inject.n > 0 && send(E.ctl, "ready\n", 6, MSG_NOSIGNAL) != 6)
+	if (c->egress_inject.n == 0)
+		return 0;
+	if (send(E.ctl, "ready\n", 6, MSG_NOSIGNAL) != 6)
 		return err_set(why, why_len, "egress: tell the proxy ready: %s", strerror(errno));
-	return 0;
+	return wait_ca(why, why_len);
 }
 
 static int
@@ -125,8 +155,11 @@ spawn(char *why, size_t why_len)
 	}
 	E.ctl = sp[0];
 	/* A proxy told no secret would intercept for nothing: it ends, and is started again. */
-	if (tell_injects(why, why_len) == -1)
+	if (tell_injects(why, why_len) == -1) {
+		close(E.ctl);
+		E.ctl = -1;
 		return -1;
+	}
 	log_info("egress: proxy %d serves %s%s", (int)E.pid, E.dir,
 		 E.cfg->egress_inject.n ? ", intercepting the injected hosts" : "");
 	for (size_t i = 0; i < E.n_open; i++)

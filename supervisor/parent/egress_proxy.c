@@ -427,6 +427,9 @@ setup_interception(void)
 	if (egress_ca_setup(P.ca_dir, why, sizeof(why)) == -1 ||
 	    egress_tls_init(P.upstream_ca, why, sizeof(why)) == -1)
 		fatalx("egress: interception: %s", why);
+	/* The parent waits for the bundle before its workers name it (a socket pair: ours to write). */
+	if (write(0, "ready\n", 6) != 6)
+		log_debug("egress: tell the parent ready: %s", strerror(errno));
 }
 
 /* argv's settings and rules; fatal on any error (the parent checked them at load). */
