@@ -216,3 +216,29 @@ for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE PIP_CERT; do
 done
 ok "a kernel's SSL_CERT_FILE, REQUESTS_CA_BUNDLE and PIP_CERT name the CA bundle"
 stop_daemon TERM
+
+# An isolated kernel reads the bundle (its namespace binds back what its
+# environment names), and nothing it can read holds the secret.
+CFG_EXTRA="$CFG_EXTRA
+kernel_network_mode: isolated"
+write_config
+start_daemon
+wait_ready
+run_py "$URL" "$SECRET" "$(sed -n 2p "$TMPD/run/egress/ca/ca.pem")" <<'PYEOF' || fail "isolated kernel"
+import sys
+from mcp import Client
+url, secret, ca_line = sys.argv[1:4]
+c = Client(url)
+c.initialize()
+code = f"""
+import os
+b = open(os.environ["SSL_CERT_FILE"]).read()
+print("has-ca" if {ca_line!r} in b else "no-ca")
+print("leak" if {secret!r} in repr(dict(os.environ)) else "clean")
+"""
+r = c.execute(code, timeout=20)["structuredContent"]
+out = r.get("stdout", "")
+assert "has-ca" in out and "clean" in out, r
+PYEOF
+ok "an isolated kernel reads the CA bundle; its environment has no secret"
+stop_daemon TERM
