@@ -874,6 +874,8 @@ finish(struct loader *l)
 				    "of sidecar %s",
 				    k, sc->name);
 		}
+	if ((key = config_egress_finish(c, why, sizeof(why))) != NULL)
+		return ynode_fail(&l->err, mark_of(l, key), "%s", why);
 	if (c->tool_search_backend == TOOL_BACKEND_AZURE &&
 	    (c->azure_endpoint[0] == '\0' || c->azure_index[0] == '\0' ||
 	     c->azure_api_key_file[0] == '\0'))

@@ -198,6 +198,8 @@ struct config {
 	char *egress_hosts_file;	 /* /etc/hosts format, before DNS; "": none */
 	int egress_max_bytes;		 /* per session, both ways; 0: no limit */
 	int egress_max_connections;	 /* per session, at once */
+	struct config_records egress_inject; /* of struct config_egress_inject */
+	char *egress_upstream_ca_file;	 /* more CAs intercepted upstreams may use; "": none */
 	int limit_fsize_mb;
 	int limits_required;		 /* refuse to start if one cannot be enforced */
 	char *user;			 /* run as this user when started as root */
@@ -275,6 +277,14 @@ struct config_upstream {
 	int max_calls;		  /* per session */
 	int max_calls_per_minute; /* per session, a token bucket; 0: no bound */
 	int required;		  /* unreachable at start: the daemon does not start */
+};
+
+/* One entry of `egress.inject` (issue 36): a header the egress proxy adds
+ * to every request to `host`, which it intercepts (TLS ended by its CA). */
+struct config_egress_inject {
+	char *host;		/* NAME or *.SUFFIX, optional :PORT (egress_rules.h) */
+	char *header;		/* the header's name, an RFC 9110 token */
+	char *secret_file;	/* its value: the first line, read by the parent */
 };
 
 /* What a key holds, for the table and the documentation checks. */
@@ -434,6 +444,12 @@ static inline const struct config_upstream *
 config_upstream_at(const struct config *c, size_t i)
 {
 	return (const struct config_upstream *)c->upstreams.v + i;
+}
+/* Record `i` of the egress.inject list. */
+static inline const struct config_egress_inject *
+config_egress_inject_at(const struct config *c, size_t i)
+{
+	return (const struct config_egress_inject *)c->egress_inject.v + i;
 }
 /* "pip", "uv", "conda". */
 const char *config_env_type_name(enum env_type t);

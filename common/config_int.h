@@ -50,6 +50,11 @@ int check_preprocess_command(struct config *c, const char *v, char *why, size_t 
 int check_index(struct config *c, const char *v, char *why, size_t why_len);
 int check_egress_allow(struct config *c, const char *v, char *why, size_t why_len);
 int check_egress_deny(struct config *c, const char *v, char *why, size_t why_len);
+/* config_egress.c: egress.inject's fields and records, and its hosts against egress.allow. */
+int check_inject_host(struct config *c, const char *v, char *why, size_t why_len);
+int check_inject_header(struct config *c, const char *v, char *why, size_t why_len);
+int check_inject(struct config *c, size_t i, char *why, size_t why_len);
+const char *config_egress_finish(const struct config *c, char *why, size_t why_len);
 int check_api_version(struct config *c, const char *v, char *why, size_t why_len);
 /* The checks of record i against those before it (CFG_RECORDS). */
 int check_asset_unique(struct config *c, size_t i, char *why, size_t why_len);

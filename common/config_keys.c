@@ -110,6 +110,21 @@ static const struct config_key upstream_fields[] = {
 	{.name = NULL},
 };
 
+#define IFIELD(f) \
+	.offset = offsetof(struct config_egress_inject, f), \
+	.size = sizeof(((struct config_egress_inject *)0)->f)
+
+/* The fields of one `egress.inject` entry. */
+static const struct config_key inject_fields[] = {
+	{.name = "host", .kind = CFG_STRING, .def = NULL, IFIELD(host), .check = check_inject_host,
+	 .doc = "NAME or *.SUFFIX, optional :PORT, that egress.allow lets through."},
+	{.name = "header", .kind = CFG_STRING, .def = NULL, IFIELD(header),
+	 .check = check_inject_header, .doc = "The header's name, as Authorization."},
+	{.name = "secret_file", .kind = CFG_STRING, .def = NULL, IFIELD(secret_file),
+	 .check = check_absolute, .doc = "File whose first line is the header's value."},
+	{.name = NULL},
+};
+
 static const char *const env_types[] = {"pip", "uv", "conda", NULL};
 static const char *const exec_modes[] = {"sync", "async_only", "adaptive", NULL};
 static const char *const histories[] = {"memory", "none", "disk", NULL};
@@ -517,6 +532,16 @@ const struct config_key config_key_table[] = {
 	{.name = "egress.max_connections", .scope = RELOAD_RESTART, .kind = CFG_INT,
 	 .def = "32", .group = "Isolation", FIELD(egress_max_connections), .min = 1,
 	 .max = 4096, .doc = "Connections one session may hold open through the proxy at once."},
+	{.name = "egress.inject", .scope = RELOAD_RESTART, .kind = CFG_RECORDS, .def = "[]",
+	 .group = "Isolation", FIELD(egress_inject), .fields = inject_fields,
+	 .record_size = sizeof(struct config_egress_inject), .check_record = check_inject,
+	 .doc = "Headers the egress proxy adds to HTTPS requests to a host, which it "
+		"intercepts with its own CA; the value comes from a secret file."},
+	{.name = "egress.upstream_ca_file", .scope = RELOAD_RESTART, .kind = CFG_STRING,
+	 .def = "", .group = "Isolation", FIELD(egress_upstream_ca_file),
+	 .check = check_absolute_or_empty,
+	 .doc = "PEM file of CAs an intercepted upstream's certificate may also chain to, "
+		"besides the system's; empty: the system's only."},
 
 	/* Authentication: the checks and the Entra preset are in auth_config.c. */
 	{.name = "auth.mode", .scope = RELOAD_RESTART, .kind = CFG_ENUM, .def = "none",

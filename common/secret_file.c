@@ -22,6 +22,7 @@ struct secret {
 	int src;    /* the parent's descriptor of the file itself; -1 in the front */
 	int copy;   /* the memfd of its contents */
 	struct secret_deny deny;
+	int parent_only; /* never sent to a front (egress.inject's, for the proxy) */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,7 +112,31 @@ static void
 add(const char *key, const char *path, int src, int copy, const struct secret_deny *deny)
 {
 	table = xreallocarray(table, count + 1, sizeof(*table));
-	table[count++] = (struct secret){xstrdup(key), xstrdup(path), src, copy, *deny};
+	table[count++] = (struct secret){xstrdup(key), xstrdup(path), src, copy, *deny, 0};
+}
+
+int
+secret_file_open_parent(const char *key, const char *path, const struct secret_deny *deny,
+			char *why, size_t why_len)
+{
+	pthread_mutex_lock(&lock);
+	int known = find(path) != NULL;
+	pthread_mutex_unlock(&lock);
+	if (known || secret_file_open(key, path, deny, why, why_len) == -1)
+		return known ? 0 : -1;
+	pthread_mutex_lock(&lock);
+	find(path)->parent_only = 1;
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+int
+secret_file_parent_only(size_t i)
+{
+	pthread_mutex_lock(&lock);
+	int p = i < count && table[i].parent_only;
+	pthread_mutex_unlock(&lock);
+	return p;
 }
 
 int

@@ -49,6 +49,15 @@ struct secret_deny {
 int secret_file_open(const char *key, const char *path, const struct secret_deny *deny,
 		     char *why, size_t why_len);
 /*
+ * The same for a file only the parent uses (egress.inject's, handed to
+ * the egress proxy alone): never sent to a front, unless a front's key
+ * names the same path too.
+ */
+int secret_file_open_parent(const char *key, const char *path, const struct secret_deny *deny,
+			    char *why, size_t why_len);
+/* Whether copy i is only the parent's (secret_file_open_parent). */
+int secret_file_parent_only(size_t i);
+/*
  * The parent, on SIGHUP: copy every file again, opened anew when it may
  * be, else from the kept descriptor, with the same checks. A file that
  * fails keeps its earlier copy (logged, as is a path that now names

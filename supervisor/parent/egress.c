@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +19,13 @@
 #include "err.h"
 #include "fsutil.h"
 #include "log.h"
+#include "secret_file.h"
 #include "sidecar.h"
 #include "wstatus.h"
 #include "xmalloc.h"
+
+/* How long the parent waits for the proxy's CA. */
+#define CA_WAIT_MS 10000
 
 static struct {
 	const struct config *cfg;
@@ -50,7 +55,7 @@ static char **
 proxy_args(void)
 {
 	const struct config *c = E.cfg;
-	size_t n = 0, max = 8 + c->egress_allow.n + c->egress_deny.n;
+	size_t n = 0, max = 10 + c->egress_allow.n + c->egress_deny.n;
 	char **v = xcalloc(max, sizeof(*v));
 
 	v[n++] = xstrdup(EGRESS_PROXY_OPTION);
@@ -64,7 +69,72 @@ proxy_args(void)
 		v[n++] = xasprintf("+%s", c->egress_allow.v[i]);
 	for (size_t i = 0; i < c->egress_deny.n; i++)
 		v[n++] = xasprintf("-%s", c->egress_deny.v[i]);
+	if (c->egress_inject.n > 0)
+		v[n++] = xasprintf("ca=%s/ca", E.dir);
+	if (c->egress_inject.n > 0 && c->egress_upstream_ca_file[0])
+		v[n++] = xasprintf("upstream_ca=%s", c->egress_upstream_ca_file);
 	return v;
+}
+
+/*
+ * Wait for the proxy's "ready": its CA bundle exists, so a kernel started
+ * from now on finds the file its SSL_CERT_FILE names (an isolated kernel's
+ * namespace binds back only what exists when it starts). 0, or -1 with why.
+ */
+static int
+wait_ca(char *why, size_t why_len)
+{
+	struct pollfd p = {.fd = E.ctl, .events = POLLIN};
+	char line[16];
+	int n;
+
+	while ((n = poll(&p, 1, CA_WAIT_MS)) == -1 && errno == EINTR)
+		;
+	if (n <= 0)
+		return err_set(why, why_len, "egress: the proxy made no CA in %d s",
+			       CA_WAIT_MS / 1000);
+	ssize_t got = recv(E.ctl, line, sizeof(line), MSG_DONTWAIT);
+	if (got != 6 || memcmp(line, "ready\n", 6) != 0)
+		return err_set(why, why_len, "egress: the proxy could not make its CA (its log says "
+			       "why)");
+	return 0;
+}
+
+/*
+ * The injected headers, each "inject HOST HEADER VALUE" with the value
+ * the first line of its secret file (the parent's copy, read afresh at
+ * each start of the proxy), then "ready": the proxy waits for it before
+ * it serves. Only the proxy's stdin carries them. -1 with why if one
+ * cannot be told.
+ */
+static int
+tell_injects(char *why, size_t why_len)
+{
+	const struct config *c = E.cfg;
+	char key[600];
+
+	for (size_t i = 0; i < c->egress_inject.n; i++) {
+		const struct config_egress_inject *x = config_egress_inject_at(c, i);
+		snprintf(key, sizeof(key), "egress.inject %s %s: secret_file", x->host, x->header);
+		char *value = secret_file_line(key, x->secret_file, why, why_len);
+		if (value == NULL)
+			return -1;
+		char *line = xasprintf("inject %s %s %s\n", x->host, x->header, value);
+		size_t len = strlen(line);
+		ssize_t sent = send(E.ctl, line, len, MSG_NOSIGNAL);
+		explicit_bzero(line, len);
+		explicit_bzero(value, strlen(value));
+		free(line);
+		free(value);
+		if (sent != (ssize_t)len)
+			return err_set(why, why_len, "egress: tell the proxy the header of %s: %s",
+				       x->host, strerror(errno));
+	}
+	if (c->egress_inject.n == 0)
+		return 0;
+	if (send(E.ctl, "ready\n", 6, MSG_NOSIGNAL) != 6)
+		return err_set(why, why_len, "egress: tell the proxy ready: %s", strerror(errno));
+	return wait_ca(why, why_len);
 }
 
 static int
@@ -84,7 +154,14 @@ spawn(char *why, size_t why_len)
 		return -1;
 	}
 	E.ctl = sp[0];
-	log_info("egress: proxy %d serves %s", (int)E.pid, E.dir);
+	/* A proxy told no secret would intercept for nothing: it ends, and is started again. */
+	if (tell_injects(why, why_len) == -1) {
+		close(E.ctl);
+		E.ctl = -1;
+		return -1;
+	}
+	log_info("egress: proxy %d serves %s%s", (int)E.pid, E.dir,
+		 E.cfg->egress_inject.n ? ", intercepting the injected hosts" : "");
 	for (size_t i = 0; i < E.n_open; i++)
 		tell("open", E.open[i]);
 	return 0;

@@ -35,4 +35,10 @@ void egress_tick(void);
 /* End the proxy. */
 void egress_stop(void);
 
+/*
+ * The CA bundle kernels trust when some host is intercepted (egress.inject),
+ * below runtime_dir: the system's CAs and the proxy's, made by the proxy.
+ */
+#define EGRESS_CA_BUNDLE "egress/ca/bundle.pem"
+
 #endif

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ struct conn {
 	const char *rule;	/* borrowed from the rules */
 	double started;
 	struct pump h[2];	/* h[0]: client -> upstream, h[1]: upstream -> client */
+	struct egress_intercept *x; /* intercepted: its thread's, which has c and u */
 };
 
 static struct {
@@ -54,9 +56,13 @@ static struct {
 	struct egress_rules rules;
 	struct session sessions[MAX_SESSIONS];
 	struct conn conns[MAX_CONNS];
-	char ctl[512];		/* a partial control line */
+	char ctl[16384];	/* a partial control line (an inject's holds a secret) */
 	size_t ctl_len;
-} P;
+	const char *ca_dir;	/* "ca=DIR": intercept the injected hosts; NULL: none */
+	const char *upstream_ca; /* "upstream_ca=FILE", or "" */
+	int notify[2];		/* intercepting threads tell their end here */
+	int ready;		/* the parent's "ready" was read */
+} P = {.upstream_ca = "", .notify = {-1, -1}};
 
 /* The audit line of a connection that ends, refused or not. */
 static void
@@ -109,6 +115,60 @@ refuse(struct conn *k, int status, const char *rule, const char *why)
 	conn_close(k);
 }
 
+/*
+ * A CONNECT to a host with injected headers goes to a thread of its own
+ * (egress_proxy_tls.c). 1 if it went, or was refused; 0: tunnel it.
+ */
+static int
+intercept(struct conn *k, const char *norm)
+{
+	const struct egress_inject *m[EGRESS_INJECT_MAX];
+	size_t n = egress_inject_match(norm, k->port, m, EGRESS_INJECT_MAX);
+	char why[ERR_LEN];
+
+	if (n == 0)
+		return 0;
+	struct egress_intercept *x = xcalloc(1, sizeof(*x));
+	x->c = k->c;
+	x->u = k->u;
+	snprintf(x->host, sizeof(x->host), "%s", norm);
+	x->port = k->port;
+	memcpy(x->m, m, n * sizeof(m[0]));
+	x->n = n;
+	x->budget = P.max_bytes ? P.max_bytes - k->s->bytes : 0;
+	x->notify = P.notify[1];
+	x->slot = (int)(k - P.conns);
+	/* What the client sent past its CONNECT would be its TLS hello: none is expected yet. */
+	if (egress_tls_start(x, why, sizeof(why)) == -1) {
+		free(x);
+		refuse(k, 502, NULL, why);
+		return 1;
+	}
+	k->x = x;
+	return 1;
+}
+
+/* A thread ended its connection (on P.notify): account, audit and close. */
+static void
+intercept_end(void)
+{
+	unsigned char slot[2];
+
+	if (read(P.notify[0], slot, 2) != 2)
+		return;
+	struct conn *k = &P.conns[slot[0] << 8 | slot[1]];
+	struct egress_intercept *x = k->x;
+	k->x = NULL;
+	k->h[0].moved = x->out;
+	k->h[1].moved = x->in;
+	k->s->bytes += x->out + x->in;
+	if (x->refused)
+		k->rule = x->rule; /* the limit, or none for a 502 */
+	audit(k, !x->refused, x->why[0] ? x->why : NULL);
+	conn_close(k);
+	free(x);
+}
+
 /* The head is complete: check, dial, and start relaying. */
 static void
 start(struct conn *k, const struct egress_req *r)
@@ -130,6 +190,8 @@ start(struct conn *k, const struct egress_req *r)
 		return refuse(k, 403, v.rule, NULL);
 	if (k->u == -1)
 		return refuse(k, 502, NULL, why);
+	if (r->is_connect && intercept(k, norm))
+		return;
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	const char *first = r->is_connect ? k->head + r->head_len : r->fwd;
 	size_t first_len = r->is_connect ? k->head_len - r->head_len : r->fwd_len;
@@ -273,7 +335,11 @@ session_close(const char *id)
 	if (s == NULL || id[0] == '\0')
 		return;
 	for (int i = 0; i < MAX_CONNS; i++)
-		if (P.conns[i].c != -1 && P.conns[i].s == s) {
+		if (P.conns[i].x != NULL && P.conns[i].s == s) {
+			/* Its thread ends on the shutdown, and intercept_end closes it. */
+			shutdown(P.conns[i].c, SHUT_RDWR);
+			shutdown(P.conns[i].u, SHUT_RDWR);
+		} else if (P.conns[i].c != -1 && P.conns[i].s == s) {
 			audit(&P.conns[i], 1, "the session closed");
 			conn_close(&P.conns[i]);
 		}
@@ -287,7 +353,19 @@ session_close(const char *id)
 static void
 control_line(char *line)
 {
-	char *save = NULL;
+	char *save = NULL, why[ERR_LEN];
+
+	if (strncmp(line, "inject ", 7) == 0) {
+		if (P.ready || egress_inject_add(line + 7, why, sizeof(why)) == -1)
+			log_warnx("egress: an inject line refused: %s",
+				  P.ready ? "after ready" : why);
+		explicit_bzero(line, strlen(line));
+		return;
+	}
+	if (strcmp(line, "ready") == 0) {
+		P.ready = 1;
+		return;
+	}
 	char *verb = strtok_r(line, " ", &save);
 	char *id = strtok_r(NULL, " ", &save);
 	char *identity = strtok_r(NULL, " ", &save);
@@ -300,12 +378,31 @@ control_line(char *line)
 	log_warnx("egress: a control line that is not \"open ID IDENTITY\" or \"close ID\"");
 }
 
+/* The complete lines read; with stop_at_ready, none past "ready" (they wait for the filter). */
+static void
+control_lines(int stop_at_ready)
+{
+	char *nl;
+
+	while ((!stop_at_ready || !P.ready) && (nl = strchr(P.ctl, '\n')) != NULL) {
+		*nl = '\0';
+		control_line(P.ctl);
+		P.ctl_len -= (size_t)(nl + 1 - P.ctl);
+		memmove(P.ctl, nl + 1, P.ctl_len + 1);
+		/* No copy of an inject's secret stays behind in the buffer. */
+		explicit_bzero(P.ctl + P.ctl_len, sizeof(P.ctl) - P.ctl_len);
+	}
+	if (P.ctl_len == sizeof(P.ctl) - 1) {
+		log_warnx("egress: a control line too long; dropped");
+		P.ctl_len = 0;
+	}
+}
+
 /* The parent's lines on stdin; its end closing ends the proxy. */
 static void
-read_control(void)
+read_control(int stop_at_ready)
 {
 	ssize_t n = read(0, P.ctl + P.ctl_len, sizeof(P.ctl) - 1 - P.ctl_len);
-	char *nl;
 
 	if (n == 0)
 		exit(0);
@@ -313,16 +410,26 @@ read_control(void)
 		return;
 	P.ctl_len += (size_t)n;
 	P.ctl[P.ctl_len] = '\0';
-	while ((nl = strchr(P.ctl, '\n')) != NULL) {
-		*nl = '\0';
-		control_line(P.ctl);
-		P.ctl_len -= (size_t)(nl + 1 - P.ctl);
-		memmove(P.ctl, nl + 1, P.ctl_len + 1);
-	}
-	if (P.ctl_len == sizeof(P.ctl) - 1) {
-		log_warnx("egress: a control line too long; dropped");
-		P.ctl_len = 0;
-	}
+	control_lines(stop_at_ready);
+}
+
+/*
+ * With ca=DIR: the parent's inject lines, up to its "ready", the CA and
+ * the TLS contexts, all before the filter (files, keys, the system's CAs).
+ */
+static void
+setup_interception(void)
+{
+	char why[ERR_LEN];
+
+	while (!P.ready)
+		read_control(1);
+	if (egress_ca_setup(P.ca_dir, why, sizeof(why)) == -1 ||
+	    egress_tls_init(P.upstream_ca, why, sizeof(why)) == -1)
+		fatalx("egress: interception: %s", why);
+	/* The parent waits for the bundle before its workers name it (a socket pair: ours to write). */
+	if (write(0, "ready\n", 6) != 6)
+		log_debug("egress: tell the parent ready: %s", strerror(errno));
 }
 
 /* argv's settings and rules; fatal on any error (the parent checked them at load). */
@@ -338,19 +445,27 @@ setup(int argc, char *argv[])
 	if (strcmp(argv[7], "-") != 0 && egress_hosts_load(argv[7], why, sizeof(why)) == -1)
 		fatalx("egress: %s", why);
 	for (int i = 8; i < argc; i++)
-		if ((argv[i][0] != '+' && argv[i][0] != '-') ||
+		if (strncmp(argv[i], "ca=", 3) == 0)
+			P.ca_dir = argv[i] + 3;
+		else if (strncmp(argv[i], "upstream_ca=", 12) == 0)
+			P.upstream_ca = argv[i] + 12;
+		else if ((argv[i][0] != '+' && argv[i][0] != '-') ||
 		    egress_rules_add(&P.rules, argv[i][0] == '-', argv[i] + 1, why,
 				     sizeof(why)) == -1)
 			fatalx("egress: rule %s: %s", argv[i], why);
 	for (int i = 0; i < MAX_CONNS; i++)
 		P.conns[i].c = -1;
+	if (pipe2(P.notify, O_CLOEXEC) == -1)
+		fatal("egress: pipe");
+	if (P.ca_dir != NULL)
+		setup_interception();
 }
 
 /* One pass of the loop: poll the control pipe, the sessions' sockets and the connections. */
 static void
 serve(void)
 {
-	static struct pollfd pfd[1 + MAX_SESSIONS + 2 * MAX_CONNS];
+	static struct pollfd pfd[1 + MAX_SESSIONS + 2 * MAX_CONNS + 1];
 	int n = 1;
 
 	pfd[0] = (struct pollfd){.fd = 0, .events = POLLIN};
@@ -359,23 +474,31 @@ serve(void)
 					   .events = POLLIN};
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *k = &P.conns[i];
+		if (k->x != NULL) { /* its thread's */
+			pfd[n++] = (struct pollfd){.fd = -1};
+			pfd[n++] = (struct pollfd){.fd = -1};
+			continue;
+		}
 		int relaying = k->u != -1;
 		short in = relaying ? pump_wants_in(&k->h[0]) : POLLIN;
 		pfd[n++] = (struct pollfd){.fd = k->c, .events = in | pump_wants_out(&k->h[1])};
 		pfd[n++] = (struct pollfd){.fd = k->u, .events = pump_wants_in(&k->h[1]) |
 								    pump_wants_out(&k->h[0])};
 	}
+	pfd[n++] = (struct pollfd){.fd = P.notify[0], .events = POLLIN};
 	if (poll(pfd, (nfds_t)n, -1) == -1 && errno != EINTR)
 		fatal("egress: poll");
 	if (pfd[0].revents)
-		read_control();
+		read_control(0);
+	if (pfd[n - 1].revents)
+		intercept_end();
 	for (int i = 0; i < MAX_SESSIONS; i++)
 		if (P.sessions[i].id[0] && (pfd[1 + i].revents & POLLIN))
 			take(&P.sessions[i]);
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *k = &P.conns[i];
 		struct pollfd *f = &pfd[1 + MAX_SESSIONS + 2 * i];
-		if (k->c == -1 || (f[0].revents | f[1].revents) == 0)
+		if (k->c == -1 || k->x != NULL || (f[0].revents | f[1].revents) == 0)
 			continue;
 		if (k->u == -1)
 			read_head(k);
@@ -397,8 +520,11 @@ egress_proxy_main(int argc, char *argv[])
 	char why[ERR_LEN];
 	if (egress_proxy_filter_install(why, sizeof(why)) == -1)
 		fatalx("egress: seccomp: %s", why);
-	log_info("egress: proxy for %zu allow and %zu deny rules, sockets in %s",
-		 P.rules.n_allow, P.rules.n_deny, P.dir);
+	log_info("egress: proxy for %zu allow and %zu deny rules, sockets in %s%s%s",
+		 P.rules.n_allow, P.rules.n_deny, P.dir, P.ca_dir ? ", intercepting with the CA in " : "",
+		 P.ca_dir ? P.ca_dir : "");
+	/* Lines read with "ready" but not yet taken. */
+	control_lines(0);
 	for (;;)
 		serve();
 }

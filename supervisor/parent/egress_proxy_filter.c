@@ -3,11 +3,13 @@
  * (egress_proxy_int.h), loaded once its rules and hosts file are read.
  * A call no line allows kills the proxy, which the parent starts again.
  * Measured with strace through tests/system/495-egress-proxy.sh, plus what
- * glibc's resolver needs for DNS and NSS (files, dns; nscd's socket).
+ * glibc's resolver needs for DNS and NSS (files, dns; nscd's socket), and
+ * tests/system/498-egress-inject.sh for the intercepting threads.
  */
 #include "autoconf.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -48,6 +50,15 @@ static const struct {
 	{SCMP_SYS(clock_gettime), ALLOW, 0, {}, "durations, log times"},
 	{SCMP_SYS(gettimeofday), ALLOW, 0, {}, "log times"},
 	{SCMP_SYS(uname), ALLOW, 0, {}, "the resolver's domain"},
+
+	/* Threads: one per intercepted connection (egress_proxy_tls.c), never a process. */
+	{SCMP_SYS(clone), ALLOW, 1, {{0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD}},
+	 "pthread_create; a clone without CLONE_THREAD (a fork) is refused"},
+	{SCMP_SYS(clone3), SCMP_ACT_ERRNO(ENOSYS), 0, {},
+	 "its flags are out of reach in memory: glibc falls back to clone"},
+	{SCMP_SYS(set_robust_list), ALLOW, 0, {}, "a new thread"},
+	{SCMP_SYS(rseq), ALLOW, 0, {}, "a new thread"},
+	{SCMP_SYS(sched_yield), ALLOW, 0, {}, "glibc's and OpenSSL's locks"},
 
 	/* Files: the resolver's configuration and NSS modules, the sessions' sockets. */
 	{SCMP_SYS(openat), ALLOW, 0, {}, "resolv.conf, nsswitch.conf, hosts, NSS modules"},

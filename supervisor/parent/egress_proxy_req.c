@@ -177,3 +177,61 @@ egress_req_parse(const char *buf, size_t len, struct egress_req *r, char *why, s
 		eol + 2, end + 2, auth, alen);
 	return 1;
 }
+
+/* Whether the header line at p (len bytes) is named one of m's, or is hop-by-hop. */
+static int
+is_replaced(const char *p, size_t len, const struct egress_inject *const *m, size_t n)
+{
+	const char *colon = memchr(p, ':', len);
+	size_t name = colon ? (size_t)(colon - p) : 0;
+
+	if (is_dropped(p, len))
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (name == strlen(m[i]->header) && strncasecmp(p, m[i]->header, name) == 0)
+			return 1;
+	return 0;
+}
+
+int
+egress_inject_head(const char *buf, size_t len, const char *authority,
+		   const struct egress_inject *const *m, size_t n, char **out, size_t *out_len, size_t *head_len, char *why, size_t why_len)
+{
+	const char *end = memmem(buf, len, "\r\n\r\n", 4);
+
+	*out = NULL;
+	if (end == NULL)
+		return len >= EGRESS_HEAD_MAX ? (err_set(why, why_len, "request head too long"), 431)
+					      : 0;
+	*head_len = (size_t)(end - buf) + 4;
+	if (*head_len > EGRESS_HEAD_MAX)
+		return err_set(why, why_len, "request head too long"), 431;
+	const char *eol = strstr(buf, "\r\n");
+	if (!lines_clean(buf, end + 2) || !headers_valid(eol + 2, end + 2) ||
+	    memmem(buf, (size_t)(eol - buf), " HTTP/1.", 8) == NULL)
+		return err_set(why, why_len, "not an HTTP/1 request head"), 400;
+	struct buf b;
+	buf_init(&b);
+	buf_add(&b, buf, (size_t)(eol - buf) + 2);
+	/* The host the headers are for, never another of the same server's. */
+	buf_adds(&b, "Host: ");
+	buf_adds(&b, authority);
+	buf_adds(&b, "\r\n");
+	for (const char *p = eol + 2; p < end + 2;) {
+		const char *e = strstr(p, "\r\n");
+		if (!is_replaced(p, (size_t)(e - p), m, n))
+			buf_add(&b, p, (size_t)(e - p) + 2);
+		p = e + 2;
+	}
+	for (size_t i = 0; i < n; i++) {
+		buf_adds(&b, m[i]->header);
+		buf_adds(&b, ": ");
+		buf_adds(&b, m[i]->value);
+		buf_adds(&b, "\r\n");
+	}
+	/* One request per connection: each one gets the headers (see egress_proxy_tls.c). */
+	buf_adds(&b, "Connection: close\r\n\r\n");
+	*out_len = b.len;
+	*out = b.data;
+	return 1;
+}

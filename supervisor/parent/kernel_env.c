@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "egress.h"
 #include "kernelspec.h"
 #include "kernel_env.h"
 #include "kernel_env_rules.h"
@@ -90,6 +91,23 @@ put_sidecars(const struct config *cfg, struct json_object *env)
 }
 
 /*
+ * With intercepted hosts (egress.inject), the bundle of the system's CAs
+ * and the egress proxy's, for OpenSSL (Python's ssl, curl), requests and
+ * pip. Before kernel_environment: an operator's own bundle wins.
+ */
+static void
+put_egress_ca(const struct config *cfg, struct json_object *env)
+{
+	if (cfg->egress_allow.n == 0 || cfg->egress_inject.n == 0)
+		return;
+	char *bundle = xasprintf("%s/%s", cfg->runtime_dir, EGRESS_CA_BUNDLE);
+	put(env, "SSL_CERT_FILE", bundle);
+	put(env, "REQUESTS_CA_BUNDLE", bundle);
+	put(env, "PIP_CERT", bundle);
+	free(bundle);
+}
+
+/*
  * The baseline, the framework's values, then kernel_environment. config.c
  * has refused every kernel_environment name set here before it, so the
  * configured values cannot replace the framework's.
@@ -127,6 +145,7 @@ kernel_env_build(const struct config *cfg)
 	put(env, "PIP_NO_INPUT", "1");
 	put(env, "PIP_DISABLE_PIP_VERSION_CHECK", "1");
 	kernel_env_pip_vars(cfg, env);
+	put_egress_ca(cfg, env);
 	/*
 	 * Before kernel_environment, whose MPLBACKEND takes precedence. The
 	 * inline default is ipykernel's own (it sets MPLBACKEND to it when

@@ -75,6 +75,13 @@ secrets_open(const struct config *cfg, uid_t user, char *why, size_t why_len)
 		if (open_one(key, u->token_file, &d, why, why_len) == -1)
 			return -1;
 	}
+	/* After the front's: a path a front's key names too stays the front's. */
+	for (size_t i = 0; i < cfg->egress_inject.n; i++) {
+		const struct config_egress_inject *x = config_egress_inject_at(cfg, i);
+		snprintf(key, sizeof(key), "egress.inject %s %s: secret_file", x->host, x->header);
+		if (secret_file_open_parent(key, x->secret_file, &d, why, why_len) == -1)
+			return -1;
+	}
 	return 0;
 }
 
@@ -84,6 +91,8 @@ secrets_send(struct monitor *mon)
 	struct priv_msg m = {.type = PRIV_SECRET};
 
 	for (size_t i = 0; i < secret_file_count(); i++) {
+		if (secret_file_parent_only(i))
+			continue;
 		snprintf(m.u.secret.path, sizeof(m.u.secret.path), "%s", secret_file_path(i));
 		if (monitor_send(mon, &m, secret_file_fd(i)) == -1)
 			return;

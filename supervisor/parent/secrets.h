@@ -14,7 +14,7 @@ struct config;
 /*
  * Open every secret file `cfg` names (auth.tokens_file with auth.mode
  * tokens, azure_ai_search.api_key_file, each publisher's sas_token_file
- * and account_key_file, each upstream's token_file), refusing those a kernel could read: started as
+ * and account_key_file, each upstream's token_file, egress.inject's secret_file: the parent's only), refusing those a kernel could read: started as
  * root, those of kernel_uid_range or, without it, of `user`, whose uid is
  * `user` ((uid_t)-1: none). Before the fork, and by `codeexecd -n`. 0, or -1 with why[why_len]
  * naming the first key and file refused and the fix.

@@ -6,6 +6,10 @@
   egress_upstream.py bridge PORT SOCKET           a loopback TCP port relayed
       to a proxy socket, as a kernel's forwarder does, for clients that take
       only a TCP proxy (curl, urllib, requests, pip).
+  egress_upstream.py get SOCKET HOST PORT CAFILE PATH [HEADER: VALUE]...
+      CONNECT HOST:PORT on a proxy socket, then TLS trusting CAFILE only,
+      GET PATH with the headers; prints the answer (or the CONNECT's refusal)
+      and, on stderr, the issuer of the certificate the client was shown.
 """
 import http.server
 import socket
@@ -80,8 +84,44 @@ def bridge(port, path):
         threading.Thread(target=pipe, args=(u, c), daemon=True).start()
 
 
+def get(path, host, port, cafile, url, *headers):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = s.recv(1)
+        if not d:
+            break
+        head += d
+    if not head.startswith(b"HTTP/1.1 200"):
+        while (d := s.recv(65536)):
+            head += d
+        sys.stdout.write(head.decode(errors="replace"))
+        return
+    ctx = ssl.create_default_context(cafile=cafile)
+    t = ctx.wrap_socket(s, server_hostname=host)
+    issuer = dict(x[0] for x in t.getpeercert()["issuer"])
+    print("issuer: " + issuer.get("commonName", "?"), file=sys.stderr)
+    req = f"GET {url} HTTP/1.1\r\nHost: {host}:{port}\r\n" + "".join(
+        h + "\r\n" for h in headers) + "\r\n"
+    t.sendall(req.encode())
+    out = b""
+    while True:
+        try:
+            d = t.recv(65536)
+        except (ssl.SSLEOFError, ConnectionResetError):
+            break
+        if not d:
+            break
+        out += d
+    sys.stdout.write(out.decode(errors="replace"))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
         serve(*sys.argv[2:])
+    elif sys.argv[1] == "get":
+        get(*sys.argv[2:])
     else:
         bridge(*sys.argv[2:])

@@ -396,6 +396,37 @@ static const struct {
 	 "3:15: egress.hosts_file: \"hosts\" is not an absolute path"},
 	{"name: x\negress:\n  max_connections: 0\n",
 	 "3:20: egress.max_connections: must be between 1 and 4096, got 0"},
+	{"name: x\negress:\n  allow: [api.example, \"*.svc.example\"]\n  inject:\n"
+	 "    - {host: api.example, header: Authorization, secret_file: /s}\n"
+	 "    - {host: \"*.svc.example:443\", header: X-Key, secret_file: /s}\n", NULL},
+	{"name: x\negress:\n  allow: [api.example]\n  inject:\n"
+	 "    - {host: other.example, header: X, secret_file: /s}\n",
+	 "5:5: egress.inject item 1: host other.example is refused by the egress rules (default "
+	 "deny (no allow rule names the host)): allow it, or remove the item"},
+	{"name: x\negress:\n  inject:\n    - {host: a.example, header: X, secret_file: /s}\n",
+	 "4:5: egress.inject: needs egress.allow (no proxy runs without it)"},
+	{"name: x\negress:\n  allow: [a.example]\n  inject:\n"
+	 "    - {host: a.example, header: Content-Length, secret_file: /s}\n",
+	 "5:33: egress.inject item 1: header: Content-Length: the proxy writes this header itself"},
+	{"name: x\negress:\n  allow: [a.example]\n  inject:\n"
+	 "    - {host: a.example, header: Proxy-Authorization, secret_file: /s}\n",
+	 "5:33: egress.inject item 1: header: Proxy-Authorization: a Proxy-* header is for a "
+	 "proxy, never sent on"},
+	{"name: x\negress:\n  allow: [a.example]\n  inject:\n"
+	 "    - {host: a.example, header: \"X Y\", secret_file: /s}\n",
+	 "5:33: egress.inject item 1: header: X Y: a header name is a token of at most 64 "
+	 "letters, digits and !#$%&'*+-.^_`|~"},
+	{"name: x\negress:\n  allow: [10.0.0.0/8]\n  inject:\n"
+	 "    - {host: 10.0.0.0/8, header: X, secret_file: /s}\n",
+	 "5:14: egress.inject item 1: host: 10.0.0.0/8: an injected host is a NAME or *.SUFFIX "
+	 "(its certificate is made for the name), not an address"},
+	{"name: x\negress:\n  allow: [a.example]\n  inject:\n"
+	 "    - {host: a.example, header: X, secret_file: /s}\n"
+	 "    - {host: A.example, header: x, secret_file: /t}\n",
+	 "6:7: egress.inject item 2: host A.example header x is already injected by item 1"},
+	{"name: x\negress:\n  allow: [a.example]\n  inject:\n"
+	 "    - {host: a.example, header: X}\n",
+	 "5:7: egress.inject item 1: secret_file is required"},
 	{"name: x\nallow_mime: [text/plain, image/png]\n", NULL},
 	{"name: x\nallow_mime: []\n", NULL},
 	{"name: x\nallow_mime: [image/png, Image/PNG]\n",

@@ -59,6 +59,37 @@ START_TEST(plain_is_rewritten)
 }
 END_TEST
 
+START_TEST(inject_rewrites_each_head)
+{
+	struct egress_inject a = {.header = "X-Api-Key", .value = "s3cret"};
+	struct egress_inject b = {.header = "Authorization", .value = "Bearer t"};
+	const struct egress_inject *m[] = {&a, &b};
+	char *out, why[256];
+	size_t out_len, head_len;
+	const char *h = "GET /v1?q HTTP/1.1\r\nHost: evil.example\r\nx-api-key: fake\r\n"
+			"Accept: */*\r\nConnection: keep-alive\r\nProxy-Authorization: x\r\n"
+			"AUTHORIZATION: fake\r\n\r\nBODY";
+
+	ck_assert_int_eq(egress_inject_head(h, strlen(h), "api.example", m, 2, &out, &out_len,
+					    &head_len, why, sizeof(why)), 1);
+	ck_assert_str_eq(out, "GET /v1?q HTTP/1.1\r\nHost: api.example\r\nAccept: */*\r\n"
+			      "X-Api-Key: s3cret\r\nAuthorization: Bearer t\r\n"
+			      "Connection: close\r\n\r\n");
+	ck_assert_uint_eq(out_len, strlen(out));
+	ck_assert_uint_eq(head_len, strlen(h) - 4);
+	free(out);
+	/* Not complete yet; smuggling and junk refused. */
+	ck_assert_int_eq(egress_inject_head("GET / HTTP/1.1\r\n", 16, "a", m, 2, &out, &out_len,
+					    &head_len, why, sizeof(why)), 0);
+	h = "GET / HTTP/1.1\r\nX: a\nAuthorization: y\r\n\r\n";
+	ck_assert_int_eq(egress_inject_head(h, strlen(h), "a", m, 2, &out, &out_len, &head_len,
+					    why, sizeof(why)), 400);
+	h = "\x16\x03\x01 not http\r\n\r\n";
+	ck_assert_int_eq(egress_inject_head(h, strlen(h), "a", m, 2, &out, &out_len, &head_len,
+					    why, sizeof(why)), 400);
+}
+END_TEST
+
 START_TEST(incomplete_and_hostile)
 {
 	static const char *const bad[] = {
@@ -113,6 +144,7 @@ main(void)
 	tcase_add_test(tc, connect_forms);
 	tcase_add_test(tc, plain_is_rewritten);
 	tcase_add_test(tc, incomplete_and_hostile);
+	tcase_add_test(tc, inject_rewrites_each_head);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
