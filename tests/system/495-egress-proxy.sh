@@ -84,7 +84,7 @@ ok "the proxy: the daemon's user, no capability, no_new_privs, its seccomp filte
 BR1=$!
 "$PY" "$UP" bridge "$B2" "$EG/s2.sock" 3>&- &
 BR2=$!
-wait_for 10 "the bridges" sh -c "curl -s -o /dev/null http://127.0.0.1:$B1/ ; \
+wait_for 10 "the bridges" sh -c "curl -s -o /dev/null http://127.0.0.1:$B1/ && \
 	curl -s -o /dev/null http://127.0.0.1:$B2/"
 P1=http://127.0.0.1:$B1
 
