@@ -103,12 +103,27 @@ require_binaries() {
 	[ -x "$WORKER" ] || fail "$WORKER not built"
 }
 
-# A free TCP port on 127.0.0.1 (the kernel picks it; we release it at once).
+# A free TCP port on 127.0.0.1, released at once for a daemon to bind
+# later. It is drawn below the kernel's ephemeral range: a port the kernel
+# picked (bind to 0) could be handed to a kernel's ZeroMQ socket or an
+# outgoing connection before the daemon binds it (110 once lost node b's
+# port to node a's kernel that way).
 free_port() {
-	"$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+	"$PY" -c 'import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    port = random.randrange(10000, low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("no free port below %d" % low)'
 }
 
 # Two bearer tokens as an operator makes them (random, base64url) in
