@@ -96,7 +96,7 @@ static const struct {
 	{SCMP_SYS(sendto), ALLOW, 0, {}, "clients, upstreams, DNS, syslog"},
 	{SCMP_SYS(recvfrom), ALLOW, 0, {}, "DNS"},
 	{SCMP_SYS(sendmsg), ALLOW, 0, {}, "DNS"},
-	{SCMP_SYS(recvmsg), ALLOW, 0, {}, "DNS"},
+	{SCMP_SYS(recvmsg), ALLOW, 0, {}, "DNS; the control socket's lines with their listening sockets"},
 	{SCMP_SYS(sendmmsg), ALLOW, 0, {}, "DNS: A and AAAA at once"},
 	{SCMP_SYS(setsockopt), ALLOW, 0, {}, "the connect timeout"},
 	{SCMP_SYS(getsockopt), ALLOW, 0, {}, "glibc"},

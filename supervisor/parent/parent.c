@@ -98,7 +98,7 @@ op_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_f
 	c->workdir = xstrdup(w.workdir);
 	c->rundir = w.rundir;
 	memcpy(c->name, w.name, sizeof(c->name));
-	egress_open(c->name);
+	egress_open(c->name, c->uid);
 	c->next = P.children;
 	P.children = c;
 	*pid = w.pid;
