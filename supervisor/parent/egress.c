@@ -33,6 +33,7 @@
 struct esock {
 	char *name;
 	int fd;
+	char *bind; /* "SESSION IDENTITY" of its last bind line, or NULL */
 };
 
 static struct {
@@ -54,11 +55,10 @@ static struct {
  * together.
  */
 static void
-tell(const char *verb, const char *name, int fd)
+tell(const char *verb, const char *name, const char *rest, int fd)
 {
-	char line[160];
-	int len = snprintf(line, sizeof(line), "%s %s%s\n", verb, name,
-			   strcmp(verb, "open") == 0 ? " -" : "");
+	char line[200];
+	int len = snprintf(line, sizeof(line), "%s %s %s\n", verb, name, rest);
 	struct iovec iov = {.iov_base = line, .iov_len = (size_t)len};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -191,8 +191,11 @@ spawn(char *why, size_t why_len)
 	}
 	log_info("egress: proxy %d serves %s%s", (int)E.pid, E.dir,
 		 E.cfg->egress_inject.n ? ", intercepting the injected hosts" : "");
-	for (size_t i = 0; i < E.n_open; i++)
-		tell("open", E.open[i].name, E.open[i].fd);
+	for (size_t i = 0; i < E.n_open; i++) {
+		tell("open", E.open[i].name, "-", E.open[i].fd);
+		if (E.open[i].bind)
+			tell("bind", E.open[i].name, E.open[i].bind, -1);
+	}
 	return 0;
 }
 
@@ -249,8 +252,28 @@ egress_open(const char *name, uid_t uid)
 	if (fd == -1)
 		return;
 	E.open = xreallocarray(E.open, E.n_open + 1, sizeof(*E.open));
-	E.open[E.n_open++] = (struct esock){xstrdup(name), fd};
-	tell("open", name, fd);
+	E.open[E.n_open++] = (struct esock){xstrdup(name), fd, NULL};
+	tell("open", name, "-", fd);
+}
+
+void
+egress_bind(const char *name, const char *session, const char *identity)
+{
+	for (size_t i = 0; i < E.n_open; i++) {
+		if (strcmp(E.open[i].name, name) != 0)
+			continue;
+		/* The proxy takes words of its own alphabet: others become '_'. */
+		char *id = xstrndup(identity, 64);
+		for (char *p = id; *p; p++)
+			if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.@:",
+				    *p))
+				*p = '_';
+		free(E.open[i].bind);
+		E.open[i].bind = xasprintf("%s %s", session, id);
+		free(id);
+		tell("bind", name, E.open[i].bind, -1);
+		return;
+	}
 }
 
 void
@@ -258,12 +281,13 @@ egress_close(const char *name)
 {
 	for (size_t i = 0; i < E.n_open; i++)
 		if (strcmp(E.open[i].name, name) == 0) {
-			tell("close", name, -1);
+			tell("close", name, "", -1);
 			char *path = xasprintf("%s/%s.sock", E.dir, name);
 			unlink(path);
 			free(path);
 			close(E.open[i].fd);
 			free(E.open[i].name);
+			free(E.open[i].bind);
 			E.open[i] = E.open[--E.n_open];
 			return;
 		}

@@ -32,6 +32,12 @@ int egress_start(const struct config *cfg, uid_t uid, int foreground, char *why,
 void egress_open(const char *name, uid_t uid);
 void egress_close(const char *name);
 /*
+ * Worker `name` now runs MCP session `session` of `identity` (the front's
+ * EGRESS_BIND): the proxy's audit lines name them from now on, and a
+ * restarted proxy is told again.
+ */
+void egress_bind(const char *name, const char *session, const char *identity);
+/*
  * The egress socket START names for worker `name`: NULL unless egress.allow
  * is set and kernels are isolated (seccomp kernels get none yet). Caller frees.
  */

@@ -31,6 +31,7 @@
 struct session {
 	char id[ID_MAX + 1];	 /* "": free */
 	char identity[ID_MAX + 1];
+	char bound[ID_MAX + 1];	 /* the MCP session it runs ("bind"); "": none yet */
 	int lfd;
 	int made;		 /* we made its socket (else the parent's, handed to us) */
 	unsigned long long bytes; /* moved so far, both ways */
@@ -73,7 +74,7 @@ audit(const struct conn *k, int allowed, const char *why)
 {
 	log_info("egress: session %s identity %s host %s port %d %s rule \"%s\" bytes_out %llu "
 		 "bytes_in %llu duration_s %.3f%s%s",
-		 k->s->id, k->s->identity, k->host[0] ? k->host : "-", k->port,
+		 k->s->bound[0] ? k->s->bound : k->s->id, k->s->identity, k->host[0] ? k->host : "-", k->port,
 		 allowed ? "allowed" : "denied", k->rule ? k->rule : "-", k->h[0].moved,
 		 k->h[1].moved, clock_mono() - k->started, why ? ": " : "", why ? why : "");
 }
@@ -333,6 +334,7 @@ session_open(const char *id, const char *identity, int fd)
 	}
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	s->bound[0] = '\0';
 	s->bytes = 0;
 	s->conns = 0;
 }
@@ -364,6 +366,21 @@ session_close(const char *id)
 	s->id[0] = '\0';
 }
 
+/* "bind ID SESSION IDENTITY": socket ID's connections are SESSION's, of IDENTITY. */
+static void
+session_bind(const char *id, const char *session, const char *identity)
+{
+	struct session *s = id[0] ? session_named(id) : NULL;
+
+	if (s == NULL) {
+		log_warnx("egress: bind: no session %s", id);
+		return;
+	}
+	snprintf(s->bound, sizeof(s->bound), "%s", session);
+	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	log_info("egress: worker %s: session %s identity %s", id, session, identity);
+}
+
 static void
 control_line(char *line)
 {
@@ -386,6 +403,10 @@ control_line(char *line)
 
 	if (verb != NULL && id != NULL && word_ok(id) && strcmp(verb, "close") == 0)
 		return session_close(id);
+	char *named = strtok_r(NULL, " ", &save);
+	if (verb != NULL && id != NULL && identity != NULL && named != NULL && word_ok(id) &&
+	    word_ok(identity) && word_ok(named) && strcmp(verb, "bind") == 0)
+		return session_bind(id, identity, named);
 	int fd = P.ctl_fd;
 
 	P.ctl_fd = -1;
@@ -394,7 +415,8 @@ control_line(char *line)
 		return session_open(id, identity, fd);
 	if (fd != -1)
 		close(fd);
-	log_warnx("egress: a control line that is not \"open ID IDENTITY\" or \"close ID\"");
+	log_warnx("egress: a control line that is not \"open ID IDENTITY\", "
+		  "\"bind ID SESSION IDENTITY\" or \"close ID\"");
 }
 
 /*

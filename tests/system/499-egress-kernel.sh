@@ -80,16 +80,17 @@ write_config
 start_daemon
 wait_ready
 
-run_py "$URL" "$HTTP_PORT" "$TLS_PORT" "$IDX_PORT" "$TMPD/ca.pem" "$TMPD/run" <<'PYEOF' || fail "from the kernels"
+run_py "$URL" "$HTTP_PORT" "$TLS_PORT" "$IDX_PORT" "$TMPD/ca.pem" "$TMPD/run" "$TMPD/sid" <<'PYEOF' || fail "from the kernels"
 import json, sys
 from mcp import Client, check, ok, value_of
 from calls import tool, sc
 
-url, hp, tp, ip, ca_file, rundir = sys.argv[1:7]
+url, hp, tp, ip, ca_file, rundir, sid_file = sys.argv[1:8]
 ca = open(ca_file).read()
 a, b = Client(url), Client(url)
 a.initialize()
 b.initialize()
+open(sid_file, "w").write(a.session_id)
 
 
 def run(c, code):
@@ -180,11 +181,12 @@ done
 [ "$n" -ge 2 ] || fail "$n forwarders, not one per kernel"
 ok "each worker's socket is its kernel's uid's, mode 0600; $n forwarders, no capability"
 
-grep -q "egress: session [0-9a-f]* identity .* host web.test port $HTTP_PORT allowed" "$TMPD/daemon.log" ||
+SID=$(cat "$TMPD/sid")
+grep -q "egress: session $SID identity anonymous host web.test port $HTTP_PORT allowed" "$TMPD/daemon.log" ||
 	{ grep 'egress:' "$TMPD/daemon.log" | tail -n 20; fail "no audit line for web.test"; }
 grep -q "egress: session .* host bad.web.test port [0-9]* denied rule \"deny bad.web.test\"" "$TMPD/daemon.log" ||
 	{ grep 'egress:' "$TMPD/daemon.log" | tail -n 20; fail "no audit line for the denied name"; }
 grep -q "egress: session .* host other.test port $IDX_PORT denied rule \"default deny" "$TMPD/daemon.log" ||
 	{ grep 'egress:' "$TMPD/daemon.log" | tail -n 20; fail "pip's request to other.test not refused by the proxy"; }
-ok "the audit log names the kernels' connections, pip's refused one to other.test too"
+ok "the audit log names the kernels' connections by MCP session and identity, pip's refused one to other.test too"
 stop_daemon TERM
