@@ -77,6 +77,7 @@ audit(const struct conn *k, int allowed, const char *why)
 		 k->s->bound[0] ? k->s->bound : k->s->id, k->s->identity, k->host[0] ? k->host : "-", k->port,
 		 allowed ? "allowed" : "denied", k->rule ? k->rule : "-", k->h[0].moved,
 		 k->h[1].moved, clock_mono() - k->started, why ? ": " : "", why ? why : "");
+	egress_stats_count(k->rule ? k->rule : "-", allowed);
 }
 
 static void
@@ -555,7 +556,7 @@ serve(void)
 								    pump_wants_out(&k->h[0])};
 	}
 	pfd[n++] = (struct pollfd){.fd = P.notify[0], .events = POLLIN};
-	if (poll(pfd, (nfds_t)n, -1) == -1 && errno != EINTR)
+	if (poll(pfd, (nfds_t)n, egress_stats_flush(P.dir)) == -1 && errno != EINTR)
 		fatal("egress: poll");
 	if (pfd[0].revents)
 		read_control(0);

@@ -12,7 +12,8 @@
 # denied name, an index not allowed. Around the proxy: a direct connection
 # to the upstream, DNS, a raw socket and the proxy sockets' directory all
 # fail; a kernel sees neither its forwarder nor another's socket. The audit
-# log names each connection.
+# log names each connection with its MCP session and identity, and /metrics
+# counts them by rule and outcome.
 . "$(dirname "$0")/lib.sh"
 
 require_binaries
@@ -189,4 +190,18 @@ grep -q "egress: session .* host bad.web.test port [0-9]* denied rule \"deny bad
 grep -q "egress: session .* host other.test port $IDX_PORT denied rule \"default deny" "$TMPD/daemon.log" ||
 	{ grep 'egress:' "$TMPD/daemon.log" | tail -n 20; fail "pip's request to other.test not refused by the proxy"; }
 ok "the audit log names the kernels' connections by MCP session and identity, pip's refused one to other.test too"
+# /metrics: each connection counted under the rule that decided it.
+counted() {
+	curl -s "$BASE/metrics" >"$TMPD/metrics.txt" &&
+		grep -q '^codeexecd_egress_connections_total{rule="deny bad.web.test",outcome="denied"} 1$' "$TMPD/metrics.txt" &&
+		grep -q '^codeexecd_egress_connections_total{rule="allow web.test",outcome="allowed"} [1-9]' "$TMPD/metrics.txt" &&
+		grep -q '^codeexecd_egress_connections_total{rule="default deny (no allow rule names the host)",outcome="denied"} [1-9]' "$TMPD/metrics.txt"
+}
+poll_until 10 counted ||
+	{ grep egress "$TMPD/metrics.txt"; fail "egress counts on /metrics"; }
+if command -v promtool >/dev/null 2>&1; then
+	promtool check metrics <"$TMPD/metrics.txt" >"$TMPD/promtool.out" 2>&1 ||
+		{ cat "$TMPD/promtool.out"; fail "promtool check metrics refuses the page"; }
+fi
+ok "/metrics counts the connections by rule and outcome: $(grep -c '^codeexecd_egress_connections_total' "$TMPD/metrics.txt") series"
 stop_daemon TERM
