@@ -42,6 +42,7 @@ static const struct {
 	{SCMP_SYS(rt_sigprocmask), ALLOW, 0, {}, "glibc, around fork-free calls"},
 	{SCMP_SYS(rt_sigaction), ALLOW, 0, {}, "glibc's abort"},
 	{SCMP_SYS(sigaltstack), ALLOW, 0, {}, "sanitizers (ASan sets up its alternate signal stack)"},
+	{SCMP_SYS(sched_getaffinity), ALLOW, 0, {}, "sanitizers (ASan, as an intercepting thread starts)"},
 	{SCMP_SYS(getpid), ALLOW, 0, {}, "log lines, the resolver's query ids"},
 	{SCMP_SYS(gettid), ALLOW, 0, {}, "abort"},
 	{SCMP_SYS(tgkill), ALLOW, 0, {}, "abort on a fatal error"},
