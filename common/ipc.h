@@ -43,8 +43,9 @@
  * 18: EXECUTE's stdin, INPUT_REQUEST and INPUT_REPLY (a kernel's input()
  * asked of the client), RESULT's stdin_wait_s.
  * 19: UPSTREAM_CALL and UPSTREAM_REPLY (code mode: a kernel's call of an
- * upstream MCP server's tool, made by the front), START's upstreams. */
-#define IPC_VERSION 19
+ * upstream MCP server's tool, made by the front), START's upstreams.
+ * 20: START's egress_socket (an isolated kernel's forwarder to the egress proxy). */
+#define IPC_VERSION 20
 #define IPC_HDR_LEN 16
 /* Large enough for a result holding several big images. */
 #define IPC_MAX_PAYLOAD (64u * 1024 * 1024)

@@ -117,6 +117,12 @@ struct ipc_start {
 	/* Code mode: the kernel gets a line to the front (CODEEXEC_UPSTREAM_FD). */
 	int upstreams;
 	/*
+	 * The session's egress proxy socket (NULL: none): an isolated kernel
+	 * gets a forwarder listening on 127.0.0.1:NET_EGRESS_PORT inside its
+	 * network namespace that relays each connection to it.
+	 */
+	char *egress_socket;
+	/*
 	 * Confine the kernel with Landlock at this ABI before the exec (0: not):
 	 * it fails to start when this host offers less. hide_paths: the
 	 * daemon's absolute paths (its configuration, state_dir, runtime_dir)

@@ -84,6 +84,7 @@ static const struct ipc_field start_fields[] = {
 	IPC_F_STR(ipc_start, "warm_code", warm_code, 65536, IPC_OPT),
 	IPC_F_STRV(ipc_start, "unix_fds", unix_fds, 16, IPC_OPT),
 	IPC_F_BOOL(ipc_start, "upstreams", upstreams, IPC_OPT),
+	IPC_F_STR(ipc_start, "egress_socket", egress_socket, 107, IPC_OPT | IPC_ABS),
 	IPC_F_ENUM(ipc_start, "interrupt_mode", interrupt_mode, interrupt_modes, IPC_OPT),
 	IPC_F_DOUBLE(ipc_start, "startup_timeout_s", startup_timeout_s, 0, 86400, IPC_OPT),
 	IPC_F_ENUM(ipc_start, "network_mode", network_mode, net_mode_names, IPC_OPT),

@@ -12,6 +12,12 @@ enum net_mode {
 	NET_SECCOMP,  /* a seccomp filter the kernel installs once ready */
 };
 
+/*
+ * The port an isolated kernel reaches the egress proxy on, 127.0.0.1 in its
+ * own network namespace (Squid's, which proxy-aware tools expect).
+ */
+#define NET_EGRESS_PORT 3128
+
 /* The names, in the enum's order, NULL-terminated (config and IPC choices). */
 extern const char *const net_mode_names[];
 

@@ -77,6 +77,9 @@ static const struct field wleft_fields[] = {
 	F(priv_worker_left, kernel, K_U32), F(priv_worker_left, name, K_NAME), {0}};
 static const struct field fork_fields[] = {
 	F(priv_fork_dir, seq, K_ID), F(priv_fork_dir, dir, K_ID), {0}};
+static const struct field bind_fields[] = {
+	F(priv_egress_bind, worker, K_ID), F(priv_egress_bind, session, K_SESSION),
+	F(priv_egress_bind, identity, K_REASON), {0}};
 static const struct field forked_fields[] = {
 	F(priv_dir_forked, seq, K_ID), F(priv_dir_forked, dir, K_ID),
 	F(priv_dir_forked, uid, K_U32), F(priv_dir_forked, name, K_NAME),
@@ -105,6 +108,7 @@ static const struct {
 	{PRIV_SECRETS_SENT, "SECRETS_SENT", renewed_fields},
 	{PRIV_DIR_LEFT, "DIR_LEFT", left_fields},
 	{PRIV_FORK_DIR, "FORK_DIR", fork_fields},
+	{PRIV_EGRESS_BIND, "EGRESS_BIND", bind_fields},
 	{PRIV_DIR_FORKED, "DIR_FORKED", forked_fields},
 	{PRIV_WORKER_LEFT, "WORKER_LEFT", wleft_fields},
 };

@@ -56,8 +56,8 @@
  * WORKER_STARTED, WORKER_EXITED, REFUSED. 2: WORKER_STARTED's name and uid,
  * RUNTIME_RENEWED, RUNTIME_DEGRADED. 3: PREPROCESS, PREPROCESSED. 4: SIDECAR_STATE.
  * 5: SECRET, SECRETS_SENT. 6: SPAWN_WORKER's dir. 7: DIR_LEFT. 8: FORK_DIR, DIR_FORKED.
- * 9: WORKER_LEFT. Bump whenever a type or a layout changes. */
-#define PRIV_VERSION 9
+ * 9: WORKER_LEFT. 10: EGRESS_BIND. Bump whenever a type or a layout changes. */
+#define PRIV_VERSION 10
 #define PRIV_HDR_LEN 4
 #define PRIV_MSG_MAX 256
 /* Bytes of REFUSED's reason, its NUL included. */
@@ -78,6 +78,7 @@ enum priv_type {
 	PRIV_CLAIM_KERNEL = 5,	      /* struct priv_kill_kernel */
 	PRIV_PREPROCESS = 6,	      /* struct priv_preprocess, + a memfd holding the code */
 	PRIV_FORK_DIR = 7,	      /* struct priv_fork_dir */
+	PRIV_EGRESS_BIND = 8,	      /* struct priv_egress_bind */
 
 	/* parent -> front: 32..63 */
 	PRIV_WORKER_STARTED = 32,     /* struct priv_worker_started, + the worker's socket */
@@ -292,6 +293,19 @@ struct priv_dir_forked {
 	uint32_t skipped;	      /* entries left out (fs_copy.h) */
 };
 
+/*
+ * EGRESS_BIND: worker `worker` now runs MCP session `session` of
+ * `identity`, for the egress proxy's audit lines (egress.h). The parent
+ * checks the worker is live and passes it on; the front, which
+ * authenticated the session, is the authority on both names. Not
+ * answered; ignored without egress.allow.
+ */
+struct priv_egress_bind {
+	uint32_t worker;		    /* an id of WORKER_STARTED */
+	char session[PRIV_SESSION_LEN + 1]; /* lowercase hex */
+	char identity[PRIV_REASON_MAX];	    /* printable ASCII, not empty */
+};
+
 /* REFUSED: a request was not carried out. */
 struct priv_refused {
 	uint16_t request;		 /* the type refused (maybe not a valid one) */
@@ -318,6 +332,7 @@ struct priv_msg {
 		struct priv_worker_left wleft;
 		struct priv_fork_dir fork;
 		struct priv_dir_forked forked;
+		struct priv_egress_bind bind;
 	} u;
 };
 

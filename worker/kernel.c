@@ -218,7 +218,8 @@ static int
 kernel_launch(struct kernel *k, const struct kernel_spec *spec, char *why, size_t why_len)
 {
 	int op[2];
-	struct sandbox_launch ln = {.n_cg_fds = 0, .pass_fd = -1, .ll_fd = -1};
+	struct sandbox_launch ln = {
+		.n_cg_fds = 0, .pass_fd = -1, .ll_fd = -1, .sc_sock = {-1, -1}, .egress_dir = -1};
 	char **argv = kernel_spawn_argv(spec->argv, k->conn_path);
 	int fds[SANDBOX_UNIX_FDS], nfds;
 	char **env = unix_fds_env(spec, fds, &nfds);

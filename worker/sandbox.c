@@ -52,6 +52,8 @@ sandbox_from_start(struct sandbox *sb, const struct ipc_start *st, char *why, si
 		sb->has_cgroup = 1;
 	}
 	sb->landlock_abi = st->landlock_abi;
+	if (st->egress_socket)
+		sb->egress_socket = xstrdup(st->egress_socket);
 	int abi = landlock_abi();
 	if (sb->landlock_abi > abi)
 		return err_set(why, why_len, "kernel_landlock: START asks for Landlock ABI %d, "
@@ -76,7 +78,8 @@ sandbox_free(struct sandbox *sb)
 	free(sb->cgroup_name);
 	free(sb->helper);
 	strv_free(sb->hide_paths);
-	sb->cgroup_name = sb->helper = NULL;
+	free(sb->egress_socket);
+	sb->cgroup_name = sb->helper = sb->egress_socket = NULL;
 	sb->hide_paths = NULL;
 }
 
@@ -119,7 +122,7 @@ sandbox_prepare(struct sandbox *sb, char **argv, char **envp, const char *cwd,
 		const char *runtime_dir, struct sandbox_launch *ln, char *why, size_t why_len)
 {
 	memset(ln, 0, sizeof(*ln));
-	ln->pass_fd = ln->ll_fd = ln->sc_sock[0] = ln->sc_sock[1] = -1;
+	ln->pass_fd = ln->ll_fd = ln->sc_sock[0] = ln->sc_sock[1] = ln->egress_dir = -1;
 	/* The kernel binds its sockets there (its connection file is a memfd, kernel_spawn.c). */
 	if (sb->has_id && give(runtime_dir, NULL, sb, why, why_len) == -1)
 		return -1;
@@ -165,6 +168,9 @@ sandbox_launch_free(struct sandbox_launch *ln)
 		if (ln->sc_sock[i] >= 0)
 			close(ln->sc_sock[i]);
 	ln->sc_sock[0] = ln->sc_sock[1] = -1;
+	if (ln->egress_dir >= 0)
+		close(ln->egress_dir);
+	ln->egress_dir = -1;
 	free(ln->sc_gate.filter);
 	free(ln->sc_deny.filter);
 	ln->sc_gate.filter = ln->sc_deny.filter = NULL;
@@ -190,6 +196,7 @@ static const struct {
 	{SANDBOX_STAGE_NNP, "cannot set no_new_privs"},
 	{SANDBOX_STAGE_MOUNTS, "kernel_network_mode isolated: cannot mount private /tmp, /run and the daemon's directories"},
 	{SANDBOX_STAGE_PIDNS, "kernel_network_mode isolated: cannot start the kernel in a pid namespace with its own /proc"},
+	{SANDBOX_STAGE_EGRESS, "kernel_network_mode isolated: cannot listen on 127.0.0.1:3128 in the namespace or start the forwarder to the egress proxy"},
 	{SANDBOX_STAGE_LANDLOCK, "kernel_landlock: cannot confine the kernel with Landlock"},
 	{SANDBOX_STAGE_SECCOMP, "kernel_network_mode seccomp: cannot install the kernel's seccomp filters"},
 	{SANDBOX_STAGE_NESTED, "kernel_network_mode isolated: cannot set user.max_user_namespaces in the kernel's namespace"},

@@ -68,6 +68,7 @@ struct sandbox {
 	char *helper;		/* codeexec-seccomp.so beside our executable */
 	int landlock_abi;	/* START's: 0, or confine the kernel at this ABI */
 	char **hide_paths;	/* START's, taken by route.c */
+	char *egress_socket;	/* START's: isolated kernels' way to the egress proxy; NULL: none */
 };
 
 /* START's hide_paths, at most. */
@@ -118,6 +119,13 @@ struct sandbox_launch {
 	 */
 	struct sock_fprog sc_gate, sc_deny;
 	int sc_sock[2];
+	/*
+	 * isolated with an egress socket: its directory (-1: none) and its
+	 * name there (in sb's string), which the forwarder connects to
+	 * relative to that directory, hidden by the covers otherwise.
+	 */
+	int egress_dir;
+	const char *egress_name;
 };
 #define SANDBOX_LATE_PROC (1u << SANDBOX_NPRIVATE)
 
@@ -143,6 +151,7 @@ enum sandbox_stage {
 	SANDBOX_STAGE_PIDNS,
 	SANDBOX_STAGE_LANDLOCK,
 	SANDBOX_STAGE_SECCOMP,
+	SANDBOX_STAGE_EGRESS,
 };
 
 /*

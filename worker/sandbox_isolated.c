@@ -16,8 +16,10 @@
  * hence no namespace of any kind, no mount and no chroot. It is pid 1 of a
  * pid namespace of its own with a /proc of that namespace, so it sees no
  * other kernel's process; the process the worker forked waits outside and
- * mirrors its end. The child part runs in the forked child: system calls
- * only, no allocation.
+ * mirrors its end. With an egress socket (START's), it first forks the
+ * forwarder (egress_forward.h) that serves 127.0.0.1:3128 of the kernel's
+ * network namespace, outside the pid namespace. The child part runs in the
+ * forked child: system calls only, no allocation.
  */
 #include "autoconf.h"
 
@@ -40,6 +42,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "egress_forward.h"
 #include "sandbox.h"
 #include "xmalloc.h"
 
@@ -295,13 +298,13 @@ wait_for_kernel(pid_t kernel)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
-/* Fork the kernel into the new pid namespace as its pid 1; returns there only. */
+/* Fork the kernel into a new pid namespace as its pid 1; returns there only. */
 static int
 enter_pid_namespace(int *stage)
 {
-	pid_t pid = fork();
+	pid_t pid;
 
-	if (pid == -1) {
+	if (unshare(CLONE_NEWPID) == -1 || (pid = fork()) == -1) {
 		*stage = SANDBOX_STAGE_PIDNS;
 		return -1;
 	}
@@ -313,6 +316,27 @@ enter_pid_namespace(int *stage)
 		*stage = SANDBOX_STAGE_PIDNS;
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The kernel's way to the egress proxy: a forwarder in its network
+ * namespace, forked before the pid namespace is made, so that the kernel
+ * can neither see nor signal it. Its descriptors are not the kernel's
+ * (close-on-exec, but closed here at once). 0, or -1.
+ */
+static int
+start_forwarder(const struct sandbox_launch *ln)
+{
+	int fd = egress_forward_listen();
+
+	if (fd == -1 || egress_forward_start(fd, ln->egress_dir, ln->egress_name) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	close(ln->egress_dir);
 	return 0;
 }
 
@@ -328,7 +352,7 @@ sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln
 	 * are about to exec the kernel, which is dumpable again anyway.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == -1 ||
-	    unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC) == -1) {
+	    unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC) == -1) {
 		*stage = SANDBOX_STAGE_USERNS;
 		return -1;
 	}
@@ -346,6 +370,10 @@ sandbox_isolated_child(const struct sandbox *sb, const struct sandbox_launch *ln
 	}
 	if (no_nested_userns() == -1) {
 		*stage = SANDBOX_STAGE_NESTED;
+		return -1;
+	}
+	if (ln->egress_dir >= 0 && start_forwarder(ln) == -1) {
+		*stage = SANDBOX_STAGE_EGRESS;
 		return -1;
 	}
 	/* A fresh /proc of its own pid namespace: no other kernel's process shows. */

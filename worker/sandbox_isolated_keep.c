@@ -17,6 +17,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,26 @@ hide_dirs(struct sandbox_launch *ln, char **hide)
 	}
 }
 
+/*
+ * The egress socket's directory, opened before the covers hide it: the
+ * forwarder (sandbox_isolated.c) connects to the socket relative to it.
+ */
+static int
+egress_dir(const struct sandbox *sb, struct sandbox_launch *ln, char *why, size_t why_len)
+{
+	const char *sock = sb->egress_socket;
+
+	if (sock == NULL)
+		return 0;
+	char *dir = xstrndup(sock, (size_t)(strrchr(sock, '/') - sock));
+	ln->egress_dir = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ln->egress_dir == -1)
+		err_set(why, why_len, "egress proxy directory %s: %s", dir, strerror(errno));
+	free(dir);
+	ln->egress_name = strrchr(sock, '/') + 1;
+	return ln->egress_dir == -1 ? -1 : 0;
+}
+
 int
 sandbox_isolated_prepare(const struct sandbox *sb, char **argv, char **envp, const char *cwd,
 			 const char *runtime_dir, struct sandbox_launch *ln, char *why,
@@ -179,5 +200,5 @@ sandbox_isolated_prepare(const struct sandbox *sb, char **argv, char **envp, con
 			if (*v == '/' && keep_named(ln, v, strcspn(v, ":"), 0, why, why_len) == -1)
 				return -1;
 	}
-	return 0;
+	return egress_dir(sb, ln, why, why_len);
 }

@@ -14,6 +14,7 @@
 #include "client_watch.h"
 #include "config.h"
 #include "control.h"
+#include "egress_metrics.h"
 #include "front.h"
 #include "front_confine.h"
 #include "front_filter.h"
@@ -323,6 +324,7 @@ front_main(void *arg, pid_t parent, int sock, int control, int ready_fd)
 		fatalx("%s", err);
 	toolreg_replace(reg);
 	upstream_init(cfg);
+	egress_metrics_init(cfg);
 	pool_on_upstream_call(upstream_kernel_request);
 	for (size_t i = 0; i < tools_count(); i++) {
 		char name[128];

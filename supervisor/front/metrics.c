@@ -8,19 +8,24 @@
 #include <json-c/json.h>
 
 #include "buf.h"
+#include "log.h"
 #include "metrics.h"
 /* HTTP status codes counted one by one: 100 to 599. */
 #define STATUS_FIRST 100
 #define STATUS_N 500
 
 /* Upper bounds of the latency buckets, in seconds; +Inf follows. */
-/* A module's own metrics (metrics_add_renderer), after the daemon's. */
-static void (*extra_render)(struct buf *);
+/* Modules' own metrics (metrics_add_renderer), after the daemon's. */
+#define RENDERERS_MAX 4
+static void (*extra_render[RENDERERS_MAX])(struct buf *);
+static size_t n_extra;
 
 void
 metrics_add_renderer(void (*render)(struct buf *))
 {
-	extra_render = render;
+	if (n_extra == RENDERERS_MAX)
+		fatalx("metrics: more than %d modules' renderers", RENDERERS_MAX);
+	extra_render[n_extra++] = render;
 }
 
 static const double bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -398,8 +403,8 @@ metrics_render(const struct metrics_gauges *g)
 	render_gauges(&b, g);
 	render_calls(&b);
 	render_kernels(&b);
-	if (extra_render)
-		extra_render(&b);
+	for (size_t i = 0; i < n_extra; i++)
+		extra_render[i](&b);
 	render_http(&b);
 	render_sidecars(&b, g->sidecars);
 	return buf_release(&b);

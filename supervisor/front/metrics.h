@@ -89,7 +89,7 @@ struct metrics_gauges {
 void metrics_tool_name(int i, const char *name);
 
 void metrics_add(enum metrics_counter c, uint64_t n);
-/* Have `render` append a module's metrics to every page (one such module: code mode's). */
+/* Have `render` append a module's metrics to every page (code mode's, egress's), at start-up. */
 struct buf;
 void metrics_add_renderer(void (*render)(struct buf *));
 /* A tools/call of tool number `tool` (-1: unknown) ended with `o`. */

@@ -82,6 +82,20 @@ parent_link_remove_dir(uint32_t dir)
 	send_or_log(&m);
 }
 
+void
+parent_link_egress_bind(uint32_t worker, const char *session, const char *identity)
+{
+	struct priv_msg m = {.type = PRIV_EGRESS_BIND, .u.bind = {.worker = worker}};
+	char *id = m.u.bind.identity;
+
+	snprintf(m.u.bind.session, sizeof(m.u.bind.session), "%s", session);
+	snprintf(id, sizeof(m.u.bind.identity), "%s", identity[0] ? identity : "-");
+	for (char *p = id; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+	send_or_log(&m);
+}
+
 /* Read one message, waiting up to `ms` (-1: as long as it takes). 1, 0
  * (none in time), or -1 (the parent is gone; logged once). */
 static int

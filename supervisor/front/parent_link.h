@@ -45,6 +45,9 @@ void parent_link_end_worker(uint32_t worker);
 void parent_link_claim_kernel(uint32_t worker, pid_t kernel);
 void parent_link_kill_kernel(uint32_t worker, pid_t kernel);
 void parent_link_remove_dir(uint32_t dir);
+/* EGRESS_BIND: worker runs session (32 hex digits) of identity (its bytes
+ * outside printable ASCII sent as '?', at most PRIV_REASON_MAX - 1). */
+void parent_link_egress_bind(uint32_t worker, const char *session, const char *identity);
 
 /*
  * The next message from the parent, kept ones first, without waiting.

@@ -83,6 +83,14 @@ session_hibernated_count(void)
 }
 
 void
+session_take_worker(struct session *s, struct worker *w)
+{
+	s->worker = w;
+	if (pool.cfg && pool.cfg->egress_allow.n > 0)
+		parent_link_egress_bind(w->priv_id, s->id, s->identity);
+}
+
+void
 session_set_hibernated(struct session *s, int on)
 {
 	if ((s->hibernated != 0) != on)
@@ -536,7 +544,7 @@ retire(struct session *s, const char *why)
 		free(s->revival);
 		s->revival = NULL;
 		if (w) {
-			s->worker = w;
+			session_take_worker(s, w);
 			w->session = s->id;
 			s->kept_dir = 0;
 		} else {
@@ -789,7 +797,7 @@ call_revive(struct session *s, struct call *c, const char *code, double timeout_
 		return call_ended(s, c, 1);
 	}
 	s->kept_dir = 0;
-	s->worker = w;
+	session_take_worker(s, w);
 	s->told_kernel = 0;
 	session_set_hibernated(s, 0);
 	/* As the worker says of a kernel it restarted; a restored checkpoint's
@@ -880,7 +888,7 @@ call_take(struct session *s, struct call *c, const char *code, double timeout_s,
 		c->result = result_failed("NoKernel", why);
 		return call_ended(s, c, 1);
 	}
-	s->worker = w;
+	session_take_worker(s, w);
 	/* Which identity holds which kernel uid (kernel_uid_range). */
 	log_info("session %.8s of %s takes kernel pid %d, uid %d", s->id, s->identity,
 		 (int)w->kernel_pid, (int)w->uid);

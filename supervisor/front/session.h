@@ -159,6 +159,12 @@ void session_hibernate_idle(double after_s, double retention_s, int max_hibernat
 void session_keep_dir(struct session *s);
 /* Mark s hibernated (on) or not, for the counts. Lock held. */
 void session_set_hibernated(struct session *s, int on);
+/*
+ * `w` is s's worker from now on; with egress.allow the parent is told
+ * (EGRESS_BIND), so that the egress proxy's audit lines name s and its
+ * identity.
+ */
+void session_take_worker(struct session *s, struct worker *w);
 /* How many sessions are hibernated; needs no lock. */
 int session_hibernated_count(void);
 /* Nonzero while an execution runs in any session. */

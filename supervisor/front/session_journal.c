@@ -259,7 +259,7 @@ session_journal_worker_left(const struct priv_worker_left *l, struct worker *w)
 	}
 	s->checkpoints = json_object_get_int(json_object_object_get(e, "checkpoints"));
 	s->lost_because = NULL;
-	s->worker = w;
+	session_take_worker(s, w);
 	w->session = s->id;
 	s->told_kernel = w->kernel_pid; /* the old front told it who calls */
 	/* What the old front's call still runs comes first: the session's

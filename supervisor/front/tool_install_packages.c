@@ -183,13 +183,16 @@ offline_options(const struct config *cfg)
 /*
  * A kernel without a network reaches no index: say so rather than let pip
  * retry for minutes. NULL when installs can work: a network, a wheelhouse,
- * or a dependency_file that itself installs with --no-index (from local
- * --find-links directories).
+ * a dependency_file that itself installs with --no-index (from local
+ * --find-links directories), or isolated kernels with egress.allow, whose
+ * pip reaches the indexes it allows through the proxy (and reads the
+ * proxy's 403 naming the rule for any other).
  */
 static const char *
 no_index_reason(const struct config *cfg)
 {
-	if (cfg->kernel_network_mode == NET_INHERIT || offline_options(cfg))
+	if (cfg->kernel_network_mode == NET_INHERIT || offline_options(cfg) ||
+	    (cfg->kernel_network_mode == NET_ISOLATED && cfg->egress_allow.n > 0))
 		return NULL;
 	return cfg->kernel_network_mode == NET_SECCOMP
 		       ? "kernel_network_mode is seccomp: kernels have no network, and installs "

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,33 +21,61 @@
 #include "fsutil.h"
 #include "log.h"
 #include "secret_file.h"
+#include "netmode.h"
 #include "sidecar.h"
+#include "unix_listen.h"
 #include "wstatus.h"
 #include "xmalloc.h"
 
 /* How long the parent waits for the proxy's CA. */
 #define CA_WAIT_MS 10000
+/* A worker's socket, made and kept by us: it outlives a proxy's restart. */
+struct esock {
+	char *name;
+	int fd;
+	char *bind; /* "SESSION IDENTITY" of its last bind line, or NULL */
+};
 
 static struct {
 	const struct config *cfg;
 	char *dir;		/* runtime_dir/egress */
+	uid_t owner;		/* a socket's owner when the kernels share our user */
 	int ctl;		/* our end of the proxy's stdin; -1: no proxy runs */
 	pid_t pid;
 	int foreground;		/* the proxy logs to stderr, else to syslog */
 	double next;		/* monotonic: when to start it again; 0: not due */
-	char **open;		/* the workers told, to tell a new proxy again */
+	struct esock *open;	/* the workers' sockets, to hand a new proxy again */
 	size_t n_open;
 } E = {.ctl = -1};
 
-/* Tell the proxy one line; lost if it is gone (it is told again when restarted). */
+/*
+ * Tell the proxy one line, with the session's listening socket when `fd`
+ * is not -1; lost if it is gone (it is told again when restarted). The
+ * control line is a SOCK_SEQPACKET pair: a line and its descriptor arrive
+ * together.
+ */
 static void
-tell(const char *verb, const char *name)
+tell(const char *verb, const char *name, const char *rest, int fd)
 {
-	char line[160];
-	int len = snprintf(line, sizeof(line), "%s %s%s\n", verb, name,
-			   strcmp(verb, "open") == 0 ? " -" : "");
+	char line[200];
+	int len = snprintf(line, sizeof(line), "%s %s %s\n", verb, name, rest);
+	struct iovec iov = {.iov_base = line, .iov_len = (size_t)len};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
 
-	if (E.ctl != -1 && send(E.ctl, line, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) != len)
+	if (fd != -1) {
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	if (E.ctl != -1 && sendmsg(E.ctl, &m, MSG_NOSIGNAL | MSG_DONTWAIT) != len)
 		log_warn("egress: tell the proxy %s %s", verb, name);
 }
 
@@ -142,7 +171,7 @@ spawn(char *why, size_t why_len)
 {
 	int sp[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1)
 		return err_set(why, why_len, "egress: socketpair: %s", strerror(errno));
 	char **args = proxy_args();
 	E.pid = sidecar_spawn_self((const char *const *)args, sp[1], why, why_len);
@@ -162,8 +191,11 @@ spawn(char *why, size_t why_len)
 	}
 	log_info("egress: proxy %d serves %s%s", (int)E.pid, E.dir,
 		 E.cfg->egress_inject.n ? ", intercepting the injected hosts" : "");
-	for (size_t i = 0; i < E.n_open; i++)
-		tell("open", E.open[i]);
+	for (size_t i = 0; i < E.n_open; i++) {
+		tell("open", E.open[i].name, "-", E.open[i].fd);
+		if (E.open[i].bind)
+			tell("bind", E.open[i].name, E.open[i].bind, -1);
+	}
 	return 0;
 }
 
@@ -175,6 +207,7 @@ egress_start(const struct config *cfg, uid_t uid, int foreground, char *why, siz
 	if (uid == (uid_t)-1 && geteuid() == 0)
 		return err_set(why, why_len, "the egress proxy never runs as root: set user");
 	E.cfg = cfg;
+	E.owner = uid != (uid_t)-1 ? uid : geteuid();
 	E.foreground = foreground;
 	E.dir = xasprintf("%s/egress", cfg->runtime_dir);
 	why[0] = '\0';
@@ -185,26 +218,87 @@ egress_start(const struct config *cfg, uid_t uid, int foreground, char *why, siz
 	return spawn(why, why_len);
 }
 
+/*
+ * Worker `name`'s socket, DIR/NAME.sock: the kernel's uid's (ours when
+ * kernels share it), mode 0600, so that no other session's kernel or
+ * forwarder can connect to it. The listening descriptor, or -1 logged.
+ */
+static int
+socket_for(const char *name, uid_t uid)
+{
+	char why[ERR_LEN];
+	char *path = xasprintf("%s/%s.sock", E.dir, name);
+	uid_t owner = uid != 0 ? uid : E.owner;
+	int fd = unix_listen_at(path, 0600, why, sizeof(why));
+
+	if (fd == -1) {
+		log_warnx("egress: worker %s: %s", name, why);
+	} else if (owner != geteuid() && chown(path, owner, (gid_t)-1) == -1) {
+		log_warn("egress: chown %s to uid %d", path, (int)owner);
+		unlink(path);
+		close(fd);
+		fd = -1;
+	}
+	free(path);
+	return fd;
+}
+
 void
-egress_open(const char *name)
+egress_open(const char *name, uid_t uid)
 {
 	if (E.cfg == NULL)
 		return;
+	int fd = socket_for(name, uid);
+	if (fd == -1)
+		return;
 	E.open = xreallocarray(E.open, E.n_open + 1, sizeof(*E.open));
-	E.open[E.n_open++] = xstrdup(name);
-	tell("open", name);
+	E.open[E.n_open++] = (struct esock){xstrdup(name), fd, NULL};
+	tell("open", name, "-", fd);
+}
+
+void
+egress_bind(const char *name, const char *session, const char *identity)
+{
+	for (size_t i = 0; i < E.n_open; i++) {
+		if (strcmp(E.open[i].name, name) != 0)
+			continue;
+		/* The proxy takes words of its own alphabet: others become '_'. */
+		char *id = xstrndup(identity, 64);
+		for (char *p = id; *p; p++)
+			if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.@:",
+				    *p))
+				*p = '_';
+		free(E.open[i].bind);
+		E.open[i].bind = xasprintf("%s %s", session, id);
+		free(id);
+		tell("bind", name, E.open[i].bind, -1);
+		return;
+	}
 }
 
 void
 egress_close(const char *name)
 {
 	for (size_t i = 0; i < E.n_open; i++)
-		if (strcmp(E.open[i], name) == 0) {
-			tell("close", name);
-			free(E.open[i]);
+		if (strcmp(E.open[i].name, name) == 0) {
+			tell("close", name, "", -1);
+			char *path = xasprintf("%s/%s.sock", E.dir, name);
+			unlink(path);
+			free(path);
+			close(E.open[i].fd);
+			free(E.open[i].name);
+			free(E.open[i].bind);
 			E.open[i] = E.open[--E.n_open];
 			return;
 		}
+}
+
+char *
+egress_socket_for(const struct config *cfg, const char *name)
+{
+	if (cfg->egress_allow.n == 0 || cfg->kernel_network_mode != NET_ISOLATED)
+		return NULL;
+	return xasprintf("%s/egress/%s.sock", cfg->runtime_dir, name);
 }
 
 int

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +31,9 @@
 struct session {
 	char id[ID_MAX + 1];	 /* "": free */
 	char identity[ID_MAX + 1];
+	char bound[ID_MAX + 1];	 /* the MCP session it runs ("bind"); "": none yet */
 	int lfd;
+	int made;		 /* we made its socket (else the parent's, handed to us) */
 	unsigned long long bytes; /* moved so far, both ways */
 	int conns;		 /* open now */
 };
@@ -62,7 +65,8 @@ static struct {
 	const char *upstream_ca; /* "upstream_ca=FILE", or "" */
 	int notify[2];		/* intercepting threads tell their end here */
 	int ready;		/* the parent's "ready" was read */
-} P = {.upstream_ca = "", .notify = {-1, -1}};
+	int ctl_fd;		/* a listening socket handed with the next open line; -1: none */
+} P = {.upstream_ca = "", .notify = {-1, -1}, .ctl_fd = -1};
 
 /* The audit line of a connection that ends, refused or not. */
 static void
@@ -70,9 +74,10 @@ audit(const struct conn *k, int allowed, const char *why)
 {
 	log_info("egress: session %s identity %s host %s port %d %s rule \"%s\" bytes_out %llu "
 		 "bytes_in %llu duration_s %.3f%s%s",
-		 k->s->id, k->s->identity, k->host[0] ? k->host : "-", k->port,
+		 k->s->bound[0] ? k->s->bound : k->s->id, k->s->identity, k->host[0] ? k->host : "-", k->port,
 		 allowed ? "allowed" : "denied", k->rule ? k->rule : "-", k->h[0].moved,
 		 k->h[1].moved, clock_mono() - k->started, why ? ": " : "", why ? why : "");
+	egress_stats_count(k->rule ? k->rule : "-", allowed);
 }
 
 static void
@@ -301,9 +306,12 @@ session_named(const char *id)
 	return NULL;
 }
 
-/* "open ID IDENTITY": listen on DIR/ID.sock for session ID. */
+/*
+ * "open ID IDENTITY": serve session ID on `fd`, the listening socket the
+ * parent handed with the line, or (-1) on DIR/ID.sock made here.
+ */
 static void
-session_open(const char *id, const char *identity)
+session_open(const char *id, const char *identity, int fd)
 {
 	struct session *s = session_named(id);
 	char why[ERR_LEN];
@@ -311,17 +319,23 @@ session_open(const char *id, const char *identity)
 	if (s != NULL || (s = session_named("")) == NULL || strchr(id, '.') != NULL) {
 		log_warnx("egress: cannot open session %s: known, bad, or %d open", id,
 			  MAX_SESSIONS);
+		if (fd != -1)
+			close(fd);
 		return;
 	}
-	char *path = xasprintf("%s/%s.sock", P.dir, id);
-	s->lfd = unix_listen_at(path, P.mode, why, sizeof(why));
-	free(path);
-	if (s->lfd == -1) {
+	s->made = fd == -1;
+	if (fd == -1) {
+		char *path = xasprintf("%s/%s.sock", P.dir, id);
+		fd = unix_listen_at(path, P.mode, why, sizeof(why));
+		free(path);
+	}
+	if ((s->lfd = fd) == -1) {
 		log_warnx("egress: session %s: %s", id, why);
 		return;
 	}
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	s->bound[0] = '\0';
 	s->bytes = 0;
 	s->conns = 0;
 }
@@ -343,11 +357,29 @@ session_close(const char *id)
 			audit(&P.conns[i], 1, "the session closed");
 			conn_close(&P.conns[i]);
 		}
-	char *path = xasprintf("%s/%s.sock", P.dir, id);
-	unlink(path);
-	free(path);
+	/* The parent removes the socket it made. */
+	if (s->made) {
+		char *path = xasprintf("%s/%s.sock", P.dir, id);
+		unlink(path);
+		free(path);
+	}
 	close(s->lfd);
 	s->id[0] = '\0';
+}
+
+/* "bind ID SESSION IDENTITY": socket ID's connections are SESSION's, of IDENTITY. */
+static void
+session_bind(const char *id, const char *session, const char *identity)
+{
+	struct session *s = id[0] ? session_named(id) : NULL;
+
+	if (s == NULL) {
+		log_warnx("egress: bind: no session %s", id);
+		return;
+	}
+	snprintf(s->bound, sizeof(s->bound), "%s", session);
+	snprintf(s->identity, sizeof(s->identity), "%s", identity);
+	log_info("egress: worker %s: session %s identity %s", id, session, identity);
 }
 
 static void
@@ -372,10 +404,48 @@ control_line(char *line)
 
 	if (verb != NULL && id != NULL && word_ok(id) && strcmp(verb, "close") == 0)
 		return session_close(id);
+	char *named = strtok_r(NULL, " ", &save);
+	if (verb != NULL && id != NULL && identity != NULL && named != NULL && word_ok(id) &&
+	    word_ok(identity) && word_ok(named) && strcmp(verb, "bind") == 0)
+		return session_bind(id, identity, named);
+	int fd = P.ctl_fd;
+
+	P.ctl_fd = -1;
 	if (verb != NULL && id != NULL && identity != NULL && word_ok(id) && word_ok(identity) &&
 	    strcmp(verb, "open") == 0)
-		return session_open(id, identity);
-	log_warnx("egress: a control line that is not \"open ID IDENTITY\" or \"close ID\"");
+		return session_open(id, identity, fd);
+	if (fd != -1)
+		close(fd);
+	log_warnx("egress: a control line that is not \"open ID IDENTITY\", "
+		  "\"bind ID SESSION IDENTITY\" or \"close ID\"");
+}
+
+/*
+ * Read stdin into buf: a socket's message with the listening descriptor
+ * it may carry (into P.ctl_fd), or a pipe's bytes (the proxy run by hand).
+ */
+static ssize_t
+read_stdin(char *buf, size_t len)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
+	ssize_t n = recvmsg(0, &m, MSG_CMSG_CLOEXEC);
+
+	if (n == -1 && errno == ENOTSOCK)
+		return read(0, buf, len);
+	struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+		if (P.ctl_fd != -1)
+			close(P.ctl_fd);
+		memcpy(&P.ctl_fd, CMSG_DATA(c), sizeof(int));
+	}
+	return n;
 }
 
 /* The complete lines read; with stop_at_ready, none past "ready" (they wait for the filter). */
@@ -402,7 +472,7 @@ control_lines(int stop_at_ready)
 static void
 read_control(int stop_at_ready)
 {
-	ssize_t n = read(0, P.ctl + P.ctl_len, sizeof(P.ctl) - 1 - P.ctl_len);
+	ssize_t n = read_stdin(P.ctl + P.ctl_len, sizeof(P.ctl) - 1 - P.ctl_len);
 
 	if (n == 0)
 		exit(0);
@@ -486,7 +556,7 @@ serve(void)
 								    pump_wants_out(&k->h[0])};
 	}
 	pfd[n++] = (struct pollfd){.fd = P.notify[0], .events = POLLIN};
-	if (poll(pfd, (nfds_t)n, -1) == -1 && errno != EINTR)
+	if (poll(pfd, (nfds_t)n, egress_stats_flush(P.dir)) == -1 && errno != EINTR)
 		fatal("egress: poll");
 	if (pfd[0].revents)
 		read_control(0);

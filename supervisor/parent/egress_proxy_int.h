@@ -1,8 +1,9 @@
 /*
  * egress_proxy_int.h - what the egress proxy's files share (egress_proxy.h):
  * the request head's reader (egress_proxy_req.c), the hosts file
- * (egress_proxy_hosts.c), resolving and connecting (egress_proxy_dial.c) and
- * its seccomp filter (egress_proxy_filter.c).
+ * (egress_proxy_hosts.c), resolving and connecting (egress_proxy_dial.c),
+ * the counts by rule (egress_proxy_stats.c) and its seccomp filter
+ * (egress_proxy_filter.c).
  */
 #ifndef SUPERVISOR_EGRESS_PROXY_INT_H
 #define SUPERVISOR_EGRESS_PROXY_INT_H
@@ -54,6 +55,15 @@ size_t egress_hosts_lookup(const char *name, struct egress_addr *out, size_t max
  */
 int egress_dial(const struct egress_rules *rules, const char *host, int port,
 		struct egress_verdict *v, char *why, size_t why_len);
+
+/* Count a connection `rule` decided (audit lines: main loop only). */
+void egress_stats_count(const char *rule, int allowed);
+/*
+ * Write DIR/stats if a count changed and a second has passed since the
+ * last write: -1 (nothing due), or the milliseconds until a write is due,
+ * for the loop's poll.
+ */
+int egress_stats_flush(const char *dir);
 
 /* The system's CA bundle: trusted for upstreams, and the head of the kernels' bundle. */
 #define EGRESS_SYSTEM_CA_FILE "/etc/ssl/certs/ca-certificates.crt"

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "egress.h"
 #include "kernelspec.h"
+#include "netmode.h"
 #include "kernel_env.h"
 #include "kernel_env_rules.h"
 #include "xmalloc.h"
@@ -108,6 +109,28 @@ put_egress_ca(const struct config *cfg, struct json_object *env)
 }
 
 /*
+ * Isolated kernels with egress.allow: the proxy variables name the
+ * forwarder of their network namespace (worker/egress_forward.h), in both
+ * cases that tools read, and pip's own. After kernel_environment: nothing
+ * else is reachable, so no configured proxy may replace it.
+ */
+static void
+put_egress_proxy(const struct config *cfg, struct json_object *env)
+{
+	static const char *const proxy[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+					    "https_proxy", "PIP_PROXY"};
+	char url[40];
+
+	if (cfg->egress_allow.n == 0 || cfg->kernel_network_mode != NET_ISOLATED)
+		return;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", NET_EGRESS_PORT);
+	for (size_t i = 0; i < sizeof(proxy) / sizeof(proxy[0]); i++)
+		put(env, proxy[i], url);
+	put(env, "NO_PROXY", "localhost,127.0.0.1,::1");
+	put(env, "no_proxy", "localhost,127.0.0.1,::1");
+}
+
+/*
  * The baseline, the framework's values, then kernel_environment. config.c
  * has refused every kernel_environment name set here before it, so the
  * configured values cannot replace the framework's.
@@ -156,6 +179,7 @@ kernel_env_build(const struct config *cfg)
 		put(env, "MPLBACKEND", cfg->matplotlib_backend);
 	for (size_t i = 0; i < cfg->kernel_environment.n; i++)
 		put(env, cfg->kernel_environment.keys[i], cfg->kernel_environment.values[i]);
+	put_egress_proxy(cfg, env);
 	return env;
 }
 

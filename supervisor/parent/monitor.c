@@ -384,6 +384,16 @@ on_end(struct monitor *m, const struct priv_end_worker *e)
 	return 0;
 }
 
+static int
+on_egress_bind(struct monitor *m, const struct priv_egress_bind *b)
+{
+	struct mworker *w = live_worker(m, PRIV_EGRESS_BIND, b->worker);
+
+	if (w != NULL)
+		m->ops->egress_bind(m->ctx, w->pid, b->session, b->identity);
+	return 0;
+}
+
 /* Remove the directory of reaped worker `w` and forget `w`: nothing more can name it. */
 static void
 remove_dir_of(struct monitor *m, struct mworker *w)
@@ -613,6 +623,8 @@ monitor_request(struct monitor *m)
 		return on_remove(m, &r.u.remove);
 	case PRIV_FORK_DIR:
 		return on_fork(m, &r.u.fork);
+	case PRIV_EGRESS_BIND:
+		return on_egress_bind(m, &r.u.bind);
 	case PRIV_PREPROCESS: {
 		int rc2 = on_preprocess(m, &r.u.pre, fd);
 		close(fd);

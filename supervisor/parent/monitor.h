@@ -93,6 +93,8 @@ struct monitor_ops {
 	 */
 	int (*fork_done)(void *ctx, struct monitor_fork *job, int status, struct fs_copy_stats *st,
 			 char *why, size_t why_len);
+	/* Live worker `pid` runs MCP session `session` of `identity` (EGRESS_BIND). */
+	void (*egress_bind)(void *ctx, pid_t pid, const char *session, const char *identity);
 };
 
 struct monitor;

@@ -98,7 +98,7 @@ op_spawn(void *ctx, const char *reuse, uid_t reuse_uid, pid_t *pid, int *front_f
 	c->workdir = xstrdup(w.workdir);
 	c->rundir = w.rundir;
 	memcpy(c->name, w.name, sizeof(c->name));
-	egress_open(c->name);
+	egress_open(c->name, c->uid);
 	c->next = P.children;
 	P.children = c;
 	*pid = w.pid;
@@ -275,10 +275,19 @@ op_kill_group(void *ctx, pid_t pgid)
 		log_warn("kill preprocess_command group %d", (int)pgid);
 }
 
-static const struct monitor_ops ops = {op_spawn,	op_kill_worker, op_claim_kernel,
-				       op_kill_kernel,	op_worker_gone, op_remove_dir,
-				       op_preprocess,	op_kill_group,	fork_dir_start,
-				       fork_dir_done};
+static void
+op_egress_bind(void *ctx, pid_t pid, const char *session, const char *identity)
+{
+	(void)ctx;
+	for (struct pchild *c = P.children; c; c = c->next)
+		if (c->pid == pid)
+			egress_bind(c->name, session, identity);
+}
+
+static const struct monitor_ops ops = {op_spawn,       op_kill_worker, op_claim_kernel,
+				       op_kill_kernel, op_worker_gone, op_remove_dir,
+				       op_preprocess,  op_kill_group,  fork_dir_start,
+				       fork_dir_done,  op_egress_bind};
 
 /* ---- the front ---- */
 

@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "egress.h"
 #include "err.h"
 #include "fsutil.h"
 #include "ipc_msg.h"
@@ -150,6 +151,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 		.limits = &lim,
 		.unix_fds = unix_fds,
 		.upstreams = cfg->upstreams.n > 0,
+		.egress_socket = egress_socket_for(cfg, w->name),
 		.landlock_abi = cfg->landlock_abi,
 		.hide_paths = hide,
 	};
@@ -163,6 +165,7 @@ send_start(const struct launcher *l, const struct launched *w, uid_t uid)
 	strv_free(st.env);
 	strv_free(st.allow_mime);
 	strv_free(unix_fds);
+	free(st.egress_socket);
 	free(warm);
 	json_object_put(argv);
 	json_object_put(env);

@@ -6,7 +6,7 @@
 # answers, a denied one is refused naming the rule), removed when the worker
 # is reaped; a killed proxy is started again with the open workers' sockets;
 # the daemon's stop ends it. Without egress.allow there is no proxy.
-# Kernels do not reach the sockets yet (stage 4): the host talks to them.
+# The host talks to the sockets here; 499 reaches them from kernels.
 . "$(dirname "$0")/lib.sh"
 
 require_binaries

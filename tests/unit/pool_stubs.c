@@ -122,6 +122,14 @@ parent_link_remove_dir(uint32_t dir)
 	pool_stub.removed_dirs++;
 }
 
+void
+parent_link_egress_bind(uint32_t worker, const char *session, const char *identity)
+{
+	(void)worker;
+	(void)session;
+	(void)identity;
+}
+
 static struct json_object *
 result_ok(void)
 {

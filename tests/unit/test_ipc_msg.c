@@ -72,7 +72,7 @@ START_TEST(start_roundtrip)
 	struct ipc_cgroup_ctl ctl[CGROUP_NCTL];
 	struct ipc_start in = {argv, env, "/state/sessions/ab", "/run/k-ab", mime,
 			       IPC_INTERRUPT_MESSAGE, 30, NET_SECCOMP, 61000, 61001, &lim, &cg,
-			       "import numpy\n0\n", fds, 1, 7, hide};
+			       "import numpy\n0\n", fds, 1, "/run/c/egress/ab.sock", 7, hide};
 	struct ipc_start out;
 	struct cgroup_layout back;
 
@@ -97,6 +97,7 @@ START_TEST(start_roundtrip)
 	ck_assert_str_eq(out.unix_fds[0], "MODEL_URL_SOCKET_FD=/run/sidecars/model.sock.fds");
 	ck_assert_ptr_null(out.unix_fds[1]);
 	ck_assert_int_eq(out.upstreams, 1);
+	ck_assert_str_eq(out.egress_socket, "/run/c/egress/ab.sock");
 	ck_assert_int_eq(out.landlock_abi, 7);
 	ck_assert_str_eq(out.hide_paths[1], "/state");
 	ck_assert_ptr_null(out.hide_paths[2]);

@@ -47,6 +47,9 @@ static struct {
 	char last_forked[64]; /* the directory the last fork copied */
 	int fork_fails;	      /* the next fork fails, as one over fork_max_bytes */
 	int rescue_peer[MAX_FAKE]; /* worker i's end of the parent's line (fd 4) */
+	int binds;		   /* EGRESS_BIND passed on */
+	pid_t last_bound;
+	char bound_session[PRIV_SESSION_LEN + 1], bound_identity[PRIV_REASON_MAX];
 } acts;
 
 static int
@@ -197,10 +200,20 @@ fake_fork_done(void *ctx, struct monitor_fork *job, int status, struct fs_copy_s
 	return 0;
 }
 
+static void
+fake_egress_bind(void *ctx, pid_t pid, const char *session, const char *identity)
+{
+	(void)ctx;
+	acts.binds++;
+	acts.last_bound = pid;
+	snprintf(acts.bound_session, sizeof(acts.bound_session), "%s", session);
+	snprintf(acts.bound_identity, sizeof(acts.bound_identity), "%s", identity);
+}
+
 static const struct monitor_ops ops = {fake_spawn,	 fake_kill_worker, fake_claim,
 				       fake_kill_kernel, fake_gone,	   fake_remove,
 				       fake_preprocess,	 fake_kill_group,  fake_fork,
-				       fake_fork_done};
+				       fake_fork_done,	 fake_egress_bind};
 
 static void
 sink(int priority, const char *line)
@@ -254,6 +267,11 @@ ask(struct rig *r, unsigned type, uint32_t a, int32_t b)
 	case PRIV_KILL_KERNEL: m.u.kill = (struct priv_kill_kernel){a, b}; break;
 	case PRIV_REMOVE_SESSION_DIR: m.u.remove.dir = a; break;
 	case PRIV_FORK_DIR: m.u.fork = (struct priv_fork_dir){(uint32_t)b, a}; break;
+	case PRIV_EGRESS_BIND:
+		m.u.bind.worker = a;
+		snprintf(m.u.bind.session, sizeof(m.u.bind.session), "%032x", (unsigned)b);
+		snprintf(m.u.bind.identity, sizeof(m.u.bind.identity), "agent-%d", b);
+		break;
 	}
 	ck_assert_int_eq(priv_msg_send(r->front, &m, -1), 0);
 	ck_assert_int_eq(monitor_request(r->m), 0);
@@ -755,6 +773,17 @@ START_TEST(compromised_front)
 	spawn(&r, &w, &d, &pid);
 	int spawned = acts.spawned;
 
+	/* the egress audit's names: passed on for a live worker only */
+	ask(&r, PRIV_EGRESS_BIND, w, 7);
+	silence(&r);
+	ck_assert_int_eq(acts.binds, 1);
+	ck_assert_int_eq(acts.last_bound, pid);
+	ck_assert_str_eq(acts.bound_session, "00000000000000000000000000000007");
+	ck_assert_str_eq(acts.bound_identity, "agent-7");
+	n = acts.refusals_logged;
+	ask(&r, PRIV_EGRESS_BIND, 999, 8);
+	was_refused(&r, PRIV_EGRESS_BIND, "worker 999 was never started", n);
+	ck_assert_int_eq(acts.binds, 1);
 	/* a sandbox setting the configuration does not allow */
 	n = acts.refusals_logged;
 	ask(&r, PRIV_SPAWN_WORKER, 5, NET_INHERIT);

@@ -114,6 +114,34 @@ START_TEST(every_message_roundtrip)
 	m.u.forked = (struct priv_dir_forked){12, 5, 63461, "0123456789abcdef", 1, 0xfffffff0u,
 					      70000, 3};
 	roundtrip(&m);
+	memset(&m, 0, sizeof(m));
+	m.type = PRIV_EGRESS_BIND;
+	m.u.bind.worker = 4;
+	strcpy(m.u.bind.session, "0123456789abcdef0123456789abcdef");
+	strcpy(m.u.bind.identity, "agent-a");
+	roundtrip(&m);
+}
+END_TEST
+
+/* EGRESS_BIND: a session id of lowercase hex and an identity, as PREPROCESS's. */
+START_TEST(egress_bind_bounds)
+{
+	struct priv_msg m = {.type = PRIV_EGRESS_BIND, .u.bind = {4, "0123", "agent-a"}};
+	unsigned char out[PRIV_MSG_MAX];
+	char err[PRIV_ERR_LEN];
+
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
+	strcpy(m.u.bind.session, "0123456789ABCDEF0123456789abcdef");
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
+	strcpy(m.u.bind.session, "0123456789abcdef0123456789abcdef");
+	m.u.bind.identity[0] = '\0';
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
+	strcpy(m.u.bind.identity, "agent\n-a");
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
+	m.u.bind.worker = 0;
+	strcpy(m.u.bind.identity, "agent-a");
+	ck_assert_int_eq(priv_msg_encode(&m, out, sizeof(out), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "EGRESS_BIND: worker: 0 is no id"));
 }
 END_TEST
 
@@ -412,6 +440,7 @@ main(void)
 	tcase_add_test(tc, every_message_roundtrip);
 	tcase_add_test(tc, bad_records);
 	tcase_add_test(tc, fork_dir_bounds);
+	tcase_add_test(tc, egress_bind_bounds);
 	tcase_add_test(tc, encode_refusals);
 	tcase_add_test(tc, descriptors);
 	suite_add_tcase(s, tc);
