@@ -36,28 +36,6 @@
 #define EQ(i, v) {(i), SCMP_CMP_EQ, (v), 0}
 #define SELF_PID ((scmp_datum_t)-1) /* replaced by the caller's pid when the filter is built */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FRONT_FILTER_LSAN 1
-#endif
-
-/* Set once the filter is on: see __lsan_is_turned_off below. */
-static volatile int installed;
-
-#ifdef FRONT_FILTER_LSAN
-/*
- * Sanitizer builds only (tests): LeakSanitizer checks at exit by stopping
- * the world from a tracer task (clone without CLONE_THREAD, ptrace), which
- * the filter kills. So a filtered process skips that check; others keep it.
- */
-int __lsan_is_turned_off(void);
-
-int
-__lsan_is_turned_off(void)
-{
-	return installed;
-}
-#endif
-
 /*
  * The allow-list. A call that no line allows kills the process. Lines of the
  * same call with conditions are alternatives (any may match). The calls were
@@ -252,7 +230,6 @@ front_filter_install(char *why, size_t why_len)
 
 	if (ctx == NULL || scfilter_load(ctx, why, why_len) == -1)
 		return -1;
-	installed = 1;
 	return 0;
 }
 
