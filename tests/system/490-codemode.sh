@@ -153,25 +153,8 @@ PYEOF
 	# Every kernel's memory, read by root from outside: no token.
 	for pid in $(descendants "$DAEMON_PID"); do
 		tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q ipykernel || continue
-		run_py "$pid" "$TOKEN" <<'PYEOF' || fail "$mode: the token is in kernel $pid's memory"
-import sys
-pid, tok = sys.argv[1], sys.argv[2].encode()
-hit = []
-with open("/proc/%s/maps" % pid) as maps, open("/proc/%s/mem" % pid, "rb", 0) as mem:
-    for line in maps:
-        a, perm = line.split()[:2]
-        if "r" not in perm or "[vvar]" in line or "[vsyscall]" in line:
-            continue
-        lo, hi = (int(x, 16) for x in a.split("-"))
-        try:
-            mem.seek(lo)
-            if tok in mem.read(hi - lo):
-                hit.append(line.strip())
-        except (OSError, ValueError, OverflowError):
-            pass
-print("kernel %s: %d readable mappings hold the token" % (pid, len(hit)))
-sys.exit(1 if hit else 0)
-PYEOF
+		"$PY" "$sysdir/memsearch.py" "$pid" "$TOKEN" ||
+			fail "$mode: the token is in kernel $pid's memory"
 		scanned=1
 	done
 	[ -n "${scanned:-}" ] || fail "$mode: no kernel process found to search"

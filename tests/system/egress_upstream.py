@@ -2,7 +2,10 @@
 
   egress_upstream.py serve HOST PORT [CERT KEY]   an HTTP (or HTTPS) upstream:
       /echo answers the request's head as it arrived; /big answers 300000
-      bytes; /hold waits 30 s; anything else answers "upstream ok".
+      bytes; /hold waits 30 s; /auth answers "auth " and the SHA-256 of its
+      X-Api-Key header (or "auth none"), so that a test learns which
+      credential arrived without the client seeing it; anything else
+      answers "upstream ok".
   egress_upstream.py bridge PORT SOCKET           a loopback TCP port relayed
       to a proxy socket, as a kernel's forwarder does, for clients that take
       only a TCP proxy (curl, urllib, requests, pip).
@@ -11,6 +14,7 @@
       GET PATH with the headers; prints the answer (or the CONNECT's refusal)
       and, on stderr, the issuer of the certificate the client was shown.
 """
+import hashlib
 import http.server
 import socket
 import socketserver
@@ -28,6 +32,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = (self.requestline + "\r\n" + str(self.headers)).encode()
         elif self.path == "/big":
             body = b"x" * 300000
+        elif self.path == "/auth":
+            key = self.headers.get("X-Api-Key")
+            digest = hashlib.sha256(key.encode()).hexdigest() if key else "none"
+            body = ("auth %s\n" % digest).encode()
         elif self.path == "/hold":
             time.sleep(30)
             body = b"held\n"
