@@ -200,12 +200,13 @@ egress_forward_start(int lfd, int dir, const char *name)
 	static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE};
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		sigaction(ignored[i], &sa, NULL);
-	prctl(PR_SET_NAME, "codeexec-egress", 0, 0, 0);
 	/* The waiter's end is the kernel's: ours follows. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent ||
 	    strlen(name) >= sizeof(((struct sockaddr_un *)0)->sun_path) || fchdir(dir) == -1 ||
 	    (lfd != FWD_LFD && dup2(lfd, FWD_LFD) == -1) || drop_privileges() == -1)
 		_exit(1);
+	/* Named only once confined: a process of that name never holds a capability. */
+	prctl(PR_SET_NAME, "codeexec-egress", 0, 0, 0);
 	/* Nothing of the kernel's: not its output pipe, whose end the worker waits for. */
 	close_range(0, FWD_LFD - 1, 0);
 	close_range(FWD_LFD + 1, ~0U, 0);
