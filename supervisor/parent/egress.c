@@ -202,8 +202,13 @@ spawn(char *why, size_t why_len)
 int
 egress_start(const struct config *cfg, uid_t uid, int foreground, char *why, size_t why_len)
 {
-	if (cfg->egress_allow.n == 0)
+	if (!egress_for_kernels(cfg)) {
+		if (cfg->egress_allow.n > 0)
+			log_warnx("egress: egress.allow applies to isolated kernels only; with "
+				  "kernel_network_mode %s no proxy runs",
+				  net_mode_names[cfg->kernel_network_mode]);
 		return 0;
+	}
 	if (uid == (uid_t)-1 && geteuid() == 0)
 		return err_set(why, why_len, "the egress proxy never runs as root: set user");
 	E.cfg = cfg;
@@ -296,7 +301,7 @@ egress_close(const char *name)
 char *
 egress_socket_for(const struct config *cfg, const char *name)
 {
-	if (cfg->egress_allow.n == 0 || cfg->kernel_network_mode != NET_ISOLATED)
+	if (!egress_for_kernels(cfg))
 		return NULL;
 	return xasprintf("%s/egress/%s.sock", cfg->runtime_dir, name);
 }

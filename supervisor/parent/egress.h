@@ -19,7 +19,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct config;
+#include "config.h"
+#include "netmode.h"
 
 /*
  * Start the proxy if `cfg` (borrowed for the daemon's life) asks for one,
@@ -38,9 +39,16 @@ void egress_close(const char *name);
  */
 void egress_bind(const char *name, const char *session, const char *identity);
 /*
- * The egress socket START names for worker `name`: NULL unless egress.allow
- * is set and kernels are isolated (seccomp kernels get none yet). Caller frees.
+ * Whether `cfg`'s kernels reach the proxy: egress.allow is set and they are
+ * isolated (seccomp kernels get no way yet). Only then is a worker given a
+ * socket, so that no kernel of another mode can connect to one.
  */
+static inline int
+egress_for_kernels(const struct config *cfg)
+{
+	return cfg->egress_allow.n > 0 && cfg->kernel_network_mode == NET_ISOLATED;
+}
+/* The egress socket START names for worker `name`, or NULL (as above). Caller frees. */
 char *egress_socket_for(const struct config *cfg, const char *name);
 /* 1 if `pid` was the proxy (then restarted by egress_tick), else 0. */
 int egress_child_exited(pid_t pid, int status);

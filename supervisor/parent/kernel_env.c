@@ -99,7 +99,7 @@ put_sidecars(const struct config *cfg, struct json_object *env)
 static void
 put_egress_ca(const struct config *cfg, struct json_object *env)
 {
-	if (cfg->egress_allow.n == 0 || cfg->egress_inject.n == 0)
+	if (!egress_for_kernels(cfg) || cfg->egress_inject.n == 0)
 		return;
 	char *bundle = xasprintf("%s/%s", cfg->runtime_dir, EGRESS_CA_BUNDLE);
 	put(env, "SSL_CERT_FILE", bundle);
@@ -121,7 +121,7 @@ put_egress_proxy(const struct config *cfg, struct json_object *env)
 					    "https_proxy", "PIP_PROXY"};
 	char url[40];
 
-	if (cfg->egress_allow.n == 0 || cfg->kernel_network_mode != NET_ISOLATED)
+	if (!egress_for_kernels(cfg))
 		return;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", NET_EGRESS_PORT);
 	for (size_t i = 0; i < sizeof(proxy) / sizeof(proxy[0]); i++)

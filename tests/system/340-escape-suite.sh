@@ -11,7 +11,10 @@
 # exactly the one escape_table.TABLE gives, which is also the table of
 # doc/README.privsep (341 checks that). Every configuration has a code
 # mode upstream (issue 35) on the host's loopback, whose port A tries
-# around the daemon (upstream_direct). Skips when not root (per-kernel
+# around the daemon (upstream_direct), and an egress allow-list (issue 36)
+# of one host, with a resolver on the host's loopback: A tries that host
+# through the proxy and around it, the metadata address, raw and packet
+# sockets and every session's proxy socket. Skips when not root (per-kernel
 # uids and the drop to codeexecd need it) or without user namespaces.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/envlib.sh"
@@ -71,12 +74,30 @@ while True:
     s.accept()[0].close()' "$TMPD/srv/port" >"$TMPD/srv/log" 2>&1 &
 fi
 SRV_PID=$!
-cleanup_extra() { kill "$SRV_PID" 2>/dev/null; }
+# Egress (issue 36): one allowed host, named in the proxy's hosts file, and
+# a resolver on the host's loopback that answers every datagram.
+EG_PORT=$(free_port)
+DNS_PORT=$(free_port)
+printf '127.0.0.2   allowed.egress.test\n' >"$TMPD/egress_hosts"
+chmod 644 "$TMPD/egress_hosts"
+"$PY" "$sysdir/egress_upstream.py" serve 127.0.0.2 "$EG_PORT" &
+EG_PID=$!
+"$PY" -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+while True:
+    d, a = s.recvfrom(512)
+    s.sendto(d[:2] + b"\x81\x80" + d[4:], a)' "$DNS_PORT" &
+DNS_PID=$!
+cleanup_extra() { kill "$SRV_PID" "$EG_PID" "$DNS_PID" 2>/dev/null; }
 wait_for 20 "the upstream listens" test -s "$TMPD/srv/port"
 UP_PORT=$(cat "$TMPD/srv/port")
 UPSTREAMS="upstreams:
   - name: probe
     url: http://127.0.0.1:$UP_PORT/mcp"
+EGRESS="egress:
+  allow: [allowed.egress.test, 127.0.0.2/32]
+  hosts_file: $TMPD/egress_hosts"
 results=$TMPD/results.json
 echo '{}' >"$results"
 
@@ -90,7 +111,8 @@ for config in $configs; do
 	CFG_EXTRA="kernel_network_mode: $mode
 kernel_landlock: off
 $SIDECARS
-$UPSTREAMS"
+$UPSTREAMS
+$EGRESS"
 	case $config in *+uids*) CFG_EXTRA="$CFG_EXTRA
 kernel_uid_range: \"62300-62399\"" ;; esac
 	case $config in *+limits*) CFG_EXTRA="$CFG_EXTRA
@@ -100,15 +122,15 @@ $limits" ;; esac
 	start_daemon
 	wait_ready
 	echo "# $config: ready in $(($(date +%s) - t0)) s"
-	run_py "$URL" "$config" "$results" "$TMPD" "$UP_PORT" <<'EOF' || fail "$config: the probes did not run"
-import json, os, random, socket, sys, time
+	run_py "$URL" "$config" "$results" "$TMPD" "$UP_PORT" "$EG_PORT" "$DNS_PORT" <<'EOF' || fail "$config: the probes did not run"
+import glob, json, os, random, socket, sys, time
 from mcp import Client, check
 import escape_table as et
 import probes
 import probes_tenant as pt
 from probes_tenant import host_pid_of_cwd
 
-url, config, path, tmpd, up_port = sys.argv[1:6]
+url, config, path, tmpd, up_port, eg_port, dns_port = sys.argv[1:8]
 control = tmpd + "/run/control/codeexecd.sock"
 a, b = Client(url), Client(url)
 a.initialize()
@@ -138,7 +160,9 @@ def execute(code):
 
 res = {}
 execute(et.PRELUDE + et.consts(targets, sib, control, tmpd + "/run", dg_abs, dg_fs,
-                               b.session_id, ("127.0.0.1", int(up_port))))
+                               b.session_id, ("127.0.0.1", int(up_port)),
+                               (("127.0.0.2", int(eg_port)), int(dns_port),
+                                sorted(glob.glob(tmpd + "/run/egress/*.sock")))))
 for name, fn in et.PROBES:
     res[name] = probes.outcome(*execute("_probe(%r, %s)" % (name, fn)))
 # Items 3 and 9: the kernel's control groups and namespaces of its own.

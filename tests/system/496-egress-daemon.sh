@@ -5,7 +5,8 @@
 # (served with the configured rules: an allowed name from egress.hosts_file
 # answers, a denied one is refused naming the rule), removed when the worker
 # is reaped; a killed proxy is started again with the open workers' sockets;
-# the daemon's stop ends it. Without egress.allow there is no proxy.
+# the daemon's stop ends it. Without egress.allow there is no proxy, nor
+# with it for inherit kernels, which do not use it (no socket either).
 # The host talks to the sockets here; 499 reaches them from kernels.
 . "$(dirname "$0")/lib.sh"
 
@@ -36,7 +37,27 @@ wait_ready
 stop_daemon TERM
 ok "no egress.allow: no proxy"
 
+# egress.allow with kernels that do not use the proxy (inherit): no proxy,
+# and no worker gets a socket another mode's kernel could connect to.
 CFG_EXTRA="egress:
+  allow: [web.test, 127.0.0.2/32]
+  hosts_file: $TMPD/hosts"
+write_config
+start_daemon
+wait_ready
+curl -s -X POST "$URL" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	>/dev/null
+sleep 1
+[ -z "$(proxy_pid)" ] || fail "a proxy runs for inherit kernels"
+[ -z "$(ls "$TMPD"/run/egress/*.sock 2>/dev/null)" ] || fail "inherit workers got proxy sockets"
+grep -q "egress: egress.allow applies to isolated kernels only; with kernel_network_mode inherit no proxy runs" \
+	"$TMPD/daemon.log" || fail "no warning that egress.allow does not apply to inherit kernels"
+stop_daemon TERM
+ok "egress.allow with inherit kernels: no proxy, no socket, a warning"
+
+CFG_EXTRA="kernel_network_mode: isolated
+egress:
   allow: [web.test, 127.0.0.2/32]
   deny: [bad.web.test]
   hosts_file: $TMPD/hosts"

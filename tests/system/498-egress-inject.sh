@@ -164,7 +164,8 @@ PROXY=
 PORT=$(free_port)
 printf '%s\n' "$SECRET" >"$TMPD/secret"
 chmod 600 "$TMPD/secret"
-CFG_EXTRA="egress:
+CFG_EXTRA="kernel_network_mode: isolated
+egress:
   allow: [api.test, plain.test, 127.0.0.2/32]
   hosts_file: $TMPD/hosts
   upstream_ca_file: $TMPD/testca.pem
@@ -215,15 +216,9 @@ for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE PIP_CERT; do
 		fail "the kernel's $v is not the bundle: $(tr '\0' '\n' </proc/$kernel/environ | grep "^$v=")"
 done
 ok "a kernel's SSL_CERT_FILE, REQUESTS_CA_BUNDLE and PIP_CERT name the CA bundle"
-stop_daemon TERM
 
 # An isolated kernel reads the bundle (its namespace binds back what its
 # environment names), and nothing it can read holds the secret.
-CFG_EXTRA="$CFG_EXTRA
-kernel_network_mode: isolated"
-write_config
-start_daemon
-wait_ready
 run_py "$URL" "$SECRET" "$(sed -n 2p "$TMPD/run/egress/ca/ca.pem")" <<'PYEOF' || fail "isolated kernel"
 import sys
 from mcp import Client

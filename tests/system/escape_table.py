@@ -167,6 +167,47 @@ def _leave_behind():
     os.makedirs(us, exist_ok=True)
     open(os.path.join(us, "cxd.pth"), "w").write("import builtins; builtins.CXD_LEFT = 'pth'\n")
     return "ok"
+def _egress_get(url, proxy=None):
+    # Through the proxy the environment names (HTTP_PROXY), or `proxy`.
+    import urllib.error, urllib.request
+    h = urllib.request.ProxyHandler({"http": proxy} if proxy else None)
+    try:
+        body = urllib.request.build_opener(h).open(url, timeout=10).read()
+        return "allowed" if body == b"upstream ok\n" else "other"
+    except urllib.error.HTTPError as e:
+        return str(e.code)
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, socket.gaierror):
+            return "unresolved"
+        if isinstance(e.reason, OSError) and e.reason.errno:
+            return errno.errorcode.get(e.reason.errno, str(e.reason.errno))
+        return "URLError"
+def _egress_dns():
+    # A resolver on the host (the harness answers every datagram).
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(3)
+    try:
+        s.sendto(b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07example\x03com\x00"
+                 b"\x00\x01\x00\x01", ("127.0.0.1", EGRESS_DNS))
+        return "answered" if s.recv(512) else "empty"
+    except socket.timeout:
+        return "no-answer"
+    finally:
+        s.close()
+def _egress_sockets():
+    # Every session's proxy socket on the host, reached around the forwarder.
+    outs = set()
+    for p in EGRESS_SOCKS:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(3)
+        try:
+            s.connect(p)
+            outs.add("connected")
+        except OSError as e:
+            outs.add(errno.errorcode.get(e.errno, str(e.errno)))
+        finally:
+            s.close()
+    return ",".join(sorted(outs)) or "none"
 def _history():
     hm = get_ipython().history_manager
     return "off" if not hm.enabled else str(hm.hist_file)
@@ -203,6 +244,18 @@ PROBES = [
     # Code mode (issue 35): the upstream the daemon calls for the kernel,
     # reached directly, around the daemon (its host:port is UPSTREAM).
     ("upstream_direct", "lambda: socket.create_connection(UPSTREAM, timeout=3).close()"),
+    # Egress by policy (issue 36): an allowed host through the proxy the
+    # environment names; the metadata address through the kernel's proxy
+    # port; and around the proxy: the allowed host directly, a resolver on
+    # the host, raw and packet sockets, the sessions' proxy sockets.
+    ("egress_allowed", "lambda: _egress_get('http://allowed.egress.test:%d/' % EGRESS[1])"),
+    ("egress_metadata", "lambda: _egress_get('http://169.254.169.254/latest/meta-data/', "
+     "'http://127.0.0.1:3128')"),
+    ("egress_direct", "lambda: socket.create_connection(EGRESS, timeout=3).close()"),
+    ("egress_dns", "_egress_dns"),
+    ("egress_raw", "lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close()"),
+    ("egress_packet", "lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close()"),
+    ("egress_sockets", "_egress_sockets"),
 ]
 
 # Items 3 and 9 of issue 11 are probes_tenant.py's CGROUP_PROBES (may the
@@ -392,6 +445,15 @@ TABLE = {
     "sidecar_path": row("ok", "ok", "EPERM"),
     # issue 35: an inherit kernel shares the host's network, so reaches it
     "upstream_direct": row("ok", "ECONNREFUSED", "EPERM"),
+    # issue 36: egress applies to isolated kernels; inherit ones have the
+    # host's network, which no proxy stands in
+    "egress_allowed": row("unresolved", "allowed", "unresolved"),
+    "egress_metadata": row("ECONNREFUSED", "403", "EPERM"),
+    "egress_direct": row("ok", "ECONNREFUSED", "EPERM"),
+    "egress_dns": row("answered", "no-answer", "EPERM"),
+    "egress_raw": same("EPERM"),
+    "egress_packet": same("EPERM"),
+    "egress_sockets": row("none", "ENOENT", "none"),
     "pip_install_shared_env": {"inherit": "absent"},
     # item 1: A's 0600 files in /tmp, /var/tmp and /dev/shm, after A ended
     "tmp_left_on_host": row("kept", "gone", "kept", "gone", "gone", "gone"),
@@ -468,6 +530,13 @@ LABELS = {
     "sidecar_tcp": "sidecar's TCP port",
     "sidecar_path": "connect sidecar socket path",
     "upstream_direct": "code mode upstream's TCP port",
+    "egress_allowed": "allowed host, HTTP_PROXY",
+    "egress_metadata": "metadata via 127.0.0.1:3128",
+    "egress_direct": "allowed host, directly",
+    "egress_dns": "a resolver on the host (UDP)",
+    "egress_raw": "socket(AF_INET, SOCK_RAW)",
+    "egress_packet": "socket(AF_PACKET)",
+    "egress_sockets": "sessions' proxy sockets",
     "pip_install_shared_env": "%pip install seen later",
     "tmp_left_on_host": "A's 0600 files, A ended",
     "later_read_tmp": "later session reads /tmp/x",
@@ -522,12 +591,15 @@ SHORT = {
     ":memory:": "memory", "disabled": "off", "absent": "no", "clean": "no",
     "none": "none", "own": "yes", "listed": "listed", "ECONNREFUSED": "ECONNREF",
     "sidecar": "only it",
+    "unresolved": "no name", "answered": "answer", "allowed": "allowed",
 }
 
 
-def consts(targets, sib, control, runtime, dgram_abstract, dgram_fs, sid, upstream):
-    """The constants of PRELUDE's probes; upstream: code mode's upstream, (host, port)."""
-    return ("UPSTREAM = %r\n" % (tuple(upstream),) +"SIB = %d\nB_CWD = %r\nB_HOME = %r\nB_RUN = %r\nB_CONN = %r\nB_SID = %r\n"
+def consts(targets, sib, control, runtime, dgram_abstract, dgram_fs, sid, upstream, egress):
+    """The constants of PRELUDE's probes; upstream: code mode's upstream, (host, port);
+    egress: the allowed host's (host, port), the host resolver's port, the proxy sockets."""
+    return ("UPSTREAM = %r\nEGRESS = %r\nEGRESS_DNS = %d\nEGRESS_SOCKS = %r\n"
+            % (tuple(upstream), tuple(egress[0]), egress[1], egress[2]) +"SIB = %d\nB_CWD = %r\nB_HOME = %r\nB_RUN = %r\nB_CONN = %r\nB_SID = %r\n"
             "CONTROL = %r\nRUNTIME = %r\nDGRAM_ABSTRACT = %r\nDGRAM_FS = %r\n"
             "def _readable_strict(p):\n    open(p, 'rb').read()\n" % (
                 sib["pid"], sib["cwd"], sib["home"], sib["run"],
