@@ -90,7 +90,12 @@ check(text_of(r).startswith("[codeexecd] the kernel was restarted and checkpoint
 check(session_info(a).get("state") == "idle", "a is live again", session_info(a))
 # b is the least recently used: it makes room (a checkpoint first, so nothing is lost).
 check(wait_for(lambda: hibernated(b), 30, 0.2), "b hibernated to make room", seen(b))
-check(session_info(c).get("state") == "idle", "c is live", session_info(c))
+# c was not the one made to hibernate for room (on a slow machine it may
+# have idled past session_hibernate_after meanwhile, which is its right).
+log = open(os.path.join(os.path.dirname(rundir), "daemon.log")).read()
+check(session_info(c).get("state") == "idle" or
+      ("session %.8s of anonymous hibernates to make room" % c.session_id) not in log,
+      "c is live, or hibernated only by its own idle time", session_info(c))
 ok("a woke with checkpoint %s; b hibernated to make room" % meta["checkpoint"])
 
 r = b.execute("'b again'", http_timeout=90)
